@@ -1,0 +1,23 @@
+//! fsbench: a filesystem benchmark and I/O analysis tool for Linux.
+//!
+//! The crate is layered the way a run flows:
+//!
+//! - [`workload`]: the workload language (TOML), its validation into a typed job, and the
+//!   embedded suites (`unit14`).
+//! - [`engine`]: prepares test files, establishes the cache precondition, runs the timed phases
+//!   on worker threads (the hot loop), and returns one [`result::TestResult`] per test.
+//! - [`stats`]: repetition statistics and the decision rule for comparisons.
+//! - [`testbed`]: filesystems on loop-backed images (or named devices), their lifecycle and
+//!   cleanup.
+//! - [`output`]: every way a result is shown (table, JSON, CSV), all from the same result type.
+//! - [`sys`]: thin wrappers over the operating system.
+//! - [`cli`]: the `fsbench` command line.
+
+pub mod cli;
+pub mod engine;
+pub mod output;
+pub mod result;
+pub mod stats;
+pub mod sys;
+pub mod testbed;
+pub mod workload;

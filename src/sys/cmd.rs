@@ -1,0 +1,170 @@
+//! One helper for every external command fsbench runs (`mkfs.*`, `mount`, `losetup`, `zpool`, ...).
+//!
+//! The command line and its stderr are kept in the error, so a failed `mkfs.xfs -b size=3` shows
+//! the user exactly what the tool said, not just "exit status 1".
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::process::{Command, Stdio};
+
+/// A failed external command, with what it printed on stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    /// The program could not be started (not installed, not executable).
+    #[error("could not run `{cmdline}`: {source}{}", hint.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    Spawn {
+        /// The command line as the user would type it.
+        cmdline: String,
+        /// The OS error.
+        source: std::io::Error,
+        /// A hint, e.g. the Debian package that provides the program.
+        hint: Option<String>,
+    },
+    /// The program ran and exited non-zero (or was killed by a signal).
+    #[error("`{cmdline}` failed ({status}){}", fmt_stderr(stderr))]
+    Failed {
+        /// The command line as the user would type it.
+        cmdline: String,
+        /// Exit status description.
+        status: String,
+        /// Captured stderr (trimmed), shown to the user.
+        stderr: String,
+    },
+}
+
+fn fmt_stderr(stderr: &str) -> String {
+    if stderr.trim().is_empty() {
+        String::new()
+    } else {
+        format!(":\n{}", indent(stderr.trim()))
+    }
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// Builder for an external command whose stderr ends up in the error.
+pub struct Cmd {
+    program: String,
+    args: Vec<String>,
+    hint: Option<String>,
+}
+
+impl Cmd {
+    /// A command running `program` (looked up in `PATH`, plus `/sbin` and `/usr/sbin`).
+    pub fn new(program: impl Into<String>) -> Self {
+        Cmd { program: program.into(), args: Vec::new(), hint: None }
+    }
+
+    /// Append one argument.
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
+        self.args.push(a.as_ref().to_string_lossy().into_owned());
+        self
+    }
+
+    /// Append several arguments.
+    pub fn args<I, S>(mut self, it: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for a in it {
+            self.args.push(a.as_ref().to_string_lossy().into_owned());
+        }
+        self
+    }
+
+    /// What to tell the user if the program is missing (e.g. "install the Debian package xfsprogs").
+    pub fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hint = Some(h.into());
+        self
+    }
+
+    /// The command line as a user would type it (for messages and logs).
+    pub fn cmdline(&self) -> String {
+        let mut s = self.program.clone();
+        for a in &self.args {
+            s.push(' ');
+            if a.is_empty() || a.contains(char::is_whitespace) {
+                s.push_str(&format!("'{a}'"));
+            } else {
+                s.push_str(a);
+            }
+        }
+        s
+    }
+
+    /// Run to completion; return stdout on success, a [`CmdError`] with stderr otherwise.
+    pub fn run(&self) -> Result<String, CmdError> {
+        let out = Command::new(&self.program)
+            .args(&self.args)
+            .env("PATH", search_path())
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| CmdError::Spawn {
+                cmdline: self.cmdline(),
+                source,
+                hint: self.hint.clone(),
+            })?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(CmdError::Failed {
+                cmdline: self.cmdline(),
+                status: out.status.to_string(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            })
+        }
+    }
+}
+
+impl fmt::Display for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.cmdline())
+    }
+}
+
+/// `PATH` with the sbin directories added: admin tools live there and `sudo` users often lack them.
+fn search_path() -> String {
+    let base = std::env::var("PATH").unwrap_or_default();
+    let mut parts: Vec<&str> = base.split(':').filter(|p| !p.is_empty()).collect();
+    for extra in ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
+        if !parts.contains(&extra) {
+            parts.push(extra);
+        }
+    }
+    parts.join(":")
+}
+
+/// Whether `program` can be found in the search path.
+pub fn have_program(program: &str) -> bool {
+    search_path()
+        .split(':')
+        .any(|d| std::path::Path::new(d).join(program).is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_keeps_stderr() {
+        let err = Cmd::new("sh").args(["-c", "echo boom >&2; exit 3"]).run().unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("boom"), "{msg}");
+        assert!(msg.contains("sh -c"), "{msg}");
+    }
+
+    #[test]
+    fn missing_program_gives_hint() {
+        let err = Cmd::new("fsbench-no-such-program").hint("install foo").run().unwrap_err();
+        assert!(err.to_string().contains("install foo"));
+    }
+
+    #[test]
+    fn success_returns_stdout() {
+        assert_eq!(Cmd::new("echo").arg("hi").run().unwrap(), "hi\n");
+    }
+}

@@ -1,0 +1,13 @@
+//! Thin, safe wrappers over the operating system: external commands, signals, memory facts,
+//! page-cache control and per-thread CPU accounting.
+
+pub mod cache;
+pub mod cmd;
+pub mod meminfo;
+pub mod rusage;
+pub mod signals;
+
+/// Whether the process runs with root privileges (effective uid 0).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
