@@ -15,6 +15,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod observe;
 pub mod output;
 pub mod result;
 pub mod stats;

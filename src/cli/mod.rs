@@ -1,6 +1,97 @@
-//! The `fsbench` command line.
+//! The `fsbench` command line: argument definitions (clap derive) and the glue that turns them
+//! into a validated job for the library.
+
+mod progress;
+mod run;
+mod suite;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes, like fd's typed `ExitCode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Everything ran and succeeded.
+    Success = 0,
+    /// At least one test failed (its reason is in the output).
+    TestFailed = 1,
+    /// Bad input: arguments, workload file, directory. Nothing was run.
+    BadInput = 2,
+    /// Stopped by Ctrl-C or SIGTERM.
+    Interrupted = 130,
+}
+
+/// fsbench: filesystem benchmarks with honest statistics and explanations.
+///
+/// Runs workloads (the 14 unit tests of the 2005 ZFS/UFS study and your own TOML workloads)
+/// against a directory, with cache state verified, latency percentiles, CPU cost and repeated
+/// runs.
+#[derive(Debug, Parser)]
+#[command(name = "fsbench", version, about, long_about = None, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  fsbench run --dir /mnt/test --suite unit14 --scale quick
+  fsbench run --dir /mnt/test --test 5,13 --repeat 5 --format json > uncached.json
+  fsbench suite show unit14 > my.toml && fsbench run --dir /mnt/test --workload my.toml";
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a suite or a workload file in a directory.
+    Run(run::RunArgs),
+    /// List embedded suites or print one as TOML.
+    #[command(subcommand)]
+    Suite(suite::SuiteCmd),
+}
 
 /// Entry point of the binary; returns the process exit code.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                ExitCode::BadInput as i32
+            } else {
+                0
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    if let Err(e) = crate::sys::signals::install() {
+        eprintln!("fsbench: warning: cannot install the Ctrl-C handler: {e}");
+    }
+    let r = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Suite(c) => suite::run(c),
+    };
+    match r {
+        Ok(code) => code as i32,
+        Err(e) => {
+            print_error(&e);
+            match e.downcast_ref::<UserError>() {
+                Some(_) => ExitCode::BadInput as i32,
+                None if e.chain().any(|c| c.is::<crate::workload::WorkloadError>()) => {
+                    ExitCode::BadInput as i32
+                }
+                None => ExitCode::TestFailed as i32,
+            }
+        }
+    }
+}
+
+/// An error in what the user asked for (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UserError(pub String);
+
+/// Print an error with its whole chain of causes.
+fn print_error(e: &anyhow::Error) {
+    eprintln!("fsbench: error: {e}");
+    for cause in e.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
 }

@@ -1,1 +1,4 @@
-//! stats
+//! Statistics: latency histograms ([`latency`]) and repetition summaries ([`summary`]).
+
+pub mod latency;
+pub mod summary;

@@ -41,7 +41,10 @@ fn fmt_stderr(stderr: &str) -> String {
 }
 
 fn indent(s: &str) -> String {
-    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+    s.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Builder for an external command whose stderr ends up in the error.
@@ -54,7 +57,11 @@ pub struct Cmd {
 impl Cmd {
     /// A command running `program` (looked up in `PATH`, plus `/sbin` and `/usr/sbin`).
     pub fn new(program: impl Into<String>) -> Self {
-        Cmd { program: program.into(), args: Vec::new(), hint: None }
+        Cmd {
+            program: program.into(),
+            args: Vec::new(),
+            hint: None,
+        }
     }
 
     /// Append one argument.
@@ -151,7 +158,10 @@ mod tests {
 
     #[test]
     fn failure_keeps_stderr() {
-        let err = Cmd::new("sh").args(["-c", "echo boom >&2; exit 3"]).run().unwrap_err();
+        let err = Cmd::new("sh")
+            .args(["-c", "echo boom >&2; exit 3"])
+            .run()
+            .unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("boom"), "{msg}");
         assert!(msg.contains("sh -c"), "{msg}");
@@ -159,7 +169,10 @@ mod tests {
 
     #[test]
     fn missing_program_gives_hint() {
-        let err = Cmd::new("fsbench-no-such-program").hint("install foo").run().unwrap_err();
+        let err = Cmd::new("fsbench-no-such-program")
+            .hint("install foo")
+            .run()
+            .unwrap_err();
         assert!(err.to_string().contains("install foo"));
     }
 

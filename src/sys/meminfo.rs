@@ -16,9 +16,13 @@ impl MemInfo {
     pub fn parse(text: &str) -> MemInfo {
         let mut m = BTreeMap::new();
         for line in text.lines() {
-            let Some((k, rest)) = line.split_once(':') else { continue };
+            let Some((k, rest)) = line.split_once(':') else {
+                continue;
+            };
             let mut it = rest.split_whitespace();
-            let Some(v) = it.next().and_then(|v| v.parse::<u64>().ok()) else { continue };
+            let Some(v) = it.next().and_then(|v| v.parse::<u64>().ok()) else {
+                continue;
+            };
             let mult = if it.next() == Some("kB") { 1024 } else { 1 };
             m.insert(k.trim().to_string(), v * mult);
         }

@@ -1,0 +1,554 @@
+//! Orchestration: for each test and repetition, make the files, establish and verify each
+//! phase's cache precondition, run the phase's workers, and turn what they measured into results.
+
+use super::ioengine::Psync;
+use super::target::Target;
+use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
+use super::workspace::Workspace;
+use crate::observe::blockstat::{self, Snapshot};
+use crate::observe::mountinfo;
+use crate::result::*;
+use crate::stats::latency::OpHistograms;
+use crate::stats::summary;
+use crate::sys::cache;
+use crate::workload::{Amount, CacheReq, PhaseDef, Suite, TestDef};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// Options that apply to every test of a run.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Repetitions per test (>= 1).
+    pub repeat: u32,
+    /// Share (0..=100) of each written 4 KiB block that is zeros.
+    pub compress_percent: u8,
+    /// Base seed for offsets and sizes; runs with the same seed do the same operations.
+    pub seed: u64,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            repeat: 1,
+            compress_percent: 0,
+            seed: 0x00f5_be4c,
+        }
+    }
+}
+
+/// Resident share at or above which a file counts as cached.
+pub const CACHED_MIN: f64 = 0.95;
+/// Resident share at or below which a file counts as uncached.
+pub const UNCACHED_MAX: f64 = 0.02;
+/// A timed total shorter than this gets a warning: scheduler noise is on the order of ms.
+pub const SHORT_PHASE: Duration = Duration::from_millis(200);
+/// Repetitions varying more than this (coefficient of variation) get a warning.
+pub const NOISY_CV: f64 = 0.10;
+
+/// Receives progress; the CLI draws a bar, tests and library users can ignore it.
+pub trait Progress: Sync {
+    /// A phase (or the set-up) starts; `expected_bytes` when known.
+    fn phase_start(&self, _test: &TestDef, _rep: u32, _phase: &str, _expected_bytes: Option<u64>) {}
+    /// Bytes done so far in the current phase.
+    fn phase_progress(&self, _bytes: u64) {}
+    /// The phase ended.
+    fn phase_end(&self) {}
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+enum RepOutcome {
+    Ok,
+    Failed(String),
+    Interrupted,
+}
+
+/// Run a whole suite on a target. `on_test` is called after each test (to export or store
+/// results as they come, so a later failure loses nothing).
+pub fn run_suite(
+    suite: &Suite,
+    target: &Target<'_>,
+    opts: &EngineOptions,
+    progress: &dyn Progress,
+    scale: &str,
+    on_test: &mut dyn FnMut(&TestResult),
+) -> std::io::Result<RunReport> {
+    let ws = Workspace::create(&target.dir)?;
+    let started_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut report = RunReport {
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix_s,
+        target: target_info(target),
+        suite: suite.name.clone(),
+        scale: scale.to_string(),
+        repeat: opts.repeat,
+        tests: Vec::new(),
+        interrupted: false,
+    };
+    let devices = report.target.devices.clone();
+    for (idx, test) in suite.tests.iter().enumerate() {
+        if crate::sys::signals::interrupted() {
+            report.interrupted = true;
+            report
+                .tests
+                .push(skipped(test, "run interrupted before this test"));
+            continue;
+        }
+        let r = run_test(
+            test,
+            target,
+            &devices,
+            ws.path(),
+            opts,
+            idx as u64,
+            progress,
+        );
+        if r.status == TestStatus::Interrupted {
+            report.interrupted = true;
+        }
+        on_test(&r);
+        report.tests.push(r);
+    }
+    drop(ws);
+    Ok(report)
+}
+
+fn skipped(test: &TestDef, reason: &str) -> TestResult {
+    TestResult {
+        id: test.id.clone(),
+        name: test.name.clone(),
+        description: test.description.clone(),
+        threads: test.threads,
+        status: TestStatus::Skipped {
+            reason: reason.into(),
+        },
+        reps: Vec::new(),
+        summary: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// What is known about the target: mount, filesystem, devices.
+pub fn target_info(target: &Target<'_>) -> TargetInfo {
+    let m = mountinfo::mount_of(&target.dir).unwrap_or_default();
+    let devices = if target.devices.is_empty() {
+        blockstat::device_of(&target.dir).into_iter().collect()
+    } else {
+        target.devices.clone()
+    };
+    TargetInfo {
+        label: target.label.clone(),
+        dir: target.dir.display().to_string(),
+        fs_type: m.fs_type,
+        mount_source: m.source,
+        mount_options: m.options,
+        devices,
+    }
+}
+
+/// Run one test, all repetitions.
+pub fn run_test(
+    test: &TestDef,
+    target: &Target<'_>,
+    devices: &[String],
+    dir: &Path,
+    opts: &EngineOptions,
+    test_index: u64,
+    progress: &dyn Progress,
+) -> TestResult {
+    let mut result = skipped(test, "");
+    result.status = TestStatus::Ok;
+    let paths: Vec<PathBuf> = if test.file.shared {
+        vec![dir.join(format!("t{}.dat", test.id))]
+    } else {
+        (0..test.threads)
+            .map(|k| dir.join(format!("t{}.{k}.dat", test.id)))
+            .collect()
+    };
+    for rep in 0..opts.repeat.max(1) {
+        let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
+        let (rep_result, outcome) = run_rep(
+            test,
+            target,
+            devices,
+            &paths,
+            opts,
+            seed,
+            rep,
+            progress,
+            &mut result.warnings,
+        );
+        for p in &paths {
+            let _ = std::fs::remove_file(p);
+        }
+        if let Some(r) = rep_result {
+            result.reps.push(r);
+        }
+        match outcome {
+            RepOutcome::Ok => {}
+            RepOutcome::Failed(reason) => {
+                result.status = TestStatus::Failed { reason };
+                break;
+            }
+            RepOutcome::Interrupted => {
+                result.status = TestStatus::Interrupted;
+                break;
+            }
+        }
+    }
+    // Statistics only over repetitions that completed.
+    let complete = match result.status {
+        TestStatus::Ok => result.reps.len(),
+        _ => result.reps.len().saturating_sub(1),
+    };
+    let mibs: Vec<f64> = result.reps[..complete]
+        .iter()
+        .map(|r| r.mib_per_s)
+        .collect();
+    let opss: Vec<f64> = result.reps[..complete]
+        .iter()
+        .map(|r| r.ops_per_s)
+        .collect();
+    result.summary = summary::summarize(&mibs, &opss);
+    if let Some(s) = &result.summary {
+        if s.n >= 2 && s.cv > NOISY_CV {
+            result.warnings.push(format!(
+                "repetitions vary by {:.0}% (coefficient of variation); treat differences smaller than that as noise or use more --repeat",
+                s.cv * 100.0
+            ));
+        }
+    }
+    if let Some(r) = result.reps.first() {
+        if result.status == TestStatus::Ok && Duration::from_nanos(r.wall_nanos) < SHORT_PHASE {
+            result.warnings.push(format!(
+                "timed phase lasted only {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
+                r.wall_nanos as f64 / 1e6,
+                SHORT_PHASE.as_millis()
+            ));
+        }
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_rep(
+    test: &TestDef,
+    target: &Target<'_>,
+    devices: &[String],
+    paths: &[PathBuf],
+    opts: &EngineOptions,
+    seed: u64,
+    rep: u32,
+    progress: &dyn Progress,
+    warnings: &mut Vec<String>,
+) -> (Option<RepResult>, RepOutcome) {
+    for p in paths {
+        let _ = std::fs::remove_file(p);
+    }
+    if test.file.prefill {
+        progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
+        let r = prefill(
+            paths,
+            test.file.size_bytes,
+            opts.compress_percent,
+            seed,
+            progress,
+        );
+        progress.phase_end();
+        match r {
+            Ok(true) => {}
+            Ok(false) => return (None, RepOutcome::Interrupted),
+            Err(e) => return (None, RepOutcome::Failed(format!("setup: {e}"))),
+        }
+    }
+    let mut phases = Vec::new();
+    let mut timed_hist = OpHistograms::default();
+    let mut outcome = RepOutcome::Ok;
+    for phase in &test.phases {
+        let check = establish_cache(phase.cache, paths, target);
+        if !check.met {
+            let msg = format!(
+                "phase `{}`: {} required but {:.0}% of the file was resident after {}; this is not an {} figure",
+                phase.name,
+                cache_word(phase.cache),
+                check.resident_fraction * 100.0,
+                check.method,
+                cache_word(phase.cache),
+            );
+            if !warnings.contains(&msg) {
+                warnings.push(msg);
+            }
+        }
+        let expected = expected_bytes(test, phase);
+        progress.phase_start(test, rep, &phase.name, expected);
+        let before = Snapshot::take(devices);
+        let (outs, hist) = run_phase(test, phase, paths, opts, seed, progress);
+        let after = Snapshot::take(devices);
+        progress.phase_end();
+        let pr = phase_result(test, phase, &outs, &hist, check, before.delta(&after));
+        if phase.timed {
+            timed_hist.merge(&hist);
+        }
+        phases.push(pr);
+        if let Some(e) = outs.iter().find_map(|o| o.error.as_ref()) {
+            outcome = RepOutcome::Failed(format!("phase `{}`: {e}", phase.name));
+            break;
+        }
+        if outs.iter().any(|o| o.interrupted) {
+            outcome = RepOutcome::Interrupted;
+            break;
+        }
+    }
+    (Some(rep_result(test, phases, &timed_hist)), outcome)
+}
+
+fn cache_word(c: CacheReq) -> &'static str {
+    match c {
+        CacheReq::Cached => "cached",
+        CacheReq::Uncached => "uncached",
+        CacheReq::Any => "any",
+    }
+}
+
+/// Make and verify the cache state a phase asks for.
+fn establish_cache(req: CacheReq, paths: &[PathBuf], target: &Target<'_>) -> CacheCheck {
+    let exists = paths.iter().all(|p| p.exists());
+    let method = if !exists {
+        "file created by this phase".to_string()
+    } else {
+        match req {
+            CacheReq::Cached => paths
+                .iter()
+                .find_map(|p| cache::warm_file(p).err())
+                .map(|e| format!("read once failed: {e}"))
+                .unwrap_or_else(|| "read once".into()),
+            CacheReq::Uncached => match target.cache.evict(paths) {
+                Ok(m) => m,
+                Err(e) => format!("eviction failed: {e}"),
+            },
+            CacheReq::Any => "none".into(),
+        }
+    };
+    let resident = if exists { residency(paths) } else { 0.0 };
+    let met = match req {
+        CacheReq::Any => true,
+        CacheReq::Cached => exists && resident >= CACHED_MIN,
+        CacheReq::Uncached => resident <= UNCACHED_MAX,
+    };
+    CacheCheck {
+        required: req,
+        resident_fraction: resident,
+        method,
+        met,
+    }
+}
+
+/// Size-weighted resident fraction of several files.
+fn residency(paths: &[PathBuf]) -> f64 {
+    let mut total = 0u64;
+    let mut res = 0.0;
+    for p in paths {
+        let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let f = cache::resident_fraction(p).unwrap_or(0.0);
+        total += len;
+        res += f * len as f64;
+    }
+    if total == 0 {
+        0.0
+    } else {
+        res / total as f64
+    }
+}
+
+/// Write each file sequentially with 1 MiB writes and fsync it. Returns Ok(false) if interrupted.
+fn prefill(
+    paths: &[PathBuf],
+    size: u64,
+    compress_percent: u8,
+    seed: u64,
+    progress: &dyn Progress,
+) -> std::io::Result<bool> {
+    use std::io::Write;
+    const CHUNK: usize = 1 << 20;
+    let mut pool = super::buffer::WritePool::new(CHUNK, compress_percent, seed ^ 0xf111);
+    let mut done = 0u64;
+    for p in paths {
+        let mut f = std::fs::File::create(p)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("creating {}: {e}", p.display())))?;
+        let mut left = size;
+        while left > 0 {
+            if crate::sys::signals::interrupted() {
+                return Ok(false);
+            }
+            let n = left.min(CHUNK as u64) as usize;
+            f.write_all(pool.window(n)).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("writing {}: {e}", p.display()))
+            })?;
+            left -= n as u64;
+            done += n as u64;
+            progress.phase_progress(done);
+        }
+        f.sync_all()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("fsync {}: {e}", p.display())))?;
+    }
+    Ok(true)
+}
+
+fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
+    let t = test.threads as u64;
+    match phase.amount {
+        Amount::Bytes(b) => Some(b * t),
+        Amount::Passes(p) => Some(test.footprint_bytes() * p as u64),
+        Amount::Ops(k) => {
+            let data: Vec<_> = phase.pattern.iter().filter(|o| o.kind.is_data()).collect();
+            if data.is_empty() {
+                return None;
+            }
+            let mean = data.iter().map(|o| o.size.mean()).sum::<f64>() / data.len() as f64;
+            let share = data.len() as f64 / phase.pattern.len() as f64;
+            Some((k as f64 * share * mean) as u64 * t)
+        }
+        Amount::Seconds(_) => None,
+    }
+}
+
+/// Run one phase's workers (one thread each) and wait for them, reporting progress.
+fn run_phase(
+    test: &TestDef,
+    phase: &PhaseDef,
+    paths: &[PathBuf],
+    opts: &EngineOptions,
+    seed: u64,
+    progress: &dyn Progress,
+) -> (Vec<WorkerOutput>, OpHistograms) {
+    let n = test.threads as usize;
+    let barrier = Barrier::new(n);
+    let phase_stop = AtomicBool::new(false);
+    let stop = StopFlags {
+        phase: &phase_stop,
+        signal: crate::sys::signals::flag(),
+    };
+    let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
+    let size = test.file.size_bytes;
+    let plans: Vec<WorkerPlan<'_>> = (0..n)
+        .map(|k| {
+            let (path, region_start, region_len) = if test.file.shared {
+                let per = size / n as u64;
+                // The last thread takes the remainder.
+                let len = if k == n - 1 {
+                    size - per * k as u64
+                } else {
+                    per
+                };
+                (&paths[0], per * k as u64, len)
+            } else {
+                (&paths[k], 0, size)
+            };
+            WorkerPlan {
+                phase,
+                path,
+                file_size: size,
+                region_start,
+                region_len,
+                seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                compress_percent: opts.compress_percent,
+            }
+        })
+        .collect();
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let outs: Vec<WorkerOutput> = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .iter()
+            .zip(counters.iter())
+            .map(|(plan, ctr)| {
+                let barrier = &barrier;
+                let stop = &stop;
+                let finished = &finished;
+                s.spawn(move || {
+                    let out = worker::run(&mut Psync, plan, barrier, stop, &ctr.0);
+                    finished.fetch_add(1, Ordering::Release);
+                    out
+                })
+            })
+            .collect();
+        while finished.load(Ordering::Acquire) < n {
+            std::thread::sleep(Duration::from_millis(50));
+            progress.phase_progress(counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum());
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect()
+    });
+    let mut hist = OpHistograms::default();
+    for o in &outs {
+        hist.merge(&o.hist);
+    }
+    (outs, hist)
+}
+
+fn phase_result(
+    test: &TestDef,
+    phase: &PhaseDef,
+    outs: &[WorkerOutput],
+    hist: &OpHistograms,
+    cache: CacheCheck,
+    device: Option<DeviceDelta>,
+) -> PhaseResult {
+    let start = outs
+        .iter()
+        .map(|o| o.start)
+        .min()
+        .unwrap_or_else(Instant::now);
+    let end = outs.iter().map(|o| o.end).max().unwrap_or(start);
+    PhaseResult {
+        name: phase.name.clone(),
+        timed: phase.timed,
+        threads: test.threads,
+        wall_nanos: (end - start).as_nanos() as u64,
+        bytes_read: outs.iter().map(|o| o.bytes_read).sum(),
+        bytes_written: outs.iter().map(|o| o.bytes_written).sum(),
+        data_ops: outs.iter().map(|o| o.data_ops).sum(),
+        cpu_user_nanos: outs.iter().map(|o| o.cpu.user_nanos).sum(),
+        cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
+        latency: hist.summaries(),
+        cache,
+        device,
+        sync_nanos: outs.iter().map(|o| o.sync_nanos).sum(),
+    }
+}
+
+fn rep_result(test: &TestDef, phases: Vec<PhaseResult>, timed_hist: &OpHistograms) -> RepResult {
+    let timed: Vec<&PhaseResult> = phases.iter().filter(|p| p.timed).collect();
+    let wall_nanos: u64 = timed.iter().map(|p| p.wall_nanos).sum();
+    let bytes: u64 = timed.iter().map(|p| p.bytes_read + p.bytes_written).sum();
+    let data_ops: u64 = timed.iter().map(|p| p.data_ops).sum();
+    let cpu_user_nanos: u64 = timed.iter().map(|p| p.cpu_user_nanos).sum();
+    let cpu_sys_nanos: u64 = timed.iter().map(|p| p.cpu_sys_nanos).sum();
+    let secs = wall_nanos as f64 / 1e9;
+    let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    RepResult {
+        wall_nanos,
+        bytes,
+        data_ops,
+        mib_per_s: per_sec(bytes as f64 / (1u64 << 20) as f64),
+        ops_per_s: per_sec(data_ops as f64),
+        cpu_user_nanos,
+        cpu_sys_nanos,
+        cpu_pct_per_thread: if wall_nanos > 0 {
+            100.0 * (cpu_user_nanos + cpu_sys_nanos) as f64
+                / (wall_nanos as f64 * test.threads as f64)
+        } else {
+            0.0
+        },
+        latency: timed_hist.summaries(),
+        phases,
+    }
+}

@@ -1,0 +1,131 @@
+//! Block-device counters from `/sys/block/DEV/stat` (Documentation/block/stat.rst).
+//!
+//! Fields: read I/Os, read merges, read sectors, read ticks, write I/Os, write merges, write
+//! sectors, write ticks, in_flight, io_ticks, time_in_queue, ... Sectors are always 512 bytes.
+
+use crate::result::DeviceDelta;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// A snapshot of one device's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockStat {
+    /// Reads completed.
+    pub reads: u64,
+    /// Reads merged.
+    pub read_merges: u64,
+    /// 512-byte sectors read.
+    pub read_sectors: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Writes merged.
+    pub write_merges: u64,
+    /// 512-byte sectors written.
+    pub write_sectors: u64,
+    /// Milliseconds the device had I/O in flight.
+    pub io_ticks: u64,
+}
+
+impl BlockStat {
+    /// Parse the one-line stat file.
+    pub fn parse(text: &str) -> Option<BlockStat> {
+        let v: Vec<u64> = text
+            .split_whitespace()
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        if v.len() < 11 {
+            return None;
+        }
+        Some(BlockStat {
+            reads: v[0],
+            read_merges: v[1],
+            read_sectors: v[2],
+            writes: v[4],
+            write_merges: v[5],
+            write_sectors: v[6],
+            io_ticks: v[9],
+        })
+    }
+
+    /// Read `/sys/block/NAME/stat` (or a partition's stat via /sys/class/block).
+    pub fn read(dev: &str) -> Option<BlockStat> {
+        let p = format!("/sys/class/block/{dev}/stat");
+        Self::parse(&std::fs::read_to_string(p).ok()?)
+    }
+}
+
+/// Snapshots of several devices, to diff over a phase.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot(Vec<(String, BlockStat)>);
+
+impl Snapshot {
+    /// Read all `devices` now (unreadable ones are skipped).
+    pub fn take(devices: &[String]) -> Snapshot {
+        Snapshot(
+            devices
+                .iter()
+                .filter_map(|d| BlockStat::read(d).map(|s| (d.clone(), s)))
+                .collect(),
+        )
+    }
+
+    /// What changed from `self` to `later`, summed over devices.
+    pub fn delta(&self, later: &Snapshot) -> Option<DeviceDelta> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut d = DeviceDelta::default();
+        for (name, a) in &self.0 {
+            let Some((_, b)) = later.0.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            d.devices.push(name.clone());
+            d.reads_completed += b.reads.saturating_sub(a.reads);
+            d.reads_merged += b.read_merges.saturating_sub(a.read_merges);
+            d.read_bytes += b.read_sectors.saturating_sub(a.read_sectors) * 512;
+            d.writes_completed += b.writes.saturating_sub(a.writes);
+            d.writes_merged += b.write_merges.saturating_sub(a.write_merges);
+            d.write_bytes += b.write_sectors.saturating_sub(a.write_sectors) * 512;
+            d.busy_ms += b.io_ticks.saturating_sub(a.io_ticks);
+        }
+        Some(d)
+    }
+}
+
+/// The block device holding `dir` (kernel name, e.g. `loop3` or `vda1`), if it is a real block
+/// device (not tmpfs, overlay or FUSE).
+pub fn device_of(dir: &Path) -> Option<String> {
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    if major == 0 {
+        return None; // anonymous device: tmpfs, btrfs subvolume, FUSE, overlay
+    }
+    let link = std::fs::read_link(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    link.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_delta() {
+        let a = BlockStat::parse("10 1 80 5 20 2 160 7 0 30 40 0 0 0 0").unwrap();
+        let b = BlockStat::parse("15 1 120 5 30 4 400 7 0 50 40 0 0 0 0").unwrap();
+        let s1 = Snapshot(vec![("x".into(), a)]);
+        let s2 = Snapshot(vec![("x".into(), b)]);
+        let d = s1.delta(&s2).unwrap();
+        assert_eq!(d.reads_completed, 5);
+        assert_eq!(d.read_bytes, 40 * 512);
+        assert_eq!(d.writes_completed, 10);
+        assert_eq!(d.writes_merged, 2);
+        assert_eq!(d.write_bytes, 240 * 512);
+        assert_eq!(d.busy_ms, 20);
+        assert!(BlockStat::parse("1 2 3").is_none());
+    }
+
+    #[test]
+    fn no_devices_no_delta() {
+        assert!(Snapshot::take(&[]).delta(&Snapshot::take(&[])).is_none());
+    }
+}

@@ -1,0 +1,4 @@
+//! Observation: what happened underneath a test (block-device counters today).
+
+pub mod blockstat;
+pub mod mountinfo;

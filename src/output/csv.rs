@@ -1,0 +1,116 @@
+//! CSV: one row per test, median repetition for per-rep columns. Units are in the headers.
+
+use super::Exporter;
+use crate::result::{RunReport, TestStatus};
+use crate::workload::OpKind;
+
+/// CSV with a header row.
+pub struct CsvExporter;
+
+const HEADER: &[&str] = &[
+    "target",
+    "test",
+    "name",
+    "status",
+    "reason",
+    "threads",
+    "reps",
+    "mib_per_s_median",
+    "mib_per_s_min",
+    "mib_per_s_max",
+    "mib_per_s_cv",
+    "mib_per_s_ci95_low",
+    "mib_per_s_ci95_high",
+    "ops_per_s_median",
+    "main_op",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+    "fsync_count",
+    "fsync_p99_ns",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "cpu_pct_per_thread",
+    "cache_required",
+    "resident_fraction",
+    "cache_met",
+    "wall_s",
+    "bytes",
+    "device_read_bytes",
+    "device_write_bytes",
+];
+
+impl Exporter for CsvExporter {
+    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(HEADER)?;
+        for t in &report.tests {
+            let (status, reason) = match &t.status {
+                TestStatus::Ok => ("ok", String::new()),
+                TestStatus::Failed { reason } => ("failed", reason.clone()),
+                TestStatus::Interrupted => ("interrupted", String::new()),
+                TestStatus::Skipped { reason } => ("skipped", reason.clone()),
+            };
+            let s = t.summary.as_ref();
+            let r = t.median_rep();
+            let main = r.and_then(|r| r.main_op());
+            let sync = r.and_then(|r| {
+                r.latency_of(OpKind::Fsync)
+                    .or(r.latency_of(OpKind::Fdatasync))
+            });
+            let first_timed = r.and_then(|r| r.phases.iter().find(|p| p.timed));
+            let dev = r.map(|r| {
+                r.phases
+                    .iter()
+                    .filter(|p| p.timed)
+                    .filter_map(|p| p.device.as_ref())
+                    .fold((0u64, 0u64), |(a, b), d| {
+                        (a + d.read_bytes, b + d.write_bytes)
+                    })
+            });
+            let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
+            let row: Vec<String> = vec![
+                report.target.label.clone(),
+                t.id.clone(),
+                t.name.clone(),
+                status.into(),
+                reason,
+                t.threads.to_string(),
+                t.reps.len().to_string(),
+                opt(s.map(|s| s.median)),
+                opt(s.map(|s| s.min)),
+                opt(s.map(|s| s.max)),
+                opt(s.map(|s| s.cv)),
+                opt(s.and_then(|s| s.ci95_low)),
+                opt(s.and_then(|s| s.ci95_high)),
+                opt(s.map(|s| s.ops_per_s_median)),
+                main.map(|m| m.op.name().to_string()).unwrap_or_default(),
+                main.map(|m| m.p50_nanos.to_string()).unwrap_or_default(),
+                main.map(|m| m.p90_nanos.to_string()).unwrap_or_default(),
+                main.map(|m| m.p99_nanos.to_string()).unwrap_or_default(),
+                main.map(|m| m.p999_nanos.to_string()).unwrap_or_default(),
+                main.map(|m| m.max_nanos.to_string()).unwrap_or_default(),
+                sync.map(|m| m.count.to_string()).unwrap_or_default(),
+                sync.map(|m| m.p99_nanos.to_string()).unwrap_or_default(),
+                opt(r.map(|r| r.cpu_user_nanos as f64 / 1e9)),
+                opt(r.map(|r| r.cpu_sys_nanos as f64 / 1e9)),
+                opt(r.map(|r| r.cpu_pct_per_thread)),
+                first_timed
+                    .map(|p| format!("{:?}", p.cache.required).to_lowercase())
+                    .unwrap_or_default(),
+                opt(first_timed.map(|p| p.cache.resident_fraction)),
+                first_timed
+                    .map(|p| p.cache.met.to_string())
+                    .unwrap_or_default(),
+                opt(r.map(|r| r.wall_nanos as f64 / 1e9)),
+                r.map(|r| r.bytes.to_string()).unwrap_or_default(),
+                dev.map(|d| d.0.to_string()).unwrap_or_default(),
+                dev.map(|d| d.1.to_string()).unwrap_or_default(),
+            ];
+            w.write_record(&row)?;
+        }
+        Ok(w.into_inner()?)
+    }
+}

@@ -1,0 +1,122 @@
+//! Statistics over repetitions.
+//!
+//! Method, stated: for n repetitions of a test we report the median, minimum and maximum of the
+//! throughput, the coefficient of variation (sample standard deviation / mean, n-1 denominator),
+//! and a two-sided 95% confidence interval for the mean from Student's t distribution with n-1
+//! degrees of freedom: mean ± t(0.975, n-1) · s / √n. The t interval assumes repetition noise is
+//! roughly normal and repetitions are independent; fsbench recreates the test files for each
+//! repetition to make them so. With n = 1 no interval is given.
+
+use crate::result::Summary;
+
+/// t(0.975, df) for df = 1..=30 (two-sided 95%), from standard tables.
+const T975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// The 97.5% quantile of Student's t with `df` degrees of freedom (df >= 1).
+pub fn t975(df: usize) -> f64 {
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T975[df - 1],
+        31..=40 => 2.021,
+        41..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+/// Median of a slice (mean of the middle two for even n). Empty: NaN.
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Mean and sample standard deviation (n-1). One value: sd 0.
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    if xs.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// Summarise throughputs (MiB/s) and op rates of completed repetitions.
+pub fn summarize(mib_per_s: &[f64], ops_per_s: &[f64]) -> Option<Summary> {
+    if mib_per_s.is_empty() {
+        return None;
+    }
+    let n = mib_per_s.len();
+    let (mean, sd) = mean_sd(mib_per_s);
+    let (lo, hi) = if n >= 2 {
+        let half = t975(n - 1) * sd / (n as f64).sqrt();
+        (Some(mean - half), Some(mean + half))
+    } else {
+        (None, None)
+    };
+    Some(Summary {
+        n: n as u32,
+        median: median(mib_per_s),
+        mean,
+        min: mib_per_s.iter().copied().fold(f64::INFINITY, f64::min),
+        max: mib_per_s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        cv: if mean > 0.0 { sd / mean } else { 0.0 },
+        ci95_low: lo,
+        ci95_high: hi,
+        ops_per_s_median: median(ops_per_s),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values() {
+        let xs = [10.0, 12.0, 11.0, 13.0, 9.0];
+        let s = summarize(&xs, &xs).unwrap();
+        assert_eq!(s.median, 11.0);
+        assert_eq!(s.mean, 11.0);
+        assert_eq!((s.min, s.max), (9.0, 13.0));
+        // sd = sqrt(2.5) = 1.5811; half-width = 2.776 * 1.5811 / sqrt(5) = 1.963
+        let half = s.ci95_high.unwrap() - 11.0;
+        assert!((half - 1.963).abs() < 0.001, "{half}");
+        assert!((s.cv - 0.14374).abs() < 1e-4, "{}", s.cv);
+    }
+
+    #[test]
+    fn one_repetition_has_no_interval() {
+        let s = summarize(&[5.0], &[1.0]).unwrap();
+        assert_eq!(s.cv, 0.0);
+        assert!(s.ci95_low.is_none());
+        assert!(summarize(&[], &[]).is_none());
+    }
+
+    #[test]
+    fn even_median() {
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn t_table_edges() {
+        assert_eq!(t975(1), 12.706);
+        assert_eq!(t975(30), 2.042);
+        assert_eq!(t975(1000), 1.960);
+    }
+}

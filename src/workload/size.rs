@@ -1,0 +1,175 @@
+//! Byte sizes ("128M", "2K", "1G", "4096") and size expressions ("freemem/2").
+//!
+//! Units are binary: `K` = 1024, `M` = 1024², `G` = 1024³ (the study's "1 MB" writes are 1 MiB).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Parse a byte size such as `"128M"`, `"8K"`, `"1G"`, `"1 MiB"` or `"4096"`.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let cfg = parse_size::Config::new().with_binary();
+    cfg.parse_size(s.trim()).map_err(|e| {
+        format!(
+            "`{s}` is not a size ({e}); write a number with an optional unit: 4096, 8K, 128M, 1G"
+        )
+    })
+}
+
+/// Format bytes the way the inputs are written: `128M`, `8K`, `1.5G`, `1000`.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("T", 1 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ];
+    for (u, n) in UNITS {
+        if b >= n {
+            if b % n == 0 {
+                return format!("{}{u}", b / n);
+            }
+            let v = b as f64 / n as f64;
+            return format!("{}{u}", trim_float(v));
+        }
+    }
+    b.to_string()
+}
+
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A size as written in a workload: a number of bytes, or a fraction of free memory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SizeText", into = "SizeText")]
+pub enum SizeExpr {
+    /// A fixed number of bytes.
+    Bytes(u64),
+    /// `freemem/N`: free memory (MemAvailable) divided by N, resolved when the test runs.
+    FreeMemDiv(u64),
+}
+
+impl SizeExpr {
+    /// Resolve to bytes given the free memory.
+    pub fn resolve(self, free_memory: u64) -> u64 {
+        match self {
+            SizeExpr::Bytes(b) => b,
+            SizeExpr::FreeMemDiv(d) => free_memory / d.max(1),
+        }
+    }
+}
+
+impl fmt::Display for SizeExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeExpr::Bytes(b) => f.write_str(&fmt_bytes(*b)),
+            SizeExpr::FreeMemDiv(d) => write!(f, "freemem/{d}"),
+        }
+    }
+}
+
+/// Serde helper: sizes are written as strings ("8K") or plain integers (8192).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeText {
+    /// An integer number of bytes.
+    Int(u64),
+    /// A string such as "8K" or "freemem/2".
+    Text(String),
+}
+
+impl TryFrom<SizeText> for SizeExpr {
+    type Error = String;
+    fn try_from(t: SizeText) -> Result<Self, String> {
+        match t {
+            SizeText::Int(b) => Ok(SizeExpr::Bytes(b)),
+            SizeText::Text(s) => {
+                if let Some(d) = s.trim().strip_prefix("freemem/") {
+                    let d: u64 = d.trim().parse().map_err(|_| {
+                        format!("`{s}`: write freemem/N with N a whole number, e.g. freemem/2")
+                    })?;
+                    if d == 0 {
+                        return Err(format!("`{s}`: division by zero"));
+                    }
+                    Ok(SizeExpr::FreeMemDiv(d))
+                } else if s.trim() == "freemem" {
+                    Ok(SizeExpr::FreeMemDiv(1))
+                } else {
+                    parse_bytes(&s).map(SizeExpr::Bytes)
+                }
+            }
+        }
+    }
+}
+
+impl From<SizeExpr> for SizeText {
+    fn from(s: SizeExpr) -> SizeText {
+        SizeText::Text(s.to_string())
+    }
+}
+
+/// A byte size that must be fixed (an operation size, an alignment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "SizeText", into = "SizeText")]
+pub struct Bytes(pub u64);
+
+impl TryFrom<SizeText> for Bytes {
+    type Error = String;
+    fn try_from(t: SizeText) -> Result<Self, String> {
+        match t {
+            SizeText::Int(b) => Ok(Bytes(b)),
+            SizeText::Text(s) => parse_bytes(&s).map(Bytes),
+        }
+    }
+}
+
+impl From<Bytes> for SizeText {
+    fn from(b: Bytes) -> SizeText {
+        SizeText::Text(fmt_bytes(b.0))
+    }
+}
+
+/// An operation size: fixed, or drawn per operation from a distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeDistSpec {
+    /// Every operation has this size.
+    Fixed(Bytes),
+    /// `{ uniform = ["1K", "8K"] }`: uniform over the closed range, in bytes.
+    Uniform {
+        /// `[min, max]`, inclusive.
+        uniform: [Bytes; 2],
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_binary_units() {
+        assert_eq!(parse_bytes("8K").unwrap(), 8192);
+        assert_eq!(parse_bytes("128M").unwrap(), 128 << 20);
+        assert_eq!(parse_bytes("1G").unwrap(), 1 << 30);
+        assert_eq!(parse_bytes("1 MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        assert!(parse_bytes("lots").unwrap_err().contains("not a size"));
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for b in [1u64, 1000, 2048, 8192, 128 << 20, 1 << 30, 1536] {
+            assert_eq!(parse_bytes(&fmt_bytes(b)).unwrap(), b, "{}", fmt_bytes(b));
+        }
+        assert_eq!(fmt_bytes(1 << 20), "1M");
+    }
+
+    #[test]
+    fn freemem_expression() {
+        let e = SizeExpr::try_from(SizeText::Text("freemem/2".into())).unwrap();
+        assert_eq!(e.resolve(1000), 500);
+        assert!(SizeExpr::try_from(SizeText::Text("freemem/0".into())).is_err());
+        assert!(SizeExpr::try_from(SizeText::Text("freemem/x".into())).is_err());
+    }
+}

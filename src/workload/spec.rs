@@ -1,0 +1,249 @@
+//! The workload language as written: TOML, deserialised with unknown keys rejected.
+//!
+//! A file holds one suite of tests. Each test names its file(s), its thread count, and one or
+//! more phases; each phase has a cache precondition, open flags, a *pattern* of operations that
+//! is repeated until the phase's amount of work is done, and a sync policy. For example, the
+//! study's test 12 ("3 reads at random 8K-aligned offsets, then a write to the last block read"):
+//!
+//! ```toml
+//! [[test]]
+//! id = "12"
+//! name = "rw-3r1w-8k"
+//! threads = 1
+//! file = { size = "1G" }
+//!
+//! [[test.phase]]
+//! name = "mixed"
+//! cache = "cached"
+//! amount = { bytes = "128M" }
+//! pattern = [
+//!   { op = "read",  size = "8K", offset = "random", align = "8K", repeat = 3 },
+//!   { op = "write", size = "8K", offset = "last" },
+//! ]
+//! ```
+//!
+//! See `docs/workloads.md` for every key. [`super::model`] holds the validated form.
+
+use super::size::{Bytes, SizeDistSpec, SizeExpr};
+use serde::{Deserialize, Serialize};
+
+/// A suite file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteSpec {
+    /// Suite metadata (optional for a single workload file).
+    #[serde(default)]
+    pub suite: SuiteMeta,
+    /// The tests, in order.
+    #[serde(rename = "test", default)]
+    pub tests: Vec<TestSpec>,
+}
+
+/// `[suite]` table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteMeta {
+    /// Suite name, e.g. `unit14`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// One-paragraph description.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// `[[test]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// Short id used by `--test` (e.g. "4").
+    pub id: String,
+    /// Short name (e.g. `seqread-32k-cached`).
+    pub name: String,
+    /// What the test does, in words.
+    #[serde(default)]
+    pub description: String,
+    /// Worker threads (default 1).
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// The test's file(s).
+    pub file: FileSpec,
+    /// Phases, run in order; at least one must be timed.
+    #[serde(rename = "phase")]
+    pub phases: Vec<PhaseSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// `file = { ... }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// File size (scaled by `--scale`): "1G", or "freemem/2".
+    pub size: SizeExpr,
+    /// One file shared by all threads (default) or one file per thread.
+    #[serde(default = "yes")]
+    pub shared: bool,
+    /// Create and fill the file in the untimed setup (default true). `false` for tests whose
+    /// timed phase creates the file.
+    #[serde(default = "yes")]
+    pub prefill: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[[test.phase]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    /// Phase name, shown in details (e.g. `write`, `read`).
+    pub name: String,
+    /// Whether the phase is timed (default true). Untimed phases are set-up.
+    #[serde(default = "yes")]
+    pub timed: bool,
+    /// Cache precondition checked before the phase: `any` (default), `cached`, `uncached`.
+    #[serde(default)]
+    pub cache: CacheReq,
+    /// Open flags: `create`, `trunc`, `append`, `dsync`, `sync`, `direct`.
+    #[serde(default)]
+    pub open: Vec<String>,
+    /// The operations, repeated in order until `amount` is done.
+    pub pattern: Vec<OpSpec>,
+    /// How much work each thread does.
+    pub amount: AmountSpec,
+    /// When to call fsync/fdatasync during and after the phase.
+    #[serde(default)]
+    pub sync: SyncSpec,
+}
+
+/// Cache state required before a phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheReq {
+    /// No requirement; residency is still measured and recorded.
+    #[default]
+    Any,
+    /// File pages resident before the phase (read once, then verified).
+    Cached,
+    /// File pages not resident (evicted, then verified).
+    Uncached,
+}
+
+/// One entry of a phase's pattern.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpSpec {
+    /// `read`, `write`, `fsync` or `fdatasync`.
+    pub op: String,
+    /// Transfer size, fixed ("8K") or `{ uniform = ["1K", "8K"] }`. Defaults to the previous
+    /// entry's size for `offset = "last"`; required otherwise for read/write.
+    #[serde(default)]
+    pub size: Option<SizeDistSpec>,
+    /// `sequential` (default), `random`, or `last` (the previous operation's offset).
+    #[serde(default)]
+    pub offset: Option<String>,
+    /// Alignment of random offsets in bytes (default 1: unaligned).
+    #[serde(default)]
+    pub align: Option<Bytes>,
+    /// How many times this entry repeats before the next (default 1).
+    #[serde(default)]
+    pub repeat: Option<u32>,
+}
+
+/// `amount = { ... }`: exactly one key, per thread.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmountSpec {
+    /// Bytes read + written per thread (scaled by `--scale`).
+    #[serde(default)]
+    pub bytes: Option<SizeExpr>,
+    /// Operations per thread.
+    #[serde(default)]
+    pub ops: Option<u64>,
+    /// Seconds of work.
+    #[serde(default)]
+    pub seconds: Option<f64>,
+    /// Full sequential passes over the thread's part of the file.
+    #[serde(default)]
+    pub passes: Option<u32>,
+}
+
+/// `sync = { ... }`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyncSpec {
+    /// Sync after every N bytes written (scaled by `--scale`).
+    #[serde(default)]
+    pub every_bytes: Option<SizeExpr>,
+    /// Sync after every N write operations.
+    #[serde(default)]
+    pub every_ops: Option<u64>,
+    /// Which call the periodic sync uses: `fsync` (default) or `fdatasync`.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// A sync at the end of the phase, inside the timing: `none` (default), `fsync`, `fdatasync`.
+    #[serde(default)]
+    pub at_end: Option<String>,
+}
+
+/// Parse a suite from TOML text. `origin` names the file in error messages.
+pub fn parse(text: &str, origin: &str) -> Result<SuiteSpec, crate::workload::WorkloadError> {
+    toml::from_str(text).map_err(|e| {
+        let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
+        crate::workload::WorkloadError::Parse {
+            origin: origin.to_string(),
+            line,
+            col,
+            message: e.message().to_string(),
+        }
+    })
+}
+
+/// 1-based line and column of byte offset `pos` in `text`.
+fn line_col(text: &str, pos: usize) -> (usize, usize) {
+    let before = &text[..pos.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_line_and_column() {
+        let text =
+            "[[test]]\nid = \"1\"\nname = \"x\"\nfile = { size = \"1M\" }\nthreads = \"two\"\n";
+        match parse(text, "w.toml") {
+            Err(crate::workload::WorkloadError::Parse {
+                line,
+                col,
+                message,
+                origin,
+            }) => {
+                assert_eq!(origin, "w.toml");
+                assert_eq!(line, 5, "{message}");
+                assert_eq!(col, 11);
+                assert!(message.contains("integer"), "{message}");
+            }
+            other => panic!("expected parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_key_is_rejected() {
+        let text = "[[test]]\nid = \"1\"\nname = \"x\"\nfile = { size = \"1M\", colour = 1 }\n";
+        let err = parse(text, "w.toml").unwrap_err().to_string();
+        assert!(err.contains("colour"), "{err}");
+        assert!(err.contains("w.toml:4:"), "{err}");
+    }
+}

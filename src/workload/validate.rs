@@ -1,0 +1,433 @@
+//! From the written spec to the typed model: resolve sizes, check every value, before any I/O.
+//!
+//! Each error names where it is (test, phase, pattern entry) and how to fix it.
+
+use super::model::*;
+use super::scale::Scale;
+use super::size::{fmt_bytes, SizeDistSpec};
+use super::spec::{AmountSpec, OpSpec, PhaseSpec, SuiteSpec, SyncSpec, TestSpec};
+use super::WorkloadError;
+
+/// What resolution needs from the outside world.
+#[derive(Debug, Clone, Copy)]
+pub struct ResolveCtx {
+    /// Size scaling.
+    pub scale: Scale,
+    /// Bytes of free memory (for `freemem/N` sizes).
+    pub free_memory: u64,
+}
+
+/// Largest thread count accepted.
+pub const MAX_THREADS: u32 = 1024;
+/// Largest single transfer accepted.
+pub const MAX_OP_BYTES: u64 = 256 << 20;
+/// Alignment O_DIRECT transfers need on every Linux filesystem fsbench supports.
+pub const DIRECT_ALIGN: u64 = 4096;
+
+struct Loc<'a> {
+    origin: &'a str,
+    test: &'a str,
+    phase: Option<&'a str>,
+    entry: Option<usize>,
+}
+
+impl Loc<'_> {
+    fn err(&self, message: impl Into<String>) -> WorkloadError {
+        let mut location = format!("test {}", self.test);
+        if let Some(p) = self.phase {
+            location.push_str(&format!(", phase `{p}`"));
+        }
+        if let Some(i) = self.entry {
+            location.push_str(&format!(", pattern entry {}", i + 1));
+        }
+        WorkloadError::Invalid {
+            origin: self.origin.to_string(),
+            location,
+            message: message.into(),
+        }
+    }
+}
+
+/// Validate and resolve a whole suite.
+pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite, WorkloadError> {
+    if spec.tests.is_empty() {
+        return Err(WorkloadError::Invalid {
+            origin: origin.into(),
+            location: "file".into(),
+            message: "no tests: add at least one [[test]] table".into(),
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut tests = Vec::with_capacity(spec.tests.len());
+    for t in &spec.tests {
+        if !seen.insert(t.id.as_str()) {
+            return Err(Loc {
+                origin,
+                test: &t.id,
+                phase: None,
+                entry: None,
+            }
+            .err("duplicate test id; give every [[test]] its own id"));
+        }
+        tests.push(resolve_test(t, origin, ctx)?);
+    }
+    Ok(Suite {
+        name: spec
+            .suite
+            .name
+            .clone()
+            .unwrap_or_else(|| origin.to_string()),
+        description: spec.suite.description.clone().unwrap_or_default(),
+        tests,
+    })
+}
+
+fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef, WorkloadError> {
+    let loc = Loc {
+        origin,
+        test: &t.id,
+        phase: None,
+        entry: None,
+    };
+    if t.id.trim().is_empty() || t.id.contains(',') {
+        return Err(loc.err("id must be non-empty and contain no comma"));
+    }
+    if t.threads == 0 {
+        return Err(loc.err("threads = 0: a test needs at least one thread"));
+    }
+    if t.threads > MAX_THREADS {
+        return Err(loc.err(format!(
+            "threads = {} is more than {MAX_THREADS}",
+            t.threads
+        )));
+    }
+    let size_bytes = ctx.scale.apply(t.file.size.resolve(ctx.free_memory));
+    if size_bytes == 0 {
+        return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
+    }
+    let file = FileDef {
+        size_bytes,
+        shared: t.file.shared,
+        prefill: t.file.prefill,
+    };
+    if t.phases.is_empty() {
+        return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
+    }
+    let mut phases = Vec::with_capacity(t.phases.len());
+    // Whether the file holds data before each phase: prefilled, or written by an earlier phase.
+    let mut has_data = file.prefill;
+    for p in &t.phases {
+        let ploc = Loc {
+            origin,
+            test: &t.id,
+            phase: Some(&p.name),
+            entry: None,
+        };
+        let phase = resolve_phase(p, &file, t.threads, ctx, &ploc, origin, &t.id)?;
+        let reads = phase.pattern.iter().any(|o| o.kind == OpKind::Read);
+        if reads && !has_data && !phase.open.trunc {
+            return Err(ploc.err(
+                "this phase reads a file nothing has written: set file.prefill = true or add a writing phase before it",
+            ));
+        }
+        if phase.pattern.iter().any(|o| o.kind == OpKind::Write) {
+            has_data = true;
+        }
+        phases.push(phase);
+    }
+    if !phases.iter().any(|p| p.timed) {
+        return Err(loc.err("no timed phase: set timed = true on at least one phase"));
+    }
+    Ok(TestDef {
+        id: t.id.clone(),
+        name: t.name.clone(),
+        description: t.description.clone(),
+        threads: t.threads,
+        file,
+        phases,
+    })
+}
+
+fn resolve_phase(
+    p: &PhaseSpec,
+    file: &FileDef,
+    threads: u32,
+    ctx: &ResolveCtx,
+    loc: &Loc<'_>,
+    origin: &str,
+    test: &str,
+) -> Result<PhaseDef, WorkloadError> {
+    let open = parse_open(&p.open).map_err(|m| loc.err(m))?;
+    if p.pattern.is_empty() {
+        return Err(loc.err(
+            "empty pattern: list at least one operation, e.g. { op = \"read\", size = \"4K\" }",
+        ));
+    }
+    let mut pattern = Vec::new();
+    let mut prev: Option<OpDef> = None;
+    for (i, o) in p.pattern.iter().enumerate() {
+        let eloc = Loc {
+            origin,
+            test,
+            phase: Some(&p.name),
+            entry: Some(i),
+        };
+        let op = resolve_op(o, prev.as_ref(), file, &open, &eloc)?;
+        let repeat = o.repeat.unwrap_or(1);
+        if repeat == 0 {
+            return Err(eloc.err("repeat = 0 would remove the entry; use repeat >= 1"));
+        }
+        for _ in 0..repeat {
+            pattern.push(op);
+        }
+        if op.kind.is_data() {
+            prev = Some(op);
+        }
+    }
+    let sequential = pattern
+        .iter()
+        .any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
+    let amount = resolve_amount(&p.amount, ctx, sequential).map_err(|m| loc.err(m))?;
+    if let Amount::Passes(_) = amount {
+        let region = if file.shared {
+            file.size_bytes / threads as u64
+        } else {
+            file.size_bytes
+        };
+        if region == 0 {
+            return Err(loc.err(format!(
+                "the file ({}) split over {threads} threads leaves no bytes per thread",
+                fmt_bytes(file.size_bytes)
+            )));
+        }
+    }
+    let sync = resolve_sync(&p.sync, ctx).map_err(|m| loc.err(m))?;
+    Ok(PhaseDef {
+        name: p.name.clone(),
+        timed: p.timed,
+        cache: p.cache,
+        open,
+        pattern,
+        amount,
+        sync,
+    })
+}
+
+fn parse_open(flags: &[String]) -> Result<OpenFlags, String> {
+    let mut f = OpenFlags::default();
+    for n in flags {
+        match n.as_str() {
+            "create" => f.create = true,
+            "trunc" => f.trunc = true,
+            "append" => f.append = true,
+            "dsync" => f.dsync = true,
+            "sync" => f.sync = true,
+            "direct" => f.direct = true,
+            other => {
+                return Err(format!(
+                    "unknown open flag `{other}`; known: create, trunc, append, dsync, sync, direct"
+                ))
+            }
+        }
+    }
+    Ok(f)
+}
+
+fn resolve_op(
+    o: &OpSpec,
+    prev: Option<&OpDef>,
+    file: &FileDef,
+    open: &OpenFlags,
+    loc: &Loc<'_>,
+) -> Result<OpDef, WorkloadError> {
+    let kind = match o.op.as_str() {
+        "read" => OpKind::Read,
+        "write" => OpKind::Write,
+        "fsync" => OpKind::Fsync,
+        "fdatasync" => OpKind::Fdatasync,
+        other => {
+            return Err(loc.err(format!(
+                "unknown op `{other}`; known: read, write, fsync, fdatasync"
+            )))
+        }
+    };
+    if !kind.is_data() {
+        if o.size.is_some() || o.offset.is_some() || o.align.is_some() {
+            return Err(loc.err(format!("`{}` takes no size, offset or align", kind.name())));
+        }
+        return Ok(OpDef {
+            kind,
+            size: SizeDist::Fixed(0),
+            offset: OffsetMode::Sequential,
+            align: 1,
+        });
+    }
+    let offset = match o.offset.as_deref().unwrap_or("sequential") {
+        "sequential" | "seq" => OffsetMode::Sequential,
+        "random" | "rand" => OffsetMode::Random,
+        "last" => OffsetMode::Last,
+        other => {
+            return Err(loc.err(format!(
+                "unknown offset `{other}`; known: sequential, random, last (the previous operation's offset)"
+            )))
+        }
+    };
+    let size = match (&o.size, offset, prev) {
+        (Some(SizeDistSpec::Fixed(b)), ..) => SizeDist::Fixed(b.0),
+        (Some(SizeDistSpec::Uniform { uniform: [lo, hi] }), ..) => {
+            if lo.0 > hi.0 {
+                return Err(loc.err(format!(
+                    "uniform range [{}, {}] is reversed; write [min, max]",
+                    fmt_bytes(lo.0),
+                    fmt_bytes(hi.0)
+                )));
+            }
+            SizeDist::Uniform(lo.0, hi.0)
+        }
+        (None, OffsetMode::Last, Some(p)) => p.size,
+        (None, ..) => {
+            return Err(loc
+                .err("missing size, e.g. size = \"8K\" or size = { uniform = [\"1K\", \"8K\"] }"))
+        }
+    };
+    let min = match size {
+        SizeDist::Fixed(n) => n,
+        SizeDist::Uniform(lo, _) => lo,
+    };
+    if min == 0 {
+        return Err(loc.err("block size 0 is impossible; use a size such as \"4K\""));
+    }
+    if size.max() > MAX_OP_BYTES {
+        return Err(loc.err(format!(
+            "op size {} is larger than the {} limit",
+            fmt_bytes(size.max()),
+            fmt_bytes(MAX_OP_BYTES)
+        )));
+    }
+    if size.max() > file.size_bytes {
+        return Err(loc.err(format!(
+            "op size {} is larger than the file ({}); make the file bigger or the op smaller",
+            fmt_bytes(size.max()),
+            fmt_bytes(file.size_bytes)
+        )));
+    }
+    if offset == OffsetMode::Last && prev.is_none() {
+        return Err(loc.err("offset = \"last\" needs a read or write before it in the pattern"));
+    }
+    let align = o.align.map(|b| b.0).unwrap_or(1);
+    if align == 0 {
+        return Err(loc
+            .err("align = 0 is impossible; use 1 for unaligned offsets or a size such as \"8K\""));
+    }
+    if align > 1 && offset != OffsetMode::Random {
+        return Err(loc.err("align only applies to offset = \"random\""));
+    }
+    if open.direct {
+        let bad = |n: u64| n % DIRECT_ALIGN != 0;
+        let sizes_bad = match size {
+            SizeDist::Fixed(n) => bad(n),
+            SizeDist::Uniform(..) => true,
+        };
+        if sizes_bad || (offset == OffsetMode::Random && bad(align)) {
+            return Err(loc.err(format!(
+                "O_DIRECT needs fixed sizes and random offsets aligned to {DIRECT_ALIGN} bytes; use size and align multiples of 4K"
+            )));
+        }
+    }
+    Ok(OpDef {
+        kind,
+        size,
+        offset,
+        align,
+    })
+}
+
+fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<Amount, String> {
+    let given = [
+        a.bytes.is_some(),
+        a.ops.is_some(),
+        a.seconds.is_some(),
+        a.passes.is_some(),
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count();
+    if given != 1 {
+        return Err("amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }".into());
+    }
+    if let Some(b) = a.bytes {
+        let b = ctx.scale.apply(b.resolve(ctx.free_memory));
+        if b == 0 {
+            return Err("amount.bytes = 0: nothing would be done".into());
+        }
+        return Ok(Amount::Bytes(b));
+    }
+    if let Some(n) = a.ops {
+        if n == 0 {
+            return Err("amount.ops = 0: nothing would be done".into());
+        }
+        return Ok(Amount::Ops(n));
+    }
+    if let Some(s) = a.seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(format!(
+                "amount.seconds = {s}: use a positive number of seconds"
+            ));
+        }
+        return Ok(Amount::Seconds(s));
+    }
+    let p = a.passes.unwrap_or(0);
+    if p == 0 {
+        return Err("amount.passes = 0: nothing would be done".into());
+    }
+    if !sequential {
+        return Err("amount.passes needs a sequential read or write in the pattern; use bytes or ops for random patterns".into());
+    }
+    Ok(Amount::Passes(p))
+}
+
+fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
+    match s {
+        "none" => Ok(None),
+        "fsync" => Ok(Some(SyncCall::Fsync)),
+        "fdatasync" => Ok(Some(SyncCall::Fdatasync)),
+        other => Err(format!("{what} = `{other}`; known: none, fsync, fdatasync")),
+    }
+}
+
+fn resolve_sync(s: &SyncSpec, ctx: &ResolveCtx) -> Result<SyncPolicy, String> {
+    let every_bytes = match s.every_bytes {
+        Some(b) => {
+            let b = ctx.scale.apply_interval(b.resolve(ctx.free_memory));
+            if b == 0 {
+                return Err("sync.every_bytes = 0: use a positive size such as \"10M\"".into());
+            }
+            Some(b)
+        }
+        None => None,
+    };
+    if s.every_ops == Some(0) {
+        return Err("sync.every_ops = 0: use a positive count".into());
+    }
+    let periodic = every_bytes.is_some() || s.every_ops.is_some();
+    let call = match &s.call {
+        Some(c) => parse_call(c, "sync.call")?,
+        None if periodic => Some(SyncCall::Fsync),
+        None => None,
+    };
+    if periodic && call.is_none() {
+        return Err(
+            "sync.call = \"none\" with every_bytes/every_ops: pick fsync or fdatasync".into(),
+        );
+    }
+    let at_end = match &s.at_end {
+        Some(c) => parse_call(c, "sync.at_end")?,
+        None => None,
+    };
+    Ok(SyncPolicy {
+        every_bytes,
+        every_ops: s.every_ops,
+        call,
+        at_end,
+    })
+}
