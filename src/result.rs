@@ -230,8 +230,7 @@ impl TestResult {
     pub fn median_rep(&self) -> Option<&RepResult> {
         let mut idx: Vec<usize> = (0..self.reps.len()).collect();
         idx.sort_by(|a, b| self.reps[*a].mib_per_s.total_cmp(&self.reps[*b].mib_per_s));
-        idx.get(idx.len().saturating_sub(1) / 2)
-            .map(|i| &self.reps[*i])
+        idx.get(idx.len().saturating_sub(1) / 2).map(|i| &self.reps[*i])
     }
 
     /// Whether the test produced trustworthy figures.
@@ -248,9 +247,6 @@ impl RepResult {
 
     /// The main op: the data op with the most operations.
     pub fn main_op(&self) -> Option<&OpLatency> {
-        self.latency
-            .iter()
-            .filter(|l| l.op.is_data())
-            .max_by_key(|l| l.count)
+        self.latency.iter().filter(|l| l.op.is_data()).max_by_key(|l| l.count)
     }
 }

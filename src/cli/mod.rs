@@ -52,11 +52,7 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                ExitCode::BadInput as i32
-            } else {
-                0
-            };
+            let code = if e.use_stderr() { ExitCode::BadInput as i32 } else { 0 };
             let _ = e.print();
             return code;
         }

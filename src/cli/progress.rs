@@ -16,12 +16,7 @@ pub struct Bar {
 impl Bar {
     /// A bar for `total_tests` tests of `repeat` repetitions.
     pub fn new(total_tests: usize, repeat: u32) -> Bar {
-        Bar {
-            bar: Mutex::new(None),
-            total_tests,
-            repeat,
-            test_pos: Mutex::new((String::new(), 0)),
-        }
+        Bar { bar: Mutex::new(None), total_tests, repeat, test_pos: Mutex::new((String::new(), 0)) }
     }
 }
 

@@ -77,10 +77,7 @@ fn parse_scale(s: &str) -> Result<Scale, String> {
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: everything is validated before any I/O.
     let mem = MemInfo::read().context("reading /proc/meminfo")?;
-    let ctx = ResolveCtx {
-        scale: a.scale,
-        free_memory: mem.free_memory(),
-    };
+    let ctx = ResolveCtx { scale: a.scale, free_memory: mem.free_memory() };
     let source = match &a.workload {
         Some(p) => SuiteSource::File(p.clone()),
         None => SuiteSource::Embedded(a.suite.clone()),
@@ -89,37 +86,21 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     check_dir(&a.dir)?;
 
     // Stage 2: run.
-    let opts = EngineOptions {
-        repeat: a.repeat,
-        compress_percent: a.compress_percent,
-        seed: a.seed,
-    };
+    let opts =
+        EngineOptions { repeat: a.repeat, compress_percent: a.compress_percent, seed: a.seed };
     let target = Target::dir(&a.dir);
     let bar = Bar::new(suite.tests.len(), a.repeat);
-    let report = engine::run_suite(
-        &suite,
-        &target,
-        &opts,
-        &bar,
-        &a.scale.to_string(),
-        &mut |_| {},
-    )
-    .with_context(|| format!("running in {}", a.dir.display()))?;
+    let report = engine::run_suite(&suite, &target, &opts, &bar, &a.scale.to_string(), &mut |_| {})
+        .with_context(|| format!("running in {}", a.dir.display()))?;
 
     // Stage 3: output.
     let bytes = exporter(a.format).serialize(&report)?;
-    std::io::stdout()
-        .write_all(&bytes)
-        .context("writing to stdout")?;
+    std::io::stdout().write_all(&bytes).context("writing to stdout")?;
 
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
     }
-    if report
-        .tests
-        .iter()
-        .any(|t| matches!(t.status, TestStatus::Failed { .. }))
-    {
+    if report.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })) {
         return Ok(ExitCode::TestFailed);
     }
     Ok(ExitCode::Success)
@@ -135,11 +116,7 @@ fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     if !meta.is_dir() {
         return Err(UserError(format!("--dir {} is not a directory", dir.display())).into());
     }
-    if rustix::fs::access(
-        dir,
-        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-    )
-    .is_err()
+    if rustix::fs::access(dir, rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK).is_err()
     {
         return Err(UserError(format!(
             "--dir {} is not writable by this user; pick a directory you can write to",

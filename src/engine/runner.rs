@@ -30,11 +30,7 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions {
-            repeat: 1,
-            compress_percent: 0,
-            seed: 0x00f5_be4c,
-        }
+        EngineOptions { repeat: 1, compress_percent: 0, seed: 0x00f5_be4c }
     }
 }
 
@@ -96,20 +92,10 @@ pub fn run_suite(
     for (idx, test) in suite.tests.iter().enumerate() {
         if crate::sys::signals::interrupted() {
             report.interrupted = true;
-            report
-                .tests
-                .push(skipped(test, "run interrupted before this test"));
+            report.tests.push(skipped(test, "run interrupted before this test"));
             continue;
         }
-        let r = run_test(
-            test,
-            target,
-            &devices,
-            ws.path(),
-            opts,
-            idx as u64,
-            progress,
-        );
+        let r = run_test(test, target, &devices, ws.path(), opts, idx as u64, progress);
         if r.status == TestStatus::Interrupted {
             report.interrupted = true;
         }
@@ -126,9 +112,7 @@ fn skipped(test: &TestDef, reason: &str) -> TestResult {
         name: test.name.clone(),
         description: test.description.clone(),
         threads: test.threads,
-        status: TestStatus::Skipped {
-            reason: reason.into(),
-        },
+        status: TestStatus::Skipped { reason: reason.into() },
         reps: Vec::new(),
         summary: None,
         warnings: Vec::new(),
@@ -168,23 +152,12 @@ pub fn run_test(
     let paths: Vec<PathBuf> = if test.file.shared {
         vec![dir.join(format!("t{}.dat", test.id))]
     } else {
-        (0..test.threads)
-            .map(|k| dir.join(format!("t{}.{k}.dat", test.id)))
-            .collect()
+        (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
     };
     for rep in 0..opts.repeat.max(1) {
         let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
-        let (rep_result, outcome) = run_rep(
-            test,
-            target,
-            devices,
-            &paths,
-            opts,
-            seed,
-            rep,
-            progress,
-            &mut result.warnings,
-        );
+        let (rep_result, outcome) =
+            run_rep(test, target, devices, &paths, opts, seed, rep, progress, &mut result.warnings);
         for p in &paths {
             let _ = std::fs::remove_file(p);
         }
@@ -208,14 +181,8 @@ pub fn run_test(
         TestStatus::Ok => result.reps.len(),
         _ => result.reps.len().saturating_sub(1),
     };
-    let mibs: Vec<f64> = result.reps[..complete]
-        .iter()
-        .map(|r| r.mib_per_s)
-        .collect();
-    let opss: Vec<f64> = result.reps[..complete]
-        .iter()
-        .map(|r| r.ops_per_s)
-        .collect();
+    let mibs: Vec<f64> = result.reps[..complete].iter().map(|r| r.mib_per_s).collect();
+    let opss: Vec<f64> = result.reps[..complete].iter().map(|r| r.ops_per_s).collect();
     result.summary = summary::summarize(&mibs, &opss);
     if let Some(s) = &result.summary {
         if s.n >= 2 && s.cv > NOISY_CV {
@@ -254,13 +221,7 @@ fn run_rep(
     }
     if test.file.prefill {
         progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
-        let r = prefill(
-            paths,
-            test.file.size_bytes,
-            opts.compress_percent,
-            seed,
-            progress,
-        );
+        let r = prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress);
         progress.phase_end();
         match r {
             Ok(true) => {}
@@ -342,12 +303,7 @@ fn establish_cache(req: CacheReq, paths: &[PathBuf], target: &Target<'_>) -> Cac
         CacheReq::Cached => exists && resident >= CACHED_MIN,
         CacheReq::Uncached => resident <= UNCACHED_MAX,
     };
-    CacheCheck {
-        required: req,
-        resident_fraction: resident,
-        method,
-        met,
-    }
+    CacheCheck { required: req, resident_fraction: resident, method, met }
 }
 
 /// Size-weighted resident fraction of several files.
@@ -431,10 +387,7 @@ fn run_phase(
     let n = test.threads as usize;
     let barrier = Barrier::new(n);
     let phase_stop = AtomicBool::new(false);
-    let stop = StopFlags {
-        phase: &phase_stop,
-        signal: crate::sys::signals::flag(),
-    };
+    let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
     let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
     let size = test.file.size_bytes;
     let plans: Vec<WorkerPlan<'_>> = (0..n)
@@ -442,11 +395,7 @@ fn run_phase(
             let (path, region_start, region_len) = if test.file.shared {
                 let per = size / n as u64;
                 // The last thread takes the remainder.
-                let len = if k == n - 1 {
-                    size - per * k as u64
-                } else {
-                    per
-                };
+                let len = if k == n - 1 { size - per * k as u64 } else { per };
                 (&paths[0], per * k as u64, len)
             } else {
                 (&paths[k], 0, size)
@@ -482,10 +431,7 @@ fn run_phase(
             std::thread::sleep(Duration::from_millis(50));
             progress.phase_progress(counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum());
         }
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread panicked"))
-            .collect()
+        handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     });
     let mut hist = OpHistograms::default();
     for o in &outs {
@@ -502,11 +448,7 @@ fn phase_result(
     cache: CacheCheck,
     device: Option<DeviceDelta>,
 ) -> PhaseResult {
-    let start = outs
-        .iter()
-        .map(|o| o.start)
-        .min()
-        .unwrap_or_else(Instant::now);
+    let start = outs.iter().map(|o| o.start).min().unwrap_or_else(Instant::now);
     let end = outs.iter().map(|o| o.end).max().unwrap_or(start);
     PhaseResult {
         name: phase.name.clone(),

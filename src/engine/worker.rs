@@ -94,8 +94,7 @@ pub struct StopFlags<'a> {
 
 fn open_flags(o: &OpenFlags, writes: bool) -> OpenOptions {
     let mut oo = OpenOptions::new();
-    oo.read(true)
-        .write(writes || o.create || o.trunc || o.append);
+    oo.read(true).write(writes || o.create || o.trunc || o.append);
     oo.create(o.create).truncate(o.trunc).append(o.append);
     let mut custom = 0;
     if o.dsync {
@@ -121,13 +120,7 @@ pub fn run<E: IoEngine>(
 ) -> WorkerOutput {
     let phase = plan.phase;
     let writes = phase.pattern.iter().any(|o| o.kind == OpKind::Write);
-    let max_size = phase
-        .pattern
-        .iter()
-        .map(|o| o.size.max())
-        .max()
-        .unwrap_or(0)
-        .max(1) as usize;
+    let max_size = phase.pattern.iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
     let mut rbuf = AlignedBuf::new(max_size);
     let mut pool = WritePool::new(max_size, plan.compress_percent, plan.seed);
     let mut rng = fastrand::Rng::with_seed(plan.seed);
@@ -178,8 +171,10 @@ pub fn run<E: IoEngine>(
         _ => None,
     };
     let sync = phase.sync;
-    let mut since_sync_bytes = 0u64;
-    let mut since_sync_ops = 0u64;
+    // Next marks (cumulative bytes / writes) at which the periodic sync is due.
+    let mut sync_at_bytes = sync.every_bytes.unwrap_or(u64::MAX);
+    let mut sync_at_ops = sync.every_ops.unwrap_or(u64::MAX);
+    let mut writes = 0u64;
     let mut seq_pos = 0u64;
     let mut passes = 0u32;
     let mut last_off = 0u64;
@@ -248,8 +243,7 @@ pub fn run<E: IoEngine>(
                     out_bytes_read += n;
                 } else {
                     out_bytes_written += n;
-                    since_sync_bytes += n;
-                    since_sync_ops += 1;
+                    writes += 1;
                 }
                 progress.store(out_bytes_read + out_bytes_written, Ordering::Relaxed);
                 if op.offset == OffsetMode::Sequential {
@@ -259,23 +253,27 @@ pub fn run<E: IoEngine>(
                         passes += 1;
                     }
                 }
-                if op.kind == OpKind::Write {
-                    let due = sync.every_bytes.is_some_and(|b| since_sync_bytes >= b)
-                        || sync.every_ops.is_some_and(|k| since_sync_ops >= k);
-                    if due {
-                        if let Some(call) = sync.call {
-                            if let Err(e) = do_sync(engine, fd, call) {
-                                error = Some(sync_error(call, e));
-                                break 'run;
-                            }
-                            let t1 = Instant::now();
-                            let d = (t1 - t0).as_nanos() as u64;
-                            hist.record(call.kind(), d);
-                            sync_nanos += d;
-                            t0 = t1;
+                if op.kind == OpKind::Write
+                    && (out_bytes_written >= sync_at_bytes || writes >= sync_at_ops)
+                {
+                    if let Some(call) = sync.call {
+                        if let Err(e) = do_sync(engine, fd, call) {
+                            error = Some(sync_error(call, e));
+                            break 'run;
                         }
-                        since_sync_bytes = 0;
-                        since_sync_ops = 0;
+                        let t1 = Instant::now();
+                        let d = (t1 - t0).as_nanos() as u64;
+                        hist.record(call.kind(), d);
+                        sync_nanos += d;
+                        t0 = t1;
+                    }
+                    while sync_at_bytes <= out_bytes_written {
+                        sync_at_bytes =
+                            sync_at_bytes.saturating_add(sync.every_bytes.unwrap_or(u64::MAX));
+                    }
+                    while sync_at_ops <= writes {
+                        sync_at_ops =
+                            sync_at_ops.saturating_add(sync.every_ops.unwrap_or(u64::MAX));
                     }
                 }
                 let done = match phase.amount {
@@ -289,11 +287,8 @@ pub fn run<E: IoEngine>(
                 }
             }
             OpKind::Fsync | OpKind::Fdatasync => {
-                let call = if op.kind == OpKind::Fsync {
-                    SyncCall::Fsync
-                } else {
-                    SyncCall::Fdatasync
-                };
+                let call =
+                    if op.kind == OpKind::Fsync { SyncCall::Fsync } else { SyncCall::Fdatasync };
                 if let Err(e) = do_sync(engine, fd, call) {
                     error = Some(sync_error(call, e));
                     break 'run;
@@ -304,8 +299,6 @@ pub fn run<E: IoEngine>(
                 sync_nanos += d;
                 t0 = t1;
                 ops += 1;
-                since_sync_bytes = 0;
-                since_sync_ops = 0;
                 let done = match phase.amount {
                     Amount::Ops(k) => ops >= k,
                     Amount::Seconds(_) => deadline.is_some_and(|d| t1 >= d),

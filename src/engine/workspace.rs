@@ -18,7 +18,7 @@ impl Workspace {
         })?;
         if !meta.is_dir() {
             return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
+                io::ErrorKind::InvalidInput,
                 format!("{} is not a directory", parent.display()),
             ));
         }
@@ -30,17 +30,12 @@ impl Workspace {
                 Err(e) => {
                     return Err(io::Error::new(
                         e.kind(),
-                        format!(
-                            "cannot create a test directory in {}: {e}",
-                            parent.display()
-                        ),
+                        format!("cannot create a test directory in {}: {e}", parent.display()),
                     ))
                 }
             }
         }
-        Err(io::Error::other(
-            "could not find a free test directory name",
-        ))
+        Err(io::Error::other("could not find a free test directory name"))
     }
 
     /// The directory.
@@ -53,10 +48,7 @@ impl Drop for Workspace {
     fn drop(&mut self) {
         if let Err(e) = std::fs::remove_dir_all(&self.path) {
             if e.kind() != io::ErrorKind::NotFound {
-                eprintln!(
-                    "fsbench: warning: could not remove {}: {e}",
-                    self.path.display()
-                );
+                eprintln!("fsbench: warning: could not remove {}: {e}", self.path.display());
             }
         }
     }

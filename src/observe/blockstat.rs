@@ -29,10 +29,7 @@ pub struct BlockStat {
 impl BlockStat {
     /// Parse the one-line stat file.
     pub fn parse(text: &str) -> Option<BlockStat> {
-        let v: Vec<u64> = text
-            .split_whitespace()
-            .map(|x| x.parse().ok())
-            .collect::<Option<_>>()?;
+        let v: Vec<u64> = text.split_whitespace().map(|x| x.parse().ok()).collect::<Option<_>>()?;
         if v.len() < 11 {
             return None;
         }
@@ -62,10 +59,7 @@ impl Snapshot {
     /// Read all `devices` now (unreadable ones are skipped).
     pub fn take(devices: &[String]) -> Snapshot {
         Snapshot(
-            devices
-                .iter()
-                .filter_map(|d| BlockStat::read(d).map(|s| (d.clone(), s)))
-                .collect(),
+            devices.iter().filter_map(|d| BlockStat::read(d).map(|s| (d.clone(), s))).collect(),
         )
     }
 

@@ -40,10 +40,7 @@ pub fn parse(text: &str) -> Vec<Mount> {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
+    s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
 }
 
 /// The mount that holds `dir`: the last mount whose device matches and whose target is a prefix.

@@ -56,19 +56,15 @@ impl Exporter for CsvExporter {
             let s = t.summary.as_ref();
             let r = t.median_rep();
             let main = r.and_then(|r| r.main_op());
-            let sync = r.and_then(|r| {
-                r.latency_of(OpKind::Fsync)
-                    .or(r.latency_of(OpKind::Fdatasync))
-            });
+            let sync =
+                r.and_then(|r| r.latency_of(OpKind::Fsync).or(r.latency_of(OpKind::Fdatasync)));
             let first_timed = r.and_then(|r| r.phases.iter().find(|p| p.timed));
             let dev = r.map(|r| {
                 r.phases
                     .iter()
                     .filter(|p| p.timed)
                     .filter_map(|p| p.device.as_ref())
-                    .fold((0u64, 0u64), |(a, b), d| {
-                        (a + d.read_bytes, b + d.write_bytes)
-                    })
+                    .fold((0u64, 0u64), |(a, b), d| (a + d.read_bytes, b + d.write_bytes))
             });
             let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
             let row: Vec<String> = vec![
@@ -101,9 +97,7 @@ impl Exporter for CsvExporter {
                     .map(|p| format!("{:?}", p.cache.required).to_lowercase())
                     .unwrap_or_default(),
                 opt(first_timed.map(|p| p.cache.resident_fraction)),
-                first_timed
-                    .map(|p| p.cache.met.to_string())
-                    .unwrap_or_default(),
+                first_timed.map(|p| p.cache.met.to_string()).unwrap_or_default(),
                 opt(r.map(|r| r.wall_nanos as f64 / 1e9)),
                 r.map(|r| r.bytes.to_string()).unwrap_or_default(),
                 dev.map(|d| d.0.to_string()).unwrap_or_default(),

@@ -20,9 +20,7 @@ impl Exporter for TableExporter {
 pub fn render(report: &RunReport) -> String {
     let multi = report.repeat > 1;
     let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     let mut header = vec!["test", "name", "MiB/s"];
     if multi {
         header.extend(["CV", "95% CI"]);
@@ -47,11 +45,7 @@ pub fn render(report: &RunReport) -> String {
         let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         match (&t.status, r) {
             (TestStatus::Ok, Some(r)) | (TestStatus::Interrupted, Some(r)) => {
-                let mark = if t.status == TestStatus::Interrupted {
-                    " (partial)"
-                } else {
-                    ""
-                };
+                let mark = if t.status == TestStatus::Interrupted { " (partial)" } else { "" };
                 let mib = t
                     .summary
                     .as_ref()
@@ -61,9 +55,7 @@ pub fn render(report: &RunReport) -> String {
                 row.push(num(format!("{}{mark}", sig3(mib))));
                 if multi {
                     let s = t.summary.as_ref();
-                    row.push(num(s
-                        .map(|s| format!("{:.1}%", s.cv * 100.0))
-                        .unwrap_or_default()));
+                    row.push(num(s.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_default()));
                     row.push(num(s
                         .and_then(|s| Some(format!("{}–{}", sig3(s.ci95_low?), sig3(s.ci95_high?))))
                         .unwrap_or_default()));
@@ -84,9 +76,7 @@ pub fn render(report: &RunReport) -> String {
                     }
                     None => row.extend((0..5).map(|_| Cell::new(""))),
                 }
-                let sync = r
-                    .latency_of(OpKind::Fsync)
-                    .or(r.latency_of(OpKind::Fdatasync));
+                let sync = r.latency_of(OpKind::Fsync).or(r.latency_of(OpKind::Fdatasync));
                 row.push(num(sync
                     .map(|s| format!("{} ×{}", nanos(s.p99_nanos), s.count))
                     .unwrap_or_else(|| "-".into())));
@@ -120,11 +110,7 @@ pub fn render(report: &RunReport) -> String {
         "fsbench {} on {} ({}{}), suite {}, scale {}, {} repetition{}\n",
         report.fsbench_version,
         report.target.label,
-        if report.target.fs_type.is_empty() {
-            "unknown fs"
-        } else {
-            &report.target.fs_type
-        },
+        if report.target.fs_type.is_empty() { "unknown fs" } else { &report.target.fs_type },
         if report.target.devices.is_empty() {
             String::new()
         } else {
@@ -164,9 +150,5 @@ fn residency_cell(r: &crate::result::RepResult) -> String {
         CacheReq::Uncached => "uncached ",
         CacheReq::Any => "",
     };
-    format!(
-        "{word}{:.0}%{}",
-        c.resident_fraction * 100.0,
-        if c.met { "" } else { " ✗" }
-    )
+    format!("{word}{:.0}%{}", c.resident_fraction * 100.0, if c.met { "" } else { " ✗" })
 }

@@ -82,9 +82,7 @@ pub fn encode(h: &Histogram<u64>) -> String {
 /// Decode what [`encode`] produced.
 pub fn decode(b64: &str) -> Option<Histogram<u64>> {
     let bytes = base64_decode(b64)?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut &bytes[..])
-        .ok()
+    hdrhistogram::serialization::Deserializer::new().deserialize(&mut &bytes[..]).ok()
 }
 
 fn base64_encode(data: &[u8]) -> String {

@@ -94,10 +94,7 @@ mod tests {
         f.write_all(&vec![7u8; 4 << 20]).unwrap();
         drop(f);
         let before = resident_fraction(&p).unwrap();
-        assert!(
-            before > 0.9,
-            "freshly written file should be cached, got {before}"
-        );
+        assert!(before > 0.9, "freshly written file should be cached, got {before}");
         evict_file(&p).unwrap();
         let after = resident_fraction(&p).unwrap();
         // tmpfs cannot evict; /var/tmp here is a disk filesystem.
@@ -111,9 +108,7 @@ mod tests {
     }
 
     fn is_tmpfs(p: &Path) -> bool {
-        rustix::fs::statfs(p)
-            .map(|s| s.f_type as i64 == 0x0102_1994)
-            .unwrap_or(false)
+        rustix::fs::statfs(p).map(|s| s.f_type == 0x0102_1994).unwrap_or(false)
     }
 
     #[test]

@@ -41,10 +41,7 @@ fn fmt_stderr(stderr: &str) -> String {
 }
 
 fn indent(s: &str) -> String {
-    s.lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
 /// Builder for an external command whose stderr ends up in the error.
@@ -57,11 +54,7 @@ pub struct Cmd {
 impl Cmd {
     /// A command running `program` (looked up in `PATH`, plus `/sbin` and `/usr/sbin`).
     pub fn new(program: impl Into<String>) -> Self {
-        Cmd {
-            program: program.into(),
-            args: Vec::new(),
-            hint: None,
-        }
+        Cmd { program: program.into(), args: Vec::new(), hint: None }
     }
 
     /// Append one argument.
@@ -147,9 +140,7 @@ fn search_path() -> String {
 
 /// Whether `program` can be found in the search path.
 pub fn have_program(program: &str) -> bool {
-    search_path()
-        .split(':')
-        .any(|d| std::path::Path::new(d).join(program).is_file())
+    search_path().split(':').any(|d| std::path::Path::new(d).join(program).is_file())
 }
 
 #[cfg(test)]
@@ -158,10 +149,7 @@ mod tests {
 
     #[test]
     fn failure_keeps_stderr() {
-        let err = Cmd::new("sh")
-            .args(["-c", "echo boom >&2; exit 3"])
-            .run()
-            .unwrap_err();
+        let err = Cmd::new("sh").args(["-c", "echo boom >&2; exit 3"]).run().unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("boom"), "{msg}");
         assert!(msg.contains("sh -c"), "{msg}");
@@ -169,10 +157,7 @@ mod tests {
 
     #[test]
     fn missing_program_gives_hint() {
-        let err = Cmd::new("fsbench-no-such-program")
-            .hint("install foo")
-            .run()
-            .unwrap_err();
+        let err = Cmd::new("fsbench-no-such-program").hint("install foo").run().unwrap_err();
         assert!(err.to_string().contains("install foo"));
     }
 

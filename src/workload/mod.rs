@@ -102,24 +102,13 @@ impl Suite {
         if ids.is_empty() {
             return Ok(self);
         }
-        let missing: Vec<&String> = ids
-            .iter()
-            .filter(|id| !self.tests.iter().any(|t| &t.id == *id))
-            .collect();
+        let missing: Vec<&String> =
+            ids.iter().filter(|id| !self.tests.iter().any(|t| &t.id == *id)).collect();
         if !missing.is_empty() {
             return Err(WorkloadError::UnknownTest {
                 suite: self.name.clone(),
-                missing: missing
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                known: self
-                    .tests
-                    .iter()
-                    .map(|t| t.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                missing: missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                known: self.tests.iter().map(|t| t.id.as_str()).collect::<Vec<_>>().join(", "),
             });
         }
         self.tests.retain(|t| ids.contains(&t.id));

@@ -241,9 +241,10 @@ impl SyncCall {
 /// When a phase syncs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SyncPolicy {
-    /// Sync after this many bytes written since the last sync.
+    /// Sync each time the bytes this thread has written reach the next multiple of this (so "every
+    /// 10 MB" of a 50 MB file is five syncs, at the 10, 20, 30, 40 and 50 MB marks).
     pub every_bytes: Option<u64>,
-    /// Sync after this many writes since the last sync.
+    /// Sync each time this thread's write count reaches the next multiple of this.
     pub every_ops: Option<u64>,
     /// The periodic call.
     pub call: Option<SyncCall>,
@@ -254,11 +255,7 @@ pub struct SyncPolicy {
 impl TestDef {
     /// Bytes a test's files occupy (for sizing a testbed).
     pub fn footprint_bytes(&self) -> u64 {
-        let files = if self.file.shared {
-            1
-        } else {
-            self.threads as u64
-        };
+        let files = if self.file.shared { 1 } else { self.threads as u64 };
         self.file.size_bytes * files
     }
 }

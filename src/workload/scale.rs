@@ -3,8 +3,9 @@
 //! Operation sizes, alignments, thread counts and op counts never scale: a quick run does the
 //! same *kind* of I/O as the paper, on less data. File sizes and amounts are not reduced below
 //! 4 MiB (so test 10's "1 MB worth of 2K O_DSYNC writes" keeps its 512 operations and test 2 keeps
-//! 32 O_DSYNC writes); sync intervals (`sync.every_bytes`) scale without that floor so a test
-//! keeps its number of syncs. Scaled sizes are rounded up to a multiple of 64 KiB.
+//! 32 O_DSYNC writes); scaled sizes are rounded up to a multiple of 64 KiB. Sync intervals
+//! (`sync.every_bytes`) keep their ratio to the test's file, so a test keeps its number of syncs
+//! (test 3 always issues five fsyncs).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,11 +39,6 @@ impl Scale {
     /// Apply to a file size or amount (with the 4 MiB floor).
     pub fn apply(self, bytes: u64) -> u64 {
         self.apply_with_floor(bytes, true)
-    }
-
-    /// Apply to a sync interval (no floor, so the number of syncs per file is kept).
-    pub fn apply_interval(self, bytes: u64) -> u64 {
-        self.apply_with_floor(bytes, false)
     }
 
     fn apply_with_floor(self, bytes: u64, floor: bool) -> u64 {
@@ -89,9 +85,7 @@ impl FromStr for Scale {
                 if v.is_finite() && v > 0.0 && v <= 64.0 {
                     Ok(Scale::Factor(v))
                 } else {
-                    Err(format!(
-                        "scale `{s}` must be a factor in (0, 64], e.g. 0.25 or 1/8"
-                    ))
+                    Err(format!("scale `{s}` must be a factor in (0, 64], e.g. 0.25 or 1/8"))
                 }
             }
         }
@@ -123,11 +117,6 @@ mod tests {
         assert_eq!(q.apply(1 << 30), 128 << 20);
         assert_eq!(q.apply(10 << 20), 4 << 20, "4 MiB is the floor");
         assert_eq!(q.apply(1 << 20), 1 << 20, "below the floor: unchanged");
-        assert_eq!(
-            q.apply_interval(10 << 20),
-            1280 << 10,
-            "intervals keep their ratio"
-        );
         assert_eq!(Scale::Paper.apply(12345), 12345);
         assert_eq!(Scale::Factor(2.0).apply(1 << 20), 2 << 20);
         assert_eq!(q.apply(5 << 20) % (64 << 10), 0);

@@ -17,12 +17,8 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 
 /// Format bytes the way the inputs are written: `128M`, `8K`, `1.5G`, `1000`.
 pub fn fmt_bytes(b: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
-        ("T", 1 << 40),
-        ("G", 1 << 30),
-        ("M", 1 << 20),
-        ("K", 1 << 10),
-    ];
+    const UNITS: [(&str, u64); 4] =
+        [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
     for (u, n) in UNITS {
         if b >= n {
             if b % n == 0 {

@@ -206,12 +206,7 @@ pub fn parse(text: &str, origin: &str) -> Result<SuiteSpec, crate::workload::Wor
 fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let before = &text[..pos.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
     (line, col)
 }
 
@@ -224,16 +219,11 @@ mod tests {
         let text =
             "[[test]]\nid = \"1\"\nname = \"x\"\nfile = { size = \"1M\" }\nthreads = \"two\"\n";
         match parse(text, "w.toml") {
-            Err(crate::workload::WorkloadError::Parse {
-                line,
-                col,
-                message,
-                origin,
-            }) => {
+            Err(crate::workload::WorkloadError::Parse { line, col, message, origin }) => {
                 assert_eq!(origin, "w.toml");
                 assert_eq!(line, 5, "{message}");
                 assert_eq!(col, 11);
-                assert!(message.contains("integer"), "{message}");
+                assert!(message.contains("expected u32"), "{message}");
             }
             other => panic!("expected parse error, got {other:?}"),
         }

@@ -61,34 +61,20 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
     let mut tests = Vec::with_capacity(spec.tests.len());
     for t in &spec.tests {
         if !seen.insert(t.id.as_str()) {
-            return Err(Loc {
-                origin,
-                test: &t.id,
-                phase: None,
-                entry: None,
-            }
-            .err("duplicate test id; give every [[test]] its own id"));
+            return Err(Loc { origin, test: &t.id, phase: None, entry: None }
+                .err("duplicate test id; give every [[test]] its own id"));
         }
         tests.push(resolve_test(t, origin, ctx)?);
     }
     Ok(Suite {
-        name: spec
-            .suite
-            .name
-            .clone()
-            .unwrap_or_else(|| origin.to_string()),
+        name: spec.suite.name.clone().unwrap_or_else(|| origin.to_string()),
         description: spec.suite.description.clone().unwrap_or_default(),
         tests,
     })
 }
 
 fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef, WorkloadError> {
-    let loc = Loc {
-        origin,
-        test: &t.id,
-        phase: None,
-        entry: None,
-    };
+    let loc = Loc { origin, test: &t.id, phase: None, entry: None };
     if t.id.trim().is_empty() || t.id.contains(',') {
         return Err(loc.err("id must be non-empty and contain no comma"));
     }
@@ -96,20 +82,14 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         return Err(loc.err("threads = 0: a test needs at least one thread"));
     }
     if t.threads > MAX_THREADS {
-        return Err(loc.err(format!(
-            "threads = {} is more than {MAX_THREADS}",
-            t.threads
-        )));
+        return Err(loc.err(format!("threads = {} is more than {MAX_THREADS}", t.threads)));
     }
-    let size_bytes = ctx.scale.apply(t.file.size.resolve(ctx.free_memory));
+    let raw_size = t.file.size.resolve(ctx.free_memory);
+    let size_bytes = ctx.scale.apply(raw_size);
     if size_bytes == 0 {
         return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
     }
-    let file = FileDef {
-        size_bytes,
-        shared: t.file.shared,
-        prefill: t.file.prefill,
-    };
+    let file = FileDef { size_bytes, shared: t.file.shared, prefill: t.file.prefill };
     if t.phases.is_empty() {
         return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
     }
@@ -117,13 +97,9 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     // Whether the file holds data before each phase: prefilled, or written by an earlier phase.
     let mut has_data = file.prefill;
     for p in &t.phases {
-        let ploc = Loc {
-            origin,
-            test: &t.id,
-            phase: Some(&p.name),
-            entry: None,
-        };
-        let phase = resolve_phase(p, &file, t.threads, ctx, &ploc, origin, &t.id)?;
+        let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
+        let sizes = (raw_size, size_bytes);
+        let phase = resolve_phase(p, &file, t.threads, ctx, sizes, &ploc, origin, &t.id)?;
         let reads = phase.pattern.iter().any(|o| o.kind == OpKind::Read);
         if reads && !has_data && !phase.open.trunc {
             return Err(ploc.err(
@@ -148,11 +124,13 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn resolve_phase(
     p: &PhaseSpec,
     file: &FileDef,
     threads: u32,
     ctx: &ResolveCtx,
+    (raw_file, scaled_file): (u64, u64),
     loc: &Loc<'_>,
     origin: &str,
     test: &str,
@@ -166,12 +144,7 @@ fn resolve_phase(
     let mut pattern = Vec::new();
     let mut prev: Option<OpDef> = None;
     for (i, o) in p.pattern.iter().enumerate() {
-        let eloc = Loc {
-            origin,
-            test,
-            phase: Some(&p.name),
-            entry: Some(i),
-        };
+        let eloc = Loc { origin, test, phase: Some(&p.name), entry: Some(i) };
         let op = resolve_op(o, prev.as_ref(), file, &open, &eloc)?;
         let repeat = o.repeat.unwrap_or(1);
         if repeat == 0 {
@@ -184,16 +157,10 @@ fn resolve_phase(
             prev = Some(op);
         }
     }
-    let sequential = pattern
-        .iter()
-        .any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
+    let sequential = pattern.iter().any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
     let amount = resolve_amount(&p.amount, ctx, sequential).map_err(|m| loc.err(m))?;
     if let Amount::Passes(_) = amount {
-        let region = if file.shared {
-            file.size_bytes / threads as u64
-        } else {
-            file.size_bytes
-        };
+        let region = if file.shared { file.size_bytes / threads as u64 } else { file.size_bytes };
         if region == 0 {
             return Err(loc.err(format!(
                 "the file ({}) split over {threads} threads leaves no bytes per thread",
@@ -201,7 +168,12 @@ fn resolve_phase(
             )));
         }
     }
-    let sync = resolve_sync(&p.sync, ctx).map_err(|m| loc.err(m))?;
+    if matches!(amount, Amount::Bytes(_) | Amount::Passes(_))
+        && !pattern.iter().any(|o| o.kind.is_data())
+    {
+        return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
+    }
+    let sync = resolve_sync(&p.sync, ctx, raw_file, scaled_file).map_err(|m| loc.err(m))?;
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
@@ -246,9 +218,9 @@ fn resolve_op(
         "fsync" => OpKind::Fsync,
         "fdatasync" => OpKind::Fdatasync,
         other => {
-            return Err(loc.err(format!(
-                "unknown op `{other}`; known: read, write, fsync, fdatasync"
-            )))
+            return Err(
+                loc.err(format!("unknown op `{other}`; known: read, write, fsync, fdatasync"))
+            )
         }
     };
     if !kind.is_data() {
@@ -334,24 +306,14 @@ fn resolve_op(
             )));
         }
     }
-    Ok(OpDef {
-        kind,
-        size,
-        offset,
-        align,
-    })
+    Ok(OpDef { kind, size, offset, align })
 }
 
 fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<Amount, String> {
-    let given = [
-        a.bytes.is_some(),
-        a.ops.is_some(),
-        a.seconds.is_some(),
-        a.passes.is_some(),
-    ]
-    .iter()
-    .filter(|x| **x)
-    .count();
+    let given = [a.bytes.is_some(), a.ops.is_some(), a.seconds.is_some(), a.passes.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count();
     if given != 1 {
         return Err("amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }".into());
     }
@@ -370,9 +332,7 @@ fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<
     }
     if let Some(s) = a.seconds {
         if !(s.is_finite() && s > 0.0) {
-            return Err(format!(
-                "amount.seconds = {s}: use a positive number of seconds"
-            ));
+            return Err(format!("amount.seconds = {s}: use a positive number of seconds"));
         }
         return Ok(Amount::Seconds(s));
     }
@@ -395,10 +355,22 @@ fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
     }
 }
 
-fn resolve_sync(s: &SyncSpec, ctx: &ResolveCtx) -> Result<SyncPolicy, String> {
+/// Sync intervals scale with the test's file (`scaled_file / raw_file`), not with `--scale`
+/// directly, so the 4 MiB floor on files cannot change how many syncs a test issues.
+fn resolve_sync(
+    s: &SyncSpec,
+    ctx: &ResolveCtx,
+    raw_file: u64,
+    scaled_file: u64,
+) -> Result<SyncPolicy, String> {
     let every_bytes = match s.every_bytes {
         Some(b) => {
-            let b = ctx.scale.apply_interval(b.resolve(ctx.free_memory));
+            let raw = b.resolve(ctx.free_memory) as u128;
+            let b = if raw_file == 0 {
+                raw as u64
+            } else {
+                (raw * scaled_file as u128 / raw_file as u128) as u64
+            };
             if b == 0 {
                 return Err("sync.every_bytes = 0: use a positive size such as \"10M\"".into());
             }
@@ -417,17 +389,12 @@ fn resolve_sync(s: &SyncSpec, ctx: &ResolveCtx) -> Result<SyncPolicy, String> {
     };
     if periodic && call.is_none() {
         return Err(
-            "sync.call = \"none\" with every_bytes/every_ops: pick fsync or fdatasync".into(),
+            "sync.call = \"none\" with every_bytes/every_ops: pick fsync or fdatasync".into()
         );
     }
     let at_end = match &s.at_end {
         Some(c) => parse_call(c, "sync.at_end")?,
         None => None,
     };
-    Ok(SyncPolicy {
-        every_bytes,
-        every_ops: s.every_ops,
-        call,
-        at_end,
-    })
+    Ok(SyncPolicy { every_bytes, every_ops: s.every_ops, call, at_end })
 }

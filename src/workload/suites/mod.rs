@@ -35,20 +35,14 @@ mod tests {
     use crate::workload::{model::*, ResolveCtx, Scale, SuiteSource};
 
     fn unit14(scale: Scale) -> Suite {
-        let ctx = ResolveCtx {
-            scale,
-            free_memory: 8 << 30,
-        };
+        let ctx = ResolveCtx { scale, free_memory: 8 << 30 };
         crate::workload::load(&SuiteSource::Embedded("unit14".into()), &ctx).unwrap()
     }
 
     #[test]
     fn every_embedded_suite_resolves() {
         for s in SUITES {
-            let ctx = ResolveCtx {
-                scale: Scale::Quick,
-                free_memory: 1 << 30,
-            };
+            let ctx = ResolveCtx { scale: Scale::Quick, free_memory: 1 << 30 };
             crate::workload::load(&SuiteSource::Embedded(s.name.into()), &ctx)
                 .unwrap_or_else(|e| panic!("{}: {e}", s.name));
         }
@@ -107,11 +101,7 @@ mod tests {
         assert_eq!(t11.phases[0].cache, CacheReq::Uncached);
 
         let t12 = t("12");
-        let kinds: Vec<_> = t12.phases[0]
-            .pattern
-            .iter()
-            .map(|o| (o.kind, o.offset))
-            .collect();
+        let kinds: Vec<_> = t12.phases[0].pattern.iter().map(|o| (o.kind, o.offset)).collect();
         assert_eq!(
             kinds,
             vec![
@@ -139,10 +129,6 @@ mod tests {
         assert_eq!(t4.file.size_bytes, 128 << 20);
         assert_eq!(t4.phases[0].pattern[0].size, SizeDist::Fixed(32 << 10));
         let t10 = s.tests.iter().find(|t| t.id == "10").unwrap();
-        assert_eq!(
-            t10.phases[0].amount,
-            Amount::Bytes(1 << 20),
-            "small amounts kept"
-        );
+        assert_eq!(t10.phases[0].amount, Amount::Bytes(1 << 20), "small amounts kept");
     }
 }

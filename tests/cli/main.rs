@@ -1,0 +1,9 @@
+//! Integration tests that drive the real `fsbench` binary. One module per feature area; every
+//! test gets its own directory from [`util::TestDir`].
+
+mod bad_input;
+mod fsruns;
+mod run;
+mod signals;
+mod suite;
+mod util;

@@ -1,0 +1,308 @@
+//! `fsbench run`: each unit14 test does what its definition says, checked from the JSON result
+//! and, op by op, from the system calls themselves (strace).
+
+use crate::util::*;
+use std::process::Command;
+
+const M: u64 = 1 << 20;
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+#[test]
+fn unit14_counts_match_definitions() {
+    let d = TestDir::new();
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--scale",
+        "1/32",
+        "--test",
+        "1,2,3,4,7,8,9,10,11,12,14",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.entries().is_empty(), "test files removed: {:?}", d.entries());
+
+    let rep = |id: &str| test_by_id(&v, id)["reps"][0].clone();
+
+    // 1: 128M/32 = 4M (the floor) written with 1M writes, no sync.
+    let r = rep("1");
+    assert_eq!(u(&r["bytes"]), 4 * M);
+    assert_eq!(u(&lat(&r, "write").unwrap()["count"]), 4);
+    assert!(lat(&r, "fsync").is_none());
+    assert_eq!(u(&lat(&r, "open").unwrap()["count"]), 1);
+    assert_eq!(u(&lat(&r, "close").unwrap()["count"]), 1);
+
+    // 2: 5M file in 128K O_DSYNC writes (5M is above the 4M floor only by scaling: 4M).
+    let r = rep("2");
+    assert_eq!(u(&r["bytes"]), 4 * M);
+    assert_eq!(u(&lat(&r, "write").unwrap()["count"]), 32);
+
+    // 3: file of 50M/32 rounded to 64K, fsync every 10M/32: five fsyncs, sizes 1K..8K.
+    let r = rep("3");
+    assert_eq!(u(&lat(&r, "fsync").unwrap()["count"]), 5);
+    let w = lat(&r, "write").unwrap();
+    let mean = r["bytes"].as_f64().unwrap() / w["count"].as_f64().unwrap();
+    assert!((3500.0..5700.0).contains(&mean), "mean write size {mean} should be ~4.5K");
+
+    // 4: one sequential pass of 32K reads over the whole (cached) file.
+    let t4 = test_by_id(&v, "4");
+    let r = &t4["reps"][0];
+    let file = 32 * M; // 1G / 32
+    assert_eq!(u(&r["bytes"]), file);
+    assert_eq!(u(&lat(r, "read").unwrap()["count"]), file / (32 << 10));
+    let ph = &r["phases"][0];
+    assert_eq!(ph["cache"]["required"], "cached");
+    assert!(ph["cache"]["resident_fraction"].as_f64().unwrap() > 0.95);
+
+    // 7: rewrite of a cached file, 1K..8K writes, no sync.
+    let r = rep("7");
+    assert_eq!(u(&r["phases"][0]["bytes_written"]), 1000 * M / 32);
+    assert!(lat(&r, "fsync").is_none());
+
+    // 8: write the file once, then read it twice; both phases timed.
+    let r = rep("8");
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    let size = u(&phases[0]["bytes_written"]);
+    assert!(size > 4 * M);
+    assert_eq!(u(&phases[1]["bytes_read"]), 2 * size);
+    assert_eq!(u(&r["bytes"]), 3 * size);
+
+    // 9: 128M/32 = 4M of 8K writes, then exactly one fsync.
+    let r = rep("9");
+    assert_eq!(u(&lat(&r, "write").unwrap()["count"]), 4 * M / 8192);
+    assert_eq!(u(&lat(&r, "fsync").unwrap()["count"]), 1);
+
+    // 10 and 11: 1M of 2K writes per thread (below the floor: not scaled).
+    assert_eq!(u(&lat(&rep("10"), "write").unwrap()["count"]), 512);
+    let t11 = test_by_id(&v, "11");
+    assert_eq!(t11["threads"], 4);
+    assert_eq!(u(&lat(&t11["reps"][0], "write").unwrap()["count"]), 4 * 512);
+
+    // 12: three reads per write, 8K each, 4M in all.
+    let r = rep("12");
+    let reads = u(&lat(&r, "read").unwrap()["count"]);
+    let writes = u(&lat(&r, "write").unwrap()["count"]);
+    assert_eq!(reads, 3 * writes);
+    assert_eq!((reads + writes) * 8192, 4 * M);
+
+    // 14: 4 threads × 4M of 2K preads, cached.
+    let t14 = test_by_id(&v, "14");
+    assert_eq!(u(&lat(&t14["reps"][0], "read").unwrap()["count"]), 4 * 2048);
+    assert!(t14["reps"][0]["cpu_pct_per_thread"].as_f64().unwrap() > 0.0);
+}
+
+/// Parse `strace -f` lines into (syscall, args) tuples.
+fn strace_calls(path: &std::path::Path) -> Vec<(String, Vec<String>, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            // "1234  pread64(5, "..."..., 8192, 1234) = 8192"
+            let l = l.split_once(' ').map(|(_, r)| r.trim_start()).unwrap_or(l);
+            let (name, rest) = l.split_once('(')?;
+            let (args, ret) = rest.rsplit_once(')')?;
+            let ret = ret.trim().strip_prefix('=')?.trim();
+            let args: Vec<String> = args.split(", ").map(|s| s.to_string()).collect();
+            Some((name.to_string(), args, ret.split_whitespace().next().unwrap_or("").to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn test12_pattern_op_by_op() {
+    if !crate::util::have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return;
+    }
+    let d = TestDir::new();
+    let log = d.path().join("strace.log");
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let o = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=pread64,pwrite64,fsync",
+            "-e",
+            "signal=none",
+            "-s",
+            "0",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(bin())
+        .args([
+            "run",
+            "--dir",
+            run_dir.to_str().unwrap(),
+            "--test",
+            "12",
+            "--scale",
+            "1/256",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let calls = strace_calls(&log);
+    // The timed phase is the run of preads/pwrites of 8192 bytes (set-up uses 1M writes and
+    // the cache warm-up uses read(2), not pread).
+    let ops: Vec<_> = calls
+        .iter()
+        .filter(|(n, a, _)| {
+            (n == "pread64" || n == "pwrite64") && a.get(2).map(|s| s.as_str()) == Some("8192")
+        })
+        .collect();
+    assert!(ops.len() >= 400, "expected many 8K ops, got {}", ops.len());
+    for chunk in ops.chunks_exact(4) {
+        let names: Vec<&str> = chunk.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(names, ["pread64", "pread64", "pread64", "pwrite64"]);
+        let off = |i: usize| chunk[i].1[3].parse::<u64>().unwrap();
+        for i in 0..4 {
+            assert_eq!(off(i) % 8192, 0, "8K-aligned offsets");
+        }
+        assert_eq!(off(3), off(2), "the write goes to the last block read");
+    }
+    let distinct: std::collections::HashSet<_> = ops.iter().map(|(_, a, _)| a[3].clone()).collect();
+    assert!(distinct.len() > ops.len() / 4, "offsets are random, not repeated");
+}
+
+#[test]
+fn test3_sizes_and_fsync_points_op_by_op() {
+    if !crate::util::have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return;
+    }
+    let d = TestDir::new();
+    let log = d.path().join("strace.log");
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=pwrite64,fsync", "-e", "signal=none", "-s", "0", "-o"])
+        .arg(&log)
+        .arg(bin())
+        .args([
+            "run",
+            "--dir",
+            run_dir.to_str().unwrap(),
+            "--test",
+            "3",
+            "--scale",
+            "1/8",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let calls = strace_calls(&log);
+    // 50M/8 = 6400K (a multiple of 64K, above the 4M floor); the interval keeps its ratio: 10M/8.
+    let file: u64 = 50 * M / 8;
+    let interval: u64 = 10 * M / 8;
+    let mut written = 0u64;
+    let mut last_size = 0u64;
+    let mut fsyncs = 0u64;
+    let mut expect_off = 0u64;
+    for (name, args, ret) in &calls {
+        match name.as_str() {
+            "pwrite64" => {
+                let size: u64 = args[2].parse().unwrap();
+                let off: u64 = args[3].parse().unwrap();
+                assert_eq!(off, expect_off, "sequential");
+                assert!(
+                    size <= 8192 && (size >= 1024 || off + size == file),
+                    "size {size} in [1K,8K]"
+                );
+                assert_eq!(ret.parse::<u64>().unwrap(), size);
+                expect_off += size;
+                written += size;
+                last_size = size;
+            }
+            "fsync" => {
+                // fsync right after the write that crossed the next 1.25M mark.
+                fsyncs += 1;
+                let mark = fsyncs * interval;
+                assert!(
+                    written >= mark && written - last_size < mark,
+                    "fsync {fsyncs} at {written}, mark {mark}"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(written, file, "file written exactly once");
+    assert_eq!(fsyncs, 5, "fsync every 10M of 50M");
+}
+
+#[test]
+fn repeat_gives_statistics_and_table() {
+    let d = TestDir::new();
+    let o = fsbench(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--test",
+        "14",
+        "--scale",
+        "1/16",
+        "--repeat",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("95% CI") && out.contains("CV"), "{out}");
+    assert!(out.contains("randread-2k-cached-4t"));
+    let (v, _) = run_json(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--test",
+        "14",
+        "--scale",
+        "1/16",
+        "--repeat",
+        "3",
+    ]);
+    let s = &v["tests"][0]["summary"];
+    assert_eq!(s["n"], 3);
+    let (lo, med, hi) =
+        (s["min"].as_f64().unwrap(), s["median"].as_f64().unwrap(), s["max"].as_f64().unwrap());
+    assert!(lo <= med && med <= hi);
+    assert!(s["ci95_low"].as_f64().unwrap() <= s["mean"].as_f64().unwrap());
+    assert_eq!(v["tests"][0]["reps"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn csv_has_one_row_per_test() {
+    let d = TestDir::new();
+    let o = fsbench(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--test",
+        "10,14",
+        "--scale",
+        "1/64",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with("target,test,name,status"));
+    assert!(lines[1].contains(",10,randwrite-2k-dsync,ok,"));
+}
+
+#[test]
+fn short_phase_warns() {
+    let d = TestDir::new();
+    let o =
+        fsbench(&["run", "--dir", d.path().to_str().unwrap(), "--test", "14", "--scale", "1/64"]);
+    assert!(stdout(&o).contains("start-up and scheduler noise dominate"), "{}", stdout(&o));
+}

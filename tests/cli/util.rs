@@ -1,0 +1,123 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Path of the fsbench binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fsbench"))
+}
+
+/// A fresh directory on a disk filesystem (/var/tmp), removed at the end of the test.
+pub struct TestDir(pub tempfile::TempDir);
+
+impl TestDir {
+    pub fn new() -> TestDir {
+        std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
+        TestDir(tempfile::tempdir_in("/var/tmp/fsbench-tests").unwrap())
+    }
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+    /// Write a file in the directory and return its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    /// Entries in the directory (to check fsbench left nothing).
+    pub fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// Run fsbench with args; return the output.
+pub fn fsbench(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run fsbench")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Run and parse JSON output (panics with stderr on failure to parse).
+pub fn run_json(args: &[&str]) -> (serde_json::Value, Output) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let o = fsbench(&a);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}); stderr:\n{}\nstdout:\n{}", stderr(&o), stdout(&o))
+    });
+    (v, o)
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Print why a test is skipped (visible with --nocapture and in CI logs) and return true.
+pub fn skip(reason: &str) -> bool {
+    eprintln!("skipped: {reason}");
+    true
+}
+
+/// A tmpfs mounted in a fresh directory, unmounted on drop. Needs root.
+pub struct Tmpfs {
+    pub dir: TestDir,
+}
+
+impl Tmpfs {
+    pub fn mount(size: &str, ro: bool) -> Option<Tmpfs> {
+        if !is_root() {
+            return None;
+        }
+        let dir = TestDir::new();
+        let opts = format!("size={size}{}", if ro { ",ro" } else { "" });
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &opts, "fsbench-test", dir.path().to_str().unwrap()])
+            .status()
+            .ok()?;
+        if !st.success() {
+            return None;
+        }
+        Some(Tmpfs { dir })
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// A test's JSON object by id.
+pub fn test_by_id<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no test {id} in report"))
+}
+
+/// Latency entry of an op kind in a repetition or phase JSON object.
+pub fn lat<'a>(obj: &'a serde_json::Value, op: &str) -> Option<&'a serde_json::Value> {
+    obj["latency"].as_array().unwrap().iter().find(|l| l["op"] == op)
+}
+
+/// Whether a program is on PATH (or in /usr/sbin, /sbin).
+pub fn have(program: &str) -> bool {
+    fsbench::sys::cmd::have_program(program)
+}
