@@ -386,10 +386,8 @@ impl FsConfig {
             s.push_str(&format!(":mount={}", self.mount_opts.join(",")));
         }
         match self.kind {
-            FsKind::Zfs => {
-                if self.zfs.layout != ZfsLayout::Single {
-                    s.push_str(&format!(":layout={}", self.zfs.layout.name()));
-                }
+            FsKind::Zfs if self.zfs.layout != ZfsLayout::Single => {
+                s.push_str(&format!(":layout={}", self.zfs.layout.name()));
             }
             FsKind::Btrfs => {
                 if let Some((d, m)) = &self.btrfs_profile {

@@ -313,7 +313,7 @@ impl Testbed {
                     fstype: cfg.kind.name().to_string(),
                     options: (!options.is_empty()).then(|| options.join(",")),
                 };
-                let m = Mount::mount(spec.clone(), state)?;
+                let m = Mount::create(spec.clone(), state)?;
                 self.guards.push(Guard::Mount(m));
                 self.cache = Box::new(evict::KernelFsCache {
                     remount: opts.remount_to_evict.then_some(spec),

@@ -79,7 +79,7 @@ pub struct Mount {
 
 impl Mount {
     /// Record, then mount `spec`.
-    pub fn mount(spec: MountSpec, state: &StateDir) -> Result<Mount> {
+    pub fn create(spec: MountSpec, state: &StateDir) -> Result<Mount> {
         let rec = state
             .record(Resource::Mount {
                 mountpoint: spec.target.clone(),
@@ -117,7 +117,7 @@ impl Mount {
             fstype: "tmpfs".into(),
             options: Some(opts),
         };
-        Mount::mount(spec, state)
+        Mount::create(spec, state)
     }
 
     /// What was mounted.
