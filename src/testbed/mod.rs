@@ -1,2 +1,520 @@
 //! Testbeds: filesystems on loop-backed image files (or explicitly named devices), their
 //! lifecycle, and cleanup of what a crash left behind.
+//!
+//! [`Testbed::up`] checks first (root, tools, loop devices, host space), then creates, in order,
+//! and records each step in the state file ([`state`]) before it happens:
+//!
+//! 1. a directory `WORKDIR/tb-PID-N/` with a mount point `mnt/`;
+//! 2. per device a sparse image `devI.img` and a loop device over it with direct I/O
+//!    ([`loopdev`]), or the one real device the user named with `--destroy-data`
+//!    ([`device::validate_real_device`]);
+//! 3. mkfs and mount ([`mount`]); for zfs: the zfs-fuse daemon if it is not running and a pool
+//!    `fsbench_PID_N` mounted on `mnt/` ([`zfs`]); for tmpfs only the mount.
+//!
+//! Every step is owned by a guard. [`Testbed::down`] (also run by `Drop`, so on errors, panics
+//! and after Ctrl-C's flag stops a run) tears them down in reverse order and removes the record.
+//! A `kill -9` leaves the record, which [`cleanup_leftovers`] (`fsbench testbed cleanup`) uses.
+//!
+//! Default: one fresh filesystem per `Testbed`; callers choose per test or per suite by how
+//! often they call `up`.
+
+pub mod cleanup;
+pub mod config;
+pub mod device;
+pub mod env;
+pub mod error;
+pub mod evict;
+pub mod image;
+pub mod loopdev;
+pub mod mount;
+pub mod mountinfo;
+pub mod preflight;
+pub mod process;
+pub mod state;
+pub mod zfs;
+
+pub use cleanup::CleanupReport;
+pub use config::{ConfigError, FsConfig, FsKind, ZfsLayout, ZfsOpts};
+pub use device::{validate_real_device, Refusal};
+pub use env::TestbedEnv;
+pub use error::TestbedError;
+pub use state::{default_state_dir, Resource, StateDir};
+
+use crate::engine::CacheControl;
+use crate::sys::cmd::Cmd;
+use error::Result;
+use image::{ImageFile, WorkDir};
+use loopdev::LoopDevice;
+use mount::{Mount, MountSpec};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use zfs::{ZfsDaemon, ZfsPool};
+
+/// Default work directory for images and mount points.
+pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsbench";
+/// Default size of each image (and of a tmpfs).
+pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+
+/// How to build a testbed, beyond the filesystem configuration.
+#[derive(Debug, Clone)]
+pub struct TestbedOptions {
+    /// Where images and mount points go (`--workdir`).
+    pub workdir: PathBuf,
+    /// Size of each image, or of the tmpfs (`--size`).
+    pub size_bytes: u64,
+    /// A real device to use instead of images (`--device`); needs `destroy_data`.
+    pub device: Option<PathBuf>,
+    /// The user agreed that `device`'s contents are destroyed (`--destroy-data`).
+    pub destroy_data: bool,
+    /// Overwrite a device that carries a filesystem or partition-table signature (`--force`).
+    pub force: bool,
+    /// State directory; `None`: [`default_state_dir`].
+    pub state_dir: Option<PathBuf>,
+    /// Kernel filesystems: evict by unmounting and mounting again as well as by page-cache
+    /// eviction (drops inodes and dentries too).
+    pub remount_to_evict: bool,
+}
+
+impl Default for TestbedOptions {
+    fn default() -> Self {
+        TestbedOptions {
+            workdir: PathBuf::from(DEFAULT_WORKDIR),
+            size_bytes: DEFAULT_SIZE_BYTES,
+            device: None,
+            destroy_data: false,
+            force: false,
+            state_dir: None,
+            remount_to_evict: false,
+        }
+    }
+}
+
+/// One created resource, owned; dropped (torn down) in reverse creation order.
+#[derive(Debug)]
+enum Guard {
+    Dir(WorkDir),
+    Image(ImageFile),
+    Loop(LoopDevice),
+    Mount(Mount),
+    Daemon(ZfsDaemon),
+    Pool(ZfsPool),
+}
+
+impl Guard {
+    fn teardown(self) -> Result<()> {
+        match self {
+            Guard::Dir(g) => g.teardown(),
+            Guard::Image(g) => g.teardown(),
+            Guard::Loop(g) => g.teardown(),
+            Guard::Mount(g) => g.teardown(),
+            Guard::Daemon(g) => g.release(),
+            Guard::Pool(g) => g.teardown(),
+        }
+    }
+}
+
+static TESTBED_SEQ: AtomicUsize = AtomicUsize::new(0);
+
+/// A mounted filesystem built for benchmarking, torn down when dropped.
+pub struct Testbed {
+    config: FsConfig,
+    mountpoint: PathBuf,
+    block_devices: Vec<String>,
+    env: Option<TestbedEnv>,
+    cache: Box<dyn CacheControl>,
+    guards: Vec<Guard>,
+}
+
+impl std::fmt::Debug for Testbed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Testbed")
+            .field("label", &self.config.label)
+            .field("mountpoint", &self.mountpoint)
+            .field("block_devices", &self.block_devices)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Testbed {
+    /// Check, create, mkfs and mount `config`; every step recorded and guarded. On error,
+    /// everything created so far is torn down before the error is returned.
+    pub fn up(config: &FsConfig, opts: &TestbedOptions) -> Result<Testbed, TestbedError> {
+        let real = match &opts.device {
+            Some(dev) if !opts.destroy_data => {
+                return Err(TestbedError::DeviceRefused {
+                    device: dev.clone(),
+                    reason: Refusal::Inspect(
+                        "its data would be destroyed: add --destroy-data to allow that".into(),
+                    ),
+                })
+            }
+            Some(dev) => Some(dev),
+            None => None,
+        };
+        preflight::check(config, opts.size_bytes, real.is_some())?;
+        let real = real
+            .map(|d| validate_real_device(d, opts.force))
+            .transpose()?;
+        let state = StateDir::new(opts.state_dir.clone().unwrap_or_else(default_state_dir));
+        std::fs::create_dir_all(&opts.workdir)
+            .map_err(|e| TestbedError::io("creating workdir", &opts.workdir, e))?;
+        let workdir = std::fs::canonicalize(&opts.workdir)
+            .map_err(|e| TestbedError::io("resolving workdir", &opts.workdir, e))?;
+        if config.kind.needs_devices() && real.is_none() {
+            image::check_space(
+                &workdir,
+                opts.size_bytes.saturating_mul(config.devices as u64),
+            )?;
+        }
+
+        let seq = TESTBED_SEQ.fetch_add(1, Ordering::Relaxed);
+        let mut tb = Testbed {
+            config: config.clone(),
+            mountpoint: PathBuf::new(),
+            block_devices: Vec::new(),
+            env: None,
+            cache: Box::new(evict::TmpfsCache),
+            guards: Vec::new(),
+        };
+        // On any error below, dropping `tb` tears down what exists so far.
+        tb.build(&workdir, seq, real, opts, &state)?;
+        Ok(tb)
+    }
+
+    fn build(
+        &mut self,
+        workdir: &Path,
+        seq: usize,
+        real: Option<PathBuf>,
+        opts: &TestbedOptions,
+        state: &StateDir,
+    ) -> Result<()> {
+        let cfg = self.config.clone();
+        let pid = std::process::id();
+        let dir = WorkDir::create(&workdir.join(format!("tb-{pid}-{seq}")), state)?;
+        let base = dir.path().to_path_buf();
+        self.guards.push(Guard::Dir(dir));
+        let mnt = WorkDir::create(&base.join("mnt"), state)?;
+        self.mountpoint = mnt.path().to_path_buf();
+        self.guards.push(Guard::Dir(mnt));
+
+        // Block devices.
+        let mut devices: Vec<PathBuf> = Vec::new();
+        let mut direct_io = true;
+        let backing;
+        let device_size_bytes;
+        if let Some(dev) = &real {
+            devices.push(dev.clone());
+            device_size_bytes = Cmd::new("blockdev")
+                .args(["--getsize64"])
+                .arg(dev)
+                .run()
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0);
+            backing = format!("real device {}", dev.display());
+        } else if cfg.kind.needs_devices() {
+            for i in 0..cfg.devices {
+                let img =
+                    ImageFile::create(&base.join(format!("dev{i}.img")), opts.size_bytes, state)?;
+                let path = img.path().to_path_buf();
+                self.guards.push(Guard::Image(img));
+                let lo = LoopDevice::attach(&path, state)?;
+                direct_io &= lo.direct_io();
+                devices.push(lo.device().to_path_buf());
+                self.guards.push(Guard::Loop(lo));
+            }
+            device_size_bytes = opts.size_bytes;
+            let names: Vec<String> = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
+            backing = format!(
+                "{} sparse image(s) of {} MiB in {} on {} ({})",
+                cfg.devices,
+                opts.size_bytes >> 20,
+                base.display(),
+                names.join(", "),
+                if direct_io {
+                    "loop direct I/O"
+                } else {
+                    "loop buffered I/O: direct I/O unavailable"
+                }
+            );
+        } else {
+            device_size_bytes = opts.size_bytes;
+            backing = format!("memory (tmpfs size={} MiB)", opts.size_bytes >> 20);
+        }
+        self.block_devices = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
+
+        // Filesystem.
+        let mut mkfs_cmdline = None;
+        let mut post = Vec::new();
+        let mut pool_name = None;
+        match cfg.kind {
+            FsKind::Tmpfs => {
+                let m = Mount::tmpfs(
+                    &self.mountpoint,
+                    opts.size_bytes,
+                    cfg.mount_opts_joined().as_deref(),
+                    state,
+                )?;
+                self.guards.push(Guard::Mount(m));
+                self.cache = Box::new(evict::TmpfsCache);
+            }
+            FsKind::Zfs => {
+                let zdevs = WorkDir::create(&base.join("zdevs"), state)?;
+                let devdir = zdevs.path().to_path_buf();
+                self.guards.push(Guard::Dir(zdevs));
+                let mut vdevs = Vec::new();
+                for (i, d) in devices.iter().enumerate() {
+                    let link = devdir.join(format!("dev{i}"));
+                    std::os::unix::fs::symlink(d, &link)
+                        .map_err(|e| TestbedError::io("linking", &link, e))?;
+                    vdevs.push(link);
+                }
+                self.guards.push(Guard::Daemon(ZfsDaemon::ensure(state)?));
+                let name = format!("{}{pid}_{seq}", zfs::POOL_PREFIX);
+                mkfs_cmdline = Some(
+                    zfs::create_command(&name, cfg.zfs.layout, &vdevs, &self.mountpoint).cmdline(),
+                );
+                post = cfg
+                    .zfs
+                    .properties
+                    .iter()
+                    .map(|(k, v)| format!("zfs set {k}={v} {name}"))
+                    .collect();
+                let pool = ZfsPool::create(
+                    &name,
+                    cfg.zfs.layout,
+                    &vdevs,
+                    &devdir,
+                    &self.mountpoint,
+                    &cfg.zfs.properties,
+                    state,
+                )?;
+                self.guards.push(Guard::Pool(pool));
+                self.cache = Box::new(evict::ZfsCache {
+                    pool: name.clone(),
+                    devdir,
+                });
+                pool_name = Some(name);
+            }
+            _ => {
+                let cmd = mkfs_command(&cfg, &devices);
+                mkfs_cmdline = Some(cmd.cmdline());
+                cmd.run()
+                    .map_err(|e| TestbedError::cmd(format!("mkfs for {}", cfg.label), e))?;
+                let mut options = cfg.mount_opts.clone();
+                if devices.len() > 1 {
+                    // No udev here to register btrfs members: name them all.
+                    options.extend(devices.iter().map(|d| format!("device={}", d.display())));
+                }
+                let spec = MountSpec {
+                    source: devices[0].display().to_string(),
+                    target: self.mountpoint.clone(),
+                    fstype: cfg.kind.name().to_string(),
+                    options: (!options.is_empty()).then(|| options.join(",")),
+                };
+                let m = Mount::create(spec.clone(), state)?;
+                self.guards.push(Guard::Mount(m));
+                self.cache = Box::new(evict::KernelFsCache {
+                    remount: opts.remount_to_evict.then_some(spec),
+                });
+            }
+        }
+
+        // Verify and describe.
+        let entries = mountinfo::read()
+            .map_err(|e| TestbedError::io("reading", "/proc/self/mountinfo", e))?;
+        let m = mountinfo::find(&entries, &self.mountpoint).ok_or_else(|| {
+            TestbedError::Check(format!(
+                "{} is not mounted after setting up {}",
+                self.mountpoint.display(),
+                cfg.label
+            ))
+        })?;
+        let zfs_properties = match &pool_name {
+            Some(p) => {
+                let mut names: Vec<String> = ["compression", "checksum", "recordsize", "atime"]
+                    .map(String::from)
+                    .to_vec();
+                for (k, _) in &cfg.zfs.properties {
+                    if !names.contains(k) {
+                        names.push(k.clone());
+                    }
+                }
+                env::zfs_properties(p, &names)
+            }
+            None => Vec::new(),
+        };
+        self.env = Some(TestbedEnv {
+            kind: cfg.kind,
+            label: cfg.label.clone(),
+            config: cfg.short_form(),
+            mkfs_cmdline,
+            post_create_cmdlines: post,
+            tool_version: env::tool_version(cfg.kind),
+            fstype: m.fstype,
+            mount_source: m.source,
+            mount_options: m.mount_options,
+            super_options: m.super_options,
+            zfs_properties,
+            device_size_bytes,
+            devices: devices.len(),
+            backing,
+            block_devices: self.block_devices.clone(),
+        });
+        Ok(())
+    }
+
+    /// Where the filesystem is mounted.
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// Kernel names of the block devices under the filesystem (`loop3`), for /sys/block counters.
+    pub fn block_devices(&self) -> Vec<String> {
+        self.block_devices.clone()
+    }
+
+    /// How to make the engine's "uncached" precondition hold here (see [`evict`]).
+    pub fn cache_control(&self) -> &dyn CacheControl {
+        self.cache.as_ref()
+    }
+
+    /// The configuration this testbed was built from.
+    pub fn config(&self) -> &FsConfig {
+        &self.config
+    }
+
+    /// The environment record (kind, label, mkfs command, tool version, mount options, backing).
+    pub fn environment(&self) -> TestbedEnv {
+        self.env
+            .clone()
+            .expect("set at the end of a successful up()")
+    }
+
+    /// A [`crate::engine::Target`] for the engine.
+    pub fn target(&self) -> crate::engine::Target<'_> {
+        crate::engine::Target {
+            dir: self.mountpoint.clone(),
+            label: self.config.label.clone(),
+            devices: self.block_devices.clone(),
+            cache: self.cache.as_ref(),
+        }
+    }
+
+    /// Unmount, destroy, detach and delete, newest first, going on past errors and reporting
+    /// them all. Idempotent: a second call does nothing.
+    pub fn down(&mut self) -> Result<(), TestbedError> {
+        // The cache controller may refer to the pool; make it inert first.
+        self.cache = Box::new(evict::TmpfsCache);
+        let mut errors = Vec::new();
+        while let Some(g) = self.guards.pop() {
+            if let Err(e) = g.teardown() {
+                errors.push(e);
+            }
+        }
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(TestbedError::Teardown(errors)),
+        }
+    }
+
+    /// [`Testbed::down`], consuming the testbed.
+    pub fn teardown(mut self) -> Result<(), TestbedError> {
+        self.down()
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        if let Err(e) = self.down() {
+            eprintln!("fsbench: tearing down testbed {}: {e}", self.config.label);
+        }
+    }
+}
+
+/// The mkfs command for a kernel filesystem over `devices`.
+///
+/// ext*: `-E lazy_itable_init=0,lazy_journal_init=0` unless the user passes their own `-E`
+/// (mke2fs keeps only the last `-E`): lazy init would otherwise write inode tables in the
+/// background during the benchmark.
+pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
+    let (program, package) = match cfg.kind {
+        FsKind::Ext2 => ("mkfs.ext2", "e2fsprogs"),
+        FsKind::Ext3 => ("mkfs.ext3", "e2fsprogs"),
+        FsKind::Ext4 => ("mkfs.ext4", "e2fsprogs"),
+        FsKind::Xfs => ("mkfs.xfs", "xfsprogs"),
+        FsKind::Btrfs => ("mkfs.btrfs", "btrfs-progs"),
+        FsKind::Zfs | FsKind::Tmpfs => ("true", "coreutils"),
+    };
+    let mut cmd = Cmd::new(program).hint(format!("install the Debian package {package}"));
+    match cfg.kind {
+        FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
+            cmd = cmd.args(["-F", "-q"]);
+            if !cfg.mkfs_opts.iter().any(|o| o == "-E") {
+                cmd = cmd.args(["-E", "lazy_itable_init=0,lazy_journal_init=0"]);
+            }
+        }
+        FsKind::Xfs => cmd = cmd.args(["-f", "-q"]),
+        FsKind::Btrfs => {
+            cmd = cmd.args(["-f", "-q"]);
+            if let Some((d, m)) = &cfg.btrfs_profile {
+                cmd = cmd.args(["-d", d, "-m", m]);
+            }
+        }
+        FsKind::Zfs | FsKind::Tmpfs => {}
+    }
+    cmd.args(&cfg.mkfs_opts).args(devices)
+}
+
+/// Remove what crashed fsbench processes left (records in [`default_state_dir`]).
+pub fn cleanup_leftovers() -> Result<CleanupReport, TestbedError> {
+    cleanup::cleanup(&StateDir::default())
+}
+
+/// [`cleanup_leftovers`] for another state directory.
+pub fn cleanup_leftovers_in(state_dir: &Path) -> Result<CleanupReport, TestbedError> {
+    cleanup::cleanup(&StateDir::new(state_dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mkfs_command_lines() {
+        let dev = vec![PathBuf::from("/dev/loop3")];
+        let c = FsConfig::parse("ext4:mkfs=-b 4096").unwrap();
+        assert_eq!(
+            mkfs_command(&c, &dev).cmdline(),
+            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 /dev/loop3"
+        );
+        let c = FsConfig::parse("ext4:mkfs=-E stride=16").unwrap();
+        assert_eq!(
+            mkfs_command(&c, &dev).cmdline(),
+            "mkfs.ext4 -F -q -E stride=16 /dev/loop3"
+        );
+        let c = FsConfig::parse("xfs:mkfs=-l size=64m").unwrap();
+        assert_eq!(
+            mkfs_command(&c, &dev).cmdline(),
+            "mkfs.xfs -f -q -l size=64m /dev/loop3"
+        );
+        let c = FsConfig::parse("btrfs:profile=raid1").unwrap();
+        let two = vec![PathBuf::from("/dev/loop3"), PathBuf::from("/dev/loop4")];
+        assert_eq!(
+            mkfs_command(&c, &two).cmdline(),
+            "mkfs.btrfs -f -q -d raid1 -m raid1 /dev/loop3 /dev/loop4"
+        );
+    }
+
+    #[test]
+    fn device_without_destroy_data_is_refused_before_anything() {
+        let opts = TestbedOptions {
+            device: Some("/dev/loop0".into()),
+            ..Default::default()
+        };
+        let e = Testbed::up(&FsConfig::new(FsKind::Ext4), &opts).unwrap_err();
+        assert!(e.to_string().contains("--destroy-data"), "{e}");
+    }
+}

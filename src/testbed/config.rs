@@ -1,0 +1,786 @@
+//! Filesystem configurations: what to create, in a short CLI form and a TOML form.
+//!
+//! Short form: `KIND[:KEY=VALUE]...`, for example
+//!
+//! - `ext4`, `ext4:mount=data=writeback,nobarrier`, `ext4:mkfs=-E stride=16`
+//! - `xfs:mkfs=-l size=64m:mount=logbsize=256k`
+//! - `zfs:layout=raidz:devices=3:compression=lzjb:recordsize=8k`
+//! - `btrfs:profile=raid1:devices=2` (`profile=DATA` or `profile=DATA/META`)
+//! - any of them with `label=NAME`
+//!
+//! Keys: `label`, `mkfs` (split on whitespace, may repeat), `mount` (comma list, may repeat),
+//! `devices`, `layout` (zfs), `profile` (btrfs). For zfs every other `KEY=VALUE` is a dataset
+//! property set with `zfs set` after the pool is created (zfs-fuse rejects properties it does not
+//! know, such as `compression=lz4`, and its message is shown). A `:` segment without `=` is taken
+//! as part of the previous value, so SELinux contexts such as `context=a:b:c:s0` survive.
+//!
+//! The default label is the whole short string, so a sweep like
+//! `ext4:mount=data=writeback,nobarrier ext4:mount=nodelalloc xfs` is distinguishable in output.
+//!
+//! TOML form (same fields, same validation):
+//!
+//! ```toml
+//! label = "zfs-raidz"          # optional; default: the canonical short form
+//! kind = "zfs"
+//! mkfs_opts = []
+//! mount_opts = []
+//! devices = 3                  # optional; default from layout/profile
+//! [zfs]
+//! layout = "raidz"
+//! properties = { compression = "lzjb", recordsize = "8k" }
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// Filesystem kinds a testbed can create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    /// ext2 (mkfs.ext2, e2fsprogs).
+    Ext2,
+    /// ext3 (mkfs.ext3, e2fsprogs).
+    Ext3,
+    /// ext4 (mkfs.ext4, e2fsprogs).
+    Ext4,
+    /// XFS (mkfs.xfs, xfsprogs).
+    Xfs,
+    /// Btrfs (mkfs.btrfs, btrfs-progs).
+    Btrfs,
+    /// ZFS through the zfs-fuse daemon.
+    Zfs,
+    /// tmpfs: memory only, no image or device.
+    Tmpfs,
+}
+
+impl FsKind {
+    /// Every kind, in the order shown in messages.
+    pub const ALL: [FsKind; 7] = [
+        FsKind::Ext2,
+        FsKind::Ext3,
+        FsKind::Ext4,
+        FsKind::Xfs,
+        FsKind::Btrfs,
+        FsKind::Zfs,
+        FsKind::Tmpfs,
+    ];
+
+    /// The lowercase name used in the CLI, TOML and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            FsKind::Ext2 => "ext2",
+            FsKind::Ext3 => "ext3",
+            FsKind::Ext4 => "ext4",
+            FsKind::Xfs => "xfs",
+            FsKind::Btrfs => "btrfs",
+            FsKind::Zfs => "zfs",
+            FsKind::Tmpfs => "tmpfs",
+        }
+    }
+
+    /// Whether the filesystem lives on block devices (images or a real device).
+    pub fn needs_devices(self) -> bool {
+        self != FsKind::Tmpfs
+    }
+
+    /// Smallest device (image) size in bytes this kind's mkfs accepts, with a little room.
+    pub fn min_device_bytes(self) -> u64 {
+        const MIB: u64 = 1 << 20;
+        match self {
+            FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => 16 * MIB,
+            // mkfs.xfs (6.x) refuses filesystems smaller than 300 MiB.
+            FsKind::Xfs => 300 * MIB,
+            // mkfs.btrfs refuses devices below ~114 MiB with default features.
+            FsKind::Btrfs => 128 * MIB,
+            // zpool create needs 64 MiB per vdev.
+            FsKind::Zfs => 64 * MIB,
+            FsKind::Tmpfs => MIB,
+        }
+    }
+}
+
+impl fmt::Display for FsKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for FsKind {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        FsKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| ConfigError::UnknownKind(s.to_string()))
+    }
+}
+
+/// How a zfs pool's vdevs are arranged; the number is the device count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZfsLayout {
+    /// One device.
+    Single,
+    /// Dynamic stripe over n devices.
+    Stripe(usize),
+    /// One n-way mirror.
+    Mirror(usize),
+    /// One raidz1 vdev of n devices.
+    Raidz(usize),
+    /// One raidz2 vdev of n devices.
+    Raidz2(usize),
+}
+
+impl ZfsLayout {
+    /// Layout names accepted by `layout=`.
+    pub const NAMES: [&'static str; 5] = ["single", "stripe", "mirror", "raidz", "raidz2"];
+
+    /// The layout's name (`single`, `stripe`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ZfsLayout::Single => "single",
+            ZfsLayout::Stripe(_) => "stripe",
+            ZfsLayout::Mirror(_) => "mirror",
+            ZfsLayout::Raidz(_) => "raidz",
+            ZfsLayout::Raidz2(_) => "raidz2",
+        }
+    }
+
+    /// Number of devices the layout uses.
+    pub fn devices(self) -> usize {
+        match self {
+            ZfsLayout::Single => 1,
+            ZfsLayout::Stripe(n)
+            | ZfsLayout::Mirror(n)
+            | ZfsLayout::Raidz(n)
+            | ZfsLayout::Raidz2(n) => n,
+        }
+    }
+
+    /// The `zpool create` vdev keyword (`mirror`, `raidz`, ...), if any.
+    pub fn vdev_keyword(self) -> Option<&'static str> {
+        match self {
+            ZfsLayout::Single | ZfsLayout::Stripe(_) => None,
+            ZfsLayout::Mirror(_) => Some("mirror"),
+            ZfsLayout::Raidz(_) => Some("raidz"),
+            ZfsLayout::Raidz2(_) => Some("raidz2"),
+        }
+    }
+
+    /// Build a layout from its name and an optional device count, checking the minimum.
+    fn build(name: &str, devices: Option<usize>) -> Result<ZfsLayout, ConfigError> {
+        // (default count, minimum count)
+        let (default, min) = match name {
+            "single" => (1, 1),
+            "stripe" => (2, 1),
+            "mirror" => (2, 2),
+            "raidz" => (3, 2),
+            "raidz2" => (4, 3),
+            other => {
+                return Err(ConfigError::Invalid(format!(
+                    "unknown zfs layout `{other}`; valid: {}",
+                    ZfsLayout::NAMES.join(", ")
+                )))
+            }
+        };
+        let n = devices.unwrap_or(default);
+        if n < min || (name == "single" && n != 1) {
+            return Err(ConfigError::Invalid(format!(
+                "zfs layout {name} needs {}{min} devices, got {n}",
+                if name == "single" {
+                    "exactly "
+                } else {
+                    "at least "
+                }
+            )));
+        }
+        Ok(match name {
+            "single" => ZfsLayout::Single,
+            "stripe" => ZfsLayout::Stripe(n),
+            "mirror" => ZfsLayout::Mirror(n),
+            "raidz" => ZfsLayout::Raidz(n),
+            _ => ZfsLayout::Raidz2(n),
+        })
+    }
+}
+
+/// zfs pool layout and dataset properties.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZfsOpts {
+    /// Vdev layout.
+    pub layout: ZfsLayout,
+    /// Dataset properties (`compression`, `checksum`, `recordsize`, ...) set with `zfs set`.
+    pub properties: Vec<(String, String)>,
+}
+
+impl Default for ZfsOpts {
+    fn default() -> Self {
+        ZfsOpts {
+            layout: ZfsLayout::Single,
+            properties: Vec::new(),
+        }
+    }
+}
+
+/// Btrfs RAID profiles accepted by `profile=` (`mkfs.btrfs -d/-m`), with their minimum devices.
+const BTRFS_PROFILES: [(&str, usize); 9] = [
+    ("single", 1),
+    ("dup", 1),
+    ("raid0", 2),
+    ("raid1", 2),
+    ("raid1c3", 3),
+    ("raid1c4", 4),
+    ("raid10", 4),
+    ("raid5", 2),
+    ("raid6", 3),
+];
+
+/// One filesystem configuration: what to create and how, plus the label used in all output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawFsConfig", into = "RawFsConfig")]
+pub struct FsConfig {
+    /// Label used in all output; default: the short form as typed.
+    pub label: String,
+    /// Filesystem kind.
+    pub kind: FsKind,
+    /// Extra mkfs arguments, appended after fsbench's own (`-F`/`-f`, quiet).
+    pub mkfs_opts: Vec<String>,
+    /// Mount options (`-o`), one option per element.
+    pub mount_opts: Vec<String>,
+    /// zfs layout and properties (ignored for other kinds).
+    pub zfs: ZfsOpts,
+    /// Btrfs data and metadata profile (`mkfs.btrfs -d DATA -m META`).
+    pub btrfs_profile: Option<(String, String)>,
+    /// Number of devices (images) the filesystem spans; 0 for tmpfs.
+    pub devices: usize,
+}
+
+/// Errors in a filesystem configuration, phrased so the user can fix the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The filesystem kind is not one fsbench knows.
+    #[error("unknown filesystem `{0}`; valid: ext2, ext3, ext4, xfs, btrfs, zfs, tmpfs")]
+    UnknownKind(String),
+    /// A key that this kind does not take.
+    #[error("unknown option `{key}` for {kind}; valid: {valid}")]
+    UnknownKey {
+        /// The filesystem kind.
+        kind: FsKind,
+        /// The key as typed.
+        key: String,
+        /// Keys this kind accepts.
+        valid: String,
+    },
+    /// Anything else wrong with the configuration.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl FsConfig {
+    /// A configuration of `kind` with defaults (one device, no extra options).
+    pub fn new(kind: FsKind) -> FsConfig {
+        FsConfig {
+            label: kind.name().to_string(),
+            kind,
+            mkfs_opts: Vec::new(),
+            mount_opts: Vec::new(),
+            zfs: ZfsOpts::default(),
+            btrfs_profile: None,
+            devices: usize::from(kind.needs_devices()),
+        }
+    }
+
+    /// Parse the short CLI form (see the module docs). The label defaults to `s` itself.
+    pub fn parse(s: &str) -> Result<FsConfig, ConfigError> {
+        let s = s.trim();
+        let mut segments = s.split(':');
+        let kind: FsKind = segments.next().unwrap_or_default().trim().parse()?;
+        // Join `a:b` back when `b` has no `=` (values containing colons).
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for seg in segments {
+            match seg.split_once('=') {
+                Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
+                    pairs.push((k.to_string(), v.to_string()))
+                }
+                _ => match pairs.last_mut() {
+                    Some((_, v)) => {
+                        v.push(':');
+                        v.push_str(seg);
+                    }
+                    None => {
+                        return Err(ConfigError::Invalid(format!(
+                            "`{seg}` in `{s}` is not KEY=VALUE"
+                        )))
+                    }
+                },
+            }
+        }
+        let mut raw = RawFsConfig {
+            label: None,
+            kind,
+            mkfs_opts: Vec::new(),
+            mount_opts: Vec::new(),
+            devices: None,
+            zfs: None,
+            btrfs_profile: None,
+        };
+        let mut layout: Option<String> = None;
+        let mut props: Vec<(String, String)> = Vec::new();
+        for (k, v) in pairs {
+            match k.as_str() {
+                "label" => raw.label = Some(v),
+                "mkfs" => raw
+                    .mkfs_opts
+                    .extend(v.split_whitespace().map(str::to_string)),
+                "mount" => raw
+                    .mount_opts
+                    .extend(v.split(',').filter(|o| !o.is_empty()).map(str::to_string)),
+                "devices" => {
+                    raw.devices = Some(v.parse().map_err(|_| {
+                        ConfigError::Invalid(format!("devices={v}: not a whole number"))
+                    })?)
+                }
+                "layout" if kind == FsKind::Zfs => layout = Some(v),
+                "profile" if kind == FsKind::Btrfs => raw.btrfs_profile = Some(v),
+                _ if kind == FsKind::Zfs => props.push((k, v)),
+                _ => {
+                    let mut valid = vec!["label", "mkfs", "mount", "devices"];
+                    if kind == FsKind::Btrfs {
+                        valid.push("profile");
+                    }
+                    return Err(ConfigError::UnknownKey {
+                        kind,
+                        key: k,
+                        valid: valid.join(", "),
+                    });
+                }
+            }
+        }
+        if kind == FsKind::Zfs {
+            raw.zfs = Some(RawZfs {
+                layout,
+                properties: props,
+            });
+        }
+        let explicit_label = raw.label.as_deref().is_some_and(|l| !l.trim().is_empty());
+        let mut cfg = FsConfig::try_from(raw)?;
+        if !explicit_label {
+            cfg.label = s.to_string();
+        }
+        Ok(cfg)
+    }
+
+    /// Parse the TOML form (see the module docs).
+    pub fn from_toml(s: &str) -> Result<FsConfig, ConfigError> {
+        toml::from_str(s).map_err(|e| ConfigError::Invalid(e.to_string()))
+    }
+
+    /// The canonical short form (label omitted), e.g. `zfs:layout=mirror:devices=2`.
+    pub fn short_form(&self) -> String {
+        let mut s = self.kind.name().to_string();
+        if !self.mkfs_opts.is_empty() {
+            s.push_str(&format!(":mkfs={}", self.mkfs_opts.join(" ")));
+        }
+        if !self.mount_opts.is_empty() {
+            s.push_str(&format!(":mount={}", self.mount_opts.join(",")));
+        }
+        match self.kind {
+            FsKind::Zfs if self.zfs.layout != ZfsLayout::Single => {
+                s.push_str(&format!(":layout={}", self.zfs.layout.name()));
+            }
+            FsKind::Btrfs => {
+                if let Some((d, m)) = &self.btrfs_profile {
+                    if d == m {
+                        s.push_str(&format!(":profile={d}"));
+                    } else {
+                        s.push_str(&format!(":profile={d}/{m}"));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if self.devices > 1 {
+            s.push_str(&format!(":devices={}", self.devices));
+        }
+        for (k, v) in &self.zfs.properties {
+            s.push_str(&format!(":{k}={v}"));
+        }
+        s
+    }
+
+    /// Mount options joined for `mount -o`, or `None` when there are none.
+    pub fn mount_opts_joined(&self) -> Option<String> {
+        (!self.mount_opts.is_empty()).then(|| self.mount_opts.join(","))
+    }
+}
+
+impl fmt::Display for FsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+impl FromStr for FsConfig {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        FsConfig::parse(s)
+    }
+}
+
+/// The serialised shape (TOML/JSON); converted to [`FsConfig`] through one validation path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFsConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+    kind: FsKind,
+    #[serde(default)]
+    mkfs_opts: Vec<String>,
+    #[serde(default)]
+    mount_opts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    devices: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    zfs: Option<RawZfs>,
+    /// `DATA` or `DATA/META`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    btrfs_profile: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawZfs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    layout: Option<String>,
+    #[serde(default, with = "props_table")]
+    properties: Vec<(String, String)>,
+}
+
+/// zfs properties as a TOML table (`{ compression = "lzjb" }`), kept in a stable order.
+mod props_table {
+    use super::BTreeMap;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(v.iter().map(|(k, v)| (k, v)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+        Ok(BTreeMap::<String, String>::deserialize(d)?
+            .into_iter()
+            .collect())
+    }
+}
+
+impl TryFrom<RawFsConfig> for FsConfig {
+    type Error = ConfigError;
+
+    fn try_from(raw: RawFsConfig) -> Result<FsConfig, ConfigError> {
+        let kind = raw.kind;
+        let mut cfg = FsConfig::new(kind);
+        cfg.mkfs_opts = raw.mkfs_opts;
+        cfg.mount_opts = raw.mount_opts;
+        if raw.zfs.is_some() && kind != FsKind::Zfs {
+            return Err(ConfigError::Invalid(format!(
+                "zfs options given for {kind}"
+            )));
+        }
+        if raw.btrfs_profile.is_some() && kind != FsKind::Btrfs {
+            return Err(ConfigError::Invalid(format!(
+                "btrfs_profile given for {kind}"
+            )));
+        }
+        if raw.devices == Some(0) && kind.needs_devices() {
+            return Err(ConfigError::Invalid(format!(
+                "{kind} needs at least one device"
+            )));
+        }
+        match kind {
+            FsKind::Zfs => {
+                let z = raw.zfs.unwrap_or(RawZfs {
+                    layout: None,
+                    properties: Vec::new(),
+                });
+                let name = match (&z.layout, raw.devices) {
+                    (Some(l), _) => l.as_str(),
+                    (None, Some(n)) if n > 1 => "stripe",
+                    (None, _) => "single",
+                };
+                for (k, _) in &z.properties {
+                    let ok = !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
+                    if !ok {
+                        return Err(ConfigError::Invalid(format!(
+                            "`{k}` is not a zfs property name"
+                        )));
+                    }
+                }
+                cfg.zfs = ZfsOpts {
+                    layout: ZfsLayout::build(name, raw.devices)?,
+                    properties: z.properties,
+                };
+                cfg.devices = cfg.zfs.layout.devices();
+            }
+            FsKind::Btrfs => {
+                let mut min = 1;
+                if let Some(p) = raw.btrfs_profile {
+                    let (d, m) = match p.split_once('/') {
+                        Some((d, m)) => (d.to_string(), m.to_string()),
+                        None => (p.clone(), p.clone()),
+                    };
+                    for prof in [&d, &m] {
+                        let Some((_, need)) = BTRFS_PROFILES.iter().find(|(n, _)| n == prof) else {
+                            let names: Vec<_> = BTRFS_PROFILES.iter().map(|(n, _)| *n).collect();
+                            return Err(ConfigError::Invalid(format!(
+                                "unknown btrfs profile `{prof}`; valid: {}",
+                                names.join(", ")
+                            )));
+                        };
+                        min = min.max(*need);
+                    }
+                    cfg.btrfs_profile = Some((d, m));
+                }
+                cfg.devices = raw.devices.unwrap_or(min);
+                if cfg.devices < min {
+                    return Err(ConfigError::Invalid(format!(
+                        "btrfs profile {} needs at least {min} devices, got {}",
+                        cfg.btrfs_profile
+                            .as_ref()
+                            .map(|p| p.0.as_str())
+                            .unwrap_or("single"),
+                        cfg.devices
+                    )));
+                }
+            }
+            FsKind::Tmpfs => {
+                if !cfg.mkfs_opts.is_empty() {
+                    return Err(ConfigError::Invalid(
+                        "tmpfs has no mkfs; drop `mkfs=`".into(),
+                    ));
+                }
+                if raw.devices.is_some_and(|n| n > 0) {
+                    return Err(ConfigError::Invalid("tmpfs uses no devices".into()));
+                }
+                cfg.devices = 0;
+            }
+            _ => {
+                if raw.devices.is_some_and(|n| n != 1) {
+                    return Err(ConfigError::Invalid(format!(
+                        "{kind} lives on one device; multi-device layouts are zfs and btrfs"
+                    )));
+                }
+            }
+        }
+        cfg.label = match raw.label {
+            Some(l) if !l.trim().is_empty() => l,
+            _ => cfg.short_form(),
+        };
+        Ok(cfg)
+    }
+}
+
+impl From<FsConfig> for RawFsConfig {
+    fn from(c: FsConfig) -> RawFsConfig {
+        RawFsConfig {
+            label: Some(c.label),
+            kind: c.kind,
+            mkfs_opts: c.mkfs_opts,
+            mount_opts: c.mount_opts,
+            devices: c.kind.needs_devices().then_some(c.devices),
+            zfs: (c.kind == FsKind::Zfs).then(|| RawZfs {
+                layout: Some(c.zfs.layout.name().to_string()),
+                properties: c.zfs.properties,
+            }),
+            btrfs_profile: c.btrfs_profile.map(|(d, m)| format!("{d}/{m}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_kinds() {
+        for k in FsKind::ALL {
+            let c = FsConfig::parse(k.name()).unwrap();
+            assert_eq!(c.kind, k);
+            assert_eq!(c.label, k.name());
+            assert_eq!(c.devices, usize::from(k != FsKind::Tmpfs));
+        }
+    }
+
+    #[test]
+    fn unknown_kind_lists_valid_ones() {
+        let e = FsConfig::parse("ext5").unwrap_err();
+        assert_eq!(e, ConfigError::UnknownKind("ext5".into()));
+        let msg = e.to_string();
+        for k in FsKind::ALL {
+            assert!(msg.contains(k.name()), "{msg}");
+        }
+    }
+
+    #[test]
+    fn mount_options_and_label_default() {
+        let c = FsConfig::parse("ext4:mount=data=writeback,nobarrier").unwrap();
+        assert_eq!(c.mount_opts, ["data=writeback", "nobarrier"]);
+        assert_eq!(c.label, "ext4:mount=data=writeback,nobarrier");
+        assert_eq!(
+            c.mount_opts_joined().as_deref(),
+            Some("data=writeback,nobarrier")
+        );
+    }
+
+    #[test]
+    fn sweep_labels_are_distinct() {
+        let labels: Vec<String> = [
+            "ext4:mount=data=writeback,nobarrier",
+            "ext4:mount=nodelalloc",
+            "xfs",
+        ]
+        .iter()
+        .map(|s| FsConfig::parse(s).unwrap().label)
+        .collect();
+        assert_eq!(
+            labels,
+            [
+                "ext4:mount=data=writeback,nobarrier",
+                "ext4:mount=nodelalloc",
+                "xfs"
+            ]
+        );
+    }
+
+    #[test]
+    fn explicit_label() {
+        let c = FsConfig::parse("ext4:mount=nodelalloc:label=nodelalloc").unwrap();
+        assert_eq!(c.label, "nodelalloc");
+        assert_eq!(c.mount_opts, ["nodelalloc"]);
+    }
+
+    #[test]
+    fn mkfs_options_split_on_whitespace() {
+        let c = FsConfig::parse("ext4:mkfs=-E stride=16").unwrap();
+        assert_eq!(c.mkfs_opts, ["-E", "stride=16"]);
+        let c = FsConfig::parse("xfs:mkfs=-l size=64m:mount=logbsize=256k").unwrap();
+        assert_eq!(c.kind, FsKind::Xfs);
+        assert_eq!(c.mkfs_opts, ["-l", "size=64m"]);
+        assert_eq!(c.mount_opts, ["logbsize=256k"]);
+    }
+
+    #[test]
+    fn colon_inside_a_value_is_kept() {
+        let c = FsConfig::parse("ext4:mount=context=system_u:object_r:tmp_t:s0").unwrap();
+        assert_eq!(c.mount_opts, ["context=system_u:object_r:tmp_t:s0"]);
+    }
+
+    #[test]
+    fn zfs_layout_and_properties() {
+        let c =
+            FsConfig::parse("zfs:layout=raidz:devices=3:compression=lz4:recordsize=8k").unwrap();
+        assert_eq!(c.zfs.layout, ZfsLayout::Raidz(3));
+        assert_eq!(c.devices, 3);
+        assert_eq!(
+            c.zfs.properties,
+            [
+                ("compression".to_string(), "lz4".to_string()),
+                ("recordsize".into(), "8k".into())
+            ]
+        );
+        assert_eq!(
+            FsConfig::parse("zfs:layout=mirror").unwrap().zfs.layout,
+            ZfsLayout::Mirror(2)
+        );
+        assert_eq!(
+            FsConfig::parse("zfs:devices=2").unwrap().zfs.layout,
+            ZfsLayout::Stripe(2)
+        );
+        assert_eq!(
+            FsConfig::parse("zfs").unwrap().zfs.layout,
+            ZfsLayout::Single
+        );
+        assert_eq!(ZfsLayout::Raidz2(4).vdev_keyword(), Some("raidz2"));
+    }
+
+    #[test]
+    fn zfs_layout_errors() {
+        assert!(FsConfig::parse("zfs:layout=mirror:devices=1").is_err());
+        assert!(FsConfig::parse("zfs:layout=raidz3")
+            .unwrap_err()
+            .to_string()
+            .contains("raidz2"));
+        assert!(FsConfig::parse("zfs:layout=single:devices=2").is_err());
+    }
+
+    #[test]
+    fn btrfs_profiles() {
+        let c = FsConfig::parse("btrfs:profile=raid1:devices=2").unwrap();
+        assert_eq!(c.btrfs_profile, Some(("raid1".into(), "raid1".into())));
+        assert_eq!(c.devices, 2);
+        let c = FsConfig::parse("btrfs:profile=raid0/raid1").unwrap();
+        assert_eq!(c.btrfs_profile, Some(("raid0".into(), "raid1".into())));
+        assert_eq!(
+            c.devices, 2,
+            "device count defaults to the profile's minimum"
+        );
+        assert!(FsConfig::parse("btrfs:profile=raid1:devices=1").is_err());
+        assert!(FsConfig::parse("btrfs:profile=raid9").is_err());
+    }
+
+    #[test]
+    fn bad_keys_and_values() {
+        let e = FsConfig::parse("ext4:layout=mirror").unwrap_err();
+        assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
+        assert!(e.to_string().contains("mount"), "{e}");
+        assert!(FsConfig::parse("ext4:devices=2").is_err());
+        assert!(FsConfig::parse("ext4:devices=two").is_err());
+        assert!(FsConfig::parse("tmpfs:mkfs=-q").is_err());
+        assert!(FsConfig::parse("xfs:nonsense").is_err());
+    }
+
+    #[test]
+    fn toml_form() {
+        let c = FsConfig::from_toml(
+            r#"
+            kind = "zfs"
+            devices = 3
+            [zfs]
+            layout = "raidz"
+            properties = { compression = "lzjb", recordsize = "8k" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.zfs.layout, ZfsLayout::Raidz(3));
+        assert_eq!(
+            c.label,
+            "zfs:layout=raidz:devices=3:compression=lzjb:recordsize=8k"
+        );
+        let c = FsConfig::from_toml(
+            "label = \"wb\"\nkind = \"ext4\"\nmount_opts = [\"data=writeback\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.label, "wb");
+        assert_eq!(c.mount_opts, ["data=writeback"]);
+        assert!(FsConfig::from_toml("kind = \"ext5\"").is_err());
+        assert!(FsConfig::from_toml("kind = \"ext4\"\nbogus = 1").is_err());
+    }
+
+    #[test]
+    fn toml_round_trip() {
+        for s in [
+            "zfs:layout=mirror:devices=2:checksum=sha256",
+            "btrfs:profile=raid0/raid1",
+            "ext4:mkfs=-E stride=16",
+        ] {
+            let c = FsConfig::parse(s).unwrap();
+            let text = toml::to_string(&c).unwrap();
+            let back = FsConfig::from_toml(&text).unwrap();
+            assert_eq!(back, c, "{text}");
+            let reparsed = FsConfig::parse(&c.short_form()).unwrap();
+            assert_eq!(reparsed.kind, c.kind);
+            assert_eq!(reparsed.devices, c.devices);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The environment record of a testbed: what was created, with which tool, and the mount
+//! options actually in effect.
+
+use super::config::FsKind;
+use crate::sys::cmd::Cmd;
+use serde::{Deserialize, Serialize};
+
+/// What a result needs to say about the filesystem it ran on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestbedEnv {
+    /// Filesystem kind (`ext4`, `zfs`, ...).
+    pub kind: FsKind,
+    /// The configuration's label.
+    pub label: String,
+    /// The configuration's canonical short form.
+    pub config: String,
+    /// The mkfs or `zpool create` command line run (none for tmpfs).
+    pub mkfs_cmdline: Option<String>,
+    /// `zfs set` command lines run after `zpool create`.
+    pub post_create_cmdlines: Vec<String>,
+    /// The tool and its version (`mkfs.xfs version 6.1.0`, `zfs-fuse 0.7.0-25+b1 (dpkg)`).
+    pub tool_version: Option<String>,
+    /// Filesystem type as mounted (`ext4`, `fuse.zfs`, `tmpfs`).
+    pub fstype: String,
+    /// Mount source as mounted.
+    pub mount_source: String,
+    /// Per-mount options in effect (mountinfo field 6).
+    pub mount_options: String,
+    /// Superblock options in effect (mountinfo, after the fstype and source).
+    pub super_options: String,
+    /// zfs dataset properties in effect (name, value), for zfs.
+    pub zfs_properties: Vec<(String, String)>,
+    /// Size of each image (or the real device, or the tmpfs limit) in bytes.
+    pub device_size_bytes: u64,
+    /// Number of devices.
+    pub devices: usize,
+    /// How the filesystem is backed, in words.
+    pub backing: String,
+    /// Kernel names of the block devices (for /sys/block counters).
+    pub block_devices: Vec<String>,
+}
+
+/// The tool that creates `kind` and its version, from the tool itself or else from dpkg.
+pub fn tool_version(kind: FsKind) -> Option<String> {
+    let (program, flag, package) = match kind {
+        FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => ("mke2fs", "-V", "e2fsprogs"),
+        FsKind::Xfs => ("mkfs.xfs", "-V", "xfsprogs"),
+        FsKind::Btrfs => ("mkfs.btrfs", "--version", "btrfs-progs"),
+        // zfs-fuse has no --version.
+        FsKind::Zfs => ("", "", "zfs-fuse"),
+        FsKind::Tmpfs => return None,
+    };
+    if !program.is_empty() {
+        if let Ok(out) = Cmd::new(program).arg(flag).run() {
+            // mke2fs prints its version on stderr, so stdout may be empty: fall back to dpkg.
+            if let Some(line) = out.lines().map(str::trim).find(|l| !l.is_empty()) {
+                return Some(line.to_string());
+            }
+        }
+    }
+    Cmd::new("dpkg-query")
+        .args(["-W", "-f", "${Version}", package])
+        .run()
+        .ok()
+        .map(|v| format!("{package} {} (dpkg)", v.trim()))
+}
+
+/// Effective values of `names` on zfs dataset `dataset` (`zfs get -H -o property,value`).
+pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let out = Cmd::new("zfs")
+        .args([
+            "get",
+            "-H",
+            "-o",
+            "property,value",
+            &names.join(","),
+            dataset,
+        ])
+        .run();
+    out.map(|o| {
+        o.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect()
+    })
+    .unwrap_or_default()
+}

@@ -1,0 +1,64 @@
+//! Cache eviction per testbed kind: the [`CacheControl`] each testbed hands to the engine.
+//!
+//! | kind | what `evict` does |
+//! | --- | --- |
+//! | ext2/3/4, xfs, btrfs | fsync + `POSIX_FADV_DONTNEED` per file + `drop_caches`; with `remount`, also unmount and mount again (drops every inode and dentry of the filesystem, not only the files') |
+//! | zfs (zfs-fuse) | `zpool export` + `drop_caches` + `zpool import -d DEVDIR`: the ARC lives in the daemon, so only taking the pool away empties it |
+//! | tmpfs | refuses: the data *is* the page cache |
+//!
+//! The engine verifies kernel page-cache residency with `mincore` afterwards; the zfs path was
+//! verified by the integration tests, which read a file after `evict` and check that its bytes
+//! were read from the loop devices (`/sys/block/loopN/stat`).
+
+use super::mount::{self, MountSpec};
+use crate::engine::{CacheControl, EvictError, PageCacheEvictor};
+use std::path::PathBuf;
+
+/// Kernel filesystems: the page-cache evictor, optionally followed by a full remount.
+#[derive(Debug)]
+pub struct KernelFsCache {
+    /// When set, unmount and mount this spec after the page-cache eviction.
+    pub remount: Option<MountSpec>,
+}
+
+impl CacheControl for KernelFsCache {
+    fn evict(&self, files: &[PathBuf]) -> Result<String, EvictError> {
+        let mut what = PageCacheEvictor.evict(files)?;
+        if let Some(spec) = &self.remount {
+            mount::umount(&spec.target).map_err(|e| EvictError(e.to_string()))?;
+            spec.mount()
+                .map_err(|e| EvictError(format!("mounting again after eviction: {e}")))?;
+            what.push_str("+umount/mount");
+        }
+        Ok(what)
+    }
+}
+
+/// zfs-fuse: export and re-import the pool.
+#[derive(Debug)]
+pub struct ZfsCache {
+    /// Pool name.
+    pub pool: String,
+    /// Directory holding the symlinks to the pool's devices (for `zpool import -d`).
+    pub devdir: PathBuf,
+}
+
+impl CacheControl for ZfsCache {
+    fn evict(&self, _files: &[PathBuf]) -> Result<String, EvictError> {
+        super::zfs::export_import(&self.pool, &self.devdir)
+            .map_err(|e| EvictError(e.to_string()))?;
+        Ok("zpool export+drop_caches+zpool import (zfs-fuse ARC emptied)".into())
+    }
+}
+
+/// tmpfs: eviction is impossible, and saying so is better than pretending.
+#[derive(Debug)]
+pub struct TmpfsCache;
+
+impl CacheControl for TmpfsCache {
+    fn evict(&self, _files: &[PathBuf]) -> Result<String, EvictError> {
+        Err(EvictError(
+            "tmpfs keeps file data only in memory: an uncached phase is impossible".into(),
+        ))
+    }
+}
