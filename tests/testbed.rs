@@ -39,10 +39,7 @@ fn skip_reason(programs: &[&str]) -> Option<String> {
     if !Path::new("/dev/loop-control").exists() {
         return Some("no /dev/loop-control".into());
     }
-    for p in ["losetup", "mount", "umount", "findmnt"]
-        .iter()
-        .chain(programs)
-    {
+    for p in ["losetup", "mount", "umount", "findmnt"].iter().chain(programs) {
         if !which(p) {
             return Some(format!("{p} not installed"));
         }
@@ -67,18 +64,11 @@ fn workdir() -> tempfile::TempDir {
 }
 
 fn opts(dir: &Path) -> TestbedOptions {
-    TestbedOptions {
-        workdir: dir.to_path_buf(),
-        size_bytes: SIZE,
-        ..Default::default()
-    }
+    TestbedOptions { workdir: dir.to_path_buf(), size_bytes: SIZE, ..Default::default() }
 }
 
 fn run(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -86,20 +76,14 @@ fn zpool_names() -> Vec<String> {
     if !which("zpool") {
         return Vec::new();
     }
-    run("zpool", &["list", "-H", "-o", "name"])
-        .lines()
-        .map(str::to_string)
-        .collect()
+    run("zpool", &["list", "-H", "-o", "name"]).lines().map(str::to_string).collect()
 }
 
 /// Assert nothing of the testbed that lived in `tb_dir` (with `pool`) is left on the system.
 fn assert_nothing_left(tb_dir: &Path, mountpoint: &Path, pool: Option<&str>) {
     let loops = run("losetup", &["-a"]);
     let tb = tb_dir.to_string_lossy();
-    assert!(
-        !loops.contains(tb.as_ref()),
-        "loop device left for {tb}:\n{loops}"
-    );
+    assert!(!loops.contains(tb.as_ref()), "loop device left for {tb}:\n{loops}");
     let mounts = run("findmnt", &["-rn", "-o", "TARGET"]);
     assert!(
         !mounts.lines().any(|l| Path::new(l) == mountpoint),
@@ -149,10 +133,7 @@ fn up_write_down(spec: &str, expect_fstype: &str) {
     write_file(&mp.join("hello"), 4 * MIB as usize);
     assert_eq!(read_file(&mp.join("hello")), 4 * MIB as usize);
 
-    let fm = run(
-        "findmnt",
-        &["-n", "-o", "FSTYPE", "-M", mp.to_str().unwrap()],
-    );
+    let fm = run("findmnt", &["-n", "-o", "FSTYPE", "-M", mp.to_str().unwrap()]);
     assert_eq!(fm.trim(), expect_fstype, "findmnt for {spec}");
 
     let env = tb.environment();
@@ -162,10 +143,7 @@ fn up_write_down(spec: &str, expect_fstype: &str) {
     assert_eq!(env.devices, cfg.devices);
     assert_eq!(tb.block_devices().len(), cfg.devices);
     for d in tb.block_devices() {
-        assert!(
-            d.starts_with("loop") && Path::new("/sys/block").join(&d).exists(),
-            "{d}"
-        );
+        assert!(d.starts_with("loop") && Path::new("/sys/block").join(&d).exists(), "{d}");
     }
     if cfg.kind != testbed::FsKind::Tmpfs {
         assert!(env.tool_version.is_some(), "{env:?}");
@@ -174,10 +152,7 @@ fn up_write_down(spec: &str, expect_fstype: &str) {
     }
     for o in &cfg.mount_opts {
         let effective = format!("{},{}", env.mount_options, env.super_options);
-        assert!(
-            effective.contains(o.as_str()),
-            "{o} not in effect: {effective}"
-        );
+        assert!(effective.contains(o.as_str()), "{o} not in effect: {effective}");
     }
     let pool = (cfg.kind == testbed::FsKind::Zfs).then(|| env.mount_source.clone());
     if let Some(p) = &pool {
@@ -188,8 +163,7 @@ fn up_write_down(spec: &str, expect_fstype: &str) {
     assert!(json.contains("\"mount_options\""));
     eprintln!("environment of {spec}: {json}");
 
-    tb.teardown()
-        .unwrap_or_else(|e| panic!("teardown {spec}: {e}"));
+    tb.teardown().unwrap_or_else(|e| panic!("teardown {spec}: {e}"));
     assert_nothing_left(&tb_dir, &mp, pool.as_deref());
 }
 
@@ -265,9 +239,7 @@ fn zfs_eviction_reaches_the_devices() {
 
     // Page-cache eviction alone: zfs-fuse answers from its ARC, the device sees (almost) nothing.
     let before = sectors_read(&devs);
-    fsbench::engine::PageCacheEvictor
-        .evict(std::slice::from_ref(&f))
-        .unwrap();
+    fsbench::engine::PageCacheEvictor.evict(std::slice::from_ref(&f)).unwrap();
     read_file(&f);
     let arc_hit = (sectors_read(&devs) - before) * 512;
     eprintln!("zfs: bytes read from device after drop_caches only: {arc_hit}");
@@ -295,10 +267,7 @@ fn ext4_eviction_reaches_the_device_with_and_without_remount() {
     skip_unless!("mkfs.ext4");
     for remount in [false, true] {
         let dir = workdir();
-        let o = TestbedOptions {
-            remount_to_evict: remount,
-            ..opts(dir.path())
-        };
+        let o = TestbedOptions { remount_to_evict: remount, ..opts(dir.path()) };
         let tb = Testbed::up(&FsConfig::parse("ext4").unwrap(), &o).unwrap();
         let f = tb.mountpoint().join("data");
         let len = 8 * MIB as usize;
@@ -309,10 +278,7 @@ fn ext4_eviction_reaches_the_device_with_and_without_remount() {
         let before = sectors_read(&tb.block_devices());
         assert_eq!(read_file(&f), len);
         let got = (sectors_read(&tb.block_devices()) - before) * 512;
-        assert!(
-            got >= len as u64,
-            "remount={remount}: only {got} bytes read from the device"
-        );
+        assert!(got >= len as u64, "remount={remount}: only {got} bytes read from the device");
         tb.teardown().unwrap();
     }
 }
@@ -331,39 +297,24 @@ fn tmpfs_eviction_is_refused() {
 fn bad_options_leave_nothing_behind() {
     skip_unless!("mkfs.ext4");
     let dir = workdir();
-    let e = Testbed::up(
-        &FsConfig::parse("ext4:mount=no_such_option").unwrap(),
-        &opts(dir.path()),
-    )
-    .unwrap_err();
+    let e = Testbed::up(&FsConfig::parse("ext4:mount=no_such_option").unwrap(), &opts(dir.path()))
+        .unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, TestbedError::Cmd { .. }), "{msg}");
     assert!(msg.contains("mount -t ext4 -o no_such_option"), "{msg}");
-    let e = Testbed::up(
-        &FsConfig::parse("xfs:mkfs=-b size=3").unwrap(),
-        &opts(dir.path()),
-    )
-    .unwrap_err();
+    let e = Testbed::up(&FsConfig::parse("xfs:mkfs=-b size=3").unwrap(), &opts(dir.path()))
+        .unwrap_err();
     assert!(e.to_string().contains("mkfs.xfs"), "{e}");
-    assert!(
-        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
-        "workdir not empty"
-    );
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "workdir not empty");
     assert!(!run("losetup", &["-a"]).contains(dir.path().to_str().unwrap()));
 
     if skip_reason(&["zfs-fuse", "zpool", "zfs"]).is_none() {
         let _g = zfs_lock();
         let pools_before = zpool_names();
-        let e = Testbed::up(
-            &FsConfig::parse("zfs:compression=lz4").unwrap(),
-            &opts(dir.path()),
-        )
-        .unwrap_err();
+        let e = Testbed::up(&FsConfig::parse("zfs:compression=lz4").unwrap(), &opts(dir.path()))
+            .unwrap_err();
         assert!(e.to_string().contains("compression=lz4"), "{e}");
-        assert!(
-            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
-            "workdir not empty"
-        );
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "workdir not empty");
         assert_eq!(zpool_names(), pools_before);
     }
 }
@@ -372,16 +323,10 @@ fn bad_options_leave_nothing_behind() {
 fn too_small_and_no_space_are_clear_errors() {
     skip_unless!("mkfs.xfs");
     let dir = workdir();
-    let o = TestbedOptions {
-        size_bytes: 100 * MIB,
-        ..opts(dir.path())
-    };
+    let o = TestbedOptions { size_bytes: 100 * MIB, ..opts(dir.path()) };
     let e = Testbed::up(&FsConfig::parse("xfs").unwrap(), &o).unwrap_err();
     assert!(matches!(e, TestbedError::TooSmall { .. }), "{e}");
-    let o = TestbedOptions {
-        size_bytes: 1 << 60,
-        ..opts(dir.path())
-    };
+    let o = TestbedOptions { size_bytes: 1 << 60, ..opts(dir.path()) };
     let e = Testbed::up(&FsConfig::parse("ext4").unwrap(), &o).unwrap_err();
     assert!(matches!(e, TestbedError::HostSpace { .. }), "{e}");
 }
@@ -397,23 +342,11 @@ impl OwnLoop {
     fn with_ext4() -> OwnLoop {
         let dir = workdir();
         let img = dir.path().join("own.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(64 * MIB)
-            .unwrap();
-        let dev = run("losetup", &["--find", "--show", img.to_str().unwrap()])
-            .trim()
-            .to_string();
+        std::fs::File::create(&img).unwrap().set_len(64 * MIB).unwrap();
+        let dev = run("losetup", &["--find", "--show", img.to_str().unwrap()]).trim().to_string();
         assert!(dev.starts_with("/dev/loop"), "losetup gave {dev:?}");
-        let me = OwnLoop {
-            dev,
-            _dir: dir,
-            mnt: None,
-        };
-        let st = Command::new("mkfs.ext4")
-            .args(["-F", "-q", &me.dev])
-            .status()
-            .unwrap();
+        let me = OwnLoop { dev, _dir: dir, mnt: None };
+        let st = Command::new("mkfs.ext4").args(["-F", "-q", &me.dev]).status().unwrap();
         assert!(st.success());
         me
     }
@@ -437,21 +370,16 @@ fn refused_devices() {
     // Carries an ext4 signature: refused without --force, accepted with it.
     let e = testbed::validate_real_device(&dev, false).unwrap_err();
     match &e {
-        TestbedError::DeviceRefused {
-            reason: Refusal::Signature(s),
-            ..
-        } => assert!(s.contains("ext4"), "{s}"),
+        TestbedError::DeviceRefused { reason: Refusal::Signature(s), .. } => {
+            assert!(s.contains("ext4"), "{s}")
+        }
         other => panic!("expected a signature refusal, got {other}"),
     }
     assert!(testbed::validate_real_device(&dev, true).is_ok());
 
     // Testbed::up refuses it too, and creates nothing.
     let dir = workdir();
-    let o = TestbedOptions {
-        device: Some(dev.clone()),
-        destroy_data: true,
-        ..opts(dir.path())
-    };
+    let o = TestbedOptions { device: Some(dev.clone()), destroy_data: true, ..opts(dir.path()) };
     let e = Testbed::up(&FsConfig::parse("ext4").unwrap(), &o).unwrap_err();
     assert!(e.to_string().contains("signatures"), "{e}");
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
@@ -459,36 +387,16 @@ fn refused_devices() {
     // Mounted: refused even with --force.
     let mnt = own._dir.path().join("m");
     std::fs::create_dir(&mnt).unwrap();
-    assert!(Command::new("mount")
-        .arg(&dev)
-        .arg(&mnt)
-        .status()
-        .unwrap()
-        .success());
+    assert!(Command::new("mount").arg(&dev).arg(&mnt).status().unwrap().success());
     own.mnt = Some(mnt.clone());
     let e = testbed::validate_real_device(&dev, true).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            TestbedError::DeviceRefused {
-                reason: Refusal::Mounted(_),
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert!(matches!(e, TestbedError::DeviceRefused { reason: Refusal::Mounted(_), .. }), "{e}");
 
     // The root disk, always.
     if Path::new("/dev/vda").exists() {
         let e = testbed::validate_real_device(Path::new("/dev/vda"), true).unwrap_err();
         assert!(
-            matches!(
-                e,
-                TestbedError::DeviceRefused {
-                    reason: Refusal::RootDevice(_),
-                    ..
-                }
-            ),
+            matches!(e, TestbedError::DeviceRefused { reason: Refusal::RootDevice(_), .. }),
             "{e}"
         );
     }
@@ -507,10 +415,7 @@ fn real_device_testbed_with_force() {
         ..opts(dir.path())
     };
     let tb = Testbed::up(&FsConfig::parse("ext4").unwrap(), &o).unwrap();
-    assert_eq!(
-        tb.block_devices(),
-        [own.dev.trim_start_matches("/dev/").to_string()]
-    );
+    assert_eq!(tb.block_devices(), [own.dev.trim_start_matches("/dev/").to_string()]);
     assert!(tb.environment().backing.contains("real device"));
     let mp = tb.mountpoint().to_path_buf();
     tb.teardown().unwrap();
@@ -526,11 +431,7 @@ fn crash_child() {
     let Ok(workdir) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let o = TestbedOptions {
-        workdir: workdir.into(),
-        size_bytes: SIZE,
-        ..Default::default()
-    };
+    let o = TestbedOptions { workdir: workdir.into(), size_bytes: SIZE, ..Default::default() };
     let mut beds = vec![Testbed::up(&FsConfig::parse("ext4").unwrap(), &o).unwrap()];
     beds.push(Testbed::up(&FsConfig::parse("tmpfs").unwrap(), &o).unwrap());
     if std::env::var("FSBENCH_TESTBED_CRASH_ZFS").is_ok() {
@@ -594,10 +495,7 @@ fn cleanup_after_kill_9() {
     child.wait().unwrap();
 
     let record = testbed::default_state_dir().join(format!("{pid}.json"));
-    assert!(
-        record.exists(),
-        "the crashed process's record should be there"
-    );
+    assert!(record.exists(), "the crashed process's record should be there");
     let mounted = run("findmnt", &["-rn", "-o", "TARGET"]);
     for m in &mounts {
         assert!(
@@ -616,9 +514,7 @@ fn cleanup_after_kill_9() {
         assert_nothing_left(m.parent().unwrap(), m, None);
     }
     assert!(!run("losetup", &["-a"]).contains(dir.path().to_str().unwrap()));
-    assert!(!zpool_names()
-        .iter()
-        .any(|p| p.starts_with(&format!("fsbench_{pid}_"))));
+    assert!(!zpool_names().iter().any(|p| p.starts_with(&format!("fsbench_{pid}_"))));
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "workdir not empty after cleanup"

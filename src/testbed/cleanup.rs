@@ -57,11 +57,7 @@ impl fmt::Display for CleanupReport {
         }
         if !self.live_processes.is_empty() {
             let pids: Vec<String> = self.live_processes.iter().map(u32::to_string).collect();
-            writeln!(
-                f,
-                "untouched: resources of running fsbench processes {}",
-                pids.join(", ")
-            )?;
+            writeln!(f, "untouched: resources of running fsbench processes {}", pids.join(", "))?;
         }
         Ok(())
     }
@@ -75,13 +71,11 @@ enum Outcome {
 
 /// Clean up the records in `state` of processes that are no longer running.
 pub fn cleanup(state: &StateDir) -> Result<CleanupReport> {
-    let _lock = state
-        .lock_for_cleanup()
-        .map_err(|e| TestbedError::io("locking", state.path(), e))?;
+    let _lock =
+        state.lock_for_cleanup().map_err(|e| TestbedError::io("locking", state.path(), e))?;
     let mut report = CleanupReport::default();
-    let records = state
-        .read_all()
-        .map_err(|e| TestbedError::io("reading state in", state.path(), e))?;
+    let records =
+        state.read_all().map_err(|e| TestbedError::io("reading state in", state.path(), e))?;
     let mut dead: Vec<(PathBuf, ProcessRecord)> = Vec::new();
     for (path, rec) in records {
         if rec.owner.is_alive() {
@@ -107,11 +101,7 @@ pub fn cleanup(state: &StateDir) -> Result<CleanupReport> {
                 keep.push(e.clone());
                 continue;
             }
-            if !settle(
-                &e.resource,
-                remove(&e.resource, &images, state),
-                &mut report,
-            ) {
+            if !settle(&e.resource, remove(&e.resource, &images, state), &mut report) {
                 keep.push(e.clone());
             }
         }
@@ -130,13 +120,7 @@ pub fn cleanup(state: &StateDir) -> Result<CleanupReport> {
         let res = if keep.is_empty() {
             std::fs::remove_file(path)
         } else {
-            state.write_record(
-                path,
-                &ProcessRecord {
-                    owner: rec.owner,
-                    entries: keep,
-                },
-            )
+            state.write_record(path, &ProcessRecord { owner: rec.owner, entries: keep })
         };
         res.map_err(|e| TestbedError::io("updating state", path, e))?;
     }
@@ -167,9 +151,7 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
             .iter()
             .any(|p| path.to_string_lossy().starts_with(p));
             if !ok {
-                return Ok(Outcome::NotOurs(
-                    "not an fsbench tracing instance path".into(),
-                ));
+                return Ok(Outcome::NotOurs("not an fsbench tracing instance path".into()));
             }
             if !path.exists() {
                 return Ok(Outcome::Gone);
@@ -217,17 +199,9 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
             if !name.starts_with(zfs::POOL_PREFIX) {
                 return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));
             }
-            Ok(if zfs::destroy_verified(name)? {
-                Outcome::Removed
-            } else {
-                Outcome::Gone
-            })
+            Ok(if zfs::destroy_verified(name)? { Outcome::Removed } else { Outcome::Gone })
         }
-        Resource::Mount {
-            mountpoint,
-            source,
-            fstype,
-        } => {
+        Resource::Mount { mountpoint, source, fstype } => {
             let entries = mountinfo::read()
                 .map_err(|e| TestbedError::io("reading", "/proc/self/mountinfo", e))?;
             let Some(m) = mountinfo::find(&entries, mountpoint) else {
@@ -280,9 +254,7 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
                 return Ok(Outcome::NotOurs("not a regular .img file".into()));
             }
             if !loopdev::find_by_backing(path).is_empty() {
-                return Err(TestbedError::Check(
-                    "still attached to a loop device".into(),
-                ));
+                return Err(TestbedError::Check("still attached to a loop device".into()));
             }
             std::fs::remove_file(path).map_err(|e| TestbedError::io("removing image", path, e))?;
             Ok(Outcome::Removed)
@@ -318,31 +290,12 @@ mod tests {
         std::fs::write(&foreign, b"keep").unwrap();
         let dead = ProcessRecord {
             // pid 1's start time is never 1 tick after boot: treated as gone.
-            owner: ProcessId {
-                pid: 1,
-                start_ticks: u64::MAX,
-            },
+            owner: ProcessId { pid: 1, start_ticks: u64::MAX },
             entries: vec![
-                Entry {
-                    id: 1,
-                    resource: Resource::Directory { path: tb.clone() },
-                },
-                Entry {
-                    id: 2,
-                    resource: Resource::ImageFile { path: img.clone() },
-                },
-                Entry {
-                    id: 3,
-                    resource: Resource::ImageFile {
-                        path: foreign.clone(),
-                    },
-                },
-                Entry {
-                    id: 4,
-                    resource: Resource::ZfsPool {
-                        name: "tank".into(),
-                    },
-                },
+                Entry { id: 1, resource: Resource::Directory { path: tb.clone() } },
+                Entry { id: 2, resource: Resource::ImageFile { path: img.clone() } },
+                Entry { id: 3, resource: Resource::ImageFile { path: foreign.clone() } },
+                Entry { id: 4, resource: Resource::ZfsPool { name: "tank".into() } },
                 Entry {
                     id: 5,
                     resource: Resource::TracingInstance {
@@ -362,20 +315,12 @@ mod tests {
         std::fs::create_dir_all(sd.path()).unwrap();
         let dead_file = sd.path().join("1.json");
         sd.write_record(&dead_file, &dead).unwrap();
-        let live = sd
-            .record(Resource::ZfsPool {
-                name: "fsbench_live".into(),
-            })
-            .unwrap();
+        let live = sd.record(Resource::ZfsPool { name: "fsbench_live".into() }).unwrap();
 
         let report = cleanup(&sd).unwrap();
         assert!(report.is_clean(), "{report}");
         assert!(!img.exists() && !tb.exists(), "{report}");
-        assert_eq!(
-            std::fs::read(&foreign).unwrap(),
-            b"keep",
-            "a .txt is never deleted"
-        );
+        assert_eq!(std::fs::read(&foreign).unwrap(), b"keep", "a .txt is never deleted");
         assert_eq!(report.removed.len(), 2, "{report}");
         assert_eq!(report.not_ours.len(), 3, "{report}");
         assert_eq!(report.already_gone.len(), 1, "{report}");

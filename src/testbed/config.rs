@@ -188,11 +188,7 @@ impl ZfsLayout {
         if n < min || (name == "single" && n != 1) {
             return Err(ConfigError::Invalid(format!(
                 "zfs layout {name} needs {}{min} devices, got {n}",
-                if name == "single" {
-                    "exactly "
-                } else {
-                    "at least "
-                }
+                if name == "single" { "exactly " } else { "at least " }
             )));
         }
         Ok(match name {
@@ -216,10 +212,7 @@ pub struct ZfsOpts {
 
 impl Default for ZfsOpts {
     fn default() -> Self {
-        ZfsOpts {
-            layout: ZfsLayout::Single,
-            properties: Vec::new(),
-        }
+        ZfsOpts { layout: ZfsLayout::Single, properties: Vec::new() }
     }
 }
 
@@ -330,9 +323,7 @@ impl FsConfig {
         for (k, v) in pairs {
             match k.as_str() {
                 "label" => raw.label = Some(v),
-                "mkfs" => raw
-                    .mkfs_opts
-                    .extend(v.split_whitespace().map(str::to_string)),
+                "mkfs" => raw.mkfs_opts.extend(v.split_whitespace().map(str::to_string)),
                 "mount" => raw
                     .mount_opts
                     .extend(v.split(',').filter(|o| !o.is_empty()).map(str::to_string)),
@@ -349,19 +340,12 @@ impl FsConfig {
                     if kind == FsKind::Btrfs {
                         valid.push("profile");
                     }
-                    return Err(ConfigError::UnknownKey {
-                        kind,
-                        key: k,
-                        valid: valid.join(", "),
-                    });
+                    return Err(ConfigError::UnknownKey { kind, key: k, valid: valid.join(", ") });
                 }
             }
         }
         if kind == FsKind::Zfs {
-            raw.zfs = Some(RawZfs {
-                layout,
-                properties: props,
-            });
+            raw.zfs = Some(RawZfs { layout, properties: props });
         }
         let explicit_label = raw.label.as_deref().is_some_and(|l| !l.trim().is_empty());
         let mut cfg = FsConfig::try_from(raw)?;
@@ -467,9 +451,7 @@ mod props_table {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
-        Ok(BTreeMap::<String, String>::deserialize(d)?
-            .into_iter()
-            .collect())
+        Ok(BTreeMap::<String, String>::deserialize(d)?.into_iter().collect())
     }
 }
 
@@ -482,26 +464,17 @@ impl TryFrom<RawFsConfig> for FsConfig {
         cfg.mkfs_opts = raw.mkfs_opts;
         cfg.mount_opts = raw.mount_opts;
         if raw.zfs.is_some() && kind != FsKind::Zfs {
-            return Err(ConfigError::Invalid(format!(
-                "zfs options given for {kind}"
-            )));
+            return Err(ConfigError::Invalid(format!("zfs options given for {kind}")));
         }
         if raw.btrfs_profile.is_some() && kind != FsKind::Btrfs {
-            return Err(ConfigError::Invalid(format!(
-                "btrfs_profile given for {kind}"
-            )));
+            return Err(ConfigError::Invalid(format!("btrfs_profile given for {kind}")));
         }
         if raw.devices == Some(0) && kind.needs_devices() {
-            return Err(ConfigError::Invalid(format!(
-                "{kind} needs at least one device"
-            )));
+            return Err(ConfigError::Invalid(format!("{kind} needs at least one device")));
         }
         match kind {
             FsKind::Zfs => {
-                let z = raw.zfs.unwrap_or(RawZfs {
-                    layout: None,
-                    properties: Vec::new(),
-                });
+                let z = raw.zfs.unwrap_or(RawZfs { layout: None, properties: Vec::new() });
                 let name = match (&z.layout, raw.devices) {
                     (Some(l), _) => l.as_str(),
                     (None, Some(n)) if n > 1 => "stripe",
@@ -509,8 +482,7 @@ impl TryFrom<RawFsConfig> for FsConfig {
                 };
                 for (k, _) in &z.properties {
                     let ok = !k.is_empty()
-                        && k.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
+                        && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
                     if !ok {
                         return Err(ConfigError::Invalid(format!(
                             "`{k}` is not a zfs property name"
@@ -546,19 +518,14 @@ impl TryFrom<RawFsConfig> for FsConfig {
                 if cfg.devices < min {
                     return Err(ConfigError::Invalid(format!(
                         "btrfs profile {} needs at least {min} devices, got {}",
-                        cfg.btrfs_profile
-                            .as_ref()
-                            .map(|p| p.0.as_str())
-                            .unwrap_or("single"),
+                        cfg.btrfs_profile.as_ref().map(|p| p.0.as_str()).unwrap_or("single"),
                         cfg.devices
                     )));
                 }
             }
             FsKind::Tmpfs => {
                 if !cfg.mkfs_opts.is_empty() {
-                    return Err(ConfigError::Invalid(
-                        "tmpfs has no mkfs; drop `mkfs=`".into(),
-                    ));
+                    return Err(ConfigError::Invalid("tmpfs has no mkfs; drop `mkfs=`".into()));
                 }
                 if raw.devices.is_some_and(|n| n > 0) {
                     return Err(ConfigError::Invalid("tmpfs uses no devices".into()));
@@ -627,30 +594,17 @@ mod tests {
         let c = FsConfig::parse("ext4:mount=data=writeback,nobarrier").unwrap();
         assert_eq!(c.mount_opts, ["data=writeback", "nobarrier"]);
         assert_eq!(c.label, "ext4:mount=data=writeback,nobarrier");
-        assert_eq!(
-            c.mount_opts_joined().as_deref(),
-            Some("data=writeback,nobarrier")
-        );
+        assert_eq!(c.mount_opts_joined().as_deref(), Some("data=writeback,nobarrier"));
     }
 
     #[test]
     fn sweep_labels_are_distinct() {
-        let labels: Vec<String> = [
-            "ext4:mount=data=writeback,nobarrier",
-            "ext4:mount=nodelalloc",
-            "xfs",
-        ]
-        .iter()
-        .map(|s| FsConfig::parse(s).unwrap().label)
-        .collect();
-        assert_eq!(
-            labels,
-            [
-                "ext4:mount=data=writeback,nobarrier",
-                "ext4:mount=nodelalloc",
-                "xfs"
-            ]
-        );
+        let labels: Vec<String> =
+            ["ext4:mount=data=writeback,nobarrier", "ext4:mount=nodelalloc", "xfs"]
+                .iter()
+                .map(|s| FsConfig::parse(s).unwrap().label)
+                .collect();
+        assert_eq!(labels, ["ext4:mount=data=writeback,nobarrier", "ext4:mount=nodelalloc", "xfs"]);
     }
 
     #[test]
@@ -684,33 +638,18 @@ mod tests {
         assert_eq!(c.devices, 3);
         assert_eq!(
             c.zfs.properties,
-            [
-                ("compression".to_string(), "lz4".to_string()),
-                ("recordsize".into(), "8k".into())
-            ]
+            [("compression".to_string(), "lz4".to_string()), ("recordsize".into(), "8k".into())]
         );
-        assert_eq!(
-            FsConfig::parse("zfs:layout=mirror").unwrap().zfs.layout,
-            ZfsLayout::Mirror(2)
-        );
-        assert_eq!(
-            FsConfig::parse("zfs:devices=2").unwrap().zfs.layout,
-            ZfsLayout::Stripe(2)
-        );
-        assert_eq!(
-            FsConfig::parse("zfs").unwrap().zfs.layout,
-            ZfsLayout::Single
-        );
+        assert_eq!(FsConfig::parse("zfs:layout=mirror").unwrap().zfs.layout, ZfsLayout::Mirror(2));
+        assert_eq!(FsConfig::parse("zfs:devices=2").unwrap().zfs.layout, ZfsLayout::Stripe(2));
+        assert_eq!(FsConfig::parse("zfs").unwrap().zfs.layout, ZfsLayout::Single);
         assert_eq!(ZfsLayout::Raidz2(4).vdev_keyword(), Some("raidz2"));
     }
 
     #[test]
     fn zfs_layout_errors() {
         assert!(FsConfig::parse("zfs:layout=mirror:devices=1").is_err());
-        assert!(FsConfig::parse("zfs:layout=raidz3")
-            .unwrap_err()
-            .to_string()
-            .contains("raidz2"));
+        assert!(FsConfig::parse("zfs:layout=raidz3").unwrap_err().to_string().contains("raidz2"));
         assert!(FsConfig::parse("zfs:layout=single:devices=2").is_err());
     }
 
@@ -721,10 +660,7 @@ mod tests {
         assert_eq!(c.devices, 2);
         let c = FsConfig::parse("btrfs:profile=raid0/raid1").unwrap();
         assert_eq!(c.btrfs_profile, Some(("raid0".into(), "raid1".into())));
-        assert_eq!(
-            c.devices, 2,
-            "device count defaults to the profile's minimum"
-        );
+        assert_eq!(c.devices, 2, "device count defaults to the profile's minimum");
         assert!(FsConfig::parse("btrfs:profile=raid1:devices=1").is_err());
         assert!(FsConfig::parse("btrfs:profile=raid9").is_err());
     }
@@ -753,10 +689,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.zfs.layout, ZfsLayout::Raidz(3));
-        assert_eq!(
-            c.label,
-            "zfs:layout=raidz:devices=3:compression=lzjb:recordsize=8k"
-        );
+        assert_eq!(c.label, "zfs:layout=raidz:devices=3:compression=lzjb:recordsize=8k");
         let c = FsConfig::from_toml(
             "label = \"wb\"\nkind = \"ext4\"\nmount_opts = [\"data=writeback\"]\n",
         )

@@ -78,9 +78,7 @@ pub fn check(f: &DeviceFacts, force: bool) -> Result<(), Refusal> {
     if let Some(n) = own.iter().find(|n| {
         n.as_str() == "vda" || n.starts_with("vda") && n[3..].chars().all(|c| c.is_ascii_digit())
     }) {
-        return Err(Refusal::RootDevice(format!(
-            "{n} is this machine's root disk"
-        )));
+        return Err(Refusal::RootDevice(format!("{n} is this machine's root disk")));
     }
     if let Some(n) = own.iter().find(|n| f.root_names.contains(n)) {
         return Err(Refusal::RootDevice(format!("/ lives on {n}")));
@@ -113,10 +111,8 @@ impl DeviceFacts {
     /// mounted device is not even probed.
     pub fn gather(path: &Path) -> Result<DeviceFacts, Refusal> {
         let md = std::fs::metadata(path).map_err(|e| Refusal::Inspect(e.to_string()))?;
-        let mut f = DeviceFacts {
-            is_block: md.file_type().is_block_device(),
-            ..Default::default()
-        };
+        let mut f =
+            DeviceFacts { is_block: md.file_type().is_block_device(), ..Default::default() };
         if !f.is_block {
             return Ok(f);
         }
@@ -127,28 +123,21 @@ impl DeviceFacts {
         let class = Path::new("/sys/class/block").join(&f.name);
         if class.join("partition").exists() {
             f.parent = std::fs::canonicalize(&class).ok().and_then(|p| {
-                p.parent()
-                    .and_then(|d| d.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
+                p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned())
             });
         }
         for ent in std::fs::read_dir(&class).into_iter().flatten().flatten() {
             let p = ent.path();
             if p.join("partition").exists() {
-                let dev = std::fs::read_to_string(p.join("dev"))
-                    .unwrap_or_default()
-                    .trim()
-                    .to_string();
-                f.partitions
-                    .push((ent.file_name().to_string_lossy().into_owned(), dev));
+                let dev =
+                    std::fs::read_to_string(p.join("dev")).unwrap_or_default().trim().to_string();
+                f.partitions.push((ent.file_name().to_string_lossy().into_owned(), dev));
             }
         }
         let mut names = vec![f.name.clone()];
         names.extend(f.partitions.iter().map(|p| p.0.clone()));
         for n in names {
-            f.holders.extend(list_dir(
-                &Path::new("/sys/class/block").join(n).join("holders"),
-            ));
+            f.holders.extend(list_dir(&Path::new("/sys/class/block").join(n).join("holders")));
         }
         f.root_names = root_names();
         f.mounts = mountinfo::read()
@@ -159,10 +148,7 @@ impl DeviceFacts {
 
 /// Check the device the user named for `--device DEV --destroy-data`. Returns its canonical path.
 pub fn validate_real_device(path: &Path, force: bool) -> Result<PathBuf, TestbedError> {
-    let refuse = |reason| TestbedError::DeviceRefused {
-        device: path.to_path_buf(),
-        reason,
-    };
+    let refuse = |reason| TestbedError::DeviceRefused { device: path.to_path_buf(), reason };
     let canon = std::fs::canonicalize(path).map_err(|e| refuse(Refusal::Inspect(e.to_string())))?;
     let mut facts = DeviceFacts::gather(&canon).map_err(refuse)?;
     check(&facts, force).map_err(refuse)?;
@@ -210,9 +196,7 @@ fn root_names() -> Vec<String> {
     let class = Path::new("/sys/class/block").join(&name);
     if class.join("partition").exists() {
         if let Some(parent) = std::fs::canonicalize(&class).ok().and_then(|p| {
-            p.parent()
-                .and_then(|d| d.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
+            p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned())
         }) {
             out.push(parent);
         }
@@ -248,27 +232,15 @@ mod tests {
 
     #[test]
     fn not_a_block_device() {
-        let f = DeviceFacts {
-            is_block: false,
-            ..disk("x", "0:0")
-        };
+        let f = DeviceFacts { is_block: false, ..disk("x", "0:0") };
         assert_eq!(check(&f, true), Err(Refusal::NotBlockDevice));
     }
 
     #[test]
     fn root_disk_and_vda_are_refused_even_with_force() {
-        assert!(matches!(
-            check(&disk("sda", "8:0"), true),
-            Err(Refusal::RootDevice(_))
-        ));
-        assert!(matches!(
-            check(&disk("sda2", "8:2"), true),
-            Err(Refusal::RootDevice(_))
-        ));
-        assert!(matches!(
-            check(&disk("vda", "254:0"), true),
-            Err(Refusal::RootDevice(_))
-        ));
+        assert!(matches!(check(&disk("sda", "8:0"), true), Err(Refusal::RootDevice(_))));
+        assert!(matches!(check(&disk("sda2", "8:2"), true), Err(Refusal::RootDevice(_))));
+        assert!(matches!(check(&disk("vda", "254:0"), true), Err(Refusal::RootDevice(_))));
         let mut f = disk("vdb", "254:16");
         f.parent = None;
         assert_eq!(check(&f, false), Ok(()), "vdb is not vda");
@@ -293,10 +265,7 @@ mod tests {
         f.mounts.push(mount_line("8:17", "/dev/sdb1", "/boot"));
         assert_eq!(
             check(&f, true),
-            Err(Refusal::PartitionMounted {
-                partition: "sdb1".into(),
-                mountpoint: "/boot".into()
-            })
+            Err(Refusal::PartitionMounted { partition: "sdb1".into(), mountpoint: "/boot".into() })
         );
     }
 
@@ -323,13 +292,7 @@ mod tests {
         }
         let e = validate_real_device(Path::new("/dev/vda"), true).unwrap_err();
         assert!(
-            matches!(
-                e,
-                TestbedError::DeviceRefused {
-                    reason: Refusal::RootDevice(_),
-                    ..
-                }
-            ),
+            matches!(e, TestbedError::DeviceRefused { reason: Refusal::RootDevice(_), .. }),
             "{e}"
         );
     }
@@ -338,13 +301,7 @@ mod tests {
     fn regular_file_is_refused() {
         let e = validate_real_device(Path::new("/proc/self/status"), true).unwrap_err();
         assert!(
-            matches!(
-                e,
-                TestbedError::DeviceRefused {
-                    reason: Refusal::NotBlockDevice,
-                    ..
-                }
-            ),
+            matches!(e, TestbedError::DeviceRefused { reason: Refusal::NotBlockDevice, .. }),
             "{e}"
         );
     }

@@ -71,14 +71,7 @@ pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> 
         return Vec::new();
     }
     let out = Cmd::new("zfs")
-        .args([
-            "get",
-            "-H",
-            "-o",
-            "property,value",
-            &names.join(","),
-            dataset,
-        ])
+        .args(["get", "-H", "-o", "property,value", &names.join(","), dataset])
         .run();
     out.map(|o| {
         o.lines()

@@ -101,10 +101,7 @@ pub enum TestbedError {
 impl TestbedError {
     /// Wrap a failed command with the step it belonged to.
     pub fn cmd(step: impl Into<String>, source: CmdError) -> TestbedError {
-        TestbedError::Cmd {
-            step: step.into(),
-            source,
-        }
+        TestbedError::Cmd { step: step.into(), source }
     }
 
     /// Wrap an I/O error with the step and path.
@@ -113,11 +110,7 @@ impl TestbedError {
         path: impl Into<PathBuf>,
         source: std::io::Error,
     ) -> TestbedError {
-        TestbedError::Io {
-            step: step.into(),
-            path: path.into(),
-            source,
-        }
+        TestbedError::Io { step: step.into(), path: path.into(), source }
     }
 }
 

@@ -26,8 +26,7 @@ impl CacheControl for KernelFsCache {
         let mut what = PageCacheEvictor.evict(files)?;
         if let Some(spec) = &self.remount {
             mount::umount(&spec.target).map_err(|e| EvictError(e.to_string()))?;
-            spec.mount()
-                .map_err(|e| EvictError(format!("mounting again after eviction: {e}")))?;
+            spec.mount().map_err(|e| EvictError(format!("mounting again after eviction: {e}")))?;
             what.push_str("+umount/mount");
         }
         Ok(what)

@@ -42,15 +42,9 @@ impl WorkDir {
             fs::create_dir_all(parent).map_err(|e| TestbedError::io("creating", parent, e))?;
         }
         let rec = state
-            .record(Resource::Directory {
-                path: path.to_path_buf(),
-            })
+            .record(Resource::Directory { path: path.to_path_buf() })
             .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
-        let mut guard = WorkDir {
-            path: path.to_path_buf(),
-            state: state.clone(),
-            rec: Some(rec),
-        };
+        let mut guard = WorkDir { path: path.to_path_buf(), state: state.clone(), rec: Some(rec) };
         if let Err(e) = fs::create_dir(path) {
             // Not ours: forget it without removing anything.
             if let Some(rec) = guard.rec.take() {
@@ -121,9 +115,7 @@ impl ImageFile {
     /// Create a new sparse file of `size_bytes` at `path` (which must not exist).
     pub fn create(path: &Path, size_bytes: u64, state: &StateDir) -> Result<ImageFile> {
         let rec = state
-            .record(Resource::ImageFile {
-                path: path.to_path_buf(),
-            })
+            .record(Resource::ImageFile { path: path.to_path_buf() })
             .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         let mut guard = ImageFile {
             path: path.to_path_buf(),
@@ -131,12 +123,10 @@ impl ImageFile {
             state: state.clone(),
             rec: Some(rec),
         };
-        let made = fs::File::create_new(path)
-            .map_err(|e| (e, false))
-            .and_then(|f| {
-                // set_len extends without writing: the file stays sparse.
-                f.set_len(size_bytes).map_err(|e| (e, true))
-            });
+        let made = fs::File::create_new(path).map_err(|e| (e, false)).and_then(|f| {
+            // set_len extends without writing: the file stays sparse.
+            f.set_len(size_bytes).map_err(|e| (e, true))
+        });
         if let Err((e, created)) = made {
             if !created {
                 // Someone else's file: forget it, delete nothing.

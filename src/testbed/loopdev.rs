@@ -24,10 +24,7 @@ impl LoopDevice {
     /// `losetup --find --show --direct-io=on IMAGE`, recorded before and after.
     pub fn attach(image: &Path, state: &StateDir) -> Result<LoopDevice> {
         let rec = state
-            .record(Resource::LoopDevice {
-                device: None,
-                backing_file: image.to_path_buf(),
-            })
+            .record(Resource::LoopDevice { device: None, backing_file: image.to_path_buf() })
             .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         let out = Cmd::new("losetup")
             .args(["--find", "--show", "--direct-io=on"])
@@ -44,9 +41,7 @@ impl LoopDevice {
                 let _ = state.forget(&rec);
                 return Err(match &e {
                     CmdError::Failed { stderr, .. } if stderr.contains("free loop device") => {
-                        TestbedError::NoLoopDevice {
-                            detail: stderr.trim().to_string(),
-                        }
+                        TestbedError::NoLoopDevice { detail: stderr.trim().to_string() }
                     }
                     _ => TestbedError::cmd("attaching loop device", e),
                 });
@@ -116,10 +111,7 @@ impl Drop for LoopDevice {
 
 /// `/dev/loop3` -> `loop3`.
 pub fn kernel_name(device: &Path) -> String {
-    device
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// The backing file of loop device `loopN`, if attached (the kernel appends " (deleted)" when
@@ -183,15 +175,11 @@ pub fn detach_verified(device: &Path, image: &Path) -> Result<bool> {
 
 /// Whether a loop device can be had (`losetup --find` prints the next free one).
 pub fn check_free() -> Result<()> {
-    match Cmd::new("losetup")
-        .arg("--find")
-        .hint("install the Debian package mount")
-        .run()
-    {
+    match Cmd::new("losetup").arg("--find").hint("install the Debian package mount").run() {
         Ok(_) => Ok(()),
-        Err(CmdError::Failed { stderr, .. }) => Err(TestbedError::NoLoopDevice {
-            detail: stderr.trim().to_string(),
-        }),
+        Err(CmdError::Failed { stderr, .. }) => {
+            Err(TestbedError::NoLoopDevice { detail: stderr.trim().to_string() })
+        }
         Err(e) => Err(TestbedError::cmd("looking for a free loop device", e)),
     }
 }

@@ -152,19 +152,14 @@ impl Testbed {
             None => None,
         };
         preflight::check(config, opts.size_bytes, real.is_some())?;
-        let real = real
-            .map(|d| validate_real_device(d, opts.force))
-            .transpose()?;
+        let real = real.map(|d| validate_real_device(d, opts.force)).transpose()?;
         let state = StateDir::new(opts.state_dir.clone().unwrap_or_else(default_state_dir));
         std::fs::create_dir_all(&opts.workdir)
             .map_err(|e| TestbedError::io("creating workdir", &opts.workdir, e))?;
         let workdir = std::fs::canonicalize(&opts.workdir)
             .map_err(|e| TestbedError::io("resolving workdir", &opts.workdir, e))?;
         if config.kind.needs_devices() && real.is_none() {
-            image::check_space(
-                &workdir,
-                opts.size_bytes.saturating_mul(config.devices as u64),
-            )?;
+            image::check_space(&workdir, opts.size_bytes.saturating_mul(config.devices as u64))?;
         }
 
         let seq = TESTBED_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -291,17 +286,13 @@ impl Testbed {
                     state,
                 )?;
                 self.guards.push(Guard::Pool(pool));
-                self.cache = Box::new(evict::ZfsCache {
-                    pool: name.clone(),
-                    devdir,
-                });
+                self.cache = Box::new(evict::ZfsCache { pool: name.clone(), devdir });
                 pool_name = Some(name);
             }
             _ => {
                 let cmd = mkfs_command(&cfg, &devices);
                 mkfs_cmdline = Some(cmd.cmdline());
-                cmd.run()
-                    .map_err(|e| TestbedError::cmd(format!("mkfs for {}", cfg.label), e))?;
+                cmd.run().map_err(|e| TestbedError::cmd(format!("mkfs for {}", cfg.label), e))?;
                 let mut options = cfg.mount_opts.clone();
                 if devices.len() > 1 {
                     // No udev here to register btrfs members: name them all.
@@ -333,9 +324,8 @@ impl Testbed {
         })?;
         let zfs_properties = match &pool_name {
             Some(p) => {
-                let mut names: Vec<String> = ["compression", "checksum", "recordsize", "atime"]
-                    .map(String::from)
-                    .to_vec();
+                let mut names: Vec<String> =
+                    ["compression", "checksum", "recordsize", "atime"].map(String::from).to_vec();
                 for (k, _) in &cfg.zfs.properties {
                     if !names.contains(k) {
                         names.push(k.clone());
@@ -387,9 +377,7 @@ impl Testbed {
 
     /// The environment record (kind, label, mkfs command, tool version, mount options, backing).
     pub fn environment(&self) -> TestbedEnv {
-        self.env
-            .clone()
-            .expect("set at the end of a successful up()")
+        self.env.clone().expect("set at the end of a successful up()")
     }
 
     /// A [`crate::engine::Target`] for the engine.
@@ -491,15 +479,9 @@ mod tests {
             "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 /dev/loop3"
         );
         let c = FsConfig::parse("ext4:mkfs=-E stride=16").unwrap();
-        assert_eq!(
-            mkfs_command(&c, &dev).cmdline(),
-            "mkfs.ext4 -F -q -E stride=16 /dev/loop3"
-        );
+        assert_eq!(mkfs_command(&c, &dev).cmdline(), "mkfs.ext4 -F -q -E stride=16 /dev/loop3");
         let c = FsConfig::parse("xfs:mkfs=-l size=64m").unwrap();
-        assert_eq!(
-            mkfs_command(&c, &dev).cmdline(),
-            "mkfs.xfs -f -q -l size=64m /dev/loop3"
-        );
+        assert_eq!(mkfs_command(&c, &dev).cmdline(), "mkfs.xfs -f -q -l size=64m /dev/loop3");
         let c = FsConfig::parse("btrfs:profile=raid1").unwrap();
         let two = vec![PathBuf::from("/dev/loop3"), PathBuf::from("/dev/loop4")];
         assert_eq!(
@@ -510,10 +492,7 @@ mod tests {
 
     #[test]
     fn device_without_destroy_data_is_refused_before_anything() {
-        let opts = TestbedOptions {
-            device: Some("/dev/loop0".into()),
-            ..Default::default()
-        };
+        let opts = TestbedOptions { device: Some("/dev/loop0".into()), ..Default::default() };
         let e = Testbed::up(&FsConfig::new(FsKind::Ext4), &opts).unwrap_err();
         assert!(e.to_string().contains("--destroy-data"), "{e}");
     }

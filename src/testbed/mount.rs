@@ -27,17 +27,12 @@ impl MountSpec {
         if let Some(o) = &self.options {
             c = c.args(["-o", o]);
         }
-        c.arg(&self.source)
-            .arg(&self.target)
-            .hint("install the Debian package mount")
+        c.arg(&self.source).arg(&self.target).hint("install the Debian package mount")
     }
 
     /// Run `mount`.
     pub fn mount(&self) -> Result<()> {
-        self.command()
-            .run()
-            .map(drop)
-            .map_err(|e| TestbedError::cmd("mount", e))
+        self.command().run().map(drop).map_err(|e| TestbedError::cmd("mount", e))
     }
 }
 
@@ -59,12 +54,7 @@ pub fn umount(target: &Path) -> Result<()> {
             {
                 std::thread::sleep(Duration::from_millis(100));
             }
-            Err(e) => {
-                return Err(TestbedError::cmd(
-                    format!("unmounting {}", target.display()),
-                    e,
-                ))
-            }
+            Err(e) => return Err(TestbedError::cmd(format!("unmounting {}", target.display()), e)),
         }
     }
 }
@@ -92,11 +82,7 @@ impl Mount {
             let _ = state.forget(&rec);
             return Err(e);
         }
-        Ok(Mount {
-            spec,
-            state: state.clone(),
-            rec: Some(rec),
-        })
+        Ok(Mount { spec, state: state.clone(), rec: Some(rec) })
     }
 
     /// A tmpfs of `size_bytes` at `target`, with extra options.

@@ -26,18 +26,12 @@ pub fn read() -> std::io::Result<Vec<MountEntry>> {
 
 /// The entry mounted at `mountpoint` (the last, topmost one if stacked).
 pub fn find(entries: &[MountEntry], mountpoint: &Path) -> Option<MountEntry> {
-    entries
-        .iter()
-        .rev()
-        .find(|e| e.mountpoint == mountpoint)
-        .cloned()
+    entries.iter().rev().find(|e| e.mountpoint == mountpoint).cloned()
 }
 
 /// Whether something is mounted at `mountpoint` now.
 pub fn is_mounted(mountpoint: &Path) -> bool {
-    read()
-        .map(|e| find(&e, mountpoint).is_some())
-        .unwrap_or(false)
+    read().map(|e| find(&e, mountpoint).is_some()).unwrap_or(false)
 }
 
 /// Parse mountinfo text; malformed lines are skipped.
@@ -102,12 +96,7 @@ mod tests {
         assert_eq!(e[1].fstype, "fuse.zfs");
         assert_eq!(e[2].mount_options, "rw,noatime");
         assert!(e[2].super_options.contains("logbsize=256k"));
-        assert_eq!(
-            find(&e, Path::new("/var/tmp/fsbench/tb/mnt"))
-                .unwrap()
-                .source,
-            "/dev/loop3"
-        );
+        assert_eq!(find(&e, Path::new("/var/tmp/fsbench/tb/mnt")).unwrap().source, "/dev/loop3");
         assert!(find(&e, Path::new("/nope")).is_none());
     }
 

@@ -16,11 +16,9 @@ pub fn required_tools(kind: FsKind, loop_backed: bool) -> Vec<(&'static str, &'s
         FsKind::Ext4 => v.push(("mkfs.ext4", "e2fsprogs")),
         FsKind::Xfs => v.push(("mkfs.xfs", "xfsprogs")),
         FsKind::Btrfs => v.push(("mkfs.btrfs", "btrfs-progs")),
-        FsKind::Zfs => v.extend([
-            ("zfs-fuse", "zfs-fuse"),
-            ("zpool", "zfs-fuse"),
-            ("zfs", "zfs-fuse"),
-        ]),
+        FsKind::Zfs => {
+            v.extend([("zfs-fuse", "zfs-fuse"), ("zpool", "zfs-fuse"), ("zfs", "zfs-fuse")])
+        }
         FsKind::Tmpfs => {}
     }
     v
@@ -30,10 +28,7 @@ pub fn required_tools(kind: FsKind, loop_backed: bool) -> Vec<(&'static str, &'s
 pub fn check_tools(kind: FsKind, loop_backed: bool) -> Result<()> {
     for (program, package) in required_tools(kind, loop_backed) {
         if !have_program(program) {
-            return Err(TestbedError::MissingTool {
-                program: program.to_string(),
-                package,
-            });
+            return Err(TestbedError::MissingTool { program: program.to_string(), package });
         }
     }
     Ok(())
@@ -42,9 +37,7 @@ pub fn check_tools(kind: FsKind, loop_backed: bool) -> Result<()> {
 /// Everything that can be checked before creating anything for `config`.
 pub fn check(config: &FsConfig, size_bytes: u64, real_device: bool) -> Result<()> {
     if !crate::sys::is_root() {
-        return Err(TestbedError::NotRoot {
-            what: format!("creating a {} testbed", config.kind),
-        });
+        return Err(TestbedError::NotRoot { what: format!("creating a {} testbed", config.kind) });
     }
     let loop_backed = config.kind.needs_devices() && !real_device;
     check_tools(config.kind, loop_backed)?;
@@ -55,9 +48,7 @@ pub fn check(config: &FsConfig, size_bytes: u64, real_device: bool) -> Result<()
         )));
     }
     if real_device && !config.kind.needs_devices() {
-        return Err(TestbedError::Check(
-            "tmpfs uses no device; drop --device".into(),
-        ));
+        return Err(TestbedError::Check("tmpfs uses no device; drop --device".into()));
     }
     if loop_backed {
         let min = config.kind.min_device_bytes();
@@ -81,13 +72,8 @@ mod tests {
     fn tools_name_their_packages() {
         assert!(required_tools(FsKind::Xfs, true).contains(&("mkfs.xfs", "xfsprogs")));
         assert!(required_tools(FsKind::Zfs, true).contains(&("zpool", "zfs-fuse")));
-        assert!(!required_tools(FsKind::Tmpfs, false)
-            .iter()
-            .any(|t| t.0 == "losetup"));
-        let e = TestbedError::MissingTool {
-            program: "mkfs.btrfs".into(),
-            package: "btrfs-progs",
-        };
+        assert!(!required_tools(FsKind::Tmpfs, false).iter().any(|t| t.0 == "losetup"));
+        let e = TestbedError::MissingTool { program: "mkfs.btrfs".into(), package: "btrfs-progs" };
         assert!(e.to_string().contains("apt-get install btrfs-progs"));
     }
 }

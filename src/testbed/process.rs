@@ -17,10 +17,7 @@ impl ProcessId {
     /// The calling process.
     pub fn current() -> ProcessId {
         let pid = std::process::id();
-        ProcessId {
-            pid,
-            start_ticks: start_ticks(pid).unwrap_or(0),
-        }
+        ProcessId { pid, start_ticks: start_ticks(pid).unwrap_or(0) }
     }
 
     /// The process `pid` if it exists now.
@@ -106,10 +103,7 @@ mod tests {
         let me = ProcessId::current();
         assert!(me.start_ticks > 0);
         assert!(me.is_alive());
-        let impostor = ProcessId {
-            start_ticks: me.start_ticks + 1,
-            ..me
-        };
+        let impostor = ProcessId { start_ticks: me.start_ticks + 1, ..me };
         assert!(!impostor.is_alive());
         assert!(impostor.comm().is_none());
     }

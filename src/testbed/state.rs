@@ -79,38 +79,20 @@ impl std::fmt::Display for Resource {
         match self {
             Resource::Directory { path } => write!(f, "directory {}", path.display()),
             Resource::ImageFile { path } => write!(f, "image {}", path.display()),
-            Resource::LoopDevice {
-                device: Some(d),
-                backing_file,
-            } => {
-                write!(
-                    f,
-                    "loop device {} ({})",
-                    d.display(),
-                    backing_file.display()
-                )
+            Resource::LoopDevice { device: Some(d), backing_file } => {
+                write!(f, "loop device {} ({})", d.display(), backing_file.display())
             }
-            Resource::LoopDevice {
-                device: None,
-                backing_file,
-            } => {
+            Resource::LoopDevice { device: None, backing_file } => {
                 write!(f, "loop device for {}", backing_file.display())
             }
-            Resource::Mount {
-                mountpoint,
-                source,
-                fstype,
-            } => {
+            Resource::Mount { mountpoint, source, fstype } => {
                 write!(f, "{fstype} mount {} of {source}", mountpoint.display())
             }
             Resource::ZfsPool { name } => write!(f, "zfs pool {name}"),
-            Resource::ZfsDaemon {
-                process: Some(p), ..
-            } => write!(f, "zfs-fuse daemon pid {}", p.pid),
-            Resource::ZfsDaemon {
-                process: None,
-                pidfile,
-            } => {
+            Resource::ZfsDaemon { process: Some(p), .. } => {
+                write!(f, "zfs-fuse daemon pid {}", p.pid)
+            }
+            Resource::ZfsDaemon { process: None, pidfile } => {
                 write!(f, "zfs-fuse daemon (pid file {})", pidfile.display())
             }
             Resource::TracingInstance { path } => write!(f, "tracing instance {}", path.display()),
@@ -188,10 +170,7 @@ impl StateDir {
             self.claim_own_file()?;
             reg.insert(
                 self.dir.clone(),
-                ProcessRecord {
-                    owner: ProcessId::current(),
-                    entries: Vec::new(),
-                },
+                ProcessRecord { owner: ProcessId::current(), entries: Vec::new() },
             );
         }
         let rec = reg.get_mut(&self.dir).expect("inserted above");
@@ -203,10 +182,7 @@ impl StateDir {
             }
             return Err(e);
         }
-        Ok(RecordId {
-            dir: self.dir.clone(),
-            id,
-        })
+        Ok(RecordId { dir: self.dir.clone(), id })
     }
 
     /// Replace a recorded resource (e.g. once a loop device's name is known).
@@ -256,10 +232,7 @@ impl StateDir {
             }
             let text = fs::read_to_string(&path)?;
             let rec: ProcessRecord = serde_json::from_str(&text).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: {e}", path.display()),
-                )
+                io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
             })?;
             out.push((path, rec));
         }
@@ -336,11 +309,7 @@ mod tests {
     fn round_trip_in_order_and_forget_removes_file() {
         let tmp = tempfile::tempdir().unwrap();
         let sd = StateDir::new(tmp.path().join("state"));
-        let img = sd
-            .record(Resource::ImageFile {
-                path: "/var/tmp/x/dev0.img".into(),
-            })
-            .unwrap();
+        let img = sd.record(Resource::ImageFile { path: "/var/tmp/x/dev0.img".into() }).unwrap();
         let lo = sd
             .record(Resource::LoopDevice {
                 device: None,
@@ -355,11 +324,7 @@ mod tests {
             },
         )
         .unwrap();
-        let pool = sd
-            .record(Resource::ZfsPool {
-                name: "fsbench_1_0".into(),
-            })
-            .unwrap();
+        let pool = sd.record(Resource::ZfsPool { name: "fsbench_1_0".into() }).unwrap();
 
         let all = sd.read_all().unwrap();
         assert_eq!(all.len(), 1);
@@ -370,22 +335,15 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                Resource::ImageFile {
-                    path: "/var/tmp/x/dev0.img".into()
-                },
+                Resource::ImageFile { path: "/var/tmp/x/dev0.img".into() },
                 Resource::LoopDevice {
                     device: Some("/dev/loop7".into()),
                     backing_file: "/var/tmp/x/dev0.img".into()
                 },
-                Resource::ZfsPool {
-                    name: "fsbench_1_0".into()
-                },
+                Resource::ZfsPool { name: "fsbench_1_0".into() },
             ]
         );
-        assert!(!sd
-            .dir
-            .join(format!("{}.json.tmp", std::process::id()))
-            .exists());
+        assert!(!sd.dir.join(format!("{}.json.tmp", std::process::id())).exists());
 
         sd.forget(&pool).unwrap();
         sd.forget(&img).unwrap();
@@ -400,23 +358,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let sd = StateDir::new(tmp.path());
         let old = ProcessRecord {
-            owner: ProcessId {
-                pid: std::process::id(),
-                start_ticks: 1,
-            },
+            owner: ProcessId { pid: std::process::id(), start_ticks: 1 },
             entries: vec![Entry {
                 id: 1,
-                resource: Resource::ZfsPool {
-                    name: "fsbench_old".into(),
-                },
+                resource: Resource::ZfsPool { name: "fsbench_old".into() },
             }],
         };
         sd.write_record(&sd.own_file(), &old).unwrap();
-        let id = sd
-            .record(Resource::Directory {
-                path: "/var/tmp/fsbench/tb".into(),
-            })
-            .unwrap();
+        let id = sd.record(Resource::Directory { path: "/var/tmp/fsbench/tb".into() }).unwrap();
         let all = sd.read_all().unwrap();
         assert_eq!(all.len(), 2, "{all:?}");
         assert!(all.iter().any(|(_, r)| r == &old));

@@ -43,12 +43,7 @@ pub fn imported_pools() -> Result<Vec<String>> {
         .hint(HINT)
         .run()
         .map_err(|e| TestbedError::cmd("listing zfs pools", e))?;
-    Ok(out
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect())
+    Ok(out.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect())
 }
 
 struct Started {
@@ -63,10 +58,7 @@ struct DaemonState {
     started: Option<Started>,
 }
 
-static DAEMON: Mutex<DaemonState> = Mutex::new(DaemonState {
-    refs: 0,
-    started: None,
-});
+static DAEMON: Mutex<DaemonState> = Mutex::new(DaemonState { refs: 0, started: None });
 
 fn daemon_state() -> MutexGuard<'static, DaemonState> {
     DAEMON.lock().unwrap_or_else(|p| p.into_inner())
@@ -87,24 +79,15 @@ impl ZfsDaemon {
             st.refs += 1;
             return Ok(ZfsDaemon { released: false });
         }
-        let pidfile = state
-            .path()
-            .join(format!("zfs-fuse-{}.pid", std::process::id()));
+        let pidfile = state.path().join(format!("zfs-fuse-{}.pid", std::process::id()));
         let rec = state
-            .record(Resource::ZfsDaemon {
-                process: None,
-                pidfile: pidfile.clone(),
-            })
+            .record(Resource::ZfsDaemon { process: None, pidfile: pidfile.clone() })
             .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         let _ = std::fs::remove_file(&pidfile);
         // --no-kstat-mount: otherwise the daemon mounts /zfs-kstat, one more thing to clean up.
         // zfs-fuse daemonises; the command returns once the child is forked.
-        if let Err(e) = Cmd::new("zfs-fuse")
-            .arg("-p")
-            .arg(&pidfile)
-            .arg("--no-kstat-mount")
-            .hint(HINT)
-            .run()
+        if let Err(e) =
+            Cmd::new("zfs-fuse").arg("-p").arg(&pidfile).arg("--no-kstat-mount").hint(HINT).run()
         {
             let _ = state.forget(&rec);
             return Err(TestbedError::cmd("starting zfs-fuse", e));
@@ -121,10 +104,7 @@ impl ZfsDaemon {
                     state
                         .update(
                             &rec,
-                            Resource::ZfsDaemon {
-                                process: Some(p),
-                                pidfile: pidfile.clone(),
-                            },
+                            Resource::ZfsDaemon { process: Some(p), pidfile: pidfile.clone() },
                         )
                         .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
                 }
@@ -145,12 +125,7 @@ impl ZfsDaemon {
             std::thread::sleep(Duration::from_millis(50));
         }
         let process = process.expect("loop exits with a process");
-        st.started = Some(Started {
-            process,
-            pidfile,
-            state: state.clone(),
-            rec,
-        });
+        st.started = Some(Started { process, pidfile, state: state.clone(), rec });
         st.refs = 1;
         Ok(ZfsDaemon { released: false })
     }
@@ -252,9 +227,7 @@ impl ZfsPool {
             )));
         }
         let rec = state
-            .record(Resource::ZfsPool {
-                name: name.to_string(),
-            })
+            .record(Resource::ZfsPool { name: name.to_string() })
             .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         let guard = ZfsPool {
             name: name.to_string(),
@@ -265,8 +238,7 @@ impl ZfsPool {
         };
         let cmd = create_command(name, layout, vdevs, mountpoint);
         // On failure the guard's Drop destroys a pool that came into being anyway.
-        cmd.run()
-            .map_err(|e| TestbedError::cmd("creating zfs pool", e))?;
+        cmd.run().map_err(|e| TestbedError::cmd("creating zfs pool", e))?;
         for (k, v) in properties {
             Cmd::new("zfs")
                 .arg("set")
@@ -394,11 +366,8 @@ mod tests {
 
     #[test]
     fn create_command_per_layout() {
-        let v: Vec<PathBuf> = vec![
-            "/t/zdevs/dev0".into(),
-            "/t/zdevs/dev1".into(),
-            "/t/zdevs/dev2".into(),
-        ];
+        let v: Vec<PathBuf> =
+            vec!["/t/zdevs/dev0".into(), "/t/zdevs/dev1".into(), "/t/zdevs/dev2".into()];
         assert_eq!(
             create_command("fsbench_1_0", ZfsLayout::Raidz(3), &v, Path::new("/t/mnt")).cmdline(),
             "zpool create -f -o cachefile=none -m /t/mnt fsbench_1_0 raidz /t/zdevs/dev0 /t/zdevs/dev1 /t/zdevs/dev2"
