@@ -14,6 +14,7 @@
 //! - [`cli`]: the `fsbench` command line.
 
 pub mod cli;
+pub mod compare;
 pub mod engine;
 pub mod observe;
 pub mod output;

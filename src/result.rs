@@ -11,6 +11,8 @@ pub struct RunReport {
     pub fsbench_version: String,
     /// Start time, seconds since the Unix epoch.
     pub started_unix_s: u64,
+    /// The machine.
+    pub host: crate::observe::host::HostInfo,
     /// Where the tests ran.
     pub target: TargetInfo,
     /// Suite name.
@@ -75,8 +77,10 @@ pub struct TestResult {
     pub threads: u32,
     /// Outcome.
     pub status: TestStatus,
-    /// Each repetition that produced figures (completed, or partial when interrupted).
+    /// Each repetition that produced figures (completed, or partial when failed/interrupted).
     pub reps: Vec<RepResult>,
+    /// How many of `reps` completed (only those count in `summary`).
+    pub complete_reps: u32,
     /// Statistics of throughput over the completed repetitions.
     pub summary: Option<Summary>,
     /// Things the user should know about these figures.
@@ -86,6 +90,8 @@ pub struct TestResult {
 /// One repetition: figures over all timed phases together, and each phase on its own.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepResult {
+    /// False for a repetition cut short by a failure or an interrupt (partial figures).
+    pub complete: bool,
     /// Sum of the timed phases' wall times.
     pub wall_nanos: u64,
     /// Bytes read + written in timed phases.
@@ -228,7 +234,10 @@ pub struct Summary {
 impl TestResult {
     /// The repetition whose throughput is the median (for per-test detail columns).
     pub fn median_rep(&self) -> Option<&RepResult> {
-        let mut idx: Vec<usize> = (0..self.reps.len()).collect();
+        let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].complete).collect();
+        if idx.is_empty() {
+            return self.reps.last();
+        }
         idx.sort_by(|a, b| self.reps[*a].mib_per_s.total_cmp(&self.reps[*b].mib_per_s));
         idx.get(idx.len().saturating_sub(1) / 2).map(|i| &self.reps[*i])
     }

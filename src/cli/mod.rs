@@ -1,9 +1,12 @@
 //! The `fsbench` command line: argument definitions (clap derive) and the glue that turns them
 //! into a validated job for the library.
 
+mod compare;
 mod progress;
 mod run;
 mod suite;
+mod testbed;
+mod testbed_args;
 
 use clap::{Parser, Subcommand};
 
@@ -34,14 +37,22 @@ pub struct Cli {
 
 const EXAMPLES: &str = "\
 Examples:
+  fsbench compare ext4 xfs --scale quick
+  fsbench run --fs xfs --test 4,5 --repeat 3
   fsbench run --dir /mnt/test --suite unit14 --scale quick
   fsbench run --dir /mnt/test --test 5,13 --repeat 5 --format json > uncached.json
   fsbench suite show unit14 > my.toml && fsbench run --dir /mnt/test --workload my.toml";
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a suite or a workload file in a directory.
+    /// Run a suite or a workload file in a directory, or on a fresh filesystem (--fs).
     Run(run::RunArgs),
+    /// Run a suite on several filesystem configurations (or directories), interleaved, and
+    /// print the head-to-head table: winner and factor, or draw, per test.
+    Compare(compare::CompareArgs),
+    /// Build, keep, remove and clean up loop-backed test filesystems.
+    #[command(subcommand)]
+    Testbed(testbed::TestbedCmd),
     /// List embedded suites or print one as TOML.
     #[command(subcommand)]
     Suite(suite::SuiteCmd),
@@ -63,6 +74,8 @@ pub fn main() -> i32 {
     let r = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Suite(c) => suite::run(c),
+        Command::Compare(a) => compare::run(a),
+        Command::Testbed(c) => testbed::run(c),
     };
     match r {
         Ok(code) => code as i32,

@@ -11,21 +11,34 @@ pub struct Bar {
     total_tests: usize,
     repeat: u32,
     test_pos: Mutex<(String, usize)>,
+    label: Mutex<String>,
 }
 
 impl Bar {
     /// A bar for `total_tests` tests of `repeat` repetitions.
     pub fn new(total_tests: usize, repeat: u32) -> Bar {
-        Bar { bar: Mutex::new(None), total_tests, repeat, test_pos: Mutex::new((String::new(), 0)) }
+        Bar {
+            bar: Mutex::new(None),
+            total_tests,
+            repeat,
+            test_pos: Mutex::new((String::new(), 0)),
+            label: Mutex::new(String::new()),
+        }
     }
 }
 
 impl Progress for Bar {
+    fn target_start(&self, label: &str) {
+        *self.label.lock().unwrap_or_else(|e| e.into_inner()) = label.to_string();
+    }
+
     fn phase_start(&self, test: &TestDef, rep: u32, phase: &str, expected: Option<u64>) {
         let idx = {
             let mut tp = self.test_pos.lock().unwrap_or_else(|e| e.into_inner());
-            if tp.0 != test.id {
-                tp.0 = test.id.clone();
+            let key =
+                format!("{}\0{}", self.label.lock().unwrap_or_else(|e| e.into_inner()), test.id);
+            if tp.0 != key {
+                tp.0 = key;
                 tp.1 += 1;
             }
             tp.1

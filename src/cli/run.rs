@@ -5,6 +5,7 @@ use crate::engine::{self, EngineOptions, Target};
 use crate::output::{exporter, Format};
 use crate::result::TestStatus;
 use crate::sys::meminfo::MemInfo;
+use crate::testbed::{FsConfig, Testbed};
 use crate::workload::{self, ResolveCtx, Scale, SuiteSource};
 use anyhow::Context;
 use clap::Args;
@@ -17,8 +18,16 @@ use std::path::PathBuf;
 pub struct RunArgs {
     /// Directory to run in. fsbench makes a subdirectory `.fsbench-PID-N` there and removes it
     /// afterwards (also on errors and Ctrl-C).
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "fs", conflicts_with = "fs")]
+    pub dir: Option<PathBuf>,
+
+    /// Instead of --dir: build this filesystem on loop-backed images, run there, and remove it
+    /// (e.g. `xfs`, `ext4:mount=data=writeback`; see `fsbench compare --help`). Needs root.
+    #[arg(long, value_name = "CONFIG")]
+    pub fs: Option<String>,
+
+    #[command(flatten)]
+    pub testbed: super::testbed_args::TestbedArgs,
 
     /// Embedded suite to run (see `fsbench suite list`).
     #[arg(long, default_value = "unit14", conflicts_with = "workload")]
@@ -83,15 +92,48 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         None => SuiteSource::Embedded(a.suite.clone()),
     };
     let suite = workload::load(&source, &ctx)?.select(&a.test)?;
-    check_dir(&a.dir)?;
+    let bed_config = match &a.fs {
+        Some(c) => {
+            let cfg = FsConfig::parse(c).map_err(|e| UserError(e.to_string()))?;
+            if !crate::sys::is_root() {
+                return Err(UserError(format!(
+                    "--fs {c} builds a filesystem on loop devices, which needs root; without root use --dir on a filesystem you mounted"
+                ))
+                .into());
+            }
+            let opts = a.testbed.options(&cfg, Some(&suite));
+            crate::testbed::preflight::check(&cfg, opts.size_bytes, false)
+                .with_context(|| format!("checking what {} needs", cfg.label))?;
+            Some((cfg, opts))
+        }
+        None => None,
+    };
+    if let Some(d) = &a.dir {
+        check_dir(d)?;
+    }
 
-    // Stage 2: run.
+    // Stage 2: run (a testbed's guard removes it on every way out of this function).
+    let bed = match &bed_config {
+        Some((cfg, opts)) => {
+            eprintln!("fsbench: setting up {}", super::testbed_args::describe(opts, cfg));
+            Some(Testbed::up(cfg, opts).with_context(|| format!("setting up {}", cfg.label))?)
+        }
+        None => None,
+    };
+    let target = match (&bed, &a.dir) {
+        (Some(b), _) => b.target(),
+        (None, Some(d)) => Target::dir(d),
+        (None, None) => unreachable!("clap requires --dir or --fs"),
+    };
     let opts =
         EngineOptions { repeat: a.repeat, compress_percent: a.compress_percent, seed: a.seed };
-    let target = Target::dir(&a.dir);
     let bar = Bar::new(suite.tests.len(), a.repeat);
     let report = engine::run_suite(&suite, &target, &opts, &bar, &a.scale.to_string(), &mut |_| {})
-        .with_context(|| format!("running in {}", a.dir.display()))?;
+        .with_context(|| format!("running in {}", target.dir.display()))?;
+    drop(target);
+    if let Some(b) = bed {
+        b.teardown().context("removing the testbed (run `fsbench testbed cleanup`)")?;
+    }
 
     // Stage 3: output.
     let bytes = exporter(a.format).serialize(&report)?;

@@ -45,6 +45,8 @@ pub const NOISY_CV: f64 = 0.10;
 
 /// Receives progress; the CLI draws a bar, tests and library users can ignore it.
 pub trait Progress: Sync {
+    /// Work on a (new) target starts, e.g. the next configuration of a comparison.
+    fn target_start(&self, _label: &str) {}
     /// A phase (or the set-up) starts; `expected_bytes` when known.
     fn phase_start(&self, _test: &TestDef, _rep: u32, _phase: &str, _expected_bytes: Option<u64>) {}
     /// Bytes done so far in the current phase.
@@ -81,6 +83,7 @@ pub fn run_suite(
     let mut report = RunReport {
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_s,
+        host: crate::observe::host::HostInfo::current(),
         target: target_info(target),
         suite: suite.name.clone(),
         scale: scale.to_string(),
@@ -95,7 +98,8 @@ pub fn run_suite(
             report.tests.push(skipped(test, "run interrupted before this test"));
             continue;
         }
-        let r = run_test(test, target, &devices, ws.path(), opts, idx as u64, progress);
+        let reps = 0..opts.repeat.max(1);
+        let r = run_test(test, target, &devices, ws.path(), opts, idx as u64, reps, progress);
         if r.status == TestStatus::Interrupted {
             report.interrupted = true;
         }
@@ -114,6 +118,7 @@ fn skipped(test: &TestDef, reason: &str) -> TestResult {
         threads: test.threads,
         status: TestStatus::Skipped { reason: reason.into() },
         reps: Vec::new(),
+        complete_reps: 0,
         summary: None,
         warnings: Vec::new(),
     }
@@ -137,7 +142,10 @@ pub fn target_info(target: &Target<'_>) -> TargetInfo {
     }
 }
 
-/// Run one test, all repetitions.
+/// Run repetitions `reps` of one test (e.g. `0..5`, or `2..3` for one repetition of an
+/// interleaved comparison). The repetition index seeds the random offsets, so repetition k does
+/// the same operations on every target.
+#[allow(clippy::too_many_arguments)]
 pub fn run_test(
     test: &TestDef,
     target: &Target<'_>,
@@ -145,6 +153,7 @@ pub fn run_test(
     dir: &Path,
     opts: &EngineOptions,
     test_index: u64,
+    reps: std::ops::Range<u32>,
     progress: &dyn Progress,
 ) -> TestResult {
     let mut result = skipped(test, "");
@@ -154,7 +163,8 @@ pub fn run_test(
     } else {
         (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
     };
-    for rep in 0..opts.repeat.max(1) {
+    let mut complete = 0usize;
+    for rep in reps {
         let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
         let (rep_result, outcome) =
             run_rep(test, target, devices, &paths, opts, seed, rep, progress, &mut result.warnings);
@@ -165,7 +175,7 @@ pub fn run_test(
             result.reps.push(r);
         }
         match outcome {
-            RepOutcome::Ok => {}
+            RepOutcome::Ok => complete += 1,
             RepOutcome::Failed(reason) => {
                 result.status = TestStatus::Failed { reason };
                 break;
@@ -176,33 +186,56 @@ pub fn run_test(
             }
         }
     }
-    // Statistics only over repetitions that completed.
-    let complete = match result.status {
-        TestStatus::Ok => result.reps.len(),
-        _ => result.reps.len().saturating_sub(1),
-    };
-    let mibs: Vec<f64> = result.reps[..complete].iter().map(|r| r.mib_per_s).collect();
-    let opss: Vec<f64> = result.reps[..complete].iter().map(|r| r.ops_per_s).collect();
+    result.complete_reps = complete as u32;
+    finalize(&mut result);
+    result
+}
+
+/// Add `more` (later repetitions of the same test) to `acc` and recompute its statistics.
+pub fn merge(acc: &mut TestResult, more: TestResult) {
+    if acc.status == TestStatus::Ok {
+        acc.status = more.status;
+    }
+    acc.complete_reps += more.complete_reps;
+    acc.reps.extend(more.reps);
+    for w in more.warnings {
+        if !acc.warnings.contains(&w) {
+            acc.warnings.push(w);
+        }
+    }
+    finalize(acc);
+}
+
+/// Recompute the summary (over completed repetitions) and the statistical warnings.
+pub fn finalize(result: &mut TestResult) {
+    result.warnings.retain(|w| !w.starts_with(NOISE_WARNING) && !w.starts_with(SHORT_WARNING));
+    let done: Vec<&RepResult> = result.reps.iter().filter(|r| r.complete).collect();
+    let mibs: Vec<f64> = done.iter().map(|r| r.mib_per_s).collect();
+    let opss: Vec<f64> = done.iter().map(|r| r.ops_per_s).collect();
     result.summary = summary::summarize(&mibs, &opss);
     if let Some(s) = &result.summary {
         if s.n >= 2 && s.cv > NOISY_CV {
             result.warnings.push(format!(
-                "repetitions vary by {:.0}% (coefficient of variation); treat differences smaller than that as noise or use more --repeat",
+                "{NOISE_WARNING} {:.0}% (coefficient of variation); treat differences smaller than that as noise or use more --repeat",
                 s.cv * 100.0
             ));
         }
     }
-    if let Some(r) = result.reps.first() {
-        if result.status == TestStatus::Ok && Duration::from_nanos(r.wall_nanos) < SHORT_PHASE {
+    if let Some(r) = done.first() {
+        if Duration::from_nanos(r.wall_nanos) < SHORT_PHASE {
             result.warnings.push(format!(
-                "timed phase lasted only {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
+                "{SHORT_WARNING} {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
                 r.wall_nanos as f64 / 1e6,
                 SHORT_PHASE.as_millis()
             ));
         }
     }
-    result
 }
+
+/// Start of the "repetitions vary" warning.
+pub const NOISE_WARNING: &str = "repetitions vary by";
+/// Start of the "timed phase too short" warning.
+pub const SHORT_WARNING: &str = "timed phase lasted only";
 
 #[allow(clippy::too_many_arguments)]
 fn run_rep(
@@ -267,7 +300,8 @@ fn run_rep(
             break;
         }
     }
-    (Some(rep_result(test, phases, &timed_hist)), outcome)
+    let complete = matches!(outcome, RepOutcome::Ok);
+    (Some(rep_result(test, phases, &timed_hist, complete)), outcome)
 }
 
 fn cache_word(c: CacheReq) -> &'static str {
@@ -467,7 +501,12 @@ fn phase_result(
     }
 }
 
-fn rep_result(test: &TestDef, phases: Vec<PhaseResult>, timed_hist: &OpHistograms) -> RepResult {
+fn rep_result(
+    test: &TestDef,
+    phases: Vec<PhaseResult>,
+    timed_hist: &OpHistograms,
+    complete: bool,
+) -> RepResult {
     let timed: Vec<&PhaseResult> = phases.iter().filter(|p| p.timed).collect();
     let wall_nanos: u64 = timed.iter().map(|p| p.wall_nanos).sum();
     let bytes: u64 = timed.iter().map(|p| p.bytes_read + p.bytes_written).sum();
@@ -477,6 +516,7 @@ fn rep_result(test: &TestDef, phases: Vec<PhaseResult>, timed_hist: &OpHistogram
     let secs = wall_nanos as f64 / 1e9;
     let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
     RepResult {
+        complete,
         wall_nanos,
         bytes,
         data_ops,

@@ -1,6 +1,7 @@
 //! Every way a result is shown. Each format is one module behind [`Exporter`]; all read the same
 //! [`crate::result::RunReport`].
 
+pub mod compare;
 pub mod csv;
 pub mod json;
 pub mod table;

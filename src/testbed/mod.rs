@@ -408,6 +408,15 @@ impl Testbed {
         }
     }
 
+    /// Leave the testbed up after this process exits (`fsbench testbed up`): the guards are
+    /// released without teardown, and the state records stay, so `fsbench testbed down` (or
+    /// `cleanup`) removes everything later. Returns the mount point.
+    pub fn keep(mut self) -> PathBuf {
+        let guards = std::mem::take(&mut self.guards);
+        std::mem::forget(guards);
+        self.mountpoint.clone()
+    }
+
     /// [`Testbed::down`], consuming the testbed.
     pub fn teardown(mut self) -> Result<(), TestbedError> {
         self.down()

@@ -46,3 +46,57 @@ fn unit14_on_tmpfs_flags_uncached_tests() {
     }
     assert!(std::fs::read_dir(fs.path()).unwrap().next().is_none(), "nothing left on the tmpfs");
 }
+
+#[test]
+fn unit14_on_ext4_loop_reads_uncached_data_from_the_device() {
+    use fsbench::testbed::{FsConfig, Testbed, TestbedOptions};
+    if !is_root() || !have("mkfs.ext4") || !std::path::Path::new("/dev/loop-control").exists() {
+        skip("needs root, loop devices and mkfs.ext4 (e2fsprogs)");
+        return;
+    }
+    let work = TestDir::new();
+    let opts = TestbedOptions {
+        workdir: work.path().to_path_buf(),
+        size_bytes: 1 << 30,
+        ..TestbedOptions::default()
+    };
+    let tb = Testbed::up(&FsConfig::parse("ext4").unwrap(), &opts).expect("ext4 testbed");
+    let dir = tb.mountpoint().to_str().unwrap().to_string();
+    let (v, o) = run_json(&["run", "--dir", &dir, "--scale", "1/64"]);
+    let loopdev = tb.block_devices()[0].clone();
+    tb.teardown().expect("testbed teardown");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(v["target"]["fs_type"], "ext4");
+    assert_eq!(v["target"]["devices"][0], loopdev.as_str());
+    let st = statuses(&v);
+    assert_eq!(st.len(), 14);
+    assert!(st.iter().all(|(_, s)| s == "ok"), "{st:?}");
+    // Every cache precondition holds on ext4, cached and uncached.
+    for t in v["tests"].as_array().unwrap() {
+        for p in t["reps"][0]["phases"].as_array().unwrap() {
+            assert_eq!(
+                p["cache"]["met"], true,
+                "test {} phase {}: {}",
+                t["id"], p["name"], p["cache"]
+            );
+        }
+    }
+    // 5 and 13: nothing resident before the phase, and the data came from the device.
+    for id in ["5", "13"] {
+        let ph = timed_phase(test_by_id(&v, id));
+        let resident = ph["cache"]["resident_fraction"].as_f64().unwrap();
+        assert!(resident < 0.02, "test {id}: {resident}");
+        let read = ph["bytes_read"].as_u64().unwrap();
+        let dev_read = ph["device"]["read_bytes"].as_u64().unwrap();
+        assert!(
+            dev_read >= read * 9 / 10,
+            "test {id}: device read {dev_read} for {read} bytes read"
+        );
+    }
+    // The cached read test 4 barely touches the device.
+    let ph = timed_phase(test_by_id(&v, "4"));
+    assert!(ph["device"]["read_bytes"].as_u64().unwrap() < ph["bytes_read"].as_u64().unwrap() / 10);
+    // Test 2's O_DSYNC writes reach the device inside the phase.
+    let ph = timed_phase(test_by_id(&v, "2"));
+    assert!(ph["device"]["write_bytes"].as_u64().unwrap() >= ph["bytes_written"].as_u64().unwrap());
+}

@@ -1,0 +1,274 @@
+//! `fsbench compare`.
+
+use super::testbed_args::TestbedArgs;
+use super::{progress::Bar, ExitCode, UserError};
+use crate::compare::{self, CompareOptions, Rule, Sides};
+use crate::engine::{EngineOptions, Target};
+use crate::result::TestStatus;
+use crate::sys::meminfo::MemInfo;
+use crate::testbed::{self, FsConfig, Testbed, TestbedEnv, TestbedOptions};
+use crate::workload::{self, ResolveCtx, Scale, SuiteSource};
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `fsbench compare`.
+#[derive(Debug, Args)]
+#[command(after_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// Filesystem configurations (ext4, xfs, btrfs, zfs, tmpfs, ext2, ext3, with options:
+    /// `ext4:mount=data=writeback,nobarrier`, `xfs:mkfs=-l size=64m`, `zfs:layout=raidz:devices=3:compression=lzjb`,
+    /// `btrfs:profile=raid1:devices=2`, `label=NAME`), or directories you mounted yourself. The
+    /// first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "CONFIG|DIR")]
+    pub configs: Vec<String>,
+
+    /// Embedded suite (see `fsbench suite list`).
+    #[arg(long, default_value = "unit14", conflicts_with = "workload")]
+    pub suite: String,
+
+    /// Workload file (TOML) instead of an embedded suite.
+    #[arg(long, value_name = "FILE.toml")]
+    pub workload: Option<PathBuf>,
+
+    /// Only these test ids, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub test: Vec<String>,
+
+    /// Size scale: `paper`, `quick` (1/8, never below 4 MiB) or a factor.
+    #[arg(long, default_value = "paper", value_parser = |s: &str| s.parse::<Scale>())]
+    pub scale: Scale,
+
+    /// Interleaved repetitions per test and configuration. 3 or more lets a significance test
+    /// decide winners.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// A fresh filesystem for each test, or one per configuration for the whole suite.
+    #[arg(long, value_enum, default_value_t = Fresh::PerSuite)]
+    pub fresh: Fresh,
+
+    /// Smallest difference (percent) that can make a winner when the difference is significant.
+    #[arg(long, default_value_t = 5.0)]
+    pub min_effect: f64,
+
+    /// Percentage of each written 4 KiB block that is zeros (default: incompressible data).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub compress_percent: u8,
+
+    /// Seed for random offsets and sizes.
+    #[arg(long, default_value_t = 0x00f5_be4c)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub testbed: TestbedArgs,
+}
+
+/// Output formats of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Head-to-head table and summary lines.
+    Table,
+    /// The whole comparison (every configuration's full results) as JSON.
+    Json,
+    /// One row per test and configuration.
+    Csv,
+}
+
+/// When filesystems are recreated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Fresh {
+    /// One filesystem per configuration for the whole suite (default: faster; later tests see
+    /// a filesystem earlier tests have used, as on a real system).
+    PerSuite,
+    /// mkfs before every test (slower; every test starts from an empty filesystem).
+    PerTest,
+}
+
+const COMPARE_HELP: &str = "\
+Each configuration gets its own sparse image file(s) in --workdir, attached as loop devices with
+direct I/O, made with mkfs and mounted; zfs pools run on zfs-fuse (started and stopped if needed).
+Everything is removed afterwards, also on errors and Ctrl-C; after a crash, `fsbench testbed
+cleanup` removes what was left. Needs root; comparing directories you mounted does not.
+
+Runs are interleaved: every configuration runs a test before any runs it again, in an order that
+rotates, so drift on a noisy machine does not favour one side.
+
+Decision rule per test: the estimator is the median MiB/s of each configuration. With 2 or more
+repetitions on both sides, Welch's t-test on log(MiB/s), two-sided at 95%, must find a
+difference and the factor must be at least 1 + --min-effect; with a single repetition (no noise
+estimate) the factor must be at least 1.10. Otherwise the test is a draw. Tests that failed, or
+whose cache precondition did not hold, are not compared and the reason is given. The summary's
+\"mean factor\" is the arithmetic mean of the winning factors, as in the 2005 study.
+
+Examples:
+  fsbench compare ext4 xfs --scale quick
+  fsbench compare ext4:mount=data=writeback,nobarrier ext4:mount=nodelalloc xfs --test 1,3,9
+  fsbench compare ext4 xfs btrfs zfs --scale quick --repeat 3 --format json > cmp.json
+  fsbench compare /mnt/a /mnt/b --test 4,14";
+
+enum Side {
+    Dir { path: PathBuf, label: String },
+    Bed { config: FsConfig, opts: TestbedOptions, bed: Option<Testbed> },
+}
+
+struct CliSides(Vec<Side>);
+
+impl Sides for CliSides {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn target(&self, i: usize) -> Target<'_> {
+        match &self.0[i] {
+            Side::Dir { path, label } => {
+                let mut t = Target::dir(path);
+                t.label = label.clone();
+                t
+            }
+            Side::Bed { bed: Some(b), .. } => b.target(),
+            Side::Bed { config, .. } => {
+                unreachable!("testbed {} is up while the comparison runs", config.label)
+            }
+        }
+    }
+    fn env(&self, i: usize) -> Option<TestbedEnv> {
+        match &self.0[i] {
+            Side::Bed { bed: Some(b), .. } => Some(b.environment()),
+            _ => None,
+        }
+    }
+    fn refresh(&mut self, i: usize) -> anyhow::Result<()> {
+        if let Side::Bed { config, opts, bed } = &mut self.0[i] {
+            if let Some(b) = bed.take() {
+                b.teardown().with_context(|| format!("tearing down {}", config.label))?;
+            }
+            *bed = Some(
+                Testbed::up(config, opts)
+                    .with_context(|| format!("setting up {}", config.label))?,
+            );
+        }
+        Ok(())
+    }
+}
+
+pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    // Stage 1: validate everything before any I/O.
+    let mem = MemInfo::read().context("reading /proc/meminfo")?;
+    let ctx = ResolveCtx { scale: a.scale, free_memory: mem.free_memory() };
+    let source = match &a.workload {
+        Some(p) => SuiteSource::File(p.clone()),
+        None => SuiteSource::Embedded(a.suite.clone()),
+    };
+    let suite = workload::load(&source, &ctx)?.select(&a.test)?;
+    if !(a.min_effect >= 0.0 && a.min_effect < 1000.0) {
+        return Err(
+            UserError(format!("--min-effect {} must be a percentage >= 0", a.min_effect)).into()
+        );
+    }
+    let mut sides = Vec::new();
+    let mut labels = std::collections::HashSet::new();
+    for c in &a.configs {
+        let p = PathBuf::from(c);
+        let side = if p.is_dir() {
+            Side::Dir { path: p, label: c.clone() }
+        } else {
+            let config = FsConfig::parse(c).map_err(|e| {
+                UserError(format!(
+                    "`{c}` is neither a directory nor a filesystem configuration: {e}"
+                ))
+            })?;
+            let opts = a.testbed.options(&config, Some(&suite));
+            Side::Bed { config, opts, bed: None }
+        };
+        let label = match &side {
+            Side::Dir { label, .. } => label.clone(),
+            Side::Bed { config, .. } => config.label.clone(),
+        };
+        if !labels.insert(label.clone()) {
+            return Err(UserError(format!(
+                "configuration `{label}` is given twice; give repeats distinct labels, e.g. {label}:label={label}-2"
+            ))
+            .into());
+        }
+        sides.push(side);
+    }
+    let needs_root = sides.iter().any(|s| matches!(s, Side::Bed { .. }));
+    if needs_root && !crate::sys::is_root() {
+        return Err(UserError(
+            "building filesystems (image files, loop devices, mkfs, mount, zfs-fuse) needs root; run as root, \
+             or compare directories you mounted yourself: fsbench compare /mnt/a /mnt/b"
+                .into(),
+        )
+        .into());
+    }
+    for s in &sides {
+        if let Side::Bed { config, opts, .. } = s {
+            testbed::preflight::check(config, opts.size_bytes, false)
+                .with_context(|| format!("checking what {} needs", config.label))?;
+        }
+    }
+
+    // Stage 2: bring the testbeds up (guards tear them down on any exit from here).
+    for s in sides.iter_mut() {
+        if let Side::Bed { config, opts, bed } = s {
+            if crate::sys::signals::interrupted() {
+                return Ok(ExitCode::Interrupted);
+            }
+            eprintln!("fsbench: setting up {}", super::testbed_args::describe(opts, config));
+            *bed = Some(
+                Testbed::up(config, opts)
+                    .with_context(|| format!("setting up {}", config.label))?,
+            );
+        }
+    }
+    let mut sides = CliSides(sides);
+    let opts = CompareOptions {
+        engine: EngineOptions {
+            repeat: a.repeat,
+            compress_percent: a.compress_percent,
+            seed: a.seed,
+        },
+        rule: Rule { min_effect: a.min_effect / 100.0, ..Rule::default() },
+        fresh_per_test: a.fresh == Fresh::PerTest,
+        scale: a.scale.to_string(),
+    };
+    let bar = Bar::new(suite.tests.len() * sides.count() * a.repeat as usize, 1);
+    let report = compare::run(&suite, &mut sides, &opts, &bar)?;
+
+    // Stage 3: tear down (reporting errors), then output.
+    let mut teardown_errors = Vec::new();
+    for s in sides.0.iter_mut() {
+        if let Side::Bed { config, bed, .. } = s {
+            if let Some(b) = bed.take() {
+                if let Err(e) = b.teardown() {
+                    teardown_errors.push(format!("{}: {e}", config.label));
+                }
+            }
+        }
+    }
+    let bytes = match a.format {
+        Format::Table => crate::output::compare::render(&report).into_bytes(),
+        Format::Json => crate::output::compare::json(&report)?,
+        Format::Csv => crate::output::compare::csv(&report)?,
+    };
+    std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    if !teardown_errors.is_empty() {
+        return Err(anyhow::anyhow!(
+            "could not remove every testbed: {}; run `fsbench testbed cleanup`",
+            teardown_errors.join("; ")
+        ));
+    }
+    if report.interrupted {
+        return Ok(ExitCode::Interrupted);
+    }
+    let failed = report
+        .configs
+        .iter()
+        .any(|c| c.run.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })));
+    Ok(if failed { ExitCode::TestFailed } else { ExitCode::Success })
+}

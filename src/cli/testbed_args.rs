@@ -1,0 +1,56 @@
+//! Options shared by every command that builds testbeds, and the sizing rule.
+
+use crate::testbed::{FsConfig, TestbedOptions, DEFAULT_WORKDIR};
+use crate::workload::{size::fmt_bytes, Suite};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Where and how big the loop-backed images are.
+#[derive(Debug, Clone, Args)]
+pub struct TestbedArgs {
+    /// Directory for image files and mount points (sparse images; removed afterwards).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+
+    /// Size of each image (e.g. 2G). Default: what the suite's largest test needs × 1.5 + 256 MiB
+    /// (at least the filesystem's minimum).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Kernel filesystems: also unmount and mount again to make a phase uncached (drops inodes
+    /// and dentries as well as data pages). zfs always exports and imports its pool.
+    #[arg(long)]
+    pub remount_evict: bool,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    crate::workload::size::parse_bytes(s)
+}
+
+impl TestbedArgs {
+    /// Testbed options for `config`, sized for `suite`.
+    pub fn options(&self, config: &FsConfig, suite: Option<&Suite>) -> TestbedOptions {
+        let need = suite
+            .map(|s| s.tests.iter().map(|t| t.footprint_bytes()).max().unwrap_or(0))
+            .unwrap_or(0);
+        let auto = (need as f64 * 1.5) as u64 + (256 << 20);
+        let size = self.size.unwrap_or(auto).max(config.kind.min_device_bytes());
+        TestbedOptions {
+            workdir: self.workdir.clone(),
+            size_bytes: size,
+            remount_to_evict: self.remount_evict,
+            ..TestbedOptions::default()
+        }
+    }
+}
+
+/// One line describing a testbed's size, for messages.
+pub fn describe(opts: &TestbedOptions, config: &FsConfig) -> String {
+    format!(
+        "{} on {} × {} image in {}",
+        config.label,
+        config.devices.max(1),
+        fmt_bytes(opts.size_bytes),
+        opts.workdir.display()
+    )
+}

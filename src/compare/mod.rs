@@ -1,0 +1,370 @@
+//! `fsbench compare`: the same suite on several configurations, interleaved, and the study's
+//! head-to-head table and summary lines.
+//!
+//! Interleaving: repetition by repetition, test by test, every configuration runs once before
+//! any runs again (A B A B ...), and the order rotates with the test and repetition, so slow drift
+//! of a shared, noisy machine does not favour whichever side always goes first. Repetition k
+//! uses the same random seed on every configuration, so each does the same operations.
+
+pub mod decision;
+
+use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
+use crate::observe::host::HostInfo;
+use crate::result::{RunReport, TestResult, TestStatus};
+use crate::testbed::TestbedEnv;
+use crate::workload::Suite;
+pub use decision::{Rule, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// The configurations being compared, as the comparison loop needs them.
+pub trait Sides {
+    /// Number of configurations.
+    fn count(&self) -> usize;
+    /// Target of configuration `i`.
+    fn target(&self, i: usize) -> Target<'_>;
+    /// Environment record of configuration `i` (None for a user's directory).
+    fn env(&self, i: usize) -> Option<TestbedEnv>;
+    /// Called before each test on configuration `i` when a fresh filesystem per test was asked
+    /// for; a no-op for existing directories.
+    fn refresh(&mut self, i: usize) -> anyhow::Result<()>;
+}
+
+/// One configuration's part of a comparison.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConfigResult {
+    /// Label used in every output.
+    pub label: String,
+    /// How the filesystem was made and mounted (None for existing directories).
+    pub env: Option<TestbedEnv>,
+    /// Its results, as `fsbench run` would report them.
+    pub run: RunReport,
+}
+
+/// One test across configurations.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TestRow {
+    /// Test id.
+    pub id: String,
+    /// Test name.
+    pub name: String,
+    /// Median MiB/s per configuration (None when it has no figure).
+    pub median_mib_per_s: Vec<Option<f64>>,
+    /// Verdict of configuration i against the baseline (None at the baseline's index).
+    pub vs_baseline: Vec<Option<Verdict>>,
+}
+
+/// The study's summary of one pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairSummary {
+    /// The baseline's label.
+    pub a: String,
+    /// The other configuration's label.
+    pub b: String,
+    /// Tests `a` won.
+    pub a_wins: u32,
+    /// Arithmetic mean of `a`'s winning factors (the study's "mean factor").
+    pub a_mean_factor: Option<f64>,
+    /// Tests `b` won.
+    pub b_wins: u32,
+    /// Arithmetic mean of `b`'s winning factors.
+    pub b_mean_factor: Option<f64>,
+    /// Draws.
+    pub draws: u32,
+    /// Tests not compared, with why.
+    pub not_compared: Vec<(String, String)>,
+    /// The summary in words.
+    pub lines: Vec<String>,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CompareReport {
+    /// fsbench version.
+    pub fsbench_version: String,
+    /// Start, seconds since the epoch.
+    pub started_unix_s: u64,
+    /// The machine.
+    pub host: HostInfo,
+    /// Suite name.
+    pub suite: String,
+    /// `--scale`.
+    pub scale: String,
+    /// Repetitions per test and configuration.
+    pub repeat: u32,
+    /// Fresh filesystem per test (true) or per suite (false).
+    pub fresh_per_test: bool,
+    /// The decision rule used.
+    pub rule: Rule,
+    /// Index of the baseline configuration (the first).
+    pub baseline: usize,
+    /// Per configuration.
+    pub configs: Vec<ConfigResult>,
+    /// Per test.
+    pub tests: Vec<TestRow>,
+    /// Baseline against each other configuration.
+    pub pairs: Vec<PairSummary>,
+    /// Stopped by Ctrl-C/SIGTERM.
+    pub interrupted: bool,
+}
+
+/// Options of a comparison run.
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// Engine options (`repeat` is the number of interleaved rounds).
+    pub engine: EngineOptions,
+    /// Decision thresholds.
+    pub rule: Rule,
+    /// Recreate each filesystem before every test.
+    pub fresh_per_test: bool,
+    /// `--scale` as text.
+    pub scale: String,
+}
+
+/// Run `suite` on every side, interleaved, and build the report.
+pub fn run(
+    suite: &Suite,
+    sides: &mut dyn Sides,
+    opts: &CompareOptions,
+    progress: &dyn Progress,
+) -> anyhow::Result<CompareReport> {
+    let n = sides.count();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut runs: Vec<RunReport> = (0..n)
+        .map(|i| {
+            let t = sides.target(i);
+            RunReport {
+                fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+                started_unix_s: started,
+                host: HostInfo::current(),
+                target: engine::runner::target_info(&t),
+                suite: suite.name.clone(),
+                scale: opts.scale.clone(),
+                repeat: opts.engine.repeat,
+                tests: Vec::new(),
+                interrupted: false,
+            }
+        })
+        .collect();
+    let mut acc: Vec<Vec<Option<TestResult>>> = vec![vec![None; suite.tests.len()]; n];
+    let mut interrupted = false;
+    'rounds: for rep in 0..opts.engine.repeat.max(1) {
+        for (ti, test) in suite.tests.iter().enumerate() {
+            for k in 0..n {
+                let i = (k + rep as usize + ti) % n;
+                if crate::sys::signals::interrupted() {
+                    interrupted = true;
+                    break 'rounds;
+                }
+                if opts.fresh_per_test {
+                    sides.refresh(i)?;
+                }
+                let target = sides.target(i);
+                progress.target_start(&target.label);
+                let ws = Workspace::create(&target.dir)?;
+                let devices = runs[i].target.devices.clone();
+                let r = engine::run_test(
+                    test,
+                    &target,
+                    &devices,
+                    ws.path(),
+                    &opts.engine,
+                    ti as u64,
+                    rep..rep + 1,
+                    progress,
+                );
+                drop(ws);
+                let stop = r.status == TestStatus::Interrupted;
+                match &mut acc[i][ti] {
+                    Some(a) => engine::runner::merge(a, r),
+                    slot @ None => *slot = Some(r),
+                }
+                if stop {
+                    interrupted = true;
+                    break 'rounds;
+                }
+            }
+        }
+    }
+    for (i, run) in runs.iter_mut().enumerate() {
+        run.interrupted = interrupted;
+        for (ti, test) in suite.tests.iter().enumerate() {
+            run.tests.push(acc[i][ti].take().unwrap_or_else(|| TestResult {
+                id: test.id.clone(),
+                name: test.name.clone(),
+                description: test.description.clone(),
+                threads: test.threads,
+                status: TestStatus::Skipped { reason: "run interrupted before this test".into() },
+                reps: vec![],
+                complete_reps: 0,
+                summary: None,
+                warnings: vec![],
+            }));
+        }
+    }
+    let configs: Vec<ConfigResult> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, run)| ConfigResult {
+            label: sides.target(i).label.clone(),
+            env: sides.env(i),
+            run,
+        })
+        .collect();
+    Ok(build_report(configs, opts, started, interrupted))
+}
+
+/// Turn per-configuration results into the comparison (verdicts and summary lines).
+pub fn build_report(
+    configs: Vec<ConfigResult>,
+    opts: &CompareOptions,
+    started_unix_s: u64,
+    interrupted: bool,
+) -> CompareReport {
+    let baseline = 0;
+    let ntests = configs.first().map(|c| c.run.tests.len()).unwrap_or(0);
+    let mut tests = Vec::with_capacity(ntests);
+    for ti in 0..ntests {
+        let base = &configs[baseline];
+        let bt = &base.run.tests[ti];
+        let medians =
+            configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| s.median)).collect();
+        let vs = configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (i != baseline).then(|| {
+                    decision::decide(bt, &base.label, &c.run.tests[ti], &c.label, &opts.rule)
+                })
+            })
+            .collect();
+        tests.push(TestRow {
+            id: bt.id.clone(),
+            name: bt.name.clone(),
+            median_mib_per_s: medians,
+            vs_baseline: vs,
+        });
+    }
+    let pairs = (0..configs.len())
+        .filter(|i| *i != baseline)
+        .map(|i| pair_summary(&configs[baseline].label, &configs[i].label, &tests, i))
+        .collect();
+    CompareReport {
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix_s,
+        host: HostInfo::current(),
+        suite: configs.first().map(|c| c.run.suite.clone()).unwrap_or_default(),
+        scale: opts.scale.clone(),
+        repeat: opts.engine.repeat,
+        fresh_per_test: opts.fresh_per_test,
+        rule: opts.rule,
+        baseline,
+        configs,
+        tests,
+        pairs,
+        interrupted,
+    }
+}
+
+/// The study's lines for baseline `a` against configuration `b` (index `bi` in the rows).
+pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummary {
+    let mut s = PairSummary {
+        a: a.to_string(),
+        b: b.to_string(),
+        a_wins: 0,
+        a_mean_factor: None,
+        b_wins: 0,
+        b_mean_factor: None,
+        draws: 0,
+        not_compared: vec![],
+        lines: vec![],
+    };
+    let (mut fa, mut fb) = (Vec::new(), Vec::new());
+    for row in rows {
+        match row.vs_baseline.get(bi).and_then(|v| v.as_ref()) {
+            Some(Verdict::Win { winner: 0, factor, .. }) => fa.push(*factor),
+            Some(Verdict::Win { factor, .. }) => fb.push(*factor),
+            Some(Verdict::Draw { .. }) => s.draws += 1,
+            Some(Verdict::NotCompared { reason }) => {
+                s.not_compared.push((row.id.clone(), reason.clone()))
+            }
+            None => {}
+        }
+    }
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    s.a_wins = fa.len() as u32;
+    s.b_wins = fb.len() as u32;
+    s.a_mean_factor = mean(&fa);
+    s.b_mean_factor = mean(&fb);
+    let tests = |n: u32| if n == 1 { "1 test".to_string() } else { format!("{n} tests") };
+    let compared = s.a_wins + s.b_wins + s.draws;
+    s.lines.push(format!("of {} compared between {a} and {b}:", tests(compared)));
+    // Larger winner first, as the study wrote it.
+    let mut sides = [(b, s.b_wins, s.b_mean_factor, a), (a, s.a_wins, s.a_mean_factor, b)];
+    if s.a_wins > s.b_wins {
+        sides.swap(0, 1);
+    }
+    for (w, n, f, l) in sides {
+        match f {
+            Some(f) => {
+                s.lines.push(format!("{w} outpaces {l} in {} by a mean factor of {f:.1}", tests(n)))
+            }
+            None => s.lines.push(format!("{w} outpaces {l} in no test")),
+        }
+    }
+    s.lines.push(format!("{b} equals {a} (draw) in {}", tests(s.draws)));
+    if !s.not_compared.is_empty() {
+        let why: Vec<String> =
+            s.not_compared.iter().map(|(id, r)| format!("test {id}: {r}")).collect();
+        s.lines.push(format!(
+            "{} could not be compared: {}",
+            tests(s.not_compared.len() as u32),
+            why.join("; ")
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, v: Verdict) -> TestRow {
+        TestRow {
+            id: id.into(),
+            name: id.into(),
+            median_mib_per_s: vec![],
+            vs_baseline: vec![None, Some(v)],
+        }
+    }
+
+    #[test]
+    fn reproduces_the_studys_summary_lines() {
+        // The study's table: ZFS (b) won 1,2,4,6,8,11; UFS (a) won 3,7,9,14; draws 10,12; 5,13 no data.
+        let w = |winner, factor| Verdict::Win { winner, factor, tested: true };
+        let rows = vec![
+            row("1", w(1, 3.4)),
+            row("2", w(1, 5.3)),
+            row("3", w(0, 1.8)),
+            row("4", w(1, 1.1)),
+            row("5", Verdict::NotCompared { reason: "no data".into() }),
+            row("6", w(1, 2.6)),
+            row("7", w(0, 1.3)),
+            row("8", w(1, 2.3)),
+            row("9", w(0, 2.3)),
+            row("10", Verdict::Draw { factor: 1.01, tested: true }),
+            row("11", w(1, 5.8)),
+            row("12", Verdict::Draw { factor: 1.0, tested: true }),
+            row("13", Verdict::NotCompared { reason: "no data".into() }),
+            row("14", w(0, 6.9)),
+        ];
+        let s = pair_summary("UFS", "ZFS", &rows, 1);
+        assert_eq!(s.lines[0], "of 12 tests compared between UFS and ZFS:");
+        assert_eq!(s.lines[1], "ZFS outpaces UFS in 6 tests by a mean factor of 3.4");
+        assert_eq!(s.lines[2], "UFS outpaces ZFS in 4 tests by a mean factor of 3.1");
+        assert_eq!(s.lines[3], "ZFS equals UFS (draw) in 2 tests");
+        assert!(s.lines[4].starts_with("2 tests could not be compared: test 5: no data"));
+    }
+}

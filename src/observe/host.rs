@@ -1,0 +1,54 @@
+//! Facts about the machine a run happened on.
+
+use serde::{Deserialize, Serialize};
+
+/// Kernel, CPU and memory of the host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub cpus: usize,
+    /// MemTotal in bytes.
+    pub memory_bytes: u64,
+}
+
+impl HostInfo {
+    /// Read the current host's facts (missing ones are left empty).
+    pub fn current() -> HostInfo {
+        let uts = rustix::system::uname();
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_default();
+        HostInfo {
+            hostname: uts.nodename().to_string_lossy().into_owned(),
+            kernel: uts.release().to_string_lossy().into_owned(),
+            cpu_model,
+            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            memory_bytes: crate::sys::meminfo::MemInfo::read()
+                .map(|m| m.get("MemTotal"))
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_this_host() {
+        let h = super::HostInfo::current();
+        assert!(!h.kernel.is_empty());
+        assert!(h.cpus >= 1);
+        assert!(h.memory_bytes > 0);
+    }
+}

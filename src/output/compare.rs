@@ -1,0 +1,233 @@
+//! Output of `fsbench compare`: the head-to-head table, the study's summary lines, JSON and CSV,
+//! all from [`CompareReport`].
+
+use super::units::sig3;
+use crate::compare::{CompareReport, Verdict};
+use crate::result::TestStatus;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+
+/// Short text of a verdict of `other` against the baseline.
+fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
+    match v {
+        Verdict::Win { winner, factor, .. } => {
+            let w = if *winner == 0 { base } else { other };
+            if two {
+                format!("{w} / {factor:.1}X")
+            } else if *winner == 1 {
+                format!("{factor:.2}X faster")
+            } else {
+                format!("{factor:.2}X slower")
+            }
+        }
+        Verdict::Draw { .. } => "draw".into(),
+        Verdict::NotCompared { .. } => "not compared".into(),
+    }
+}
+
+/// Render the comparison for a terminal.
+pub fn render(r: &CompareReport) -> String {
+    let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
+    let two = labels.len() == 2;
+    let base = labels.first().copied().unwrap_or("");
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    if t.width().is_none() {
+        // Not a terminal: wrap descriptions as a 150-column terminal would.
+        t.set_width(150);
+    }
+    let mut header: Vec<String> = vec!["test".into(), "description".into()];
+    for (i, l) in labels.iter().enumerate() {
+        header.push(if i == r.baseline && !two {
+            format!("{l} (baseline) MiB/s")
+        } else {
+            format!("{l} MiB/s")
+        });
+        if i != r.baseline && !two {
+            header.push(format!("{l} vs {base}"));
+        }
+    }
+    if two {
+        header.push("winning FS / delta".into());
+    }
+    t.set_header(header);
+    for (ti, row) in r.tests.iter().enumerate() {
+        let desc = r.configs[0].run.tests[ti].description.clone();
+        let mut cells = vec![Cell::new(&row.id), Cell::new(desc)];
+        for (i, c) in r.configs.iter().enumerate() {
+            let tr = &c.run.tests[ti];
+            let fig = match (&tr.status, row.median_mib_per_s[i]) {
+                (TestStatus::Failed { .. }, _) => "FAILED".to_string(),
+                (TestStatus::Skipped { .. }, _) => "skipped".to_string(),
+                (_, Some(m)) => sig3(m),
+                (_, None) => "-".to_string(),
+            };
+            cells.push(Cell::new(fig).set_alignment(CellAlignment::Right));
+            if i != r.baseline && !two {
+                let v = row.vs_baseline[i].as_ref().map(|v| verdict_cell(v, base, &c.label, false));
+                cells.push(Cell::new(v.unwrap_or_default()));
+            }
+        }
+        if two {
+            let v = row.vs_baseline[1].as_ref().map(|v| verdict_cell(v, base, labels[1], true));
+            cells.push(Cell::new(v.unwrap_or_default()));
+        }
+        t.add_row(cells);
+    }
+    let mut out = format!(
+        "fsbench {} compare: suite {}, scale {}, {} interleaved repetition{} per configuration, {} filesystem per {}\n",
+        r.fsbench_version,
+        r.suite,
+        r.scale,
+        r.repeat,
+        if r.repeat == 1 { "" } else { "s" },
+        if r.configs.iter().any(|c| c.env.is_some()) { "fresh" } else { "existing" },
+        if r.fresh_per_test { "test" } else { "suite" },
+    );
+    out.push_str(&t.to_string());
+    out.push('\n');
+    out.push_str(&format!(
+        "MiB/s: median over repetitions. Winner: Welch's t-test on log throughput, 95%, and at least {:.0}% apart; with one repetition, at least {:.0}% apart (no test). Otherwise: draw.\n",
+        r.rule.min_effect * 100.0,
+        r.rule.single_run_effect * 100.0
+    ));
+    for p in &r.pairs {
+        out.push('\n');
+        for l in &p.lines {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    let mut notes = Vec::new();
+    for c in &r.configs {
+        let mut short = Vec::new();
+        for tr in &c.run.tests {
+            if let TestStatus::Failed { reason } = &tr.status {
+                notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
+            }
+            for w in &tr.warnings {
+                if w.starts_with(crate::engine::runner::SHORT_WARNING) {
+                    short.push(tr.id.clone());
+                } else {
+                    notes.push(format!("{} test {}: {w}", c.label, tr.id));
+                }
+            }
+        }
+        if !short.is_empty() {
+            notes.push(format!(
+                "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use a larger --scale or --repeat)",
+                c.label,
+                crate::engine::runner::SHORT_PHASE.as_millis(),
+                if short.len() == 1 { "" } else { "s" },
+                short.join(", ")
+            ));
+        }
+    }
+    if r.interrupted {
+        notes.push("comparison interrupted: figures are what was measured before the stop".into());
+    }
+    if !notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in notes {
+            out.push_str(&format!("  - {n}\n"));
+        }
+    }
+    out.push_str("\nConfigurations:\n");
+    for c in &r.configs {
+        match &c.env {
+            Some(e) => out.push_str(&format!(
+                "  {}: {} on {}; {}; mounted {} {}\n",
+                c.label,
+                e.mkfs_cmdline.as_deref().unwrap_or(&e.fstype),
+                e.backing,
+                e.tool_version.as_deref().unwrap_or("tool version unknown"),
+                e.fstype,
+                e.mount_options,
+            )),
+            None => out.push_str(&format!(
+                "  {}: existing directory on {} ({})\n",
+                c.label, c.run.target.fs_type, c.run.target.mount_options
+            )),
+        }
+    }
+    out
+}
+
+/// JSON of the whole comparison.
+pub fn json(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
+    let mut v = serde_json::to_vec_pretty(r)?;
+    v.push(b'\n');
+    Ok(v)
+}
+
+/// CSV: one row per test and configuration.
+pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "test",
+        "name",
+        "config",
+        "status",
+        "reps",
+        "mib_per_s_median",
+        "mib_per_s_ci95_low",
+        "mib_per_s_ci95_high",
+        "ops_per_s_median",
+        "baseline",
+        "vs_baseline",
+        "winner",
+        "factor",
+        "tested",
+        "reason",
+    ])?;
+    let base = &r.configs[r.baseline].label;
+    for (ti, row) in r.tests.iter().enumerate() {
+        for (i, c) in r.configs.iter().enumerate() {
+            let tr = &c.run.tests[ti];
+            let s = tr.summary.as_ref();
+            let status = match &tr.status {
+                TestStatus::Ok => "ok",
+                TestStatus::Failed { .. } => "failed",
+                TestStatus::Interrupted => "interrupted",
+                TestStatus::Skipped { .. } => "skipped",
+            };
+            let (verdict, winner, factor, tested, reason) = match row.vs_baseline[i].as_ref() {
+                Some(Verdict::Win { winner, factor, tested }) => (
+                    "win",
+                    if *winner == 0 { base.clone() } else { c.label.clone() },
+                    format!("{factor:.4}"),
+                    tested.to_string(),
+                    String::new(),
+                ),
+                Some(Verdict::Draw { factor, tested }) => (
+                    "draw",
+                    String::new(),
+                    format!("{factor:.4}"),
+                    tested.to_string(),
+                    String::new(),
+                ),
+                Some(Verdict::NotCompared { reason }) => {
+                    ("not_compared", String::new(), String::new(), String::new(), reason.clone())
+                }
+                None => ("", String::new(), String::new(), String::new(), String::new()),
+            };
+            let f = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
+            w.write_record([
+                row.id.clone(),
+                row.name.clone(),
+                c.label.clone(),
+                status.into(),
+                tr.complete_reps.to_string(),
+                f(s.map(|s| s.median)),
+                f(s.and_then(|s| s.ci95_low)),
+                f(s.and_then(|s| s.ci95_high)),
+                f(s.map(|s| s.ops_per_s_median)),
+                base.clone(),
+                verdict.into(),
+                winner,
+                factor,
+                tested,
+                reason,
+            ])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
