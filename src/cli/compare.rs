@@ -114,7 +114,7 @@ Examples:
 
 enum Side {
     Dir { path: PathBuf, label: String },
-    Bed { config: FsConfig, opts: TestbedOptions, bed: Option<Testbed> },
+    Bed { config: FsConfig, opts: Box<TestbedOptions>, bed: Option<Box<Testbed>> },
 }
 
 struct CliSides(Vec<Side>);
@@ -147,10 +147,9 @@ impl Sides for CliSides {
             if let Some(b) = bed.take() {
                 b.teardown().with_context(|| format!("tearing down {}", config.label))?;
             }
-            *bed = Some(
-                Testbed::up(config, opts)
-                    .with_context(|| format!("setting up {}", config.label))?,
-            );
+            let b = Testbed::up(config, opts)
+                .with_context(|| format!("setting up {}", config.label))?;
+            *bed = Some(Box::new(b));
         }
         Ok(())
     }
@@ -183,7 +182,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 ))
             })?;
             let opts = a.testbed.options(&config, Some(&suite));
-            Side::Bed { config, opts, bed: None }
+            Side::Bed { config, opts: Box::new(opts), bed: None }
         };
         let label = match &side {
             Side::Dir { label, .. } => label.clone(),
@@ -220,10 +219,9 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::Interrupted);
             }
             eprintln!("fsbench: setting up {}", super::testbed_args::describe(opts, config));
-            *bed = Some(
-                Testbed::up(config, opts)
-                    .with_context(|| format!("setting up {}", config.label))?,
-            );
+            let b = Testbed::up(config, opts)
+                .with_context(|| format!("setting up {}", config.label))?;
+            *bed = Some(Box::new(b));
         }
     }
     let mut sides = CliSides(sides);

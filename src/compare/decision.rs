@@ -77,7 +77,7 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
         .to_lowercase());
     }
     let v: Vec<f64> = t.reps.iter().filter(|r| r.complete).map(|r| r.mib_per_s).collect();
-    if v.is_empty() || v.iter().any(|x| !(*x > 0.0)) {
+    if v.is_empty() || v.iter().any(|x| x.is_nan() || *x <= 0.0) {
         return Err(format!("no throughput figure on {label}"));
     }
     Ok(v)
