@@ -36,7 +36,7 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub test: Vec<String>,
 
-    /// Size scale: `paper`, `quick` (1/8, never below 4 MiB) or a factor.
+    /// Size scale: `paper`, `quick` (1/4, never below 4 MiB) or a factor.
     #[arg(long, default_value = "paper", value_parser = |s: &str| s.parse::<Scale>())]
     pub scale: Scale,
 

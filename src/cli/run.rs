@@ -42,7 +42,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub test: Vec<String>,
 
-    /// Size scale: `paper` (the sizes as written), `quick` (1/8, never below 4 MiB), or a factor
+    /// Size scale: `paper` (the sizes as written), `quick` (1/4, never below 4 MiB), or a factor
     /// such as 0.25 or 1/8. Op sizes, flags and thread counts never scale.
     #[arg(long, default_value = "paper", value_parser = parse_scale)]
     pub scale: Scale,

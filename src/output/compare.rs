@@ -99,6 +99,7 @@ pub fn render(r: &CompareReport) -> String {
     let mut notes = Vec::new();
     for c in &r.configs {
         let mut short = Vec::new();
+        let mut noisy = Vec::new();
         for tr in &c.run.tests {
             if let TestStatus::Failed { reason } = &tr.status {
                 notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
@@ -106,10 +107,22 @@ pub fn render(r: &CompareReport) -> String {
             for w in &tr.warnings {
                 if w.starts_with(crate::engine::runner::SHORT_WARNING) {
                     short.push(tr.id.clone());
+                } else if w.starts_with(crate::engine::runner::NOISE_WARNING) {
+                    let cv = tr.summary.as_ref().map(|s| s.cv * 100.0).unwrap_or(0.0);
+                    noisy.push(format!("{} ({cv:.0}%)", tr.id));
                 } else {
                     notes.push(format!("{} test {}: {w}", c.label, tr.id));
                 }
             }
+        }
+        if !noisy.is_empty() {
+            notes.push(format!(
+                "{}: repetitions vary by more than {:.0}% (coefficient of variation) in test{} {}; differences smaller than that are noise",
+                c.label,
+                crate::engine::runner::NOISY_CV * 100.0,
+                if noisy.len() == 1 { "" } else { "s" },
+                noisy.join(", ")
+            ));
         }
         if !short.is_empty() {
             notes.push(format!(

@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 /// The fraction used by `--scale quick`. Chosen so the whole unit14 suite runs in about a minute
 /// on a 2-core VM with loop-backed ext4 (see README for the measured time).
-pub const QUICK_FRACTION: f64 = 1.0 / 8.0;
+pub const QUICK_FRACTION: f64 = 1.0 / 4.0;
 
 /// A scale factor for sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn small_sizes_are_kept_large_ones_scale() {
         let q = Scale::Quick;
-        assert_eq!(q.apply(1 << 30), 128 << 20);
+        assert_eq!(q.apply(1 << 30), 256 << 20);
         assert_eq!(q.apply(10 << 20), 4 << 20, "4 MiB is the floor");
         assert_eq!(q.apply(1 << 20), 1 << 20, "below the floor: unchanged");
         assert_eq!(Scale::Paper.apply(12345), 12345);

@@ -2,6 +2,7 @@
 //! test gets its own directory from [`util::TestDir`].
 
 mod bad_input;
+mod compare;
 mod fsruns;
 mod run;
 mod signals;

@@ -126,7 +126,7 @@ mod tests {
     fn quick_scale_shrinks_files_not_ops() {
         let s = unit14(Scale::Quick);
         let t4 = s.tests.iter().find(|t| t.id == "4").unwrap();
-        assert_eq!(t4.file.size_bytes, 128 << 20);
+        assert_eq!(t4.file.size_bytes, 256 << 20);
         assert_eq!(t4.phases[0].pattern[0].size, SizeDist::Fixed(32 << 10));
         let t10 = s.tests.iter().find(|t| t.id == "10").unwrap();
         assert_eq!(t10.phases[0].amount, Amount::Bytes(1 << 20), "small amounts kept");

@@ -1,0 +1,31 @@
+# fsbench: the two Quick-start commands and their parts.
+#   make demo   install what is missing, build, compare ext4 and xfs on loop-backed images
+#   make test   install test dependencies, run every test (as root nothing is skipped)
+
+CARGO ?= cargo
+FSBENCH := target/release/fsbench
+
+.PHONY: demo test deps test-deps build lint bench
+
+demo: deps build
+	$(FSBENCH) compare ext4 xfs --scale quick --repeat 3
+
+test: test-deps
+	$(CARGO) test --all-targets
+
+deps:
+	scripts/install-deps.sh
+
+test-deps:
+	scripts/install-deps.sh test
+
+build:
+	$(CARGO) build --release
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+bench: build
+	scripts/install-deps.sh bench
+	bench/vs-fio.sh

@@ -1,0 +1,310 @@
+//! `fsbench compare` and `fsbench testbed`: head-to-head results, option sweeps, refusals, and
+//! nothing left behind after success, bad options, Ctrl-C or kill -9.
+
+use crate::util::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `testbed cleanup`/`down` remove the records of every fsbench process that has exited, which
+/// includes a testbed another test brought up with `testbed up`: those tests take turns.
+static CLEANUP_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cleanup_lock() -> std::sync::MutexGuard<'static, ()> {
+    CLEANUP_LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Why a root + loop + mkfs test cannot run here, if it cannot.
+fn skip_testbeds(tools: &[&str]) -> bool {
+    if !is_root() {
+        return skip("needs root (loop devices, mkfs, mount)");
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return skip("no /dev/loop-control");
+    }
+    for t in tools {
+        if !have(t) {
+            return skip(&format!("{t} not installed (scripts/install-deps.sh)"));
+        }
+    }
+    false
+}
+
+/// Loop devices whose backing file is under `dir`, and mounts under it.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let d = dir.to_str().unwrap();
+    let mut v = Vec::new();
+    let loops = Command::new("losetup").arg("-a").output().unwrap();
+    for l in String::from_utf8_lossy(&loops.stdout).lines() {
+        if l.contains(d) {
+            v.push(format!("loop: {l}"));
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    for l in mounts.lines() {
+        if l.contains(d) {
+            v.push(format!("mount: {l}"));
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            v.push(format!("file: {}", e.path().display()));
+        }
+    }
+    v
+}
+
+#[test]
+fn compare_two_directories_without_root() {
+    let a = TestDir::new();
+    let b = TestDir::new();
+    let (v, o) = run_json(&[
+        "compare",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+        "--test",
+        "10,14",
+        "--scale",
+        "1/64",
+        "--repeat",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(v["configs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["configs"][0]["label"], a.path().to_str().unwrap());
+    assert!(v["configs"][0]["env"].is_null(), "existing directories have no testbed env");
+    let rows = v["tests"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert!(r["vs_baseline"][0].is_null());
+        let outcome = r["vs_baseline"][1]["outcome"].as_str().unwrap();
+        assert!(["win", "draw"].contains(&outcome), "{outcome}");
+    }
+    // Both sides ran each test twice, interleaved.
+    for c in v["configs"].as_array().unwrap() {
+        for t in c["run"]["tests"].as_array().unwrap() {
+            assert_eq!(t["complete_reps"], 2);
+        }
+    }
+    let lines = v["pairs"][0]["lines"].as_array().unwrap();
+    assert!(lines[0].as_str().unwrap().starts_with("of 2 tests compared between"));
+    assert!(a.entries().is_empty() && b.entries().is_empty());
+
+    let o = fsbench(&[
+        "compare",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+        "--test",
+        "14",
+        "--scale",
+        "1/64",
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains("winning FS / delta"), "{out}");
+    assert!(out.contains("outpaces"), "{out}");
+}
+
+#[test]
+fn option_sweep_labels_and_effective_options() {
+    if skip_testbeds(&["mkfs.ext4", "mkfs.xfs"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let (v, o) = run_json(&[
+        "compare",
+        "ext4:mount=data=writeback,nobarrier",
+        "ext4:mount=nodelalloc",
+        "xfs",
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--workdir",
+        work.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let labels: Vec<&str> =
+        v["configs"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["ext4:mount=data=writeback,nobarrier", "ext4:mount=nodelalloc", "xfs"]);
+    let opts = |i: usize| {
+        let e = &v["configs"][i]["env"];
+        format!("{} {}", e["mount_options"].as_str().unwrap(), e["super_options"].as_str().unwrap())
+    };
+    assert!(opts(0).contains("data=writeback"), "{}", opts(0));
+    assert!(opts(1).contains("nodelalloc"), "{}", opts(1));
+    assert_eq!(v["configs"][2]["env"]["fstype"], "xfs");
+    // Three configurations: two pair summaries against the baseline.
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
+#[test]
+fn unknown_filesystem_is_bad_input() {
+    let o = fsbench(&["compare", "ext4", "fat99"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("fat99") && e.contains("xfs") && e.contains("zfs"), "{e}");
+}
+
+#[test]
+fn invalid_mount_option_shows_the_tools_error_and_leaves_nothing() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let o = fsbench(&[
+        "compare",
+        "ext4",
+        "ext4:mount=no_such_option_zz",
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--workdir",
+        work.path().to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("mount") && e.contains("no_such_option_zz"), "{e}");
+    assert!(
+        e.contains("bad option") || e.contains("wrong fs type") || e.contains("Invalid argument"),
+        "the tool's own message: {e}"
+    );
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
+#[test]
+fn invalid_mkfs_option_shows_the_tools_error() {
+    if skip_testbeds(&["mkfs.xfs"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let o = fsbench(&[
+        "compare",
+        "ext4",
+        "xfs:mkfs=-b size=3",
+        "--test",
+        "10",
+        "--workdir",
+        work.path().to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("mkfs.xfs"), "{e}");
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
+#[test]
+fn not_root_says_what_needs_root() {
+    if !is_root() || !have("runuser") {
+        skip("needs root to switch to an unprivileged user with runuser");
+        return;
+    }
+    let o = Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(bin())
+        .args(["compare", "ext4", "xfs", "--test", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("needs root") && e.contains("fsbench compare /mnt/a /mnt/b"), "{e}");
+}
+
+const LONG: &str = "[[test]]\nid = \"long\"\nname = \"long\"\nfile = { size = \"8M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\", offset = \"random\" }]\namount = { seconds = 60 }\n";
+
+/// Start a compare of ext4 and tmpfs on a long workload; wait until it is running its test.
+fn start_long_compare(work: &Path, wl: &Path) -> std::process::Child {
+    let child = Command::new(bin())
+        .args(["compare", "ext4", "tmpfs", "--workload", wl.to_str().unwrap(), "--workdir"])
+        .arg(work)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    loop {
+        let running = std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(work.to_str().unwrap()))
+            .count()
+            >= 2;
+        if running || t.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    child
+}
+
+#[test]
+fn ctrl_c_mid_compare_leaves_nothing() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let d = TestDir::new();
+    let wl = d.write("long.toml", LONG);
+    let child = start_long_compare(work.path(), &wl);
+    let sent = Instant::now();
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "stopped and tore down in {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stdout(&o).contains("comparison interrupted"), "{}", stdout(&o));
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
+#[test]
+fn kill_9_mid_compare_then_cleanup_removes_everything() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let _turn = cleanup_lock();
+    let work = TestDir::new();
+    let d = TestDir::new();
+    let wl = d.write("long.toml", LONG);
+    let mut child = start_long_compare(work.path(), &wl);
+    child.kill().unwrap(); // SIGKILL, by pid
+    child.wait().unwrap();
+    assert!(!leftovers(work.path()).is_empty(), "a kill -9 leaves the testbeds");
+    let o = fsbench(&["testbed", "cleanup"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("removed"), "{}", stdout(&o));
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
+#[test]
+fn testbed_up_stays_until_down() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let o = fsbench(&[
+        "testbed",
+        "up",
+        "ext4",
+        "--workdir",
+        work.path().to_str().unwrap(),
+        "--size",
+        "300M",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mnt = stdout(&o).trim().to_string();
+    assert!(mnt.starts_with(work.path().to_str().unwrap()), "{mnt}");
+    // Usable after fsbench exited.
+    std::fs::write(Path::new(&mnt).join("x"), b"hello").unwrap();
+    let (v, o) = run_json(&["run", "--dir", &mnt, "--test", "10", "--scale", "1/64"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(v["target"]["fs_type"], "ext4");
+    let o = fsbench(&["testbed", "down"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
