@@ -28,4 +28,4 @@ lint:
 
 bench: build
 	scripts/install-deps.sh bench
-	bench/vs-fio.sh
+	bench/vs-fio.sh --fsbench $(FSBENCH)

@@ -269,12 +269,15 @@ fn run_rep(
         let check = establish_cache(phase.cache, paths, target);
         if !check.met {
             let msg = format!(
-                "phase `{}`: {} required but {:.0}% of the file was resident after {}; this is not an {} figure",
+                "phase `{}`: {} required but {:.0}% of the file was resident after {}; this is not {} figure",
                 phase.name,
                 cache_word(phase.cache),
                 check.resident_fraction * 100.0,
                 check.method,
-                cache_word(phase.cache),
+                match phase.cache {
+                    CacheReq::Uncached => "an uncached",
+                    _ => "a cached",
+                },
             );
             if !warnings.contains(&msg) {
                 warnings.push(msg);
