@@ -32,6 +32,6 @@ if ((${#missing[@]})); then
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "install-deps: cargo (Rust) is not installed; install Rust 1.80 or newer (rustup)" >&2
+  echo "install-deps: cargo (Rust) is not installed; install Rust 1.85 or newer (rustup)" >&2
   exit 1
 fi

@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod compare;
 pub mod engine;
+pub mod explain;
 pub mod observe;
 pub mod output;
 pub mod result;

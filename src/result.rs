@@ -112,6 +112,8 @@ pub struct RepResult {
     pub latency: Vec<OpLatency>,
     /// Every phase (timed and set-up).
     pub phases: Vec<PhaseResult>,
+    /// Extent map of the test files after the last phase (FIEMAP).
+    pub extents: Option<crate::observe::extents::ExtentSummary>,
 }
 
 /// One phase of one repetition.
@@ -143,6 +145,8 @@ pub struct PhaseResult {
     pub device: Option<DeviceDelta>,
     /// Time spent inside fsync/fdatasync, summed over threads.
     pub sync_nanos: u64,
+    /// Page cache, dirty and writeback memory (and a filesystem daemon's RSS) around the phase.
+    pub memory: Option<crate::observe::memory::MemDelta>,
 }
 
 /// Latency summary of one op kind (from an HdrHistogram with 3 significant digits: each

@@ -65,6 +65,11 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0x00f5_be4c)]
     pub seed: u64,
 
+    /// Also print, per test and configuration, the observed facts: device requests and their
+    /// sizes, write amplification, device reads, CPU, time in fsync, dirty memory, extents.
+    #[arg(long)]
+    pub details: bool,
+
     #[command(flatten)]
     pub testbed: TestbedArgs,
 }
@@ -250,7 +255,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let bytes = match a.format {
-        Format::Table => crate::output::compare::render(&report).into_bytes(),
+        Format::Table => crate::output::compare::render(&report, a.details).into_bytes(),
         Format::Json => crate::output::compare::json(&report)?,
         Format::Csv => crate::output::compare::csv(&report)?,
     };

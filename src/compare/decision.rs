@@ -178,7 +178,9 @@ mod tests {
                 },
                 device: None,
                 sync_nanos: 0,
+                memory: None,
             }],
+            extents: None,
         }
     }
 

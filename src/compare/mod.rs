@@ -9,6 +9,8 @@
 pub mod decision;
 
 use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
+use crate::explain::{self, Explanation};
+use crate::observe::facts::Facts;
 use crate::observe::host::HostInfo;
 use crate::result::{RunReport, TestResult, TestStatus};
 use crate::testbed::TestbedEnv;
@@ -51,6 +53,11 @@ pub struct TestRow {
     pub median_mib_per_s: Vec<Option<f64>>,
     /// Verdict of configuration i against the baseline (None at the baseline's index).
     pub vs_baseline: Vec<Option<Verdict>>,
+    /// What each configuration did underneath (its median repetition).
+    pub facts: Vec<Option<Facts>>,
+    /// Why the winner of configuration i against the baseline won (empty: no winner, or
+    /// nothing observed explains it; see `explained`).
+    pub why: Vec<Vec<Explanation>>,
 }
 
 /// The study's summary of one pair.
@@ -231,7 +238,7 @@ pub fn build_report(
         let bt = &base.run.tests[ti];
         let medians =
             configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| s.median)).collect();
-        let vs = configs
+        let vs: Vec<Option<Verdict>> = configs
             .iter()
             .enumerate()
             .map(|(i, c)| {
@@ -240,11 +247,38 @@ pub fn build_report(
                 })
             })
             .collect();
+        let facts: Vec<Option<Facts>> = configs
+            .iter()
+            .map(|c| {
+                let t = &c.run.tests[ti];
+                t.median_rep().map(|r| crate::observe::facts::of(r, t.threads))
+            })
+            .collect();
+        let why = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v): (usize, &Option<Verdict>)| match v {
+                Some(Verdict::Win { winner, .. }) => {
+                    let (wi, li) = if *winner == 0 { (baseline, i) } else { (i, baseline) };
+                    match (&facts[wi], &facts[li]) {
+                        (Some(fw), Some(fl)) => explain::explain(
+                            &explain::Side { label: &configs[wi].label, facts: fw },
+                            &explain::Side { label: &configs[li].label, facts: fl },
+                            3,
+                        ),
+                        _ => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
+            })
+            .collect();
         tests.push(TestRow {
             id: bt.id.clone(),
             name: bt.name.clone(),
             median_mib_per_s: medians,
             vs_baseline: vs,
+            facts,
+            why,
         });
     }
     let pairs = (0..configs.len())
@@ -337,6 +371,8 @@ mod tests {
             name: id.into(),
             median_mib_per_s: vec![],
             vs_baseline: vec![None, Some(v)],
+            facts: vec![],
+            why: vec![],
         }
     }
 

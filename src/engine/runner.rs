@@ -6,6 +6,7 @@ use super::target::Target;
 use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
 use super::workspace::Workspace;
 use crate::observe::blockstat::{self, Snapshot};
+use crate::observe::memory::{MemDelta, MemSample};
 use crate::observe::mountinfo;
 use crate::result::*;
 use crate::stats::latency::OpHistograms;
@@ -285,11 +286,14 @@ fn run_rep(
         }
         let expected = expected_bytes(test, phase);
         progress.phase_start(test, rep, &phase.name, expected);
+        let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
         let (outs, hist) = run_phase(test, phase, paths, opts, seed, progress);
         let after = Snapshot::take(devices);
+        let memory = MemDelta { before: mem_before, after: MemSample::take(target.daemon) };
         progress.phase_end();
-        let pr = phase_result(test, phase, &outs, &hist, check, before.delta(&after));
+        let mut pr = phase_result(test, phase, &outs, &hist, check, before.delta(&after));
+        pr.memory = Some(memory);
         if phase.timed {
             timed_hist.merge(&hist);
         }
@@ -304,7 +308,12 @@ fn run_rep(
         }
     }
     let complete = matches!(outcome, RepOutcome::Ok);
-    (Some(rep_result(test, phases, &timed_hist, complete)), outcome)
+    let mut r = rep_result(test, phases, &timed_hist, complete);
+    if complete && paths.iter().all(|p| p.exists()) {
+        // After the last phase, outside every timing: FIEMAP with its sync flag.
+        r.extents = Some(crate::observe::extents::summarize(paths));
+    }
+    (Some(r), outcome)
 }
 
 fn cache_word(c: CacheReq) -> &'static str {
@@ -501,6 +510,7 @@ fn phase_result(
         cache,
         device,
         sync_nanos: outs.iter().map(|o| o.sync_nanos).sum(),
+        memory: None,
     }
 }
 
@@ -535,5 +545,6 @@ fn rep_result(
         },
         latency: timed_hist.summaries(),
         phases,
+        extents: None,
     }
 }

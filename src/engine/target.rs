@@ -49,6 +49,8 @@ pub struct Target<'a> {
     pub devices: Vec<String>,
     /// How "uncached" is achieved here.
     pub cache: &'a dyn CacheControl,
+    /// Command name of a filesystem daemon whose memory is observed (`zfs-fuse`).
+    pub daemon: Option<&'static str>,
 }
 
 impl<'a> Target<'a> {
@@ -59,6 +61,7 @@ impl<'a> Target<'a> {
             label: dir.display().to_string(),
             devices: Vec::new(),
             cache: &PageCacheEvictor,
+            daemon: None,
         }
     }
 }

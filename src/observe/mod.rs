@@ -1,5 +1,10 @@
-//! Observation: what happened underneath a test (block-device counters today).
+//! Observation: what happened underneath a test. Always on and cheap: block-device counters
+//! ([`blockstat`]), memory ([`memory`]), extent maps ([`extents`]); the facts derived from them
+//! ([`facts`]) feed the explanations of `compare`.
 
 pub mod blockstat;
+pub mod extents;
+pub mod facts;
 pub mod host;
+pub mod memory;
 pub mod mountinfo;

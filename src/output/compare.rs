@@ -24,8 +24,9 @@ fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
     }
 }
 
-/// Render the comparison for a terminal.
-pub fn render(r: &CompareReport) -> String {
+/// Render the comparison for a terminal; `details` adds each configuration's observed facts per
+/// test.
+pub fn render(r: &CompareReport, details: bool) -> String {
     let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
     let two = labels.len() == 2;
     let base = labels.first().copied().unwrap_or("");
@@ -95,6 +96,10 @@ pub fn render(r: &CompareReport) -> String {
         for l in &p.lines {
             out.push_str(&format!("  {l}\n"));
         }
+    }
+    out.push_str(&why_section(r));
+    if details {
+        out.push_str(&details_section(r));
     }
     let mut notes = Vec::new();
     for c in &r.configs {
@@ -243,4 +248,96 @@ pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
         }
     }
     Ok(w.into_inner()?)
+}
+
+/// "Why" per test with a winner: the observed facts that differ most.
+fn why_section(r: &CompareReport) -> String {
+    let mut out = String::new();
+    for (ti, row) in r.tests.iter().enumerate() {
+        for (i, v) in row.vs_baseline.iter().enumerate() {
+            let Some(Verdict::Win { winner, factor, .. }) = v else { continue };
+            let (w, l) = if *winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
+            if out.is_empty() {
+                out.push_str("\nWhy (observed facts that differ most):\n");
+            }
+            out.push_str(&format!(
+                "  test {} ({}): {} {:.1}X faster than {}\n",
+                row.id,
+                r.configs[0].run.tests[ti].name,
+                r.configs[w].label,
+                factor,
+                r.configs[l].label
+            ));
+            let why = &row.why[i];
+            if why.is_empty() {
+                out.push_str(&format!("    - {}\n", crate::explain::NOTHING));
+            }
+            for e in why {
+                out.push_str(&format!("    - {}\n", e.text));
+            }
+        }
+    }
+    out
+}
+
+/// Per test, per configuration: block, CPU, memory and extent facts.
+fn details_section(r: &CompareReport) -> String {
+    use crate::workload::size::fmt_bytes;
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    if t.width().is_none() {
+        t.set_width(150);
+    }
+    t.set_header([
+        "test",
+        "config",
+        "dev writes (avg)",
+        "dev reads (avg)",
+        "write amp",
+        "dev read/read",
+        "CPU/thr (sys)",
+        "sys/op",
+        "in sync",
+        "dirty after",
+        "extents (largest)",
+    ]);
+    for row in &r.tests {
+        for (i, c) in r.configs.iter().enumerate() {
+            let Some(f) = &row.facts[i] else { continue };
+            let d = f.device.as_ref();
+            let req = |n: Option<u64>, avg: Option<f64>| match (n, avg) {
+                (Some(n), Some(a)) => format!("{n} ({})", fmt_bytes(a as u64)),
+                (Some(n), None) => n.to_string(),
+                _ => "-".into(),
+            };
+            let opt = |x: Option<f64>, suffix: &str| {
+                x.map(|v| format!("{v:.2}{suffix}")).unwrap_or_else(|| "-".into())
+            };
+            t.add_row(vec![
+                row.id.clone(),
+                c.label.clone(),
+                req(d.map(|d| d.writes_completed), f.avg_write_request_bytes),
+                req(d.map(|d| d.reads_completed), f.avg_read_request_bytes),
+                opt(f.write_amplification, "x"),
+                opt(f.device_read_share, ""),
+                format!(
+                    "{:.0}% ({:.0}%){}",
+                    f.cpu_pct_per_thread,
+                    f.sys_share * 100.0,
+                    if f.cpu_bound { " bound" } else { "" }
+                ),
+                crate::output::units::nanos(f.sys_nanos_per_op as u64),
+                format!("{:.0}%", f.sync_share * 100.0),
+                f.dirty_after_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
+                match &f.extents {
+                    Some(e) if e.note.is_none() => {
+                        format!("{} ({})", e.extents, fmt_bytes(e.largest_bytes))
+                    }
+                    Some(e) => e.note.clone().unwrap_or_default(),
+                    None => "-".into(),
+                },
+            ]);
+        }
+    }
+    format!("\nDetails (median repetition, timed phases):\n{t}\n")
 }

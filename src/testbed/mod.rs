@@ -387,6 +387,7 @@ impl Testbed {
             label: self.config.label.clone(),
             devices: self.block_devices.clone(),
             cache: self.cache.as_ref(),
+            daemon: (self.config.kind == FsKind::Zfs).then_some("zfs-fuse"),
         }
     }
 

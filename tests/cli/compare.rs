@@ -86,6 +86,12 @@ fn compare_two_directories_without_root() {
             assert_eq!(t["complete_reps"], 2);
         }
     }
+    // Observed facts per configuration ride along with every row.
+    for r in rows {
+        let f = &r["facts"][1];
+        assert!(f["cpu_pct_per_thread"].as_f64().unwrap() > 0.0, "{f}");
+        assert!(f["extents"]["files"].as_u64().unwrap() >= 1, "{f}");
+    }
     let lines = v["pairs"][0]["lines"].as_array().unwrap();
     assert!(lines[0].as_str().unwrap().starts_with("of 2 tests compared between"));
     assert!(a.entries().is_empty() && b.entries().is_empty());
@@ -101,6 +107,17 @@ fn compare_two_directories_without_root() {
     ]);
     let out = stdout(&o);
     assert!(out.contains("winning FS / delta"), "{out}");
+    let o = fsbench(&[
+        "compare",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+        "--test",
+        "14",
+        "--scale",
+        "1/64",
+        "--details",
+    ]);
+    assert!(stdout(&o).contains("Details (median repetition"), "{}", stdout(&o));
     assert!(out.contains("outpaces"), "{out}");
 }
 

@@ -1,0 +1,265 @@
+//! Explanations: which observed facts differ most between the winner and the loser of a test,
+//! in words and numbers.
+//!
+//! Every rule lives in [`RULES`]. A rule looks at the two sides' [`Facts`] and either stays
+//! silent or returns a sentence with a weight (how strongly the fact differs, on a log scale, so
+//! "4 KiB vs 512 KiB requests" outweighs "1.2x the CPU"). `compare` prints the heaviest three.
+//! When no rule fires, it says that nothing observed explains the gap.
+
+use crate::observe::facts::Facts;
+use crate::workload::size::fmt_bytes;
+use serde::{Deserialize, Serialize};
+
+/// One reason a side won or lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// Rule name.
+    pub rule: String,
+    /// Strength of the difference (larger first).
+    pub weight: f64,
+    /// The sentence.
+    pub text: String,
+}
+
+/// A rule: winner's facts, loser's facts, their labels.
+pub type Rule = fn(&Side<'_>, &Side<'_>) -> Option<(f64, String)>;
+
+/// One side of a comparison.
+pub struct Side<'a> {
+    /// Configuration label.
+    pub label: &'a str,
+    /// Its facts.
+    pub facts: &'a Facts,
+}
+
+/// All rules, by name.
+pub const RULES: &[(&str, Rule)] = &[
+    ("request_size", request_size),
+    ("write_amplification", write_amplification),
+    ("cache_reads", cache_reads),
+    ("cpu_bound", cpu_bound),
+    ("sys_cpu_per_op", sys_cpu_per_op),
+    ("sync_share", sync_share),
+    ("extents", extents),
+    ("dirty_held", dirty_held),
+];
+
+/// Explanations for `winner` beating `loser`, heaviest first (at most `max`). Empty when
+/// nothing observed differs enough.
+pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanation> {
+    let mut v: Vec<Explanation> = RULES
+        .iter()
+        .filter_map(|(name, rule)| {
+            rule(winner, loser).map(|(weight, text)| Explanation {
+                rule: name.to_string(),
+                weight,
+                text,
+            })
+        })
+        .collect();
+    v.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    v.truncate(max);
+    v
+}
+
+/// The sentence used when no rule fires.
+pub const NOTHING: &str = "nothing fsbench observed (device requests, CPU, sync time, extents, memory) differs enough to explain the gap";
+
+fn lnratio(a: f64, b: f64) -> f64 {
+    if a <= 0.0 || b <= 0.0 {
+        return 0.0;
+    }
+    (a / b).ln().abs()
+}
+
+fn count(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 10_000 {
+        format!("{}K", n / 1000)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Device requests of very different sizes for the same work (seed 001: ext4 queued 4 KiB bios,
+/// XFS large ones).
+fn request_size(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let mut best: Option<(f64, String)> = None;
+    for (what, get, bytes) in [
+        (
+            "wrote",
+            (|f: &Facts| f.avg_write_request_bytes) as fn(&Facts) -> Option<f64>,
+            (|d: &crate::result::DeviceDelta| (d.write_bytes, d.writes_completed))
+                as fn(&crate::result::DeviceDelta) -> (u64, u64),
+        ),
+        (
+            "read",
+            |f: &Facts| f.avg_read_request_bytes,
+            |d: &crate::result::DeviceDelta| (d.read_bytes, d.reads_completed),
+        ),
+    ] {
+        let (Some(a), Some(b)) = (get(w.facts), get(l.facts)) else { continue };
+        let (Some(dw), Some(dl)) = (&w.facts.device, &l.facts.device) else { continue };
+        let ((bw, nw), (bl, nl)) = (bytes(dw), bytes(dl));
+        if bw.max(bl) < (1 << 20) || lnratio(a, b) < 2f64.ln() {
+            continue;
+        }
+        let text = format!(
+            "{} {what} {} in {} requests of {} on average; {} {} in {} requests of {}",
+            l.label,
+            fmt_bytes(bl),
+            count(nl),
+            fmt_bytes(b as u64),
+            w.label,
+            fmt_bytes(bw),
+            count(nw),
+            fmt_bytes(a as u64)
+        );
+        let weight = lnratio(a, b);
+        if best.as_ref().is_none_or(|(bw, _)| weight > *bw) {
+            best = Some((weight, text));
+        }
+    }
+    best
+}
+
+fn write_amplification(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let (a, b) = (w.facts.write_amplification?, l.facts.write_amplification?);
+    let (hi, lo) = (a.max(b), a.min(b).max(0.01));
+    if hi < 1.2 || hi / lo < 1.3 || w.facts.bytes_written.max(l.facts.bytes_written) < (1 << 20) {
+        return None;
+    }
+    Some((
+        (hi / lo).ln(),
+        format!(
+            "write amplification (device bytes written / bytes written): {} {b:.2}x, {} {a:.2}x",
+            l.label, w.label
+        ),
+    ))
+}
+
+/// One side served reads from memory, the other went to the device.
+fn cache_reads(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let (a, b) = (w.facts.device_read_share?, l.facts.device_read_share?);
+    if w.facts.bytes_read.max(l.facts.bytes_read) < (1 << 20) || (b - a).abs() < 0.4 {
+        return None;
+    }
+    let (dev_w, dev_l) = (w.facts.device.as_ref()?.read_bytes, l.facts.device.as_ref()?.read_bytes);
+    Some((
+        1.0 + (b - a).abs(),
+        format!(
+            "{} read {} from the device ({:.0}% of what the test read), {} read {} ({:.0}%)",
+            l.label,
+            fmt_bytes(dev_l),
+            b * 100.0,
+            w.label,
+            fmt_bytes(dev_w),
+            a * 100.0
+        ),
+    ))
+}
+
+/// The loser was CPU-bound and the winner was not (seed 001: "is dd CPU bound?").
+fn cpu_bound(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    if !l.facts.cpu_bound || w.facts.cpu_bound {
+        return None;
+    }
+    Some((
+        1.0,
+        format!(
+            "{}: CPU-bound ({:.0}% of a core per thread, {:.0}% system); {}: {:.0}%",
+            l.label,
+            l.facts.cpu_pct_per_thread,
+            l.facts.sys_share * 100.0,
+            w.label,
+            w.facts.cpu_pct_per_thread
+        ),
+    ))
+}
+
+/// More kernel CPU per operation (seed 000: a small ZFS cached write took 3x the locks).
+fn sys_cpu_per_op(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let (a, b) = (w.facts.sys_nanos_per_op, l.facts.sys_nanos_per_op);
+    if a <= 0.0 || b / a < 1.3 || w.facts.data_ops.min(l.facts.data_ops) < 16 {
+        return None;
+    }
+    let fmt = |n: f64| crate::output::units::nanos(n as u64);
+    Some((
+        (b / a).ln(),
+        format!(
+            "{} spent {:.1}x the system CPU per operation ({} vs {})",
+            l.label,
+            b / a,
+            fmt(b),
+            fmt(a)
+        ),
+    ))
+}
+
+/// Time inside fsync (seed 000: ZFS holding data until fsync, then bursting).
+fn sync_share(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let (a, b) = (w.facts.sync_share, l.facts.sync_share);
+    if b < 0.2 || b < 1.5 * a {
+        return None;
+    }
+    Some((
+        lnratio(b, a.max(0.01)).min(3.0),
+        format!(
+            "{}: {:.0}% of the phase inside fsync/fdatasync; {}: {:.0}%",
+            l.label,
+            b * 100.0,
+            w.label,
+            a * 100.0
+        ),
+    ))
+}
+
+/// Fragmented files (seed 001: 13 extents vs 1).
+fn extents(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let (a, b) = (w.facts.extents.as_ref()?, l.facts.extents.as_ref()?);
+    if a.extents == 0 || b.extents == 0 {
+        return None;
+    }
+    let (hi, lo) = (a.extents.max(b.extents), a.extents.min(b.extents));
+    if hi < 8 || hi < 4 * lo {
+        return None;
+    }
+    Some((
+        ((hi as f64) / (lo as f64)).ln() / 2.0,
+        format!(
+            "test file(s) in {} extent{} on {} (largest {}), {} on {} (largest {})",
+            b.extents,
+            if b.extents == 1 { "" } else { "s" },
+            l.label,
+            fmt_bytes(b.largest_bytes),
+            a.extents,
+            w.label,
+            fmt_bytes(a.largest_bytes)
+        ),
+    ))
+}
+
+/// Dirty data left in memory at the end of the phase: one side deferred the writing.
+fn dirty_held(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let (a, b) = (w.facts.dirty_after_bytes?, l.facts.dirty_after_bytes?);
+    let written = w.facts.bytes_written.max(l.facts.bytes_written);
+    let (hi, lo) = (a.max(b), a.min(b));
+    if written < (4 << 20) || hi < written / 4 || hi < 4 * lo.max(1 << 20) {
+        return None;
+    }
+    Some((
+        0.8,
+        format!(
+            "dirty page cache at the end of the phase: {} {}, {} {} (of {} written): one side defers writeback",
+            l.label,
+            fmt_bytes(b),
+            w.label,
+            fmt_bytes(a),
+            fmt_bytes(written)
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,172 @@
+//! Every rule on recorded observations: it fires on the case it was written for, and stays
+//! silent when the two sides look alike.
+
+use super::*;
+use crate::observe::extents::ExtentSummary;
+use crate::result::DeviceDelta;
+
+const MIB: u64 = 1 << 20;
+
+fn base() -> Facts {
+    Facts {
+        mib_per_s: 100.0,
+        data_ops: 10_000,
+        cpu_pct_per_thread: 30.0,
+        sys_share: 0.9,
+        ..Facts::default()
+    }
+}
+
+fn side<'a>(label: &'a str, f: &'a Facts) -> Side<'a> {
+    Side { label, facts: f }
+}
+
+fn texts(w: &Facts, l: &Facts) -> Vec<(String, String)> {
+    explain(&side("xfs", w), &side("ext4", l), 10).into_iter().map(|e| (e.rule, e.text)).collect()
+}
+
+#[test]
+fn alike_sides_explain_nothing() {
+    assert!(texts(&base(), &base()).is_empty());
+}
+
+#[test]
+fn small_bios_against_large_requests() {
+    // Seed 001's shape: the same 10 GiB written as 2.6M 4 KiB requests vs 20K 512 KiB ones.
+    let mut ext4 = base();
+    ext4.device = Some(DeviceDelta {
+        write_bytes: 10 << 30,
+        writes_completed: 2_621_440,
+        ..Default::default()
+    });
+    ext4.avg_write_request_bytes = Some(4096.0);
+    let mut xfs = base();
+    xfs.device =
+        Some(DeviceDelta { write_bytes: 10 << 30, writes_completed: 20_480, ..Default::default() });
+    xfs.avg_write_request_bytes = Some(524_288.0);
+    let t = texts(&xfs, &ext4);
+    assert_eq!(t[0].0, "request_size");
+    assert_eq!(
+        t[0].1,
+        "ext4 wrote 10G in 2.6M requests of 4K on average; xfs 10G in 20K requests of 512K"
+    );
+}
+
+#[test]
+fn write_amplification_differs() {
+    let mut zfs = base();
+    zfs.bytes_written = 100 * MIB;
+    zfs.write_amplification = Some(2.1);
+    let mut ext4 = base();
+    ext4.bytes_written = 100 * MIB;
+    ext4.write_amplification = Some(1.0);
+    let t = explain(&side("ext4", &ext4), &side("zfs", &zfs), 3);
+    assert_eq!(t[0].rule, "write_amplification");
+    assert!(t[0].text.contains("zfs 2.10x") && t[0].text.contains("ext4 1.00x"), "{}", t[0].text);
+}
+
+#[test]
+fn cpu_bound_loser() {
+    let mut ext4 = base();
+    ext4.cpu_pct_per_thread = 98.0;
+    ext4.cpu_bound = true;
+    ext4.sys_share = 0.91;
+    let t = texts(&base(), &ext4);
+    assert!(
+        t.iter().any(|(r, s)| r == "cpu_bound"
+            && s == "ext4: CPU-bound (98% of a core per thread, 91% system); xfs: 30%"),
+        "{t:?}"
+    );
+}
+
+#[test]
+fn more_system_cpu_per_op() {
+    let mut zfs = base();
+    zfs.sys_nanos_per_op = 12_000.0;
+    let mut ufs = base();
+    ufs.sys_nanos_per_op = 4_000.0;
+    let t = explain(&side("ufs", &ufs), &side("zfs", &zfs), 3);
+    assert_eq!(t[0].text, "zfs spent 3.0x the system CPU per operation (12.0µs vs 4.0µs)");
+}
+
+#[test]
+fn time_inside_fsync() {
+    let mut zfs = base();
+    zfs.sync_share = 0.71;
+    let mut ext4 = base();
+    ext4.sync_share = 0.20;
+    let t = explain(&side("ext4", &ext4), &side("zfs", &zfs), 3);
+    assert_eq!(t[0].text, "zfs: 71% of the phase inside fsync/fdatasync; ext4: 20%");
+    // Below 20% on the loser: silent.
+    zfs.sync_share = 0.15;
+    assert!(explain(&side("ext4", &ext4), &side("zfs", &zfs), 3).is_empty());
+}
+
+#[test]
+fn fragmented_file() {
+    let ex = |n, largest| ExtentSummary {
+        files: 1,
+        extents: n,
+        largest_bytes: largest,
+        ..Default::default()
+    };
+    let mut ext4 = base();
+    ext4.extents = Some(ex(13, 128 * MIB));
+    let mut xfs = base();
+    xfs.extents = Some(ex(1, 1 << 30));
+    let t = texts(&xfs, &ext4);
+    assert_eq!(t[0].1, "test file(s) in 13 extents on ext4 (largest 128M), 1 on xfs (largest 1G)");
+    // 3 vs 2 extents is no story.
+    ext4.extents = Some(ex(3, MIB));
+    xfs.extents = Some(ex(2, MIB));
+    assert!(texts(&xfs, &ext4).is_empty());
+}
+
+#[test]
+fn reads_from_device_against_cache() {
+    let mut a = base();
+    a.bytes_read = 256 * MIB;
+    a.device = Some(DeviceDelta { read_bytes: 0, ..Default::default() });
+    a.device_read_share = Some(0.0);
+    let mut b = base();
+    b.bytes_read = 256 * MIB;
+    b.device = Some(DeviceDelta { read_bytes: 256 * MIB, ..Default::default() });
+    b.device_read_share = Some(1.0);
+    let t = texts(&a, &b);
+    assert_eq!(
+        t[0].1,
+        "ext4 read 256M from the device (100% of what the test read), xfs read 0 (0%)"
+    );
+}
+
+#[test]
+fn dirty_data_held_back() {
+    let mut zfs = base();
+    zfs.bytes_written = 512 * MIB;
+    zfs.dirty_after_bytes = Some(400 * MIB);
+    let mut ext4 = base();
+    ext4.bytes_written = 512 * MIB;
+    ext4.dirty_after_bytes = Some(20 * MIB);
+    let t = explain(&side("zfs", &zfs), &side("ext4", &ext4), 3);
+    assert!(
+        t[0].text.starts_with("dirty page cache at the end of the phase: ext4 20M, zfs 400M"),
+        "{}",
+        t[0].text
+    );
+}
+
+#[test]
+fn at_most_max_and_heaviest_first() {
+    let mut l = base();
+    l.cpu_bound = true;
+    l.cpu_pct_per_thread = 99.0;
+    l.sys_nanos_per_op = 40_000.0;
+    l.sync_share = 0.5;
+    let mut w = base();
+    w.sys_nanos_per_op = 1_000.0;
+    w.sync_share = 0.1;
+    let t = explain(&side("a", &w), &side("b", &l), 2);
+    assert_eq!(t.len(), 2);
+    assert!(t[0].weight >= t[1].weight);
+    assert_eq!(t[0].rule, "sys_cpu_per_op");
+}

@@ -1,0 +1,110 @@
+//! Facts derived from what a repetition observed: the numbers an explanation can cite.
+
+use crate::observe::extents::ExtentSummary;
+use crate::result::{DeviceDelta, RepResult};
+use serde::{Deserialize, Serialize};
+
+/// Share of one core per thread at or above which a test counts as CPU-bound.
+pub const CPU_BOUND_PCT: f64 = 85.0;
+
+/// What one configuration did underneath one test (its median repetition, timed phases).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// Throughput.
+    pub mib_per_s: f64,
+    /// Bytes the workload wrote.
+    pub bytes_written: u64,
+    /// Bytes the workload read.
+    pub bytes_read: u64,
+    /// Read + write operations.
+    pub data_ops: u64,
+    /// Device counters over the timed phases, when the target has devices.
+    pub device: Option<DeviceDelta>,
+    /// Device bytes written / workload bytes written.
+    pub write_amplification: Option<f64>,
+    /// Device bytes read / workload bytes read.
+    pub device_read_share: Option<f64>,
+    /// Mean size of a completed write request on the device.
+    pub avg_write_request_bytes: Option<f64>,
+    /// Mean size of a completed read request on the device.
+    pub avg_read_request_bytes: Option<f64>,
+    /// Device busy time / wall time.
+    pub device_busy_share: Option<f64>,
+    /// CPU (user + system) per thread, % of one core.
+    pub cpu_pct_per_thread: f64,
+    /// System share of the CPU time.
+    pub sys_share: f64,
+    /// CPU-bound (at least [`CPU_BOUND_PCT`]).
+    pub cpu_bound: bool,
+    /// System CPU per data operation.
+    pub sys_nanos_per_op: f64,
+    /// Time inside fsync/fdatasync / (wall × threads).
+    pub sync_share: f64,
+    /// Dirty page cache at the end of the last timed phase.
+    pub dirty_after_bytes: Option<u64>,
+    /// Resident memory of the filesystem daemon at the end.
+    pub daemon_rss_bytes: Option<u64>,
+    /// Extents of the test files.
+    pub extents: Option<ExtentSummary>,
+}
+
+/// Derive the facts of one repetition of a test run with `threads` threads.
+pub fn of(rep: &RepResult, threads: u32) -> Facts {
+    let timed: Vec<_> = rep.phases.iter().filter(|p| p.timed).collect();
+    let bytes_written: u64 = timed.iter().map(|p| p.bytes_written).sum();
+    let bytes_read: u64 = timed.iter().map(|p| p.bytes_read).sum();
+    let mut device: Option<DeviceDelta> = None;
+    for p in &timed {
+        if let Some(d) = &p.device {
+            let acc = device.get_or_insert_with(|| DeviceDelta {
+                devices: d.devices.clone(),
+                ..Default::default()
+            });
+            acc.reads_completed += d.reads_completed;
+            acc.reads_merged += d.reads_merged;
+            acc.read_bytes += d.read_bytes;
+            acc.writes_completed += d.writes_completed;
+            acc.writes_merged += d.writes_merged;
+            acc.write_bytes += d.write_bytes;
+            acc.busy_ms += d.busy_ms;
+        }
+    }
+    let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+    let cpu = rep.cpu_user_nanos + rep.cpu_sys_nanos;
+    let sync: u64 = timed.iter().map(|p| p.sync_nanos).sum();
+    let last = timed.last();
+    Facts {
+        mib_per_s: rep.mib_per_s,
+        bytes_written,
+        bytes_read,
+        data_ops: rep.data_ops,
+        write_amplification: device.as_ref().and_then(|d| ratio(d.write_bytes, bytes_written)),
+        device_read_share: device.as_ref().and_then(|d| ratio(d.read_bytes, bytes_read)),
+        avg_write_request_bytes: device
+            .as_ref()
+            .and_then(|d| ratio(d.write_bytes, d.writes_completed)),
+        avg_read_request_bytes: device
+            .as_ref()
+            .and_then(|d| ratio(d.read_bytes, d.reads_completed)),
+        device_busy_share: device
+            .as_ref()
+            .and_then(|d| ratio(d.busy_ms * 1_000_000, rep.wall_nanos)),
+        device,
+        cpu_pct_per_thread: rep.cpu_pct_per_thread,
+        sys_share: if cpu > 0 { rep.cpu_sys_nanos as f64 / cpu as f64 } else { 0.0 },
+        cpu_bound: rep.cpu_pct_per_thread >= CPU_BOUND_PCT,
+        sys_nanos_per_op: if rep.data_ops > 0 {
+            rep.cpu_sys_nanos as f64 / rep.data_ops as f64
+        } else {
+            0.0
+        },
+        sync_share: if rep.wall_nanos > 0 {
+            sync as f64 / (rep.wall_nanos as f64 * threads.max(1) as f64)
+        } else {
+            0.0
+        },
+        dirty_after_bytes: last.and_then(|p| p.memory.map(|m| m.after.dirty_bytes)),
+        daemon_rss_bytes: last.and_then(|p| p.memory.and_then(|m| m.after.daemon_rss_bytes)),
+        extents: rep.extents.clone(),
+    }
+}
