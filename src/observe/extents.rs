@@ -154,7 +154,7 @@ mod tests {
         let mut f = File::create(&p).unwrap();
         f.write_all(&vec![1u8; 1 << 20]).unwrap();
         f.sync_all().unwrap();
-        let s = summarize(&[p.clone()]);
+        let s = summarize(std::slice::from_ref(&p));
         if let Some(n) = &s.note {
             eprintln!("skipped: {n}");
             return;
