@@ -29,6 +29,7 @@ pub fn render(report: &RunReport) -> String {
         "ops/s",
         "op",
         "p50",
+        "p90",
         "p99",
         "p99.9",
         "max",
@@ -70,11 +71,12 @@ pub fn render(report: &RunReport) -> String {
                 match r.main_op() {
                     Some(m) => {
                         row.push(Cell::new(m.op.name()));
-                        for v in [m.p50_nanos, m.p99_nanos, m.p999_nanos, m.max_nanos] {
+                        for v in [m.p50_nanos, m.p90_nanos, m.p99_nanos, m.p999_nanos, m.max_nanos]
+                        {
                             row.push(num(nanos(v)));
                         }
                     }
-                    None => row.extend((0..5).map(|_| Cell::new(""))),
+                    None => row.extend((0..6).map(|_| Cell::new(""))),
                 }
                 let sync = r.latency_of(OpKind::Fsync).or(r.latency_of(OpKind::Fdatasync));
                 row.push(num(sync
