@@ -34,6 +34,7 @@ pub struct Side<'a> {
 
 /// All rules, by name.
 pub const RULES: &[(&str, Rule)] = &[
+    ("device_wait", device_wait),
     ("request_size", request_size),
     ("write_amplification", write_amplification),
     ("cache_reads", cache_reads),
@@ -80,6 +81,35 @@ fn count(n: u64) -> String {
     } else {
         n.to_string()
     }
+}
+
+/// The loser waited on its device (little CPU, many device requests) and the winner hardly used
+/// one: synchronous writes or reads that the other side served from memory.
+fn device_wait(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let dl = l.facts.device.as_ref()?;
+    let nl = dl.writes_completed + dl.reads_completed;
+    let nw = w.facts.device.as_ref().map(|d| d.writes_completed + d.reads_completed).unwrap_or(0);
+    if nl < 16 || nl < 10 * nw.max(1) || l.facts.cpu_pct_per_thread >= 50.0 {
+        return None;
+    }
+    let busy = l
+        .facts
+        .device_busy_share
+        .map(|b| format!(", device busy {:.0}% of the phase", b * 100.0))
+        .unwrap_or_default();
+    Some((
+        2.0,
+        format!(
+            "{} waited on its device: {} requests ({} written, {} read){busy}, {:.0}% of a core per thread; {}: {} requests",
+            l.label,
+            count(nl),
+            fmt_bytes(dl.write_bytes),
+            fmt_bytes(dl.read_bytes),
+            l.facts.cpu_pct_per_thread,
+            w.label,
+            count(nw)
+        ),
+    ))
 }
 
 /// Device requests of very different sizes for the same work (seed 001: ext4 queued 4 KiB bios,

@@ -170,3 +170,25 @@ fn at_most_max_and_heaviest_first() {
     assert!(t[0].weight >= t[1].weight);
     assert_eq!(t[0].rule, "sys_cpu_per_op");
 }
+
+#[test]
+fn waiting_on_the_device_against_memory() {
+    // Test 10 on ext4 against tmpfs: 512 O_DSYNC writes reach the device; tmpfs has none.
+    let mut ext4 = base();
+    ext4.cpu_pct_per_thread = 12.0;
+    ext4.device =
+        Some(DeviceDelta { writes_completed: 1024, write_bytes: 4 * MIB, ..Default::default() });
+    ext4.device_busy_share = Some(0.9);
+    let tmpfs = base();
+    let t = explain(&side("tmpfs", &tmpfs), &side("ext4", &ext4), 3);
+    assert_eq!(t[0].rule, "device_wait");
+    assert_eq!(
+        t[0].text,
+        "ext4 waited on its device: 1024 requests (4M written, 0 read), device busy 90% of the phase, 12% of a core per thread; tmpfs: 0 requests"
+    );
+    // A CPU-bound loser is not waiting on its device.
+    ext4.cpu_pct_per_thread = 95.0;
+    assert!(explain(&side("tmpfs", &tmpfs), &side("ext4", &ext4), 3)
+        .iter()
+        .all(|e| e.rule != "device_wait"));
+}

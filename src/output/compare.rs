@@ -152,11 +152,11 @@ pub fn render(r: &CompareReport, details: bool) -> String {
     for c in &r.configs {
         match &c.env {
             Some(e) => out.push_str(&format!(
-                "  {}: {} on {}; {}; mounted {} {}\n",
+                "  {}: {} on {}{}; mounted {} {}\n",
                 c.label,
                 e.mkfs_cmdline.as_deref().unwrap_or(&e.fstype),
                 e.backing,
-                e.tool_version.as_deref().unwrap_or("tool version unknown"),
+                e.tool_version.as_deref().map(|v| format!("; {v}")).unwrap_or_default(),
                 e.fstype,
                 e.mount_options,
             )),
