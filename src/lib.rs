@@ -20,6 +20,7 @@ pub mod observe;
 pub mod output;
 pub mod result;
 pub mod stats;
+pub mod store;
 pub mod sys;
 pub mod testbed;
 pub mod workload;
