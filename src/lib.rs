@@ -18,6 +18,7 @@ pub mod compare;
 pub mod engine;
 pub mod observe;
 pub mod output;
+pub mod report;
 pub mod result;
 pub mod stats;
 pub mod store;

@@ -112,6 +112,23 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the error is about what the user gave (a file, a run id), not a failure of the
+    /// system: the command exits with code 2.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotSqlite { .. }
+                | StoreError::Foreign { .. }
+                | StoreError::Corrupt { .. }
+                | StoreError::Newer { .. }
+                | StoreError::Missing { .. }
+                | StoreError::UnknownRun { .. }
+                | StoreError::NoDataDir
+        )
+    }
+}
+
 /// Result alias of the store.
 pub type Result<T> = std::result::Result<T, StoreError>;
 
