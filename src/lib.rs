@@ -10,6 +10,8 @@
 //! - [`testbed`]: filesystems on loop-backed images (or named devices), their lifecycle and
 //!   cleanup.
 //! - [`output`]: every way a result is shown (table, JSON, CSV), all from the same result type.
+//! - [`store`]: the SQLite results database every run and comparison is recorded in.
+//! - [`report`]: the self-contained HTML report with charts.
 //! - [`sys`]: thin wrappers over the operating system.
 //! - [`cli`]: the `fsbench` command line.
 

@@ -294,9 +294,9 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
     }
     out.push_str("</tbody>\n</table>\n");
     if n > 1 {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"rule\">MiB/s: median over repetitions (small: 95% confidence interval of the mean, Student's t). Winner: Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test). Otherwise: draw.</p>\n",
+            "<p class=\"rule\">MiB/s: median over repetitions (small: 95% confidence interval of the mean, Student's t). Winner: Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test). Otherwise: draw.</p>",
             r.rule.min_effect * 100.0,
             r.rule.single_run_effect * 100.0
         );
@@ -408,9 +408,9 @@ fn per_test(
                 })
             })
             .collect();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<figure class=\"card\" id=\"{}-test-{}\"><figcaption><b>Test {}</b> {} <span class=\"muted\">{}</span></figcaption>\n",
+            "<figure class=\"card\" id=\"{}-test-{}\"><figcaption><b>Test {}</b> {} <span class=\"muted\">{}</span></figcaption>",
             esc(prefix),
             esc(&file_part(&row.id)),
             esc(&row.id),
@@ -695,9 +695,9 @@ fn environment(out: &mut String, run: &ReportRun) {
                 ),
             ),
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr><td>{}{}</td><td>{}</td><td><pre>{}</pre></td><td><pre>{}</pre></td><td>{}</td></tr>\n",
+            "<tr><td>{}{}</td><td>{}</td><td><pre>{}</pre></td><td><pre>{}</pre></td><td>{}</td></tr>",
             swatch(i),
             esc(&c.label),
             esc(&fs),
