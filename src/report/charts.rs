@@ -181,7 +181,9 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
         if lo == u64::MAX {
             lo = 1;
         }
-        let (ylo, yhi) = ((lo.max(1) as f64) / 1.5, (hi as f64) * 1.5);
+        // Whole decades, so the log axis always has labelled ticks at both ends.
+        let ylo = 10f64.powf((lo.max(1) as f64).log10().floor());
+        let yhi = 10f64.powf((hi.max(2) as f64).log10().ceil()).max(ylo * 10.0);
         let mut chart = ChartBuilder::on(&root)
             .margin_top(8)
             .margin_right(16)
@@ -191,9 +193,11 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .light_line_style(RGBColor(240, 240, 240))
+            .light_line_style(RGBColor(242, 242, 242))
+            .max_light_lines(3)
             .bold_line_style(RGBColor(220, 220, 220))
-            .x_labels(xmax.ceil() as usize + 1)
+            // Enough ticks that the step divides 1: labels appear at the whole nines.
+            .x_labels((xmax.ceil() as usize * 10).max(10))
             .y_labels(6)
             .x_desc(format!("{op} latency percentile"))
             .x_label_formatter(&|x| nines_label(*x))

@@ -586,7 +586,7 @@ fn device_panel(out: &mut String, r: &CompareReport) {
         }
     }
     for (id, i, label, d, amp) in rows {
-        let mib = |b: u64| sig3(b as f64 / 1048576.0);
+        let mib = |b: u64| if b == 0 { "0".into() } else { sig3(b as f64 / 1048576.0) };
         let avg = if d.writes_completed > 0 {
             format!("{} KiB", sig3(d.write_bytes as f64 / d.writes_completed as f64 / 1024.0))
         } else {
