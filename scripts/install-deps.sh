@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Install what fsbench needs on Debian/Ubuntu, skipping what is already there.
 #   scripts/install-deps.sh          runtime: mkfs tools, zfs-fuse, util-linux
-#   scripts/install-deps.sh test     + what the test suite uses (strace)
+#   scripts/install-deps.sh test     + what the test suite uses (strace; chromium renders the HTML report)
 #   scripts/install-deps.sh bench    + the reference peers (fio, bonnie++, dbench, postmark)
 set -euo pipefail
 
 pkgs=(e2fsprogs xfsprogs btrfs-progs zfs-fuse util-linux)
 for extra in "$@"; do
   case "$extra" in
-    test) pkgs+=(strace) ;;
+    test) pkgs+=(strace chromium) ;;
     bench) pkgs+=(fio bonnie++ dbench postmark gcc) ;;
     *) echo "install-deps: unknown set '$extra' (known: test, bench)" >&2; exit 2 ;;
   esac

@@ -10,6 +10,8 @@
 //! - [`testbed`]: filesystems on loop-backed images (or named devices), their lifecycle and
 //!   cleanup.
 //! - [`output`]: every way a result is shown (table, JSON, CSV), all from the same result type.
+//! - [`store`]: the SQLite results database every run and comparison is recorded in.
+//! - [`report`]: the self-contained HTML report with charts.
 //! - [`sys`]: thin wrappers over the operating system.
 //! - [`cli`]: the `fsbench` command line.
 
@@ -19,8 +21,10 @@ pub mod engine;
 pub mod explain;
 pub mod observe;
 pub mod output;
+pub mod report;
 pub mod result;
 pub mod stats;
+pub mod store;
 pub mod sys;
 pub mod testbed;
 pub mod workload;

@@ -1,5 +1,5 @@
-//! The one result type. The terminal table, JSON, CSV (and later the SQLite store and the HTML
-//! report) are all produced from these structs; units are in the field names.
+//! The one result type. The terminal table, JSON, CSV, the SQLite store and the HTML report are
+//! all produced from these structs; units are in the field names.
 
 use crate::workload::{CacheReq, OpKind};
 use serde::{Deserialize, Serialize};

@@ -1,10 +1,13 @@
 //! `fsbench compare`.
 
 use super::testbed_args::TestbedArgs;
-use super::{progress::Bar, ExitCode, UserError};
+use super::{progress::Bar, record, ExitCode, UserError};
 use crate::compare::{self, CompareOptions, Rule, Sides};
 use crate::engine::{EngineOptions, Target};
 use crate::result::TestStatus;
+use crate::store::read::{RunKind, RunStatus};
+use crate::store::write::ConfigStart;
+use crate::store::{RunMeta, RunOptions};
 use crate::sys::meminfo::MemInfo;
 use crate::testbed::{self, FsConfig, Testbed, TestbedEnv, TestbedOptions};
 use crate::workload::{self, ResolveCtx, Scale, SuiteSource};
@@ -72,6 +75,18 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub testbed: TestbedArgs,
+
+    #[command(flatten)]
+    pub record: super::record::RecordArgs,
+
+    /// Write the HTML report (table, charts, environment) to this file. Default:
+    /// ./fsbench-report-RUNID.html.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+
+    /// Do not write the HTML report.
+    #[arg(long, conflicts_with = "report")]
+    pub no_report: bool,
 }
 
 /// Output formats of `compare`.
@@ -217,6 +232,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
+    let store = a.record.open()?;
+
     // Stage 2: bring the testbeds up (guards tear them down on any exit from here).
     for s in sides.iter_mut() {
         if let Side::Bed { config, opts, bed } = s {
@@ -240,8 +257,54 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         fresh_per_test: a.fresh == Fresh::PerTest,
         scale: a.scale.to_string(),
     };
+    let mut configs: Vec<ConfigStart> = (0..sides.count())
+        .map(|i| {
+            let t = sides.target(i);
+            ConfigStart {
+                label: t.label.clone(),
+                env: sides.env(i),
+                target: crate::engine::runner::target_info(&t),
+            }
+        })
+        .collect();
+    let meta = RunMeta {
+        kind: RunKind::Compare,
+        started_unix_s: record::now_unix_s(),
+        suite: suite.name.clone(),
+        scale: opts.scale.clone(),
+        repeat: a.repeat,
+        host: crate::observe::host::HostInfo::current(),
+        command_line: record::command_line(),
+        options: RunOptions {
+            rule: opts.rule,
+            fresh_per_test: opts.fresh_per_test,
+            seed: a.seed,
+            compress_percent: a.compress_percent,
+        },
+    };
+    let mut recording = record::Recording::begin(store, &meta, &configs, &suite.tests)?;
     let bar = Bar::new(suite.tests.len() * sides.count() * a.repeat as usize, 1);
-    let report = compare::run(&suite, &mut sides, &opts, &bar)?;
+    // Every repetition is committed to the results database as it ends.
+    let report =
+        compare::run(&suite, &mut sides, &opts, &bar, &mut |i, ti, t| recording.test(i, ti, t))?;
+    for (c, r) in configs.iter_mut().zip(&report.configs) {
+        c.env = r.env.clone();
+        c.target = r.run.target.clone();
+    }
+    let failed = report
+        .configs
+        .iter()
+        .any(|c| c.run.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })));
+    let status = if report.interrupted {
+        RunStatus::Interrupted
+    } else if failed {
+        RunStatus::Failed
+    } else {
+        RunStatus::Ok
+    };
+    let finished: Vec<(&ConfigStart, &[crate::result::TestResult])> =
+        configs.iter().zip(&report.configs).map(|(c, r)| (c, r.run.tests.as_slice())).collect();
+    recording.finish(&finished, status);
 
     // Stage 3: tear down (reporting errors), then output.
     let mut teardown_errors = Vec::new();
@@ -260,6 +323,27 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         Format::Csv => crate::output::compare::csv(&report)?,
     };
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    if !a.no_report {
+        let path = a.report.clone().unwrap_or_else(|| {
+            let id = recording.run_id().map(|i| i.to_string());
+            PathBuf::from(format!(
+                "fsbench-report-{}.html",
+                id.unwrap_or_else(|| report.started_unix_s.to_string())
+            ))
+        });
+        let run = crate::report::ReportRun {
+            id: recording.run_id(),
+            kind: crate::store::RunKind::Compare,
+            command_line: meta.command_line.clone(),
+            report: report.clone(),
+        };
+        match crate::report::write_html(&[run], &path, None) {
+            Ok(()) => eprintln!("fsbench: report written to {}", path.display()),
+            Err(e) => {
+                eprintln!("fsbench: warning: could not write the report {}: {e:#}", path.display())
+            }
+        }
+    }
     if !teardown_errors.is_empty() {
         return Err(anyhow::anyhow!(
             "could not remove every testbed: {}; run `fsbench testbed cleanup`",
@@ -269,9 +353,5 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
     }
-    let failed = report
-        .configs
-        .iter()
-        .any(|c| c.run.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })));
     Ok(if failed { ExitCode::TestFailed } else { ExitCode::Success })
 }

@@ -3,6 +3,8 @@
 
 mod compare;
 mod progress;
+mod record;
+mod results;
 mod run;
 mod suite;
 mod testbed;
@@ -41,7 +43,9 @@ Examples:
   fsbench run --fs xfs --test 4,5 --repeat 3
   fsbench run --dir /mnt/test --suite unit14 --scale quick
   fsbench run --dir /mnt/test --test 5,13 --repeat 5 --format json > uncached.json
-  fsbench suite show unit14 > my.toml && fsbench run --dir /mnt/test --workload my.toml";
+  fsbench suite show unit14 > my.toml && fsbench run --dir /mnt/test --workload my.toml
+  fsbench history                      # every run and compare is recorded (--no-store: not)
+  fsbench show 12; fsbench diff 11 12; fsbench report 12 -o report.html";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -56,6 +60,15 @@ enum Command {
     /// List embedded suites or print one as TOML.
     #[command(subcommand)]
     Suite(suite::SuiteCmd),
+    /// List the recorded runs and comparisons, newest first.
+    History(results::HistoryArgs),
+    /// Print a recorded run's table (or JSON/CSV) again, from the results database.
+    Show(results::ShowArgs),
+    /// Compare two recorded runs test by test with compare's decision rule; exit code 1 when a
+    /// test regressed significantly.
+    Diff(results::DiffArgs),
+    /// Write recorded runs as one self-contained HTML report with charts.
+    Report(results::ReportArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -76,6 +89,10 @@ pub fn main() -> i32 {
         Command::Suite(c) => suite::run(c),
         Command::Compare(a) => compare::run(a),
         Command::Testbed(c) => testbed::run(c),
+        Command::History(a) => results::history(a),
+        Command::Show(a) => results::show(a),
+        Command::Diff(a) => results::diff(a),
+        Command::Report(a) => results::report(a),
     };
     match r {
         Ok(code) => code as i32,
@@ -84,6 +101,12 @@ pub fn main() -> i32 {
             match e.downcast_ref::<UserError>() {
                 Some(_) => ExitCode::BadInput as i32,
                 None if e.chain().any(|c| c.is::<crate::workload::WorkloadError>()) => {
+                    ExitCode::BadInput as i32
+                }
+                None if e.chain().any(|c| {
+                    c.downcast_ref::<crate::store::StoreError>().is_some_and(|s| s.is_bad_input())
+                }) =>
+                {
                     ExitCode::BadInput as i32
                 }
                 None => ExitCode::TestFailed as i32,

@@ -1,9 +1,12 @@
 //! `fsbench run`.
 
-use super::{progress::Bar, ExitCode, UserError};
+use super::{progress::Bar, record, ExitCode, UserError};
 use crate::engine::{self, EngineOptions, Target};
 use crate::output::{exporter, Format};
 use crate::result::TestStatus;
+use crate::store::read::{RunKind, RunStatus};
+use crate::store::write::ConfigStart;
+use crate::store::{RunMeta, RunOptions};
 use crate::sys::meminfo::MemInfo;
 use crate::testbed::{FsConfig, Testbed};
 use crate::workload::{self, ResolveCtx, Scale, SuiteSource};
@@ -64,6 +67,9 @@ pub struct RunArgs {
     /// Seed for random offsets and sizes (same seed, same operations).
     #[arg(long, default_value_t = 0x00f5_be4c)]
     pub seed: u64,
+
+    #[command(flatten)]
+    pub record: super::record::RecordArgs,
 }
 
 const STATS_HELP: &str = "\
@@ -111,6 +117,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.dir {
         check_dir(d)?;
     }
+    let store = a.record.open()?;
 
     // Stage 2: run (a testbed's guard removes it on every way out of this function).
     let bed = match &bed_config {
@@ -127,10 +134,46 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let opts =
         EngineOptions { repeat: a.repeat, compress_percent: a.compress_percent, seed: a.seed };
+    let mut config = ConfigStart {
+        label: target.label.clone(),
+        env: bed.as_ref().map(|b| b.environment()),
+        target: engine::runner::target_info(&target),
+    };
+    let meta = RunMeta {
+        kind: RunKind::Run,
+        started_unix_s: record::now_unix_s(),
+        suite: suite.name.clone(),
+        scale: a.scale.to_string(),
+        repeat: a.repeat,
+        host: crate::observe::host::HostInfo::current(),
+        command_line: record::command_line(),
+        options: RunOptions {
+            seed: a.seed,
+            compress_percent: a.compress_percent,
+            ..Default::default()
+        },
+    };
+    let mut recording = record::Recording::begin(store, &meta, &[config.clone()], &suite.tests)?;
     let bar = Bar::new(suite.tests.len(), a.repeat);
-    let report = engine::run_suite(&suite, &target, &opts, &bar, &a.scale.to_string(), &mut |_| {})
-        .with_context(|| format!("running in {}", target.dir.display()))?;
+    // Each test is committed to the results database as it ends.
+    let mut on_test = |t: &crate::result::TestResult| {
+        if let Some(pos) = suite.tests.iter().position(|d| d.id == t.id) {
+            recording.test(0, pos, t);
+        }
+    };
+    let report =
+        engine::run_suite(&suite, &target, &opts, &bar, &a.scale.to_string(), &mut on_test)
+            .with_context(|| format!("running in {}", target.dir.display()))?;
     drop(target);
+    config.target = report.target.clone();
+    let status = if report.interrupted {
+        RunStatus::Interrupted
+    } else if report.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })) {
+        RunStatus::Failed
+    } else {
+        RunStatus::Ok
+    };
+    recording.finish(&[(&config, &report.tests)], status);
     if let Some(b) = bed {
         b.teardown().context("removing the testbed (run `fsbench testbed cleanup`)")?;
     }

@@ -128,11 +128,16 @@ pub struct CompareOptions {
 }
 
 /// Run `suite` on every side, interleaved, and build the report.
+///
+/// `on_result(config, test, result)` is called after every repetition of every test on every
+/// configuration with that test's results so far (to store them as they come, so a crash loses
+/// at most the repetition in flight).
 pub fn run(
     suite: &Suite,
     sides: &mut dyn Sides,
     opts: &CompareOptions,
     progress: &dyn Progress,
+    on_result: &mut dyn FnMut(usize, usize, &TestResult),
 ) -> anyhow::Result<CompareReport> {
     let n = sides.count();
     let started = std::time::SystemTime::now()
@@ -187,6 +192,9 @@ pub fn run(
                 match &mut acc[i][ti] {
                     Some(a) => engine::runner::merge(a, r),
                     slot @ None => *slot = Some(r),
+                }
+                if let Some(a) = &acc[i][ti] {
+                    on_result(i, ti, a);
                 }
                 if stop {
                     interrupted = true;

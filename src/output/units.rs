@@ -31,6 +31,23 @@ pub fn sig3(x: f64) -> String {
     }
 }
 
+/// `2025-03-01 14:05 UTC` from seconds since the epoch (proleptic Gregorian calendar; days to
+/// date after Howard Hinnant's `civil_from_days`).
+pub fn utc(unix_s: u64) -> String {
+    let days = (unix_s / 86_400) as i64;
+    let secs = unix_s % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, secs % 3600 / 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +61,8 @@ mod tests {
         assert_eq!(sig3(0.117925), "0.118");
         assert_eq!(sig3(42.75), "42.8");
         assert_eq!(sig3(1756.57), "1757");
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(951_782_400 + 3_660), "2000-02-29 01:01 UTC");
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13 UTC");
     }
 }

@@ -232,7 +232,7 @@ const LONG: &str = "[[test]]\nid = \"long\"\nname = \"long\"\nfile = { size = \"
 
 /// Start a compare of ext4 and tmpfs on a long workload; wait until it is running its test.
 fn start_long_compare(work: &Path, wl: &Path) -> std::process::Child {
-    let child = Command::new(bin())
+    let child = command()
         .args(["compare", "ext4", "tmpfs", "--workload", wl.to_str().unwrap(), "--workdir"])
         .arg(work)
         .stdout(Stdio::piped())

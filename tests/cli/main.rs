@@ -6,5 +6,6 @@ mod compare;
 mod fsruns;
 mod run;
 mod signals;
+mod store;
 mod suite;
 mod util;

@@ -2,7 +2,7 @@
 //! the others still run.
 
 use crate::util::*;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const LONG: &str = "[[test]]\nid = \"long\"\nname = \"long-randread\"\nfile = { size = \"8M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\", offset = \"random\" }]\namount = { seconds = 60 }\n\n[[test]]\nid = \"after\"\nname = \"never-reached\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { passes = 1 }\n";
@@ -11,7 +11,7 @@ fn interrupt_with(signal: i32) {
     let d = TestDir::new();
     let w = d.write("long.toml", LONG);
     let run_dir = TestDir::new();
-    let child = Command::new(bin())
+    let child = command()
         .args(["run", "--dir", run_dir.path().to_str().unwrap(), "--workload", w.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

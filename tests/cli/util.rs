@@ -36,9 +36,22 @@ impl TestDir {
     }
 }
 
+/// A `Command` for fsbench that cannot touch the user's results database or working directory:
+/// `XDG_DATA_HOME` (the default database's home) and the working directory (where `compare`
+/// writes its report) are scratch directories under Cargo's target/tmp.
+pub fn command() -> Command {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fsbench-cli");
+    let (data, cwd) = (scratch.join("xdg-data"), scratch.join("cwd"));
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    let mut c = Command::new(bin());
+    c.env("XDG_DATA_HOME", data).current_dir(cwd);
+    c
+}
+
 /// Run fsbench with args; return the output.
 pub fn fsbench(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("run fsbench")
+    command().args(args).output().expect("run fsbench")
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -1,0 +1,143 @@
+//! Options that choose the results database, and the glue that records a run or comparison as it
+//! happens.
+
+use crate::result::TestResult;
+use crate::store::read::RunStatus;
+use crate::store::write::ConfigStart;
+use crate::store::{Recorder, RunMeta, Store};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+/// `--db` for commands that read the results database.
+#[derive(Debug, Clone, Args)]
+pub struct DbArg {
+    /// Results database. Default: $XDG_DATA_HOME/fsbench/results.sqlite, else
+    /// ~/.local/share/fsbench/results.sqlite.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArg {
+    /// The file to use.
+    pub fn path(&self) -> anyhow::Result<PathBuf> {
+        match &self.db {
+            Some(p) => Ok(p.clone()),
+            None => Ok(crate::store::default_path()?),
+        }
+    }
+
+    /// Open for reading.
+    pub fn open_read_only(&self) -> anyhow::Result<Store> {
+        Ok(Store::open_read_only(&self.path()?)?)
+    }
+}
+
+/// `--db` and `--no-store` for commands that record (run, compare).
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+
+    /// Do not record this run in the results database.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
+}
+
+impl RecordArgs {
+    /// Open (and create or migrate) the database before anything runs, so a database that
+    /// cannot be used stops the command before any I/O. None with --no-store.
+    pub fn open(&self) -> anyhow::Result<Option<Store>> {
+        if self.no_store {
+            return Ok(None);
+        }
+        let path = self.db.path()?;
+        let s = Store::open(&path)
+            .with_context(|| "opening the results database (--no-store runs without it)")?;
+        Ok(Some(s))
+    }
+}
+
+/// The command line as typed, for the record (arguments with spaces are quoted).
+pub fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Seconds since the epoch.
+pub fn now_unix_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A run being recorded. A write that fails mid-run is reported once on stderr and recording
+/// stops; the benchmark itself carries on and prints its results.
+pub struct Recording {
+    rec: Option<Recorder>,
+}
+
+impl Recording {
+    /// Start recording (None store: --no-store).
+    pub fn begin(
+        store: Option<Store>,
+        meta: &RunMeta,
+        configs: &[ConfigStart],
+        tests: &[crate::workload::TestDef],
+    ) -> anyhow::Result<Recording> {
+        let rec = match store {
+            Some(s) => {
+                let path = s.path().to_path_buf();
+                Some(
+                    s.begin(meta, configs, tests)
+                        .with_context(|| format!("recording the run in {}", path.display()))?,
+                )
+            }
+            None => None,
+        };
+        Ok(Recording { rec })
+    }
+
+    /// The run's id in the database, if recording.
+    pub fn run_id(&self) -> Option<i64> {
+        self.rec.as_ref().map(|r| r.run_id())
+    }
+
+    /// Commit one test's results so far.
+    pub fn test(&mut self, config: usize, position: usize, t: &TestResult) {
+        if let Some(r) = &mut self.rec {
+            if let Err(e) = r.record_test(config, position, t) {
+                self.fail(e);
+            }
+        }
+    }
+
+    /// Final state and status; prints where the run is stored.
+    pub fn finish(&mut self, configs: &[(&ConfigStart, &[TestResult])], status: RunStatus) {
+        if let Some(r) = &mut self.rec {
+            match r.finish(configs, status, now_unix_s()) {
+                Ok(()) => eprintln!(
+                    "fsbench: stored as run {} in {} (fsbench show {})",
+                    r.run_id(),
+                    r.path().display(),
+                    r.run_id()
+                ),
+                Err(e) => self.fail(e),
+            }
+        }
+    }
+
+    fn fail(&mut self, e: crate::store::StoreError) {
+        eprintln!("fsbench: warning: recording stopped, results are no longer stored: {e}");
+        self.rec = None;
+    }
+}

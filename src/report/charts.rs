@@ -1,0 +1,308 @@
+//! The report's charts, drawn with plotters' SVG backend (text is left to the browser's
+//! sans-serif font, so no font files are read or embedded).
+
+use crate::output::units::{nanos, sig3};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Colours of configurations 0, 1, 2, ... (Tableau 10: distinguishable, also in grey print).
+pub const PALETTE: &[(u8, u8, u8)] = &[
+    (78, 121, 167),
+    (242, 142, 43),
+    (89, 161, 79),
+    (225, 87, 89),
+    (118, 183, 178),
+    (237, 201, 72),
+    (176, 122, 161),
+    (156, 117, 95),
+];
+
+/// Colour of configuration `i` as plotters wants it.
+pub fn colour(i: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+/// Colour of configuration `i` as CSS.
+pub fn css_colour(i: usize) -> String {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// One bar: a configuration's median with its error bar.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// Configuration label.
+    pub label: String,
+    /// Configuration index (colour).
+    pub config: usize,
+    /// Median MiB/s.
+    pub value: f64,
+    /// Error bar low and high, if any.
+    pub range: Option<(f64, f64)>,
+    /// Drawn hatched/faded: the figure is not comparable (failed, cache unmet).
+    pub muted: bool,
+}
+
+/// One latency curve: values at quantiles.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    /// Configuration label.
+    pub label: String,
+    /// Configuration index (colour).
+    pub config: usize,
+    /// (nines, nanoseconds): nines = -log10(1 - quantile), so 1 is p90, 2 is p99, 3 is p99.9.
+    pub points: Vec<(f64, u64)>,
+}
+
+/// Errors while drawing (plotters reports them as strings).
+#[derive(Debug, thiserror::Error)]
+#[error("drawing the chart {chart}: {detail}")]
+pub struct ChartError {
+    /// Which chart.
+    pub chart: String,
+    /// What plotters said.
+    pub detail: String,
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    // Keep the end: paths and option strings differ at the end.
+    let tail: String = s.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
+}
+
+const FONT: &str = "sans-serif";
+
+/// Horizontal bars of throughput, one per configuration, with error bars.
+pub fn throughput_bars(title: &str, bars: &[Bar]) -> Result<String, ChartError> {
+    let n = bars.len().max(1);
+    let (w, h) = (440u32, 56 + 30 * n as u32);
+    let mut svg = String::new();
+    let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let xmax = bars
+            .iter()
+            .map(|b| b.range.map(|r| r.1).unwrap_or(b.value).max(b.value))
+            .fold(0.0f64, f64::max)
+            .max(1e-9)
+            * 1.12;
+        let label_chars = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4).min(22);
+        let mut chart = ChartBuilder::on(&root)
+            .margin_top(8)
+            .margin_right(16)
+            .x_label_area_size(30)
+            .y_label_area_size(14 + 7 * label_chars as u32)
+            .build_cartesian_2d(0.0..xmax, (0..n as i32).into_segmented())
+            .map_err(|e| err(&e))?;
+        // The first configuration (the baseline) on top: segment n-1 is the top row.
+        let row = |i: usize| (n - 1 - i) as i32;
+        let labels: Vec<String> = bars.iter().rev().map(|b| shorten(&b.label, 22)).collect();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(225, 225, 225))
+            .x_labels(5)
+            .x_desc("MiB/s (median)")
+            .x_label_formatter(&|v| if *v == 0.0 { "0".into() } else { sig3(*v) })
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 13))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, b) in bars.iter().enumerate() {
+            let c = colour(b.config);
+            let style = if b.muted { c.mix(0.3).filled() } else { c.filled() };
+            let y0 = SegmentValue::Exact(row(i));
+            let y1 = SegmentValue::Exact(row(i) + 1);
+            let mut rect = Rectangle::new([(0.0, y0), (b.value, y1)], style);
+            rect.set_margin(5, 5, 0, 0);
+            chart.draw_series(std::iter::once(rect)).map_err(|e| err(&e))?.label(b.label.clone());
+            let centre = || SegmentValue::CenterOf(row(i));
+            if let Some((lo, hi)) = b.range {
+                // Whiskers: a line from lo to hi with end caps (drawn by hand: plotters' ErrorBar
+                // adds a dot at the median that the bar already shows).
+                let lo = lo.max(0.0);
+                let whisker = BLACK.mix(0.75).stroke_width(1);
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(lo, centre()), (hi, centre())],
+                        whisker,
+                    )))
+                    .map_err(|e| err(&e))?;
+                for x in [lo, hi] {
+                    let at = chart.backend_coord(&(x, centre()));
+                    root.draw(&PathElement::new(vec![(at.0, at.1 - 5), (at.0, at.1 + 5)], whisker))
+                        .map_err(|e| err(&e))?;
+                }
+            }
+            let end = b.range.map(|r| r.1).unwrap_or(b.value).max(b.value);
+            let text_style = (FONT, 12)
+                .into_font()
+                .color(&RGBColor(60, 60, 60))
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    sig3(b.value),
+                    (end + xmax * 0.012, centre()),
+                    text_style,
+                )))
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+/// Latency percentile curves (x: percentile on a "nines" scale, y: latency, log scale).
+pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String, ChartError> {
+    let (w, h) = (440u32, 260u32);
+    let mut svg = String::new();
+    let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let all = curves.iter().flat_map(|c| c.points.iter());
+        let (mut lo, mut hi, mut xmax) = (u64::MAX, 1u64, 1.0f64);
+        for (x, v) in all {
+            lo = lo.min(*v);
+            hi = hi.max(*v);
+            xmax = xmax.max(*x);
+        }
+        if lo == u64::MAX {
+            lo = 1;
+        }
+        // Whole decades, so the log axis always has labelled ticks at both ends.
+        let ylo = 10f64.powf((lo.max(1) as f64).log10().floor());
+        let yhi = 10f64.powf((hi.max(2) as f64).log10().ceil()).max(ylo * 10.0);
+        let mut chart = ChartBuilder::on(&root)
+            .margin_top(8)
+            .margin_right(16)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..xmax, (ylo..yhi).log_scale())
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .light_line_style(RGBColor(242, 242, 242))
+            .max_light_lines(3)
+            .bold_line_style(RGBColor(220, 220, 220))
+            // Enough ticks that the step divides 1: labels appear at the whole nines.
+            .x_labels((xmax.ceil() as usize * 10).max(10))
+            .y_labels(6)
+            .x_desc(format!("{op} latency percentile"))
+            .x_label_formatter(&|x| nines_label(*x))
+            .y_label_formatter(&|y| nanos(*y as u64))
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 13))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for c in curves {
+            let col = colour(c.config);
+            chart
+                .draw_series(LineSeries::new(
+                    c.points.iter().map(|(x, v)| (*x, (*v).max(1) as f64)),
+                    col.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?
+                .label(shorten(&c.label, 28))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], col.stroke_width(2))
+                });
+        }
+        if curves.len() > 1 {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(200, 200, 200))
+                .label_font((FONT, 12))
+                .draw()
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+/// `0`, `90`, `99`, `99.9`, ... for whole nines, nothing in between.
+fn nines_label(x: f64) -> String {
+    if (x - x.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    match x.round() as i32 {
+        0 => "p0".into(),
+        k => {
+            let p = 100.0 * (1.0 - 10f64.powi(-k));
+            let s = format!("{p:.*}", (k - 2).max(0) as usize);
+            format!("p{s}")
+        }
+    }
+}
+
+/// The points of a latency curve from an HdrHistogram: quantiles at steps of 0.05 nines up to
+/// where the histogram has data (the last point is the maximum).
+pub fn curve_points(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, u64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    // Beyond log10(count) nines every quantile is the maximum; cap at 5 (p99.999).
+    let top = (h.len() as f64).log10().clamp(1.0, 5.0);
+    let mut pts = Vec::new();
+    let mut x = 0.0;
+    while x < top {
+        let q = 1.0 - 10f64.powf(-x);
+        pts.push((x, h.value_at_quantile(q)));
+        x += 0.05;
+    }
+    pts.push((top, h.max()));
+    pts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nines_labels() {
+        assert_eq!(nines_label(0.0), "p0");
+        assert_eq!(nines_label(1.0), "p90");
+        assert_eq!(nines_label(2.0), "p99");
+        assert_eq!(nines_label(3.0), "p99.9");
+        assert_eq!(nines_label(1.5), "");
+    }
+
+    #[test]
+    fn charts_are_svg() {
+        let bars = vec![
+            Bar {
+                label: "ext4".into(),
+                config: 0,
+                value: 100.0,
+                range: Some((90.0, 110.0)),
+                muted: false,
+            },
+            Bar { label: "xfs".into(), config: 1, value: 230.0, range: None, muted: false },
+        ];
+        let s = throughput_bars("t", &bars).unwrap();
+        assert!(s.starts_with("<svg") && s.contains("ext4") && s.contains("230"), "{s}");
+        let mut h = crate::stats::latency::new_histogram();
+        for v in 1..10_000u64 {
+            h.record(v * 100).unwrap();
+        }
+        let pts = curve_points(&h);
+        assert!(pts.windows(2).all(|w| w[0].1 <= w[1].1), "monotone");
+        let c = vec![Curve { label: "ext4".into(), config: 0, points: pts }];
+        let s = latency_curves("t", "read", &c).unwrap();
+        assert!(s.contains("<polyline") || s.contains("<path"), "{s}");
+    }
+}

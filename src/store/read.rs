@@ -1,0 +1,424 @@
+//! Loading stored runs back into the result types, and the run history.
+
+use super::write::{RunOptions, NOT_REACHED};
+use super::{sql_err, Result, Store, StoreError};
+use crate::compare::{self, CompareOptions, CompareReport, ConfigResult};
+use crate::engine::EngineOptions;
+use crate::observe::host::HostInfo;
+use crate::result::{RepResult, RunReport, Summary, TargetInfo, TestResult, TestStatus};
+use crate::testbed::TestbedEnv;
+use rusqlite::{params, OptionalExtension};
+use serde::de::DeserializeOwned;
+
+/// What produced a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// `fsbench run`.
+    Run,
+    /// `fsbench compare`.
+    Compare,
+}
+
+impl RunKind {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Run => "run",
+            RunKind::Compare => "compare",
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Not finished: still running, or the process was killed.
+    Running,
+    /// Every test ran and none failed.
+    Ok,
+    /// A test failed.
+    Failed,
+    /// Stopped by Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(s: &str) -> RunStatus {
+        match s {
+            "ok" => RunStatus::Ok,
+            "failed" => RunStatus::Failed,
+            "interrupted" => RunStatus::Interrupted,
+            _ => RunStatus::Running,
+        }
+    }
+}
+
+/// One line of `fsbench history`.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// Run id.
+    pub id: i64,
+    /// run or compare.
+    pub kind: RunKind,
+    /// Start, seconds since the epoch.
+    pub started_unix_s: u64,
+    /// Status as stored.
+    pub status: RunStatus,
+    /// For an unfinished run: whether its process is still alive on this host.
+    pub alive: bool,
+    /// Suite.
+    pub suite: String,
+    /// Scale.
+    pub scale: String,
+    /// Repetitions.
+    pub repeat: u32,
+    /// Configuration labels.
+    pub labels: Vec<String>,
+    /// Tests with figures / tests, over all configurations.
+    pub tests_done: u32,
+    /// Tests over all configurations.
+    pub tests_total: u32,
+}
+
+impl RunSummary {
+    /// The status in words (an unfinished run whose process is gone is "incomplete").
+    pub fn status_text(&self) -> &'static str {
+        match (self.status, self.alive) {
+            (RunStatus::Running, true) => "running",
+            (RunStatus::Running, false) => "incomplete",
+            (s, _) => s.as_str(),
+        }
+    }
+}
+
+/// Filters of `fsbench history`.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryFilter {
+    /// At most this many runs (newest first).
+    pub limit: Option<u32>,
+    /// Only this suite.
+    pub suite: Option<String>,
+    /// Only runs with a configuration label containing this.
+    pub label: Option<String>,
+}
+
+/// One stored configuration with its tests.
+#[derive(Debug, Clone)]
+pub struct ConfigRecord {
+    /// Label.
+    pub label: String,
+    /// Testbed environment.
+    pub env: Option<TestbedEnv>,
+    /// Where it ran.
+    pub target: TargetInfo,
+    /// Tests in run order.
+    pub tests: Vec<TestResult>,
+}
+
+/// A whole stored run.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    /// Run id.
+    pub id: i64,
+    /// run or compare.
+    pub kind: RunKind,
+    /// Start.
+    pub started_unix_s: u64,
+    /// End, if it finished.
+    pub finished_unix_s: Option<u64>,
+    /// Status.
+    pub status: RunStatus,
+    /// fsbench version that recorded it.
+    pub fsbench_version: String,
+    /// Suite.
+    pub suite: String,
+    /// Scale.
+    pub scale: String,
+    /// Repetitions.
+    pub repeat: u32,
+    /// Host.
+    pub host: HostInfo,
+    /// Command line.
+    pub command_line: String,
+    /// Options.
+    pub options: RunOptions,
+    /// Configurations in order (the first is a comparison's baseline).
+    pub configs: Vec<ConfigRecord>,
+}
+
+fn parse<T: DeserializeOwned>(run: i64, what: &'static str, s: &str) -> Result<T> {
+    serde_json::from_str(s).map_err(|source| StoreError::BadJson { run, what, source })
+}
+
+impl Store {
+    /// Runs, newest first.
+    pub fn history(&self, f: &HistoryFilter) -> Result<Vec<RunSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.kind, r.started_unix_s, r.status, r.pid, r.suite, r.scale, r.repeat,
+                    (SELECT group_concat(label, char(31)) FROM (SELECT label FROM configs WHERE run_id = r.id ORDER BY position)),
+                    (SELECT count(*) FROM tests t JOIN configs c ON t.config_id = c.id WHERE c.run_id = r.id AND t.complete_reps > 0),
+                    (SELECT count(*) FROM tests t JOIN configs c ON t.config_id = c.id WHERE c.run_id = r.id)
+                 FROM runs r
+                 WHERE (?1 IS NULL OR r.suite = ?1)
+                   AND (?2 IS NULL OR EXISTS (SELECT 1 FROM configs c WHERE c.run_id = r.id AND instr(c.label, ?2) > 0))
+                 ORDER BY r.started_unix_s DESC, r.id DESC
+                 LIMIT ?3",
+            )
+            .map_err(|e| self.err(e))?;
+        let limit = f.limit.map(i64::from).unwrap_or(-1);
+        let rows = stmt
+            .query_map(params![f.suite, f.label, limit], |r| {
+                let labels: Option<String> = r.get(8)?;
+                let status = RunStatus::parse(&r.get::<_, String>(3)?);
+                let pid: i64 = r.get(4)?;
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    kind: if r.get::<_, String>(1)? == "compare" {
+                        RunKind::Compare
+                    } else {
+                        RunKind::Run
+                    },
+                    started_unix_s: r.get::<_, i64>(2)?.max(0) as u64,
+                    status,
+                    alive: status == RunStatus::Running && process_alive(pid),
+                    suite: r.get(5)?,
+                    scale: r.get(6)?,
+                    repeat: r.get(7)?,
+                    labels: labels
+                        .map(|l| l.split('\u{1f}').map(String::from).collect())
+                        .unwrap_or_default(),
+                    tests_done: r.get(9)?,
+                    tests_total: r.get(10)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    }
+
+    /// Load a whole run.
+    pub fn load(&self, id: i64) -> Result<RunRecord> {
+        type Head =
+            (String, i64, Option<i64>, String, String, String, String, u32, String, String, String);
+        let head: Option<Head> = self
+            .conn
+            .query_row(
+                "SELECT kind, started_unix_s, finished_unix_s, status, fsbench_version, suite, scale, repeat, host_json, command_line, options_json
+                 FROM runs WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                        r.get(8)?,
+                        r.get(9)?,
+                        r.get(10)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((kind, started, finished, status, version, suite, scale, repeat, host, cmd, opts)) =
+            head
+        else {
+            return Err(StoreError::UnknownRun { id, path: self.path.clone() });
+        };
+        let status = RunStatus::parse(&status);
+        let mut rec = RunRecord {
+            id,
+            kind: if kind == "compare" { RunKind::Compare } else { RunKind::Run },
+            started_unix_s: started.max(0) as u64,
+            finished_unix_s: finished.map(|f| f.max(0) as u64),
+            status,
+            fsbench_version: version,
+            suite,
+            scale,
+            repeat,
+            host: parse(id, "host", &host)?,
+            command_line: cmd,
+            options: parse(id, "options", &opts)?,
+            configs: Vec::new(),
+        };
+        let mut cstmt = self
+            .conn
+            .prepare("SELECT id, label, env_json, target_json FROM configs WHERE run_id = ?1 ORDER BY position")
+            .map_err(|e| self.err(e))?;
+        let configs: Vec<(i64, String, Option<String>, String)> = cstmt
+            .query_map(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        for (cid, label, env, target) in configs {
+            let env: Option<TestbedEnv> = match env {
+                Some(e) => Some(parse(id, "testbed environment", &e)?),
+                None => None,
+            };
+            let target: TargetInfo = parse(id, "target", &target)?;
+            let tests = self.load_tests(id, cid, status)?;
+            rec.configs.push(ConfigRecord { label, env, target, tests });
+        }
+        Ok(rec)
+    }
+
+    fn load_tests(&self, run: i64, cid: i64, status: RunStatus) -> Result<Vec<TestResult>> {
+        type Row =
+            (i64, String, String, String, u32, String, Option<String>, u32, Option<String>, String);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json
+                 FROM tests WHERE config_id = ?1 ORDER BY position",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows: Vec<Row> = stmt
+            .query_map(params![cid], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        let mut rstmt = self
+            .conn
+            .prepare("SELECT rep_json FROM reps WHERE test_row_id = ?1 ORDER BY rep_index")
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (row_id, tid, name, desc, threads, st, reason, complete, summary, warnings) in rows {
+            let reason = reason.unwrap_or_default();
+            let st = match st.as_str() {
+                "ok" => TestStatus::Ok,
+                "failed" => TestStatus::Failed { reason },
+                "interrupted" => TestStatus::Interrupted,
+                _ if reason == NOT_REACHED && status == RunStatus::Running => TestStatus::Skipped {
+                    reason: NOT_REACHED.replace("ended", "stopped (killed?)"),
+                },
+                _ => TestStatus::Skipped { reason },
+            };
+            let reps: Vec<String> = rstmt
+                .query_map(params![row_id], |r| r.get(0))
+                .map_err(|e| self.err(e))?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.err(e))?;
+            let reps: Vec<RepResult> =
+                reps.iter().map(|r| parse(run, "repetition", r)).collect::<Result<_>>()?;
+            let summary: Option<Summary> = match summary {
+                Some(s) => Some(parse(run, "summary", &s)?),
+                None => None,
+            };
+            out.push(TestResult {
+                id: tid,
+                name,
+                description: desc,
+                threads,
+                status: st,
+                reps,
+                complete_reps: complete,
+                summary,
+                warnings: parse(run, "warnings", &warnings)?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Resolve a run id given on the command line, with a clear error when it is unknown.
+    pub fn require_run(&self, id: i64) -> Result<()> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM runs WHERE id = ?1", params![id], |r| r.get(0))
+            .map_err(|e| sql_err(&self.path, e))?;
+        if n == 0 {
+            return Err(StoreError::UnknownRun { id, path: self.path.clone() });
+        }
+        Ok(())
+    }
+}
+
+impl RunRecord {
+    /// True if the run did not finish (killed, or still running).
+    pub fn unfinished(&self) -> bool {
+        self.status == RunStatus::Running
+    }
+
+    /// Configuration `i` as the `RunReport` that `fsbench run` printed.
+    pub fn run_report(&self, i: usize) -> Option<RunReport> {
+        let c = self.configs.get(i)?;
+        Some(RunReport {
+            fsbench_version: self.fsbench_version.clone(),
+            started_unix_s: self.started_unix_s,
+            host: self.host.clone(),
+            target: c.target.clone(),
+            suite: self.suite.clone(),
+            scale: self.scale.clone(),
+            repeat: self.repeat,
+            tests: c.tests.clone(),
+            interrupted: self.status == RunStatus::Interrupted || self.unfinished(),
+        })
+    }
+
+    /// The comparison, rebuilt with the stored decision rule (so verdicts are those `compare`
+    /// printed). Works for a `run` too (one configuration, no verdicts).
+    pub fn compare_report(&self) -> CompareReport {
+        let configs: Vec<ConfigResult> = (0..self.configs.len())
+            .filter_map(|i| {
+                Some(ConfigResult {
+                    label: self.configs[i].label.clone(),
+                    env: self.configs[i].env.clone(),
+                    run: self.run_report(i)?,
+                })
+            })
+            .collect();
+        let opts = CompareOptions {
+            engine: EngineOptions {
+                repeat: self.repeat,
+                compress_percent: self.options.compress_percent,
+                seed: self.options.seed,
+            },
+            rule: self.options.rule,
+            fresh_per_test: self.options.fresh_per_test,
+            scale: self.scale.clone(),
+        };
+        let interrupted = self.status == RunStatus::Interrupted || self.unfinished();
+        let mut r = compare::build_report(configs, &opts, self.started_unix_s, interrupted);
+        r.host = self.host.clone();
+        r.fsbench_version = self.fsbench_version.clone();
+        r
+    }
+}
+
+/// Whether process `pid` exists (signal 0 checks without sending anything).
+fn process_alive(pid: i64) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}

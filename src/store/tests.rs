@@ -1,0 +1,247 @@
+use super::read::RunStatus;
+use super::write::ConfigStart;
+use super::*;
+use crate::result::*;
+use crate::stats::latency::OpHistograms;
+use crate::workload::{CacheReq, OpKind};
+
+fn rep(mib: f64) -> RepResult {
+    let mut h = OpHistograms::default();
+    for v in 1..1000u64 {
+        h.record(OpKind::Write, v * 1000);
+    }
+    RepResult {
+        complete: true,
+        wall_nanos: 1_000_000_000,
+        bytes: (mib * 1048576.0) as u64,
+        data_ops: 999,
+        mib_per_s: mib,
+        ops_per_s: 999.0,
+        cpu_user_nanos: 1_000,
+        cpu_sys_nanos: 2_000,
+        cpu_pct_per_thread: 1.5,
+        latency: h.summaries(),
+        phases: vec![PhaseResult {
+            name: "w".into(),
+            timed: true,
+            threads: 1,
+            wall_nanos: 1_000_000_000,
+            bytes_read: 0,
+            bytes_written: (mib * 1048576.0) as u64,
+            data_ops: 999,
+            cpu_user_nanos: 1_000,
+            cpu_sys_nanos: 2_000,
+            latency: h.summaries(),
+            cache: CacheCheck {
+                required: CacheReq::Any,
+                resident_fraction: 0.0,
+                method: "none".into(),
+                met: true,
+            },
+            device: Some(DeviceDelta {
+                devices: vec!["vdb".into()],
+                write_bytes: 42,
+                ..Default::default()
+            }),
+            sync_nanos: 0,
+        }],
+    }
+}
+
+fn test_result(id: &str, mibs: &[f64]) -> TestResult {
+    let mut t = TestResult {
+        id: id.into(),
+        name: format!("name-{id}"),
+        description: "desc".into(),
+        threads: 1,
+        status: TestStatus::Ok,
+        reps: mibs.iter().map(|m| rep(*m)).collect(),
+        complete_reps: mibs.len() as u32,
+        summary: None,
+        warnings: vec!["a note".into()],
+    };
+    crate::engine::runner::finalize(&mut t);
+    t
+}
+
+fn test_def(id: &str) -> crate::workload::TestDef {
+    let ctx =
+        crate::workload::ResolveCtx { scale: crate::workload::Scale::Quick, free_memory: 1 << 30 };
+    let src = crate::workload::SuiteSource::Embedded("unit14".into());
+    let mut s = crate::workload::load(&src, &ctx).expect("embedded suite");
+    let mut t = s.tests.remove(0);
+    t.id = id.into();
+    t.name = format!("name-{id}");
+    t
+}
+
+fn meta() -> RunMeta {
+    RunMeta {
+        kind: RunKind::Run,
+        started_unix_s: 1_700_000_000,
+        suite: "mine".into(),
+        scale: "paper".into(),
+        repeat: 3,
+        host: crate::observe::host::HostInfo { hostname: "h".into(), ..Default::default() },
+        command_line: "fsbench run".into(),
+        options: RunOptions::default(),
+    }
+}
+
+fn config() -> ConfigStart {
+    ConfigStart {
+        label: "/mnt/x".into(),
+        env: None,
+        target: TargetInfo { label: "/mnt/x".into(), fs_type: "ext4".into(), ..Default::default() },
+    }
+}
+
+#[test]
+fn new_database_is_migrated_to_the_latest_version_in_wal_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("sub/dir/results.sqlite");
+    let s = Store::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), schema::latest_version());
+    let mode: String = s.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    drop(s);
+    // Opening again is a no-op migration.
+    let s = Store::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), schema::latest_version());
+    assert!(s.history(&HistoryFilter::default()).unwrap().is_empty());
+}
+
+#[test]
+fn run_report_round_trips() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.sqlite");
+    let defs = vec![test_def("1"), test_def("2"), test_def("3")];
+    let mut rec = Store::open(&p).unwrap().begin(&meta(), &[config()], &defs).unwrap();
+    let t1 = test_result("1", &[100.0, 110.0, 105.0]);
+    rec.record_test(0, 0, &t1).unwrap();
+    // A later call with more repetitions appends only the new ones.
+    let mut t2 = test_result("2", &[50.0]);
+    rec.record_test(0, 1, &t2).unwrap();
+    crate::engine::runner::merge(&mut t2, test_result("2", &[52.0]));
+    rec.record_test(0, 1, &t2).unwrap();
+    let id = rec.run_id();
+    drop(rec);
+
+    // Before finish: the unreached test reads as skipped, the run as unfinished.
+    let s = Store::open_read_only(&p).unwrap();
+    let r = s.load(id).unwrap();
+    assert!(r.unfinished());
+    assert!(
+        matches!(&r.configs[0].tests[2].status, TestStatus::Skipped { reason } if reason.contains("killed"))
+    );
+    let h = s.history(&HistoryFilter::default()).unwrap();
+    assert_eq!(h.len(), 1);
+    assert_eq!((h[0].tests_done, h[0].tests_total), (2, 3));
+
+    let r = r.run_report(0).unwrap();
+    let a = serde_json::to_value(&t1).unwrap();
+    let b = serde_json::to_value(&r.tests[0]).unwrap();
+    assert_eq!(a, b, "a test comes back exactly, histograms included");
+    assert_eq!(r.tests[1].reps.len(), 2);
+    assert_eq!(r.target.fs_type, "ext4");
+    let hist = &r.tests[0].reps[0].latency[0].histogram_b64;
+    assert_eq!(crate::stats::latency::decode(hist).unwrap().len(), 999);
+}
+
+#[test]
+fn finish_sets_status_and_history_filters() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.sqlite");
+    let defs = vec![test_def("1")];
+    for (suite, label) in [("a", "/mnt/one"), ("b", "/mnt/two")] {
+        let mut m = meta();
+        m.suite = suite.into();
+        let mut c = config();
+        c.label = label.into();
+        let mut rec = Store::open(&p).unwrap().begin(&m, &[c.clone()], &defs).unwrap();
+        let t = [test_result("1", &[1.0])];
+        rec.finish(&[(&c, &t)], RunStatus::Ok, 1_700_000_100).unwrap();
+    }
+    let s = Store::open_read_only(&p).unwrap();
+    let all = s.history(&HistoryFilter::default()).unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all[0].id > all[1].id, "newest first");
+    assert_eq!(all[0].status_text(), "ok");
+    let only = s.history(&HistoryFilter { suite: Some("a".into()), ..Default::default() }).unwrap();
+    assert_eq!(only.len(), 1);
+    let lab =
+        s.history(&HistoryFilter { label: Some("two".into()), ..Default::default() }).unwrap();
+    assert_eq!(lab[0].labels, vec!["/mnt/two".to_string()]);
+    let lim = s.history(&HistoryFilter { limit: Some(1), ..Default::default() }).unwrap();
+    assert_eq!(lim.len(), 1);
+    assert!(matches!(s.load(999), Err(StoreError::UnknownRun { id: 999, .. })));
+}
+
+#[test]
+fn newer_schema_is_refused_and_nothing_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.sqlite");
+    drop(Store::open(&p).unwrap());
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch(&format!("PRAGMA user_version = {};", schema::latest_version() + 1))
+            .unwrap();
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;").unwrap();
+    }
+    let before = std::fs::read(&p).unwrap();
+    let e = Store::open(&p).err().expect("refused");
+    assert!(matches!(e, StoreError::Newer { .. }), "{e}");
+    assert!(e.to_string().contains("newer fsbench"), "{e}");
+    assert!(Store::open_read_only(&p).is_err());
+    assert_eq!(std::fs::read(&p).unwrap(), before, "file untouched");
+}
+
+#[test]
+fn non_sqlite_and_corrupt_files_are_refused_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("notes.txt");
+    std::fs::write(&p, "these are my notes, not a database\n".repeat(50)).unwrap();
+    let e = Store::open(&p).err().expect("refused");
+    assert!(matches!(e, StoreError::NotSqlite { .. }), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        "these are my notes, not a database\n".repeat(50)
+    );
+
+    // A real database with its pages overwritten after the header.
+    let q = d.path().join("broken.sqlite");
+    {
+        let s = Store::open(&q).unwrap();
+        let mut rec = s.begin(&meta(), &[config()], &[test_def("1")]).unwrap();
+        rec.record_test(0, 0, &test_result("1", &[1.0, 2.0, 3.0])).unwrap();
+        rec.store
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
+            .unwrap();
+    }
+    let mut bytes = std::fs::read(&q).unwrap();
+    assert!(bytes.len() > 8192);
+    for b in &mut bytes[4096..8192] {
+        *b = 0xa5;
+    }
+    std::fs::write(&q, &bytes).unwrap();
+    let e = Store::open(&q).err().expect("refused");
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+    assert_eq!(std::fs::read(&q).unwrap(), bytes, "file untouched");
+    assert!(!d.path().join("broken.sqlite-wal").exists(), "no WAL file created");
+
+    // Someone else's SQLite database.
+    let o = d.path().join("other.sqlite");
+    rusqlite::Connection::open(&o).unwrap().execute_batch("CREATE TABLE t (x);").unwrap();
+    let before = std::fs::read(&o).unwrap();
+    assert!(matches!(Store::open(&o), Err(StoreError::Foreign { .. })));
+    assert_eq!(std::fs::read(&o).unwrap(), before);
+}
+
+#[test]
+fn default_path_follows_xdg() {
+    // Only checks the shape: the environment is shared by every test thread.
+    if let Ok(p) = default_path() {
+        assert!(p.ends_with("fsbench/results.sqlite"), "{}", p.display());
+    }
+}
