@@ -43,6 +43,10 @@ pub struct ShowArgs {
     /// Output format, as the run or compare command would have printed it.
     #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
     pub format: ShowFormat,
+    /// For a comparison: also the observed facts per test and configuration (as `compare
+    /// --details`).
+    #[arg(long)]
+    pub details: bool,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -176,7 +180,9 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         RunKind::Compare => {
             let report = rec.compare_report();
             match a.format {
-                ShowFormat::Table => crate::output::compare::render(&report).into_bytes(),
+                ShowFormat::Table => {
+                    crate::output::compare::render(&report, a.details).into_bytes()
+                }
                 ShowFormat::Json => crate::output::compare::json(&report)?,
                 ShowFormat::Csv => crate::output::compare::csv(&report)?,
             }

@@ -196,6 +196,8 @@ impl Store {
     }
 
     fn configure(&self) -> Result<()> {
+        // First, so that switching to WAL waits for another fsbench process instead of failing.
+        self.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| self.err(e))?;
         // journal_mode returns a row, so it is queried rather than executed.
         let mode: String = self
             .conn
@@ -221,7 +223,19 @@ impl Store {
         }
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
             let path = self.path.clone();
-            let tx = self.conn.transaction().map_err(|e| sql_err(&path, e))?;
+            // IMMEDIATE takes the write lock before reading the version, so two fsbench processes
+            // opening a new database at once migrate it once: the second waits, then finds the
+            // step done.
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| sql_err(&path, e))?;
+            let now: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| sql_err(&path, e))?;
+            if now > i as i64 {
+                continue;
+            }
             tx.execute_batch(sql).map_err(|e| sql_err(&path, e))?;
             tx.execute_batch(&format!(
                 "PRAGMA user_version = {}; PRAGMA application_id = {};",
@@ -280,10 +294,17 @@ fn check_existing(path: &Path) -> Result<Connection> {
         }
         e => sql_err(path, e),
     };
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(corrupt)?;
-    let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(corrupt)?;
-    let tables: i64 =
-        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(corrupt)?;
+    // One statement, one snapshot: another fsbench process may be creating the schema right now,
+    // and three separate reads could see a half-made database.
+    let (version, app, tables): (i64, i32, i64) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), \
+                    (SELECT application_id FROM pragma_application_id), \
+                    (SELECT count(*) FROM sqlite_master)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(corrupt)?;
     if app != schema::APPLICATION_ID && (app != 0 || version != 0 || tables != 0) {
         return Err(StoreError::Foreign { path: path.into() });
     }

@@ -44,7 +44,9 @@ fn rep(mib: f64) -> RepResult {
                 ..Default::default()
             }),
             sync_nanos: 0,
+            memory: None,
         }],
+        extents: None,
     }
 }
 
@@ -243,5 +245,21 @@ fn default_path_follows_xdg() {
     // Only checks the shape: the environment is shared by every test thread.
     if let Ok(p) = default_path() {
         assert!(p.ends_with("fsbench/results.sqlite"), "{}", p.display());
+    }
+}
+
+#[test]
+fn concurrent_first_opens_migrate_once() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.sqlite");
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let p = p.clone();
+            std::thread::spawn(move || Store::open(&p).map(|s| s.version().unwrap()))
+        })
+        .collect();
+    for h in handles {
+        let v = h.join().unwrap().expect("every concurrent open succeeds");
+        assert_eq!(v, schema::latest_version());
     }
 }
