@@ -8,9 +8,7 @@ use crate::result::TestStatus;
 use crate::store::read::{RunKind, RunStatus};
 use crate::store::write::ConfigStart;
 use crate::store::{RunMeta, RunOptions};
-use crate::sys::meminfo::MemInfo;
 use crate::testbed::{self, FsConfig, Testbed, TestbedEnv, TestbedOptions};
-use crate::workload::{self, ResolveCtx, Scale, SuiteSource};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -27,21 +25,8 @@ pub struct CompareArgs {
     #[arg(required = true, num_args = 2.., value_name = "CONFIG|DIR")]
     pub configs: Vec<String>,
 
-    /// Embedded suite (see `fsbench suite list`).
-    #[arg(long, default_value = "unit14", conflicts_with = "workload")]
-    pub suite: String,
-
-    /// Workload file (TOML) instead of an embedded suite.
-    #[arg(long, value_name = "FILE.toml")]
-    pub workload: Option<PathBuf>,
-
-    /// Only these test ids, comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "IDS")]
-    pub test: Vec<String>,
-
-    /// Size scale: `paper`, `quick` (1/4, never below 4 MiB) or a factor.
-    #[arg(long, default_value = "paper", value_parser = |s: &str| s.parse::<Scale>())]
-    pub scale: Scale,
+    #[command(flatten)]
+    pub workload: super::suite_args::SuiteArgs,
 
     /// Interleaved repetitions per test and configuration. 3 or more lets a significance test
     /// decide winners.
@@ -60,13 +45,8 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 5.0)]
     pub min_effect: f64,
 
-    /// Percentage of each written 4 KiB block that is zeros (default: incompressible data).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub compress_percent: u8,
-
-    /// Seed for random offsets and sizes.
-    #[arg(long, default_value_t = 0x00f5_be4c)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub data: super::suite_args::DataArgs,
 
     /// Also print, per test and configuration, the observed facts: device requests and their
     /// sizes, write amplification, device reads, CPU, time in fsync, dirty memory, extents.
@@ -177,13 +157,7 @@ impl Sides for CliSides {
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: validate everything before any I/O.
-    let mem = MemInfo::read().context("reading /proc/meminfo")?;
-    let ctx = ResolveCtx { scale: a.scale, free_memory: mem.free_memory() };
-    let source = match &a.workload {
-        Some(p) => SuiteSource::File(p.clone()),
-        None => SuiteSource::Embedded(a.suite.clone()),
-    };
-    let suite = workload::load(&source, &ctx)?.select(&a.test)?;
+    let suite = a.workload.load()?;
     if !(a.min_effect >= 0.0 && a.min_effect < 1000.0) {
         return Err(
             UserError(format!("--min-effect {} must be a percentage >= 0", a.min_effect)).into()
@@ -250,12 +224,12 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let opts = CompareOptions {
         engine: EngineOptions {
             repeat: a.repeat,
-            compress_percent: a.compress_percent,
-            seed: a.seed,
+            compress_percent: a.data.compress_percent,
+            seed: a.data.seed,
         },
         rule: Rule { min_effect: a.min_effect / 100.0, ..Rule::default() },
         fresh_per_test: a.fresh == Fresh::PerTest,
-        scale: a.scale.to_string(),
+        scale: a.workload.scale.to_string(),
     };
     let mut configs: Vec<ConfigStart> = (0..sides.count())
         .map(|i| {
@@ -278,8 +252,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         options: RunOptions {
             rule: opts.rule,
             fresh_per_test: opts.fresh_per_test,
-            seed: a.seed,
-            compress_percent: a.compress_percent,
+            seed: a.data.seed,
+            compress_percent: a.data.compress_percent,
         },
     };
     let mut recording = record::Recording::begin(store, &meta, &configs, &suite.tests)?;

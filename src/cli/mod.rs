@@ -7,6 +7,7 @@ mod record;
 mod results;
 mod run;
 mod suite;
+mod suite_args;
 mod testbed;
 mod testbed_args;
 

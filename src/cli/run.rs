@@ -7,9 +7,7 @@ use crate::result::TestStatus;
 use crate::store::read::{RunKind, RunStatus};
 use crate::store::write::ConfigStart;
 use crate::store::{RunMeta, RunOptions};
-use crate::sys::meminfo::MemInfo;
 use crate::testbed::{FsConfig, Testbed};
-use crate::workload::{self, ResolveCtx, Scale, SuiteSource};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -32,23 +30,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub testbed: super::testbed_args::TestbedArgs,
 
-    /// Embedded suite to run (see `fsbench suite list`).
-    #[arg(long, default_value = "unit14", conflicts_with = "workload")]
-    pub suite: String,
-
-    /// A workload file (TOML) to run instead of an embedded suite. `fsbench suite show unit14`
-    /// prints one to start from.
-    #[arg(long, value_name = "FILE.toml")]
-    pub workload: Option<PathBuf>,
-
-    /// Run only these test ids, comma-separated (e.g. 4,5,13).
-    #[arg(long, value_delimiter = ',', value_name = "IDS")]
-    pub test: Vec<String>,
-
-    /// Size scale: `paper` (the sizes as written), `quick` (1/4, never below 4 MiB), or a factor
-    /// such as 0.25 or 1/8. Op sizes, flags and thread counts never scale.
-    #[arg(long, default_value = "paper", value_parser = parse_scale)]
-    pub scale: Scale,
+    #[command(flatten)]
+    pub workload: super::suite_args::SuiteArgs,
 
     /// Repetitions of each test. With 2 or more, the table shows the median, CV and a 95%
     /// confidence interval of the mean.
@@ -59,14 +42,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
-    /// Percentage (0-100) of each written 4 KiB block that is zeros. The default 0 writes
-    /// incompressible data, so compressing filesystems are not flattered.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub compress_percent: u8,
-
-    /// Seed for random offsets and sizes (same seed, same operations).
-    #[arg(long, default_value_t = 0x00f5_be4c)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub data: super::suite_args::DataArgs,
 
     #[command(flatten)]
     pub record: super::record::RecordArgs,
@@ -85,19 +62,9 @@ precondition could not be met is flagged, never silently reported.
 
 Exit codes: 0 ok, 1 a test failed, 2 bad input (nothing run), 130 interrupted.";
 
-fn parse_scale(s: &str) -> Result<Scale, String> {
-    s.parse()
-}
-
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: everything is validated before any I/O.
-    let mem = MemInfo::read().context("reading /proc/meminfo")?;
-    let ctx = ResolveCtx { scale: a.scale, free_memory: mem.free_memory() };
-    let source = match &a.workload {
-        Some(p) => SuiteSource::File(p.clone()),
-        None => SuiteSource::Embedded(a.suite.clone()),
-    };
-    let suite = workload::load(&source, &ctx)?.select(&a.test)?;
+    let suite = a.workload.load()?;
     let bed_config = match &a.fs {
         Some(c) => {
             let cfg = FsConfig::parse(c).map_err(|e| UserError(e.to_string()))?;
@@ -132,8 +99,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(d)) => Target::dir(d),
         (None, None) => unreachable!("clap requires --dir or --fs"),
     };
-    let opts =
-        EngineOptions { repeat: a.repeat, compress_percent: a.compress_percent, seed: a.seed };
+    let opts = EngineOptions {
+        repeat: a.repeat,
+        compress_percent: a.data.compress_percent,
+        seed: a.data.seed,
+    };
     let mut config = ConfigStart {
         label: target.label.clone(),
         env: bed.as_ref().map(|b| b.environment()),
@@ -143,13 +113,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         kind: RunKind::Run,
         started_unix_s: record::now_unix_s(),
         suite: suite.name.clone(),
-        scale: a.scale.to_string(),
+        scale: a.workload.scale.to_string(),
         repeat: a.repeat,
         host: crate::observe::host::HostInfo::current(),
         command_line: record::command_line(),
         options: RunOptions {
-            seed: a.seed,
-            compress_percent: a.compress_percent,
+            seed: a.data.seed,
+            compress_percent: a.data.compress_percent,
             ..Default::default()
         },
     };
@@ -161,9 +131,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             recording.test(0, pos, t);
         }
     };
-    let report =
-        engine::run_suite(&suite, &target, &opts, &bar, &a.scale.to_string(), &mut on_test)
-            .with_context(|| format!("running in {}", target.dir.display()))?;
+    let report = engine::run_suite(
+        &suite,
+        &target,
+        &opts,
+        &bar,
+        &a.workload.scale.to_string(),
+        &mut on_test,
+    )
+    .with_context(|| format!("running in {}", target.dir.display()))?;
     drop(target);
     config.target = report.target.clone();
     let status = if report.interrupted {

@@ -1,0 +1,57 @@
+//! Options that choose and shape the workload, shared by `run` and `compare`, and the one place
+//! that turns them into a validated suite.
+
+use crate::sys::meminfo::MemInfo;
+use crate::workload::{self, ResolveCtx, Scale, Suite, SuiteSource};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Which tests, at which size.
+#[derive(Debug, Clone, Args)]
+pub struct SuiteArgs {
+    /// Embedded suite (see `fsbench suite list`).
+    #[arg(long, default_value = "unit14", conflicts_with = "workload")]
+    pub suite: String,
+
+    /// A workload file (TOML) instead of an embedded suite. `fsbench suite show unit14` prints
+    /// one to start from.
+    #[arg(long, value_name = "FILE.toml")]
+    pub workload: Option<PathBuf>,
+
+    /// Only these test ids, comma-separated (e.g. 4,5,13).
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub test: Vec<String>,
+
+    /// Size scale: `paper` (the sizes as written), `quick` (1/4, never below 4 MiB), or a factor
+    /// such as 0.25 or 1/8. Op sizes, flags and thread counts never scale.
+    #[arg(long, default_value = "paper", value_parser = |s: &str| s.parse::<Scale>())]
+    pub scale: Scale,
+}
+
+impl SuiteArgs {
+    /// Load, resolve (sizes, `freemem`) and validate the suite, and keep the selected tests.
+    /// No I/O on the target happens before this succeeds.
+    pub fn load(&self) -> anyhow::Result<Suite> {
+        let mem = MemInfo::read().context("reading /proc/meminfo")?;
+        let ctx = ResolveCtx { scale: self.scale, free_memory: mem.free_memory() };
+        let source = match &self.workload {
+            Some(p) => SuiteSource::File(p.clone()),
+            None => SuiteSource::Embedded(self.suite.clone()),
+        };
+        Ok(workload::load(&source, &ctx)?.select(&self.test)?)
+    }
+}
+
+/// What is written, and which random operations are drawn.
+#[derive(Debug, Clone, Args)]
+pub struct DataArgs {
+    /// Percentage (0-100) of each written 4 KiB block that is zeros. The default 0 writes
+    /// incompressible data, so compressing filesystems are not flattered.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub compress_percent: u8,
+
+    /// Seed for random offsets and sizes (same seed, same operations).
+    #[arg(long, default_value_t = 0x00f5_be4c)]
+    pub seed: u64,
+}
