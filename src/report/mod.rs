@@ -201,6 +201,7 @@ fn run_section(
     }
     legend(out, r);
     head_to_head(out, r);
+    why_panel(out, r);
     per_test(out, charts, r, &prefix)?;
     cpu_panel(out, r);
     device_panel(out, r);
@@ -311,6 +312,45 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
         out.push_str("</div>\n");
     } else {
         out.push_str("<p class=\"rule\">MiB/s: median over repetitions (small: 95% confidence interval of the mean, Student's t).</p>\n");
+    }
+}
+
+/// For each test with a winner: the observed facts that differ most (the same rules as the
+/// terminal's "Why" section).
+fn why_panel(out: &mut String, r: &CompareReport) {
+    use crate::compare::Verdict;
+    let mut items = String::new();
+    for (ti, row) in r.tests.iter().enumerate() {
+        for (i, v) in row.vs_baseline.iter().enumerate() {
+            let Some(Verdict::Win { winner, factor, .. }) = v else { continue };
+            let (w, l) = if *winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
+            let _ = write!(
+                items,
+                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}<ul>",
+                esc(&row.id),
+                esc(&r.configs[0].run.tests[ti].name),
+                esc(&r.configs[w].label),
+                esc(&r.configs[l].label)
+            );
+            match row.why.get(i).filter(|w| !w.is_empty()) {
+                Some(why) => {
+                    for e in why {
+                        let _ = write!(items, "<li>{}</li>", esc(&e.text));
+                    }
+                }
+                None => {
+                    let _ =
+                        write!(items, "<li class=\"muted\">{}</li>", esc(crate::explain::NOTHING));
+                }
+            }
+            items.push_str("</ul></li>\n");
+        }
+    }
+    if !items.is_empty() {
+        let _ = write!(
+            out,
+            "<h3>Why</h3>\n<p class=\"rule\">Observed facts that differ most between winner and loser (device requests, CPU, time in fsync, extents, memory).</p>\n<ul class=\"why\">\n{items}</ul>\n"
+        );
     }
 }
 

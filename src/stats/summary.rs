@@ -3,7 +3,9 @@
 //! Method, stated: for n repetitions of a test we report the median, minimum and maximum of the
 //! throughput, the coefficient of variation (sample standard deviation / mean, n-1 denominator),
 //! and a two-sided 95% confidence interval for the mean from Student's t distribution with n-1
-//! degrees of freedom: mean ± t(0.975, n-1) · s / √n. The t interval assumes repetition noise is
+//! degrees of freedom: mean ± t(0.975, n-1) · s / √n, its lower end truncated at 0 (a throughput
+//! cannot be negative; with few, noisy repetitions the interval can reach below). The t interval
+//! assumes repetition noise is
 //! roughly normal and repetitions are independent; fsbench recreates the test files for each
 //! repetition to make them so. With n = 1 no interval is given.
 
@@ -66,7 +68,7 @@ pub fn summarize(mib_per_s: &[f64], ops_per_s: &[f64]) -> Option<Summary> {
     let (mean, sd) = mean_sd(mib_per_s);
     let (lo, hi) = if n >= 2 {
         let half = t975(n - 1) * sd / (n as f64).sqrt();
-        (Some(mean - half), Some(mean + half))
+        (Some((mean - half).max(0.0)), Some(mean + half))
     } else {
         (None, None)
     };
@@ -98,6 +100,13 @@ mod tests {
         let half = s.ci95_high.unwrap() - 11.0;
         assert!((half - 1.963).abs() < 0.001, "{half}");
         assert!((s.cv - 0.14374).abs() < 1e-4, "{}", s.cv);
+    }
+
+    #[test]
+    fn interval_is_truncated_at_zero() {
+        let s = summarize(&[1.0, 100.0], &[1.0, 1.0]).unwrap();
+        assert_eq!(s.ci95_low, Some(0.0));
+        assert!(s.ci95_high.unwrap() > 100.0);
     }
 
     #[test]
