@@ -25,7 +25,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 
-/// Counts for one direction (reads, writes, or other: flush, discard).
+/// Counts for one direction (reads, writes, or other: flushes, discards).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCounts {
     /// `block_bio_queue` events (blktrace `Q`, "Writes Queued").
@@ -249,6 +249,9 @@ pub fn summarize(
     let mut issued_seen = 0u64;
 
     for e in events {
+        // By operation, data-less writes included: /sys/block counts the empty write that
+        // carried a preflush as a completed write too (it is completed by the flush machinery
+        // without ever being issued; the flush itself is a separate `F` request).
         let c = match e.op {
             Op::Read => &mut s.reads,
             Op::Write => &mut s.writes,
