@@ -276,6 +276,10 @@ fn kill_9_leaves_an_instance_cleanup_removes() {
     if start(&[scratch.name()]).is_none() {
         return;
     }
+    // Hold tracefs mounted across the child's life: a child that mounted it itself would leave
+    // the mount behind when killed (harmless, but not ours to leave). Unmounted on drop if this
+    // process mounted it.
+    let _tracefs = fsbench::observe::trace::tracefs::TracefsRef::acquire().expect("tracefs");
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
         .args(["trace_crash_child", "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, scratch.name())
