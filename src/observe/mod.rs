@@ -1,6 +1,7 @@
 //! Observation: what happened underneath a test. Always on and cheap: block-device counters
-//! ([`blockstat`]), memory ([`memory`]), extent maps ([`extents`]); the facts derived from them
-//! ([`facts`]) feed the explanations of `compare`.
+//! ([`blockstat`]), memory ([`memory`]), extent maps ([`extents`]). On request (`--trace`):
+//! block-layer tracing through a tracefs instance of fsbench's own ([`trace`]). The facts derived
+//! from them ([`facts`]) feed the explanations of `compare`.
 
 pub mod blockstat;
 pub mod extents;
@@ -8,3 +9,4 @@ pub mod facts;
 pub mod host;
 pub mod memory;
 pub mod mountinfo;
+pub mod trace;

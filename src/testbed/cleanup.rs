@@ -153,12 +153,10 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
             if !ok {
                 return Ok(Outcome::NotOurs("not an fsbench tracing instance path".into()));
             }
-            if !path.exists() {
-                return Ok(Outcome::Gone);
-            }
-            std::fs::remove_dir(path)
+            // Mounts tracefs for the look if it is not mounted: an instance outlives an unmount.
+            let removed = crate::observe::trace::remove_leftover_instance(path)
                 .map_err(|e| TestbedError::io("removing tracing instance", path, e))?;
-            Ok(Outcome::Removed)
+            Ok(if removed { Outcome::Removed } else { Outcome::Gone })
         }
         Resource::ZfsDaemon { process, pidfile } => {
             let process = process.or_else(|| {
