@@ -147,6 +147,8 @@ pub struct PhaseResult {
     pub sync_nanos: u64,
     /// Page cache, dirty and writeback memory (and a filesystem daemon's RSS) around the phase.
     pub memory: Option<crate::observe::memory::MemDelta>,
+    /// Block-layer trace of the phase (`--trace`).
+    pub trace: Option<crate::observe::trace::TraceSummary>,
 }
 
 /// Latency summary of one op kind (from an HdrHistogram with 3 significant digits: each

@@ -103,6 +103,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         repeat: a.repeat,
         compress_percent: a.data.compress_percent,
         seed: a.data.seed,
+        trace: a.data.trace,
     };
     let mut config = ConfigStart {
         label: target.label.clone(),

@@ -54,4 +54,11 @@ pub struct DataArgs {
     /// Seed for random offsets and sizes (same seed, same operations).
     #[arg(long, default_value_t = 0x00f5_be4c)]
     pub seed: u64,
+
+    /// Trace the block layer of the filesystem's devices during timed phases (tracefs instance
+    /// of fsbench's own; needs root): bios queued and merged, requests issued and completed,
+    /// request sizes, queue depth, device latency, seek distance, offset over time. Costs a few
+    /// percent at high IOPS (docs/tracing.md).
+    #[arg(long)]
+    pub trace: bool,
 }

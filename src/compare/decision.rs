@@ -179,6 +179,7 @@ mod tests {
                 device: None,
                 sync_nanos: 0,
                 memory: None,
+                trace: None,
             }],
             extents: None,
         }

@@ -27,11 +27,13 @@ pub struct EngineOptions {
     pub compress_percent: u8,
     /// Base seed for offsets and sizes; runs with the same seed do the same operations.
     pub seed: u64,
+    /// Trace the block layer of the target's devices during timed phases (`--trace`).
+    pub trace: bool,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { repeat: 1, compress_percent: 0, seed: 0x00f5_be4c }
+        EngineOptions { repeat: 1, compress_percent: 0, seed: 0x00f5_be4c, trace: false }
     }
 }
 
@@ -286,14 +288,34 @@ fn run_rep(
         }
         let expected = expected_bytes(test, phase);
         progress.phase_start(test, rep, &phase.name, expected);
+        let tracer = if opts.trace && phase.timed { start_trace(devices, warnings) } else { None };
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
         let (outs, hist) = run_phase(test, phase, paths, opts, seed, progress);
         let after = Snapshot::take(devices);
+        let trace = tracer.and_then(|t| match t.stop() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                note_once(warnings, format!("block trace of phase `{}` lost: {e}", phase.name));
+                None
+            }
+        });
         let memory = MemDelta { before: mem_before, after: MemSample::take(target.daemon) };
         progress.phase_end();
         let mut pr = phase_result(test, phase, &outs, &hist, check, before.delta(&after));
         pr.memory = Some(memory);
+        if let Some(t) = &trace {
+            if t.events_lost > 0 || t.events_over_limit > 0 {
+                note_once(
+                    warnings,
+                    format!(
+                        "block trace of phase `{}` is incomplete: {} events lost, {} over the in-memory limit; its counts are lower bounds",
+                        phase.name, t.events_lost, t.events_over_limit
+                    ),
+                );
+            }
+        }
+        pr.trace = trace;
         if phase.timed {
             timed_hist.merge(&hist);
         }
@@ -314,6 +336,31 @@ fn run_rep(
         r.extents = Some(crate::observe::extents::summarize(paths));
     }
     (Some(r), outcome)
+}
+
+/// Start tracing `devices`, or say once why not.
+fn start_trace(
+    devices: &[String],
+    warnings: &mut Vec<String>,
+) -> Option<crate::observe::trace::Tracer> {
+    use crate::observe::trace::{TraceOptions, Tracer};
+    if devices.is_empty() {
+        note_once(warnings, "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into());
+        return None;
+    }
+    match Tracer::start(devices, TraceOptions::default()) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            note_once(warnings, format!("tracing unavailable ({e}); the run goes on without it"));
+            None
+        }
+    }
+}
+
+fn note_once(warnings: &mut Vec<String>, msg: String) {
+    if !warnings.contains(&msg) {
+        warnings.push(msg);
+    }
 }
 
 fn cache_word(c: CacheReq) -> &'static str {
@@ -532,6 +579,7 @@ fn phase_result(
         device,
         sync_nanos: outs.iter().map(|o| o.sync_nanos).sum(),
         memory: None,
+        trace: None,
     }
 }
 

@@ -46,6 +46,36 @@ pub struct Facts {
     pub daemon_rss_bytes: Option<u64>,
     /// Extents of the test files.
     pub extents: Option<ExtentSummary>,
+    /// From the block trace, when the run was traced.
+    pub trace: Option<TraceFacts>,
+}
+
+/// Block-trace totals over the timed phases (reads or writes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceDir {
+    /// bios queued (block_bio_queue).
+    pub bios: u64,
+    /// Their bytes.
+    pub bio_bytes: u64,
+    /// bios merged into an existing request (back + front).
+    pub bio_merges: u64,
+    /// Requests issued to the driver (block_rq_issue).
+    pub requests: u64,
+    /// Their bytes.
+    pub request_bytes: u64,
+}
+
+/// What the block trace adds to the facts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceFacts {
+    /// Reads.
+    pub reads: TraceDir,
+    /// Writes.
+    pub writes: TraceDir,
+    /// Highest queue depth seen.
+    pub max_queue_depth: u32,
+    /// Device latency (issue to complete), p99 over all requests.
+    pub device_p99_nanos: Option<u64>,
 }
 
 /// Derive the facts of one repetition of a test run with `threads` threads.
@@ -73,6 +103,22 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let cpu = rep.cpu_user_nanos + rep.cpu_sys_nanos;
     let sync: u64 = timed.iter().map(|p| p.sync_nanos).sum();
     let last = timed.last();
+    let mut trace: Option<TraceFacts> = None;
+    for p in &timed {
+        if let Some(t) = &p.trace {
+            let acc = trace.get_or_insert_with(TraceFacts::default);
+            for (d, c) in [(&mut acc.reads, &t.reads), (&mut acc.writes, &t.writes)] {
+                d.bios += c.bios_queued;
+                d.bio_bytes += c.bios_queued_bytes;
+                d.bio_merges += c.bio_backmerges + c.bio_frontmerges;
+                d.requests += c.requests_issued;
+                d.request_bytes += c.requests_issued_bytes;
+            }
+            acc.max_queue_depth = acc.max_queue_depth.max(t.queue_depth.max);
+            let p99 = t.device_latency.all.as_ref().map(|l| l.p99_nanos);
+            acc.device_p99_nanos = acc.device_p99_nanos.max(p99);
+        }
+    }
     Facts {
         mib_per_s: rep.mib_per_s,
         bytes_written,
@@ -106,5 +152,6 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         dirty_after_bytes: last.and_then(|p| p.memory.map(|m| m.after.dirty_bytes)),
         daemon_rss_bytes: last.and_then(|p| p.memory.and_then(|m| m.after.daemon_rss_bytes)),
         extents: rep.extents.clone(),
+        trace,
     }
 }

@@ -399,6 +399,7 @@ impl RunRecord {
                 repeat: self.repeat,
                 compress_percent: self.options.compress_percent,
                 seed: self.options.seed,
+                trace: false,
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

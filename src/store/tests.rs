@@ -45,6 +45,7 @@ fn rep(mib: f64) -> RepResult {
             }),
             sync_nanos: 0,
             memory: None,
+            trace: None,
         }],
         extents: None,
     }

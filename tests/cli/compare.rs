@@ -325,3 +325,63 @@ fn testbed_up_stays_until_down() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
 }
+
+const SEQWRITE: &str = "[[test]]\nid = \"sw\"\nname = \"seqwrite-fsync\"\nfile = { size = \"32M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\nsync = { at_end = \"fsync\" }\n";
+
+#[test]
+fn trace_agrees_with_block_counters() {
+    if skip_testbeds(&["mkfs.ext4", "mkfs.xfs"]) {
+        return;
+    }
+    if !Path::new("/sys/kernel/tracing").exists()
+        && !Path::new("/sys/kernel/debug/tracing").exists()
+    {
+        skip("no tracefs in this kernel");
+        return;
+    }
+    let work = TestDir::new();
+    let d = TestDir::new();
+    let wl = d.write("sw.toml", SEQWRITE);
+    let (v, o) = run_json(&[
+        "compare",
+        "ext4",
+        "xfs",
+        "--workload",
+        wl.to_str().unwrap(),
+        "--trace",
+        "--workdir",
+        work.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for c in v["configs"].as_array().unwrap() {
+        let t = &c["run"]["tests"][0];
+        assert!(!t["warnings"].to_string().contains("tracing unavailable"), "{}", t["warnings"]);
+        let ph = &t["reps"][0]["phases"][0];
+        let (tr, dev) = (&ph["trace"], &ph["device"]);
+        let n = |x: &serde_json::Value| x.as_u64().unwrap();
+        assert_eq!(n(&tr["events_lost"]), 0);
+        // Completed writes and bytes: the trace and /sys/block count the same requests (a
+        // preflush may complete between the counter snapshot and the tracer's stop: slack 2).
+        let (tw, dw) = (n(&tr["writes"]["requests_completed"]), n(&dev["writes_completed"]));
+        assert!(tw.abs_diff(dw) <= 2, "{}: trace {tw} vs /sys/block {dw} writes", c["label"]);
+        let (tb, db) = (n(&tr["writes"]["requests_completed_bytes"]), n(&dev["write_bytes"]));
+        assert!(tb.abs_diff(db) <= 2 << 20, "{}: trace {tb} vs /sys/block {db} bytes", c["label"]);
+        // At least the 32 MiB written were queued as bios, and merged into fewer, larger requests.
+        assert!(n(&tr["writes"]["bios_queued_bytes"]) >= 32 << 20);
+        assert!(
+            n(&tr["writes"]["requests_issued"]) < n(&tr["writes"]["bios_queued"])
+                || n(&tr["writes"]["bios_queued"]) <= 64
+        );
+        assert!(!tr["request_sizes_write"].as_array().unwrap().is_empty());
+    }
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+    let inst: Vec<_> = std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("fsbench-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(inst.is_empty(), "{inst:?}");
+}
