@@ -306,3 +306,64 @@ mod tests {
         assert!(s.contains("<polyline") || s.contains("<path"), "{s}");
     }
 }
+
+/// One configuration's issued requests for an offset-vs-time plot.
+#[derive(Debug, Clone)]
+pub struct Scatter {
+    /// Configuration label.
+    pub label: String,
+    /// Configuration index (colour).
+    pub config: usize,
+    /// (milliseconds since the phase started, device offset in MiB, is a write).
+    pub points: Vec<(f64, f64, bool)>,
+}
+
+/// Offset against time of issued requests (what seekwatcher drew): writes filled, reads hollow.
+pub fn offset_scatter(title: &str, sets: &[Scatter]) -> Result<String, ChartError> {
+    let (w, h) = (440u32, 240u32);
+    let mut svg = String::new();
+    let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let xmax = sets.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
+        let ymax = sets.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1.0, f64::max);
+        let mut chart = ChartBuilder::on(&root)
+            .margin_top(8)
+            .margin_right(16)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..xmax * 1.02, 0.0..ymax * 1.05)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("ms into the phase")
+            .y_desc("device offset (MiB)")
+            .label_style((FONT, 11))
+            .axis_desc_style((FONT, 11))
+            .light_line_style(RGBColor(240, 240, 240))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for s in sets {
+            let c = colour(s.config);
+            chart
+                .draw_series(s.points.iter().map(|(x, y, write)| {
+                    let style = if *write { c.filled() } else { c.stroke_width(1) };
+                    Circle::new((*x, *y), 2, style)
+                }))
+                .map_err(|e| err(&e))?
+                .label(shorten(&s.label, 24))
+                .legend(move |(x, y)| Circle::new((x + 6, y), 3, c.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 11))
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}

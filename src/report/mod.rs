@@ -205,6 +205,7 @@ fn run_section(
     per_test(out, charts, r, &prefix)?;
     cpu_panel(out, r);
     device_panel(out, r);
+    trace_panel(out, r);
     environment(out, run);
     notes(out, r);
     out.push_str("</section>\n");
@@ -516,6 +517,7 @@ fn per_test(
                 out.push_str("</table>\n");
             }
         }
+        offset_chart(out, charts, r, ti, &row.id, prefix)?;
         out.push_str("</figure>\n");
     }
     out.push_str("</div>\n");
@@ -576,6 +578,88 @@ fn cpu_panel(out: &mut String, r: &CompareReport) {
             }
         }
         out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// Offset against time of the traced requests of test `ti`'s first timed phase, every
+/// configuration in its colour (at most 1500 points each, evenly thinned).
+fn offset_chart(
+    out: &mut String,
+    charts: &mut Vec<Chart>,
+    r: &CompareReport,
+    ti: usize,
+    id: &str,
+    prefix: &str,
+) -> Result<(), ReportError> {
+    use crate::observe::trace::event::Op;
+    let mut sets = Vec::new();
+    for (i, c) in r.configs.iter().enumerate() {
+        let Some(m) = c.run.tests[ti].median_rep() else { continue };
+        let Some(t) = m.phases.iter().filter(|p| p.timed).find_map(|p| p.trace.as_ref()) else {
+            continue;
+        };
+        let pts = &t.offsets.points;
+        if pts.is_empty() {
+            continue;
+        }
+        let step = pts.len().div_ceil(1500).max(1);
+        sets.push(charts::Scatter {
+            label: c.label.clone(),
+            config: i,
+            points: pts
+                .iter()
+                .step_by(step)
+                .map(|p| (p.t_ms, p.offset_bytes as f64 / 1048576.0, p.op == Op::Write))
+                .collect(),
+        });
+    }
+    if sets.is_empty() {
+        return Ok(());
+    }
+    let svg = charts::offset_scatter(&format!("test {id} offsets"), &sets)?;
+    out.push_str("<div class=\"chart offsets\"><p class=\"rule\">Block trace: device offset of issued requests over time (writes filled, reads hollow).</p>");
+    out.push_str(&svg);
+    out.push_str("</div>\n");
+    charts.push(Chart { file_name: format!("{prefix}-test{}-offsets.svg", file_part(id)), svg });
+    Ok(())
+}
+
+/// Block-trace totals per test and configuration (`--trace`), as blktrace summarised them.
+fn trace_panel(out: &mut String, r: &CompareReport) {
+    use crate::workload::size::fmt_bytes;
+    let any = r.tests.iter().any(|row| row.facts.iter().flatten().any(|f| f.trace.is_some()));
+    if !any {
+        return;
+    }
+    out.push_str("<h3>Block trace</h3>\n<p class=\"rule\">From fsbench's tracefs instance over the timed phases of the median repetition: bios queued (block_bio_queue), merged into existing requests, and requests issued to the driver, with their average sizes; highest queue depth; device latency (issue to complete) p99.</p>\n<table class=\"panel\"><thead><tr><th>test</th><th>configuration</th><th class=\"num\">write bios</th><th class=\"num\">merged</th><th class=\"num\">write requests</th><th class=\"num\">avg request</th><th class=\"num\">read bios</th><th class=\"num\">read requests</th><th class=\"num\">max depth</th><th class=\"num\">device p99</th></tr></thead><tbody>\n");
+    for row in &r.tests {
+        for (i, c) in r.configs.iter().enumerate() {
+            let Some(t) = row.facts.get(i).and_then(|f| f.as_ref()).and_then(|f| f.trace) else {
+                continue;
+            };
+            let avg = t
+                .writes
+                .request_bytes
+                .checked_div(t.writes.requests)
+                .map(fmt_bytes)
+                .unwrap_or_else(|| "–".into());
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                esc(&row.id),
+                swatch(i),
+                esc(&c.label),
+                t.writes.bios,
+                t.writes.bio_merges,
+                t.writes.requests,
+                avg,
+                t.reads.bios,
+                t.reads.requests,
+                t.max_queue_depth,
+                t.device_p99_nanos.map(nanos).unwrap_or_else(|| "–".into()),
+            );
+        }
     }
     out.push_str("</tbody></table>\n");
 }
