@@ -644,9 +644,9 @@ fn trace_panel(out: &mut String, r: &CompareReport) {
                 .checked_div(t.writes.requests)
                 .map(fmt_bytes)
                 .unwrap_or_else(|| "–".into());
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 esc(&row.id),
                 swatch(i),
                 esc(&c.label),
