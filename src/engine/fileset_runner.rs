@@ -531,7 +531,9 @@ impl FillMonitor {
         out: &mut Vec<FillPoint>,
     ) {
         self.observe(fill, bytes, files, now, out);
-        if bytes > self.last.1 || files > self.last.2 {
+        // A last, partial step only when it moved the fill by at least 1% (not the few files
+        // written while the workers saw the stop).
+        if (bytes > self.last.1 || files > self.last.2) && fill - self.last_fill >= 0.01 {
             let p = self.point(fill, bytes, files, now);
             out.push(p);
         }
