@@ -168,6 +168,78 @@ pub struct FsCounters {
     pub creates: AtomicU64,
 }
 
+/// Shared state of a fill phase: the target, and the time and totals at which each 10% mark of
+/// filesystem fill was first seen. Workers check the fill themselves (statvfs, outside the
+/// timing of any op, every [`FILL_CHECK_BYTES`] they write), so the stop is not late when a
+/// monitor thread would be starved of CPU by the workers; a mark is claimed with one
+/// compare-and-swap, so it is recorded once, without a lock.
+pub struct FillShared {
+    target: f64,
+    start: Instant,
+    next: AtomicU64,
+    /// Per mark k (k/10 full): nanos since start, bytes written, files created (0: not seen).
+    marks: [[AtomicU64; 3]; 11],
+    /// Set when the target is reached (or ENOSPC): the phase ends normally.
+    pub reached: AtomicBool,
+}
+
+/// Bytes a worker writes between two fill checks in a fill phase.
+pub const FILL_CHECK_BYTES: u64 = 256 << 10;
+
+impl FillShared {
+    /// For a phase that starts at fill `fill0` and stops at `target`.
+    pub fn new(fill0: f64, target: f64, start: Instant) -> FillShared {
+        FillShared {
+            target,
+            start,
+            next: AtomicU64::new((fill0 * 10.0 + 1e-9).floor() as u64 + 1),
+            marks: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            reached: AtomicBool::new(fill0 >= target),
+        }
+    }
+
+    /// Record the marks `fill` has passed, with the totals over all threads' counters.
+    pub fn observe(&self, fill: f64, counters: &[FsCounters]) {
+        loop {
+            let k = self.next.load(Ordering::Acquire);
+            let mark = k as f64 / 10.0;
+            if k > 10 || mark > self.target + 1e-9 || fill + 1e-9 < mark {
+                break;
+            }
+            if self.next.compare_exchange(k, k + 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                let (b, c) = totals(counters);
+                let m = &self.marks[k as usize];
+                m[1].store(b, Ordering::Relaxed);
+                m[2].store(c, Ordering::Relaxed);
+                m[0].store((self.start.elapsed().as_nanos() as u64).max(1), Ordering::Release);
+            }
+        }
+        if fill >= self.target {
+            self.reached.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The marks seen, in order: (fill, nanos since start, bytes, files), cumulative.
+    pub fn marks(&self) -> Vec<(f64, u64, u64, u64)> {
+        (0..=10)
+            .filter_map(|k| {
+                let m = &self.marks[k];
+                let t = m[0].load(Ordering::Acquire);
+                (t > 0).then(|| {
+                    (k as f64 / 10.0, t, m[1].load(Ordering::Relaxed), m[2].load(Ordering::Relaxed))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Bytes written and files created so far, over all threads.
+pub fn totals(counters: &[FsCounters]) -> (u64, u64) {
+    let b = counters.iter().map(|c| c.bytes_written.load(Ordering::Relaxed)).sum();
+    let c = counters.iter().map(|c| c.creates.load(Ordering::Relaxed)).sum();
+    (b, c)
+}
+
 /// What one fileset worker is asked to do.
 pub struct FsWorkerPlan<'a> {
     /// The phase.
@@ -184,9 +256,10 @@ pub struct FsWorkerPlan<'a> {
     pub seed: u64,
     /// Share of each 4 KiB written block that is zeros.
     pub compress_percent: u8,
-    /// Set by the fill monitor when the filesystem reached the phase's fill target (or a
-    /// worker hit ENOSPC in a fill phase): the phase ends normally.
-    pub fill_reached: &'a AtomicBool,
+    /// Fill phases: the target and the series being recorded.
+    pub fill: Option<&'a FillShared>,
+    /// Every worker's counters (this one's is `counters[thread]`), for the fill series totals.
+    pub counters: &'a [FsCounters],
 }
 
 /// What one fileset worker measured.
@@ -270,8 +343,8 @@ pub fn run(
     slots: &mut SlotState,
     barrier: &Barrier,
     stop: &super::worker::StopFlags<'_>,
-    counters: &FsCounters,
 ) -> FsWorkerOutput {
+    let counters = &plan.counters[plan.thread as usize];
     let phase = plan.phase;
     let fs = plan.fileset;
     let ws = fs.write_size as usize;
@@ -338,7 +411,8 @@ pub fn run(
     let mut error = None;
     let mut interrupted = false;
     let mut enospc = false;
-    let fill = matches!(phase.amount, Amount::Fill(_));
+    let fill = plan.fill;
+    let mut next_check = FILL_CHECK_BYTES;
 
     barrier.wait();
     let cpu0 = CpuSample::thread_now();
@@ -353,7 +427,7 @@ pub fn run(
             interrupted = true;
             break;
         }
-        if plan.fill_reached.load(Ordering::Relaxed) {
+        if fill.is_some_and(|f| f.reached.load(Ordering::Relaxed)) {
             break;
         }
         let done = match phase.amount {
@@ -388,9 +462,11 @@ pub fn run(
         match res {
             Ok(()) => file_ops += 1,
             Err(OpErr::Skip) => skipped += 1,
-            Err(OpErr::Fail(_, Errno::NOSPC)) if fill => {
+            Err(OpErr::Fail(_, Errno::NOSPC)) if fill.is_some() => {
                 enospc = true;
-                plan.fill_reached.store(true, Ordering::Relaxed);
+                if let Some(f) = fill {
+                    f.reached.store(true, Ordering::Relaxed);
+                }
                 break;
             }
             Err(OpErr::Fail(what, errno)) => {
@@ -401,6 +477,14 @@ pub fn run(
         counters.ops.store(ops, Ordering::Relaxed);
         counters.bytes_written.store(cx.bytes_written, Ordering::Relaxed);
         counters.creates.store(cx.creates, Ordering::Relaxed);
+        if let Some(f) = fill {
+            if cx.bytes_written >= next_check {
+                next_check = cx.bytes_written + FILL_CHECK_BYTES;
+                if let Ok(v) = fill_of(cx.root) {
+                    f.observe(v, plan.counters);
+                }
+            }
+        }
     }
     counters.ops.store(ops, Ordering::Relaxed);
     counters.bytes_written.store(cx.bytes_written, Ordering::Relaxed);
@@ -445,6 +529,14 @@ fn op_error(cx: &Ctx<'_>, what: &str, op: &MetaOp, errno: Errno, done: u64) -> W
         errno: Some(errno.raw_os_error()),
         error: std::io::Error::from(errno).to_string(),
     }
+}
+
+/// How full a filesystem is, as `df` computes Use%: used / (used + available to users).
+pub fn fill_of(fd: BorrowedFd<'_>) -> std::io::Result<f64> {
+    let v = rustix::fs::fstatvfs(fd)?;
+    let used = v.f_blocks.saturating_sub(v.f_bfree) as f64;
+    let avail = v.f_bavail as f64;
+    Ok(if used + avail > 0.0 { used / (used + avail) } else { 1.0 })
 }
 
 /// Size of the slot space an op kind works on, for this thread.

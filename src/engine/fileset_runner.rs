@@ -4,7 +4,9 @@
 //! fill and records throughput against fill; finally the removal of every file, with progress
 //! on stderr when it takes a while.
 
-use super::fileset::{self, FsCounters, FsWorkerOutput, FsWorkerPlan, SlotState};
+use super::fileset::{
+    self, fill_of, FillShared, FsCounters, FsWorkerOutput, FsWorkerPlan, SlotState,
+};
 use super::layout::{Mapping, PathBuf0};
 use super::runner::{rep_result, RepOutcome, UNCACHED_MAX};
 use super::target::Target;
@@ -19,7 +21,7 @@ use crate::workload::{
     TestDef,
 };
 use rustix::fs::{AtFlags, Mode, OFlags};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
@@ -34,14 +36,6 @@ pub fn slots_of(count: u64, k: u64, t: u64) -> u64 {
     } else {
         (count - k).div_ceil(t)
     }
-}
-
-/// How full a filesystem is, as `df` computes Use%: used / (used + available to users).
-pub fn fill_of(fd: &OwnedFd) -> std::io::Result<f64> {
-    let v = rustix::fs::fstatvfs(fd)?;
-    let used = v.f_blocks.saturating_sub(v.f_bfree) as f64;
-    let avail = v.f_bavail as f64;
-    Ok(if used + avail > 0.0 { used / (used + avail) } else { 1.0 })
 }
 
 /// Run one repetition of a fileset test in `ws_dir`; every file is removed before returning.
@@ -212,7 +206,7 @@ fn check_space(test: &TestDef, fs: &FilesetDef, root: &OwnedFd) -> Result<(), St
     let avail = v.f_bavail.saturating_mul(v.f_frsize);
     if need > avail {
         return Err(format!(
-            "the fileset needs about {} ({} files of {} on average, plus a block each) but the filesystem has {} available; nothing was created: use a smaller --scale, a smaller fileset, or a bigger filesystem",
+            "the fileset needs about {} ({} files of {} on average, plus their last blocks and directories) but the filesystem has {} available; nothing was created: use a smaller --scale, a smaller fileset, or a bigger filesystem",
             fmt_bytes(need),
             fs.count,
             fmt_bytes(fs.size.mean() as u64),
@@ -367,19 +361,17 @@ fn run_phase(
     let n = test.threads as usize;
     let barrier = Barrier::new(n);
     let phase_stop = AtomicBool::new(false);
-    let fill_reached = AtomicBool::new(false);
     let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
     let counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
-    let target_fill = match phase.amount {
-        Amount::Fill(f) => Some(f),
+    let fill0 = match phase.amount {
+        Amount::Fill(_) => fill_of(root.as_fd()).ok(),
         _ => None,
     };
-    let fill0 = target_fill.and_then(|_| fill_of(root).ok());
-    if let (Some(t), Some(f0)) = (target_fill, fill0) {
-        if f0 >= t {
-            fill_reached.store(true, Ordering::Relaxed);
-        }
-    }
+    let start = Instant::now();
+    let fill = match phase.amount {
+        Amount::Fill(t) => Some(FillShared::new(fill0.unwrap_or(0.0), t, start)),
+        _ => None,
+    };
     let plans: Vec<FsWorkerPlan<'_>> = (0..n)
         .map(|k| FsWorkerPlan {
             phase,
@@ -389,55 +381,40 @@ fn run_phase(
             threads: n as u32,
             seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             compress_percent: opts.compress_percent,
-            fill_reached: &fill_reached,
+            fill: fill.as_ref(),
+            counters: &counters,
         })
         .collect();
     let finished = AtomicUsize::new(0);
-    let mut series = Vec::new();
-    let mut fill_end = fill0;
     let outs: Vec<FsWorkerOutput> = std::thread::scope(|s| {
         let handles: Vec<_> = plans
             .iter()
             .zip(states.iter_mut())
-            .zip(counters.iter())
-            .map(|((plan, st), ctr)| {
+            .map(|(plan, st)| {
                 let (barrier, stop, finished) = (&barrier, &stop, &finished);
                 s.spawn(move || {
-                    let out = fileset::run(plan, st, barrier, stop, ctr);
+                    let out = fileset::run(plan, st, barrier, stop);
                     finished.fetch_add(1, Ordering::Release);
                     out
                 })
             })
             .collect();
-        let start = Instant::now();
-        let mut mon = FillMonitor::new(fill0, target_fill, start);
-        let tick = if target_fill.is_some() { 10 } else { 50 };
         while finished.load(Ordering::Acquire) < n {
-            std::thread::sleep(Duration::from_millis(tick));
+            std::thread::sleep(Duration::from_millis(50));
             progress.phase_progress(counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum());
-            if let Some(t) = target_fill {
-                if let Ok(f) = fill_of(root) {
-                    let (b, c) = totals(&counters);
-                    mon.observe(f, b, c, Instant::now(), &mut series);
-                    fill_end = Some(f);
-                    if f >= t {
-                        fill_reached.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
         }
-        let outs: Vec<FsWorkerOutput> =
-            handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
-        if target_fill.is_some() {
-            // The last, partial step, up to where the phase ended.
-            if let Ok(f) = fill_of(root) {
-                let (b, c) = totals(&counters);
-                mon.finish(f, b, c, Instant::now(), &mut series);
-                fill_end = Some(f);
-            }
-        }
-        outs
+        handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     });
+    let (series, fill_end) = match &fill {
+        Some(f) => {
+            let end = fill_of(root.as_fd()).ok();
+            let (b, c) = fileset::totals(&counters);
+            let last = (end.unwrap_or(0.0), start.elapsed().as_nanos() as u64, b, c);
+            (Some(fill_series(fill0.unwrap_or(0.0), &f.marks(), last)), end)
+        }
+        None => (None, None),
+    };
+    let fill_reached = fill.as_ref().is_some_and(|f| f.reached.load(Ordering::Relaxed));
     let mut hist = OpHistograms::default();
     for o in &outs {
         hist.merge(&o.hist);
@@ -454,90 +431,39 @@ fn run_phase(
             r.err().map(|e| format!("syncfs at the end of the phase: {}", std::io::Error::from(e))),
         )
     });
-    PhaseRun {
-        synced,
-        series: target_fill.map(|_| series),
-        fill_range: fill0.zip(fill_end),
-        fill_reached: fill_reached.load(Ordering::Relaxed),
-        outs,
-        hist,
-    }
+    PhaseRun { synced, series, fill_range: fill0.zip(fill_end), fill_reached, outs, hist }
 }
 
-fn totals(counters: &[FsCounters]) -> (u64, u64) {
-    let b = counters.iter().map(|c| c.bytes_written.load(Ordering::Relaxed)).sum();
-    let c = counters.iter().map(|c| c.creates.load(Ordering::Relaxed)).sum();
-    (b, c)
-}
-
-/// Turns fill observations into [`FillPoint`]s at each multiple of 10%.
-struct FillMonitor {
-    next_mark: f64,
-    target: f64,
-    start: Instant,
-    last: (Instant, u64, u64),
-    last_fill: f64,
-}
-
-impl FillMonitor {
-    fn new(fill0: Option<f64>, target: Option<f64>, start: Instant) -> FillMonitor {
-        let f0 = fill0.unwrap_or(0.0);
-        FillMonitor {
-            next_mark: ((f0 * 10.0).floor() + 1.0) / 10.0,
-            target: target.unwrap_or(1.0),
-            start,
-            last: (start, 0, 0),
-            last_fill: f0,
-        }
-    }
-
-    fn point(&mut self, fill: f64, bytes: u64, files: u64, now: Instant) -> FillPoint {
-        let dt = (now - self.last.0).as_secs_f64().max(1e-9);
-        let (db, dc) = (bytes.saturating_sub(self.last.1), files.saturating_sub(self.last.2));
-        self.last = (now, bytes, files);
-        self.last_fill = fill;
-        FillPoint {
-            fill,
-            elapsed_nanos: (now - self.start).as_nanos() as u64,
+/// Turn the marks a fill phase recorded (cumulative: fill, nanos, bytes, files) into steps,
+/// with a last, partial step to where the phase ended when that moved the fill by at least 1%
+/// (not the few files written while the workers saw the stop).
+fn fill_series(
+    fill0: f64,
+    marks: &[(f64, u64, u64, u64)],
+    last: (f64, u64, u64, u64),
+) -> Vec<FillPoint> {
+    let mut out = Vec::with_capacity(marks.len() + 1);
+    let mut prev = (fill0, 0u64, 0u64, 0u64);
+    let mut step = |p: (f64, u64, u64, u64), prev: &mut (f64, u64, u64, u64)| {
+        let dt = (p.1.saturating_sub(prev.1) as f64 / 1e9).max(1e-9);
+        let (db, dc) = (p.2.saturating_sub(prev.2), p.3.saturating_sub(prev.3));
+        out.push(FillPoint {
+            fill: p.0,
+            elapsed_nanos: p.1,
             bytes_written: db,
             files_created: dc,
             mib_per_s: db as f64 / (1u64 << 20) as f64 / dt,
             files_per_s: dc as f64 / dt,
-        }
+        });
+        *prev = p;
+    };
+    for m in marks {
+        step(*m, &mut prev);
     }
-
-    fn observe(
-        &mut self,
-        fill: f64,
-        bytes: u64,
-        files: u64,
-        now: Instant,
-        out: &mut Vec<FillPoint>,
-    ) {
-        while fill >= self.next_mark - 1e-9 && self.next_mark <= self.target + 1e-9 {
-            let mark = (self.next_mark * 10.0).round() / 10.0;
-            let p = self.point(mark, bytes, files, now);
-            out.push(p);
-            self.next_mark += 0.1;
-        }
+    if last.0 - prev.0 >= 0.01 && (last.2 > prev.2 || last.3 > prev.3) {
+        step(last, &mut prev);
     }
-
-    fn finish(
-        &mut self,
-        fill: f64,
-        bytes: u64,
-        files: u64,
-        now: Instant,
-        out: &mut Vec<FillPoint>,
-    ) {
-        self.observe(fill, bytes, files, now, out);
-        // A last, partial step only when it moved the fill by at least 1% (not the few files
-        // written while the workers saw the stop).
-        if (bytes > self.last.1 || files > self.last.2) && fill - self.last_fill >= 0.01 {
-            let p = self.point(fill, bytes, files, now);
-            out.push(p);
-        }
-    }
+    out
 }
 
 fn phase_result(
@@ -644,20 +570,28 @@ mod tests {
     #[test]
     fn fill_series_marks_each_tenth() {
         let t0 = Instant::now();
-        let mut m = FillMonitor::new(Some(0.23), Some(0.6), t0);
-        let mut out = Vec::new();
-        let at = |ms| t0 + Duration::from_millis(ms);
-        m.observe(0.25, 10 << 20, 10, at(100), &mut out);
-        assert!(out.is_empty());
-        m.observe(0.31, 20 << 20, 20, at(1000), &mut out);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].fill, 0.3);
-        assert!((out[0].mib_per_s - 20.0).abs() < 1e-6);
-        m.observe(0.52, 40 << 20, 40, at(2000), &mut out);
-        assert_eq!(out.iter().map(|p| p.fill).collect::<Vec<_>>(), [0.3, 0.4, 0.5]);
-        m.finish(0.61, 50 << 20, 50, at(3000), &mut out);
-        assert_eq!(out.iter().map(|p| p.fill).collect::<Vec<_>>(), [0.3, 0.4, 0.5, 0.6]);
-        let bytes: u64 = out.iter().map(|p| p.bytes_written).sum();
-        assert_eq!(bytes, 50 << 20, "every byte lands in one step");
+        let f = FillShared::new(0.23, 0.6, t0);
+        let c: Vec<FsCounters> = (0..2).map(|_| FsCounters::default()).collect();
+        c[0].bytes_written.store(10 << 20, Ordering::Relaxed);
+        f.observe(0.25, &c);
+        assert!(f.marks().is_empty());
+        c[1].bytes_written.store(10 << 20, Ordering::Relaxed);
+        f.observe(0.31, &c);
+        assert_eq!(f.marks().len(), 1);
+        assert_eq!(f.marks()[0].2, 20 << 20, "totals over all threads");
+        f.observe(0.52, &c);
+        assert_eq!(f.marks().iter().map(|m| m.0).collect::<Vec<_>>(), [0.3, 0.4, 0.5]);
+        assert!(!f.reached.load(Ordering::Relaxed));
+        f.observe(0.61, &c);
+        assert!(f.reached.load(Ordering::Relaxed));
+        f.observe(0.75, &c);
+        assert_eq!(f.marks().len(), 4, "no mark beyond the target");
+        let marks = [(0.3, 1_000_000_000, 20 << 20, 20), (0.4, 2_000_000_000, 30 << 20, 30)];
+        let s = fill_series(0.23, &marks, (0.45, 3_000_000_000, 40 << 20, 40));
+        assert_eq!(s.len(), 3);
+        assert!((s[0].mib_per_s - 20.0).abs() < 1e-9 && (s[1].mib_per_s - 10.0).abs() < 1e-9);
+        assert_eq!(s.iter().map(|p| p.bytes_written).sum::<u64>(), 40 << 20);
+        let s = fill_series(0.23, &marks, (0.401, 3_000_000_000, 41 << 20, 41));
+        assert_eq!(s.len(), 2, "no partial step below 1%");
     }
 }

@@ -76,13 +76,15 @@ impl PathBuf0 {
     /// it only when the file's own path is no longer needed, or rebuild after.
     pub fn parent_c_str(&mut self) -> &CStr {
         if self.parent_len == 0 {
-            return c".";
+            self.buf[0] = b'.';
+            self.len = 1;
+        } else {
+            self.len = self.parent_len - 1; // the '/' before the name
         }
-        let p = self.parent_len - 1; // the '/' before the name
-        self.buf[p] = 0;
-        self.len = p;
-        self.parent_len = 0;
-        CStr::from_bytes_until_nul(&self.buf[..=p]).unwrap_or(c".")
+        self.buf[self.len] = 0;
+        self.parent_len =
+            self.buf[..self.len].iter().rposition(|b| *b == b'/').map(|i| i + 1).unwrap_or(0);
+        self.c_str()
     }
 
     /// Same parent directory as `other`.
@@ -280,6 +282,7 @@ mod tests {
         let f = Mapping::new(Layout::Flat);
         f.file(&mut p, 3);
         assert_eq!(p.parent_c_str().to_str().unwrap(), ".");
+        assert_eq!(p.c_str().to_str().unwrap(), ".", "the buffer now holds the parent");
         f.leaf(&mut p, 0);
         assert_eq!(p.c_str().to_str().unwrap(), ".");
     }

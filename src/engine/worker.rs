@@ -280,7 +280,9 @@ pub fn run<E: IoEngine>(
                     Amount::Bytes(b) => out_bytes_read + out_bytes_written >= b,
                     Amount::Ops(k) => ops >= k,
                     Amount::Seconds(_) => deadline.is_some_and(|d| t1 >= d),
-                    Amount::Passes(p) => passes >= p,
+                    // The rest of the pattern cycle still runs (a rewrite's write after the read
+                    // that completed the pass).
+                    Amount::Passes(p) => passes >= p && i == 0,
                     Amount::Fill(_) | Amount::Share(_) => {
                         unreachable!("validation admits fill and share only for filesets")
                     }

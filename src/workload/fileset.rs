@@ -38,7 +38,7 @@ pub(super) fn resolve_test(
             .iter()
             .flat_map(|e| e.choices.iter().map(|(_, o)| o.kind))
             .collect();
-        let creates = ops.iter().any(|k| *k == OpKind::Create);
+        let creates = ops.contains(&OpKind::Create);
         let needs = ops.iter().find(|k| needs_file(**k));
         if let (Some(k), false, false) = (needs, has_files, creates) {
             return Err(ploc.err(format!(

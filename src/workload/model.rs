@@ -515,9 +515,11 @@ impl TestDef {
                 // filesystem's target, not at the slots.
                 return fs.count * 4096;
             }
-            // Mean file size plus a 4 KiB block of slack per file and per directory (inodes,
-            // partial blocks, directory blocks).
-            let per_file = fs.size.mean() + 4096.0;
+            // Mean file size plus half a 4 KiB block per file (the last block's average waste)
+            // and 256 bytes for its directory entry; a 4 KiB block per directory. Empty files
+            // take no data blocks.
+            let slack = if fs.size.max() == 0 { 256.0 } else { 2048.0 + 256.0 };
+            let per_file = fs.size.mean() + slack;
             return (fs.count as f64 * per_file) as u64 + fs.layout.dirs() * 4096;
         }
         let files = if self.file.shared { 1 } else { self.threads as u64 };
