@@ -88,7 +88,7 @@ pub struct TestResult {
 }
 
 /// One repetition: figures over all timed phases together, and each phase on its own.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RepResult {
     /// False for a repetition cut short by a failure or an interrupt (partial figures).
     pub complete: bool,
@@ -114,10 +114,13 @@ pub struct RepResult {
     pub phases: Vec<PhaseResult>,
     /// Extent map of the test files after the last phase (FIEMAP).
     pub extents: Option<crate::observe::extents::ExtentSummary>,
+    /// Fileset tests: pattern operations in timed phases; `ops_per_s` is these per second.
+    #[serde(default)]
+    pub file_ops: u64,
 }
 
 /// One phase of one repetition.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PhaseResult {
     /// Phase name.
     pub name: String,
@@ -149,6 +152,46 @@ pub struct PhaseResult {
     pub memory: Option<crate::observe::memory::MemDelta>,
     /// Block-layer trace of the phase (`--trace`).
     pub trace: Option<crate::observe::trace::TraceSummary>,
+    /// Fileset tests: pattern operations done (create, stat, unlink, ...), skipped ones not
+    /// counted; directories a create had to make are in `latency` as `mkdir`, not here.
+    #[serde(default)]
+    pub file_ops: u64,
+    /// Fileset tests: operations that found no suitable slot (e.g. unlink when no file is left)
+    /// and made no system call.
+    #[serde(default)]
+    pub skipped_ops: u64,
+    /// Fileset tests: files created.
+    #[serde(default)]
+    pub files_created: u64,
+    /// Fill phases: throughput over each 10% step of filesystem fill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_series: Option<Vec<FillPoint>>,
+    /// Fill phases: how full the filesystem was (used / (used + available)) at the start and
+    /// at the end of the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_range: Option<(f64, f64)>,
+    /// Fill phases: what ended the phase (`fill target reached`, `filesystem full (ENOSPC)`,
+    /// `no free file slot`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
+}
+
+/// One step of a fill phase's throughput-versus-fill series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FillPoint {
+    /// Filesystem fill (0..1) at the end of the step: a multiple of 0.1, or the level at the
+    /// end of the phase for a last, partial step.
+    pub fill: f64,
+    /// Time since the phase started, at the end of the step.
+    pub elapsed_nanos: u64,
+    /// Bytes written during the step.
+    pub bytes_written: u64,
+    /// Files created during the step.
+    pub files_created: u64,
+    /// bytes_written / step duration, MiB/s.
+    pub mib_per_s: f64,
+    /// files_created / step duration.
+    pub files_per_s: f64,
 }
 
 /// Latency summary of one op kind (from an HdrHistogram with 3 significant digits: each
@@ -178,7 +221,7 @@ pub struct OpLatency {
 }
 
 /// The cache precondition as checked.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CacheCheck {
     /// What the phase required.
     pub required: CacheReq,
@@ -255,13 +298,28 @@ impl TestResult {
 }
 
 impl RepResult {
+    /// The figure a comparison ranks: MiB/s for data tests, ops/s for fileset tests (a stat or
+    /// unlink phase moves no bytes).
+    pub fn figure(&self) -> f64 {
+        if self.file_ops > 0 {
+            self.ops_per_s
+        } else {
+            self.mib_per_s
+        }
+    }
+
     /// Latency of one op kind, if any were done.
     pub fn latency_of(&self, op: OpKind) -> Option<&OpLatency> {
         self.latency.iter().find(|l| l.op == op)
     }
 
-    /// The main op: the data op with the most operations.
+    /// The main op: the data op with the most operations, or for a fileset test the fileset
+    /// op with the most.
     pub fn main_op(&self) -> Option<&OpLatency> {
-        self.latency.iter().filter(|l| l.op.is_data()).max_by_key(|l| l.count)
+        self.latency
+            .iter()
+            .filter(|l| l.op.is_data())
+            .max_by_key(|l| l.count)
+            .or_else(|| self.latency.iter().filter(|l| l.op.is_fileset()).max_by_key(|l| l.count))
     }
 }

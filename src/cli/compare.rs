@@ -78,6 +78,8 @@ pub enum Format {
     Json,
     /// One row per test and configuration.
     Csv,
+    /// bonnie++'s tables for each configuration (for the `bonnie` suite).
+    Bonnie,
 }
 
 /// When filesystems are recreated.
@@ -296,6 +298,14 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         Format::Table => crate::output::compare::render(&report, a.details).into_bytes(),
         Format::Json => crate::output::compare::json(&report)?,
         Format::Csv => crate::output::compare::csv(&report)?,
+        // One bonnie++ table pair per configuration, labelled.
+        Format::Bonnie => report
+            .configs
+            .iter()
+            .map(|c| format!("== {} ==\n{}", c.label, crate::output::bonnie::render(&c.run)))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes(),
     };
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
     if !a.no_report {

@@ -33,6 +33,28 @@ impl Progress for Bar {
     }
 
     fn phase_start(&self, test: &TestDef, rep: u32, phase: &str, expected: Option<u64>) {
+        self.start(test, rep, phase, expected, false)
+    }
+
+    fn phase_start_ops(&self, test: &TestDef, rep: u32, phase: &str, expected: Option<u64>) {
+        self.start(test, rep, phase, expected, true)
+    }
+
+    fn phase_progress(&self, bytes: u64) {
+        if let Some(pb) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            pb.set_position(bytes);
+        }
+    }
+
+    fn phase_end(&self) {
+        if let Some(pb) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Bar {
+    fn start(&self, test: &TestDef, rep: u32, phase: &str, expected: Option<u64>, ops: bool) {
         let idx = {
             let mut tp = self.test_pos.lock().unwrap_or_else(|e| e.into_inner());
             let key =
@@ -47,10 +69,13 @@ impl Progress for Bar {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
             None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
         };
-        let style = if expected.is_some() {
-            "{prefix} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} {elapsed}"
-        } else {
-            "{prefix} {spinner} {bytes} {binary_bytes_per_sec} {elapsed}"
+        let style = match (expected.is_some(), ops) {
+            (true, false) => {
+                "{prefix} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} {elapsed}"
+            }
+            (false, false) => "{prefix} {spinner} {bytes} {binary_bytes_per_sec} {elapsed}",
+            (true, true) => "{prefix} {wide_bar} {human_pos}/{human_len} ops {per_sec} {elapsed}",
+            (false, true) => "{prefix} {spinner} {human_pos} ops {per_sec} {elapsed}",
         };
         pb.set_style(
             ProgressStyle::with_template(style).unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -65,17 +90,5 @@ impl Progress for Bar {
             self.total_tests, test.id, test.name
         ));
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(pb);
-    }
-
-    fn phase_progress(&self, bytes: u64) {
-        if let Some(pb) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            pb.set_position(bytes);
-        }
-    }
-
-    fn phase_end(&self) {
-        if let Some(pb) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            pb.finish_and_clear();
-        }
     }
 }

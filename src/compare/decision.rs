@@ -1,7 +1,8 @@
 //! The decision rule of `fsbench compare`: winner, X-fold factor, or draw.
 //!
 //! Stated method:
-//! - Estimator: the median throughput (MiB/s) of each configuration's completed repetitions; the
+//! - Estimator: the median throughput (MiB/s; ops/s for fileset tests, see
+//!   [`crate::result::RepResult::figure`]) of each configuration's completed repetitions; the
 //!   factor is the larger median divided by the smaller.
 //! - Test (n >= 2 on both sides): Welch's two-sample t-test on the logarithm of throughput
 //!   (ratios, not differences, are what a filesystem comparison is about, and log makes the noise
@@ -76,7 +77,7 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
         )
         .to_lowercase());
     }
-    let v: Vec<f64> = t.reps.iter().filter(|r| r.complete).map(|r| r.mib_per_s).collect();
+    let v: Vec<f64> = t.reps.iter().filter(|r| r.complete).map(|r| r.figure()).collect();
     if v.is_empty() || v.iter().any(|x| x.is_nan() || *x <= 0.0) {
         return Err(format!("no throughput figure on {label}"));
     }
@@ -178,10 +179,9 @@ mod tests {
                 },
                 device: None,
                 sync_nanos: 0,
-                memory: None,
-                trace: None,
+                ..Default::default()
             }],
-            extents: None,
+            ..Default::default()
         }
     }
 

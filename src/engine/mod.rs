@@ -6,7 +6,10 @@
 //! - [`buffer`]: aligned buffers and the (incompressible by default) data written.
 
 pub mod buffer;
+pub mod fileset;
+mod fileset_runner;
 pub mod ioengine;
+pub mod layout;
 pub mod runner;
 mod target;
 pub mod worker;

@@ -52,7 +52,13 @@ pub trait Progress: Sync {
     fn target_start(&self, _label: &str) {}
     /// A phase (or the set-up) starts; `expected_bytes` when known.
     fn phase_start(&self, _test: &TestDef, _rep: u32, _phase: &str, _expected_bytes: Option<u64>) {}
-    /// Bytes done so far in the current phase.
+    /// A phase counted in operations (fileset tests) starts; `phase_progress` then reports
+    /// operations. The default shows it like a byte-counted phase.
+    fn phase_start_ops(&self, test: &TestDef, rep: u32, phase: &str, expected_ops: Option<u64>) {
+        let _ = expected_ops;
+        self.phase_start(test, rep, phase, None)
+    }
+    /// Bytes (or, after `phase_start_ops`, operations) done so far in the current phase.
     fn phase_progress(&self, _bytes: u64) {}
     /// The phase ended.
     fn phase_end(&self) {}
@@ -62,7 +68,7 @@ pub trait Progress: Sync {
 pub struct NoProgress;
 impl Progress for NoProgress {}
 
-enum RepOutcome {
+pub(super) enum RepOutcome {
     Ok,
     Failed(String),
     Interrupted,
@@ -161,7 +167,9 @@ pub fn run_test(
 ) -> TestResult {
     let mut result = skipped(test, "");
     result.status = TestStatus::Ok;
-    let paths: Vec<PathBuf> = if test.file.shared {
+    let paths: Vec<PathBuf> = if test.fileset.is_some() {
+        Vec::new()
+    } else if test.file.shared {
         vec![dir.join(format!("t{}.dat", test.id))]
     } else {
         (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
@@ -169,8 +177,13 @@ pub fn run_test(
     let mut complete = 0usize;
     for rep in reps {
         let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
-        let (rep_result, outcome) =
-            run_rep(test, target, devices, &paths, opts, seed, rep, progress, &mut result.warnings);
+        let warnings = &mut result.warnings;
+        let (rep_result, outcome) = match &test.fileset {
+            Some(fs) => super::fileset_runner::run_rep(
+                test, fs, target, devices, dir, opts, seed, rep, progress, warnings,
+            ),
+            None => run_rep(test, target, devices, &paths, opts, seed, rep, progress, warnings),
+        };
         for p in &paths {
             let _ = std::fs::remove_file(p);
         }
@@ -339,7 +352,7 @@ fn run_rep(
 }
 
 /// Start tracing `devices`, or say once why not.
-fn start_trace(
+pub(super) fn start_trace(
     devices: &[String],
     warnings: &mut Vec<String>,
 ) -> Option<crate::observe::trace::Tracer> {
@@ -357,13 +370,13 @@ fn start_trace(
     }
 }
 
-fn note_once(warnings: &mut Vec<String>, msg: String) {
+pub(super) fn note_once(warnings: &mut Vec<String>, msg: String) {
     if !warnings.contains(&msg) {
         warnings.push(msg);
     }
 }
 
-fn cache_word(c: CacheReq) -> &'static str {
+pub(super) fn cache_word(c: CacheReq) -> &'static str {
     match c {
         CacheReq::Cached => "cached",
         CacheReq::Uncached => "uncached",
@@ -485,7 +498,7 @@ fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
             let share = data.len() as f64 / phase.pattern.len() as f64;
             Some((k as f64 * share * mean) as u64 * t)
         }
-        Amount::Seconds(_) => None,
+        Amount::Seconds(_) | Amount::Fill(_) | Amount::Share(_) => None,
     }
 }
 
@@ -580,10 +593,16 @@ fn phase_result(
         sync_nanos: outs.iter().map(|o| o.sync_nanos).sum(),
         memory: None,
         trace: None,
+        file_ops: 0,
+        skipped_ops: 0,
+        files_created: 0,
+        fill_series: None,
+        fill_range: None,
+        ended_by: None,
     }
 }
 
-fn rep_result(
+pub(super) fn rep_result(
     test: &TestDef,
     phases: Vec<PhaseResult>,
     timed_hist: &OpHistograms,
@@ -615,5 +634,6 @@ fn rep_result(
         latency: timed_hist.summaries(),
         phases,
         extents: None,
+        file_ops: 0,
     }
 }

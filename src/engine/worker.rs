@@ -195,7 +195,7 @@ pub fn run<E: IoEngine>(
             OpKind::Read | OpKind::Write => {
                 let mut size = match op.size {
                     SizeDist::Fixed(n) => n,
-                    SizeDist::Uniform(lo, hi) => rng.u64(lo..=hi),
+                    d => d.sample(&mut rng),
                 };
                 let off = match op.offset {
                     OffsetMode::Sequential => {
@@ -280,7 +280,12 @@ pub fn run<E: IoEngine>(
                     Amount::Bytes(b) => out_bytes_read + out_bytes_written >= b,
                     Amount::Ops(k) => ops >= k,
                     Amount::Seconds(_) => deadline.is_some_and(|d| t1 >= d),
-                    Amount::Passes(p) => passes >= p,
+                    // The rest of the pattern cycle still runs (a rewrite's write after the read
+                    // that completed the pass).
+                    Amount::Passes(p) => passes >= p && i == 0,
+                    Amount::Fill(_) | Amount::Share(_) => {
+                        unreachable!("validation admits fill and share only for filesets")
+                    }
                 };
                 if done {
                     break;
@@ -308,9 +313,7 @@ pub fn run<E: IoEngine>(
                     break;
                 }
             }
-            OpKind::Open | OpKind::Close => {
-                unreachable!("validation admits only data and sync ops")
-            }
+            _ => unreachable!("validation admits only data and sync ops"),
         }
     }
 
@@ -368,6 +371,7 @@ fn do_sync<E: IoEngine>(
     match call {
         SyncCall::Fsync => engine.fsync(fd),
         SyncCall::Fdatasync => engine.fdatasync(fd),
+        SyncCall::Syncfs => Ok(rustix::fs::syncfs(fd)?),
     }
 }
 

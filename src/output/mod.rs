@@ -1,6 +1,7 @@
 //! Every way a result is shown. Each format is one module behind [`Exporter`]; all read the same
 //! [`crate::result::RunReport`].
 
+pub mod bonnie;
 pub mod compare;
 pub mod csv;
 pub mod json;
@@ -24,6 +25,8 @@ pub enum Format {
     Json,
     /// One row per test, for spreadsheets.
     Csv,
+    /// bonnie++'s two tables (for the `bonnie` suite).
+    Bonnie,
 }
 
 /// The exporter for a format.
@@ -32,5 +35,6 @@ pub fn exporter(f: Format) -> Box<dyn Exporter> {
         Format::Table => Box::new(table::TableExporter),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(csv::CsvExporter),
+        Format::Bonnie => Box::new(bonnie::BonnieExporter),
     }
 }

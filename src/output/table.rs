@@ -104,6 +104,29 @@ pub fn render(report: &RunReport) -> String {
             (TestStatus::Ok, None) => row.push(Cell::new("-")),
         }
         table.add_row(row);
+        // Throughput against fill (aging phases): one note per fill phase.
+        for p in r.map(|r| r.phases.iter()).into_iter().flatten() {
+            if let Some(series) = p.fill_series.as_ref().filter(|s| !s.is_empty()) {
+                let steps: Vec<String> = series
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{:.0}%: {} MiB/s {} files/s",
+                            f.fill * 100.0,
+                            sig3(f.mib_per_s),
+                            sig3(f.files_per_s)
+                        )
+                    })
+                    .collect();
+                let end = p.ended_by.as_deref().unwrap_or("");
+                notes.push(format!(
+                    "test {} phase {} (throughput vs fill; {end}): {}",
+                    t.id,
+                    p.name,
+                    steps.join(", ")
+                ));
+            }
+        }
         for w in &t.warnings {
             notes.push(format!("test {}: {w}", t.id));
         }

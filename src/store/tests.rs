@@ -44,10 +44,9 @@ fn rep(mib: f64) -> RepResult {
                 ..Default::default()
             }),
             sync_nanos: 0,
-            memory: None,
-            trace: None,
+            ..Default::default()
         }],
-        extents: None,
+        ..Default::default()
     }
 }
 

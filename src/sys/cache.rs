@@ -13,7 +13,11 @@ use std::path::Path;
 
 /// Fraction (0.0 ..= 1.0) of `path`'s pages resident in the page cache. An empty file is 0.
 pub fn resident_fraction(path: &Path) -> io::Result<f64> {
-    let f = File::open(path)?;
+    resident_fraction_file(&File::open(path)?)
+}
+
+/// [`resident_fraction`] of an open file.
+pub fn resident_fraction_file(f: &File) -> io::Result<f64> {
     let len = f.metadata()?.len();
     if len == 0 {
         return Ok(0.0);

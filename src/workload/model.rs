@@ -27,10 +27,97 @@ pub struct TestDef {
     pub description: String,
     /// Worker threads.
     pub threads: u32,
-    /// The file(s).
+    /// The file(s) of a data test. For a fileset test (`fileset` is `Some`) this is unused and
+    /// has size 0: a separate field rather than an enum so code written against data tests keeps
+    /// compiling unchanged.
     pub file: FileDef,
+    /// The set of files of a metadata test (`fileset = { ... }`), instead of `file`.
+    #[serde(default)]
+    pub fileset: Option<FilesetDef>,
     /// Phases in order.
     pub phases: Vec<PhaseDef>,
+}
+
+/// A set of many files (`fileset = { ... }`): `count` slots, each holding a file or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilesetDef {
+    /// Number of file slots (after scaling).
+    pub count: u64,
+    /// Where the slots live.
+    pub layout: Layout,
+    /// Size of each created file, drawn per create.
+    pub size: SizeDist,
+    /// Create every file (untimed) before the first phase.
+    pub prefill: bool,
+    /// Chunk size of whole-file writes (create, append, replace) and reads (readwhole).
+    pub write_size: u64,
+}
+
+/// How a fileset's slots map to directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Layout {
+    /// All files in one directory.
+    Flat,
+    /// `depth` levels of `fanout` subdirectories, `files_per_dir` files in each leaf directory.
+    Tree {
+        /// Directory levels below the set's root (>= 1).
+        depth: u32,
+        /// Subdirectories per directory.
+        fanout: u32,
+        /// Files in each leaf directory.
+        files_per_dir: u64,
+    },
+}
+
+impl Layout {
+    /// Leaf directories (1 for flat: the root).
+    pub fn leaves(&self) -> u64 {
+        match *self {
+            Layout::Flat => 1,
+            Layout::Tree { depth, fanout, .. } => (fanout as u64).pow(depth),
+        }
+    }
+
+    /// Directories below the root (0 for flat): fanout + fanout^2 + ... + fanout^depth.
+    pub fn dirs(&self) -> u64 {
+        match *self {
+            Layout::Flat => 0,
+            Layout::Tree { depth, fanout, .. } => (1..=depth).map(|l| (fanout as u64).pow(l)).sum(),
+        }
+    }
+}
+
+/// Which slot an operation takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pick {
+    /// The next slot in order (per entry, per thread).
+    Next,
+    /// A uniformly random slot (the nearest suitable one after it, if it is not suitable).
+    Random,
+    /// Every slot once per pass, in a pseudo-random order (a keyed permutation, no memory).
+    Shuffle,
+}
+
+/// One operation of a fileset pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MetaOp {
+    /// What to do.
+    pub kind: OpKind,
+    /// Which slot.
+    pub pick: Pick,
+    /// fsync the file before close (create, append).
+    pub fsync: bool,
+    /// fsync the parent directory after the operation (create, unlink, rename, replace).
+    pub fsync_dir: bool,
+    /// Bytes appended (append); `None`: drawn from the fileset's size distribution.
+    pub size: Option<SizeDist>,
+}
+
+/// One entry of a fileset pattern: one op, or a weighted choice drawn per execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaEntry {
+    /// `(weight, op)`; a plain entry has one choice.
+    pub choices: Vec<(u32, MetaOp)>,
 }
 
 /// The test's file(s).
@@ -61,6 +148,9 @@ pub struct PhaseDef {
     pub amount: Amount,
     /// Sync policy.
     pub sync: SyncPolicy,
+    /// The pattern of a fileset test's phase (`pattern` is empty then).
+    #[serde(default)]
+    pub fileset_pattern: Vec<MetaEntry>,
 }
 
 /// Flags for `open(2)`.
@@ -100,7 +190,8 @@ impl OpenFlags {
     }
 }
 
-/// Kinds of operation. Data operations now; metadata operations join this enum later.
+/// Kinds of operation: data operations on one file, and the operations of fileset tests. New
+/// kinds are appended, so the index of an existing kind never changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OpKind {
@@ -116,17 +207,53 @@ pub enum OpKind {
     Open,
     /// `close(2)` (timed once per thread per phase).
     Close,
+    /// open(O_CREAT|O_EXCL), write the file's size in chunks, close.
+    Create,
+    /// `unlink(2)`.
+    Unlink,
+    /// `stat(2)` (`fstatat`).
+    Stat,
+    /// Open a directory, read all its entries (`getdents64`), close.
+    Readdir,
+    /// `mkdir(2)`.
+    Mkdir,
+    /// `rmdir(2)`.
+    Rmdir,
+    /// `rename(2)` of a file to a free slot.
+    Rename,
+    /// Durable replace: write a temporary file, fsync it, rename it over an existing file.
+    Replace,
+    /// open(O_APPEND), write, close.
+    Append,
+    /// open, read to end of file, close.
+    Readwhole,
+    /// fsync of a directory.
+    Fsyncdir,
+    /// `syncfs(2)` of the filesystem under the test.
+    Syncfs,
 }
 
 impl OpKind {
     /// Every kind, in the order histograms are indexed.
-    pub const ALL: [OpKind; 6] = [
+    pub const ALL: [OpKind; 18] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::Fsync,
         OpKind::Fdatasync,
         OpKind::Open,
         OpKind::Close,
+        OpKind::Create,
+        OpKind::Unlink,
+        OpKind::Stat,
+        OpKind::Readdir,
+        OpKind::Mkdir,
+        OpKind::Rmdir,
+        OpKind::Rename,
+        OpKind::Replace,
+        OpKind::Append,
+        OpKind::Readwhole,
+        OpKind::Fsyncdir,
+        OpKind::Syncfs,
     ];
 
     /// Index into per-kind arrays.
@@ -143,7 +270,29 @@ impl OpKind {
             OpKind::Fdatasync => "fdatasync",
             OpKind::Open => "open",
             OpKind::Close => "close",
+            OpKind::Create => "create",
+            OpKind::Unlink => "unlink",
+            OpKind::Stat => "stat",
+            OpKind::Readdir => "readdir",
+            OpKind::Mkdir => "mkdir",
+            OpKind::Rmdir => "rmdir",
+            OpKind::Rename => "rename",
+            OpKind::Replace => "replace",
+            OpKind::Append => "append",
+            OpKind::Readwhole => "readwhole",
+            OpKind::Fsyncdir => "fsyncdir",
+            OpKind::Syncfs => "syncfs",
         }
+    }
+
+    /// The kind named `name` (as written in workloads and JSON).
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Whether the op is a pattern operation of fileset tests.
+    pub fn is_fileset(self) -> bool {
+        (self as usize) >= OpKind::Create as usize && self != OpKind::Syncfs
     }
 
     /// Whether the op moves data (counts toward bytes and the main throughput).
@@ -168,31 +317,124 @@ pub struct OpDef {
     pub align: u64,
 }
 
-/// Transfer size distribution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Transfer or file size distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum SizeDist {
     /// Always this many bytes.
     Fixed(u64),
     /// Uniform over `[min, max]` bytes.
     Uniform(u64, u64),
+    /// Log-normal with this median and sigma (of ln size), truncated to `[min, max]` by
+    /// redrawing: the shape inside the bounds is kept and no mass piles up at the bounds, which
+    /// clamping would do. Validation ensures at least 1% of the mass lies inside, so a draw
+    /// needs fewer than 100 tries on average; after 1000 failed tries the median is used.
+    LogNormal {
+        /// Median in bytes.
+        median: u64,
+        /// Standard deviation of ln(size).
+        sigma: f64,
+        /// Lower bound in bytes.
+        min: u64,
+        /// Upper bound in bytes.
+        max: u64,
+    },
 }
 
 impl SizeDist {
+    /// Smallest possible size.
+    pub fn min(&self) -> u64 {
+        match *self {
+            SizeDist::Fixed(n) => n,
+            SizeDist::Uniform(lo, _) => lo,
+            SizeDist::LogNormal { min, .. } => min,
+        }
+    }
+
     /// Largest possible size.
     pub fn max(&self) -> u64 {
         match *self {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(_, hi) => hi,
+            SizeDist::LogNormal { max, .. } => max,
         }
     }
 
-    /// Mean size.
+    /// Mean size (for the truncated log-normal, the closed form of the truncated mean).
     pub fn mean(&self) -> f64 {
         match *self {
             SizeDist::Fixed(n) => n as f64,
             SizeDist::Uniform(lo, hi) => (lo + hi) as f64 / 2.0,
+            SizeDist::LogNormal { median, sigma, min, max } => {
+                let mu = (median as f64).ln();
+                let (a, b) = ((min as f64).ln(), (max.max(1) as f64).ln());
+                let mass = normal_cdf((b - mu) / sigma) - normal_cdf((a - mu) / sigma);
+                if mass <= 0.0 {
+                    return median as f64;
+                }
+                let s2 = sigma * sigma;
+                (mu + s2 / 2.0).exp()
+                    * (normal_cdf((b - mu - s2) / sigma) - normal_cdf((a - mu - s2) / sigma))
+                    / mass
+            }
         }
     }
+
+    /// Draw one size. No allocation; a few floating-point operations for the log-normal.
+    #[inline]
+    pub fn sample(&self, rng: &mut fastrand::Rng) -> u64 {
+        match *self {
+            SizeDist::Fixed(n) => n,
+            SizeDist::Uniform(lo, hi) => rng.u64(lo..=hi),
+            SizeDist::LogNormal { median, sigma, min, max } => {
+                for _ in 0..1000 {
+                    let x = (median as f64 * (sigma * std_normal(rng)).exp()).round();
+                    if x >= min as f64 && x <= max as f64 {
+                        return x as u64;
+                    }
+                }
+                median.clamp(min, max)
+            }
+        }
+    }
+
+    /// Share of a log-normal's mass inside its bounds (1 for the other distributions).
+    pub fn mass_in_bounds(&self) -> f64 {
+        match *self {
+            SizeDist::LogNormal { median, sigma, min, max } => {
+                let mu = (median.max(1) as f64).ln();
+                let a = if min == 0 { f64::NEG_INFINITY } else { (min as f64).ln() };
+                let b = (max.max(1) as f64).ln();
+                normal_cdf((b - mu) / sigma) - normal_cdf((a - mu) / sigma)
+            }
+            _ => 1.0,
+        }
+    }
+}
+
+/// A standard normal variate (Box-Muller; one of the pair is discarded for simplicity).
+fn std_normal(rng: &mut fastrand::Rng) -> f64 {
+    let u1 = 1.0 - rng.f64(); // (0, 1]: ln is finite
+    let u2 = rng.f64();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// Standard normal CDF via erf (Abramowitz and Stegun 7.1.26, absolute error < 1.5e-7).
+pub fn normal_cdf(x: f64) -> f64 {
+    if x == f64::NEG_INFINITY {
+        return 0.0;
+    }
+    if x == f64::INFINITY {
+        return 1.0;
+    }
+    let z = x / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z.abs());
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    let erf = if z < 0.0 { -erf } else { erf };
+    0.5 * (1.0 + erf)
 }
 
 /// Offset selection.
@@ -215,8 +457,15 @@ pub enum Amount {
     Ops(u64),
     /// Wall-clock seconds.
     Seconds(f64),
-    /// Full sequential passes over the thread's part of the file.
+    /// Full sequential passes over the thread's part of the file; for a fileset, every slot
+    /// the thread owns once per pass.
     Passes(u32),
+    /// Fileset only: this share (0..1] of one pass: `share = 0.2` visits a fifth of the slots
+    /// (with `pick = "shuffle"`, a random fifth).
+    Share(f64),
+    /// Fileset only: until the filesystem is this full (0..1, statvfs: used / (used + available),
+    /// as `df` shows it); ENOSPC ends the phase normally.
+    Fill(f64),
 }
 
 /// Which sync call.
@@ -226,6 +475,8 @@ pub enum SyncCall {
     Fsync,
     /// `fdatasync(2)`.
     Fdatasync,
+    /// `syncfs(2)`: everything dirty on the test's filesystem.
+    Syncfs,
 }
 
 impl SyncCall {
@@ -234,6 +485,7 @@ impl SyncCall {
         match self {
             SyncCall::Fsync => OpKind::Fsync,
             SyncCall::Fdatasync => OpKind::Fdatasync,
+            SyncCall::Syncfs => OpKind::Syncfs,
         }
     }
 }
@@ -255,7 +507,63 @@ pub struct SyncPolicy {
 impl TestDef {
     /// Bytes a test's files occupy (for sizing a testbed).
     pub fn footprint_bytes(&self) -> u64 {
+        if let Some(fs) = &self.fileset {
+            if self.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_))) {
+                // A fill phase fills whatever filesystem it is given, so a testbed sized for
+                // the whole set would make the run as long as the set is big. 4 KiB per slot
+                // keeps a testbed (and so a --scale quick run) small: the fill stops at the
+                // filesystem's target, not at the slots.
+                return fs.count * 4096;
+            }
+            // Mean file size plus half a 4 KiB block per file (the last block's average waste)
+            // and 256 bytes for its directory entry; a 4 KiB block per directory. Empty files
+            // take no data blocks.
+            let slack = if fs.size.max() == 0 { 256.0 } else { 2048.0 + 256.0 };
+            let per_file = fs.size.mean() + slack;
+            return (fs.count as f64 * per_file) as u64 + fs.layout.dirs() * 4096;
+        }
         let files = if self.file.shared { 1 } else { self.threads as u64 };
         self.file.size_bytes * files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lognormal_draws_stay_in_bounds_and_keep_their_shape() {
+        let d = SizeDist::LogNormal { median: 20 << 10, sigma: 0.6, min: 10 << 10, max: 150 << 10 };
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut v: Vec<u64> = (0..200_000).map(|_| d.sample(&mut rng)).collect();
+        assert!(v.iter().all(|x| (10 << 10..=150 << 10).contains(x)));
+        v.sort_unstable();
+        // Truncation below the median raises the median of what is drawn a little: the mass
+        // below 10K (12.5%) is redrawn. Median of the truncated law: exp(mu + sigma * z) with
+        // Phi(z) = Phi(a) + (Phi(b) - Phi(a)) / 2.
+        let med = v[v.len() / 2] as f64;
+        assert!((21_000.0..23_500.0).contains(&med), "median {med}");
+        let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
+        assert!((mean - d.mean()).abs() / d.mean() < 0.01, "mean {mean} vs {}", d.mean());
+        assert!((d.mass_in_bounds() - 0.8745).abs() < 0.005, "{}", d.mass_in_bounds());
+    }
+
+    #[test]
+    fn normal_cdf_matches_known_values() {
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(1.96) - 0.975).abs() < 1e-4);
+        assert!((normal_cdf(-1.0) - 0.158_655).abs() < 1e-5);
+    }
+
+    #[test]
+    fn op_kinds_keep_their_indices_and_names() {
+        assert_eq!(OpKind::Read.index(), 0);
+        assert_eq!(OpKind::Close.index(), 5);
+        for k in OpKind::ALL {
+            assert_eq!(OpKind::from_name(k.name()), Some(k));
+            assert_eq!(OpKind::ALL[k.index()], k);
+        }
+        assert!(OpKind::Create.is_fileset() && !OpKind::Syncfs.is_fileset());
+        assert!(!OpKind::Read.is_fileset());
     }
 }

@@ -26,7 +26,42 @@ pub enum Scale {
     Factor(f64),
 }
 
+/// File counts below this are kept as written when scaling down, and scaled counts never go
+/// below it: the same philosophy as the 4 MiB floor on sizes (a 500-file postmark pool stays
+/// 500 files; a 65,536-file removal shrinks but keeps enough files to be a metadata test).
+pub const COUNT_FLOOR: u64 = 1000;
+
 impl Scale {
+    /// Scale a flat fileset's file count (with the [`COUNT_FLOOR`]).
+    pub fn apply_count(self, count: u64) -> u64 {
+        let f = self.factor();
+        if f == 1.0 {
+            return count;
+        }
+        let scaled = ((count as f64 * f).round() as u64).max(1);
+        if f < 1.0 {
+            scaled.max(count.min(COUNT_FLOOR))
+        } else {
+            scaled
+        }
+    }
+
+    /// Scale a tree's files per leaf directory: depth and fan-out keep the tree's shape; at
+    /// least 1 file per leaf, and the total not below `min(total, COUNT_FLOOR)`.
+    pub fn apply_files_per_dir(self, per_dir: u64, leaves: u64) -> u64 {
+        let f = self.factor();
+        if f == 1.0 {
+            return per_dir;
+        }
+        let scaled = ((per_dir as f64 * f).round() as u64).max(1);
+        if f < 1.0 {
+            let floor = per_dir.saturating_mul(leaves).min(COUNT_FLOOR);
+            scaled.max(floor.div_ceil(leaves.max(1))).min(per_dir)
+        } else {
+            scaled
+        }
+    }
+
     /// The multiplier.
     pub fn factor(self) -> f64 {
         match self {
@@ -120,5 +155,20 @@ mod tests {
         assert_eq!(Scale::Paper.apply(12345), 12345);
         assert_eq!(Scale::Factor(2.0).apply(1 << 20), 2 << 20);
         assert_eq!(q.apply(5 << 20) % (64 << 10), 0);
+    }
+
+    #[test]
+    fn counts_scale_with_a_floor() {
+        let q = Scale::Quick;
+        assert_eq!(q.apply_count(65536), 16384);
+        assert_eq!(q.apply_count(500), 500, "below the floor: unchanged");
+        assert_eq!(q.apply_count(2000), 1000, "never below the floor");
+        assert_eq!(Scale::Paper.apply_count(7), 7);
+        assert_eq!(Scale::Factor(2.0).apply_count(500), 1000);
+        // Trees scale files per leaf, keep at least one, and the floor on the total.
+        assert_eq!(q.apply_files_per_dir(100, 10_000), 25);
+        assert_eq!(Scale::Factor(0.001).apply_files_per_dir(100, 10_000), 1);
+        assert_eq!(Scale::Factor(0.01).apply_files_per_dir(100, 10), 100, "floor: 1000 files");
+        assert_eq!(Scale::Factor(0.1).apply_files_per_dir(10, 10), 10, "small trees kept");
     }
 }

@@ -126,8 +126,12 @@ impl From<Bytes> for SizeText {
     }
 }
 
-/// An operation size: fixed, or drawn per operation from a distribution.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An operation or file size: fixed, or drawn per operation from a distribution.
+///
+/// Written as `"8K"` (or `8192`), `{ uniform = ["1K", "8K"] }` or
+/// `{ lognormal = { median = "20K", sigma = 0.6, min = "10K", max = "150K" } }`. The parser is
+/// hand-written (not serde's `untagged`) so a mistake names the key that is wrong.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum SizeDistSpec {
     /// Every operation has this size.
@@ -137,6 +141,75 @@ pub enum SizeDistSpec {
         /// `[min, max]`, inclusive.
         uniform: [Bytes; 2],
     },
+    /// `{ lognormal = { median, sigma, min, max } }`: log-normal, truncated to `[min, max]`.
+    LogNormal {
+        /// The parameters.
+        lognormal: LogNormalSpec,
+    },
+}
+
+/// Parameters of a bounded log-normal size distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogNormalSpec {
+    /// Median (e^mu). The mode (peak) is `median * e^(-sigma^2)`.
+    pub median: Bytes,
+    /// Standard deviation of ln(size).
+    pub sigma: f64,
+    /// Smallest size drawn (draws below are redrawn).
+    pub min: Bytes,
+    /// Largest size drawn (draws above are redrawn).
+    pub max: Bytes,
+}
+
+const SIZE_FORMS: &str = "a size such as \"8K\", { uniform = [\"1K\", \"8K\"] } or { lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } }";
+
+impl<'de> Deserialize<'de> for SizeDistSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SizeDistSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(SIZE_FORMS)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SizeDistSpec, E> {
+                Ok(SizeDistSpec::Fixed(Bytes(v)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SizeDistSpec, E> {
+                u64::try_from(v)
+                    .map(|v| SizeDistSpec::Fixed(Bytes(v)))
+                    .map_err(|_| E::custom(format!("size {v} is negative; write {SIZE_FORMS}")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SizeDistSpec, E> {
+                parse_bytes(v).map(|b| SizeDistSpec::Fixed(Bytes(b))).map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<SizeDistSpec, A::Error> {
+                use serde::de::Error;
+                let Some(key) = m.next_key::<String>()? else {
+                    return Err(A::Error::custom(format!("empty size table; write {SIZE_FORMS}")));
+                };
+                let out = match key.as_str() {
+                    "uniform" => SizeDistSpec::Uniform { uniform: m.next_value()? },
+                    "lognormal" => SizeDistSpec::LogNormal { lognormal: m.next_value()? },
+                    other => {
+                        return Err(A::Error::custom(format!(
+                            "unknown size distribution `{other}`; write {SIZE_FORMS}"
+                        )))
+                    }
+                };
+                if let Some(k) = m.next_key::<String>()? {
+                    return Err(A::Error::custom(format!(
+                        "a size table has one key, found `{key}` and `{k}`; write {SIZE_FORMS}"
+                    )));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[cfg(test)]

@@ -65,8 +65,12 @@ pub struct TestSpec {
     /// Worker threads (default 1).
     #[serde(default = "one")]
     pub threads: u32,
-    /// The test's file(s).
-    pub file: FileSpec,
+    /// The test's file(s) (data tests). Exactly one of `file` and `fileset`.
+    #[serde(default)]
+    pub file: Option<FileSpec>,
+    /// A set of many files (metadata tests). Exactly one of `file` and `fileset`.
+    #[serde(default)]
+    pub fileset: Option<FilesetSpec>,
     /// Phases, run in order; at least one must be timed.
     #[serde(rename = "phase")]
     pub phases: Vec<PhaseSpec>,
@@ -93,6 +97,42 @@ pub struct FileSpec {
 
 fn yes() -> bool {
     true
+}
+
+/// `fileset = { ... }`: many files, flat in one directory or in a tree.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesetSpec {
+    /// Number of files (scaled by `--scale`). With a tree, it must equal
+    /// fanout^depth × files_per_dir (or be left out).
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// All files in one directory.
+    #[serde(default)]
+    pub flat: Option<bool>,
+    /// A directory tree.
+    #[serde(default)]
+    pub tree: Option<TreeSpec>,
+    /// Size of each file: fixed, uniform or lognormal.
+    pub size: SizeDistSpec,
+    /// Create every file (untimed) before the first phase (default false).
+    #[serde(default)]
+    pub prefill: bool,
+    /// Chunk of whole-file writes and reads (default 64K).
+    #[serde(default)]
+    pub write_size: Option<Bytes>,
+}
+
+/// `tree = { depth, fanout, files_per_dir }`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeSpec {
+    /// Directory levels below the set's root.
+    pub depth: u32,
+    /// Subdirectories per directory.
+    pub fanout: u32,
+    /// Files per leaf directory (scaled by `--scale`, at least 1).
+    pub files_per_dir: u64,
 }
 
 /// `[[test.phase]]`.
@@ -136,8 +176,25 @@ pub enum CacheReq {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpSpec {
-    /// `read`, `write`, `fsync` or `fdatasync`.
-    pub op: String,
+    /// `read`, `write`, `fsync` or `fdatasync` (file tests); `create`, `unlink`, `stat`, ...
+    /// (fileset tests). Absent only for a `choose` entry.
+    #[serde(default)]
+    pub op: Option<String>,
+    /// Fileset tests: `next`, `random` or `shuffle`: which slot the op takes.
+    #[serde(default)]
+    pub pick: Option<String>,
+    /// Fileset tests: fsync the file before close.
+    #[serde(default)]
+    pub fsync: Option<bool>,
+    /// Fileset tests: fsync the parent directory after the op.
+    #[serde(default)]
+    pub fsync_dir: Option<bool>,
+    /// Fileset tests: a weighted choice, one drawn each time the entry runs.
+    #[serde(default)]
+    pub choose: Option<Vec<OpSpec>>,
+    /// Weight of an op inside `choose` (default 1).
+    #[serde(default)]
+    pub weight: Option<u32>,
     /// Transfer size, fixed ("8K") or `{ uniform = ["1K", "8K"] }`. Defaults to the previous
     /// entry's size for `offset = "last"`; required otherwise for read/write.
     #[serde(default)]
@@ -166,9 +223,16 @@ pub struct AmountSpec {
     /// Seconds of work.
     #[serde(default)]
     pub seconds: Option<f64>,
-    /// Full sequential passes over the thread's part of the file.
+    /// Full sequential passes over the thread's part of the file (fileset: every slot once).
     #[serde(default)]
     pub passes: Option<u32>,
+    /// Fileset tests: this share of one pass (0..1], e.g. 0.2 with pick = "shuffle" for a random
+    /// fifth of the slots.
+    #[serde(default)]
+    pub share: Option<f64>,
+    /// Fileset tests: until the filesystem is this full (0..1).
+    #[serde(default)]
+    pub fill: Option<f64>,
 }
 
 /// `sync = { ... }`.
@@ -184,7 +248,8 @@ pub struct SyncSpec {
     /// Which call the periodic sync uses: `fsync` (default) or `fdatasync`.
     #[serde(default)]
     pub call: Option<String>,
-    /// A sync at the end of the phase, inside the timing: `none` (default), `fsync`, `fdatasync`.
+    /// A sync at the end of the phase, inside the timing: `none` (default), `fsync`, `fdatasync`,
+    /// `syncfs`.
     #[serde(default)]
     pub at_end: Option<String>,
 }

@@ -24,15 +24,15 @@ pub const MAX_OP_BYTES: u64 = 256 << 20;
 /// Alignment O_DIRECT transfers need on every Linux filesystem fsbench supports.
 pub const DIRECT_ALIGN: u64 = 4096;
 
-struct Loc<'a> {
-    origin: &'a str,
-    test: &'a str,
-    phase: Option<&'a str>,
-    entry: Option<usize>,
+pub(super) struct Loc<'a> {
+    pub(super) origin: &'a str,
+    pub(super) test: &'a str,
+    pub(super) phase: Option<&'a str>,
+    pub(super) entry: Option<usize>,
 }
 
 impl Loc<'_> {
-    fn err(&self, message: impl Into<String>) -> WorkloadError {
+    pub(super) fn err(&self, message: impl Into<String>) -> WorkloadError {
         let mut location = format!("test {}", self.test);
         if let Some(p) = self.phase {
             location.push_str(&format!(", phase `{p}`"));
@@ -84,12 +84,26 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if t.threads > MAX_THREADS {
         return Err(loc.err(format!("threads = {} is more than {MAX_THREADS}", t.threads)));
     }
-    let raw_size = t.file.size.resolve(ctx.free_memory);
+    let file_spec = match (&t.file, &t.fileset) {
+        (Some(f), None) => f,
+        (None, Some(fs)) => return super::fileset::resolve_test(t, fs, origin, ctx),
+        (Some(_), Some(_)) => {
+            return Err(loc.err(
+                "a test has either `file` (one data file) or `fileset` (many files), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(loc.err(
+                "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
+            ))
+        }
+    };
+    let raw_size = file_spec.size.resolve(ctx.free_memory);
     let size_bytes = ctx.scale.apply(raw_size);
     if size_bytes == 0 {
         return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
     }
-    let file = FileDef { size_bytes, shared: t.file.shared, prefill: t.file.prefill };
+    let file = FileDef { size_bytes, shared: file_spec.shared, prefill: file_spec.prefill };
     if t.phases.is_empty() {
         return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
     }
@@ -120,6 +134,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         description: t.description.clone(),
         threads: t.threads,
         file,
+        fileset: None,
         phases,
     })
 }
@@ -182,6 +197,7 @@ fn resolve_phase(
         pattern,
         amount,
         sync,
+        fileset_pattern: Vec::new(),
     })
 }
 
@@ -212,17 +228,40 @@ fn resolve_op(
     open: &OpenFlags,
     loc: &Loc<'_>,
 ) -> Result<OpDef, WorkloadError> {
-    let kind = match o.op.as_str() {
+    let Some(name) = o.op.as_deref() else {
+        return Err(loc.err(
+            "missing op: write e.g. { op = \"read\", size = \"4K\" } (choose is for fileset tests)",
+        ));
+    };
+    let kind = match name {
         "read" => OpKind::Read,
         "write" => OpKind::Write,
         "fsync" => OpKind::Fsync,
         "fdatasync" => OpKind::Fdatasync,
+        other if OpKind::from_name(other).is_some_and(|k| k.is_fileset()) => {
+            return Err(loc.err(format!(
+                "`{other}` is an op of fileset tests; give the test a fileset = {{ ... }} instead of file = {{ ... }}"
+            )))
+        }
         other => {
             return Err(
                 loc.err(format!("unknown op `{other}`; known: read, write, fsync, fdatasync"))
             )
         }
     };
+    for (set, key) in [
+        (o.pick.is_some(), "pick"),
+        (o.fsync.is_some(), "fsync"),
+        (o.fsync_dir.is_some(), "fsync_dir"),
+        (o.choose.is_some(), "choose"),
+        (o.weight.is_some(), "weight"),
+    ] {
+        if set {
+            return Err(loc.err(format!(
+                "`{key}` applies to fileset tests only; a data test's pattern has op, size, offset, align, repeat"
+            )));
+        }
+    }
     if !kind.is_data() {
         if o.size.is_some() || o.offset.is_some() || o.align.is_some() {
             return Err(loc.err(format!("`{}` takes no size, offset or align", kind.name())));
@@ -245,28 +284,14 @@ fn resolve_op(
         }
     };
     let size = match (&o.size, offset, prev) {
-        (Some(SizeDistSpec::Fixed(b)), ..) => SizeDist::Fixed(b.0),
-        (Some(SizeDistSpec::Uniform { uniform: [lo, hi] }), ..) => {
-            if lo.0 > hi.0 {
-                return Err(loc.err(format!(
-                    "uniform range [{}, {}] is reversed; write [min, max]",
-                    fmt_bytes(lo.0),
-                    fmt_bytes(hi.0)
-                )));
-            }
-            SizeDist::Uniform(lo.0, hi.0)
-        }
+        (Some(spec), ..) => resolve_size_dist(spec).map_err(|m| loc.err(m))?,
         (None, OffsetMode::Last, Some(p)) => p.size,
         (None, ..) => {
             return Err(loc
                 .err("missing size, e.g. size = \"8K\" or size = { uniform = [\"1K\", \"8K\"] }"))
         }
     };
-    let min = match size {
-        SizeDist::Fixed(n) => n,
-        SizeDist::Uniform(lo, _) => lo,
-    };
-    if min == 0 {
+    if size.min() == 0 {
         return Err(loc.err("block size 0 is impossible; use a size such as \"4K\""));
     }
     if size.max() > MAX_OP_BYTES {
@@ -298,7 +323,7 @@ fn resolve_op(
         let bad = |n: u64| n % DIRECT_ALIGN != 0;
         let sizes_bad = match size {
             SizeDist::Fixed(n) => bad(n),
-            SizeDist::Uniform(..) => true,
+            SizeDist::Uniform(..) | SizeDist::LogNormal { .. } => true,
         };
         if sizes_bad || (offset == OffsetMode::Random && bad(align)) {
             return Err(loc.err(format!(
@@ -309,7 +334,60 @@ fn resolve_op(
     Ok(OpDef { kind, size, offset, align })
 }
 
+/// A size distribution as written, checked: ranges not reversed, log-normal bounds that hold
+/// enough of the distribution for redrawing to be cheap.
+pub fn resolve_size_dist(spec: &SizeDistSpec) -> Result<SizeDist, String> {
+    Ok(match spec {
+        SizeDistSpec::Fixed(b) => SizeDist::Fixed(b.0),
+        SizeDistSpec::Uniform { uniform: [lo, hi] } => {
+            if lo.0 > hi.0 {
+                return Err(format!(
+                    "uniform range [{}, {}] is reversed; write [min, max]",
+                    fmt_bytes(lo.0),
+                    fmt_bytes(hi.0)
+                ));
+            }
+            SizeDist::Uniform(lo.0, hi.0)
+        }
+        SizeDistSpec::LogNormal { lognormal: l } => {
+            let (median, min, max) = (l.median.0, l.min.0, l.max.0);
+            if !(l.sigma.is_finite() && l.sigma > 0.0 && l.sigma <= 4.0) {
+                return Err(format!(
+                    "lognormal sigma = {} must be in (0, 4]; 0.5 to 1 gives the usual skew of file sizes",
+                    l.sigma
+                ));
+            }
+            if median == 0 {
+                return Err("lognormal median = 0: give a size such as \"20K\"".into());
+            }
+            if !(min <= median && median <= max && min < max) {
+                return Err(format!(
+                    "lognormal bounds must satisfy min <= median <= max with min < max; got min {}, median {}, max {}",
+                    fmt_bytes(min),
+                    fmt_bytes(median),
+                    fmt_bytes(max)
+                ));
+            }
+            let d = SizeDist::LogNormal { median, sigma: l.sigma, min, max };
+            let mass = d.mass_in_bounds();
+            if mass < 0.01 {
+                return Err(format!(
+                    "only {:.2}% of this lognormal lies within [min, max]; widen the bounds or change sigma (sizes outside are redrawn)",
+                    mass * 100.0
+                ));
+            }
+            d
+        }
+    })
+}
+
 fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<Amount, String> {
+    if a.share.is_some() {
+        return Err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes".into());
+    }
+    if a.fill.is_some() {
+        return Err("amount.fill is for fileset tests (it fills the filesystem with files); use bytes, ops, seconds or passes".into());
+    }
     let given = [a.bytes.is_some(), a.ops.is_some(), a.seconds.is_some(), a.passes.is_some()]
         .iter()
         .filter(|x| **x)
@@ -346,12 +424,13 @@ fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<
     Ok(Amount::Passes(p))
 }
 
-fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
+pub(super) fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
     match s {
         "none" => Ok(None),
         "fsync" => Ok(Some(SyncCall::Fsync)),
         "fdatasync" => Ok(Some(SyncCall::Fdatasync)),
-        other => Err(format!("{what} = `{other}`; known: none, fsync, fdatasync")),
+        "syncfs" => Ok(Some(SyncCall::Syncfs)),
+        other => Err(format!("{what} = `{other}`; known: none, fsync, fdatasync, syncfs")),
     }
 }
 
@@ -387,6 +466,9 @@ fn resolve_sync(
         None if periodic => Some(SyncCall::Fsync),
         None => None,
     };
+    if call == Some(SyncCall::Syncfs) {
+        return Err("sync.call = \"syncfs\" is not a periodic sync; use fsync or fdatasync (syncfs is for at_end)".into());
+    }
     if periodic && call.is_none() {
         return Err(
             "sync.call = \"none\" with every_bytes/every_ops: pick fsync or fdatasync".into()

@@ -13,11 +13,55 @@ pub struct EmbeddedSuite {
 }
 
 /// All embedded suites.
-pub const SUITES: &[EmbeddedSuite] = &[EmbeddedSuite {
-    name: "unit14",
-    summary: "the 14 data-intensive unit tests of the 2005 ZFS/UFS study (incl. uncached 5 and 13)",
-    toml: include_str!("unit14.toml"),
-}];
+pub const SUITES: &[EmbeddedSuite] = &[
+    EmbeddedSuite {
+        name: "unit14",
+        summary:
+            "the 14 data-intensive unit tests of the 2005 ZFS/UFS study (incl. uncached 5 and 13)",
+        toml: include_str!("unit14.toml"),
+    },
+    EmbeddedSuite {
+        name: "metadata",
+        summary: "create, stat, read (random order), delete N files: deep tree and flat",
+        toml: include_str!("metadata.toml"),
+    },
+    EmbeddedSuite {
+        name: "images",
+        summary:
+            "image store: skewed 10K-150K files in a 100x100 tree, fill to 90%, purge 20%, refill",
+        toml: include_str!("images.toml"),
+    },
+    EmbeddedSuite {
+        name: "mail",
+        summary: "varmail-like mail server: delete, create+fsync, read, append+fsync; 16 threads",
+        toml: include_str!("mail.toml"),
+    },
+    EmbeddedSuite {
+        name: "postmark",
+        summary: "PostMark 1.51 defaults: 500 files, 500 transactions",
+        toml: include_str!("postmark.toml"),
+    },
+    EmbeddedSuite {
+        name: "untar",
+        summary: "extract a kernel-source-shaped tree (~70k files, ~4.4k dirs), sync included",
+        toml: include_str!("untar.toml"),
+    },
+    EmbeddedSuite {
+        name: "rmtree",
+        summary: "rm -rf of a kernel-source-shaped tree, sync included",
+        toml: include_str!("rmtree.toml"),
+    },
+    EmbeddedSuite {
+        name: "rm65536",
+        summary: "remove 65,536 files from one directory, then sync",
+        toml: include_str!("rm65536.toml"),
+    },
+    EmbeddedSuite {
+        name: "bonnie",
+        summary: "bonnie++ phases: block write/rewrite/read, seeks, seq/random create/stat/delete",
+        toml: include_str!("bonnie.toml"),
+    },
+];
 
 /// Look a suite up by name.
 pub fn get(name: &str) -> Option<&'static EmbeddedSuite> {
