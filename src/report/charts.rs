@@ -367,3 +367,66 @@ pub fn offset_scatter(title: &str, sets: &[Scatter]) -> Result<String, ChartErro
     }
     Ok(svg)
 }
+
+/// One configuration's throughput at each fill level.
+#[derive(Debug, Clone)]
+pub struct FillLine {
+    /// Configuration label.
+    pub label: String,
+    /// Configuration index (colour).
+    pub config: usize,
+    /// (fill %, MiB/s) in order of fill.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Throughput against filesystem fill (the aging suite's question: does it slow as the disk
+/// fills?).
+pub fn fill_lines(title: &str, lines: &[FillLine]) -> Result<String, ChartError> {
+    let (w, h) = (440u32, 240u32);
+    let mut svg = String::new();
+    let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let ymax = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(1.0, f64::max);
+        let mut chart = ChartBuilder::on(&root)
+            .margin_top(8)
+            .margin_right(16)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..100.0, 0.0..ymax * 1.1)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("filesystem fill (%)")
+            .y_desc("MiB/s")
+            .label_style((FONT, 11))
+            .axis_desc_style((FONT, 11))
+            .light_line_style(RGBColor(240, 240, 240))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for l in lines {
+            let c = colour(l.config);
+            chart
+                .draw_series(LineSeries::new(l.points.iter().copied(), c.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(shorten(&l.label, 24))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
+                });
+            chart
+                .draw_series(l.points.iter().map(|(x, y)| Circle::new((*x, *y), 3, c.filled())))
+                .map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 11))
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}

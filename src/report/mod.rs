@@ -518,6 +518,7 @@ fn per_test(
             }
         }
         offset_chart(out, charts, r, ti, &row.id, prefix)?;
+        fill_chart(out, charts, r, ti, &row.id, prefix)?;
         out.push_str("</figure>\n");
     }
     out.push_str("</div>\n");
@@ -622,6 +623,61 @@ fn offset_chart(
     out.push_str(&svg);
     out.push_str("</div>\n");
     charts.push(Chart { file_name: format!("{prefix}-test{}-offsets.svg", file_part(id)), svg });
+    Ok(())
+}
+
+/// Throughput against filesystem fill for tests with fill phases (the aging suites), each phase
+/// of the median repetition that has a series, every configuration in its colour.
+fn fill_chart(
+    out: &mut String,
+    charts: &mut Vec<Chart>,
+    r: &CompareReport,
+    ti: usize,
+    id: &str,
+    prefix: &str,
+) -> Result<(), ReportError> {
+    let mut names: Vec<String> = Vec::new();
+    for c in &r.configs {
+        if let Some(m) = c.run.tests[ti].median_rep() {
+            for p in m.phases.iter().filter(|p| p.fill_series.is_some()) {
+                if !names.contains(&p.name) {
+                    names.push(p.name.clone());
+                }
+            }
+        }
+    }
+    for name in names {
+        let lines: Vec<charts::FillLine> = r
+            .configs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let m = c.run.tests[ti].median_rep()?;
+                let p = m.phases.iter().find(|p| p.name == name)?;
+                let pts = p.fill_series.as_ref()?;
+                Some(charts::FillLine {
+                    label: c.label.clone(),
+                    config: i,
+                    points: pts.iter().map(|f| (f.fill * 100.0, f.mib_per_s)).collect(),
+                })
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let svg = charts::fill_lines(&format!("test {id} phase {name} fill"), &lines)?;
+        let _ = write!(
+            out,
+            "<div class=\"chart fill\"><p class=\"rule\">Phase <b>{}</b>: throughput over each 10% step of filesystem fill.</p>",
+            esc(&name)
+        );
+        out.push_str(&svg);
+        out.push_str("</div>\n");
+        charts.push(Chart {
+            file_name: format!("{prefix}-test{}-{}-fill.svg", file_part(id), file_part(&name)),
+            svg,
+        });
+    }
     Ok(())
 }
 

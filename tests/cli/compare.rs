@@ -385,3 +385,37 @@ fn trace_agrees_with_block_counters() {
         .unwrap_or_default();
     assert!(inst.is_empty(), "{inst:?}");
 }
+
+#[test]
+fn aging_fill_series_is_in_json_and_report() {
+    if !is_root() {
+        skip("needs root (tmpfs testbeds)");
+        return;
+    }
+    let work = TestDir::new();
+    let d = TestDir::new();
+    let report = d.path().join("fill.html");
+    let (v, o) = run_json(&[
+        "compare",
+        "tmpfs",
+        "tmpfs:label=tmpfs-2",
+        "--suite",
+        "images",
+        "--scale",
+        "quick",
+        "--size",
+        "64M",
+        "--workdir",
+        work.path().to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let phases = &v["configs"][0]["run"]["tests"][0]["reps"][0]["phases"];
+    let fill = phases.as_array().unwrap().iter().find(|p| p["name"] == "fill").unwrap();
+    let series = fill["fill_series"].as_array().unwrap();
+    assert!(series.len() >= 8, "a point per 10% of fill: {series:?}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("Phase <b>fill</b>: throughput over each 10% step of filesystem fill"));
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
