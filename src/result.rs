@@ -254,6 +254,22 @@ pub struct DeviceDelta {
     pub busy_ms: u64,
 }
 
+impl DeviceDelta {
+    /// Add another phase's (or device's) counters to these.
+    pub fn add(&mut self, o: &DeviceDelta) {
+        if self.devices.is_empty() {
+            self.devices = o.devices.clone();
+        }
+        self.reads_completed += o.reads_completed;
+        self.reads_merged += o.reads_merged;
+        self.read_bytes += o.read_bytes;
+        self.writes_completed += o.writes_completed;
+        self.writes_merged += o.writes_merged;
+        self.write_bytes += o.write_bytes;
+        self.busy_ms += o.busy_ms;
+    }
+}
+
 /// Repetition statistics of the throughput (MiB/s).
 ///
 /// The confidence interval is for the mean, from Student's t distribution (two-sided 95%), which

@@ -86,17 +86,7 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let mut device: Option<DeviceDelta> = None;
     for p in &timed {
         if let Some(d) = &p.device {
-            let acc = device.get_or_insert_with(|| DeviceDelta {
-                devices: d.devices.clone(),
-                ..Default::default()
-            });
-            acc.reads_completed += d.reads_completed;
-            acc.reads_merged += d.reads_merged;
-            acc.read_bytes += d.read_bytes;
-            acc.writes_completed += d.writes_completed;
-            acc.writes_merged += d.writes_merged;
-            acc.write_bytes += d.write_bytes;
-            acc.busy_ms += d.busy_ms;
+            device.get_or_insert_with(DeviceDelta::default).add(d);
         }
     }
     let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);

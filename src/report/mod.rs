@@ -745,16 +745,7 @@ fn device_panel(out: &mut String, r: &CompareReport) {
                 app_written += p.bytes_written;
                 if let Some(x) = &p.device {
                     seen = true;
-                    if d.devices.is_empty() {
-                        d.devices = x.devices.clone();
-                    }
-                    d.reads_completed += x.reads_completed;
-                    d.reads_merged += x.reads_merged;
-                    d.read_bytes += x.read_bytes;
-                    d.writes_completed += x.writes_completed;
-                    d.writes_merged += x.writes_merged;
-                    d.write_bytes += x.write_bytes;
-                    d.busy_ms += x.busy_ms;
+                    d.add(x);
                 }
             }
             if !seen {

@@ -389,17 +389,8 @@ fn resolve_amount(a: &AmountSpec) -> Result<Amount, String> {
         }
         return Ok(Amount::Share(f));
     }
-    if let Some(n) = a.ops {
-        if n == 0 {
-            return Err("amount.ops = 0: nothing would be done".into());
-        }
-        return Ok(Amount::Ops(n));
-    }
-    if let Some(s) = a.seconds {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(format!("amount.seconds = {s}: use a positive number of seconds"));
-        }
-        return Ok(Amount::Seconds(s));
+    if let Some(r) = super::validate::ops_or_seconds(a) {
+        return r;
     }
     if let Some(p) = a.passes {
         if p == 0 {

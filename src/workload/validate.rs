@@ -381,6 +381,23 @@ pub fn resolve_size_dist(spec: &SizeDistSpec) -> Result<SizeDist, String> {
     })
 }
 
+/// `amount.ops` or `amount.seconds`, checked, when given: shared by data and fileset tests.
+pub(super) fn ops_or_seconds(a: &AmountSpec) -> Option<Result<Amount, String>> {
+    if let Some(n) = a.ops {
+        return Some(if n == 0 {
+            Err("amount.ops = 0: nothing would be done".into())
+        } else {
+            Ok(Amount::Ops(n))
+        });
+    }
+    let s = a.seconds?;
+    Some(if s.is_finite() && s > 0.0 {
+        Ok(Amount::Seconds(s))
+    } else {
+        Err(format!("amount.seconds = {s}: use a positive number of seconds"))
+    })
+}
+
 fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<Amount, String> {
     if a.share.is_some() {
         return Err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes".into());
@@ -402,17 +419,8 @@ fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<
         }
         return Ok(Amount::Bytes(b));
     }
-    if let Some(n) = a.ops {
-        if n == 0 {
-            return Err("amount.ops = 0: nothing would be done".into());
-        }
-        return Ok(Amount::Ops(n));
-    }
-    if let Some(s) = a.seconds {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(format!("amount.seconds = {s}: use a positive number of seconds"));
-        }
-        return Ok(Amount::Seconds(s));
+    if let Some(r) = ops_or_seconds(a) {
+        return r;
     }
     let p = a.passes.unwrap_or(0);
     if p == 0 {
