@@ -12,8 +12,9 @@ pub struct TestbedArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
 
-    /// Size of each image (e.g. 2G). Default: what the suite's largest test needs × 1.5 + 256 MiB
-    /// (at least the filesystem's minimum).
+    /// Size of each image (e.g. 2G). Default: what the suite's largest test needs × 1.5 + 256 MiB,
+    /// and for many-file tests at least 20 KiB per file (ext2/3/4 make one inode per 16 KiB at
+    /// mkfs time), and at least the filesystem's minimum.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
 
@@ -33,7 +34,12 @@ impl TestbedArgs {
         let need = suite
             .map(|s| s.tests.iter().map(|t| t.footprint_bytes()).max().unwrap_or(0))
             .unwrap_or(0);
-        let auto = (need as f64 * 1.5) as u64 + (256 << 20);
+        let inodes = suite
+            .map(|s| s.tests.iter().map(|t| t.inodes_needed()).max().unwrap_or(0))
+            .unwrap_or(0);
+        // ext2/3/4 fix one inode per 16 KiB of device at mkfs (mke2fs's default inode_ratio); 20
+        // KiB per inode leaves room for the journal, metadata and reserved blocks.
+        let auto = ((need as f64 * 1.5) as u64 + (256 << 20)).max(inodes * (20 << 10));
         let size = self.size.unwrap_or(auto).max(config.kind.min_device_bytes());
         TestbedOptions {
             workdir: self.workdir.clone(),
@@ -53,4 +59,41 @@ pub fn describe(opts: &TestbedOptions, config: &FsConfig) -> String {
         fmt_bytes(opts.size_bytes),
         opts.workdir.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{ResolveCtx, Scale, SuiteSource};
+
+    fn args() -> TestbedArgs {
+        TestbedArgs { workdir: "/var/tmp/x".into(), size: None, remount_evict: false }
+    }
+
+    fn suite(name: &str) -> Suite {
+        let ctx = ResolveCtx { scale: Scale::Quick, free_memory: 8 << 30 };
+        crate::workload::load(&SuiteSource::Embedded(name.into()), &ctx).unwrap()
+    }
+
+    #[test]
+    fn many_files_get_room_for_inodes() {
+        let s = suite("metadata");
+        let most = s.tests.iter().map(|t| t.inodes_needed()).max().unwrap();
+        assert!(most >= 50_000, "{most}");
+        let o = args().options(&FsConfig::parse("ext4").unwrap(), Some(&s));
+        // ext4 makes one inode per 16 KiB: the image must hold them all.
+        assert!(o.size_bytes / (16 << 10) > most, "{} bytes for {most} inodes", o.size_bytes);
+    }
+
+    #[test]
+    fn data_tests_are_sized_by_bytes_and_the_minimum() {
+        let s = suite("unit14");
+        let o = args().options(&FsConfig::parse("xfs").unwrap(), Some(&s));
+        let need = s.tests.iter().map(|t| t.footprint_bytes()).max().unwrap();
+        assert!(o.size_bytes >= need + need / 2);
+        let o = args().options(&FsConfig::parse("xfs").unwrap(), None);
+        assert!(o.size_bytes >= 300 << 20, "xfs minimum");
+        let fixed = TestbedArgs { size: Some(1 << 30), ..args() };
+        assert_eq!(fixed.options(&FsConfig::parse("ext4").unwrap(), Some(&s)).size_bytes, 1 << 30);
+    }
 }

@@ -525,6 +525,22 @@ impl TestDef {
         let files = if self.file.shared { 1 } else { self.threads as u64 };
         self.file.size_bytes * files
     }
+
+    /// Inodes the test's files and directories need at most (a fileset's slots and directories;
+    /// the data files of a data test), for sizing filesystems that fix their inode count at
+    /// mkfs time.
+    pub fn inodes_needed(&self) -> u64 {
+        match &self.fileset {
+            Some(fs) => fs.count + fs.layout.dirs(),
+            None => {
+                if self.file.shared {
+                    1
+                } else {
+                    self.threads as u64
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
