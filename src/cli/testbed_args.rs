@@ -86,6 +86,14 @@ mod tests {
     }
 
     #[test]
+    fn fill_tests_are_not_inflated_by_their_slot_count() {
+        let s = suite("images");
+        let o = args().options(&FsConfig::parse("ext4").unwrap(), Some(&s));
+        let need = s.tests.iter().map(|t| t.footprint_bytes()).max().unwrap();
+        assert_eq!(o.size_bytes, (need as f64 * 1.5) as u64 + (256 << 20));
+    }
+
+    #[test]
     fn data_tests_are_sized_by_bytes_and_the_minimum() {
         let s = suite("unit14");
         let o = args().options(&FsConfig::parse("xfs").unwrap(), Some(&s));
