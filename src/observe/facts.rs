@@ -44,6 +44,8 @@ pub struct Facts {
     pub dirty_after_bytes: Option<u64>,
     /// Resident memory of the filesystem daemon at the end.
     pub daemon_rss_bytes: Option<u64>,
+    /// CPU the filesystem daemon used over the timed phases / their wall time (1.0 = one core).
+    pub daemon_cpu_share: Option<f64>,
     /// Extents of the test files.
     pub extents: Option<ExtentSummary>,
     /// From the block trace, when the run was traced.
@@ -93,6 +95,16 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let cpu = rep.cpu_user_nanos + rep.cpu_sys_nanos;
     let sync: u64 = timed.iter().map(|p| p.sync_nanos).sum();
     let last = timed.last();
+    // Data operations, or a fileset test's file operations (create, stat, unlink...).
+    let ops = rep.data_ops + rep.file_ops;
+    let daemon_cpu: Option<u64> = timed
+        .iter()
+        .map(|p| {
+            p.memory.and_then(|m| {
+                Some(m.after.daemon_cpu_nanos?.saturating_sub(m.before.daemon_cpu_nanos?))
+            })
+        })
+        .sum();
     let mut trace: Option<TraceFacts> = None;
     for p in &timed {
         if let Some(t) = &p.trace {
@@ -113,7 +125,7 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         mib_per_s: rep.mib_per_s,
         bytes_written,
         bytes_read,
-        data_ops: rep.data_ops,
+        data_ops: ops,
         write_amplification: device.as_ref().and_then(|d| ratio(d.write_bytes, bytes_written)),
         device_read_share: device.as_ref().and_then(|d| ratio(d.read_bytes, bytes_read)),
         avg_write_request_bytes: device
@@ -141,6 +153,9 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         },
         dirty_after_bytes: last.and_then(|p| p.memory.map(|m| m.after.dirty_bytes)),
         daemon_rss_bytes: last.and_then(|p| p.memory.and_then(|m| m.after.daemon_rss_bytes)),
+        daemon_cpu_share: daemon_cpu
+            .filter(|_| rep.wall_nanos > 0)
+            .map(|c| c as f64 / rep.wall_nanos as f64),
         extents: rep.extents.clone(),
         trace,
     }

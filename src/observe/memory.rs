@@ -15,6 +15,10 @@ pub struct MemSample {
     pub writeback_bytes: u64,
     /// Resident set of the filesystem daemon, when there is one.
     pub daemon_rss_bytes: Option<u64>,
+    /// CPU time (user + system) the filesystem daemon has used so far: a FUSE filesystem does
+    /// its work there, not in the benchmark's threads.
+    #[serde(default)]
+    pub daemon_cpu_nanos: Option<u64>,
 }
 
 /// Before and after a phase.
@@ -35,12 +39,13 @@ impl MemSample {
             dirty_bytes: m.get("Dirty"),
             writeback_bytes: m.get("Writeback"),
             daemon_rss_bytes: daemon.and_then(rss_of),
+            daemon_cpu_nanos: daemon.and_then(cpu_of),
         }
     }
 }
 
-/// Summed VmRSS of processes whose `comm` is `name`.
-pub fn rss_of(name: &str) -> Option<u64> {
+/// Sum `f` over the /proc directories of processes whose `comm` is `name` (None: no such process).
+fn sum_over(name: &str, f: impl Fn(&std::path::Path) -> Option<u64>) -> Option<u64> {
     let mut total = None;
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
         let p = e.path();
@@ -51,11 +56,32 @@ pub fn rss_of(name: &str) -> Option<u64> {
         if comm.trim() != name {
             continue;
         }
-        let Ok(status) = std::fs::read_to_string(p.join("status")) else { continue };
-        let rss = MemInfo::parse(&status).get("VmRSS");
-        *total.get_or_insert(0) += rss;
+        if let Some(v) = f(&p) {
+            *total.get_or_insert(0) += v;
+        }
     }
     total
+}
+
+/// Summed VmRSS of processes whose `comm` is `name`.
+pub fn rss_of(name: &str) -> Option<u64> {
+    sum_over(name, |p| {
+        let status = std::fs::read_to_string(p.join("status")).ok()?;
+        Some(MemInfo::parse(&status).get("VmRSS"))
+    })
+}
+
+/// Summed CPU time (utime + stime, all threads) of processes whose `comm` is `name`, in ns.
+pub fn cpu_of(name: &str) -> Option<u64> {
+    let tick = rustix::param::clock_ticks_per_second().max(1);
+    sum_over(name, |p| {
+        let stat = std::fs::read_to_string(p.join("stat")).ok()?;
+        // Fields after the ")" that ends comm: state is field 3, utime 14, stime 15.
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        Some(ticks * 1_000_000_000 / tick)
+    })
 }
 
 #[cfg(test)]
@@ -64,6 +90,13 @@ mod tests {
     fn reads_own_rss_and_meminfo() {
         let me = std::fs::read_to_string("/proc/self/comm").unwrap();
         assert!(super::rss_of(me.trim()).unwrap() > 0);
+        // Burn some CPU so our own process has a non-zero count.
+        let mut x = 0u64;
+        let t = std::time::Instant::now();
+        while t.elapsed().as_millis() < 30 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        assert!(super::cpu_of(me.trim()).is_some());
         let s = super::MemSample::take(None);
         assert!(s.cached_bytes > 0);
         assert!(super::rss_of("no-such-process-zz").is_none());
