@@ -11,12 +11,14 @@
 //!   cleanup.
 //! - [`output`]: every way a result is shown (table, JSON, CSV), all from the same result type.
 //! - [`store`]: the SQLite results database every run and comparison is recorded in.
+//! - [`diff`]: two recorded runs compared test by test.
 //! - [`report`]: the self-contained HTML report with charts.
 //! - [`sys`]: thin wrappers over the operating system.
 //! - [`cli`]: the `fsbench` command line.
 
 pub mod cli;
 pub mod compare;
+pub mod diff;
 pub mod engine;
 pub mod explain;
 pub mod observe;

@@ -101,9 +101,10 @@ cleanup` removes what was left. Needs root; comparing directories you mounted do
 Runs are interleaved: every configuration runs a test before any runs it again, in an order that
 rotates, so drift on a noisy machine does not favour one side.
 
-Decision rule per test: the estimator is the median MiB/s of each configuration. With 2 or more
-repetitions on both sides, Welch's t-test on log(MiB/s), two-sided at 95%, must find a
-difference and the factor must be at least 1 + --min-effect; with a single repetition (no noise
+Decision rule per test: the estimator is the median of the test's figure of merit on each
+configuration: MiB/s for data tests, ops/s for file-set tests (metadata, rm65536, mail, postmark,
+untar, bonnie's file phases; shown with elapsed seconds). With 2 or more repetitions on both
+sides, Welch's t-test on its log, two-sided at 95%, must find a difference and the factor must be at least 1 + --min-effect; with a single repetition (no noise
 estimate) the factor must be at least 1.10. Otherwise the test is a draw. Tests that failed, or
 whose cache precondition did not hold, are not compared and the reason is given. The summary's
 \"mean factor\" is the arithmetic mean of the winning factors, as in the 2005 study.

@@ -51,9 +51,11 @@ pub struct RunArgs {
 
 const STATS_HELP: &str = "\
 Statistics: each test runs --repeat times on freshly made files. MiB/s is bytes read+written in
-the timed phases divided by their wall time; the table shows the median repetition, the
-coefficient of variation (sample sd / mean) and a two-sided 95% confidence interval of the mean
-from Student's t distribution (mean ± t(0.975, n-1)·s/√n). Latency percentiles come from an
+the timed phases divided by their wall time, ops/s operations per second (file-set operations
+for file-set tests), s the elapsed seconds of the timed phases. A test is ranked on MiB/s, a
+file-set test (metadata, rm65536, mail, postmark, untar) on ops/s; the table shows medians, and
+of that figure the coefficient of variation (sample sd / mean) and a two-sided 95% confidence
+interval of the mean from Student's t distribution (mean ± t(0.975, n-1)·s/√n). Latency percentiles come from an
 HdrHistogram with 3 significant digits (each within 0.1%).
 
 Cache: `cached` phases read the file first, `uncached` phases fsync, fadvise(DONTNEED) and (as

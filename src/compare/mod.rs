@@ -12,7 +12,7 @@ use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
 use crate::explain::{self, Explanation};
 use crate::observe::facts::Facts;
 use crate::observe::host::HostInfo;
-use crate::result::{RunReport, TestResult, TestStatus};
+use crate::result::{Figure, RunReport, Stats, TestResult, TestStatus};
 use crate::testbed::TestbedEnv;
 use crate::workload::Suite;
 pub use decision::{Rule, Verdict};
@@ -49,8 +49,17 @@ pub struct TestRow {
     pub id: String,
     /// Test name.
     pub name: String,
+    /// What the test is ranked on; `vs_baseline` compares this figure.
+    #[serde(default)]
+    pub figure: Figure,
     /// Median MiB/s per configuration (None when it has no figure).
     pub median_mib_per_s: Vec<Option<f64>>,
+    /// Median operations per second per configuration.
+    #[serde(default)]
+    pub median_ops_per_s: Vec<Option<f64>>,
+    /// Median elapsed seconds of the timed phases per configuration.
+    #[serde(default)]
+    pub median_elapsed_s: Vec<Option<f64>>,
     /// Verdict of configuration i against the baseline (None at the baseline's index).
     pub vs_baseline: Vec<Option<Verdict>>,
     /// What each configuration did underneath (its median repetition).
@@ -58,6 +67,17 @@ pub struct TestRow {
     /// Why the winner of configuration i against the baseline won (empty: no winner, or
     /// nothing observed explains it; see `explained`).
     pub why: Vec<Vec<Explanation>>,
+}
+
+impl TestRow {
+    /// Median of the figure of merit of configuration `i`.
+    pub fn median(&self, i: usize) -> Option<f64> {
+        let v = match self.figure {
+            Figure::MibPerS => &self.median_mib_per_s,
+            Figure::OpsPerS => &self.median_ops_per_s,
+        };
+        v.get(i).copied().flatten()
+    }
 }
 
 /// The study's summary of one pair.
@@ -190,7 +210,7 @@ pub fn run(
                 drop(ws);
                 let stop = r.status == TestStatus::Interrupted;
                 match &mut acc[i][ti] {
-                    Some(a) => engine::runner::merge(a, r),
+                    Some(a) => a.merge(r),
                     slot @ None => *slot = Some(r),
                 }
                 if let Some(a) = &acc[i][ti] {
@@ -206,17 +226,11 @@ pub fn run(
     for (i, run) in runs.iter_mut().enumerate() {
         run.interrupted = interrupted;
         for (ti, test) in suite.tests.iter().enumerate() {
-            run.tests.push(acc[i][ti].take().unwrap_or_else(|| TestResult {
-                id: test.id.clone(),
-                name: test.name.clone(),
-                description: test.description.clone(),
-                threads: test.threads,
-                status: TestStatus::Skipped { reason: "run interrupted before this test".into() },
-                reps: vec![],
-                complete_reps: 0,
-                summary: None,
-                warnings: vec![],
-            }));
+            run.tests.push(
+                acc[i][ti].take().unwrap_or_else(|| {
+                    TestResult::skipped(test, "run interrupted before this test")
+                }),
+            );
         }
     }
     let configs: Vec<ConfigResult> = runs
@@ -244,8 +258,9 @@ pub fn build_report(
     for ti in 0..ntests {
         let base = &configs[baseline];
         let bt = &base.run.tests[ti];
-        let medians =
-            configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| s.median)).collect();
+        let medians = |f: fn(&crate::result::Summary) -> &Stats| -> Vec<Option<f64>> {
+            configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| f(s).median)).collect()
+        };
         let vs: Vec<Option<Verdict>> = configs
             .iter()
             .enumerate()
@@ -283,7 +298,10 @@ pub fn build_report(
         tests.push(TestRow {
             id: bt.id.clone(),
             name: bt.name.clone(),
-            median_mib_per_s: medians,
+            figure: bt.figure,
+            median_mib_per_s: medians(|s| &s.mib_per_s),
+            median_ops_per_s: medians(|s| &s.ops_per_s),
+            median_elapsed_s: medians(|s| &s.elapsed_s),
             vs_baseline: vs,
             facts,
             why,
@@ -377,7 +395,10 @@ mod tests {
         TestRow {
             id: id.into(),
             name: id.into(),
+            figure: Figure::MibPerS,
             median_mib_per_s: vec![],
+            median_ops_per_s: vec![],
+            median_elapsed_s: vec![],
             vs_baseline: vec![None, Some(v)],
             facts: vec![],
             why: vec![],

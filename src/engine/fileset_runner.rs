@@ -50,7 +50,7 @@ pub(super) fn run_rep(
     seed: u64,
     rep: u32,
     progress: &dyn Progress,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::result::Warning>,
 ) -> (Option<RepResult>, RepOutcome) {
     let root_path = ws_dir.join(format!("t{}.set", test.id));
     let _ = std::fs::remove_dir_all(&root_path);
@@ -105,7 +105,7 @@ fn run_phases(
     seed: u64,
     rep: u32,
     progress: &dyn Progress,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::result::Warning>,
     states: &mut [SlotState],
 ) -> (Option<RepResult>, RepOutcome) {
     if let Err(msg) = check_space(test, fs, root) {
@@ -129,15 +129,16 @@ fn run_phases(
     for (pi, phase) in test.phases.iter().enumerate() {
         let check = establish_cache(phase.cache, root, fs, states, target);
         if !check.met {
-            let msg = format!(
-                "phase `{}`: uncached required but {:.0}% of sampled files were resident after {}; this is not an uncached figure",
-                phase.name,
-                check.resident_fraction * 100.0,
-                check.method
-            );
-            if !warnings.contains(&msg) {
-                warnings.push(msg);
-            }
+            let (required, method) = (phase.cache, check.method.clone());
+            let (phase, resident_fraction) = (phase.name.clone(), check.resident_fraction);
+            let w = crate::result::Warning::CacheNotMet {
+                phase,
+                required,
+                resident_fraction,
+                method,
+                sampled: true,
+            };
+            crate::result::note_once(warnings, w);
         }
         progress.phase_start_ops(test, rep, &phase.name, expected_ops(test, fs, phase));
         let tracer = if opts.trace && phase.timed {
@@ -153,9 +154,10 @@ fn run_phases(
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
             Err(e) => {
-                super::runner::note_once(
+                let (phase, error) = (phase.name.clone(), e.to_string());
+                crate::result::note_once(
                     warnings,
-                    format!("block trace of phase `{}` lost: {e}", phase.name),
+                    crate::result::Warning::TraceLost { phase, error },
                 );
                 None
             }

@@ -10,7 +10,6 @@ use crate::observe::memory::{MemDelta, MemSample};
 use crate::observe::mountinfo;
 use crate::result::*;
 use crate::stats::latency::OpHistograms;
-use crate::stats::summary;
 use crate::sys::cache;
 use crate::workload::{Amount, CacheReq, PhaseDef, Suite, TestDef};
 use std::path::{Path, PathBuf};
@@ -41,10 +40,7 @@ impl Default for EngineOptions {
 pub const CACHED_MIN: f64 = 0.95;
 /// Resident share at or below which a file counts as uncached.
 pub const UNCACHED_MAX: f64 = 0.02;
-/// A timed total shorter than this gets a warning: scheduler noise is on the order of ms.
-pub const SHORT_PHASE: Duration = Duration::from_millis(200);
-/// Repetitions varying more than this (coefficient of variation) get a warning.
-pub const NOISY_CV: f64 = 0.10;
+pub use crate::result::{note_once, NOISY_CV, SHORT_PHASE};
 
 /// Receives progress; the CLI draws a bar, tests and library users can ignore it.
 pub trait Progress: Sync {
@@ -120,17 +116,7 @@ pub fn run_suite(
 }
 
 fn skipped(test: &TestDef, reason: &str) -> TestResult {
-    TestResult {
-        id: test.id.clone(),
-        name: test.name.clone(),
-        description: test.description.clone(),
-        threads: test.threads,
-        status: TestStatus::Skipped { reason: reason.into() },
-        reps: Vec::new(),
-        complete_reps: 0,
-        summary: None,
-        warnings: Vec::new(),
-    }
+    TestResult::skipped(test, reason)
 }
 
 /// What is known about the target: mount, filesystem, devices.
@@ -165,8 +151,7 @@ pub fn run_test(
     reps: std::ops::Range<u32>,
     progress: &dyn Progress,
 ) -> TestResult {
-    let mut result = skipped(test, "");
-    result.status = TestStatus::Ok;
+    let mut result = TestResult::new(test);
     let paths: Vec<PathBuf> = if test.fileset.is_some() {
         Vec::new()
     } else if test.file.shared {
@@ -203,55 +188,9 @@ pub fn run_test(
         }
     }
     result.complete_reps = complete as u32;
-    finalize(&mut result);
+    result.finalize();
     result
 }
-
-/// Add `more` (later repetitions of the same test) to `acc` and recompute its statistics.
-pub fn merge(acc: &mut TestResult, more: TestResult) {
-    if acc.status == TestStatus::Ok {
-        acc.status = more.status;
-    }
-    acc.complete_reps += more.complete_reps;
-    acc.reps.extend(more.reps);
-    for w in more.warnings {
-        if !acc.warnings.contains(&w) {
-            acc.warnings.push(w);
-        }
-    }
-    finalize(acc);
-}
-
-/// Recompute the summary (over completed repetitions) and the statistical warnings.
-pub fn finalize(result: &mut TestResult) {
-    result.warnings.retain(|w| !w.starts_with(NOISE_WARNING) && !w.starts_with(SHORT_WARNING));
-    let done: Vec<&RepResult> = result.reps.iter().filter(|r| r.complete).collect();
-    let mibs: Vec<f64> = done.iter().map(|r| r.mib_per_s).collect();
-    let opss: Vec<f64> = done.iter().map(|r| r.ops_per_s).collect();
-    result.summary = summary::summarize(&mibs, &opss);
-    if let Some(s) = &result.summary {
-        if s.n >= 2 && s.cv > NOISY_CV {
-            result.warnings.push(format!(
-                "{NOISE_WARNING} {:.0}% (coefficient of variation); treat differences smaller than that as noise or use more --repeat",
-                s.cv * 100.0
-            ));
-        }
-    }
-    if let Some(r) = done.first() {
-        if Duration::from_nanos(r.wall_nanos) < SHORT_PHASE {
-            result.warnings.push(format!(
-                "{SHORT_WARNING} {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
-                r.wall_nanos as f64 / 1e6,
-                SHORT_PHASE.as_millis()
-            ));
-        }
-    }
-}
-
-/// Start of the "repetitions vary" warning.
-pub const NOISE_WARNING: &str = "repetitions vary by";
-/// Start of the "timed phase too short" warning.
-pub const SHORT_WARNING: &str = "timed phase lasted only";
 
 #[allow(clippy::too_many_arguments)]
 fn run_rep(
@@ -263,7 +202,7 @@ fn run_rep(
     seed: u64,
     rep: u32,
     progress: &dyn Progress,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> (Option<RepResult>, RepOutcome) {
     for p in paths {
         let _ = std::fs::remove_file(p);
@@ -284,20 +223,11 @@ fn run_rep(
     for phase in &test.phases {
         let check = establish_cache(phase.cache, paths, target);
         if !check.met {
-            let msg = format!(
-                "phase `{}`: {} required but {:.0}% of the file was resident after {}; this is not {} figure",
-                phase.name,
-                cache_word(phase.cache),
-                check.resident_fraction * 100.0,
-                check.method,
-                match phase.cache {
-                    CacheReq::Uncached => "an uncached",
-                    _ => "a cached",
-                },
-            );
-            if !warnings.contains(&msg) {
-                warnings.push(msg);
-            }
+            let (required, method) = (phase.cache, check.method.clone());
+            let (phase, resident_fraction) = (phase.name.clone(), check.resident_fraction);
+            let w =
+                Warning::CacheNotMet { phase, required, resident_fraction, method, sampled: false };
+            note_once(warnings, w);
         }
         let expected = expected_bytes(test, phase);
         progress.phase_start(test, rep, &phase.name, expected);
@@ -309,7 +239,8 @@ fn run_rep(
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
             Err(e) => {
-                note_once(warnings, format!("block trace of phase `{}` lost: {e}", phase.name));
+                let (phase, error) = (phase.name.clone(), e.to_string());
+                note_once(warnings, Warning::TraceLost { phase, error });
                 None
             }
         });
@@ -319,12 +250,11 @@ fn run_rep(
         pr.memory = Some(memory);
         if let Some(t) = &trace {
             if t.events_lost > 0 || t.events_over_limit > 0 {
+                let (events_lost, events_over_limit) = (t.events_lost, t.events_over_limit);
+                let phase = phase.name.clone();
                 note_once(
                     warnings,
-                    format!(
-                        "block trace of phase `{}` is incomplete: {} events lost, {} over the in-memory limit; its counts are lower bounds",
-                        phase.name, t.events_lost, t.events_over_limit
-                    ),
+                    Warning::TraceIncomplete { phase, events_lost, events_over_limit },
                 );
             }
         }
@@ -354,33 +284,21 @@ fn run_rep(
 /// Start tracing `devices`, or say once why not.
 pub(super) fn start_trace(
     devices: &[String],
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Option<crate::observe::trace::Tracer> {
     use crate::observe::trace::{TraceOptions, Tracer};
     if devices.is_empty() {
-        note_once(warnings, "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into());
+        let reason = "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into();
+        note_once(warnings, Warning::TraceUnavailable { reason });
         return None;
     }
     match Tracer::start(devices, TraceOptions::default()) {
         Ok(t) => Some(t),
         Err(e) => {
-            note_once(warnings, format!("tracing unavailable ({e}); the run goes on without it"));
+            let reason = format!("tracing unavailable ({e}); the run goes on without it");
+            note_once(warnings, Warning::TraceUnavailable { reason });
             None
         }
-    }
-}
-
-pub(super) fn note_once(warnings: &mut Vec<String>, msg: String) {
-    if !warnings.contains(&msg) {
-        warnings.push(msg);
-    }
-}
-
-pub(super) fn cache_word(c: CacheReq) -> &'static str {
-    match c {
-        CacheReq::Cached => "cached",
-        CacheReq::Uncached => "uncached",
-        CacheReq::Any => "any",
     }
 }
 

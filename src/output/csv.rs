@@ -1,4 +1,5 @@
-//! CSV: one row per test, median repetition for per-rep columns. Units are in the headers.
+//! CSV: one row per test, median repetition for per-rep columns. Units are in the headers;
+//! `figure` names the figure of merit (`mib_per_s` or `ops_per_s`) the `figure_*` columns are of.
 
 use super::Exporter;
 use crate::result::{RunReport, TestStatus};
@@ -22,6 +23,12 @@ const HEADER: &[&str] = &[
     "mib_per_s_ci95_low",
     "mib_per_s_ci95_high",
     "ops_per_s_median",
+    "figure",
+    "figure_median",
+    "figure_cv",
+    "figure_ci95_low",
+    "figure_ci95_high",
+    "elapsed_s_median",
     "main_op",
     "lat_p50_ns",
     "lat_p90_ns",
@@ -75,13 +82,19 @@ impl Exporter for CsvExporter {
                 reason,
                 t.threads.to_string(),
                 t.reps.len().to_string(),
-                opt(s.map(|s| s.median)),
-                opt(s.map(|s| s.min)),
-                opt(s.map(|s| s.max)),
-                opt(s.map(|s| s.cv)),
-                opt(s.and_then(|s| s.ci95_low)),
-                opt(s.and_then(|s| s.ci95_high)),
-                opt(s.map(|s| s.ops_per_s_median)),
+                opt(s.map(|s| s.mib_per_s.median)),
+                opt(s.map(|s| s.mib_per_s.min)),
+                opt(s.map(|s| s.mib_per_s.max)),
+                opt(s.map(|s| s.mib_per_s.cv)),
+                opt(s.and_then(|s| s.mib_per_s.ci95_low)),
+                opt(s.and_then(|s| s.mib_per_s.ci95_high)),
+                opt(s.map(|s| s.ops_per_s.median)),
+                t.figure.key().into(),
+                opt(s.map(|s| s.merit().median)),
+                opt(s.map(|s| s.merit().cv)),
+                opt(s.and_then(|s| s.merit().ci95_low)),
+                opt(s.and_then(|s| s.merit().ci95_high)),
+                opt(s.map(|s| s.elapsed_s.median)),
                 main.map(|m| m.op.name().to_string()).unwrap_or_default(),
                 main.map(|m| m.p50_nanos.to_string()).unwrap_or_default(),
                 main.map(|m| m.p90_nanos.to_string()).unwrap_or_default(),
