@@ -4,10 +4,11 @@ use super::record::DbArg;
 use super::{ExitCode, UserError};
 use crate::compare::Rule;
 use crate::output::units::utc;
+use crate::output::{exporter, ExportOptions, Format};
 use crate::report::ReportRun;
-use crate::store::{HistoryFilter, RunKind};
+use crate::store::HistoryFilter;
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,26 +41,16 @@ pub struct ShowArgs {
     /// Run id (see `fsbench history`).
     #[arg(value_parser = parse_run_id, value_name = "RUN")]
     pub run: i64,
-    /// Output format, as the run or compare command would have printed it.
-    #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
-    pub format: ShowFormat,
+    /// Output format, as the run or compare command would have printed it (every format of
+    /// `run` and `compare`: table, json, csv, bonnie, html).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
     /// For a comparison: also the observed facts per test and configuration (as `compare
     /// --details`).
     #[arg(long)]
     pub details: bool,
     #[command(flatten)]
     pub db: DbArg,
-}
-
-/// Formats of `show`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ShowFormat {
-    /// The table the command printed.
-    Table,
-    /// Everything stored, as JSON.
-    Json,
-    /// One row per test (and configuration).
-    Csv,
 }
 
 /// Arguments of `fsbench diff`.
@@ -166,29 +157,7 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             rec.id
         );
     }
-    let bytes = match rec.kind {
-        RunKind::Run => {
-            let report = rec
-                .run_report(0)
-                .ok_or_else(|| anyhow::anyhow!("run {} has no configuration stored", rec.id))?;
-            let f = match a.format {
-                ShowFormat::Table => crate::output::Format::Table,
-                ShowFormat::Json => crate::output::Format::Json,
-                ShowFormat::Csv => crate::output::Format::Csv,
-            };
-            crate::output::exporter(f).serialize(&report)?
-        }
-        RunKind::Compare => {
-            let report = rec.compare_report();
-            match a.format {
-                ShowFormat::Table => {
-                    crate::output::compare::render(&report, a.details).into_bytes()
-                }
-                ShowFormat::Json => crate::output::compare::json(&report)?,
-                ShowFormat::Csv => crate::output::compare::csv(&report)?,
-            }
-        }
-    };
+    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&rec.report())?;
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
     Ok(ExitCode::Success)
 }

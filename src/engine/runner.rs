@@ -4,14 +4,13 @@
 use super::ioengine::Psync;
 use super::target::Target;
 use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
-use super::workspace::Workspace;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::memory::{MemDelta, MemSample};
 use crate::observe::mountinfo;
 use crate::result::*;
 use crate::stats::latency::OpHistograms;
 use crate::sys::cache;
-use crate::workload::{Amount, CacheReq, PhaseDef, Suite, TestDef};
+use crate::workload::{Amount, CacheReq, PhaseDef, TestDef};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -68,55 +67,6 @@ pub(super) enum RepOutcome {
     Ok,
     Failed(String),
     Interrupted,
-}
-
-/// Run a whole suite on a target. `on_test` is called after each test (to export or store
-/// results as they come, so a later failure loses nothing).
-pub fn run_suite(
-    suite: &Suite,
-    target: &Target<'_>,
-    opts: &EngineOptions,
-    progress: &dyn Progress,
-    scale: &str,
-    on_test: &mut dyn FnMut(&TestResult),
-) -> std::io::Result<RunReport> {
-    let ws = Workspace::create(&target.dir)?;
-    let started_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut report = RunReport {
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_unix_s,
-        host: crate::observe::host::HostInfo::current(),
-        target: target_info(target),
-        suite: suite.name.clone(),
-        scale: scale.to_string(),
-        repeat: opts.repeat,
-        tests: Vec::new(),
-        interrupted: false,
-    };
-    let devices = report.target.devices.clone();
-    for (idx, test) in suite.tests.iter().enumerate() {
-        if crate::sys::signals::interrupted() {
-            report.interrupted = true;
-            report.tests.push(skipped(test, "run interrupted before this test"));
-            continue;
-        }
-        let reps = 0..opts.repeat.max(1);
-        let r = run_test(test, target, &devices, ws.path(), opts, idx as u64, reps, progress);
-        if r.status == TestStatus::Interrupted {
-            report.interrupted = true;
-        }
-        on_test(&r);
-        report.tests.push(r);
-    }
-    drop(ws);
-    Ok(report)
-}
-
-fn skipped(test: &TestDef, reason: &str) -> TestResult {
-    TestResult::skipped(test, reason)
 }
 
 /// What is known about the target: mount, filesystem, devices.

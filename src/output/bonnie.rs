@@ -12,6 +12,7 @@
 
 use super::units::nanos;
 use super::Exporter;
+use crate::compare::Report;
 use crate::result::{PhaseResult, RunReport, TestResult};
 use crate::workload::size::fmt_bytes;
 use crate::workload::OpKind;
@@ -20,8 +21,18 @@ use crate::workload::OpKind;
 pub struct BonnieExporter;
 
 impl Exporter for BonnieExporter {
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
-        Ok(render(report).into_bytes())
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        Ok(match super::single(report) {
+            Some(run) => render(run),
+            // One bonnie++ table pair per configuration, labelled.
+            None => report
+                .configs
+                .iter()
+                .map(|c| format!("== {} ==\n{}", c.label, render(&c.run)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+        .into_bytes())
     }
 }
 

@@ -1,9 +1,9 @@
 //! Output of `fsbench compare`: the head-to-head table, the study's summary lines, JSON and CSV,
-//! all from [`CompareReport`].
+//! all from [`Report`].
 
 use super::units::sig3;
 use crate::compare::TestRow;
-use crate::compare::{CompareReport, Verdict};
+use crate::compare::{Report, Verdict};
 use crate::result::{Figure, TestStatus, Warning};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
@@ -43,7 +43,7 @@ fn figure_cell(row: &TestRow, i: usize, median: f64, with_unit: bool) -> String 
 
 /// Render the comparison for a terminal; `details` adds each configuration's observed facts per
 /// test.
-pub fn render(r: &CompareReport, details: bool) -> String {
+pub fn render(r: &Report, details: bool) -> String {
     let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
     let two = labels.len() == 2;
     let base = labels.first().copied().unwrap_or("");
@@ -196,14 +196,14 @@ pub fn render(r: &CompareReport, details: bool) -> String {
 }
 
 /// JSON of the whole comparison.
-pub fn json(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
+pub fn json(r: &Report) -> anyhow::Result<Vec<u8>> {
     let mut v = serde_json::to_vec_pretty(r)?;
     v.push(b'\n');
     Ok(v)
 }
 
 /// CSV: one row per test and configuration.
-pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
+pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "test",
@@ -287,7 +287,7 @@ pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
 }
 
 /// "Why" per test with a winner: the observed facts that differ most.
-fn why_section(r: &CompareReport) -> String {
+fn why_section(r: &Report) -> String {
     let mut out = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
@@ -317,7 +317,7 @@ fn why_section(r: &CompareReport) -> String {
 }
 
 /// Per test, per configuration: block, CPU, memory and extent facts.
-fn details_section(r: &CompareReport) -> String {
+fn details_section(r: &Report) -> String {
     use crate::workload::size::fmt_bytes;
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);

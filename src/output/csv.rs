@@ -2,6 +2,7 @@
 //! `figure` names the figure of merit (`mib_per_s` or `ops_per_s`) the `figure_*` columns are of.
 
 use super::Exporter;
+use crate::compare::Report;
 use crate::result::{RunReport, TestStatus};
 use crate::workload::OpKind;
 
@@ -50,7 +51,17 @@ const HEADER: &[&str] = &[
 ];
 
 impl Exporter for CsvExporter {
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        match super::single(report) {
+            Some(run) => run_csv(run),
+            None => super::compare::csv(report),
+        }
+    }
+}
+
+/// One row per test of one target.
+fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
+    {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(HEADER)?;
         for t in &report.tests {

@@ -3,16 +3,24 @@
 
 use super::units::{nanos, sig3};
 use super::Exporter;
+use crate::compare::Report;
 use crate::result::{Figure, RunReport, TestStatus};
 use crate::workload::{CacheReq, OpKind};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
-/// Human-readable table and notes.
-pub struct TableExporter;
+/// Human-readable table and notes; for a comparison the head-to-head table.
+pub struct TableExporter {
+    /// A comparison: also the observed facts per test and configuration.
+    pub details: bool,
+}
 
 impl Exporter for TableExporter {
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
-        Ok(render(report).into_bytes())
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        Ok(match super::single(report) {
+            Some(run) => render(run),
+            None => super::compare::render(report, self.details),
+        }
+        .into_bytes())
     }
 }
 

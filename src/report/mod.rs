@@ -3,12 +3,12 @@
 //! factors, the summary lines, per-test throughput bars with error bars and latency percentile
 //! curves, CPU per operation, the block-device counters and the environment.
 //!
-//! Everything is drawn from [`CompareReport`] (a stored `run` is a comparison of one
+//! Everything is drawn from [`Report`] (a stored `run` is a comparison of one
 //! configuration), so the report shows exactly what the terminal table showed.
 
 pub mod charts;
 
-use crate::compare::{CompareReport, Verdict};
+use crate::compare::{Report, Verdict};
 use crate::output::units::{nanos, sig3, utc};
 use crate::result::{Figure, RepResult, TestResult, TestStatus};
 use crate::store::{RunKind, RunRecord};
@@ -27,7 +27,7 @@ pub struct ReportRun {
     /// The command line that made it.
     pub command_line: String,
     /// The results (a `run` has one configuration).
-    pub report: CompareReport,
+    pub report: Report,
 }
 
 impl ReportRun {
@@ -37,7 +37,7 @@ impl ReportRun {
             id: Some(r.id),
             kind: r.kind,
             command_line: r.command_line.clone(),
-            report: r.compare_report(),
+            report: r.report(),
         }
     }
 }
@@ -212,7 +212,7 @@ fn run_section(
     Ok(())
 }
 
-fn legend(out: &mut String, r: &CompareReport) {
+fn legend(out: &mut String, r: &Report) {
     out.push_str("<p class=\"legend\">");
     for (i, c) in r.configs.iter().enumerate() {
         let base = if r.configs.len() > 1 && i == r.baseline { " (baseline)" } else { "" };
@@ -221,7 +221,7 @@ fn legend(out: &mut String, r: &CompareReport) {
     out.push_str("</p>\n");
 }
 
-fn head_to_head(out: &mut String, r: &CompareReport) {
+fn head_to_head(out: &mut String, r: &Report) {
     // One unit in the header when all tests have the same figure of merit; else each cell says.
     let unit = match r.tests.first().map(|t| t.figure) {
         Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
@@ -342,7 +342,7 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
 
 /// For each test with a winner: the observed facts that differ most (the same rules as the
 /// terminal's "Why" section).
-fn why_panel(out: &mut String, r: &CompareReport) {
+fn why_panel(out: &mut String, r: &Report) {
     use crate::compare::Verdict;
     let mut items = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
@@ -414,7 +414,7 @@ fn verdict_html(
 
 /// The main op of a test: the data op with the most operations in the first configuration that
 /// has one.
-fn main_op(r: &CompareReport, ti: usize) -> Option<OpKind> {
+fn main_op(r: &Report, ti: usize) -> Option<OpKind> {
     r.configs.iter().find_map(|c| c.run.tests[ti].median_rep()?.main_op().map(|l| l.op))
 }
 
@@ -446,7 +446,7 @@ fn merged_histogram(t: &TestResult, op: OpKind) -> Option<hdrhistogram::Histogra
 fn per_test(
     out: &mut String,
     charts: &mut Vec<Chart>,
-    r: &CompareReport,
+    r: &Report,
     prefix: &str,
 ) -> Result<(), ReportError> {
     out.push_str("<h3>Throughput and latency per test</h3>\n");
@@ -561,7 +561,7 @@ fn bar_cell(value: f64, max: f64, i: usize, text: &str, title: &str) -> String {
     )
 }
 
-fn cpu_panel(out: &mut String, r: &CompareReport) {
+fn cpu_panel(out: &mut String, r: &Report) {
     out.push_str("<h3>CPU per operation</h3>\n<p class=\"rule\">User + system CPU time of all threads over the timed phases, divided by the read/write operations (median repetition). Lower is cheaper.</p>\n<table class=\"panel\"><thead><tr><th>test</th>");
     for (i, c) in r.configs.iter().enumerate() {
         let _ = write!(
@@ -614,7 +614,7 @@ fn cpu_panel(out: &mut String, r: &CompareReport) {
 fn offset_chart(
     out: &mut String,
     charts: &mut Vec<Chart>,
-    r: &CompareReport,
+    r: &Report,
     ti: usize,
     id: &str,
     prefix: &str,
@@ -657,7 +657,7 @@ fn offset_chart(
 fn fill_chart(
     out: &mut String,
     charts: &mut Vec<Chart>,
-    r: &CompareReport,
+    r: &Report,
     ti: usize,
     id: &str,
     prefix: &str,
@@ -708,7 +708,7 @@ fn fill_chart(
 }
 
 /// Block-trace totals per test and configuration (`--trace`), as blktrace summarised them.
-fn trace_panel(out: &mut String, r: &CompareReport) {
+fn trace_panel(out: &mut String, r: &Report) {
     use crate::workload::size::fmt_bytes;
     let any = r.tests.iter().any(|row| row.facts.iter().flatten().any(|f| f.trace.is_some()));
     if !any {
@@ -746,7 +746,7 @@ fn trace_panel(out: &mut String, r: &CompareReport) {
     out.push_str("</tbody></table>\n");
 }
 
-fn device_panel(out: &mut String, r: &CompareReport) {
+fn device_panel(out: &mut String, r: &Report) {
     out.push_str("<h3>Block devices</h3>\n");
     let any = r.configs.iter().any(|c| {
         c.run
@@ -906,7 +906,7 @@ fn environment(out: &mut String, run: &ReportRun) {
     out.push_str("</tbody></table>\n");
 }
 
-fn notes(out: &mut String, r: &CompareReport) {
+fn notes(out: &mut String, r: &Report) {
     let mut notes = Vec::new();
     for c in &r.configs {
         for t in &c.run.tests {

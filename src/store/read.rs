@@ -2,7 +2,7 @@
 
 use super::write::{RunOptions, NOT_REACHED};
 use super::{sql_err, Result, Store, StoreError};
-use crate::compare::{self, CompareOptions, CompareReport, ConfigResult};
+use crate::compare::{self, CompareOptions, ConfigResult, Report};
 use crate::engine::EngineOptions;
 use crate::observe::host::HostInfo;
 use crate::result::{
@@ -406,9 +406,9 @@ impl RunRecord {
         })
     }
 
-    /// The comparison, rebuilt with the stored decision rule (so verdicts are those `compare`
-    /// printed). Works for a `run` too (one configuration, no verdicts).
-    pub fn compare_report(&self) -> CompareReport {
+    /// The report, rebuilt with the stored decision rule (so verdicts are those `compare`
+    /// printed). A `run` is a report of one configuration (no verdicts).
+    pub fn report(&self) -> Report {
         let configs: Vec<ConfigResult> = (0..self.configs.len())
             .filter_map(|i| {
                 Some(ConfigResult {
@@ -427,7 +427,6 @@ impl RunRecord {
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,
-            scale: self.scale.clone(),
         };
         let interrupted = self.status == RunStatus::Interrupted || self.unfinished();
         let mut r = compare::build_report(configs, &opts, self.started_unix_s, interrupted);

@@ -305,18 +305,17 @@ fn check_v01(s: &Store) {
     // Run 3: a comparison of two directories; the verdict is on ops/s.
     let r3 = s.load(3).unwrap();
     assert_eq!(r3.kind, RunKind::Compare);
-    let c = r3.compare_report();
+    let c = r3.report();
     assert_eq!(c.configs.len(), 2);
     assert_eq!(c.tests[0].figure, Figure::OpsPerS);
     assert!(c.tests[0].median(0).unwrap() > 0.0 && c.tests[0].median(1).unwrap() > 0.0);
     assert!(c.tests[0].vs_baseline[1].is_some());
-    // Every output renders.
-    for rec in [&r1, &r2] {
-        let report = rec.run_report(0).unwrap();
-        for f in
-            [crate::output::Format::Table, crate::output::Format::Json, crate::output::Format::Csv]
-        {
-            assert!(!crate::output::exporter(f).serialize(&report).unwrap().is_empty());
+    // Every output renders, for a run and for a comparison.
+    use crate::output::{exporter, ExportOptions, Format};
+    for report in [r1.report(), r2.report(), c.clone()] {
+        for f in [Format::Table, Format::Json, Format::Csv, Format::Bonnie, Format::Html] {
+            let out = exporter(f, ExportOptions { details: true }).export(&report).unwrap();
+            assert!(!out.is_empty(), "{f:?}");
         }
     }
     let table = crate::output::compare::render(&c, true);

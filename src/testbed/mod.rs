@@ -30,6 +30,7 @@ pub mod mount;
 pub mod mountinfo;
 pub mod preflight;
 pub mod process;
+pub mod sizing;
 pub mod state;
 pub mod zfs;
 

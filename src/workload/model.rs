@@ -12,6 +12,8 @@ pub struct Suite {
     pub name: String,
     /// Description.
     pub description: String,
+    /// The `--scale` its sizes were resolved with.
+    pub scale: super::Scale,
     /// Tests in order.
     pub tests: Vec<TestDef>,
 }

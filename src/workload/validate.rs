@@ -69,6 +69,7 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
     Ok(Suite {
         name: spec.suite.name.clone().unwrap_or_else(|| origin.to_string()),
         description: spec.suite.description.clone().unwrap_or_default(),
+        scale: ctx.scale,
         tests,
     })
 }
