@@ -64,7 +64,9 @@ pub fn render(report: &RunReport) -> String {
                     Figure::MibPerS => (mark, ""),
                     Figure::OpsPerS => ("", mark),
                 };
-                row.push(num(format!("{}{mib_mark}", sig3(mib))));
+                // A file-set test that moved no bytes has no throughput to show, not 0.000.
+                let moved = t.figure == Figure::MibPerS || mib > 0.0;
+                row.push(num(if moved { format!("{}{mib_mark}", sig3(mib)) } else { "-".into() }));
                 row.push(num(format!("{}{ops_mark}", sig3(ops))));
                 row.push(num(sig3(secs)));
                 if multi {

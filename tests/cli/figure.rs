@@ -74,6 +74,7 @@ fn file_set_tests_are_ranked_on_ops_per_second_in_run_outputs() {
         header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {out}"))
     };
     assert!(positive(cells[col("ops/s")]), "{out}");
+    assert_eq!(cells[col("MiB/s")], "-", "no bytes moved, no 0.000: {out}");
     assert!(positive(cells[col("s")]), "{out}");
     assert!(cells[col("95% CI")].ends_with("ops/s"), "{out}");
     // CSV names the figure and its median.
