@@ -7,7 +7,6 @@
 
 pub mod buffer;
 pub mod fileset;
-mod fileset_runner;
 pub mod ioengine;
 pub mod layout;
 pub mod runner;
