@@ -21,7 +21,7 @@ use super::layout::{Mapping, PathBuf0};
 use super::worker::{failed_output, WorkerError, WorkerOutput};
 use crate::stats::latency::OpHistograms;
 use crate::sys::rusage::CpuSample;
-use crate::workload::{Amount, FilesetDef, Layout, MetaOp, OpKind, PhaseDef, Pick};
+use crate::workload::{Amount, FileSet, Layout, MetaOp, OpKind, PhaseDef, Pick};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
@@ -247,7 +247,7 @@ pub struct FsWorkerPlan<'a> {
     /// The phase.
     pub phase: &'a PhaseDef,
     /// The fileset.
-    pub fileset: &'a FilesetDef,
+    pub fileset: &'a FileSet,
     /// The set's root directory.
     pub root: &'a OwnedFd,
     /// This thread's index.
@@ -276,7 +276,7 @@ struct Ctx<'a, E: IoEngine> {
     eng: E,
     root: BorrowedFd<'a>,
     map: Mapping,
-    fs: &'a FilesetDef,
+    fs: &'a FileSet,
     thread: u64,
     threads: u64,
     slots: &'a mut SlotState,
@@ -323,7 +323,7 @@ pub fn run<E: IoEngine>(
     let fs = plan.fileset;
     let ws = fs.write_size as usize;
     let max_append =
-        phase.fileset_pattern.iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
+        phase.pattern.entries().iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
     let max_write = max_append.map(|d| d.max()).max().unwrap_or(0).min(ws as u64) as usize;
     let eng = match E::setup(1) {
         Ok(e) => e,
@@ -355,7 +355,7 @@ pub fn run<E: IoEngine>(
         sync_nanos: 0,
     };
     // One cursor and one permutation per (entry, choice), made before the barrier.
-    let pattern = &phase.fileset_pattern[..];
+    let pattern = phase.pattern.entries();
     let mut cursors: Vec<Vec<Cursor>> =
         pattern.iter().map(|e| vec![Cursor::default(); e.choices.len()]).collect();
     let perms: Vec<Vec<Permutation>> = pattern
@@ -969,7 +969,7 @@ pub fn slots_of(count: u64, k: u64, t: u64) -> u64 {
 /// Remove every file and directory of the set. Bounded: one unlink per file that exists, one
 /// rmdir per directory, then `remove_dir_all` for leftovers (a replace's temporary cut short).
 /// Progress goes to stderr every second once it has taken more than one.
-pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FilesetDef, states: &[SlotState]) {
+pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FileSet, states: &[SlotState]) {
     let total: u64 = states.iter().map(|s| s.live()).sum();
     let t = states.len() as u64;
     if crate::sys::signals::interrupted() {

@@ -19,8 +19,8 @@ use crate::stats::summary;
 use crate::sys::cache;
 use crate::workload::size::fmt_bytes;
 use crate::workload::{
-    Amount, CacheReq, EngineKind, FilesetDef, MetaEntry, MetaOp, OpKind, PhaseDef, Pick, Suite,
-    SyncCall, SyncPolicy, TestDef,
+    Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
+    Suite, SyncCall, SyncPolicy, TestDef,
 };
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -268,7 +268,7 @@ enum Files<'t> {
     /// A fileset's directory and the state of its slots.
     Set {
         /// The set's definition.
-        fs: &'t FilesetDef,
+        fs: &'t FileSet,
         /// Its root directory.
         root_path: PathBuf,
         /// The root, open (operations are relative to it).
@@ -281,8 +281,9 @@ enum Files<'t> {
 impl<'t> Files<'t> {
     /// Name (and, for a fileset, make) the test's files under `dir`; nothing is written yet.
     fn make(test: &'t TestDef, dir: &Path) -> Result<Files<'t>, String> {
-        let Some(fs) = &test.fileset else {
-            let paths: Vec<PathBuf> = if test.file.shared {
+        let fs = &test.files;
+        if !test.is_fileset() {
+            let paths: Vec<PathBuf> = if test.files.shared {
                 vec![dir.join(format!("t{}.dat", test.id))]
             } else {
                 (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
@@ -291,7 +292,7 @@ impl<'t> Files<'t> {
                 let _ = std::fs::remove_file(p);
             }
             return Ok(Files::Data { paths });
-        };
+        }
         let root_path = dir.join(format!("t{}.set", test.id));
         let _ = std::fs::remove_dir_all(&root_path);
         std::fs::create_dir(&root_path)
@@ -344,11 +345,12 @@ impl<'t> Files<'t> {
     ) -> Result<bool, String> {
         match self {
             Files::Data { paths } => {
-                if !test.file.prefill {
+                if !test.files.prefill {
                     return Ok(true);
                 }
                 progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
-                let r = prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress);
+                let r =
+                    prefill(paths, test.files.size_bytes(), opts.compress_percent, seed, progress);
                 progress.phase_end();
                 r.map_err(|e| format!("setup: {e}"))
             }
@@ -656,7 +658,7 @@ fn residency(paths: &[PathBuf]) -> f64 {
 }
 
 /// Up to `max` existing files of a fileset, spread evenly over its slots.
-fn sample_files(root: &Path, fs: &FilesetDef, states: &[SlotState], max: u64) -> Vec<PathBuf> {
+fn sample_files(root: &Path, fs: &FileSet, states: &[SlotState], max: u64) -> Vec<PathBuf> {
     let t = states.len() as u64;
     let mut out = Vec::new();
     if states.iter().all(|s| s.live() == 0) {
@@ -715,12 +717,13 @@ fn prefill(
 
 /// A clear error before starting when a set that is created whole cannot fit: in bytes
 /// (mean file size and a block of slack per file) or in inodes.
-fn check_space(test: &TestDef, fs: &FilesetDef, root: &OwnedFd) -> Result<(), String> {
+fn check_space(test: &TestDef, fs: &FileSet, root: &OwnedFd) -> Result<(), String> {
     let fills = test.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_)));
     let creates_all = fs.prefill
         || test.phases.iter().any(|p| {
             matches!(p.amount, Amount::Passes(_))
-                && p.fileset_pattern
+                && p.pattern
+                    .entries()
                     .iter()
                     .flat_map(|e| e.choices.iter())
                     .any(|(_, o)| o.kind == OpKind::Create)
@@ -761,10 +764,9 @@ fn prefill_phase() -> PhaseDef {
         timed: false,
         cache: CacheReq::Any,
         open: Default::default(),
-        pattern: Vec::new(),
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
-        fileset_pattern: vec![MetaEntry {
+        pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,
                 MetaOp {
@@ -775,7 +777,7 @@ fn prefill_phase() -> PhaseDef {
                     size: None,
                 },
             )],
-        }],
+        }]),
     }
 }
 
@@ -786,7 +788,7 @@ fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
         Amount::Bytes(b) => Some(b * t),
         Amount::Passes(p) => Some(test.footprint_bytes() * p as u64),
         Amount::Ops(k) => {
-            let data: Vec<_> = phase.pattern.iter().filter(|o| o.kind.is_data()).collect();
+            let data: Vec<_> = phase.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
             if data.is_empty() {
                 return None;
             }
@@ -799,7 +801,7 @@ fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
 }
 
 /// Ops a fileset phase does over all threads, when known (for progress).
-fn expected_ops(test: &TestDef, fs: &FilesetDef, phase: &PhaseDef) -> Option<u64> {
+fn expected_ops(test: &TestDef, fs: &FileSet, phase: &PhaseDef) -> Option<u64> {
     let t = test.threads as u64;
     match phase.amount {
         Amount::Ops(k) => Some(k * t),
@@ -809,13 +811,13 @@ fn expected_ops(test: &TestDef, fs: &FilesetDef, phase: &PhaseDef) -> Option<u64
             Some((passes as f64 * f).ceil() as u64)
         }
         Amount::Passes(p) => {
-            let first = phase.fileset_pattern.first()?.choices.first()?.1.kind;
+            let first = phase.pattern.entries().first()?.choices.first()?.1.kind;
             let space = match first {
                 OpKind::Mkdir | OpKind::Rmdir => fs.layout.dirs(),
                 OpKind::Readdir | OpKind::Fsyncdir => fs.layout.leaves() * t,
                 _ => fs.count,
             };
-            Some(p as u64 * space * phase.fileset_pattern.len() as u64)
+            Some(p as u64 * space * phase.pattern.len() as u64)
         }
         _ => None,
     }
@@ -880,10 +882,10 @@ fn run_phase_on<E: IoEngine>(
     match files {
         Files::Data { paths } => {
             let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
-            let size = test.file.size_bytes;
+            let size = test.files.size_bytes();
             let plans: Vec<WorkerPlan<'_>> = (0..n)
                 .map(|k| {
-                    let (path, region_start, region_len) = if test.file.shared {
+                    let (path, region_start, region_len) = if test.files.shared {
                         let per = size / n as u64;
                         // The last thread takes the remainder.
                         let len = if k == n - 1 { size - per * k as u64 } else { per };
@@ -921,7 +923,7 @@ fn run_phase_on<E: IoEngine>(
             });
         }
         Files::Set { fs, root, states, .. } => {
-            let fs: &FilesetDef = fs;
+            let fs: &FileSet = fs;
             let root: &OwnedFd = root;
             let counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
             let fill0 = match phase.amount {

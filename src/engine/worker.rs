@@ -200,8 +200,9 @@ pub fn run<E: IoEngine>(
     progress: &AtomicU64,
 ) -> WorkerOutput {
     let phase = plan.phase;
-    let writes = phase.pattern.iter().any(|o| o.kind == OpKind::Write);
-    let max_size = phase.pattern.iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
+    let writes = phase.pattern.data().iter().any(|o| o.kind == OpKind::Write);
+    let max_size =
+        phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
     let depth = plan.iodepth.max(1) as usize;
     // One read buffer per queue slot, each page-aligned.
     let stride = max_size.div_ceil(super::buffer::ALIGN) * super::buffer::ALIGN;
@@ -212,7 +213,7 @@ pub fn run<E: IoEngine>(
     let mut hist = OpHistograms::default();
     let flags = open_flags(&phase.open, writes);
     let path = std::ffi::CString::new(plan.path.as_os_str().as_encoded_bytes()).unwrap_or_default();
-    let pattern = &phase.pattern[..];
+    let pattern = phase.pattern.data();
     let mut slots: Vec<InFlight> = Vec::with_capacity(depth);
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut comps = vec![Completion::default(); depth];
