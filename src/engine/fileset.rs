@@ -242,10 +242,9 @@ pub fn totals(counters: &[FsCounters]) -> (u64, u64) {
     (b, c)
 }
 
-/// What one fileset worker is asked to do.
-pub struct FsWorkerPlan<'a> {
-    /// The phase.
-    pub phase: &'a PhaseDef,
+/// A worker's share of a fileset: its slots (k, k+T, ... of the set), the set's root, and the
+/// counters it shares with the others.
+pub struct SlotWork<'a> {
     /// The fileset.
     pub fileset: &'a FileSet,
     /// The set's root directory.
@@ -254,14 +253,12 @@ pub struct FsWorkerPlan<'a> {
     pub thread: u32,
     /// Threads in the phase.
     pub threads: u32,
-    /// Seed of this worker's random generator.
-    pub seed: u64,
-    /// Share of each 4 KiB written block that is zeros.
-    pub compress_percent: u8,
     /// Fill phases: the target and the series being recorded.
     pub fill: Option<&'a FillShared>,
     /// Every worker's counters (this one's is `counters[thread]`), for the fill series totals.
     pub counters: &'a [FsCounters],
+    /// Which of this thread's slots hold a file (kept across the phases of a repetition).
+    pub slots: &'a mut SlotState,
 }
 
 /// Where a slot-taking op's cursor is.
@@ -313,13 +310,14 @@ const DIR_MODE: Mode = Mode::from_raw_mode(0o755);
 /// Run one fileset worker: wait at `barrier`, then do the phase's pattern until its amount is
 /// done.
 pub fn run<E: IoEngine>(
-    plan: &FsWorkerPlan<'_>,
-    slots: &mut SlotState,
+    phase: &PhaseDef,
+    plan: &mut SlotWork<'_>,
+    seed: u64,
+    compress_percent: u8,
     barrier: &Barrier,
     stop: &super::worker::StopFlags<'_>,
 ) -> WorkerOutput {
     let counters = &plan.counters[plan.thread as usize];
-    let phase = plan.phase;
     let fs = plan.fileset;
     let ws = fs.write_size as usize;
     let max_append =
@@ -341,13 +339,13 @@ pub fn run<E: IoEngine>(
         fs,
         thread: plan.thread as u64,
         threads: plan.threads as u64,
-        slots,
+        slots: &mut *plan.slots,
         path: PathBuf0::default(),
         path2: PathBuf0::default(),
-        pool: WritePool::new(ws.max(max_write).max(1), plan.compress_percent, plan.seed),
+        pool: WritePool::new(ws.max(max_write).max(1), compress_percent, seed),
         rbuf: AlignedBuf::new(ws.max(1)),
         dirbuf: Vec::with_capacity(64 << 10),
-        rng: fastrand::Rng::with_seed(plan.seed),
+        rng: fastrand::Rng::with_seed(seed),
         hist: OpHistograms::default(),
         bytes_read: 0,
         bytes_written: 0,
@@ -365,7 +363,7 @@ pub fn run<E: IoEngine>(
             (0..e.choices.len())
                 .map(|j| {
                     let n = space(&cx, e.choices[j].1.kind);
-                    Permutation::new(n, plan.seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
+                    Permutation::new(n, seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
                 })
                 .collect()
         })

@@ -4,11 +4,11 @@
 //! into results; finally remove the files. One path for data and fileset tests: only the
 //! set-up, the workers a phase starts and the tear-down differ ([`Files`]).
 
-use super::fileset::{self, fill_of, FillShared, FsCounters, FsWorkerPlan, SlotState};
+use super::fileset::{self, fill_of, FillShared, FsCounters, SlotState, SlotWork};
 use super::ioengine::{IoEngine, Null, Psync};
 use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
-use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
+use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerOutput, WorkerPlan};
 use super::workspace::Workspace;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::memory::{MemDelta, MemSample};
@@ -863,14 +863,10 @@ fn run_phase_on<E: IoEngine>(
     let phase_stop = AtomicBool::new(false);
     let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
     let finished = AtomicUsize::new(0);
-    let thread_seed = |k: usize| seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    // Wait for the workers, showing progress from `count` every 50 ms.
-    let wait = |count: &dyn Fn() -> u64| {
-        while finished.load(Ordering::Acquire) < n {
-            std::thread::sleep(Duration::from_millis(50));
-            progress.phase_progress(count());
-        }
-    };
+    // Per thread, the counter its progress is read from: bytes of a data phase, ops of a
+    // fileset phase (whose counters also feed the fill monitor).
+    let data_counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
+    let set_counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
     let mut run = PhaseRun {
         outs: Vec::new(),
         hist: OpHistograms::default(),
@@ -879,11 +875,11 @@ fn run_phase_on<E: IoEngine>(
         fill_reached: false,
         synced: None,
     };
-    match files {
+    let mut fill_state: Option<(Option<f64>, Instant, FillShared)> = None;
+    let (works, counters): (Vec<Work<'_>>, Vec<&std::sync::atomic::AtomicU64>) = match files {
         Files::Data { paths } => {
-            let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
             let size = test.files.size_bytes();
-            let plans: Vec<WorkerPlan<'_>> = (0..n)
+            let works = (0..n)
                 .map(|k| {
                     let (path, region_start, region_len) = if test.files.shared {
                         let per = size / n as u64;
@@ -893,89 +889,73 @@ fn run_phase_on<E: IoEngine>(
                     } else {
                         (&paths[k], 0, size)
                     };
-                    WorkerPlan {
-                        phase,
-                        path,
-                        file_size: size,
-                        region_start,
-                        region_len,
-                        seed: thread_seed(k),
-                        compress_percent: opts.compress_percent,
-                        iodepth: test.iodepth,
-                    }
+                    Work::File(FileWork { path, file_size: size, region_start, region_len })
                 })
                 .collect();
-            run.outs = std::thread::scope(|s| {
-                let handles: Vec<_> = plans
-                    .iter()
-                    .zip(counters.iter())
-                    .map(|(plan, ctr)| {
-                        let (barrier, stop, finished) = (&barrier, &stop, &finished);
-                        s.spawn(move || {
-                            let out = worker::run::<E>(plan, barrier, stop, &ctr.0);
-                            finished.fetch_add(1, Ordering::Release);
-                            out
-                        })
-                    })
-                    .collect();
-                wait(&|| counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum());
-                handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
-            });
+            (works, data_counters.iter().map(|c| &c.0).collect())
         }
         Files::Set { fs, root, states, .. } => {
             let fs: &FileSet = fs;
             let root: &OwnedFd = root;
-            let counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
-            let fill0 = match phase.amount {
-                Amount::Fill(_) => fill_of(root.as_fd()).ok(),
-                _ => None,
-            };
-            let start = Instant::now();
-            let fill = match phase.amount {
-                Amount::Fill(t) => Some(FillShared::new(fill0.unwrap_or(0.0), t, start)),
-                _ => None,
-            };
-            let plans: Vec<FsWorkerPlan<'_>> = (0..n)
-                .map(|k| FsWorkerPlan {
-                    phase,
-                    fileset: fs,
-                    root,
-                    thread: k as u32,
-                    threads: n as u32,
-                    seed: thread_seed(k),
-                    compress_percent: opts.compress_percent,
-                    fill: fill.as_ref(),
-                    counters: &counters,
+            if let Amount::Fill(t) = phase.amount {
+                let fill0 = fill_of(root.as_fd()).ok();
+                let start = Instant::now();
+                fill_state = Some((fill0, start, FillShared::new(fill0.unwrap_or(0.0), t, start)));
+            }
+            let fill = fill_state.as_ref().map(|f| &f.2);
+            let works = states
+                .iter_mut()
+                .enumerate()
+                .map(|(k, slots)| {
+                    Work::Slots(SlotWork {
+                        fileset: fs,
+                        root,
+                        thread: k as u32,
+                        threads: n as u32,
+                        fill,
+                        counters: &set_counters,
+                        slots,
+                    })
                 })
                 .collect();
-            run.outs = std::thread::scope(|s| {
-                let handles: Vec<_> = plans
-                    .iter()
-                    .zip(states.iter_mut())
-                    .map(|(plan, st)| {
-                        let (barrier, stop, finished) = (&barrier, &stop, &finished);
-                        s.spawn(move || {
-                            let out = fileset::run::<E>(plan, st, barrier, stop);
-                            finished.fetch_add(1, Ordering::Release);
-                            out
-                        })
-                    })
-                    .collect();
-                wait(&|| counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum());
-                handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
-            });
-            if let Some(f) = &fill {
-                let end = fill_of(root.as_fd()).ok();
-                let (b, c) = fileset::totals(&counters);
-                let last = (end.unwrap_or(0.0), start.elapsed().as_nanos() as u64, b, c);
-                run.series = Some(fill_series(fill0.unwrap_or(0.0), &f.marks(), last));
-                run.fill_range = fill0.zip(end);
-                run.fill_reached = f.reached.load(Ordering::Relaxed);
-            }
+            (works, set_counters.iter().map(|c| &c.ops).collect())
         }
-    }
+    };
+    let plans = works.into_iter().enumerate().map(|(k, work)| WorkerPlan {
+        phase,
+        seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        compress_percent: opts.compress_percent,
+        iodepth: test.iodepth,
+        work,
+    });
+    run.outs = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .zip(counters.iter())
+            .map(|(mut plan, ctr)| {
+                let (barrier, stop, finished) = (&barrier, &stop, &finished);
+                s.spawn(move || {
+                    let out = worker::run::<E>(&mut plan, barrier, stop, ctr);
+                    finished.fetch_add(1, Ordering::Release);
+                    out
+                })
+            })
+            .collect();
+        while finished.load(Ordering::Acquire) < n {
+            std::thread::sleep(Duration::from_millis(50));
+            progress.phase_progress(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
+        }
+        handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
+    });
     for o in &run.outs {
         run.hist.merge(&o.hist);
+    }
+    if let (Files::Set { root, .. }, Some((fill0, start, f))) = (&*files, &fill_state) {
+        let end = fill_of(root.as_fd()).ok();
+        let (b, c) = fileset::totals(&set_counters);
+        let last = (end.unwrap_or(0.0), start.elapsed().as_nanos() as u64, b, c);
+        run.series = Some(fill_series(fill0.unwrap_or(0.0), &f.marks(), last));
+        run.fill_range = fill0.zip(end);
+        run.fill_reached = f.reached.load(Ordering::Relaxed);
     }
     // A fileset phase's syncfs runs once, after the last worker, inside the phase's timing
     // ("sync included").
