@@ -31,7 +31,7 @@ impl Figure {
     /// The figure a test is ranked on, from its kind: ops/s for fileset tests (metadata and
     /// application workloads, whose phases may move no bytes), MiB/s for data tests.
     pub fn of_test(test: &TestDef) -> Figure {
-        if test.fileset.is_some() {
+        if test.is_fileset() {
             Figure::OpsPerS
         } else {
             Figure::MibPerS
