@@ -129,21 +129,13 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         order: Order::Interleaved,
         fresh_per_test: opts.fresh_per_test,
     };
-    let meta = RunMeta {
-        kind: RunKind::Compare,
-        started_unix_s: record::now_unix_s(),
-        suite: suite.name.clone(),
-        scale: suite.scale.to_string(),
-        repeat: a.repeat,
-        host: crate::observe::host::HostInfo::current(),
-        command_line: record::command_line(),
-        options: RunOptions {
-            rule: opts.rule,
-            fresh_per_test: opts.fresh_per_test,
-            seed: a.data.seed,
-            compress_percent: a.data.compress_percent,
-        },
+    let options = RunOptions {
+        rule: opts.rule,
+        fresh_per_test: opts.fresh_per_test,
+        seed: a.data.seed,
+        compress_percent: a.data.compress_percent,
     };
+    let meta = RunMeta::new(RunKind::Compare, &suite, a.repeat, options);
     let bar = Bar::new(suite.tests.len() * targets.count() * a.repeat as usize, 1);
     let (outcome, recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();

@@ -58,20 +58,6 @@ impl RecordArgs {
     }
 }
 
-/// The command line as typed, for the record (arguments with spaces are quoted).
-pub fn command_line() -> String {
-    std::env::args()
-        .map(|a| {
-            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            } else {
-                a
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Seconds since the epoch.
 pub fn now_unix_s() -> u64 {
     std::time::SystemTime::now()

@@ -84,20 +84,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         order: Order::InTurn,
         fresh_per_test: false,
     };
-    let meta = RunMeta {
-        kind: RunKind::Run,
-        started_unix_s: record::now_unix_s(),
-        suite: suite.name.clone(),
-        scale: suite.scale.to_string(),
-        repeat: a.repeat,
-        host: crate::observe::host::HostInfo::current(),
-        command_line: record::command_line(),
-        options: RunOptions {
-            seed: a.data.seed,
-            compress_percent: a.data.compress_percent,
-            ..Default::default()
-        },
+    let options = RunOptions {
+        seed: a.data.seed,
+        compress_percent: a.data.compress_percent,
+        ..Default::default()
     };
+    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat, options);
     let bar = Bar::new(suite.tests.len(), a.repeat);
     let (outcome, _) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();

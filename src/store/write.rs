@@ -57,6 +57,40 @@ pub struct RunMeta {
     pub options: RunOptions,
 }
 
+impl RunMeta {
+    /// A run of `suite` starting now, recorded with the command line as typed.
+    pub fn new(
+        kind: RunKind,
+        suite: &crate::workload::Suite,
+        repeat: u32,
+        options: RunOptions,
+    ) -> RunMeta {
+        let args: Vec<String> = std::env::args()
+            .map(|a| {
+                if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+                {
+                    format!("'{}'", a.replace('\'', r"'\''"))
+                } else {
+                    a
+                }
+            })
+            .collect();
+        RunMeta {
+            kind,
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            suite: suite.name.clone(),
+            scale: suite.scale.to_string(),
+            repeat,
+            host: HostInfo::current(),
+            command_line: args.join(" "),
+            options,
+        }
+    }
+}
+
 /// One configuration (a `run` has exactly one).
 #[derive(Debug, Clone)]
 pub struct ConfigStart {

@@ -182,6 +182,15 @@ fn compare_ranks_file_set_tests_on_ops_per_second() {
     assert!(o.status.success());
     let t = &v["tests"][0];
     assert_eq!(t["figure"], "ops_per_s");
+    // show takes every format of run and compare.
+    for (format, expect) in [
+        ("html", "ops/s (median)"),
+        ("bonnie", "-Create-- --Read--- -Delete--"),
+        ("csv", "ops_per_s"),
+    ] {
+        let o = fsbench(&["show", "1", "--db", p(&d.path().join("r.sqlite")), "--format", format]);
+        assert!(o.status.success() && stdout(&o).contains(expect), "{format}: {}", stderr(&o));
+    }
     assert!(
         t["median_ops_per_s"][0].as_f64().unwrap() > 0.0
             && t["median_elapsed_s"][1].as_f64().unwrap() > 0.0
