@@ -28,9 +28,15 @@ pub enum Figure {
 }
 
 impl Figure {
-    /// The figure a test is ranked on, from its kind: ops/s for fileset tests (metadata and
-    /// application workloads, whose phases may move no bytes), MiB/s for data tests.
+    /// The figure a test is ranked on: what it declares (`figure = ...`), else
+    /// [`Figure::of_kind`].
     pub fn of_test(test: &TestDef) -> Figure {
+        test.figure.unwrap_or_else(|| Figure::of_kind(test))
+    }
+
+    /// The figure a test's kind implies: ops/s for fileset tests (metadata and application
+    /// workloads, whose phases may move no bytes), MiB/s for data tests.
+    pub fn of_kind(test: &TestDef) -> Figure {
         if test.is_fileset() {
             Figure::OpsPerS
         } else {
@@ -371,6 +377,9 @@ pub struct RepResult {
     /// Fileset tests: pattern operations in timed phases; `ops_per_s` is these per second.
     #[serde(default)]
     pub file_ops: u64,
+    /// The figure its test is ranked on (set by [`TestResult::finalize`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<Figure>,
 }
 
 /// One phase of one repetition.
@@ -631,6 +640,9 @@ impl TestResult {
 
     /// Recompute the summary (over completed repetitions) and the statistical warnings.
     pub fn finalize(&mut self) {
+        for r in &mut self.reps {
+            r.figure = Some(self.figure);
+        }
         self.warnings.retain(|w| !w.is_statistical());
         let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
         self.summary = crate::stats::summary::summarize(self.figure, &done);
@@ -662,9 +674,12 @@ pub fn note_once(warnings: &mut Vec<Warning>, w: Warning) {
 
 impl RepResult {
     /// The figure a comparison ranks: MiB/s for data tests, ops/s for fileset tests (a stat or
-    /// unlink phase moves no bytes). The same as [`Figure::value`] with the test's
-    /// [`TestResult::figure`] (a fileset test's repetitions count `file_ops`).
+    /// unlink phase moves no bytes), or what the test declares: [`Figure::value`] with the test's
+    /// [`TestResult::figure`] once [`TestResult::finalize`] has run.
     pub fn figure(&self) -> f64 {
+        if let Some(f) = self.figure {
+            return f.value(self);
+        }
         if self.file_ops > 0 {
             self.ops_per_s
         } else {

@@ -352,6 +352,34 @@ mod tests {
     }
 
     #[test]
+    fn a_test_may_declare_its_figure_of_merit() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("ops.toml");
+        let text = |figure: &str| {
+            format!("[[test]]\nid = \"a\"\nname = \"w\"\nfigure = \"{figure}\"\nfile = {{ size = \"64K\", prefill = false }}\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{{ op = \"write\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n")
+        };
+        let ctx = ResolveCtx { scale: Scale::Factor(1.0), free_memory: 1 << 30 };
+        std::fs::write(&p, text("ops_per_s")).unwrap();
+        let suite = crate::workload::load(&SuiteSource::File(p.clone()), &ctx).unwrap();
+        let mut dirs = Dirs(vec![tempfile::tempdir().unwrap()]);
+        let plan = Plan {
+            suite: &suite,
+            engine: EngineOptions { repeat: 2, ..Default::default() },
+            order: Order::InTurn,
+            fresh_per_test: false,
+        };
+        let out =
+            drive(&plan, &mut dirs, &engine::NoProgress, &NoHooks, &mut |_, _, _| {}).unwrap();
+        let t = &out.runs[0].tests[0];
+        assert_eq!(t.figure, crate::result::Figure::OpsPerS, "declared, not the data test's MiB/s");
+        assert_eq!(t.median(), Some(t.summary.as_ref().unwrap().ops_per_s.median));
+        assert!(t.reps.iter().all(|r| r.figure() == r.ops_per_s), "the decision rule ranks ops/s");
+        std::fs::write(&p, text("iops")).unwrap();
+        let e = crate::workload::load(&SuiteSource::File(p), &ctx).unwrap_err().to_string();
+        assert!(e.contains("unknown figure `iops`; known: mib_per_s, ops_per_s"), "{e}");
+    }
+
+    #[test]
     fn hooks_see_every_phase_and_each_unit_is_handed_over() {
         let suite = suite();
         let mut dirs = Dirs(vec![tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()]);

@@ -955,6 +955,7 @@ fn rep_result(
         phases,
         extents: None,
         file_ops: 0,
+        figure: Some(crate::result::Figure::of_test(test)),
     }
 }
 
