@@ -29,10 +29,12 @@ pub mod loopdev;
 pub mod mount;
 pub mod mountinfo;
 pub mod preflight;
-pub mod process;
-pub mod state;
 pub mod zfs;
 
+/// The state records (a library part of its own, [`crate::state`]; re-exported here).
+pub use crate::state::process;
+/// See [`crate::state::record`].
+pub use crate::state::record as state;
 pub use cleanup::CleanupReport;
 pub use config::{ConfigError, FsConfig, FsKind, ZfsLayout, ZfsOpts};
 pub use device::{validate_real_device, Refusal};
@@ -91,7 +93,7 @@ impl Default for TestbedOptions {
 
 /// One created resource, owned; dropped (torn down) in reverse creation order.
 #[derive(Debug)]
-enum Guard {
+enum Owned {
     Dir(WorkDir),
     Image(ImageFile),
     Loop(LoopDevice),
@@ -100,15 +102,31 @@ enum Guard {
     Pool(ZfsPool),
 }
 
-impl Guard {
+impl Owned {
     fn teardown(self) -> Result<()> {
         match self {
-            Guard::Dir(g) => g.teardown(),
-            Guard::Image(g) => g.teardown(),
-            Guard::Loop(g) => g.teardown(),
-            Guard::Mount(g) => g.teardown(),
-            Guard::Daemon(g) => g.release(),
-            Guard::Pool(g) => g.teardown(),
+            Owned::Dir(g) => g.teardown(),
+            Owned::Image(g) => g.teardown(),
+            Owned::Loop(g) => g.teardown(),
+            Owned::Mount(g) => g.teardown(),
+            Owned::Daemon(g) => g.release(),
+            Owned::Pool(g) => g.teardown(),
+        }
+    }
+
+    /// Leave the resource in place; its record's handle (the daemon has none: it is shared and
+    /// stays while an imported pool uses it).
+    fn keep(self) -> Option<crate::state::RecordId> {
+        match self {
+            Owned::Dir(g) => g.keep(),
+            Owned::Image(g) => g.keep(),
+            Owned::Loop(g) => g.keep(),
+            Owned::Mount(g) => g.keep(),
+            Owned::Daemon(g) => {
+                std::mem::forget(g);
+                None
+            }
+            Owned::Pool(g) => g.keep(),
         }
     }
 }
@@ -122,7 +140,9 @@ pub struct Testbed {
     block_devices: Vec<String>,
     env: Option<TestbedEnv>,
     cache: Box<dyn CacheControl>,
-    guards: Vec<Guard>,
+    guards: Vec<Owned>,
+    state: StateDir,
+    name: String,
 }
 
 impl std::fmt::Debug for Testbed {
@@ -158,6 +178,11 @@ impl Testbed {
             .map_err(|e| TestbedError::io("creating workdir", &opts.workdir, e))?;
         let workdir = std::fs::canonicalize(&opts.workdir)
             .map_err(|e| TestbedError::io("resolving workdir", &opts.workdir, e))?;
+        // Images and mount points go here, and cleanup deletes by path: nobody but root may be
+        // able to rename or plant anything in it (a /var/tmp/fsbench made first by another user
+        // is refused, not trusted).
+        crate::state::secure::open_trusted_dir(&workdir, false)
+            .map_err(|e| TestbedError::io("checking workdir", &workdir, e))?;
         if config.kind.needs_devices() && real.is_none() {
             image::check_space(&workdir, opts.size_bytes.saturating_mul(config.devices as u64))?;
         }
@@ -170,6 +195,8 @@ impl Testbed {
             env: None,
             cache: Box::new(evict::TmpfsCache),
             guards: Vec::new(),
+            state: state.clone(),
+            name: format!("tb-{}-{seq}", std::process::id()),
         };
         // On any error below, dropping `tb` tears down what exists so far.
         tb.build(&workdir, seq, real, opts, &state)?;
@@ -188,10 +215,10 @@ impl Testbed {
         let pid = std::process::id();
         let dir = WorkDir::create(&workdir.join(format!("tb-{pid}-{seq}")), state)?;
         let base = dir.path().to_path_buf();
-        self.guards.push(Guard::Dir(dir));
+        self.guards.push(Owned::Dir(dir));
         let mnt = WorkDir::create(&base.join("mnt"), state)?;
         self.mountpoint = mnt.path().to_path_buf();
-        self.guards.push(Guard::Dir(mnt));
+        self.guards.push(Owned::Dir(mnt));
 
         // Block devices.
         let mut devices: Vec<PathBuf> = Vec::new();
@@ -213,11 +240,11 @@ impl Testbed {
                 let img =
                     ImageFile::create(&base.join(format!("dev{i}.img")), opts.size_bytes, state)?;
                 let path = img.path().to_path_buf();
-                self.guards.push(Guard::Image(img));
+                self.guards.push(Owned::Image(img));
                 let lo = LoopDevice::attach(&path, state)?;
                 direct_io &= lo.direct_io();
                 devices.push(lo.device().to_path_buf());
-                self.guards.push(Guard::Loop(lo));
+                self.guards.push(Owned::Loop(lo));
             }
             device_size_bytes = opts.size_bytes;
             let names: Vec<String> = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
@@ -251,13 +278,13 @@ impl Testbed {
                     cfg.mount_opts_joined().as_deref(),
                     state,
                 )?;
-                self.guards.push(Guard::Mount(m));
+                self.guards.push(Owned::Mount(m));
                 self.cache = Box::new(evict::TmpfsCache);
             }
             FsKind::Zfs => {
                 let zdevs = WorkDir::create(&base.join("zdevs"), state)?;
                 let devdir = zdevs.path().to_path_buf();
-                self.guards.push(Guard::Dir(zdevs));
+                self.guards.push(Owned::Dir(zdevs));
                 let mut vdevs = Vec::new();
                 for (i, d) in devices.iter().enumerate() {
                     let link = devdir.join(format!("dev{i}"));
@@ -265,7 +292,7 @@ impl Testbed {
                         .map_err(|e| TestbedError::io("linking", &link, e))?;
                     vdevs.push(link);
                 }
-                self.guards.push(Guard::Daemon(ZfsDaemon::ensure(state)?));
+                self.guards.push(Owned::Daemon(ZfsDaemon::ensure(state)?));
                 let name = format!("{}{pid}_{seq}", zfs::POOL_PREFIX);
                 mkfs_cmdline = Some(
                     zfs::create_command(&name, cfg.zfs.layout, &vdevs, &self.mountpoint).cmdline(),
@@ -285,7 +312,7 @@ impl Testbed {
                     &cfg.zfs.properties,
                     state,
                 )?;
-                self.guards.push(Guard::Pool(pool));
+                self.guards.push(Owned::Pool(pool));
                 self.cache = Box::new(evict::ZfsCache { pool: name.clone(), devdir });
                 pool_name = Some(name);
             }
@@ -305,7 +332,7 @@ impl Testbed {
                     options: (!options.is_empty()).then(|| options.join(",")),
                 };
                 let m = Mount::create(spec.clone(), state)?;
-                self.guards.push(Guard::Mount(m));
+                self.guards.push(Owned::Mount(m));
                 self.cache = Box::new(evict::KernelFsCache {
                     remount: opts.remount_to_evict.then_some(spec),
                 });
@@ -410,12 +437,36 @@ impl Testbed {
     }
 
     /// Leave the testbed up after this process exits (`fsbench testbed up`): the guards are
-    /// released without teardown, and the state records stay, so `fsbench testbed down` (or
-    /// `cleanup`) removes everything later. Returns the mount point.
-    pub fn keep(mut self) -> PathBuf {
-        let guards = std::mem::take(&mut self.guards);
-        std::mem::forget(guards);
-        self.mountpoint.clone()
+    /// released without teardown and the records move to a kept record named [`Testbed::name`],
+    /// which `fsbench testbed down NAME` removes (and `cleanup` leaves alone). Returns the
+    /// mount point. If the records cannot be moved, the testbed is torn down and that is the
+    /// error.
+    pub fn keep(mut self) -> Result<PathBuf, TestbedError> {
+        let ids: Vec<_> = self
+            .guards
+            .iter()
+            .filter_map(|g| match g {
+                Owned::Dir(g) => g.record_id().cloned(),
+                Owned::Image(g) => g.record_id().cloned(),
+                Owned::Loop(g) => g.record_id().cloned(),
+                Owned::Mount(g) => g.record_id().cloned(),
+                Owned::Pool(g) => g.record_id().cloned(),
+                Owned::Daemon(_) => None,
+            })
+            .collect();
+        self.state
+            .keep(&ids, &self.name)
+            .map_err(|e| TestbedError::io("recording the kept testbed in", self.state.path(), e))?;
+        for g in std::mem::take(&mut self.guards) {
+            let _ = g.keep();
+        }
+        Ok(self.mountpoint.clone())
+    }
+
+    /// The testbed's name (`tb-PID-N`, the name of its directory; a kept testbed is removed by
+    /// this name).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// [`Testbed::down`], consuming the testbed.
@@ -466,9 +517,15 @@ pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
     cmd.args(&cfg.mkfs_opts).args(devices)
 }
 
-/// Remove what crashed fsbench processes left (records in [`default_state_dir`]).
+/// Remove what crashed fsbench processes left (records in [`default_state_dir`]); kept
+/// testbeds and live processes' resources are left alone.
 pub fn cleanup_leftovers() -> Result<CleanupReport, TestbedError> {
     cleanup::cleanup(&StateDir::default())
+}
+
+/// Remove kept testbeds (`fsbench testbed down NAME` or `--all`).
+pub fn down_kept(scope: &cleanup::Scope) -> Result<CleanupReport, TestbedError> {
+    cleanup::clean(&StateDir::default(), scope)
 }
 
 /// [`cleanup_leftovers`] for another state directory.
