@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod cmd;
 pub mod meminfo;
+pub mod mountinfo;
 pub mod rusage;
 pub mod signals;
 

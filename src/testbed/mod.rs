@@ -27,7 +27,8 @@ pub mod evict;
 pub mod image;
 pub mod loopdev;
 pub mod mount;
-pub mod mountinfo;
+/// See [`crate::sys::mountinfo`] (the one parser).
+pub use crate::sys::mountinfo;
 pub mod preflight;
 pub mod zfs;
 

@@ -39,7 +39,7 @@ fn mount_count() -> std::sync::MutexGuard<'static, MountCount> {
 pub fn find_tracefs() -> Option<PathBuf> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let mounts = crate::observe::mountinfo::parse(&text);
-    let is = |p: &str| mounts.iter().any(|m| m.fs_type == "tracefs" && m.target == p);
+    let is = |p: &str| mounts.iter().any(|m| m.fstype == "tracefs" && m.mountpoint == Path::new(p));
     [TRACEFS, TRACEFS_DEBUGFS].into_iter().find(|p| is(p)).map(PathBuf::from)
 }
 
