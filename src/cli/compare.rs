@@ -348,6 +348,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
     }
+    recording.outcome()?;
     if let Some(e) = report_error {
         return Err(e);
     }

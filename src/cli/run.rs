@@ -162,6 +162,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
     }
+    recording.outcome()?;
     if report.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })) {
         return Ok(ExitCode::TestFailed);
     }

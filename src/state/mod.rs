@@ -20,4 +20,5 @@ pub use guard::{Guard, Recorded, Release};
 pub use process::ProcessId;
 pub use record::{
     default_state_dir, Entry, ProcessRecord, RecordId, Resource, StateDir, ROOT_STATE_DIR,
+    STATE_DIR_ENV,
 };

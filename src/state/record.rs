@@ -23,7 +23,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// Where records live unless the caller says otherwise.
 ///
-/// For root: `/var/lib/fsbench/state`. `/var/lib` is where the FHS puts a program's persistent
+/// `$FSBENCH_STATE_DIR` if set ([`STATE_DIR_ENV`]); for root: `/var/lib/fsbench/state`. `/var/lib` is where the FHS puts a program's persistent
 /// state, writable only by root; persistent (not `/run`) because some recorded resources
 /// survive a reboot (image files and work directories on disk) and must still be found and
 /// removed afterwards, while loop devices, mounts and daemons that a reboot took are simply
@@ -32,6 +32,11 @@ use std::sync::{Mutex, MutexGuard};
 /// For other users (who can run `fsbench run --dir` without root): `$XDG_STATE_HOME/fsbench/state`,
 /// else `~/.local/state/fsbench/state` (the XDG base directory rule).
 pub fn default_state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(STATE_DIR_ENV).map(PathBuf::from) {
+        if d.is_absolute() {
+            return d;
+        }
+    }
     if rustix::process::geteuid().is_root() {
         return PathBuf::from(ROOT_STATE_DIR);
     }
@@ -45,6 +50,11 @@ pub fn default_state_dir() -> PathBuf {
         _ => PathBuf::from(ROOT_STATE_DIR),
     }
 }
+
+/// Environment variable naming another state directory (absolute; checked like the default).
+/// For tests and for several independent fsbench installations; the zfs-fuse daemon's shared
+/// record stays in [`ROOT_STATE_DIR`] whatever it says, since there is one daemon per machine.
+pub const STATE_DIR_ENV: &str = "FSBENCH_STATE_DIR";
 
 /// Root's state directory (see [`default_state_dir`]).
 pub const ROOT_STATE_DIR: &str = "/var/lib/fsbench/state";

@@ -6,6 +6,7 @@ mod compare;
 mod fsruns;
 mod metadata;
 mod run;
+mod security;
 mod signals;
 mod store;
 mod suite;
