@@ -193,6 +193,30 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         sides.push(side);
     }
+    // Every configuration gets the same image size: the largest any of them needs (a kind's
+    // minimum, e.g. xfs's 300 MiB, raises it for all), so no result is flattered by a bigger
+    // device. Said when it differs from --size.
+    let same_size = sides
+        .iter()
+        .filter_map(|s| match s {
+            Side::Bed { opts, .. } => Some(opts.size_bytes),
+            Side::Dir { .. } => None,
+        })
+        .max();
+    if let Some(size) = same_size {
+        if let Some(asked) = a.testbed.size.filter(|&asked| asked != size) {
+            eprintln!(
+                "fsbench: note: --size {} is below what one configuration needs; every configuration gets {} images",
+                crate::workload::size::fmt_bytes(asked),
+                crate::workload::size::fmt_bytes(size)
+            );
+        }
+        for s in sides.iter_mut() {
+            if let Side::Bed { opts, .. } = s {
+                opts.size_bytes = size;
+            }
+        }
+    }
     let needs_root = sides.iter().any(|s| matches!(s, Side::Bed { .. }));
     if needs_root && !crate::sys::is_root() {
         return Err(UserError(
@@ -218,8 +242,20 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::Interrupted);
             }
             eprintln!("fsbench: setting up {}", super::testbed_args::describe(opts, config));
-            let b = Testbed::up(config, opts)
-                .with_context(|| format!("setting up {}", config.label))?;
+            let b = match Testbed::up(config, opts) {
+                Ok(b) => b,
+                // Ctrl-C during set-up: mkfs or mount saw the signal too; the guards removed
+                // what was made (this testbed's and, on return, the others').
+                Err(_) if crate::sys::signals::interrupted() => {
+                    eprintln!("fsbench: interrupted during set-up; nothing is left behind");
+                    return Ok(ExitCode::Interrupted);
+                }
+                Err(e) => {
+                    return Err(
+                        anyhow::Error::new(e).context(format!("setting up {}", config.label))
+                    )
+                }
+            };
             *bed = Some(Box::new(b));
         }
     }

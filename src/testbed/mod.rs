@@ -278,7 +278,8 @@ impl Testbed {
                     opts.size_bytes,
                     cfg.mount_opts_joined().as_deref(),
                     state,
-                )?;
+                )
+                .map_err(|e| rejected("mount", &cfg.mount_opts, e))?;
                 self.guards.push(Owned::Mount(m));
                 self.cache = Box::new(evict::TmpfsCache);
             }
@@ -320,7 +321,13 @@ impl Testbed {
             _ => {
                 let cmd = mkfs_command(&cfg, &devices);
                 mkfs_cmdline = Some(cmd.cmdline());
-                cmd.run().map_err(|e| TestbedError::cmd(format!("mkfs for {}", cfg.label), e))?;
+                cmd.run().map_err(|e| {
+                    rejected(
+                        "mkfs",
+                        &cfg.mkfs_opts,
+                        TestbedError::cmd(format!("mkfs for {}", cfg.label), e),
+                    )
+                })?;
                 let mut options = cfg.mount_opts.clone();
                 if devices.len() > 1 {
                     // No udev here to register btrfs members: name them all.
@@ -332,7 +339,8 @@ impl Testbed {
                     fstype: cfg.kind.name().to_string(),
                     options: (!options.is_empty()).then(|| options.join(",")),
                 };
-                let m = Mount::create(spec.clone(), state)?;
+                let m = Mount::create(spec.clone(), state)
+                    .map_err(|e| rejected("mount", &cfg.mount_opts, e))?;
                 self.guards.push(Owned::Mount(m));
                 self.cache = Box::new(evict::KernelFsCache {
                     remount: opts.remount_to_evict.then_some(spec),
@@ -350,6 +358,18 @@ impl Testbed {
                 cfg.label
             ))
         })?;
+        let (mut backing, mut device_size_bytes) = (backing, device_size_bytes);
+        if cfg.kind == FsKind::Tmpfs {
+            // The size in effect, from the mounted filesystem: a user's `mount=size=...` wins
+            // over --size, and the record must say what was measured.
+            if let Ok(st) = rustix::fs::statvfs(&self.mountpoint) {
+                device_size_bytes = st.f_blocks.saturating_mul(st.f_frsize);
+                backing = format!(
+                    "memory (tmpfs of {})",
+                    crate::workload::size::fmt_bytes(device_size_bytes)
+                );
+            }
+        }
         let zfs_properties = match &pool_name {
             Some(p) => {
                 let mut names: Vec<String> =
@@ -481,6 +501,22 @@ impl Drop for Testbed {
         if let Err(e) = self.down() {
             eprintln!("fsbench: tearing down testbed {}: {e}", self.config.label);
         }
+    }
+}
+
+/// A failed step that had user-given options: the options are the likely cause (bad input),
+/// unless the step failed because of Ctrl-C.
+fn rejected(step: &str, options: &[String], e: TestbedError) -> TestbedError {
+    if options.is_empty()
+        || crate::sys::signals::interrupted()
+        || !matches!(e, TestbedError::Cmd { source: crate::sys::cmd::CmdError::Failed { .. }, .. })
+    {
+        return e;
+    }
+    TestbedError::Rejected {
+        step: step.to_string(),
+        options: options.join(" "),
+        source: Box::new(e),
     }
 }
 
