@@ -488,6 +488,14 @@ impl TryFrom<RawFsConfig> for FsConfig {
                             "`{k}` is not a zfs property name"
                         )));
                     }
+                    // fsbench mounts the pool in its own work directory and removes it from
+                    // there: a property that moves or hides the mount would send the benchmark,
+                    // and zfs's directory creation, elsewhere.
+                    if ["mountpoint", "canmount", "readonly", "rdonly"].contains(&k.as_str()) {
+                        return Err(ConfigError::Invalid(format!(
+                            "zfs property `{k}` is fsbench's to set (the pool is mounted in its work directory); remove it"
+                        )));
+                    }
                 }
                 cfg.zfs = ZfsOpts {
                     layout: ZfsLayout::build(name, raw.devices)?,

@@ -313,7 +313,15 @@ impl Testbed {
                     &self.mountpoint,
                     &cfg.zfs.properties,
                     state,
-                )?;
+                )
+                .map_err(|e| match &e {
+                    TestbedError::Cmd { step, .. } if step.starts_with("setting zfs property") => {
+                        let props: Vec<String> =
+                            cfg.zfs.properties.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        rejected("zfs set", &props, e)
+                    }
+                    _ => e,
+                })?;
                 self.guards.push(Owned::Pool(pool));
                 self.cache = Box::new(evict::ZfsCache { pool: name.clone(), devdir });
                 pool_name = Some(name);

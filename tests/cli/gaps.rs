@@ -282,3 +282,34 @@ fn ctrl_c_during_set_up_exits_130_and_leaves_nothing() {
     let loops = std::process::Command::new("losetup").arg("-a").output().unwrap();
     assert!(!String::from_utf8_lossy(&loops.stdout).contains(s(work.path())));
 }
+
+#[test]
+fn a_zfs_mountpoint_property_is_refused_before_anything_is_made() {
+    let work = TestDir::new();
+    let mp = work.path().join("mp");
+    let fs = format!("zfs:mountpoint={}", s(&mp));
+    let o = fsbench(&["run", "--fs", &fs, "--test", "10", "--workdir", s(work.path())]);
+    assert_bad(&o, "zfs property `mountpoint` is fsbench's to set");
+    assert!(work.entries().is_empty(), "{:?}", work.entries());
+}
+
+#[test]
+fn a_rejected_zfs_property_is_bad_input_and_leaves_nothing() {
+    if skip_testbeds(&["zfs-fuse", "zpool", "zfs"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let o = fsbench(&[
+        "run",
+        "--fs",
+        "zfs:compression=bogus",
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--workdir",
+        s(work.path()),
+    ]);
+    assert_bad(&o, "zfs set refused the options given (compression=bogus)");
+    assert!(work.entries().is_empty(), "{:?}", work.entries());
+}
