@@ -32,6 +32,11 @@ pub struct SuiteArgs {
     /// per thread. Without it such amounts are refused as a likely typo.
     #[arg(long)]
     pub allow_long: bool,
+
+    /// Run tests whose files do not fit in the directory's free space (by default refused
+    /// before any I/O), e.g. to see how a filesystem behaves when it runs full.
+    #[arg(long)]
+    pub no_space_check: bool,
 }
 
 impl SuiteArgs {

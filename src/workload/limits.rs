@@ -87,7 +87,7 @@ pub fn check_space(suite: &Suite, dir: &Path) -> Result<(), String> {
         let need = t.footprint_bytes();
         if need > available {
             return Err(format!(
-                "test {} needs {} of files, but {} has {} free; use a smaller --scale or size, or another directory",
+                "test {} needs {} of files, but {} has {} free; use a smaller --scale or size, or another directory (--no-space-check runs it anyway, to see the filesystem run full)",
                 escape_controls(&t.id),
                 crate::workload::size::fmt_bytes(need),
                 dir.display(),

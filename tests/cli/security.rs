@@ -270,7 +270,7 @@ const LONG: &str = "[[test]]\nid = \"long\"\nname = \"long\"\nfile = { size = \"
 
 /// Wait until `dir` holds a `.fsbench-*` work directory with a file in it (the run is running
 /// its test).
-fn wait_for_workspace(dir: &Path, child: &mut Child) -> PathBuf {
+fn wait_for_workspace(dir: &Path, child: &mut Child, logs: &Path) -> PathBuf {
     let t = Instant::now();
     loop {
         if let Some(w) = std::fs::read_dir(dir).ok().and_then(|rd| {
@@ -282,22 +282,38 @@ fn wait_for_workspace(dir: &Path, child: &mut Child) -> PathBuf {
                 return w;
             }
         }
-        if t.elapsed() > Duration::from_secs(40) || child.try_wait().unwrap().is_some() {
+        // Generous: testbeds on a loaded 2-core machine shared with other test runs.
+        if t.elapsed() > Duration::from_secs(120) || child.try_wait().unwrap().is_some() {
             let _ = child.kill();
-            panic!("no work directory appeared in {}", dir.display());
+            let status = child.wait().ok();
+            let log: String = std::fs::read_dir(logs)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".stderr"))
+                .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                .collect();
+            panic!("no work directory appeared in {} (child {status:?}): {log}", dir.display());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
+/// fsbench in the background with its state in `state`; stderr goes to `STATE/../NAME.stderr`.
 fn spawn_in(state: &Path, args: &[&str]) -> Child {
+    let log = state.with_file_name(format!("{}.stderr", fastrand_name()));
     command()
         .env("FSBENCH_STATE_DIR", state)
         .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap()
+}
+
+fn fastrand_name() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!("child-{}", N.fetch_add(1, Ordering::Relaxed))
 }
 
 #[test]
@@ -315,8 +331,8 @@ fn cleanup_after_kill_9_removes_the_work_directory_only_of_the_dead_run() {
     };
     let mut dead = run(&dead_dir);
     let mut live = run(&live_dir);
-    let dead_ws = wait_for_workspace(dead_dir.path(), &mut dead);
-    let live_ws = wait_for_workspace(live_dir.path(), &mut live);
+    let dead_ws = wait_for_workspace(dead_dir.path(), &mut dead, t.path());
+    let live_ws = wait_for_workspace(live_dir.path(), &mut live, t.path());
     dead.kill().unwrap(); // SIGKILL by pid
     dead.wait().unwrap();
     assert!(dead_ws.exists(), "a kill -9 leaves the work directory");
@@ -463,9 +479,9 @@ fn cleanup_with_a_live_zfs_run_and_a_kept_testbed_removes_only_the_crashed_run()
         &["run", "--fs", "ext4", "--workload", s(&wl), "--workdir", w, "--no-store"],
     );
     let mnt_of = |pid: u32| work.path().join(format!("tb-{pid}-0")).join("mnt");
-    let live_ws = wait_for_workspace(&mnt_of(live.id()), &mut live);
+    let live_ws = wait_for_workspace(&mnt_of(live.id()), &mut live, t.path());
     let crash_mnt = mnt_of(crash.id());
-    wait_for_workspace(&crash_mnt, &mut crash);
+    wait_for_workspace(&crash_mnt, &mut crash, t.path());
     crash.kill().unwrap();
     crash.wait().unwrap();
     let o = fsbench_in(&state, &["testbed", "cleanup"]);
