@@ -19,6 +19,6 @@ pub mod secure;
 pub use guard::{Guard, Recorded, Release};
 pub use process::ProcessId;
 pub use record::{
-    default_state_dir, Entry, ProcessRecord, RecordId, Resource, StateDir, ROOT_STATE_DIR,
-    STATE_DIR_ENV,
+    default_state_dir, Entry, ProcessRecord, RecordId, Resource, StateDir, LEGACY_STATE_DIR,
+    ROOT_STATE_DIR, STATE_DIR_ENV,
 };

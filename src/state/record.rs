@@ -56,6 +56,9 @@ pub fn default_state_dir() -> PathBuf {
 /// record stays in [`ROOT_STATE_DIR`] whatever it says, since there is one daemon per machine.
 pub const STATE_DIR_ENV: &str = "FSBENCH_STATE_DIR";
 
+/// Where fsbench 0.1 kept its records (see [`StateDir::legacy`]).
+pub const LEGACY_STATE_DIR: &str = "/var/tmp/fsbench/state";
+
 /// Root's state directory (see [`default_state_dir`]).
 pub const ROOT_STATE_DIR: &str = "/var/lib/fsbench/state";
 
@@ -202,6 +205,9 @@ pub const KEPT_PREFIX: &str = "kept-";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
     dir: PathBuf,
+    /// A state directory of fsbench 0.1 (`/var/tmp/fsbench/state`, made 0755): trusted only if
+    /// nobody but root could have written it ([`secure::open_trusted_dir`]), never created.
+    legacy: bool,
 }
 
 impl Default for StateDir {
@@ -219,7 +225,13 @@ fn name_of(path: &Path) -> io::Result<&str> {
 impl StateDir {
     /// Records under `dir` (created 0700 on first write; checked on every use).
     pub fn new(dir: impl Into<PathBuf>) -> StateDir {
-        StateDir { dir: dir.into() }
+        StateDir { dir: dir.into(), legacy: false }
+    }
+
+    /// The state directory of fsbench 0.1 ([`LEGACY_STATE_DIR`]), for `fsbench testbed cleanup`
+    /// after an upgrade: read and cleaned only if root alone could have written it.
+    pub fn legacy() -> StateDir {
+        StateDir { dir: PathBuf::from(LEGACY_STATE_DIR), legacy: true }
     }
 
     /// The directory.
@@ -230,6 +242,9 @@ impl StateDir {
     /// Open the directory after checking it (owner, mode, no links, safe parents); creates it
     /// when `create`. See [`secure::open_private_dir`].
     pub fn open(&self, create: bool) -> io::Result<OwnedFd> {
+        if self.legacy {
+            return secure::open_trusted_dir(&self.dir, false);
+        }
         secure::open_private_dir(&self.dir, create)
     }
 

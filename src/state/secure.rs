@@ -425,6 +425,25 @@ mod tests {
     }
 
     #[test]
+    fn trusted_dirs_are_changeable_only_by_root_or_us() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("work");
+        open_trusted_dir(&p, true).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        open_trusted_dir(&p, false).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = open_trusted_dir(&p, false).unwrap_err();
+        assert!(e.to_string().contains("not sticky"), "{e}");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        open_trusted_dir(&p, false).unwrap();
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+            let e = open_trusted_dir(&p, false).unwrap_err();
+            assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+        }
+    }
+
+    #[test]
     fn planted_names_are_not_opened_and_links_not_read() {
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("s");

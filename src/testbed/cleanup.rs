@@ -51,6 +51,16 @@ pub struct CleanupReport {
 }
 
 impl CleanupReport {
+    /// Add another cleanup's findings.
+    pub fn merge(&mut self, o: CleanupReport) {
+        self.removed.extend(o.removed);
+        self.already_gone.extend(o.already_gone);
+        self.not_ours.extend(o.not_ours);
+        self.failed.extend(o.failed);
+        self.live_processes.extend(o.live_processes);
+        self.kept.extend(o.kept);
+    }
+
     /// Whether nothing failed.
     pub fn is_clean(&self) -> bool {
         self.failed.is_empty()

@@ -565,7 +565,19 @@ pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
 /// Remove what crashed fsbench processes left (records in [`default_state_dir`]); kept
 /// testbeds and live processes' resources are left alone.
 pub fn cleanup_leftovers() -> Result<CleanupReport, TestbedError> {
-    cleanup::cleanup(&StateDir::default())
+    let mut report = cleanup::cleanup(&StateDir::default())?;
+    // Records of fsbench 0.1, if root alone could have written them (else they are left, and
+    // said so: acting on records another user could forge is what this version stopped).
+    let legacy = StateDir::legacy();
+    if std::env::var_os(crate::state::STATE_DIR_ENV).is_none() && legacy.path().exists() {
+        match cleanup::cleanup(&legacy) {
+            Ok(r) => report.merge(r),
+            Err(e) => report
+                .not_ours
+                .push(format!("records of fsbench 0.1 in {}: {e}", legacy.path().display())),
+        }
+    }
+    Ok(report)
 }
 
 /// Remove kept testbeds (`fsbench testbed down NAME` or `--all`).
