@@ -13,7 +13,8 @@
 //! - a loop device only if its backing file is an image of the same record;
 //! - a mount only on a directory of the same record, with the recorded type, and (loop mounts)
 //!   a source backed by an image of the record;
-//! - a pool only with the `fsbench_` prefix; a tracing instance only under
+//! - a pool only with the `fsbench_` prefix and devices that are links in a directory of the
+//!   same record; a tracing instance only under
 //!   `.../tracing/instances/fsbench-`;
 //! - a work directory in `--dir` only if it is still the very directory made (device and inode),
 //!   removed through fds without following links or entering mounts.
@@ -267,6 +268,18 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
         Resource::ZfsPool { name } => {
             if !name.starts_with(zfs::POOL_PREFIX) {
                 return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));
+            }
+            // Its devices must be the links in a directory of the same record.
+            let Some(vdevs) = zfs::pool_vdevs(name)? else {
+                return Ok(Outcome::Gone);
+            };
+            if vdevs.is_empty()
+                || !vdevs.iter().all(|v| v.parent().is_some_and(|p| dirs.contains(&p)))
+            {
+                return Ok(Outcome::NotOurs(format!(
+                    "its devices ({}) are not in a directory of the same record",
+                    vdevs.iter().map(|v| v.display().to_string()).collect::<Vec<_>>().join(", ")
+                )));
             }
             Ok(if zfs::destroy_verified(name)? { Outcome::Removed } else { Outcome::Gone })
         }

@@ -471,6 +471,30 @@ pub fn export_import(name: &str, devdir: &Path) -> Result<()> {
         .map_err(|e| TestbedError::cmd(format!("re-importing zfs pool {name}"), e))
 }
 
+/// The leaf devices of imported pool `name` as `zpool status` names them (fsbench's pools are
+/// made on `DEVDIR/devN` links, so these are paths); `None` if the pool is not imported.
+pub fn pool_vdevs(name: &str) -> Result<Option<Vec<PathBuf>>> {
+    if !daemon_running() || !imported_pools()?.iter().any(|p| p == name) {
+        return Ok(None);
+    }
+    let out = Cmd::new("zpool")
+        .args(["status", name])
+        .hint(HINT)
+        .run()
+        .map_err(|e| TestbedError::cmd(format!("reading the devices of zfs pool {name}"), e))?;
+    Ok(Some(parse_vdevs(&out)))
+}
+
+/// Leaf device paths from `zpool status` output (the config lines that start with `/`).
+fn parse_vdevs(status: &str) -> Vec<PathBuf> {
+    status
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.starts_with('/'))
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// Destroy pool `name` if it is imported and is fsbench's (name prefix). Returns whether it was.
 pub fn destroy_verified(name: &str) -> Result<bool> {
     if !name.starts_with(POOL_PREFIX) {
@@ -510,6 +534,15 @@ mod tests {
         assert_eq!(
             create_command("fsbench_1_0", ZfsLayout::Stripe(3), &v, Path::new("/t/mnt")).cmdline(),
             "zpool create -f -o cachefile=none -m /t/mnt fsbench_1_0 /t/zdevs/dev0 /t/zdevs/dev1 /t/zdevs/dev2"
+        );
+    }
+
+    #[test]
+    fn vdevs_from_status() {
+        let st = "  pool: fsbench_1_0\n state: ONLINE\nconfig:\n\n\tNAME  STATE\n\tfsbench_1_0  ONLINE\n\t  raidz1-0  ONLINE\n\t    /t/zdevs/dev0  ONLINE 0 0 0\n\t    /t/zdevs/dev1  ONLINE 0 0 0\n\nerrors: No known data errors\n";
+        assert_eq!(
+            parse_vdevs(st),
+            [PathBuf::from("/t/zdevs/dev0"), PathBuf::from("/t/zdevs/dev1")]
         );
     }
 
