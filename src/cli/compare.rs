@@ -171,7 +171,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     for c in &a.configs {
         let p = PathBuf::from(c);
         let side = if p.is_dir() {
-            Side::Dir { path: p, label: c.clone() }
+            if !a.workload.no_space_check {
+                crate::workload::limits::check_space(&suite, &p).map_err(UserError)?;
+            }
+            Side::Dir { path: p, label: crate::workload::limits::escape_controls(c) }
         } else {
             let config = FsConfig::parse(c).map_err(|e| {
                 UserError(format!(

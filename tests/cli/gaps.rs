@@ -313,3 +313,17 @@ fn a_rejected_zfs_property_is_bad_input_and_leaves_nothing() {
     assert_bad(&o, "zfs set refused the options given (compression=bogus)");
     assert!(work.entries().is_empty(), "{:?}", work.entries());
 }
+
+#[test]
+fn compare_checks_each_directory_for_space() {
+    let a = TestDir::new();
+    let b = TestDir::new();
+    let d = TestDir::new();
+    let f = d.write(
+        "big.toml",
+        "[[test]]\nid = \"big\"\nname = \"n\"\nfile = { size = \"1E\" }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n",
+    );
+    let o = fsbench(&["compare", s(a.path()), s(b.path()), "--workload", s(&f), "--no-store"]);
+    assert_bad(&o, "test big needs 1048576T of files");
+    assert!(a.entries().is_empty() && b.entries().is_empty());
+}
