@@ -298,6 +298,36 @@ fn wait_for_workspace(dir: &Path, child: &mut Child, logs: &Path) -> PathBuf {
     }
 }
 
+/// On a failed assertion: SIGKILL the children, then `testbed cleanup` and `testbed down --all`
+/// in the test's own state directory, so a failing test leaves nothing mounted.
+struct Tidy {
+    state: PathBuf,
+    pids: Vec<u32>,
+}
+
+impl Drop for Tidy {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        for &pid in &self.pids {
+            // Only while it is still our child (a child reaped on the way to the panic may have
+            // given its pid to another process).
+            let ours = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|t| {
+                t.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1))
+                    == Some(&std::process::id().to_string())
+            });
+            if ours {
+                // SAFETY: our own child, by pid.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = fsbench_in(&self.state, &["testbed", "cleanup"]);
+        let _ = fsbench_in(&self.state, &["testbed", "down", "--all"]);
+    }
+}
+
 /// fsbench in the background with its state in `state`; stderr goes to `STATE/../NAME.stderr`.
 fn spawn_in(state: &Path, args: &[&str]) -> Child {
     let log = state.with_file_name(format!("{}.stderr", fastrand_name()));
@@ -478,11 +508,15 @@ fn cleanup_with_a_live_zfs_run_and_a_kept_testbed_removes_only_the_crashed_run()
         &state,
         &["run", "--fs", "ext4", "--workload", s(&wl), "--workdir", w, "--no-store"],
     );
+    // If an assertion fails: kill the children, clean up after them and remove the kept testbed
+    // (the state directory is this test's own).
+    let mut tidy = Tidy { state: state.clone(), pids: vec![live.id(), crash.id()] };
     let mnt_of = |pid: u32| work.path().join(format!("tb-{pid}-0")).join("mnt");
     let live_ws = wait_for_workspace(&mnt_of(live.id()), &mut live, t.path());
     let crash_mnt = mnt_of(crash.id());
     wait_for_workspace(&crash_mnt, &mut crash, t.path());
     crash.kill().unwrap();
+    tidy.pids.retain(|&p| p != crash.id());
     crash.wait().unwrap();
     let o = fsbench_in(&state, &["testbed", "cleanup"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
@@ -496,6 +530,7 @@ fn cleanup_with_a_live_zfs_run_and_a_kept_testbed_removes_only_the_crashed_run()
     assert!(live.try_wait().unwrap().is_none(), "the live run is still running");
     // SAFETY: our own child, by pid.
     unsafe { libc::kill(live.id() as i32, libc::SIGINT) };
+    tidy.pids.clear();
     assert_eq!(live.wait().unwrap().code(), Some(130));
     let o = fsbench_in(&state, &["testbed", "down", &name]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
