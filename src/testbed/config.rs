@@ -352,6 +352,8 @@ impl FsConfig {
         if !explicit_label {
             cfg.label = s.to_string();
         }
+        // The label is shown on the terminal: no raw control characters.
+        cfg.label = crate::workload::limits::escape_controls(&cfg.label);
         Ok(cfg)
     }
 
@@ -636,6 +638,12 @@ mod tests {
     fn colon_inside_a_value_is_kept() {
         let c = FsConfig::parse("ext4:mount=context=system_u:object_r:tmp_t:s0").unwrap();
         assert_eq!(c.mount_opts, ["context=system_u:object_r:tmp_t:s0"]);
+    }
+
+    #[test]
+    fn control_characters_in_labels_are_escaped() {
+        let c = FsConfig::parse("ext4:label=a\u{1b}[2Jb").unwrap();
+        assert_eq!(c.label, "a\\u{1b}[2Jb");
     }
 
     #[test]
