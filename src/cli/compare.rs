@@ -58,8 +58,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub record: super::record::RecordArgs,
 
-    /// Write the HTML report (table, charts, environment) to this file. Default:
-    /// ./fsbench-report-RUNID.html.
+    /// Write the HTML report (table, charts, environment) to this file (replacing it). Default:
+    /// ./fsbench-report-RUNID.html, or -2, -3, ... appended if that name is taken (an existing
+    /// file is never replaced). A report that cannot be written makes the exit code 1.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
 
@@ -111,6 +112,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let specs: Vec<Spec> = a.configs.iter().map(|c| Spec::DirOrFs(c.clone())).collect();
     let mut targets = TargetSet::new(&specs, &|c| a.testbed.options(c, Some(&suite)))?;
+    if !a.workload.no_space_check {
+        targets.check_space(&suite)?;
+    }
+    targets.same_image_size(a.testbed.size);
     targets.check()?;
     let store = a.record.open()?;
 
@@ -137,7 +142,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let meta = RunMeta::new(RunKind::Compare, &suite, a.repeat, options);
     let bar = Bar::new(suite.tests.len() * targets.count() * a.repeat as usize, 1);
-    let (outcome, recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
+    let (outcome, mut recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();
     let report = compare::from_outcome(outcome, &targets, &opts);
 
@@ -145,27 +150,43 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let teardown = targets.teardown();
     let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&report)?;
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    let mut report_error = None;
     if !a.no_report {
-        let path = a.report.clone().unwrap_or_else(|| {
-            let id = recording.run_id().map(|i| i.to_string());
-            PathBuf::from(format!(
-                "fsbench-report-{}.html",
-                id.unwrap_or_else(|| report.started_unix_s.to_string())
-            ))
-        });
         let run = crate::report::ReportRun {
             id: recording.run_id(),
             kind: crate::store::RunKind::Compare,
             command_line: meta.command_line.clone(),
             report: report.clone(),
         };
-        match crate::report::write_html(&[run], &path, None) {
-            Ok(()) => eprintln!("fsbench: report written to {}", path.display()),
+        // A name fsbench chooses never replaces a file (another run's report); one the user
+        // gives replaces an earlier file of that name. Neither follows a planted link.
+        let written = match &a.report {
+            Some(p) => crate::report::write_html(&[run], p, None).map(|()| p.clone()),
+            None => {
+                let id = recording.run_id().map(|i| i.to_string());
+                let p = PathBuf::from(format!(
+                    "fsbench-report-{}.html",
+                    id.unwrap_or_else(|| report.started_unix_s.to_string())
+                ));
+                crate::report::write_html_new(&[run], &p, None)
+            }
+        };
+        match written {
+            Ok(p) => eprintln!("fsbench: report written to {}", p.display()),
             Err(e) => {
-                eprintln!("fsbench: warning: could not write the report {}: {e:#}", path.display())
+                report_error = Some(anyhow::Error::new(e).context(
+                    "the results above are complete, but the HTML report could not be written (choose another place with --report FILE, or --no-report)",
+                ))
             }
         }
     }
     teardown?;
+    if status == crate::store::read::RunStatus::Interrupted {
+        return Ok(ExitCode::Interrupted);
+    }
+    recording.outcome()?;
+    if let Some(e) = report_error {
+        return Err(e);
+    }
     Ok(ExitCode::of(status))
 }

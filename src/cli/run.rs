@@ -72,12 +72,18 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut targets = TargetSet::new(&[spec], &|c| a.testbed.options(c, Some(&suite)))?;
     targets.check()?;
+    let space = |t: &TargetSet| match a.workload.no_space_check {
+        true => Ok(()),
+        false => t.check_space(&suite),
+    };
+    space(&targets)?;
     let store = a.record.open()?;
 
     // Stage 2: run (a testbed's guard removes it on every way out of this function).
     if !targets.up()? {
         return Ok(ExitCode::Interrupted);
     }
+    space(&targets)?;
     let plan = Plan {
         suite: &suite,
         engine: a.data.engine(a.repeat),
@@ -91,7 +97,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let meta = RunMeta::new(RunKind::Run, &suite, a.repeat, options);
     let bar = Bar::new(suite.tests.len(), a.repeat);
-    let (outcome, _) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
+    let (outcome, mut recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();
     let opts = CompareOptions {
         engine: plan.engine.clone(),
@@ -104,5 +110,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // Stage 3: output.
     let bytes = exporter(a.format, ExportOptions::default()).export(&report)?;
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    if status != crate::store::read::RunStatus::Interrupted {
+        recording.outcome()?;
+    }
     Ok(ExitCode::of(status))
 }

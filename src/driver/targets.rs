@@ -53,6 +53,9 @@ pub enum TargetError {
     /// Testbeds need root.
     #[error("{0}")]
     NeedsRoot(String),
+    /// The suite's files do not fit.
+    #[error("{0}")]
+    NoSpace(String),
 }
 
 enum Side {
@@ -101,9 +104,10 @@ impl TargetSet {
                     FsConfig::parse(c).map_err(|e| TargetError::BadConfig(e.to_string()))?,
                     true,
                 ),
-                Spec::DirOrFs(c) if Path::new(c).is_dir() => {
-                    Side::Dir { path: PathBuf::from(c), label: c.clone() }
-                }
+                Spec::DirOrFs(c) if Path::new(c).is_dir() => Side::Dir {
+                    path: PathBuf::from(c),
+                    label: crate::workload::limits::escape_controls(c),
+                },
                 Spec::DirOrFs(c) => bed(
                     FsConfig::parse(c).map_err(|e| TargetError::NotDirOrConfig {
                         given: c.clone(),
@@ -122,6 +126,43 @@ impl TargetSet {
             sides.push(side);
         }
         Ok(TargetSet(sides))
+    }
+
+    /// Give every testbed the same image size: the largest any of them needs (a kind's minimum,
+    /// e.g. xfs's 300 MiB, raises it for all), so no result is flattered by a bigger device.
+    /// Says so when that differs from `asked` (`--size`).
+    pub fn same_image_size(&mut self, asked: Option<u64>) {
+        let sizes = self.0.iter().filter_map(|s| match s {
+            Side::Bed { opts, .. } => Some(opts.size_bytes),
+            Side::Dir { .. } => None,
+        });
+        let Some(size) = sizes.max() else { return };
+        if let Some(asked) = asked.filter(|&asked| asked != size) {
+            eprintln!(
+                "fsbench: note: --size {} is below what one configuration needs; every configuration gets {} images",
+                crate::workload::size::fmt_bytes(asked),
+                crate::workload::size::fmt_bytes(size)
+            );
+        }
+        for s in self.0.iter_mut() {
+            if let Side::Bed { opts, .. } = s {
+                opts.size_bytes = size;
+            }
+        }
+    }
+
+    /// Check that `suite`'s files fit: in each directory, and on each testbed of `run --fs`
+    /// that is up (call it again after [`TargetSet::up`]).
+    pub fn check_space(&self, suite: &crate::workload::Suite) -> Result<(), TargetError> {
+        for s in &self.0 {
+            let dir = match s {
+                Side::Dir { path, .. } => path.as_path(),
+                Side::Bed { bed: Some(b), from_fs: true, .. } => b.mountpoint(),
+                Side::Bed { .. } => continue,
+            };
+            crate::workload::limits::check_space(suite, dir).map_err(TargetError::NoSpace)?;
+        }
+        Ok(())
     }
 
     /// Check what building the testbeds needs (root, tools, space on the host), before any
@@ -166,8 +207,20 @@ impl TargetSet {
                     return Ok(false);
                 }
                 eprintln!("fsbench: setting up {}", testbed::sizing::describe(opts, config));
-                let b = Testbed::up(config, opts)
-                    .with_context(|| format!("setting up {}", config.label))?;
+                let b = match Testbed::up(config, opts) {
+                    Ok(b) => b,
+                    // Ctrl-C during set-up: mkfs or mount saw the signal too; the guards removed
+                    // what was made (this testbed's and, when the set is dropped, the others').
+                    Err(_) if crate::sys::signals::interrupted() => {
+                        eprintln!("fsbench: interrupted during set-up; nothing is left behind");
+                        return Ok(false);
+                    }
+                    Err(e) => {
+                        return Err(
+                            anyhow::Error::new(e).context(format!("setting up {}", config.label))
+                        )
+                    }
+                };
                 *bed = Some(Box::new(b));
             }
         }
