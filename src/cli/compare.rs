@@ -101,12 +101,18 @@ cleanup` removes what was left. Needs root; comparing directories you mounted do
 Runs are interleaved: every configuration runs a test before any runs it again, in an order that
 rotates, so drift on a noisy machine does not favour one side.
 
-Decision rule per test: the estimator is the median MiB/s of each configuration. With 2 or more
-repetitions on both sides, Welch's t-test on log(MiB/s), two-sided at 95%, must find a
-difference and the factor must be at least 1 + --min-effect; with a single repetition (no noise
-estimate) the factor must be at least 1.10. Otherwise the test is a draw. Tests that failed, or
-whose cache precondition did not hold, are not compared and the reason is given. The summary's
-\"mean factor\" is the arithmetic mean of the winning factors, as in the 2005 study.
+Decision rule per test: the estimator is the median figure of each configuration (MiB/s; ops/s
+for file-set tests). With 2 or more repetitions on both sides, Yuen's test of 20% trimmed means
+on log figures (Welch's t-test when a side has fewer than 5 repetitions), two-sided, gives a
+p-value; all tests and configurations of the comparison form one family, and the
+Benjamini-Hochberg procedure keeps a 5% false discovery rate over it (identical setups show a
+winner anywhere in at most 1 comparison in 20). A significant test has a winner if the factor is
+also at least 1 + --min-effect. With 5 or more repetitions one outlying repetition is trimmed;
+with 3 it is not, and it makes a draw more likely. With a single repetition there is NO noise
+estimate: the factor must be at least 1.10 and the win is marked (untested). Otherwise the test
+is a draw. Tests that failed, or whose cache precondition did not hold, are not compared and
+the reason is given. The summary's \"mean factor\" is the arithmetic mean of the winning
+factors, as in the 2005 study.
 
 Examples:
   fsbench compare ext4 xfs --scale quick

@@ -82,9 +82,16 @@ pub struct DiffArgs {
 const DIFF_HELP: &str = "\
 Tests are matched by test id, configurations by label (two runs of one configuration each are
 matched whatever their labels). Each pair is decided with compare's rule: the estimator is the
-median MiB/s; with 2 or more repetitions on both sides Welch's t-test on log(MiB/s), two-sided
-at 95%, must find a difference and the factor must be at least 1 + --min-effect; with a single
-repetition the factor must be at least 1.10 (no test). Otherwise: no significant change.
+median figure (MiB/s; ops/s for file-set tests). With 2 or more repetitions on both sides, Yuen's
+test of 20% trimmed means on log figures (Welch's t-test when a side has fewer than 5
+repetitions), two-sided, gives a p-value per pair; all pairs of the diff form one family, and the
+Benjamini-Hochberg procedure keeps a 5% false discovery rate over it. Two runs of one setup are
+therefore flagged in at most 1 diff in 20, however many tests they have. A significant pair is a
+regression or an improvement if the factor is also at least 1 + --min-effect. With 5 or more
+repetitions one outlying repetition per side is trimmed; with 3 it is not (no test can tell one
+outlier in three from noise), and an outlier makes a draw, never a false alarm. A pair with a
+single repetition has no noise estimate: it is shown as UNTESTED and never counted as a
+regression. Use --repeat 5 or more for a CI gate.
 
 Exit codes: 0 no test regressed significantly, 1 at least one test regressed significantly
 (use it to gate CI), 2 bad input (unknown run id, unusable database).
@@ -264,57 +271,18 @@ fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
         "change".to_string(),
         "verdict".to_string(),
     ]);
-    let mut regressions = 0;
-    let mut improvements = 0;
-    let mut compared = 0;
     let (la, lb) = (format!("run {}", ra.id), format!("run {}", rb.id));
+    // Every matched (configuration, test) pair, decided as one family.
+    let mut rows = Vec::new();
     for (i, j) in pairs {
         let (ca, cb) = (&ra.configs[i], &rb.configs[j]);
         for ta in &ca.tests {
-            let Some(tb) = cb.tests.iter().find(|t| t.id == ta.id) else {
-                notes.push(format!("test {} ({}) is only in run {}", ta.id, ca.label, ra.id));
-                continue;
-            };
-            let ma = ta.summary.as_ref().map(|s| s.median);
-            let mb = tb.summary.as_ref().map(|s| s.median);
-            let change = match (ma, mb) {
-                (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),
-                _ => "-".into(),
-            };
-            let verdict = match decision::decide(ta, &la, tb, &lb, rule) {
-                Verdict::Win { winner: 0, factor, tested } => {
-                    regressions += 1;
-                    compared += 1;
-                    format!(
-                        "REGRESSION: {factor:.2}× slower{}",
-                        if tested { "" } else { " (one repetition: no significance test)" }
-                    )
+            match cb.tests.iter().find(|t| t.id == ta.id) {
+                Some(tb) => rows.push((cb, ta, tb)),
+                None => {
+                    notes.push(format!("test {} ({}) is only in run {}", ta.id, ca.label, ra.id))
                 }
-                Verdict::Win { factor, tested, .. } => {
-                    improvements += 1;
-                    compared += 1;
-                    format!(
-                        "improved: {factor:.2}× faster{}",
-                        if tested { "" } else { " (one repetition: no significance test)" }
-                    )
-                }
-                Verdict::Draw { .. } => {
-                    compared += 1;
-                    "no significant change".into()
-                }
-                Verdict::NotCompared { reason } => format!("not compared: {reason}"),
-            };
-            let fmt = |m: Option<f64>| m.map(sig3).unwrap_or_else(|| "-".into());
-            let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
-            t.add_row(vec![
-                Cell::new(&ta.id),
-                Cell::new(&ta.name),
-                Cell::new(&cb.label),
-                num(fmt(ma)),
-                num(fmt(mb)),
-                num(change),
-                Cell::new(verdict),
-            ]);
+            }
         }
         for tb in &cb.tests {
             if !ca.tests.iter().any(|t| t.id == tb.id) {
@@ -322,17 +290,75 @@ fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
             }
         }
     }
+    let family: Vec<decision::Pair> =
+        rows.iter().map(|(_, ta, tb)| decision::Pair { a: ta, la: &la, b: tb, lb: &lb }).collect();
+    let verdicts = decision::decide_all(&family, rule);
+    let (mut regressions, mut improvements, mut compared, mut untested) = (0, 0, 0, 0);
+    for ((cb, ta, tb), v) in rows.iter().zip(verdicts) {
+        let ma = ta.summary.as_ref().map(|s| s.median);
+        let mb = tb.summary.as_ref().map(|s| s.median);
+        let change = match (ma, mb) {
+            (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),
+            _ => "-".into(),
+        };
+        let verdict = match v {
+            Verdict::Win { winner: 0, factor, tested: true } => {
+                regressions += 1;
+                compared += 1;
+                format!("REGRESSION: {factor:.2}× slower")
+            }
+            Verdict::Win { factor, tested: true, .. } => {
+                improvements += 1;
+                compared += 1;
+                format!("improved: {factor:.2}× faster")
+            }
+            Verdict::Win { winner, factor, tested: false } => {
+                untested += 1;
+                compared += 1;
+                format!(
+                    "{factor:.2}× {}? UNTESTED: one repetition, no noise estimate",
+                    if winner == 0 { "slower" } else { "faster" }
+                )
+            }
+            Verdict::Draw { tested, .. } => {
+                compared += 1;
+                if tested {
+                    "no significant change".into()
+                } else {
+                    untested += 1;
+                    "no change above 10% (untested: one repetition)".into()
+                }
+            }
+            Verdict::NotCompared { reason } => format!("not compared: {reason}"),
+        };
+        let fmt = |m: Option<f64>| m.map(sig3).unwrap_or_else(|| "-".into());
+        let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        t.add_row(vec![
+            Cell::new(&ta.id),
+            Cell::new(&ta.name),
+            Cell::new(&cb.label),
+            num(fmt(ma)),
+            num(fmt(mb)),
+            num(change),
+            Cell::new(verdict),
+        ]);
+    }
     out.push_str(&t.to_string());
     out.push('\n');
     out.push_str(&format!(
-        "Decision rule of compare: median MiB/s; Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test).\n",
+        "Decision rule of compare: median figure (MiB/s, ops/s for file-set tests); Yuen's trimmed-mean t-test on log figures (Welch's below 5 repetitions), two-sided, significant when Benjamini-Hochberg keeps it at a 5% false discovery rate over these {} pairs, and at least {:.0}% apart.\n",
+        rows.len(),
         rule.min_effect * 100.0,
-        rule.single_run_effect * 100.0
     ));
     out.push_str(&format!(
         "{compared} compared: {regressions} regressed significantly, {improvements} improved significantly, {} without significant change.\n",
         compared - regressions - improvements
     ));
+    if untested > 0 {
+        out.push_str(&format!(
+            "WARNING: {untested} pairs have a single repetition on a side: there is no noise estimate, so no test was made and they are never counted as regressions. Record runs with --repeat 5 or more to test them.\n"
+        ));
+    }
     for (r, name) in [(ra, "A"), (rb, "B")] {
         if r.unfinished() {
             notes.push(format!(

@@ -241,20 +241,14 @@ pub fn build_report(
     let baseline = 0;
     let ntests = configs.first().map(|c| c.run.tests.len()).unwrap_or(0);
     let mut tests = Vec::with_capacity(ntests);
-    for ti in 0..ntests {
+    let sides: Vec<(&str, &[TestResult])> =
+        configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
+    let verdicts = decision::versus_baseline(&sides, baseline, &opts.rule);
+    for (ti, vs) in verdicts.into_iter().enumerate() {
         let base = &configs[baseline];
         let bt = &base.run.tests[ti];
         let medians =
             configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| s.median)).collect();
-        let vs: Vec<Option<Verdict>> = configs
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                (i != baseline).then(|| {
-                    decision::decide(bt, &base.label, &c.run.tests[ti], &c.label, &opts.rule)
-                })
-            })
-            .collect();
         let facts: Vec<Option<Facts>> = configs
             .iter()
             .map(|c| {

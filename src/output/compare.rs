@@ -22,6 +22,29 @@ fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
         Verdict::Draw { .. } => "draw".into(),
         Verdict::NotCompared { .. } => "not compared".into(),
     }
+    .to_string()
+        + match v {
+            Verdict::Win { tested: false, .. } => " (untested)",
+            _ => "",
+        }
+}
+
+/// A loud line when a verdict rests on a single repetition (no noise estimate).
+fn untested_warning(r: &CompareReport) -> String {
+    let n = r
+        .tests
+        .iter()
+        .flat_map(|t| t.vs_baseline.iter().flatten())
+        .filter(|v| {
+            matches!(v, Verdict::Win { tested: false, .. } | Verdict::Draw { tested: false, .. })
+        })
+        .count();
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "WARNING: {n} verdicts rest on a single repetition: there is NO noise estimate, wins marked (untested) may be noise. Use --repeat 5 or more.\n"
+    )
 }
 
 /// Render the comparison for a terminal; `details` adds each configuration's observed facts per
@@ -86,11 +109,9 @@ pub fn render(r: &CompareReport, details: bool) -> String {
     );
     out.push_str(&t.to_string());
     out.push('\n');
-    out.push_str(&format!(
-        "MiB/s: median over repetitions. Winner: Welch's t-test on log throughput, 95%, and at least {:.0}% apart; with one repetition, at least {:.0}% apart (no test). Otherwise: draw.\n",
-        r.rule.min_effect * 100.0,
-        r.rule.single_run_effect * 100.0
-    ));
+    out.push_str(&crate::compare::decision::rule_text(&r.rule));
+    out.push('\n');
+    out.push_str(&untested_warning(r));
     for p in &r.pairs {
         out.push('\n');
         for l in &p.lines {

@@ -298,9 +298,8 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
     if n > 1 {
         let _ = writeln!(
             out,
-            "<p class=\"rule\">MiB/s: median over repetitions (small: 95% confidence interval of the mean, Student's t). Winner: Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test). Otherwise: draw.</p>",
-            r.rule.min_effect * 100.0,
-            r.rule.single_run_effect * 100.0
+            "<p class=\"rule\">Median over repetitions (small: 95% confidence interval of the mean, Student's t). {}</p>",
+            esc(&crate::compare::decision::rule_text(&r.rule))
         );
         out.push_str("<div class=\"summary\">");
         for p in &r.pairs {
