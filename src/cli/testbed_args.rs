@@ -1,6 +1,6 @@
 //! Options shared by every command that builds testbeds, and the sizing rule.
 
-use crate::testbed::{FsConfig, TestbedOptions, DEFAULT_WORKDIR};
+use crate::testbed::{FsConfig, ImageAlloc, TestbedOptions, DEFAULT_WORKDIR};
 use crate::workload::{size::fmt_bytes, Suite};
 use clap::Args;
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Where and how big the loop-backed images are.
 #[derive(Debug, Clone, Args)]
 pub struct TestbedArgs {
-    /// Directory for image files and mount points (sparse images; removed afterwards).
+    /// Directory for image files and mount points (removed afterwards).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
 
@@ -22,6 +22,35 @@ pub struct TestbedArgs {
     /// and dentries as well as data pages). zfs always exports and imports its pool.
     #[arg(long)]
     pub remount_evict: bool,
+
+    /// How image files are allocated on the host once mkfs is done: `allocate` reserves every
+    /// hole with fallocate (no data written; the host allocates no block during the benchmark,
+    /// first writes still convert unwritten extents), `zero` writes zeros into every hole (every
+    /// block allocated and written before the benchmark; costs writing the image once), `sparse`
+    /// leaves the holes (fsbench 0.1: the first repetition pays for the host's allocation).
+    #[arg(long, value_name = "MODE", value_enum, default_value = "allocate")]
+    pub image_alloc: ImageAllocArg,
+}
+
+/// `--image-alloc` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImageAllocArg {
+    /// fallocate the holes.
+    Allocate,
+    /// Write zeros into every hole.
+    Zero,
+    /// Leave the image sparse.
+    Sparse,
+}
+
+impl From<ImageAllocArg> for ImageAlloc {
+    fn from(a: ImageAllocArg) -> ImageAlloc {
+        match a {
+            ImageAllocArg::Zero => ImageAlloc::Zero,
+            ImageAllocArg::Allocate => ImageAlloc::Allocate,
+            ImageAllocArg::Sparse => ImageAlloc::Sparse,
+        }
+    }
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -45,6 +74,7 @@ impl TestbedArgs {
             workdir: self.workdir.clone(),
             size_bytes: size,
             remount_to_evict: self.remount_evict,
+            image_alloc: self.image_alloc.into(),
             ..TestbedOptions::default()
         }
     }
@@ -67,7 +97,12 @@ mod tests {
     use crate::workload::{ResolveCtx, Scale, SuiteSource};
 
     fn args() -> TestbedArgs {
-        TestbedArgs { workdir: "/var/tmp/x".into(), size: None, remount_evict: false }
+        TestbedArgs {
+            workdir: "/var/tmp/x".into(),
+            size: None,
+            remount_evict: false,
+            image_alloc: ImageAllocArg::Allocate,
+        }
     }
 
     fn suite(name: &str) -> Suite {
