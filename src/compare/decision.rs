@@ -226,7 +226,7 @@ pub fn versus_baseline(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::*;
     use crate::workload::CacheReq;

@@ -121,9 +121,11 @@ pub fn render(r: &CompareReport, details: bool) -> String {
     out.push_str(&why_section(r));
     if details {
         out.push_str(&details_section(r));
+        out.push_str(&super::reps::section(r));
     }
     let mut notes = Vec::new();
     for c in &r.configs {
+        notes.extend(super::reps::first_rep_note(Some(&c.label), &c.run.tests));
         let mut short = Vec::new();
         let mut noisy = Vec::new();
         for tr in &c.run.tests {
@@ -276,18 +278,32 @@ fn why_section(r: &CompareReport) -> String {
     let mut out = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
-            let Some(Verdict::Win { winner, factor, .. }) = v else { continue };
-            let (w, l) = if *winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
+            // Wins, and draws whose medians differ by more than the minimum effect (the rule
+            // filled `why` for those; the faster median is the "winner" of the facts).
+            let (winner, factor, significant) = match v {
+                Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
+                Some(Verdict::Draw { factor, .. }) if !row.why[i].is_empty() => {
+                    let (a, b) = (row.median_mib_per_s[r.baseline], row.median_mib_per_s[i]);
+                    (usize::from(b > a), *factor, false)
+                }
+                _ => continue,
+            };
+            let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
             if out.is_empty() {
                 out.push_str("\nWhy (observed facts that differ most):\n");
             }
             out.push_str(&format!(
-                "  test {} ({}): {} {:.1}X faster than {}\n",
+                "  test {} ({}): {} {:.1}X faster than {}{}\n",
                 row.id,
                 r.configs[0].run.tests[ti].name,
                 r.configs[w].label,
                 factor,
-                r.configs[l].label
+                r.configs[l].label,
+                if significant {
+                    ""
+                } else {
+                    " in medians: NOT SIGNIFICANT (a draw; the facts may be noise too)"
+                }
             ));
             let why = &row.why[i];
             if why.is_empty() {

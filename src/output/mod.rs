@@ -5,6 +5,7 @@ pub mod bonnie;
 pub mod compare;
 pub mod csv;
 pub mod json;
+pub mod reps;
 pub mod table;
 pub mod units;
 

@@ -153,6 +153,7 @@ pub fn render(report: &RunReport) -> String {
         out.push_str(";\nMiB/s is the median of the repetitions; CI: 95% confidence interval of the mean (Student's t)");
     }
     out.push_str(". resident: page-cache share of the file before the timed phase (✗: precondition not met).\n");
+    notes.extend(super::reps::first_rep_note(None, &report.tests));
     if report.interrupted {
         notes.push("run interrupted: figures are what was measured before the stop".into());
     }

@@ -42,6 +42,10 @@ pub struct Bar {
     pub range: Option<(f64, f64)>,
     /// Drawn hatched/faded: the figure is not comparable (failed, cache unmet).
     pub muted: bool,
+    /// Each completed repetition's figure, in the order run: drawn as a strip of dots on the bar;
+    /// a first repetition that stands out ([`crate::stats::summary::first_rep_stands_out`]) is
+    /// drawn as a red ring.
+    pub reps: Vec<f64>,
 }
 
 /// One latency curve: values at quantiles.
@@ -88,7 +92,10 @@ pub fn throughput_bars(title: &str, bars: &[Bar]) -> Result<String, ChartError> 
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let xmax = bars
             .iter()
-            .map(|b| b.range.map(|r| r.1).unwrap_or(b.value).max(b.value))
+            .map(|b| {
+                let top = b.reps.iter().copied().fold(b.value, f64::max);
+                b.range.map(|r| r.1).unwrap_or(top).max(top)
+            })
             .fold(0.0f64, f64::max)
             .max(1e-9)
             * 1.12;
@@ -145,7 +152,20 @@ pub fn throughput_bars(title: &str, bars: &[Bar]) -> Result<String, ChartError> 
                         .map_err(|e| err(&e))?;
                 }
             }
-            let end = b.range.map(|r| r.1).unwrap_or(b.value).max(b.value);
+            // The repetitions: small dots with a white rim, visible on the bar and beside it.
+            let first_odd = crate::stats::summary::first_rep_stands_out(&b.reps).is_some();
+            for (k, v) in b.reps.iter().enumerate() {
+                let at = chart.backend_coord(&(*v, centre()));
+                if k == 0 && first_odd {
+                    root.draw(&Circle::new(at, 5, RGBColor(200, 0, 0).stroke_width(2)))
+                        .map_err(|e| err(&e))?;
+                } else {
+                    root.draw(&Circle::new(at, 3, WHITE.filled())).map_err(|e| err(&e))?;
+                    root.draw(&Circle::new(at, 2, BLACK.mix(0.8).filled())).map_err(|e| err(&e))?;
+                }
+            }
+            let top = b.reps.iter().copied().fold(b.value, f64::max);
+            let end = b.range.map(|r| r.1).unwrap_or(top).max(top);
             let text_style = (FONT, 12)
                 .into_font()
                 .color(&RGBColor(60, 60, 60))
@@ -290,11 +310,26 @@ mod tests {
                 value: 100.0,
                 range: Some((90.0, 110.0)),
                 muted: false,
+                reps: vec![100.0, 95.0, 105.0],
             },
-            Bar { label: "xfs".into(), config: 1, value: 230.0, range: None, muted: false },
+            Bar {
+                label: "xfs".into(),
+                config: 1,
+                value: 230.0,
+                range: None,
+                muted: false,
+                reps: vec![],
+            },
         ];
         let s = throughput_bars("t", &bars).unwrap();
         assert!(s.starts_with("<svg") && s.contains("ext4") && s.contains("230"), "{s}");
+        // One dot (rim and centre) per repetition, no red ring.
+        assert_eq!(s.matches("<circle").count(), 6, "{s}");
+        assert!(!s.contains("#C80000"), "{s}");
+        let slow_first = Bar { reps: vec![20.0, 100.0, 101.0, 99.0], ..bars[0].clone() };
+        let s = throughput_bars("t", &[slow_first]).unwrap();
+        assert_eq!(s.matches("<circle").count(), 1 + 3 * 2, "{s}");
+        assert!(s.contains("#C80000"), "the first repetition is ringed in red: {s}");
         let mut h = crate::stats::latency::new_histogram();
         for v in 1..10_000u64 {
             h.record(v * 100).unwrap();

@@ -425,7 +425,7 @@ fn per_test(
     prefix: &str,
 ) -> Result<(), ReportError> {
     out.push_str("<h3>Throughput and latency per test</h3>\n");
-    out.push_str("<p class=\"rule\">Bars: median MiB/s; error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1. Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
+    out.push_str("<p class=\"rule\">Bars: median MiB/s; error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
     for (ti, row) in r.tests.iter().enumerate() {
         let bars: Vec<Bar> = r
             .configs
@@ -445,6 +445,7 @@ fn per_test(
                     value: s.median,
                     range,
                     muted: !comparable(t),
+                    reps: t.reps.iter().filter(|r| r.complete).map(|r| r.figure()).collect(),
                 })
             })
             .collect();

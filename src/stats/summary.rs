@@ -85,6 +85,28 @@ pub fn summarize(mib_per_s: &[f64], ops_per_s: &[f64]) -> Option<Summary> {
     })
 }
 
+/// How far the first repetition must lie from the others to be flagged: outside their range
+/// and at least this factor from their median.
+pub const FIRST_REP_FACTOR: f64 = 1.25;
+
+/// The first repetition's figure divided by the median of the others, when it stands out: with
+/// at least 2 other repetitions, it lies outside their range *and* differs from their median by
+/// at least [`FIRST_REP_FACTOR`] either way. The usual cause is a first-touch cost of a fresh
+/// testbed (blocks allocated on the host, metadata read or initialised once) or a cold cache,
+/// which the others do not pay. `None` otherwise.
+pub fn first_rep_stands_out(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 3 || xs.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        return None;
+    }
+    let rest = &xs[1..];
+    let m = median(rest);
+    let lo = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = rest.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let r = xs[0] / m;
+    let outside = xs[0] < lo || xs[0] > hi;
+    (outside && (r >= FIRST_REP_FACTOR || r <= 1.0 / FIRST_REP_FACTOR)).then_some(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +149,18 @@ mod tests {
         assert_eq!(t975(1), 12.706);
         assert_eq!(t975(30), 2.042);
         assert_eq!(t975(1000), 1.960);
+    }
+
+    #[test]
+    fn first_repetition_flag() {
+        assert!(
+            (first_rep_stands_out(&[387.0, 4000.0, 3900.0, 4100.0]).unwrap() - 0.0968).abs() < 1e-3
+        );
+        // Within the others' range, or close to their median: not flagged.
+        assert_eq!(first_rep_stands_out(&[100.0, 90.0, 130.0]), None);
+        assert_eq!(first_rep_stands_out(&[85.0, 100.0, 101.0]), None);
+        // Two repetitions cannot say which one is odd.
+        assert_eq!(first_rep_stands_out(&[10.0, 100.0]), None);
+        assert!(first_rep_stands_out(&[200.0, 100.0, 101.0]).unwrap() > 1.9);
     }
 }
