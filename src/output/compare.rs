@@ -174,15 +174,7 @@ pub fn render(r: &CompareReport, details: bool) -> String {
     out.push_str("\nConfigurations:\n");
     for c in &r.configs {
         match &c.env {
-            Some(e) => out.push_str(&format!(
-                "  {}: {} on {}{}; mounted {} {}\n",
-                c.label,
-                e.mkfs_cmdline.as_deref().unwrap_or(&e.fstype),
-                e.backing,
-                e.tool_version.as_deref().map(|v| format!("; {v}")).unwrap_or_default(),
-                e.fstype,
-                e.mount_options,
-            )),
+            Some(e) => out.push_str(&format!("  {}: {}\n", c.label, e.summary_line())),
             None => out.push_str(&format!(
                 "  {}: existing directory on {} ({})\n",
                 c.label, c.run.target.fs_type, c.run.target.mount_options
