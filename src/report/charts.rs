@@ -204,11 +204,22 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
         // Whole decades, so the log axis always has labelled ticks at both ends.
         let ylo = 10f64.powf((lo.max(1) as f64).log10().floor());
         let yhi = 10f64.powf((hi.max(2) as f64).log10().ceil()).max(ylo * 10.0);
+        // Room for the longest tick label ("100.00ms" was clipped to "00.00ms" in a fixed 56 px):
+        // every label lies between the two decades, about 7.5 px per character at 13 px.
+        let mut widest = 0;
+        let mut d = ylo;
+        while d <= yhi * 1.001 {
+            for m in [1.0, 2.0, 5.0] {
+                widest = widest.max(nanos((d * m) as u64).chars().count());
+            }
+            d *= 10.0;
+        }
+        let y_label_px = 16 + (widest as f64 * 7.5).ceil() as u32;
         let mut chart = ChartBuilder::on(&root)
             .margin_top(8)
             .margin_right(16)
             .x_label_area_size(30)
-            .y_label_area_size(56)
+            .y_label_area_size(y_label_px)
             .build_cartesian_2d(0.0..xmax, (ylo..yhi).log_scale())
             .map_err(|e| err(&e))?;
         chart
@@ -242,7 +253,8 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
         if curves.len() > 1 {
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                // Percentile curves rise to the right: the lower right is where they are not.
+                .position(SeriesLabelPosition::LowerRight)
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(200, 200, 200))
                 .label_font((FONT, 12))
