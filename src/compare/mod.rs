@@ -375,7 +375,7 @@ pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummar
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn row(id: &str, v: Verdict) -> TestRow {
@@ -419,7 +419,7 @@ mod tests {
 
     /// A configuration whose one test ran with `mibs` per repetition and spent `sync` of each
     /// second inside fsync.
-    fn config(label: &str, mibs: &[f64], sync: u64) -> ConfigResult {
+    pub(crate) fn config(label: &str, mibs: &[f64], sync: u64) -> ConfigResult {
         let mut t = decision::tests::result(mibs);
         for r in &mut t.reps {
             r.phases[0].sync_nanos = sync;

@@ -322,15 +322,31 @@ fn why_panel(out: &mut String, r: &CompareReport) {
     let mut items = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
-            let Some(Verdict::Win { winner, factor, .. }) = v else { continue };
-            let (w, l) = if *winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
+            // Wins, and draws whose medians lie further apart than the minimum effect (their
+            // facts are filled by the rule), marked not significant.
+            let (winner, factor, significant) = match v {
+                Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
+                Some(Verdict::Draw { factor, .. })
+                    if row.why.get(i).is_some_and(|w| !w.is_empty()) =>
+                {
+                    let (a, b) = (row.median_mib_per_s[r.baseline], row.median_mib_per_s[i]);
+                    (usize::from(b > a), *factor, false)
+                }
+                _ => continue,
+            };
+            let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
             let _ = write!(
                 items,
-                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}<ul>",
+                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}{}<ul>",
                 esc(&row.id),
                 esc(&r.configs[0].run.tests[ti].name),
                 esc(&r.configs[w].label),
-                esc(&r.configs[l].label)
+                esc(&r.configs[l].label),
+                if significant {
+                    ""
+                } else {
+                    " in medians: <b>not significant</b> (a draw; the facts may be noise too)"
+                }
             );
             match row.why.get(i).filter(|w| !w.is_empty()) {
                 Some(why) => {
@@ -969,5 +985,28 @@ mod tests {
     fn escapes() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
         assert_eq!(file_part("4/a b"), "4_a_b");
+    }
+
+    #[test]
+    fn why_panel_shows_wide_draws_as_not_significant() {
+        use crate::compare::tests::config;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+            scale: "quick".into(),
+        };
+        let configs = vec![
+            config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
+            config("xfs", &[180.0, 185.0, 175.0], 100_000_000),
+        ];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let mut out = String::new();
+        why_panel(&mut out, &r);
+        assert!(
+            out.contains("xfs 1.8× faster than ext4 in medians: <b>not significant</b>"),
+            "{out}"
+        );
+        assert!(out.contains("fsync"), "{out}");
     }
 }
