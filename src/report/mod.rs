@@ -7,6 +7,7 @@
 //! configuration), so the report shows exactly what the terminal table showed.
 
 pub mod charts;
+pub mod plain;
 
 use crate::compare::{CompareReport, Verdict};
 use crate::output::units::{nanos, sig3, utc};
@@ -199,6 +200,11 @@ fn run_section(
     if r.interrupted {
         out.push_str("<p class=\"warn\">This run did not finish (interrupted or killed): the figures are what was measured before it stopped.</p>\n");
     }
+    let _ = writeln!(
+        out,
+        "<details class=\"plain\" open><summary>Plain-text summary (to paste into an e-mail)</summary><pre class=\"plain\" style=\"overflow-x:auto;font-size:12px\">{}</pre></details>",
+        esc(&plain::summary(r, &run.command_line))
+    );
     legend(out, r);
     head_to_head(out, r);
     why_panel(out, r);
