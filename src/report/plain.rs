@@ -67,8 +67,7 @@ pub fn summary(r: &CompareReport, command_line: &str) -> String {
     }
     out.push_str("\nFigures: MiB/s (ops/s for file-set tests), median over repetitions.\n");
     if r.configs.len() > 1 {
-        out.push_str(&crate::compare::decision::rule_text(&r.rule));
-        out.push('\n');
+        out.push_str(&wrap(&crate::compare::decision::rule_text(&r.rule), 96));
     }
     for p in &r.pairs {
         out.push('\n');
@@ -85,6 +84,28 @@ pub fn summary(r: &CompareReport, command_line: &str) -> String {
                 c.label, c.run.target.fs_type, c.run.target.mount_options
             )),
         }
+    }
+    out
+}
+
+/// Word-wrap `text` at `width` columns, each line ending in a newline.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for w in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
     }
     out
 }
@@ -116,5 +137,6 @@ mod tests {
         );
         assert!(!s.contains('│') && !s.contains('┆'), "no box drawing: {s}");
         assert!(s.contains("Benjamini-Hochberg"), "{s}");
+        assert!(s.lines().filter(|l| !l.starts_with('$')).all(|l| l.chars().count() <= 100), "{s}");
     }
 }
