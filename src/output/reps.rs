@@ -80,9 +80,10 @@ mod tests {
 
     #[test]
     fn a_slow_first_repetition_is_marked_and_noted() {
-        let t = vec![test("1", &[387.0, 4000.0, 3950.0, 4100.0]), test("2", &[10.0, 11.0, 9.5])];
+        let t =
+            vec![test("1", &[387.0, 4000.0, 3950.0, 4100.0]), test("2", &[10.0, 11.0, 9.5, 10.2])];
         assert_eq!(strip(&t[0]), "387! 4000 3950 4100");
-        assert_eq!(strip(&t[1]), "10.0 11.0 9.50");
+        assert_eq!(strip(&t[1]), "10.0 11.0 9.50 10.2");
         let n = first_rep_note(Some("ext4"), &t).unwrap();
         assert!(
             n.starts_with("ext4: the first repetition stands out") && n.contains("test 1 (0.10x"),
