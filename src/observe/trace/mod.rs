@@ -9,6 +9,7 @@
 //! - [`reader`]: the thread that drains the per-CPU buffers.
 //! - [`summary`]: from events to [`TraceSummary`] (totals, sizes, queue depth, latency, seeks,
 //!   offset series).
+//! - [`recording`]: a configured instance plus its reader thread, for any decoder.
 //! - [`tracer`]: [`Tracer::start`] / [`Tracer::stop`], tying the above together.
 //!
 //! Usage:
@@ -35,6 +36,7 @@
 pub mod event;
 pub mod format;
 pub mod reader;
+pub mod recording;
 pub mod ringbuf;
 pub mod summary;
 pub mod tracefs;
