@@ -210,3 +210,63 @@ fn xfs_cold_profile_lists_exactly_the_files_read() {
     skip_unless!("mkfs.xfs", "strace");
     cold_profile_lists_exactly_the_files_read("xfs");
 }
+
+fn compare(mnt: &Path, dir: &Path, list: &Path, script: &str, name: &str) -> Value {
+    let json = dir.join(format!("{name}.json"));
+    let o = fsbench(&[
+        "profile",
+        "--compare-preload",
+        list.to_str().unwrap(),
+        "--repeat",
+        "6",
+        "--mount",
+        mnt.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    eprintln!("{}", text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn ext4_preload_speeds_up_the_cold_start_and_an_unrelated_list_does_not() {
+    skip_unless!("mkfs.ext4");
+    let dir = workdir();
+    let tb = testbed("ext4", dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let files = populate(&mnt, 300);
+    let subset: Vec<PathBuf> = files.iter().step_by(3).cloned().collect();
+    let script = script(&mnt, &subset);
+    let list = dir.path().join("app.list");
+    profile_json(&mnt, dir.path(), &script, &["--preload-list", list.to_str().unwrap()]);
+    let entries = fsbench::profile::preload::read_list(&list).unwrap();
+    let listed: BTreeSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(listed.len(), subset.len() + 1, "every file read, and the executable");
+
+    let c = compare(&mnt, dir.path(), &list, &script, "related");
+    assert_eq!(c["verdict"]["outcome"], "win", "{}", c["verdict"]);
+    assert_eq!(c["verdict"]["winner"], 1, "the preloaded side wins");
+    assert_eq!(c["without_seconds"].as_array().unwrap().len(), 6);
+    let not_used = c["prefetched_not_used_bytes"].as_u64().unwrap();
+    let list_bytes = c["list_bytes"].as_u64().unwrap();
+    assert!(list_bytes > 0 && not_used * 10 < list_bytes, "{not_used} of {list_bytes} unused");
+
+    // The same bytes' worth of files the command does not read.
+    let unrelated = dir.path().join("unrelated.list");
+    let mut text_list = String::from("# unrelated\n");
+    for p in files.iter().skip(1).step_by(3) {
+        let len = std::fs::metadata(p).unwrap().len();
+        text_list.push_str(&format!("{}\t0\t{len}\n", p.display()));
+    }
+    std::fs::write(&unrelated, text_list).unwrap();
+    let c = compare(&mnt, dir.path(), &unrelated, &script, "unrelated");
+    assert_eq!(c["verdict"]["outcome"], "draw", "{}", c["verdict"]);
+    let not_used = c["prefetched_not_used_bytes"].as_u64().unwrap();
+    assert_eq!(not_used, c["list_bytes"].as_u64().unwrap(), "nothing of it is used");
+    drop(tb);
+}

@@ -246,14 +246,20 @@ impl Comparison {
         let mut s = format!(
             "preload comparison of `{}` with {} ({} cold runs each, interleaved):\n  \
              without preload: median {:.3} s\n  with preload:    median {:.3} s (preload itself: \
-             median {:.3} s)\n  verdict: {verdict}\n  prefetched but not used: {} of {} \
-             preloaded\n",
-            self.command.join(" "),
+             median {:.3} s; preload + command: median {:.3} s)\n  verdict: {verdict}\n  \
+             prefetched but not used: {} of {} preloaded\n",
+            super::summary::short_command(&self.command.join(" ")),
             self.list,
             self.without_seconds.len(),
             med(&self.without_seconds),
             med(&self.with_seconds),
             med(&self.preload_seconds),
+            med(&self
+                .with_seconds
+                .iter()
+                .zip(&self.preload_seconds)
+                .map(|(a, b)| a + b)
+                .collect::<Vec<_>>()),
             super::summary::human(self.prefetched_not_used_bytes),
             super::summary::human(self.list_bytes),
         );

@@ -269,15 +269,20 @@ fn pct(a: u64, b: u64) -> String {
     format!("{:.1}%", share(a, b) * 100.0)
 }
 
+/// A command line cut to 72 characters for a headline.
+pub fn short_command(command: &str) -> String {
+    if command.chars().count() > 72 {
+        format!("{}...", command.chars().take(69).collect::<String>())
+    } else {
+        command.to_string()
+    }
+}
+
 /// The text a person reads first.
 pub fn render(command: &str, s: &Summary, notes: &[String]) -> String {
     use std::fmt::Write;
     let mut o = String::new();
-    let command = if command.chars().count() > 72 {
-        format!("{}...", command.chars().take(69).collect::<String>())
-    } else {
-        command.to_string()
-    };
+    let command = short_command(command);
     let kinds: Vec<String> = s.kinds.iter().take(8).map(|(k, n)| format!("{n} {k}")).collect();
     let _ = writeln!(
         o,
