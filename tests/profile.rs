@@ -270,3 +270,109 @@ fn ext4_preload_speeds_up_the_cold_start_and_an_unrelated_list_does_not() {
     assert_eq!(not_used, c["list_bytes"].as_u64().unwrap(), "nothing of it is used");
     drop(tb);
 }
+
+fn fsbench_instances(pid: u32) -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&format!("fsbench-{pid}-")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn failures_deletions_and_ctrl_c() {
+    skip_unless!("mkfs.ext4");
+    let dir = workdir();
+    let tb = testbed("ext4", dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let m = mnt.to_str().unwrap();
+    std::fs::write(mnt.join("a"), vec![3u8; 200_000]).unwrap();
+    std::fs::write(mnt.join("gone"), vec![4u8; 100_000]).unwrap();
+    rustix::fs::sync();
+
+    // A failing command: its exit code is shown, the profile still printed, fsbench exits 1.
+    let o = fsbench(&[
+        "profile",
+        "--cold",
+        "--mount",
+        m,
+        "--",
+        "sh",
+        "-c",
+        &format!("cat {m}/a >/dev/null; exit 3"),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("exit 3") && t.contains("1 files"), "{t}");
+
+    // Not found: exit 2, nothing traced.
+    let o = fsbench(&["profile", "--mount", m, "--", "/no/such/program"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("command not found: /no/such/program"), "{}", text(&o));
+
+    // A file deleted during the run is reported by inode.
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(mnt.join("gone")).unwrap());
+    let o = fsbench(&[
+        "profile",
+        "--cold",
+        "--mount",
+        m,
+        "--",
+        "sh",
+        "-c",
+        &format!("cat {m}/gone >/dev/null; rm {m}/gone"),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains(&format!("(deleted) inode {ino}")), "{t}");
+
+    // Ctrl-C: passed to the command's process group, the profile printed, the instances gone.
+    let child = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+        .args([
+            "profile",
+            "--mount",
+            m,
+            "--",
+            "sh",
+            "-c",
+            &format!("cat {m}/a >/dev/null; sleep 60"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(fsbench_instances(pid).len(), 2, "block and process instances while running");
+    let t0 = std::time::Instant::now();
+    // SAFETY: signalling the fsbench we started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20), "stopped promptly");
+    assert_eq!(o.status.code(), Some(130), "{t}");
+    assert!(t.contains("Interrupted") && t.contains("1 files"), "{t}");
+    assert!(fsbench_instances(pid).is_empty(), "tracing instances removed");
+    drop(tb);
+}
+
+#[test]
+fn without_root_profile_says_why() {
+    skip_unless!("setpriv");
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .args(["profile", "--mount", "/", "--", "true"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    if t.contains("Permission denied") && !t.contains("profil") {
+        eprintln!("skipped: the test binary is not executable by nobody: {t}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("needs root") && t.contains("tracefs") && t.contains("fanotify"), "{t}");
+}

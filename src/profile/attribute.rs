@@ -167,11 +167,22 @@ impl DeviceMap {
     }
 }
 
-/// Map the files (rows of `files` on filesystem `fs`) and the metadata of `w`.
-pub fn device_map(fs: usize, w: &Watched, files: &[FileProfile]) -> DeviceMap {
+/// Map the files (rows of `files` on filesystem `fs`) and the metadata of `w`. `held(row)`
+/// gives a path that still reaches a deleted file (an open descriptor), if there is one.
+pub fn device_map(
+    fs: usize,
+    w: &Watched,
+    files: &[FileProfile],
+    held: &dyn Fn(usize) -> Option<std::path::PathBuf>,
+) -> DeviceMap {
     let mut m = DeviceMap::default();
-    for (row, f) in files.iter().enumerate().filter(|(_, f)| f.fs == fs && !f.deleted) {
-        match extents::extents(std::path::Path::new(&f.path)) {
+    for (row, f) in files.iter().enumerate().filter(|(_, f)| f.fs == fs) {
+        let path = match (f.deleted, held(row)) {
+            (false, _) => std::path::PathBuf::from(&f.path),
+            (true, Some(p)) => p,
+            (true, None) => continue,
+        };
+        match extents::extents(&path) {
             Ok(ex) => {
                 for e in ex {
                     // Inline / unknown-location extents have no device place.

@@ -188,7 +188,11 @@ pub fn profile_once(
     let (mut rows, index) = files::build(watched, &raw.opens, &raw.pages, &tree, raw.t0_ns);
     let mut maps = Vec::new();
     for (i, w) in watched.iter().enumerate() {
-        let m = attribute::device_map(i, w, &rows);
+        let held = |row: usize| {
+            let f = &rows[row];
+            raw.opens.held_path(watched[f.fs].st_dev, f.ino)
+        };
+        let m = attribute::device_map(i, w, &rows, &held);
         notes.extend(m.notes.iter().cloned());
         if w.block_device.is_none() {
             notes.push(format!(
@@ -223,6 +227,17 @@ pub fn profile_once(
             "device requests of {} are traced from every process (the command's own I/O is \
              issued and completed in other contexts too)",
             raw.block_devices.join(", ")
+        ));
+    }
+    let deleted: Vec<String> =
+        rows.iter().filter(|f| f.deleted).map(|f| f.display_name()).collect();
+    if !deleted.is_empty() {
+        notes.push(format!(
+            "{} file{} deleted or renamed away during the run: {}{}",
+            deleted.len(),
+            if deleted.len() == 1 { "" } else { "s" },
+            deleted.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            if deleted.len() > 5 { ", ..." } else { "" }
         ));
     }
     if let Some(r) = raw.exit.stopped_by {

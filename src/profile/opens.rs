@@ -46,6 +46,32 @@ pub struct Opens {
     pub events: Vec<OpenEvent>,
     /// `FAN_Q_OVERFLOW` events: opens lost because the queue was full.
     pub overflows: u64,
+    /// The first descriptor fanotify gave for each (dev, inode), kept open until the profile
+    /// is made: a file deleted during the run can still be mapped (FIEMAP through
+    /// `/proc/self/fd/N`). Its space is freed when the profile is done. At most
+    /// [`MAX_HELD`].
+    pub held: std::collections::HashMap<(u64, u64), std::fs::File>,
+}
+
+/// Most descriptors kept (the open-file limit is raised to allow them).
+pub const MAX_HELD: usize = 60_000;
+
+impl Opens {
+    /// A path that reaches (dev, ino) even after it was unlinked.
+    pub fn held_path(&self, dev: u64, ino: u64) -> Option<std::path::PathBuf> {
+        self.held.get(&(dev, ino)).map(|f| format!("/proc/self/fd/{}", f.as_raw_fd()).into())
+    }
+}
+
+/// Raise the soft open-file limit to the hard one (for [`Opens::held`]).
+fn raise_nofile() {
+    let l = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    if l.current < l.maximum {
+        let _ = rustix::process::setrlimit(
+            rustix::process::Resource::Nofile,
+            rustix::process::Rlimit { current: l.maximum, maximum: l.maximum },
+        );
+    }
 }
 
 /// A running watcher.
@@ -94,6 +120,7 @@ impl OpenWatcher {
                 )));
             }
         }
+        raise_nofile();
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -171,6 +198,9 @@ fn read_loop(fan: OwnedFd, stop: Arc<AtomicBool>) -> Opens {
                     is_dir: md.is_dir(),
                     size: md.len(),
                 });
+                if out.held.len() < MAX_HELD {
+                    out.held.entry((md.dev(), md.ino())).or_insert(f);
+                }
             }
         }
         if stopping {
