@@ -376,3 +376,46 @@ fn without_root_profile_says_why() {
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("needs root") && t.contains("tracefs") && t.contains("fanotify"), "{t}");
 }
+
+#[test]
+fn ext4_rm65536_profile_shows_the_journal_and_metadata_share() {
+    skip_unless!("mkfs.ext4", "dumpe2fs", "debugfs");
+    let dir = workdir();
+    let tb = testbed("ext4", dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let m = mnt.to_str().unwrap();
+    let json = dir.path().join("rm.json");
+    let bin = env!("CARGO_BIN_EXE_fsbench");
+    let o = fsbench(&[
+        "profile",
+        "--mount",
+        m,
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        bin,
+        "run",
+        "--dir",
+        m,
+        "--suite",
+        "rm65536",
+        "--scale",
+        "quick",
+        "--no-store",
+    ]);
+    let t = text(&o);
+    eprintln!("{t}");
+    assert!(o.status.success(), "{t}");
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let w = &p["summary"]["write_attribution"];
+    let meta = w["metadata_bytes"].as_object().unwrap();
+    let journal = meta.get("journal").and_then(|v| v.as_u64()).unwrap_or(0);
+    let meta_total: u64 = meta.values().map(|v| v.as_u64().unwrap()).sum();
+    let total =
+        meta_total + w["files_bytes"].as_u64().unwrap() + w["unattributed_bytes"].as_u64().unwrap();
+    assert!(journal > 0, "no journal writes in {w}");
+    // Empty files: everything written is metadata (journal, inode tables, bitmaps, directory).
+    assert!(meta_total as f64 >= 0.9 * total as f64, "metadata {meta_total} of {total}: {w}");
+    assert!(t.contains("journal"), "{t}");
+    drop(tb);
+}

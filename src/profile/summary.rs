@@ -178,7 +178,12 @@ pub fn summarize(files: &mut [FileProfile], requests: &[Request], processes: usi
         for p in &r.parts {
             match &p.owner {
                 Owner::File { file, .. } => {
-                    att.files_bytes += p.bytes;
+                    // An opened directory is named, but it is filesystem metadata.
+                    if files.get(*file).is_some_and(|f| f.is_dir) {
+                        *att.metadata_bytes.entry("directory".into()).or_default() += p.bytes;
+                    } else {
+                        att.files_bytes += p.bytes;
+                    }
                     if let Some(f) = files.get_mut(*file) {
                         if read {
                             f.device_read_bytes += p.bytes;
