@@ -38,6 +38,10 @@ pub struct ProfileArgs {
     /// --repeat times each (default 10), and decide with compare's rule. Implies --cold.
     #[arg(long, value_name = "FILE")]
     pub compare_preload: Option<PathBuf>,
+    /// Measure what profiling costs: cold runs with and without the recorders, interleaved,
+    /// --repeat times each (default 10), decided with compare's rule.
+    #[arg(long, conflicts_with = "compare_preload")]
+    pub measure_overhead: bool,
     /// The command and its arguments (after `--`).
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -88,6 +92,15 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         duration,
         trace: TraceOptions { buffer_kib_per_cpu: 32 * 1024, ..TraceOptions::default() },
     };
+    if a.measure_overhead {
+        let repeat = if a.repeat == 1 { 10 } else { a.repeat as usize };
+        let o = profile::overhead::measure(&opts, repeat).map_err(user)?;
+        eprint!("{}", o.render());
+        if let Some(j) = &a.json {
+            write_json(j, &o)?;
+        }
+        return Ok(ExitCode::Success);
+    }
     if let Some(list) = &a.compare_preload {
         let repeat = if a.repeat == 1 { 10 } else { a.repeat as usize };
         let c = preload::compare(&opts, list, repeat).map_err(user)?;

@@ -10,12 +10,14 @@
 //! - [`attribute`]: blocks to files (FIEMAP) and metadata (ext geometry, REQ_META).
 //! - [`summary`]: the summary and its text.
 //! - [`cold`]: emptying the page cache before a cold start, verified.
+//! - [`overhead`]: cold wall time with and without profiling.
 //! - [`preload`]: the preload list, `fsbench preload`, and the measured comparison.
 
 pub mod attribute;
 pub mod cold;
 pub mod files;
 pub mod opens;
+pub mod overhead;
 pub mod preload;
 pub mod record;
 pub mod scope;

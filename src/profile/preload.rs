@@ -290,7 +290,8 @@ pub fn not_used(list: &[Entry], needed: &HashMap<String, Vec<(u64, u64)>>) -> u6
     total
 }
 
-fn timed_run(argv: &[String]) -> Result<f64, ProfileError> {
+/// Cold-start helper: run `argv` held, release it and return its wall time in seconds.
+pub fn timed_run(argv: &[String]) -> Result<f64, ProfileError> {
     let mut h = spawn::spawn_held(argv)?;
     let t = h.release()?;
     h.wait(None)?;
