@@ -145,7 +145,12 @@ fn cold_profile_lists_exactly_the_files_read(spec: &str) {
     let files = populate(&mnt, 300);
     let subset: Vec<PathBuf> = files.iter().step_by(3).cloned().collect();
     let script = script(&mnt, &subset);
-    let p = profile_json(&mnt, dir.path(), &script, &[]);
+    let html = dir.path().join("p.html");
+    let p = profile_json(&mnt, dir.path(), &script, &["--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<svg").count(), 3, "offset, throughput and IOPS charts");
+    assert!(page.contains("shared object") && page.contains("f0003.conf"), "kinds and files");
+    assert_eq!(page.matches("<tr><td>").count(), p["files"].as_array().unwrap().len());
 
     let mut expected: BTreeSet<String> =
         subset.iter().map(|p| p.to_string_lossy().into_owned()).collect();

@@ -30,6 +30,10 @@ pub struct ProfileArgs {
     /// FILE, `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write an HTML page: the summary, device offset against time coloured by kind of file
+    /// (seekwatcher's plot), throughput and IOPS over time, and the per-file table.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write the files and page ranges the run brought into the cache, in first-touch order,
     /// as a preload list (`path<TAB>offset<TAB>length` lines) for `fsbench preload`.
     #[arg(long, value_name = "FILE")]
@@ -118,6 +122,12 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     eprint!("{}", p.render());
     if let Some(j) = &a.json {
         write_json(j, &p)?;
+    }
+    if let Some(h) = &a.html {
+        let page =
+            profile::html::render(&p).map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+        std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
+        eprintln!("fsbench: HTML written to {}", h.display());
     }
     if let Some(l) = &a.preload_list {
         let n = preload::write_list(&p, l).with_context(|| format!("writing {}", l.display()))?;

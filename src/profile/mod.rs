@@ -9,6 +9,7 @@
 //! - [`files`]: one row per file: kind, first open, pages brought in by cause.
 //! - [`attribute`]: blocks to files (FIEMAP) and metadata (ext geometry, REQ_META).
 //! - [`summary`]: the summary and its text.
+//! - [`html`]: the page with the pictures and the per-file table (`--html`).
 //! - [`cold`]: emptying the page cache before a cold start, verified.
 //! - [`overhead`]: cold wall time with and without profiling.
 //! - [`preload`]: the preload list, `fsbench preload`, and the measured comparison.
@@ -16,6 +17,7 @@
 pub mod attribute;
 pub mod cold;
 pub mod files;
+pub mod html;
 pub mod opens;
 pub mod overhead;
 pub mod preload;
