@@ -426,3 +426,32 @@ fn ext4_rm65536_profile_shows_the_journal_and_metadata_share() {
     assert!(t.contains("journal"), "{t}");
     drop(tb);
 }
+
+#[test]
+fn io_scheduler_axis_sets_and_records_the_scheduler() {
+    skip_unless!("mkfs.ext4");
+    let dir = workdir();
+    let probe = testbed("ext4", dir.path());
+    let dev = probe.block_devices()[0].clone();
+    let (offered, default) = fsbench::testbed::sched::parse(
+        &std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap(),
+    );
+    drop(probe);
+    let Some(pick) =
+        ["bfq", "kyber", "mq-deadline"].into_iter().find(|s| offered.iter().any(|o| o == s))
+    else {
+        eprintln!("skipped: the kernel offers only {offered:?} for loop devices");
+        return;
+    };
+    let tb = testbed(&format!("ext4:sched={pick}"), dir.path());
+    let dev = tb.block_devices()[0].clone();
+    let text = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
+    assert!(text.contains(&format!("[{pick}]")), "{text}");
+    assert_eq!(tb.environment().io_scheduler.as_deref(), Some(pick));
+    assert_eq!(tb.environment().config, format!("ext4:sched={pick}"));
+    drop(tb);
+    // The loop device outlives the testbed: its scheduler is put back (to the default a fresh
+    // testbed device had).
+    let after = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
+    assert_eq!(fsbench::testbed::sched::parse(&after).1, default, "{after}");
+}

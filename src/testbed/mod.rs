@@ -30,6 +30,7 @@ pub mod mount;
 pub mod mountinfo;
 pub mod preflight;
 pub mod process;
+pub mod sched;
 pub mod state;
 pub mod zfs;
 
@@ -98,6 +99,7 @@ enum Guard {
     Mount(Mount),
     Daemon(ZfsDaemon),
     Pool(ZfsPool),
+    Sched(sched::Restore),
 }
 
 impl Guard {
@@ -109,6 +111,7 @@ impl Guard {
             Guard::Mount(g) => g.teardown(),
             Guard::Daemon(g) => g.release(),
             Guard::Pool(g) => g.teardown(),
+            Guard::Sched(g) => g.teardown(),
         }
     }
 }
@@ -238,6 +241,12 @@ impl Testbed {
             backing = format!("memory (tmpfs size={} MiB)", opts.size_bytes >> 20);
         }
         self.block_devices = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
+        if let Some(sc) = &cfg.io_scheduler {
+            for d in &self.block_devices {
+                let restore = sched::set(d, sc)?;
+                self.guards.push(Guard::Sched(restore));
+            }
+        }
 
         // Filesystem.
         let mut mkfs_cmdline = None;
@@ -351,6 +360,7 @@ impl Testbed {
             devices: devices.len(),
             backing,
             block_devices: self.block_devices.clone(),
+            io_scheduler: self.block_devices.first().and_then(|d| sched::active(d)),
         });
         Ok(())
     }
