@@ -3,8 +3,8 @@
 //! filesystem's (a partition starts `start` sectors into its disk).
 
 use super::ProfileError;
-use crate::observe::mountinfo::{self, Mount};
 use crate::observe::trace::event::kernel_dev_t;
+use crate::sys::mountinfo::{self, MountEntry as Mount};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -37,8 +37,8 @@ fn block_name(source: &str) -> Option<String> {
 }
 
 fn watched(m: &Mount) -> Result<Watched, ProfileError> {
-    let md = std::fs::metadata(&m.target)
-        .map_err(|e| ProfileError::BadInput(format!("{}: {e}", m.target)))?;
+    let md = std::fs::metadata(&m.mountpoint)
+        .map_err(|e| ProfileError::BadInput(format!("{}: {e}", m.mountpoint.display())))?;
     let st_dev = md.dev();
     let fs_dev = kernel_dev_t(libc::major(st_dev), libc::minor(st_dev));
     let block_device = block_name(&m.source);
@@ -48,8 +48,8 @@ fn watched(m: &Mount) -> Result<Watched, ProfileError> {
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(0);
     Ok(Watched {
-        mountpoint: PathBuf::from(&m.target),
-        fs_type: m.fs_type.clone(),
+        mountpoint: m.mountpoint.clone(),
+        fs_type: m.fstype.clone(),
         source: m.source.clone(),
         block_device,
         fs_dev,
@@ -63,9 +63,11 @@ fn watched(m: &Mount) -> Result<Watched, ProfileError> {
 pub fn resolve(dirs: &[PathBuf]) -> Result<Vec<Watched>, ProfileError> {
     let mut out: Vec<Watched> = Vec::new();
     let mounts: Vec<Mount> = if dirs.is_empty() {
-        let text = std::fs::read_to_string("/proc/self/mountinfo")
-            .map_err(|e| ProfileError::Unavailable(format!("/proc/self/mountinfo: {e}")))?;
-        mountinfo::parse(&text).into_iter().filter(|m| block_name(&m.source).is_some()).collect()
+        mountinfo::read()
+            .map_err(|e| ProfileError::Unavailable(format!("/proc/self/mountinfo: {e}")))?
+            .into_iter()
+            .filter(|m| block_name(&m.source).is_some())
+            .collect()
     } else {
         let mut v = Vec::new();
         for d in dirs {

@@ -5,7 +5,7 @@ use super::recording::{configure, event_format, Recording};
 use super::summary::{summarize, SummaryOptions, TraceSummary};
 use super::tracefs::Instance;
 use super::{TraceError, TraceOptions};
-use crate::testbed::state::StateDir;
+use crate::state::StateDir;
 use std::path::Path;
 
 /// A running block trace. [`Tracer::stop`] ends it; dropping it without `stop` removes the
