@@ -165,7 +165,7 @@ fn strace_shows_durable_replace_and_mail_delivery() {
     );
     let run_dir = TestDir::new();
     let log = d.path().join("strace.log");
-    let st = Command::new("strace")
+    let st = isolate(&mut Command::new("strace"))
         .args(["-f", "-qq", "-o", log.to_str().unwrap(), "-e", "trace=%file,write,fsync,close"])
         .arg(bin())
         .args(["run", "--dir", run_dir.path().to_str().unwrap(), "--workload", w.to_str().unwrap()])
@@ -254,8 +254,14 @@ fn enospc_outside_fill_fails_cleanly_with_progress() {
         "full.toml",
         "[[test]]\nid = \"full\"\nname = \"full\"\nfileset = { count = 5000, flat = true, size = \"4K\" }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\" }]\namount = { ops = 5000 }\n\n[[test]]\nid = \"big\"\nname = \"too-big\"\nfileset = { count = 5000, flat = true, size = \"4K\" }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\" }]\namount = { passes = 1 }\n",
     );
-    let (v, o) =
-        run_json(&["run", "--dir", fs.path().to_str().unwrap(), "--workload", w.to_str().unwrap()]);
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        fs.path().to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--no-space-check",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let full = test_by_id(&v, "full");
     assert_eq!(full["status"]["state"], "failed");
@@ -285,7 +291,7 @@ fn ctrl_c_in_a_large_run_stops_within_a_second_and_removes_everything() {
         "million.toml",
         "[[test]]\nid = \"m\"\nname = \"million\"\nfileset = { tree = { depth = 2, fanout = 100, files_per_dir = 200 }, size = 0 }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\" }]\namount = { passes = 1 }\n",
     );
-    let mut child = Command::new(bin())
+    let mut child = isolate(&mut Command::new(bin()))
         .args(["run", "--dir", dir.to_str().unwrap(), "--workload", w.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
