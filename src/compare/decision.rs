@@ -140,41 +140,59 @@ pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -
 /// Decide every pair of a family together: the p-values of all tested pairs are corrected for
 /// multiple comparisons (Benjamini–Hochberg at [`FDR_Q`]); see the module docs.
 pub fn decide_all(pairs: &[Pair<'_>], rule: &Rule) -> Vec<Verdict> {
-    enum Step {
-        Done(Verdict),
-        Tested { winner: usize, factor: f64, p: f64, agrees: bool },
-    }
     let steps: Vec<Step> = pairs
         .iter()
-        .map(|pr| {
-            let (xa, xb) = match (usable(pr.a, pr.la), usable(pr.b, pr.lb)) {
-                (Ok(x), Ok(y)) => (x, y),
-                (Err(e), _) | (_, Err(e)) => return Step::Done(Verdict::NotCompared { reason: e }),
-            };
-            let ma = crate::stats::summary::median(&xa);
-            let mb = crate::stats::summary::median(&xb);
-            let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
-            if xa.len() < 2 || xb.len() < 2 {
-                return Step::Done(if factor >= 1.0 + rule.single_run_effect {
-                    Verdict::Win { winner, factor, tested: false }
-                } else {
-                    Verdict::Draw { factor, tested: false }
-                });
-            }
-            let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
-            let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
-            match yuen_welch(&la, &lb) {
-                Some(r) => Step::Tested {
-                    winner,
-                    factor,
-                    p: r.p,
-                    // The trimmed means must point the same way as the medians.
-                    agrees: (r.diff > 0.0) == (winner == 0) && r.diff != 0.0,
-                },
-                None => Step::Done(Verdict::Draw { factor, tested: false }),
-            }
+        .map(|pr| match (usable(pr.a, pr.la), usable(pr.b, pr.lb)) {
+            (Ok(xa), Ok(xb)) => step(&xa, &xb, rule),
+            (Err(e), _) | (_, Err(e)) => Step::Done(Verdict::NotCompared { reason: e }),
         })
         .collect();
+    finish(steps, rule)
+}
+
+/// The rule of [`decide`] on two samples of a higher-is-better figure (throughput, or 1 / time),
+/// side 0 = `xa`, side 1 = `xb`, as a family of one. Every value must be positive and finite.
+pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
+    if xa.is_empty() || xb.is_empty() || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
+        return Verdict::NotCompared { reason: "no usable figure on a side".into() };
+    }
+    finish(vec![step(xa, xb, rule)], rule).remove(0)
+}
+
+/// One pair before the family's correction.
+enum Step {
+    Done(Verdict),
+    Tested { winner: usize, factor: f64, p: f64, agrees: bool },
+}
+
+/// Medians, factor, and the test of one pair of positive samples.
+fn step(xa: &[f64], xb: &[f64], rule: &Rule) -> Step {
+    let ma = crate::stats::summary::median(xa);
+    let mb = crate::stats::summary::median(xb);
+    let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
+    if xa.len() < 2 || xb.len() < 2 {
+        return Step::Done(if factor >= 1.0 + rule.single_run_effect {
+            Verdict::Win { winner, factor, tested: false }
+        } else {
+            Verdict::Draw { factor, tested: false }
+        });
+    }
+    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
+    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
+    match yuen_welch(&la, &lb) {
+        Some(r) => Step::Tested {
+            winner,
+            factor,
+            p: r.p,
+            // The trimmed means must point the same way as the medians.
+            agrees: (r.diff > 0.0) == (winner == 0) && r.diff != 0.0,
+        },
+        None => Step::Done(Verdict::Draw { factor, tested: false }),
+    }
+}
+
+/// Benjamini–Hochberg over the tested steps of a family, then the minimum effect.
+fn finish(steps: Vec<Step>, rule: &Rule) -> Vec<Verdict> {
     let ps: Vec<f64> = steps
         .iter()
         .map(|s| match s {

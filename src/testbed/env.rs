@@ -38,13 +38,16 @@ pub struct TestbedEnv {
     pub backing: String,
     /// Kernel names of the block devices (for /sys/block counters).
     pub block_devices: Vec<String>,
+    /// The I/O scheduler in effect on the (first) block device, as the kernel reports it.
+    #[serde(default)]
+    pub io_scheduler: Option<String>,
 }
 
 impl TestbedEnv {
     /// One line for a configuration list: the configuration as requested, the mkfs (or
     /// `zpool create`) command, the backing, the mount options in effect *and* the superblock
-    /// options (where `data=writeback` or `noatime`-like filesystem options show), and zfs
-    /// properties in effect.
+    /// options (where `data=writeback` or `noatime`-like filesystem options show), the I/O
+    /// scheduler, and zfs properties in effect.
     pub fn summary_line(&self) -> String {
         let mut s = format!("requested {}; ", self.config);
         if let Some(m) = &self.mkfs_cmdline {
@@ -61,6 +64,9 @@ impl TestbedEnv {
         s.push_str(&format!("; in effect: {} {}", self.fstype, self.mount_options));
         if !self.super_options.is_empty() {
             s.push_str(&format!(" (superblock: {})", self.super_options));
+        }
+        if let Some(sc) = &self.io_scheduler {
+            s.push_str(&format!("; I/O scheduler {sc}"));
         }
         if !self.zfs_properties.is_empty() {
             let props: Vec<String> =
@@ -135,13 +141,16 @@ mod tests {
             devices: 1,
             backing: "1 fallocated image(s)".into(),
             block_devices: vec!["loop3".into()],
+            io_scheduler: Some("mq-deadline".into()),
         };
         let l = e.summary_line();
         assert!(l.starts_with("requested ext4:mount=data=writeback; mkfs.ext4"), "{l}");
         assert!(l.contains("in effect: ext4 rw,relatime (superblock: rw,data=writeback)"), "{l}");
+        assert!(l.ends_with("; I/O scheduler mq-deadline"), "{l}");
         let z = TestbedEnv {
             zfs_properties: vec![("compression".into(), "on".into())],
             super_options: String::new(),
+            io_scheduler: None,
             ..e
         };
         assert!(z.summary_line().ends_with("; zfs compression=on"), "{}", z.summary_line());
