@@ -159,6 +159,9 @@ impl Sides for CliSides {
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: validate everything before any I/O.
+    if a.workload.print_workload()? {
+        return Ok(ExitCode::Success);
+    }
     let suite = a.workload.load()?;
     if !(a.min_effect >= 0.0 && a.min_effect < 1000.0) {
         return Err(

@@ -101,7 +101,10 @@ pub fn main() -> i32 {
             print_error(&e);
             match e.downcast_ref::<UserError>() {
                 Some(_) => ExitCode::BadInput as i32,
-                None if e.chain().any(|c| c.is::<crate::workload::WorkloadError>()) => {
+                None if e.chain().any(|c| {
+                    c.is::<crate::workload::WorkloadError>() || c.is::<crate::fio::FioError>()
+                }) =>
+                {
                     ExitCode::BadInput as i32
                 }
                 None if e.chain().any(|c| {

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod compare;
+mod fio;
 mod fsruns;
 mod metadata;
 mod run;
