@@ -7,6 +7,7 @@
 use super::fileset::{
     self, fill_of, FillShared, FsCounters, FsWorkerOutput, FsWorkerPlan, SlotState,
 };
+use super::ioengine::{Null, Psync};
 use super::layout::{Mapping, PathBuf0};
 use super::runner::{rep_result, RepOutcome, UNCACHED_MAX};
 use super::target::Target;
@@ -17,8 +18,8 @@ use crate::result::{CacheCheck, FillPoint, PhaseResult, RepResult};
 use crate::stats::latency::OpHistograms;
 use crate::workload::size::fmt_bytes;
 use crate::workload::{
-    Amount, CacheReq, FilesetDef, MetaEntry, MetaOp, OpKind, PhaseDef, Pick, SyncCall, SyncPolicy,
-    TestDef,
+    Amount, CacheReq, EngineKind, FilesetDef, MetaEntry, MetaOp, OpKind, PhaseDef, Pick, SyncCall,
+    SyncPolicy, TestDef,
 };
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -409,7 +410,10 @@ fn run_phase(
             .map(|(plan, st)| {
                 let (barrier, stop, finished) = (&barrier, &stop, &finished);
                 s.spawn(move || {
-                    let out = fileset::run(plan, st, barrier, stop);
+                    let out = match test.engine {
+                        EngineKind::Psync => fileset::run::<Psync>(plan, st, barrier, stop),
+                        EngineKind::Null => fileset::run::<Null>(plan, st, barrier, stop),
+                    };
                     finished.fetch_add(1, Ordering::Release);
                     out
                 })

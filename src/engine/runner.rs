@@ -1,7 +1,7 @@
 //! Orchestration: for each test and repetition, make the files, establish and verify each
 //! phase's cache precondition, run the phase's workers, and turn what they measured into results.
 
-use super::ioengine::Psync;
+use super::ioengine::{Null, Psync};
 use super::target::Target;
 use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
 use super::workspace::Workspace;
@@ -12,7 +12,7 @@ use crate::result::*;
 use crate::stats::latency::OpHistograms;
 use crate::stats::summary;
 use crate::sys::cache;
-use crate::workload::{Amount, CacheReq, PhaseDef, Suite, TestDef};
+use crate::workload::{Amount, CacheReq, EngineKind, PhaseDef, Suite, TestDef};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -535,6 +535,7 @@ fn run_phase(
                 region_len,
                 seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 compress_percent: opts.compress_percent,
+                iodepth: test.iodepth,
             }
         })
         .collect();
@@ -548,7 +549,11 @@ fn run_phase(
                 let stop = &stop;
                 let finished = &finished;
                 s.spawn(move || {
-                    let out = worker::run(&mut Psync, plan, barrier, stop, &ctr.0);
+                    // One monomorphised worker per engine: no dynamic dispatch per op.
+                    let out = match test.engine {
+                        EngineKind::Psync => worker::run::<Psync>(plan, barrier, stop, &ctr.0),
+                        EngineKind::Null => worker::run::<Null>(plan, barrier, stop, &ctr.0),
+                    };
                     finished.fetch_add(1, Ordering::Release);
                     out
                 })

@@ -24,6 +24,13 @@ pub(super) fn resolve_test(
     ctx: &ResolveCtx,
 ) -> Result<TestDef, WorkloadError> {
     let loc = Loc { origin, test: &t.id, phase: None, entry: None };
+    let (engine, iodepth) = super::validate::resolve_engine(t).map_err(|m| loc.err(m))?;
+    if iodepth != 1 {
+        return Err(loc.err("iodepth applies to data tests; the ops of a fileset test are synchronous (use threads for concurrency)"));
+    }
+    if t.direct == Some(true) {
+        return Err(loc.err("direct = true applies to data tests; fileset ops read and write whole files through the page cache"));
+    }
     let fileset = resolve_fileset(fs, t.threads, ctx).map_err(|m| loc.err(m))?;
     if t.phases.is_empty() {
         return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
@@ -57,6 +64,8 @@ pub(super) fn resolve_test(
         name: t.name.clone(),
         description: t.description.clone(),
         threads: t.threads,
+        engine,
+        iodepth,
         file: FileDef { size_bytes: 0, shared: true, prefill: false },
         fileset: Some(fileset),
         phases,

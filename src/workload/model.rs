@@ -27,6 +27,12 @@ pub struct TestDef {
     pub description: String,
     /// Worker threads.
     pub threads: u32,
+    /// How operations reach the kernel (`engine`).
+    #[serde(default)]
+    pub engine: EngineKind,
+    /// Requests each thread keeps in flight (`iodepth`).
+    #[serde(default = "one")]
+    pub iodepth: u32,
     /// The file(s) of a data test. For a fileset test (`fileset` is `Some`) this is unused and
     /// has size 0: a separate field rather than an enum so code written against data tests keeps
     /// compiling unchanged.
@@ -36,6 +42,39 @@ pub struct TestDef {
     pub fileset: Option<FilesetDef>,
     /// Phases in order.
     pub phases: Vec<PhaseDef>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The I/O engine of a test (`engine = "..."`); see `crate::engine::ioengine`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// `pread(2)`/`pwrite(2)`, one op at a time.
+    #[default]
+    Psync,
+    /// No I/O: every op completes at once (the harness's own cost).
+    Null,
+}
+
+impl EngineKind {
+    /// Every engine, in the order `known: ...` lists show them.
+    pub const ALL: [EngineKind; 2] = [EngineKind::Psync, EngineKind::Null];
+
+    /// The name written in workloads.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// The engine named `name`.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL.into_iter().find(|e| e.name() == name)
+    }
 }
 
 /// A set of many files (`fileset = { ... }`): `count` slots, each holding a file or not.

@@ -21,8 +21,6 @@ pub struct ResolveCtx {
 pub const MAX_THREADS: u32 = 1024;
 /// Largest single transfer accepted.
 pub const MAX_OP_BYTES: u64 = 256 << 20;
-/// Alignment O_DIRECT transfers need on every Linux filesystem fsbench supports.
-pub const DIRECT_ALIGN: u64 = 4096;
 
 pub(super) struct Loc<'a> {
     pub(super) origin: &'a str,
@@ -98,6 +96,8 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             ))
         }
     };
+    let (engine, iodepth) = resolve_engine(t).map_err(|m| loc.err(m))?;
+    let direct = t.direct.unwrap_or(false);
     let raw_size = file_spec.size.resolve(ctx.free_memory);
     let size_bytes = ctx.scale.apply(raw_size);
     if size_bytes == 0 {
@@ -113,7 +113,9 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     for p in &t.phases {
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
         let sizes = (raw_size, size_bytes);
-        let phase = resolve_phase(p, &file, t.threads, ctx, sizes, &ploc, origin, &t.id)?;
+        let mut phase = resolve_phase(p, &file, t.threads, ctx, sizes, &ploc, origin, &t.id)?;
+        phase.open.direct |= direct;
+        check_caps(engine, iodepth, &phase).map_err(|m| ploc.err(m))?;
         let reads = phase.pattern.iter().any(|o| o.kind == OpKind::Read);
         if reads && !has_data && !phase.open.trunc {
             return Err(ploc.err(
@@ -133,6 +135,8 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         name: t.name.clone(),
         description: t.description.clone(),
         threads: t.threads,
+        engine,
+        iodepth,
         file,
         fileset: None,
         phases,
@@ -160,7 +164,7 @@ fn resolve_phase(
     let mut prev: Option<OpDef> = None;
     for (i, o) in p.pattern.iter().enumerate() {
         let eloc = Loc { origin, test, phase: Some(&p.name), entry: Some(i) };
-        let op = resolve_op(o, prev.as_ref(), file, &open, &eloc)?;
+        let op = resolve_op(o, prev.as_ref(), file, &eloc)?;
         let repeat = o.repeat.unwrap_or(1);
         if repeat == 0 {
             return Err(eloc.err("repeat = 0 would remove the entry; use repeat >= 1"));
@@ -225,7 +229,6 @@ fn resolve_op(
     o: &OpSpec,
     prev: Option<&OpDef>,
     file: &FileDef,
-    open: &OpenFlags,
     loc: &Loc<'_>,
 ) -> Result<OpDef, WorkloadError> {
     let Some(name) = o.op.as_deref() else {
@@ -319,19 +322,49 @@ fn resolve_op(
     if align > 1 && offset != OffsetMode::Random {
         return Err(loc.err("align only applies to offset = \"random\""));
     }
-    if open.direct {
-        let bad = |n: u64| n % DIRECT_ALIGN != 0;
-        let sizes_bad = match size {
-            SizeDist::Fixed(n) => bad(n),
-            SizeDist::Uniform(..) | SizeDist::LogNormal { .. } => true,
-        };
-        if sizes_bad || (offset == OffsetMode::Random && bad(align)) {
-            return Err(loc.err(format!(
-                "O_DIRECT needs fixed sizes and random offsets aligned to {DIRECT_ALIGN} bytes; use size and align multiples of 4K"
-            )));
-        }
-    }
     Ok(OpDef { kind, size, offset, align })
+}
+
+/// Largest queue depth accepted by any engine.
+pub const MAX_IODEPTH: u32 = crate::engine::ioengine::NULL_MAX_DEPTH;
+
+/// The test's `engine` and `iodepth`, parsed (their fit to the engine is [`check_caps`]'s).
+pub(super) fn resolve_engine(t: &TestSpec) -> Result<(EngineKind, u32), String> {
+    let engine = match t.engine.as_deref() {
+        None => EngineKind::default(),
+        Some(n) => EngineKind::from_name(n).ok_or_else(|| {
+            let known: Vec<&str> = EngineKind::ALL.iter().map(|e| e.name()).collect();
+            format!("unknown engine `{n}`; known: {}", known.join(", "))
+        })?,
+    };
+    let iodepth = t.iodepth.unwrap_or(1);
+    if iodepth == 0 || iodepth > MAX_IODEPTH {
+        return Err(format!(
+            "iodepth = {iodepth} must be 1..{MAX_IODEPTH} (requests each thread keeps in flight)"
+        ));
+    }
+    Ok((engine, iodepth))
+}
+
+/// A phase's use of queue depth and O_DIRECT against the engine's capabilities, once, here.
+fn check_caps(engine: EngineKind, iodepth: u32, phase: &PhaseDef) -> Result<(), String> {
+    let mut sizes = phase.pattern.iter().filter(|o| o.kind.is_data()).map(|o| {
+        let size = match o.size {
+            SizeDist::Fixed(n) => Some(n),
+            _ => None,
+        };
+        (size, (o.offset == OffsetMode::Random).then_some(o.align))
+    });
+    engine.caps().check(engine.name(), iodepth, phase.open.direct, &mut sizes)?;
+    let most = phase.pattern.iter().map(|o| o.size.max()).max().unwrap_or(0);
+    if most.saturating_mul(iodepth as u64) > MAX_OP_BYTES * 4 {
+        return Err(format!(
+            "iodepth = {iodepth} × ops of up to {} needs more than {} of buffers per thread; lower iodepth or the op size",
+            fmt_bytes(most),
+            fmt_bytes(MAX_OP_BYTES * 4)
+        ));
+    }
+    Ok(())
 }
 
 /// A size distribution as written, checked: ranges not reversed, log-normal bounds that hold
