@@ -441,9 +441,6 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     // Open flags.
     let mut open = Vec::new();
     let direct = job.bool("direct")?.unwrap_or(false);
-    if direct {
-        open.push("direct".to_string());
-    }
     match job.str("sync")? {
         None => {}
         Some(("0" | "none", _)) => {}
@@ -478,14 +475,10 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             );
             "psync"
         }
-        Some((e @ ("io_uring" | "libaio"), line)) => {
-            return Err(job.err(
-                "ioengine",
-                line,
-                format!(
-                    "`{e}`: this fsbench build has no io_uring engine yet; use psync (depth 1)"
-                ),
-            ));
+        Some(("io_uring", _)) => "io_uring",
+        Some(("libaio", _)) => {
+            notes.push("ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
+            "io_uring"
         }
         Some((e, line)) => {
             return Err(job.err(
@@ -495,7 +488,14 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             ))
         }
     };
+    let mut iodepth = None;
     if let Some((d, line)) = job.int("iodepth")? {
+        if d > 1 {
+            iodepth = Some(
+                u32::try_from(d)
+                    .map_err(|_| job.err("iodepth", line, format!("{d} is too large")))?,
+            );
+        }
         if d == 0 {
             return Err(job.err("iodepth", line, "0: the queue depth is at least 1"));
         }
@@ -671,18 +671,18 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     });
 
     let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
-    let mut description = job
+    let description = job
         .str("description")?
         .map(|v| v.0.to_string())
         .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
-    if engine != "psync" {
-        description.push_str(&format!("; ioengine {engine}"));
-    }
     let test = TestSpec {
         id,
         name,
         description,
         threads,
+        engine: (engine != "psync").then(|| engine.to_string()),
+        iodepth,
+        direct: direct.then_some(true),
         file: Some(FileSpec { size: SizeExpr::Bytes(file_bytes), shared, prefill }),
         fileset: None,
         phases,

@@ -57,17 +57,21 @@ pub enum EngineKind {
     Psync,
     /// No I/O: every op completes at once (the harness's own cost).
     Null,
+    /// io_uring: requests queued in a ring, `iodepth` in flight.
+    #[serde(rename = "io_uring")]
+    IoUring,
 }
 
 impl EngineKind {
     /// Every engine, in the order `known: ...` lists show them.
-    pub const ALL: [EngineKind; 2] = [EngineKind::Psync, EngineKind::Null];
+    pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::IoUring, EngineKind::Null];
 
     /// The name written in workloads.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
+            EngineKind::IoUring => "io_uring",
         }
     }
 

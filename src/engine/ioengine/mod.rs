@@ -28,6 +28,7 @@
 //! |---|---|---|---|
 //! | `psync` | [`psync`] | 1 | `pread(2)`/`pwrite(2)`, one system call per op, as fio's engine of the same name |
 //! | `null` | [`null`] | any | completes every data and sync op at once without a system call (fio's `null`): measures the harness's own cost |
+//! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
 //!
 //! To add an engine: a file here implementing [`IoEngine`], a variant of
 //! [`crate::workload::EngineKind`] (its name, for the `engine` key) and one arm in the runner's
@@ -35,9 +36,11 @@
 
 mod null;
 mod psync;
+pub mod uring;
 
 pub use null::{Null, NULL_MAX_DEPTH};
 pub use psync::Psync;
+pub use uring::{Uring, URING_MAX_DEPTH};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -51,6 +54,7 @@ impl crate::workload::EngineKind {
         match self {
             K::Psync => Psync::CAPS,
             K::Null => Null::CAPS,
+            K::IoUring => <Uring>::CAPS,
         }
     }
 }
@@ -137,7 +141,7 @@ impl Caps {
     ) -> Result<(), String> {
         if iodepth > self.max_depth {
             return Err(format!(
-                "engine `{engine}` runs at most iodepth = {} (one op at a time); use iodepth = 1, or an engine that queues (null)",
+                "engine `{engine}` runs at most iodepth = {} (one op at a time); use iodepth = 1, or engine = \"io_uring\" (an engine that queues)",
                 self.max_depth
             ));
         }

@@ -91,7 +91,8 @@ fn sequential_write_with_syncs_and_flags() {
     let f = t.file.as_ref().unwrap();
     assert!(f.shared && !f.prefill);
     let p = &t.phases[0];
-    assert_eq!(p.open, vec!["direct", "dsync", "create"]);
+    assert_eq!(t.direct, Some(true));
+    assert_eq!(p.open, vec!["dsync", "create"]);
     assert_eq!(p.sync.every_ops, Some(4));
     assert_eq!(p.sync.call, None);
     assert_eq!(p.sync.at_end.as_deref(), Some("fsync"));
@@ -147,6 +148,14 @@ fn randrw_mix_and_split_block_sizes() {
 
 #[test]
 fn engines_map_and_say_so() {
+    let (t, notes) = one("[a]\nioengine=io_uring\niodepth=32\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), Some(32)));
+    assert!(notes.is_empty(), "{notes:?}");
+    let (t, notes) = one("[a]\nioengine=libaio\niodepth=1\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), None));
+    assert!(notes.iter().any(|n| n.contains("libaio runs as io_uring")), "{notes:?}");
+    let (t, _) = one("[a]\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth, t.direct), (None, None, None));
     let (_, notes) = one("[a]\nioengine=sync\nsize=1m\n");
     assert!(notes.iter().any(|n| n.contains("runs as psync")), "{notes:?}");
     let (_, notes) = one("[a]\nioengine=pvsync\nsize=1m\n");
