@@ -6,6 +6,7 @@
 //! - [`buffer`]: aligned buffers and the (incompressible by default) data written.
 
 pub mod buffer;
+pub mod direct;
 pub mod fileset;
 mod fileset_runner;
 pub mod ioengine;

@@ -268,6 +268,15 @@ fn run_rep(
     for p in paths {
         let _ = std::fs::remove_file(p);
     }
+    if test.phases.iter().any(|p| p.open.direct) {
+        // O_DIRECT: refused or misaligned is this test's failure, before any file is made.
+        if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+            let r = super::direct::probe(dir).and_then(|a| super::direct::check_test(test, &a));
+            if let Err(e) = r {
+                return (None, RepOutcome::Failed(e));
+            }
+        }
+    }
     if test.file.prefill {
         progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
         let r = prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress);
@@ -381,6 +390,7 @@ pub(super) fn cache_word(c: CacheReq) -> &'static str {
         CacheReq::Cached => "cached",
         CacheReq::Uncached => "uncached",
         CacheReq::Any => "any",
+        CacheReq::Direct => "direct",
     }
 }
 
@@ -424,9 +434,10 @@ fn establish_cache(req: CacheReq, paths: &[PathBuf], target: &Target<'_>) -> Cac
             (m, residency(paths))
         }
         CacheReq::Any => ("none".into(), residency(paths)),
+        CacheReq::Direct => ("O_DIRECT: the page cache is bypassed".into(), residency(paths)),
     };
     let met = match req {
-        CacheReq::Any => true,
+        CacheReq::Any | CacheReq::Direct => true,
         CacheReq::Cached => resident >= CACHED_MIN,
         CacheReq::Uncached => resident <= UNCACHED_MAX,
     };

@@ -192,6 +192,7 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     match p.cache {
         CacheReq::Uncached => job.push_str("invalidate=1\n"),
         CacheReq::Any => job.push_str("invalidate=0\n"),
+        CacheReq::Direct => {}
         CacheReq::Cached => {
             job.push_str("invalidate=0\n");
             comments.push("fsbench reads the file into the cache first and checks it; fio only keeps what is cached (after laying the file out it usually is)".into());

@@ -174,6 +174,7 @@ fn residency_cell(r: &crate::result::RepResult) -> String {
         CacheReq::Cached => "cached ",
         CacheReq::Uncached => "uncached ",
         CacheReq::Any => "",
+        CacheReq::Direct => "direct ",
     };
     format!("{word}{:.0}%{}", c.resident_fraction * 100.0, if c.met { "" } else { " ✗" })
 }

@@ -182,7 +182,7 @@ fn resolve_phase(
     if !p.open.is_empty() {
         return Err(loc.err("`open` flags are for file tests; fileset ops open their files themselves (use fsync = true for durability)"));
     }
-    if p.cache == CacheReq::Cached {
+    if p.cache == CacheReq::Cached || p.cache == CacheReq::Direct {
         return Err(loc.err("cache = \"cached\" is for file tests; a fileset phase takes \"any\" or \"uncached\" (drop caches before the phase)"));
     }
     if p.pattern.is_empty() {

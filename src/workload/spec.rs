@@ -179,6 +179,9 @@ pub enum CacheReq {
     Cached,
     /// File pages not resident (evicted, then verified).
     Uncached,
+    /// O_DIRECT: the page cache is bypassed, so its state does not matter. Every phase that
+    /// opens with O_DIRECT has it (set by validation); residency is still measured.
+    Direct,
 }
 
 /// One entry of a phase's pattern.

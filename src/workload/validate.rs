@@ -115,6 +115,21 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         let sizes = (raw_size, size_bytes);
         let mut phase = resolve_phase(p, &file, t.threads, ctx, sizes, &ploc, origin, &t.id)?;
         phase.open.direct |= direct;
+        phase.cache = match (phase.open.direct, phase.cache) {
+            (true, CacheReq::Any | CacheReq::Direct) => CacheReq::Direct,
+            (true, c) => {
+                return Err(ploc.err(format!(
+                    "cache = \"{}\" with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to prepare; leave cache out (it is reported as \"direct\")",
+                    if c == CacheReq::Cached { "cached" } else { "uncached" }
+                )))
+            }
+            (false, CacheReq::Direct) => {
+                return Err(ploc.err(
+                    "cache = \"direct\" needs O_DIRECT: set direct = true on the test (or open = [\"direct\"])",
+                ))
+            }
+            (false, c) => c,
+        };
         check_caps(engine, iodepth, &phase).map_err(|m| ploc.err(m))?;
         let reads = phase.pattern.iter().any(|o| o.kind == OpKind::Read);
         if reads && !has_data && !phase.open.trunc {

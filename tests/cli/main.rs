@@ -10,4 +10,5 @@ mod run;
 mod signals;
 mod store;
 mod suite;
+mod uring;
 mod util;
