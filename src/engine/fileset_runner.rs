@@ -7,7 +7,7 @@
 use super::fileset::{
     self, fill_of, FillShared, FsCounters, FsWorkerOutput, FsWorkerPlan, SlotState,
 };
-use super::ioengine::{Null, Psync, Uring};
+use super::ioengine::{Mmap, Null, Psync, Uring};
 use super::layout::{Mapping, PathBuf0};
 use super::runner::{rep_result, RepOutcome, UNCACHED_MAX};
 use super::target::Target;
@@ -414,6 +414,7 @@ fn run_phase(
                         EngineKind::Psync => fileset::run::<Psync>(plan, st, barrier, stop),
                         EngineKind::Null => fileset::run::<Null>(plan, st, barrier, stop),
                         EngineKind::IoUring => fileset::run::<Uring>(plan, st, barrier, stop),
+                        EngineKind::Mmap => fileset::run::<Mmap>(plan, st, barrier, stop),
                     };
                     finished.fetch_add(1, Ordering::Release);
                     out

@@ -1,7 +1,7 @@
 //! Orchestration: for each test and repetition, make the files, establish and verify each
 //! phase's cache precondition, run the phase's workers, and turn what they measured into results.
 
-use super::ioengine::{Null, Psync, Uring};
+use super::ioengine::{Mmap, Null, Psync, Uring};
 use super::target::Target;
 use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
 use super::workspace::Workspace;
@@ -565,6 +565,7 @@ fn run_phase(
                         EngineKind::Psync => worker::run::<Psync>(plan, barrier, stop, &ctr.0),
                         EngineKind::Null => worker::run::<Null>(plan, barrier, stop, &ctr.0),
                         EngineKind::IoUring => worker::run::<Uring>(plan, barrier, stop, &ctr.0),
+                        EngineKind::Mmap => worker::run::<Mmap>(plan, barrier, stop, &ctr.0),
                     };
                     finished.fetch_add(1, Ordering::Release);
                     out

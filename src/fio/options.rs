@@ -57,7 +57,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption {
         name: "ioengine",
         aliases: &[],
-        meaning: "psync, sync and pvsync run as psync; io_uring; libaio runs as io_uring (said so)",
+        meaning: "psync, sync and pvsync run as psync; io_uring; libaio runs as io_uring (said so); mmap",
     },
     FioOption { name: "runtime", aliases: &["timeout"], meaning: "seconds, with time_based" },
     FioOption { name: "time_based", aliases: &[], meaning: "run for runtime seconds" },

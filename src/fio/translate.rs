@@ -476,6 +476,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             "psync"
         }
         Some(("io_uring", _)) => "io_uring",
+        Some(("mmap", _)) => "mmap",
         Some(("libaio", _)) => {
             notes.push("ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
             "io_uring"
@@ -484,7 +485,9 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             return Err(job.err(
                 "ioengine",
                 line,
-                format!("`{e}` is not supported; use psync, sync, pvsync, io_uring or libaio"),
+                format!(
+                    "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio or mmap"
+                ),
             ))
         }
     };

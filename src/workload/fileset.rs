@@ -25,6 +25,9 @@ pub(super) fn resolve_test(
 ) -> Result<TestDef, WorkloadError> {
     let loc = Loc { origin, test: &t.id, phase: None, entry: None };
     let (engine, iodepth) = super::validate::resolve_engine(t).map_err(|m| loc.err(m))?;
+    if matches!(engine, EngineKind::IoUring | EngineKind::Mmap) {
+        return Err(loc.err(format!("engine = \"{}\" applies to data tests (file = ...); the ops of a fileset test are system calls of their own (psync, or null for the harness's cost)", engine.name())));
+    }
     if iodepth != 1 {
         return Err(loc.err("iodepth applies to data tests; the ops of a fileset test are synchronous (use threads for concurrency)"));
     }

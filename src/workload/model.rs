@@ -60,11 +60,14 @@ pub enum EngineKind {
     /// io_uring: requests queued in a ring, `iodepth` in flight.
     #[serde(rename = "io_uring")]
     IoUring,
+    /// Reads and writes through a shared mapping of the file, `msync` for syncs.
+    Mmap,
 }
 
 impl EngineKind {
     /// Every engine, in the order `known: ...` lists show them.
-    pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::IoUring, EngineKind::Null];
+    pub const ALL: [EngineKind; 4] =
+        [EngineKind::Psync, EngineKind::IoUring, EngineKind::Mmap, EngineKind::Null];
 
     /// The name written in workloads.
     pub fn name(self) -> &'static str {
@@ -72,6 +75,7 @@ impl EngineKind {
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
             EngineKind::IoUring => "io_uring",
+            EngineKind::Mmap => "mmap",
         }
     }
 

@@ -104,6 +104,9 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
     }
     let file = FileDef { size_bytes, shared: file_spec.shared, prefill: file_spec.prefill };
+    if engine == EngineKind::Mmap && !file.prefill {
+        return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
+    }
     if t.phases.is_empty() {
         return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
     }

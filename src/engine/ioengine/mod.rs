@@ -28,16 +28,19 @@
 //! |---|---|---|---|
 //! | `psync` | [`psync`] | 1 | `pread(2)`/`pwrite(2)`, one system call per op, as fio's engine of the same name |
 //! | `null` | [`null`] | any | completes every data and sync op at once without a system call (fio's `null`): measures the harness's own cost |
+//! | `mmap` | [`mmap`] | 1 | reads and writes copy from and into a shared mapping of the file; syncs are `msync` |
 //! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
 //!
 //! To add an engine: a file here implementing [`IoEngine`], a variant of
 //! [`crate::workload::EngineKind`] (its name, for the `engine` key) and one arm in the runner's
 //! `match` that picks the monomorphised worker.
 
+mod mmap;
 mod null;
 mod psync;
 pub mod uring;
 
+pub use mmap::Mmap;
 pub use null::{Null, NULL_MAX_DEPTH};
 pub use psync::Psync;
 pub use uring::{Uring, URING_MAX_DEPTH};
@@ -55,6 +58,7 @@ impl crate::workload::EngineKind {
             K::Psync => Psync::CAPS,
             K::Null => Null::CAPS,
             K::IoUring => <Uring>::CAPS,
+            K::Mmap => Mmap::CAPS,
         }
     }
 }

@@ -156,6 +156,8 @@ fn engines_map_and_say_so() {
     assert!(notes.iter().any(|n| n.contains("libaio runs as io_uring")), "{notes:?}");
     let (t, _) = one("[a]\nsize=1m\n");
     assert_eq!((t.engine.as_deref(), t.iodepth, t.direct), (None, None, None));
+    let (t, _) = one("[a]\nioengine=mmap\nsize=1m\n");
+    assert_eq!(t.engine.as_deref(), Some("mmap"));
     let (_, notes) = one("[a]\nioengine=sync\nsize=1m\n");
     assert!(notes.iter().any(|n| n.contains("runs as psync")), "{notes:?}");
     let (_, notes) = one("[a]\nioengine=pvsync\nsize=1m\n");
@@ -213,7 +215,7 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "does not verify"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
         ("[a]\nsize=1m\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n", "`rwmixwrite`", "add up to 100"),
-        ("[a]\nsize=1m\nioengine=mmap\n", "t.fio:3: `ioengine`", "not supported"),
+        ("[a]\nsize=1m\nioengine=windowsaio\n", "t.fio:3: `ioengine`", "not supported"),
         ("[a]\nsize=1m\nsync=async\n", "t.fio:3: `sync`", "dsync"),
         ("[a]\nsize=1m\ndirect=maybe\n", "t.fio:3: `direct`", "not 0 or 1"),
         ("[a]\nsize=10%\n", "t.fio:2: `size`", "percentages"),
