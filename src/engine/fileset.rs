@@ -18,14 +18,15 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::ioengine::IoEngine;
 use super::layout::{Mapping, PathBuf0};
-use super::worker::WorkerError;
+use super::worker::{failed_output, WorkerError, WorkerOutput};
 use crate::stats::latency::OpHistograms;
-use crate::sys::rusage::{CpuSample, CpuTime};
+use crate::sys::rusage::CpuSample;
 use crate::workload::{Amount, FilesetDef, Layout, MetaOp, OpKind, PhaseDef, Pick};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -263,36 +264,6 @@ pub struct FsWorkerPlan<'a> {
     pub counters: &'a [FsCounters],
 }
 
-/// What one fileset worker measured.
-pub struct FsWorkerOutput {
-    /// Latencies per op kind.
-    pub hist: OpHistograms,
-    /// Bytes read.
-    pub bytes_read: u64,
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// Pattern ops done (not counting skipped ones).
-    pub file_ops: u64,
-    /// Pattern ops that found no suitable slot (e.g. unlink with no file left) and did nothing.
-    pub skipped_ops: u64,
-    /// Files created (create ops).
-    pub creates: u64,
-    /// Nanoseconds inside fsync (files and directories).
-    pub sync_nanos: u64,
-    /// When the worker was released.
-    pub start: Instant,
-    /// When it finished.
-    pub end: Instant,
-    /// CPU consumed.
-    pub cpu: CpuTime,
-    /// Set when the worker failed.
-    pub error: Option<WorkerError>,
-    /// Set when a stop flag ended the worker early.
-    pub interrupted: bool,
-    /// The filesystem filled up (ENOSPC) during a fill phase.
-    pub enospc: bool,
-}
-
 /// Where a slot-taking op's cursor is.
 #[derive(Clone, Copy, Default)]
 struct Cursor {
@@ -346,7 +317,7 @@ pub fn run<E: IoEngine>(
     slots: &mut SlotState,
     barrier: &Barrier,
     stop: &super::worker::StopFlags<'_>,
-) -> FsWorkerOutput {
+) -> WorkerOutput {
     let counters = &plan.counters[plan.thread as usize];
     let phase = plan.phase;
     let fs = plan.fileset;
@@ -359,26 +330,8 @@ pub fn run<E: IoEngine>(
         Err(e) => {
             barrier.wait();
             stop.phase.store(true, Ordering::Relaxed);
-            let now = Instant::now();
-            return FsWorkerOutput {
-                hist: OpHistograms::default(),
-                bytes_read: 0,
-                bytes_written: 0,
-                file_ops: 0,
-                skipped_ops: 0,
-                creates: 0,
-                sync_nanos: 0,
-                start: now,
-                end: now,
-                cpu: CpuTime::default(),
-                error: Some(WorkerError {
-                    what: format!("setting up engine {}", E::NAME),
-                    errno: e.raw_os_error(),
-                    error: e.to_string(),
-                }),
-                interrupted: false,
-                enospc: false,
-            };
+            let what = format!("setting up engine {}", E::NAME);
+            return failed_output(Instant::now(), CpuSample::thread_now(), what, e);
         }
     };
     let mut cx = Ctx {
@@ -525,7 +478,7 @@ pub fn run<E: IoEngine>(
         stop.phase.store(true, Ordering::Relaxed);
     }
     let end = Instant::now();
-    FsWorkerOutput {
+    WorkerOutput {
         hist: cx.hist,
         bytes_read: cx.bytes_read,
         bytes_written: cx.bytes_written,
@@ -539,6 +492,7 @@ pub fn run<E: IoEngine>(
         error,
         interrupted,
         enospc,
+        data_ops: 0,
     }
 }
 
@@ -1003,9 +957,69 @@ fn fsync_dir<E: IoEngine>(cx: &mut Ctx<'_, E>, parent: bool) -> OpResult {
     Ok(())
 }
 
+/// Slots thread `k` of `t` owns out of `count` (slots k, k+t, ...).
+pub fn slots_of(count: u64, k: u64, t: u64) -> u64 {
+    if k >= count {
+        0
+    } else {
+        (count - k).div_ceil(t)
+    }
+}
+
+/// Remove every file and directory of the set. Bounded: one unlink per file that exists, one
+/// rmdir per directory, then `remove_dir_all` for leftovers (a replace's temporary cut short).
+/// Progress goes to stderr every second once it has taken more than one.
+pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FilesetDef, states: &[SlotState]) {
+    let total: u64 = states.iter().map(|s| s.live()).sum();
+    let t = states.len() as u64;
+    if crate::sys::signals::interrupted() {
+        eprintln!(
+            "fsbench: interrupted: stopped; removing {total} test files in {}",
+            root_path.display()
+        );
+    }
+    let map = Mapping::new(fs.layout);
+    let mut p = PathBuf0::default();
+    let start = Instant::now();
+    let mut last = start;
+    let mut done = 0u64;
+    for (k, st) in states.iter().enumerate() {
+        for s in st.iter_live() {
+            map.file(&mut p, k as u64 + s * t);
+            let _ = rustix::fs::unlinkat(root, p.c_str(), AtFlags::empty());
+            done += 1;
+            if done % 1024 == 0 && last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                let rate = done as f64 / start.elapsed().as_secs_f64();
+                eprintln!(
+                    "fsbench: removing test files: {done}/{total} ({rate:.0}/s, about {:.0} s left)",
+                    (total - done) as f64 / rate.max(1.0)
+                );
+            }
+        }
+    }
+    for d in (0..fs.layout.dirs()).rev() {
+        map.dir(&mut p, d);
+        let _ = rustix::fs::unlinkat(root, p.c_str(), AtFlags::REMOVEDIR);
+    }
+    if start.elapsed() >= Duration::from_secs(1) {
+        eprintln!("fsbench: removed {done} test files in {:.1} s", start.elapsed().as_secs_f64());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_partition_the_set() {
+        for (count, t) in [(10u64, 3u64), (1, 1), (7, 7), (1_000_000, 16)] {
+            let sum: u64 = (0..t).map(|k| slots_of(count, k, t)).sum();
+            assert_eq!(sum, count);
+        }
+        assert_eq!(slots_of(10, 0, 3), 4);
+        assert_eq!(slots_of(10, 2, 3), 3);
+    }
 
     #[test]
     fn bitset_finds_in_both_directions() {

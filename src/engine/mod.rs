@@ -8,7 +8,6 @@
 pub mod buffer;
 pub mod direct;
 pub mod fileset;
-mod fileset_runner;
 pub mod ioengine;
 pub mod layout;
 pub mod runner;

@@ -63,7 +63,7 @@ impl std::fmt::Display for WorkerError {
     }
 }
 
-/// What one worker measured.
+/// What one worker measured (a data worker or a fileset worker).
 pub struct WorkerOutput {
     /// Latencies per op kind.
     pub hist: OpHistograms,
@@ -71,9 +71,17 @@ pub struct WorkerOutput {
     pub bytes_read: u64,
     /// Bytes written.
     pub bytes_written: u64,
-    /// Read + write ops.
+    /// Read + write ops (data tests).
     pub data_ops: u64,
-    /// Nanoseconds inside fsync/fdatasync.
+    /// Pattern ops done, not counting skipped ones (fileset tests).
+    pub file_ops: u64,
+    /// Pattern ops that found no suitable slot and did nothing (fileset tests).
+    pub skipped_ops: u64,
+    /// Files created (fileset tests).
+    pub creates: u64,
+    /// The filesystem filled up (ENOSPC) during a fill phase.
+    pub enospc: bool,
+    /// Nanoseconds inside fsync/fdatasync (files and directories).
     pub sync_nanos: u64,
     /// When this worker was released.
     pub start: Instant,
@@ -85,6 +93,28 @@ pub struct WorkerOutput {
     pub error: Option<WorkerError>,
     /// Set when a stop flag ended the worker early.
     pub interrupted: bool,
+}
+
+impl WorkerOutput {
+    /// Nothing done yet, released at `start`.
+    pub fn at(start: Instant) -> WorkerOutput {
+        WorkerOutput {
+            hist: OpHistograms::default(),
+            bytes_read: 0,
+            bytes_written: 0,
+            data_ops: 0,
+            file_ops: 0,
+            skipped_ops: 0,
+            creates: 0,
+            enospc: false,
+            sync_nanos: 0,
+            start,
+            end: start,
+            cpu: CpuTime::default(),
+            error: None,
+            interrupted: false,
+        }
+    }
 }
 
 /// Shared flags the hot loop polls.
@@ -138,18 +168,19 @@ fn sync_io(call: SyncCall) -> IoKind {
     }
 }
 
-fn failed_output(start: Instant, cpu0: CpuSample, what: String, e: std::io::Error) -> WorkerOutput {
+/// The output of a worker that failed before its first op.
+pub(super) fn failed_output(
+    start: Instant,
+    cpu0: CpuSample,
+    what: String,
+    e: std::io::Error,
+) -> WorkerOutput {
     WorkerOutput {
-        hist: OpHistograms::default(),
-        bytes_read: 0,
-        bytes_written: 0,
-        data_ops: 0,
-        sync_nanos: 0,
         start,
         end: Instant::now(),
         cpu: CpuSample::thread_now().since(cpu0),
         error: Some(WorkerError { what, errno: e.raw_os_error(), error: e.to_string() }),
-        interrupted: false,
+        ..WorkerOutput::at(start)
     }
 }
 
@@ -501,6 +532,7 @@ pub fn run<E: IoEngine>(
         cpu: CpuSample::thread_now().since(cpu0),
         error,
         interrupted,
+        ..WorkerOutput::at(start)
     }
 }
 
