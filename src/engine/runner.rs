@@ -1074,6 +1074,9 @@ fn phase_result(
         cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
         latency: run.hist.summaries(),
         cache,
+        engine: test.engine.name().to_string(),
+        iodepth: test.iodepth,
+        direct: phase.open.direct,
         device,
         sync_nanos: outs.iter().map(|o| o.sync_nanos).sum::<u64>()
             + run.hist.0[OpKind::Syncfs.index()].max() * run.synced.is_some() as u64,

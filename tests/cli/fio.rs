@@ -143,6 +143,38 @@ fn unsupported_option_and_unset_variable_exit_2_with_the_line() {
 }
 
 #[test]
+fn engine_depth_and_direct_show_in_table_and_csv() {
+    let dir = TestDir::new();
+    let work = TestDir::new();
+    let job = dir.write(
+        "u.fio",
+        "[u]\nioengine=io_uring\niodepth=8\nrw=randread\nsize=8m\nio_size=2m\ninvalidate=0\n",
+    );
+    let args = |fmt: &'static str| {
+        fsbench(&[
+            "run",
+            "--fio",
+            job.to_str().unwrap(),
+            "--dir",
+            work.path().to_str().unwrap(),
+            "--no-store",
+            "--format",
+            fmt,
+        ])
+    };
+    let o = args("table");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("u [io_uring qd8]"), "{}", stdout(&o));
+    let o = args("csv");
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((col("engine"), col("iodepth"), col("direct")), ("io_uring", "8", "false"));
+}
+
+#[test]
 fn directory_from_the_job_file_when_no_dir() {
     let work = TestDir::new();
     let dir = TestDir::new();

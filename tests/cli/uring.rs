@@ -86,6 +86,16 @@ fn io_uring_depth_reaches_the_loop_device_and_direct_reads_come_from_it() {
         deep > shallow,
         "iodepth 16 ({deep} in flight) should queue deeper than psync ({shallow})"
     );
+    let ph = timed_phase(&v16["tests"][0]);
+    assert_eq!(
+        (ph["engine"].as_str(), ph["iodepth"].as_u64(), ph["direct"].as_bool()),
+        (Some("io_uring"), Some(16), Some(true))
+    );
+    let ph = timed_phase(&v1["tests"][0]);
+    assert_eq!(
+        (ph["engine"].as_str(), ph["iodepth"].as_u64(), ph["direct"].as_bool()),
+        (Some("psync"), Some(1), Some(true))
+    );
     for v in [&v16, &v1] {
         let ph = timed_phase(&v["tests"][0]);
         // The page cache is bypassed: the cache precondition says "direct", and every byte read
