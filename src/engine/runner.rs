@@ -915,6 +915,7 @@ fn run_phase_on<E: IoEngine>(
                         seed: thread_seed(k),
                         compress_percent: opts.compress_percent,
                         iodepth: test.iodepth,
+                        uring: test.uring,
                     }
                 })
                 .collect();

@@ -127,6 +127,7 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             seed: 7,
             compress_percent: 0,
             iodepth: 16,
+            uring: Default::default(),
         };
         let out = worker::run::<Counting>(&plan, &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));

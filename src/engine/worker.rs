@@ -44,6 +44,8 @@ pub struct WorkerPlan<'a> {
     pub compress_percent: u8,
     /// Requests kept in flight (the test's `iodepth`).
     pub iodepth: u32,
+    /// io_uring's batching and polling options.
+    pub uring: crate::workload::UringOpts,
 }
 
 /// Where a worker stopped with an error.
@@ -218,7 +220,7 @@ pub fn run<E: IoEngine>(
     let mut comps = vec![Completion::default(); depth];
     // Declared after the buffers, so it is dropped (and any request of an engine that fails
     // mid-phase is finished) before they are freed.
-    let engine = E::setup(depth as u32);
+    let engine = E::setup(depth as u32).and_then(|mut e| e.configure(&plan.uring).map(|()| e));
 
     barrier.wait();
     let cpu0 = CpuSample::thread_now();

@@ -55,6 +55,18 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "fsync_on_close", aliases: &[], meaning: "fsync before close, timed (same as end_fsync here)" },
     FioOption { name: "iodepth", aliases: &[], meaning: "queue depth (above 1 needs ioengine=io_uring)" },
     FioOption {
+        name: "iodepth_batch",
+        aliases: &["iodepth_batch_submit"],
+        meaning: "io_uring: submit once this many requests are queued",
+    },
+    FioOption {
+        name: "iodepth_batch_complete",
+        aliases: &["iodepth_batch_complete_min"],
+        meaning: "io_uring: wait for at least this many completions per reap",
+    },
+    FioOption { name: "sqthread_poll", aliases: &[], meaning: "io_uring: sqpoll = true" },
+    FioOption { name: "hipri", aliases: &[], meaning: "io_uring: iopoll = true (needs direct=1)" },
+    FioOption {
         name: "ioengine",
         aliases: &[],
         meaning: "psync, sync and pvsync run as psync; io_uring; libaio runs as io_uring (said so); mmap",

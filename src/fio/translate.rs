@@ -686,11 +686,25 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         engine: (engine != "psync").then(|| engine.to_string()),
         iodepth,
         direct: direct.then_some(true),
+        iodepth_batch: uring_int(job, "iodepth_batch")?,
+        iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
+        sqpoll: job.bool("sqthread_poll")?.filter(|b| *b),
+        iopoll: job.bool("hipri")?.filter(|b| *b),
         file: Some(FileSpec { size: SizeExpr::Bytes(file_bytes), shared, prefill }),
         fileset: None,
         phases,
     };
     Ok((test, notes))
+}
+
+/// A batch option as a count (fio's 0 means "the default").
+fn uring_int(job: &Job, name: &str) -> Result<Option<u32>, FioError> {
+    match job.int(name)? {
+        None | Some((0, _)) => Ok(None),
+        Some((n, line)) => {
+            u32::try_from(n).map(Some).map_err(|_| job.err(name, line, format!("{n} is too large")))
+        }
+    }
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

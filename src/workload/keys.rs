@@ -165,6 +165,31 @@ pub const DIRECT: Key = with_default(
     ),
     "false",
 );
+/// `iodepth_batch`.
+pub const IODEPTH_BATCH: Key = with_bounds(
+    key(Test, "iodepth_batch", Int, "io_uring: submit once this many requests are queued (fio's `iodepth_batch`); default: everything queued is submitted at each reap, in the same system call that waits"),
+    1,
+    4096,
+);
+/// `iodepth_batch_complete`.
+pub const IODEPTH_BATCH_COMPLETE: Key = with_bounds(
+    with_default(
+        key(Test, "iodepth_batch_complete", Int, "io_uring: wait for at least this many completions per reap (at most those in flight; fio's `iodepth_batch_complete_min`)"),
+        "1",
+    ),
+    1,
+    4096,
+);
+/// `sqpoll`.
+pub const SQPOLL: Key = with_default(
+    key(Test, "sqpoll", Bool, "io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL; fio's `sqthread_poll`): no system call to submit; the poller's CPU is not in the test's CPU figures"),
+    "false",
+);
+/// `iopoll`.
+pub const IOPOLL: Key = with_default(
+    key(Test, "iopoll", Bool, "io_uring: completions are polled (IORING_SETUP_IOPOLL; fio's `hipri`); needs `direct = true` and a device with poll queues, else the test fails saying so"),
+    "false",
+);
 /// `open`.
 pub const OPEN: Key = with_values(
     with_default(
@@ -240,6 +265,10 @@ pub const KEYS: &[Key] = &[
     ENGINE,
     IODEPTH,
     DIRECT,
+    IODEPTH_BATCH,
+    IODEPTH_BATCH_COMPLETE,
+    SQPOLL,
+    IOPOLL,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),

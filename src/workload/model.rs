@@ -33,6 +33,9 @@ pub struct TestDef {
     /// Requests each thread keeps in flight (`iodepth`).
     #[serde(default = "one")]
     pub iodepth: u32,
+    /// io_uring's batching and polling options.
+    #[serde(default)]
+    pub uring: UringOpts,
     /// The file(s) of a data test. For a fileset test (`fileset` is `Some`) this is unused and
     /// has size 0: a separate field rather than an enum so code written against data tests keeps
     /// compiling unchanged.
@@ -46,6 +49,26 @@ pub struct TestDef {
 
 fn one() -> u32 {
     1
+}
+
+/// How the io_uring engine batches and polls (the test's `iodepth_batch`,
+/// `iodepth_batch_complete`, `sqpoll`, `iopoll`; fio's options of the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UringOpts {
+    /// Submit once this many requests are queued; 0: everything queued goes in at each reap.
+    pub batch_submit: u32,
+    /// Wait for at least this many completions per reap (at most the requests in flight).
+    pub batch_complete: u32,
+    /// IORING_SETUP_SQPOLL: a kernel thread polls the submission queue.
+    pub sqpoll: bool,
+    /// IORING_SETUP_IOPOLL: completions are polled (O_DIRECT on a device with poll queues).
+    pub iopoll: bool,
+}
+
+impl Default for UringOpts {
+    fn default() -> Self {
+        UringOpts { batch_submit: 0, batch_complete: 1, sqpoll: false, iopoll: false }
+    }
 }
 
 /// The I/O engine of a test (`engine = "..."`); see `crate::engine::ioengine`.

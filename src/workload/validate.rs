@@ -206,6 +206,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if !phases.iter().any(|p| p.timed) {
         return Err(loc.err("no timed phase: set timed = true on at least one phase"));
     }
+    let uring = resolve_uring(t, engine, iodepth, direct).map_err(|m| loc.err(m))?;
     Ok(TestDef {
         id: t.id.clone(),
         name: t.name.clone(),
@@ -213,10 +214,58 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         threads: t.threads,
         engine,
         iodepth,
+        uring,
         file,
         fileset,
         phases,
     })
+}
+
+/// The io_uring options, checked against the engine, the depth and O_DIRECT.
+fn resolve_uring(
+    t: &TestSpec,
+    engine: EngineKind,
+    iodepth: u32,
+    direct: bool,
+) -> Result<UringOpts, String> {
+    let given = [
+        ("iodepth_batch", t.iodepth_batch.is_some()),
+        ("iodepth_batch_complete", t.iodepth_batch_complete.is_some()),
+        ("sqpoll", t.sqpoll.is_some()),
+        ("iopoll", t.iopoll.is_some()),
+    ];
+    if engine != EngineKind::IoUring {
+        if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(format!(
+                "{k} is an option of the io_uring engine; set engine = \"io_uring\" or remove it"
+            ));
+        }
+        return Ok(UringOpts::default());
+    }
+    let o = UringOpts {
+        batch_submit: t.iodepth_batch.unwrap_or(0),
+        batch_complete: t.iodepth_batch_complete.unwrap_or(1),
+        sqpoll: t.sqpoll.unwrap_or(false),
+        iopoll: t.iopoll.unwrap_or(false),
+    };
+    for (k, v) in [("iodepth_batch", o.batch_submit), ("iodepth_batch_complete", o.batch_complete)]
+    {
+        if v > iodepth {
+            return Err(format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued"));
+        }
+    }
+    if o.batch_complete == 0 {
+        return Err(
+            "iodepth_batch_complete = 0 would never wait for a completion; use 1 or more".into()
+        );
+    }
+    if o.iopoll && !direct {
+        return Err(
+            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true"
+                .into(),
+        );
+    }
+    Ok(o)
 }
 
 /// The first op of a phase that needs existing files (with data), and whether the phase makes

@@ -188,6 +188,13 @@ pub trait IoEngine: Send + Sized {
     /// `CAPS.max_depth`). Called in the worker thread, before the start barrier (untimed).
     fn setup(depth: u32) -> std::io::Result<Self>;
 
+    /// Apply the test's engine options (io_uring's batching and polling), after
+    /// [`IoEngine::setup`] and before the first request (untimed). Engines without options
+    /// ignore them (validation refuses them for other engines).
+    fn configure(&mut self, _opts: &crate::workload::UringOpts) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// Queue one request.
     ///
     /// # Safety

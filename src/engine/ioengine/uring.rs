@@ -29,8 +29,9 @@ pub const URING_MAX_DEPTH: u32 = 4096;
 
 /// A submission and completion queue: the real ring, or a fake in tests.
 pub trait Ring: Sized {
-    /// Make a ring for `entries` requests in flight.
-    fn new(entries: u32) -> io::Result<Self>;
+    /// Make a ring for `entries` requests in flight, with SQ polling and polled completions
+    /// when asked.
+    fn new(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<Self>;
     /// Put a request in the submission queue (no system call). `Ok(false)` when the submission
     /// queue is full (submit first).
     ///
@@ -51,8 +52,31 @@ pub struct KernelRing {
 }
 
 impl Ring for KernelRing {
-    fn new(entries: u32) -> io::Result<Self> {
-        let ring = io_uring::IoUring::new(entries.max(1)).map_err(unavailable)?;
+    fn new(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<Self> {
+        let mut b = io_uring::IoUring::builder();
+        if sqpoll {
+            // The poller sleeps after 1 s without submissions (fio's sqthread_poll default).
+            b.setup_sqpoll(1000);
+        }
+        if iopoll {
+            b.setup_iopoll();
+        }
+        let ring = match b.build(entries.max(1)) {
+            Ok(r) => r,
+            Err(e) if sqpoll && e.raw_os_error() == Some(libc::EPERM) => {
+                return Err(io::Error::new(e.kind(), format!("sqpoll = true: the kernel refused a submission-queue polling thread ({e}); run as root (or with CAP_SYS_NICE), or set sqpoll = false")));
+            }
+            Err(e) if (sqpoll || iopoll) && e.raw_os_error() == Some(libc::EINVAL) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "this kernel's io_uring does not accept {} ({e}); remove it",
+                        if sqpoll { "sqpoll" } else { "iopoll" }
+                    ),
+                ));
+            }
+            Err(e) => return Err(unavailable(e)),
+        };
         Ok(KernelRing { ring, registered: -1 })
     }
 
@@ -135,6 +159,12 @@ pub struct Uring<R: Ring = KernelRing> {
     unsubmitted: usize,
     /// Completions made without the ring (syncfs), not yet reaped.
     ready: Vec<Completion>,
+    /// Submit once this many are pushed (0: at each reap).
+    batch_submit: usize,
+    /// Wait for at least this many completions per reap.
+    batch_complete: usize,
+    /// Polled completions: an EOPNOTSUPP completion means the device cannot poll.
+    iopoll: bool,
 }
 
 impl<R: Ring> Uring<R> {
@@ -170,6 +200,9 @@ impl<R: Ring> Uring<R> {
             return Ok(None);
         }
         if res < 0 {
+            if self.iopoll && res == -libc::EOPNOTSUPP {
+                return Err(io::Error::new(io::ErrorKind::Unsupported, "iopoll = true: the device does not support polled I/O (EOPNOTSUPP; NVMe needs poll_queues, loop devices have none); set iopoll = false"));
+            }
             return Ok(Some(Completion { tag, res: i64::from(res) }));
         }
         let moved = res as usize;
@@ -210,12 +243,25 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
         let placeholder =
             Io { kind: IoKind::Read, fd: -1, buf: std::ptr::null_mut(), len: 0, offset: 0, tag: 0 };
         Ok(Uring {
-            ring: R::new(depth)?,
+            ring: R::new(depth, false, false)?,
             pending: vec![Pending { io: placeholder, done: 0 }; depth as usize],
             in_ring: 0,
             unsubmitted: 0,
             ready: Vec::with_capacity(depth as usize),
+            batch_submit: 0,
+            batch_complete: 1,
+            iopoll: false,
         })
+    }
+
+    fn configure(&mut self, o: &crate::workload::UringOpts) -> io::Result<()> {
+        if o.sqpoll || o.iopoll {
+            self.ring = R::new(self.pending.len() as u32, o.sqpoll, o.iopoll)?;
+        }
+        self.batch_submit = o.batch_submit as usize;
+        self.batch_complete = o.batch_complete.max(1) as usize;
+        self.iopoll = o.iopoll;
+        Ok(())
     }
 
     #[inline(always)]
@@ -231,11 +277,22 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
         };
         *p = Pending { io, done: 0 };
         // SAFETY: forwarded from the caller.
-        unsafe { self.push(&io) }
+        unsafe { self.push(&io)? };
+        if self.batch_submit > 0 && self.unsubmitted >= self.batch_submit {
+            self.ring.submit_and_wait(0)?;
+            self.unsubmitted = 0;
+        }
+        Ok(())
     }
 
     #[inline(always)]
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize> {
+        // iodepth_batch_complete: wait for more than one when asked (never more than in flight).
+        let min = if min > 0 {
+            min.max(self.batch_complete.min(self.in_ring + self.ready.len()))
+        } else {
+            0
+        };
         let mut n = 0;
         while n < out.len() {
             match self.ready.pop() {

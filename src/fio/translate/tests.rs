@@ -151,6 +151,11 @@ fn engines_map_and_say_so() {
     let (t, notes) = one("[a]\nioengine=io_uring\niodepth=32\nsize=1m\n");
     assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), Some(32)));
     assert!(notes.is_empty(), "{notes:?}");
+    let (t, _) = one("[a]\nioengine=io_uring\niodepth=32\niodepth_batch_submit=8\niodepth_batch_complete=4\nsqthread_poll=1\nhipri\ndirect=1\nsize=1m\n");
+    assert_eq!(
+        (t.iodepth_batch, t.iodepth_batch_complete, t.sqpoll, t.iopoll),
+        (Some(8), Some(4), Some(true), Some(true))
+    );
     let (t, notes) = one("[a]\nioengine=libaio\niodepth=1\nsize=1m\n");
     assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), None));
     assert!(notes.iter().any(|n| n.contains("libaio runs as io_uring")), "{notes:?}");

@@ -38,7 +38,7 @@ thread_local! {
 }
 
 impl Ring for FakeRing {
-    fn new(_entries: u32) -> io::Result<Self> {
+    fn new(_entries: u32, _sqpoll: bool, _iopoll: bool) -> io::Result<Self> {
         let (script, lifo) = SETUP.with(|s| s.borrow_mut().take()).unwrap_or_default();
         Ok(FakeRing { script: script.into(), lifo, ..Default::default() })
     }
@@ -171,6 +171,29 @@ fn one_enter_per_reap_when_completions_are_waited_for() {
 }
 
 #[test]
+fn batch_submit_and_batch_complete() {
+    let mut bufs = vec![[0u8; 512]; 8];
+    let mut e = engine(&[], false, 8);
+    let o = crate::workload::UringOpts {
+        batch_submit: 4,
+        batch_complete: 8,
+        sqpoll: false,
+        iopoll: false,
+    };
+    e.configure(&o).unwrap();
+    for (k, b) in bufs.iter_mut().enumerate().take(3) {
+        unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
+    }
+    assert_eq!(e.ring.enters, 0, "3 queued, batch of 4: nothing submitted yet");
+    let b3 = &mut bufs[3];
+    unsafe { e.queue(read(3, b3, 0)).unwrap() };
+    assert_eq!((e.ring.enters, e.ring.sq.len()), (1, 0), "the 4th request submits the batch");
+    // batch_complete = 8 with 4 in flight: the reap waits for the 4, not for 8.
+    let mut out = [Completion::default(); 8];
+    assert_eq!(e.reap(1, &mut out).unwrap(), 4);
+}
+
+#[test]
 fn unavailable_names_the_cause() {
     let eperm = io::Error::from_raw_os_error(libc::EPERM);
     let enosys = io::Error::from_raw_os_error(libc::ENOSYS);
@@ -237,4 +260,27 @@ fn the_kernel_ring_reads_a_file_at_depth() {
     };
     unsafe { e.queue(io).unwrap() };
     assert_eq!(reap_all(&mut e, 1), [Completion { tag: 3, res: 0 }]);
+}
+
+#[test]
+fn uring_options_are_checked_at_validation() {
+    let ctx =
+        crate::workload::ResolveCtx { scale: crate::workload::Scale::Paper, free_memory: 1 << 30 };
+    let load = |keys: &str| {
+        let text = format!("[[test]]\nid = \"u\"\nname = \"u\"\n{keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }}]\namount = {{ ops = 1 }}\n");
+        let spec = crate::workload::spec::parse(&text, "t").unwrap();
+        crate::workload::validate::resolve(&spec, "t", &ctx)
+            .map(|s| s.tests[0].uring)
+            .map_err(|e| e.to_string())
+    };
+    let o = load("engine = \"io_uring\"\niodepth = 32\niodepth_batch = 8\niodepth_batch_complete = 4\nsqpoll = true").unwrap();
+    assert_eq!((o.batch_submit, o.batch_complete, o.sqpoll, o.iopoll), (8, 4, true, false));
+    let e = load("iodepth_batch = 8").unwrap_err();
+    assert!(e.contains("iodepth_batch is an option of the io_uring engine"), "{e}");
+    let e = load("engine = \"io_uring\"\niodepth = 4\niodepth_batch_complete = 8").unwrap_err();
+    assert!(e.contains("more than iodepth = 4"), "{e}");
+    let e = load("engine = \"io_uring\"\niopoll = true").unwrap_err();
+    assert!(e.contains("set direct = true"), "{e}");
+    let e = load("iodepth = 16").unwrap_err();
+    assert!(e.contains("engine = \"io_uring\""), "{e}");
 }
