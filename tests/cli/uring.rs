@@ -162,3 +162,30 @@ fn o_direct_refused_by_the_filesystem_fails_that_test_at_its_start_and_the_other
     assert_eq!(test_by_id(&v, "buffered")["status"]["state"], "ok");
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing left on the ramfs");
 }
+
+#[test]
+fn enospc_completion_fails_the_test_with_the_reason() {
+    let Some(fs) = Tmpfs::mount("8M", false) else {
+        skip("needs root to mount tmpfs");
+        return;
+    };
+    let files = TestDir::new();
+    let w = files.write(
+        "w.toml",
+        "[[test]]\nid = \"full\"\nname = \"fill\"\nengine = \"io_uring\"\niodepth = 8\nfile = { size = \"64M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\"]\npattern = [{ op = \"write\", size = \"64K\" }]\namount = { passes = 1 }\n",
+    );
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        fs.path().to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = test_by_id(&v, "full");
+    assert_eq!(t["status"]["state"], "failed");
+    let reason = t["status"]["reason"].as_str().unwrap();
+    assert!(reason.contains("write of") && reason.contains("No space left on device"), "{reason}");
+    assert!(std::fs::read_dir(fs.path()).unwrap().next().is_none(), "nothing left on the tmpfs");
+}
