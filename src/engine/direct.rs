@@ -81,7 +81,7 @@ pub fn check_test(test: &TestDef, a: &DioAlign) -> Result<(), String> {
         ));
     }
     for p in test.phases.iter().filter(|p| p.open.direct) {
-        for o in p.pattern.iter().filter(|o| o.kind.is_data()) {
+        for o in p.pattern.data().iter().filter(|o| o.kind.is_data()) {
             let size = match o.size {
                 SizeDist::Fixed(n) => n,
                 _ => 1,

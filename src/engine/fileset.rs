@@ -21,7 +21,7 @@ use super::layout::{Mapping, PathBuf0};
 use super::worker::{failed_output, WorkerError, WorkerOutput};
 use crate::stats::latency::OpHistograms;
 use crate::sys::rusage::CpuSample;
-use crate::workload::{Amount, FilesetDef, Layout, MetaOp, OpKind, PhaseDef, Pick};
+use crate::workload::{Amount, FileSet, Layout, MetaOp, OpKind, PhaseDef, Pick};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
@@ -242,26 +242,23 @@ pub fn totals(counters: &[FsCounters]) -> (u64, u64) {
     (b, c)
 }
 
-/// What one fileset worker is asked to do.
-pub struct FsWorkerPlan<'a> {
-    /// The phase.
-    pub phase: &'a PhaseDef,
+/// A worker's share of a fileset: its slots (k, k+T, ... of the set), the set's root, and the
+/// counters it shares with the others.
+pub struct SlotWork<'a> {
     /// The fileset.
-    pub fileset: &'a FilesetDef,
+    pub fileset: &'a FileSet,
     /// The set's root directory.
     pub root: &'a OwnedFd,
     /// This thread's index.
     pub thread: u32,
     /// Threads in the phase.
     pub threads: u32,
-    /// Seed of this worker's random generator.
-    pub seed: u64,
-    /// Share of each 4 KiB written block that is zeros.
-    pub compress_percent: u8,
     /// Fill phases: the target and the series being recorded.
     pub fill: Option<&'a FillShared>,
     /// Every worker's counters (this one's is `counters[thread]`), for the fill series totals.
     pub counters: &'a [FsCounters],
+    /// Which of this thread's slots hold a file (kept across the phases of a repetition).
+    pub slots: &'a mut SlotState,
 }
 
 /// Where a slot-taking op's cursor is.
@@ -276,7 +273,7 @@ struct Ctx<'a, E: IoEngine> {
     eng: E,
     root: BorrowedFd<'a>,
     map: Mapping,
-    fs: &'a FilesetDef,
+    fs: &'a FileSet,
     thread: u64,
     threads: u64,
     slots: &'a mut SlotState,
@@ -313,17 +310,18 @@ const DIR_MODE: Mode = Mode::from_raw_mode(0o755);
 /// Run one fileset worker: wait at `barrier`, then do the phase's pattern until its amount is
 /// done.
 pub fn run<E: IoEngine>(
-    plan: &FsWorkerPlan<'_>,
-    slots: &mut SlotState,
+    phase: &PhaseDef,
+    plan: &mut SlotWork<'_>,
+    seed: u64,
+    compress_percent: u8,
     barrier: &Barrier,
     stop: &super::worker::StopFlags<'_>,
 ) -> WorkerOutput {
     let counters = &plan.counters[plan.thread as usize];
-    let phase = plan.phase;
     let fs = plan.fileset;
     let ws = fs.write_size as usize;
     let max_append =
-        phase.fileset_pattern.iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
+        phase.pattern.entries().iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
     let max_write = max_append.map(|d| d.max()).max().unwrap_or(0).min(ws as u64) as usize;
     let eng = match E::setup(1) {
         Ok(e) => e,
@@ -341,13 +339,13 @@ pub fn run<E: IoEngine>(
         fs,
         thread: plan.thread as u64,
         threads: plan.threads as u64,
-        slots,
+        slots: &mut *plan.slots,
         path: PathBuf0::default(),
         path2: PathBuf0::default(),
-        pool: WritePool::new(ws.max(max_write).max(1), plan.compress_percent, plan.seed),
+        pool: WritePool::new(ws.max(max_write).max(1), compress_percent, seed),
         rbuf: AlignedBuf::new(ws.max(1)),
         dirbuf: Vec::with_capacity(64 << 10),
-        rng: fastrand::Rng::with_seed(plan.seed),
+        rng: fastrand::Rng::with_seed(seed),
         hist: OpHistograms::default(),
         bytes_read: 0,
         bytes_written: 0,
@@ -355,7 +353,7 @@ pub fn run<E: IoEngine>(
         sync_nanos: 0,
     };
     // One cursor and one permutation per (entry, choice), made before the barrier.
-    let pattern = &phase.fileset_pattern[..];
+    let pattern = phase.pattern.entries();
     let mut cursors: Vec<Vec<Cursor>> =
         pattern.iter().map(|e| vec![Cursor::default(); e.choices.len()]).collect();
     let perms: Vec<Vec<Permutation>> = pattern
@@ -365,7 +363,7 @@ pub fn run<E: IoEngine>(
             (0..e.choices.len())
                 .map(|j| {
                     let n = space(&cx, e.choices[j].1.kind);
-                    Permutation::new(n, plan.seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
+                    Permutation::new(n, seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
                 })
                 .collect()
         })
@@ -969,7 +967,7 @@ pub fn slots_of(count: u64, k: u64, t: u64) -> u64 {
 /// Remove every file and directory of the set. Bounded: one unlink per file that exists, one
 /// rmdir per directory, then `remove_dir_all` for leftovers (a replace's temporary cut short).
 /// Progress goes to stderr every second once it has taken more than one.
-pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FilesetDef, states: &[SlotState]) {
+pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FileSet, states: &[SlotState]) {
     let total: u64 = states.iter().map(|s| s.live()).sum();
     let t = states.len() as u64;
     if crate::sys::signals::interrupted() {

@@ -4,11 +4,11 @@
 //! into results; finally remove the files. One path for data and fileset tests: only the
 //! set-up, the workers a phase starts and the tear-down differ ([`Files`]).
 
-use super::fileset::{self, fill_of, FillShared, FsCounters, FsWorkerPlan, SlotState};
+use super::fileset::{self, fill_of, FillShared, FsCounters, SlotState, SlotWork};
 use super::ioengine::{IoEngine, Mmap, Null, Psync, Uring};
 use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
-use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
+use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerOutput, WorkerPlan};
 use super::workspace::Workspace;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::memory::{MemDelta, MemSample};
@@ -19,8 +19,8 @@ use crate::stats::summary;
 use crate::sys::cache;
 use crate::workload::size::fmt_bytes;
 use crate::workload::{
-    Amount, CacheReq, EngineKind, FilesetDef, MetaEntry, MetaOp, OpKind, PhaseDef, Pick, Suite,
-    SyncCall, SyncPolicy, TestDef,
+    Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
+    Suite, SyncCall, SyncPolicy, TestDef,
 };
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -268,7 +268,7 @@ enum Files<'t> {
     /// A fileset's directory and the state of its slots.
     Set {
         /// The set's definition.
-        fs: &'t FilesetDef,
+        fs: &'t FileSet,
         /// Its root directory.
         root_path: PathBuf,
         /// The root, open (operations are relative to it).
@@ -281,8 +281,9 @@ enum Files<'t> {
 impl<'t> Files<'t> {
     /// Name (and, for a fileset, make) the test's files under `dir`; nothing is written yet.
     fn make(test: &'t TestDef, dir: &Path) -> Result<Files<'t>, String> {
-        let Some(fs) = &test.fileset else {
-            let paths: Vec<PathBuf> = if test.file.shared {
+        let fs = &test.files;
+        if !test.is_fileset() {
+            let paths: Vec<PathBuf> = if test.files.shared {
                 vec![dir.join(format!("t{}.dat", test.id))]
             } else {
                 (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
@@ -291,7 +292,7 @@ impl<'t> Files<'t> {
                 let _ = std::fs::remove_file(p);
             }
             return Ok(Files::Data { paths });
-        };
+        }
         let root_path = dir.join(format!("t{}.set", test.id));
         let _ = std::fs::remove_dir_all(&root_path);
         std::fs::create_dir(&root_path)
@@ -344,11 +345,12 @@ impl<'t> Files<'t> {
     ) -> Result<bool, String> {
         match self {
             Files::Data { paths } => {
-                if !test.file.prefill {
+                if !test.files.prefill {
                     return Ok(true);
                 }
                 progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
-                let r = prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress);
+                let r =
+                    prefill(paths, test.files.size_bytes(), opts.compress_percent, seed, progress);
                 progress.phase_end();
                 r.map_err(|e| format!("setup: {e}"))
             }
@@ -669,7 +671,7 @@ fn residency(paths: &[PathBuf]) -> f64 {
 }
 
 /// Up to `max` existing files of a fileset, spread evenly over its slots.
-fn sample_files(root: &Path, fs: &FilesetDef, states: &[SlotState], max: u64) -> Vec<PathBuf> {
+fn sample_files(root: &Path, fs: &FileSet, states: &[SlotState], max: u64) -> Vec<PathBuf> {
     let t = states.len() as u64;
     let mut out = Vec::new();
     if states.iter().all(|s| s.live() == 0) {
@@ -728,12 +730,13 @@ fn prefill(
 
 /// A clear error before starting when a set that is created whole cannot fit: in bytes
 /// (mean file size and a block of slack per file) or in inodes.
-fn check_space(test: &TestDef, fs: &FilesetDef, root: &OwnedFd) -> Result<(), String> {
+fn check_space(test: &TestDef, fs: &FileSet, root: &OwnedFd) -> Result<(), String> {
     let fills = test.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_)));
     let creates_all = fs.prefill
         || test.phases.iter().any(|p| {
             matches!(p.amount, Amount::Passes(_))
-                && p.fileset_pattern
+                && p.pattern
+                    .entries()
                     .iter()
                     .flat_map(|e| e.choices.iter())
                     .any(|(_, o)| o.kind == OpKind::Create)
@@ -774,10 +777,9 @@ fn prefill_phase() -> PhaseDef {
         timed: false,
         cache: CacheReq::Any,
         open: Default::default(),
-        pattern: Vec::new(),
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
-        fileset_pattern: vec![MetaEntry {
+        pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,
                 MetaOp {
@@ -788,7 +790,7 @@ fn prefill_phase() -> PhaseDef {
                     size: None,
                 },
             )],
-        }],
+        }]),
     }
 }
 
@@ -799,7 +801,7 @@ fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
         Amount::Bytes(b) => Some(b * t),
         Amount::Passes(p) => Some(test.footprint_bytes() * p as u64),
         Amount::Ops(k) => {
-            let data: Vec<_> = phase.pattern.iter().filter(|o| o.kind.is_data()).collect();
+            let data: Vec<_> = phase.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
             if data.is_empty() {
                 return None;
             }
@@ -812,7 +814,7 @@ fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
 }
 
 /// Ops a fileset phase does over all threads, when known (for progress).
-fn expected_ops(test: &TestDef, fs: &FilesetDef, phase: &PhaseDef) -> Option<u64> {
+fn expected_ops(test: &TestDef, fs: &FileSet, phase: &PhaseDef) -> Option<u64> {
     let t = test.threads as u64;
     match phase.amount {
         Amount::Ops(k) => Some(k * t),
@@ -822,13 +824,13 @@ fn expected_ops(test: &TestDef, fs: &FilesetDef, phase: &PhaseDef) -> Option<u64
             Some((passes as f64 * f).ceil() as u64)
         }
         Amount::Passes(p) => {
-            let first = phase.fileset_pattern.first()?.choices.first()?.1.kind;
+            let first = phase.pattern.entries().first()?.choices.first()?.1.kind;
             let space = match first {
                 OpKind::Mkdir | OpKind::Rmdir => fs.layout.dirs(),
                 OpKind::Readdir | OpKind::Fsyncdir => fs.layout.leaves() * t,
                 _ => fs.count,
             };
-            Some(p as u64 * space * phase.fileset_pattern.len() as u64)
+            Some(p as u64 * space * phase.pattern.len() as u64)
         }
         _ => None,
     }
@@ -876,14 +878,10 @@ fn run_phase_on<E: IoEngine>(
     let phase_stop = AtomicBool::new(false);
     let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
     let finished = AtomicUsize::new(0);
-    let thread_seed = |k: usize| seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    // Wait for the workers, showing progress from `count` every 50 ms.
-    let wait = |count: &dyn Fn() -> u64| {
-        while finished.load(Ordering::Acquire) < n {
-            std::thread::sleep(Duration::from_millis(50));
-            progress.phase_progress(count());
-        }
-    };
+    // Per thread, the counter its progress is read from: bytes of a data phase, ops of a
+    // fileset phase (whose counters also feed the fill monitor).
+    let data_counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
+    let set_counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
     let mut run = PhaseRun {
         outs: Vec::new(),
         hist: OpHistograms::default(),
@@ -892,13 +890,13 @@ fn run_phase_on<E: IoEngine>(
         fill_reached: false,
         synced: None,
     };
-    match files {
+    let mut fill_state: Option<(Option<f64>, Instant, FillShared)> = None;
+    let (works, counters): (Vec<Work<'_>>, Vec<&std::sync::atomic::AtomicU64>) = match files {
         Files::Data { paths } => {
-            let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
-            let size = test.file.size_bytes;
-            let plans: Vec<WorkerPlan<'_>> = (0..n)
+            let size = test.files.size_bytes();
+            let works = (0..n)
                 .map(|k| {
-                    let (path, region_start, region_len) = if test.file.shared {
+                    let (path, region_start, region_len) = if test.files.shared {
                         let per = size / n as u64;
                         // The last thread takes the remainder.
                         let len = if k == n - 1 { size - per * k as u64 } else { per };
@@ -906,90 +904,74 @@ fn run_phase_on<E: IoEngine>(
                     } else {
                         (&paths[k], 0, size)
                     };
-                    WorkerPlan {
-                        phase,
-                        path,
-                        file_size: size,
-                        region_start,
-                        region_len,
-                        seed: thread_seed(k),
-                        compress_percent: opts.compress_percent,
-                        iodepth: test.iodepth,
-                        uring: test.uring,
-                    }
+                    Work::File(FileWork { path, file_size: size, region_start, region_len })
                 })
                 .collect();
-            run.outs = std::thread::scope(|s| {
-                let handles: Vec<_> = plans
-                    .iter()
-                    .zip(counters.iter())
-                    .map(|(plan, ctr)| {
-                        let (barrier, stop, finished) = (&barrier, &stop, &finished);
-                        s.spawn(move || {
-                            let out = worker::run::<E>(plan, barrier, stop, &ctr.0);
-                            finished.fetch_add(1, Ordering::Release);
-                            out
-                        })
-                    })
-                    .collect();
-                wait(&|| counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum());
-                handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
-            });
+            (works, data_counters.iter().map(|c| &c.0).collect())
         }
         Files::Set { fs, root, states, .. } => {
-            let fs: &FilesetDef = fs;
+            let fs: &FileSet = fs;
             let root: &OwnedFd = root;
-            let counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
-            let fill0 = match phase.amount {
-                Amount::Fill(_) => fill_of(root.as_fd()).ok(),
-                _ => None,
-            };
-            let start = Instant::now();
-            let fill = match phase.amount {
-                Amount::Fill(t) => Some(FillShared::new(fill0.unwrap_or(0.0), t, start)),
-                _ => None,
-            };
-            let plans: Vec<FsWorkerPlan<'_>> = (0..n)
-                .map(|k| FsWorkerPlan {
-                    phase,
-                    fileset: fs,
-                    root,
-                    thread: k as u32,
-                    threads: n as u32,
-                    seed: thread_seed(k),
-                    compress_percent: opts.compress_percent,
-                    fill: fill.as_ref(),
-                    counters: &counters,
+            if let Amount::Fill(t) = phase.amount {
+                let fill0 = fill_of(root.as_fd()).ok();
+                let start = Instant::now();
+                fill_state = Some((fill0, start, FillShared::new(fill0.unwrap_or(0.0), t, start)));
+            }
+            let fill = fill_state.as_ref().map(|f| &f.2);
+            let works = states
+                .iter_mut()
+                .enumerate()
+                .map(|(k, slots)| {
+                    Work::Slots(SlotWork {
+                        fileset: fs,
+                        root,
+                        thread: k as u32,
+                        threads: n as u32,
+                        fill,
+                        counters: &set_counters,
+                        slots,
+                    })
                 })
                 .collect();
-            run.outs = std::thread::scope(|s| {
-                let handles: Vec<_> = plans
-                    .iter()
-                    .zip(states.iter_mut())
-                    .map(|(plan, st)| {
-                        let (barrier, stop, finished) = (&barrier, &stop, &finished);
-                        s.spawn(move || {
-                            let out = fileset::run::<E>(plan, st, barrier, stop);
-                            finished.fetch_add(1, Ordering::Release);
-                            out
-                        })
-                    })
-                    .collect();
-                wait(&|| counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum());
-                handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
-            });
-            if let Some(f) = &fill {
-                let end = fill_of(root.as_fd()).ok();
-                let (b, c) = fileset::totals(&counters);
-                let last = (end.unwrap_or(0.0), start.elapsed().as_nanos() as u64, b, c);
-                run.series = Some(fill_series(fill0.unwrap_or(0.0), &f.marks(), last));
-                run.fill_range = fill0.zip(end);
-                run.fill_reached = f.reached.load(Ordering::Relaxed);
-            }
+            (works, set_counters.iter().map(|c| &c.ops).collect())
         }
-    }
+    };
+    let plans = works.into_iter().enumerate().map(|(k, work)| WorkerPlan {
+        phase,
+        seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        compress_percent: opts.compress_percent,
+        iodepth: test.iodepth,
+        uring: test.uring,
+        work,
+    });
+    run.outs = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .zip(counters.iter())
+            .map(|(mut plan, ctr)| {
+                let (barrier, stop, finished) = (&barrier, &stop, &finished);
+                s.spawn(move || {
+                    let out = worker::run::<E>(&mut plan, barrier, stop, ctr);
+                    finished.fetch_add(1, Ordering::Release);
+                    out
+                })
+            })
+            .collect();
+        while finished.load(Ordering::Acquire) < n {
+            std::thread::sleep(Duration::from_millis(50));
+            progress.phase_progress(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
+        }
+        handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
+    });
     for o in &run.outs {
         run.hist.merge(&o.hist);
+    }
+    if let (Files::Set { root, .. }, Some((fill0, start, f))) = (&*files, &fill_state) {
+        let end = fill_of(root.as_fd()).ok();
+        let (b, c) = fileset::totals(&set_counters);
+        let last = (end.unwrap_or(0.0), start.elapsed().as_nanos() as u64, b, c);
+        run.series = Some(fill_series(fill0.unwrap_or(0.0), &f.marks(), last));
+        run.fill_range = fill0.zip(end);
+        run.fill_reached = f.reached.load(Ordering::Relaxed);
     }
     // A fileset phase's syncfs runs once, after the last worker, inside the phase's timing
     // ("sync included").

@@ -2,7 +2,7 @@
 //! runner, as a workload) and with a counting engine (through the worker, to see the queue).
 
 use super::ioengine::{Caps, Completion, Io, IoEngine, IoKind, Null};
-use super::worker::{self, PaddedCounter, StopFlags, WorkerPlan};
+use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
 use super::{run_test, EngineOptions, NoProgress, Target};
 use crate::result::{PhaseResult, TestStatus};
 use crate::workload::{self, OpKind, ResolveCtx, Scale};
@@ -118,18 +118,17 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
     let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
     let ctr = PaddedCounter::default();
     for (phase, ops) in [(&t.phases[0], 5000), (&t.phases[1], 1024)] {
-        let plan = WorkerPlan {
+        let work =
+            FileWork { path: &path, file_size: 4 << 20, region_start: 0, region_len: 4 << 20 };
+        let mut plan = WorkerPlan {
             phase,
-            path: &path,
-            file_size: 4 << 20,
-            region_start: 0,
-            region_len: 4 << 20,
             seed: 7,
             compress_percent: 0,
             iodepth: 16,
             uring: Default::default(),
+            work: Work::File(work),
         };
-        let out = worker::run::<Counting>(&plan, &Barrier::new(1), &stop, &ctr.0);
+        let out = worker::run::<Counting>(&mut plan, &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.data_ops, ops);
         let recorded: u64 =

@@ -10,6 +10,7 @@
 //! engine, so all of this is monomorphised and inlined per engine.
 
 use super::buffer::{AlignedBuf, WritePool};
+use super::fileset::SlotWork;
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
 use crate::stats::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
@@ -26,18 +27,10 @@ use std::time::{Duration, Instant};
 #[derive(Default)]
 pub struct PaddedCounter(pub AtomicU64);
 
-/// What one worker is asked to do.
+/// What one worker is asked to do: the phase, and its share of the test's files.
 pub struct WorkerPlan<'a> {
     /// The phase.
     pub phase: &'a PhaseDef,
-    /// The file this worker opens.
-    pub path: &'a Path,
-    /// File size (random offsets fall in `[0, file_size - op size]`).
-    pub file_size: u64,
-    /// Start of this worker's sequential region.
-    pub region_start: u64,
-    /// Length of this worker's sequential region.
-    pub region_len: u64,
     /// Seed of this worker's random generator.
     pub seed: u64,
     /// Share of each 4 KiB written block that is zeros.
@@ -46,6 +39,29 @@ pub struct WorkerPlan<'a> {
     pub iodepth: u32,
     /// io_uring's batching and polling options.
     pub uring: crate::workload::UringOpts,
+    /// The files it works on.
+    pub work: Work<'a>,
+}
+
+/// A worker's share of the test's files.
+pub enum Work<'a> {
+    /// One data file, opened for the phase, read and written at offsets through the engine's
+    /// queue.
+    File(FileWork<'a>),
+    /// The thread's slots of a fileset, with whole-file and namespace ops ([`super::fileset`]).
+    Slots(SlotWork<'a>),
+}
+
+/// A worker's data file and its region.
+pub struct FileWork<'a> {
+    /// The file this worker opens.
+    pub path: &'a Path,
+    /// File size (random offsets fall in `[0, file_size - op size]`).
+    pub file_size: u64,
+    /// Start of this worker's sequential region.
+    pub region_start: u64,
+    /// Length of this worker's sequential region.
+    pub region_len: u64,
 }
 
 /// Where a worker stopped with an error.
@@ -186,8 +202,36 @@ pub(super) fn failed_output(
     }
 }
 
-/// Run one worker: set up engine `E` for the plan's queue depth, wait at `barrier`, then do the
-/// phase's pattern until its amount is done.
+/// Run one worker: set up engine `E`, wait at `barrier`, then do the phase's pattern on the
+/// worker's files until its amount is done. `progress` is the worker's progress counter (bytes
+/// of a data phase, ops of a fileset phase), read by the runner every 50 ms.
+///
+/// The one entry point for every worker thread; data files and fileset slots differ in how an
+/// op is issued (queued requests on an open file, [`run_file`]; synchronous whole-file and
+/// namespace ops, [`super::fileset::run`]), both through the engine.
+pub fn run<E: IoEngine>(
+    plan: &mut WorkerPlan<'_>,
+    barrier: &Barrier,
+    stop: &StopFlags<'_>,
+    progress: &AtomicU64,
+) -> WorkerOutput {
+    let (phase, seed, compress_percent) = (plan.phase, plan.seed, plan.compress_percent);
+    match &mut plan.work {
+        Work::File(f) => run_file::<E>(
+            plan.phase,
+            f,
+            seed,
+            compress_percent,
+            (plan.iodepth, &plan.uring),
+            barrier,
+            stop,
+            progress,
+        ),
+        Work::Slots(w) => super::fileset::run::<E>(phase, w, seed, compress_percent, barrier, stop),
+    }
+}
+
+/// The data-file worker: queued requests on one open file.
 ///
 /// One loop for every engine and depth: queue requests while fewer than `iodepth` are in flight
 /// (a sync waits until the queue is empty, so it covers every write before it), commit, reap at
@@ -195,32 +239,37 @@ pub(super) fn failed_output(
 /// queueing to that clock read. At depth 1 that is one clock read per op (the end of one op is
 /// the start of the next), as before queues existed. Amounts are counted as ops are queued
 /// (bytes, ops, passes) or completed (seconds), so a deeper queue does the same work.
-pub fn run<E: IoEngine>(
-    plan: &WorkerPlan<'_>,
+#[allow(clippy::too_many_arguments)]
+fn run_file<E: IoEngine>(
+    phase: &PhaseDef,
+    plan: &FileWork<'_>,
+    seed: u64,
+    compress_percent: u8,
+    (iodepth, uring): (u32, &crate::workload::UringOpts),
     barrier: &Barrier,
     stop: &StopFlags<'_>,
     progress: &AtomicU64,
 ) -> WorkerOutput {
-    let phase = plan.phase;
-    let writes = phase.pattern.iter().any(|o| o.kind == OpKind::Write);
-    let max_size = phase.pattern.iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
-    let depth = plan.iodepth.max(1) as usize;
+    let writes = phase.pattern.data().iter().any(|o| o.kind == OpKind::Write);
+    let max_size =
+        phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
+    let depth = iodepth.max(1) as usize;
     // One read buffer per queue slot, each page-aligned.
     let stride = max_size.div_ceil(super::buffer::ALIGN) * super::buffer::ALIGN;
     let mut rbuf = AlignedBuf::new(stride * depth);
     let rbase = rbuf.as_mut_slice().as_mut_ptr();
-    let mut pool = WritePool::new(max_size, plan.compress_percent, plan.seed);
-    let mut rng = fastrand::Rng::with_seed(plan.seed);
+    let mut pool = WritePool::new(max_size, compress_percent, seed);
+    let mut rng = fastrand::Rng::with_seed(seed);
     let mut hist = OpHistograms::default();
     let flags = open_flags(&phase.open, writes);
     let path = std::ffi::CString::new(plan.path.as_os_str().as_encoded_bytes()).unwrap_or_default();
-    let pattern = &phase.pattern[..];
+    let pattern = phase.pattern.data();
     let mut slots: Vec<InFlight> = Vec::with_capacity(depth);
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut comps = vec![Completion::default(); depth];
     // Declared after the buffers, so it is dropped (and any request of an engine that fails
     // mid-phase is finished) before they are freed.
-    let engine = E::setup(depth as u32).and_then(|mut e| e.configure(&plan.uring).map(|()| e));
+    let engine = E::setup(depth as u32).and_then(|mut e| e.configure(uring).map(|()| e));
 
     barrier.wait();
     let cpu0 = CpuSample::thread_now();

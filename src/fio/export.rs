@@ -40,7 +40,10 @@ fn size(b: u64) -> String {
 pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     let mut why = Vec::new();
     let mut comments = Vec::new();
-    if t.fileset.is_some() {
+    if matches!(
+        t.phases.first().map(|p| &p.pattern),
+        Some(crate::workload::model::Pattern::Files(_))
+    ) {
         return Err(vec!["it works on a set of many files (fio's file-set options do not create, stat and unlink files in a pattern)".into()]);
     }
     let timed: Vec<_> = t.phases.iter().filter(|p| p.timed).collect();
@@ -59,8 +62,8 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
             )),
         }
     }
-    let data: Vec<_> = p.pattern.iter().filter(|o| o.kind.is_data()).collect();
-    if data.len() != p.pattern.len() {
+    let data: Vec<_> = p.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
+    if data.len() != p.pattern.data().len() {
         why.push("its pattern has syncs between operations (fio syncs by count: fsync=N)".into());
     }
     let reads: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Read).collect();
@@ -105,10 +108,10 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
             "read"
         }
     };
-    if t.threads > 1 && t.file.shared && !random {
+    if t.threads > 1 && t.files.shared && !random {
         why.push("its threads share one file and each takes its own part sequentially (fio's jobs on one file each cover all of it)".into());
     }
-    if t.file.prefill && reads.is_empty() {
+    if t.files.prefill && reads.is_empty() {
         comments.push("fsbench writes the whole file before this test; fio only lays it out (fallocate), so fio's writes are first writes where fsbench's overwrite".into());
     }
     if p.open.append {
@@ -145,16 +148,16 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     if t.threads > 1 {
         job.push_str(&format!("numjobs={}\n", t.threads));
     }
-    if t.file.shared {
+    if t.files.shared {
         job.push_str(&format!("filename=fsbench-{}.dat\n", t.id));
     }
-    job.push_str(&format!("size={}\n", size(t.file.size_bytes)));
+    job.push_str(&format!("size={}\n", size(t.files.size_bytes())));
     match p.amount {
         Amount::Bytes(b) => job.push_str(&format!("io_size={}\n", size(b))),
         Amount::Seconds(s) => job.push_str(&format!("time_based\nruntime={s}\n")),
         Amount::Ops(n) => job.push_str(&format!("number_ios={n}\n")),
-        Amount::Passes(n) if !t.file.shared || t.threads == 1 => {
-            job.push_str(&format!("io_size={}\n", size(t.file.size_bytes * u64::from(n))))
+        Amount::Passes(n) if !t.files.shared || t.threads == 1 => {
+            job.push_str(&format!("io_size={}\n", size(t.files.size_bytes() * u64::from(n))))
         }
         ref other => why.push(format!("its amount {other:?} has no fio equivalent")),
     }

@@ -107,18 +107,26 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     let (engine, iodepth) = resolve_engine(t).map_err(|m| loc.err(m))?;
     let direct = t.direct.unwrap_or(false);
     // The test's files: one shared file or one per thread (`file`), or a fileset.
-    let (kind, file, fileset, raw_size) = match (&t.file, &t.fileset) {
+    let (kind, files, raw_size) = match (&t.file, &t.fileset) {
         (Some(f), None) => {
             let raw_size = f.size.resolve(ctx.free_memory);
             let size_bytes = ctx.scale.apply(raw_size);
             if size_bytes == 0 {
                 return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
             }
-            let file = FileDef { size_bytes, shared: f.shared, prefill: f.prefill };
-            if engine == EngineKind::Mmap && !file.prefill {
+            // One file that every thread works on, or one per thread.
+            let files = FileSet {
+                count: if f.shared { 1 } else { t.threads as u64 },
+                shared: f.shared,
+                layout: Layout::Flat,
+                size: SizeDist::Fixed(size_bytes),
+                prefill: f.prefill,
+                write_size: DEFAULT_WRITE_SIZE,
+            };
+            if engine == EngineKind::Mmap && !f.prefill {
                 return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
             }
-            (Kind::Data, file, None, raw_size)
+            (Kind::Data, files, raw_size)
         }
         (None, Some(fs)) => {
             if matches!(engine, EngineKind::IoUring | EngineKind::Mmap) {
@@ -130,9 +138,8 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             if direct {
                 return Err(loc.err("direct = true applies to data tests; fileset ops read and write whole files through the page cache"));
             }
-            let fileset = resolve_fileset(fs, t.threads, ctx).map_err(|m| loc.err(m))?;
-            let file = FileDef { size_bytes: 0, shared: true, prefill: false };
-            (Kind::Fileset, file, Some(fileset), 0)
+            let files = resolve_fileset(fs, t.threads, ctx).map_err(|m| loc.err(m))?;
+            (Kind::Fileset, files, 0)
         }
         (Some(_), Some(_)) => {
             return Err(loc.err(
@@ -151,17 +158,11 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     let mut phases = Vec::with_capacity(t.phases.len());
     // Whether the files exist, with data, before each phase: prefilled, or made by an earlier
     // phase.
-    let mut has_files = match &fileset {
-        Some(fs) => fs.prefill,
-        None => file.prefill,
-    };
-    let sizes = (raw_size, file.size_bytes);
+    let mut has_files = files.prefill;
+    let sizes = (raw_size, files.size_bytes());
     for p in &t.phases {
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
-        let mut phase = match &fileset {
-            Some(fs) => resolve_phase(p, kind, &file, Some(fs), t.threads, ctx, sizes, &ploc)?,
-            None => resolve_phase(p, kind, &file, None, t.threads, ctx, sizes, &ploc)?,
-        };
+        let mut phase = resolve_phase(p, kind, &files, t.threads, ctx, sizes, &ploc)?;
         phase.open.direct |= direct;
         phase.cache = match (phase.open.direct, phase.cache) {
             (true, CacheReq::Any | CacheReq::Direct) => CacheReq::Direct,
@@ -215,8 +216,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         engine,
         iodepth,
         uring,
-        file,
-        fileset,
+        files,
         phases,
     })
 }
@@ -271,9 +271,7 @@ fn resolve_uring(
 /// The first op of a phase that needs existing files (with data), and whether the phase makes
 /// them (writes a data file, creates fileset files).
 fn uses_files(phase: &PhaseDef) -> (Option<OpKind>, bool) {
-    let data = phase.pattern.iter().map(|o| o.kind);
-    let meta = phase.fileset_pattern.iter().flat_map(|e| e.choices.iter().map(|(_, o)| o.kind));
-    let ops: Vec<OpKind> = data.chain(meta).collect();
+    let ops = phase.pattern.kinds();
     let needs = ops.iter().copied().find(|k| {
         matches!(
             k,
@@ -295,8 +293,7 @@ fn uses_files(phase: &PhaseDef) -> (Option<OpKind>, bool) {
 fn resolve_phase(
     p: &PhaseSpec,
     kind: Kind,
-    file: &FileDef,
-    fileset: Option<&FilesetDef>,
+    files: &FileSet,
     threads: u32,
     ctx: &ResolveCtx,
     (raw_file, scaled_file): (u64, u64),
@@ -324,23 +321,23 @@ fn resolve_phase(
     for (i, o) in p.pattern.iter().enumerate() {
         let eloc = Loc { origin: loc.origin, test: loc.test, phase: Some(&p.name), entry: Some(i) };
         let repeat = o.repeat.unwrap_or(1);
-        match fileset {
-            None => {
-                let op = resolve_op(o, prev.as_ref(), file, &eloc)?;
+        match kind {
+            Kind::Data => {
+                let op = resolve_op(o, prev.as_ref(), files.size_bytes(), &eloc)?;
                 if op.kind.is_data() {
                     prev = Some(op);
                 }
                 pattern.push(op);
             }
-            Some(fs) => fileset_pattern.push(resolve_entry(o, fs, threads, &eloc)?),
+            Kind::Fileset => fileset_pattern.push(resolve_entry(o, files, threads, &eloc)?),
         }
         if repeat == 0 {
             return Err(eloc.err("repeat = 0 would remove the entry; use repeat >= 1"));
         }
         for _ in 1..repeat {
-            match fileset {
-                None => pattern.push(*pattern.last().expect("pushed above")),
-                Some(_) => {
+            match kind {
+                Kind::Data => pattern.push(*pattern.last().expect("pushed above")),
+                Kind::Fileset => {
                     let e = fileset_pattern.last().expect("pushed above").clone();
                     fileset_pattern.push(e);
                 }
@@ -351,12 +348,12 @@ fn resolve_phase(
     let amount = resolve_amount(&p.amount, kind, ctx, sequential).map_err(|m| loc.err(m))?;
     match amount {
         Amount::Passes(_) if kind == Kind::Data => {
-            let region =
-                if file.shared { file.size_bytes / threads as u64 } else { file.size_bytes };
+            let size = files.size_bytes();
+            let region = if files.shared { size / threads as u64 } else { size };
             if region == 0 {
                 return Err(loc.err(format!(
                     "the file ({}) split over {threads} threads leaves no bytes per thread",
-                    fmt_bytes(file.size_bytes)
+                    fmt_bytes(size)
                 )));
             }
         }
@@ -383,10 +380,12 @@ fn resolve_phase(
         timed: p.timed,
         cache: p.cache,
         open,
-        pattern,
+        pattern: match kind {
+            Kind::Data => Pattern::Data(pattern),
+            Kind::Fileset => Pattern::Files(fileset_pattern),
+        },
         amount,
         sync,
-        fileset_pattern,
     })
 }
 
@@ -411,7 +410,7 @@ fn parse_open(flags: &[String]) -> Result<OpenFlags, String> {
 fn resolve_op(
     o: &OpSpec,
     prev: Option<&OpDef>,
-    file: &FileDef,
+    file_size: u64,
     loc: &Loc<'_>,
 ) -> Result<OpDef, WorkloadError> {
     let Some(name) = o.op.as_deref() else {
@@ -486,11 +485,11 @@ fn resolve_op(
             fmt_bytes(MAX_OP_BYTES)
         )));
     }
-    if size.max() > file.size_bytes {
+    if size.max() > file_size {
         return Err(loc.err(format!(
             "op size {} is larger than the file ({}); make the file bigger or the op smaller",
             fmt_bytes(size.max()),
-            fmt_bytes(file.size_bytes)
+            fmt_bytes(file_size)
         )));
     }
     if offset == OffsetMode::Last && prev.is_none() {
@@ -528,7 +527,7 @@ fn resolve_engine(t: &TestSpec) -> Result<(EngineKind, u32), String> {
 
 /// A phase's use of queue depth and O_DIRECT against the engine's capabilities, once, here.
 fn check_caps(engine: EngineKind, iodepth: u32, phase: &PhaseDef) -> Result<(), String> {
-    let mut sizes = phase.pattern.iter().filter(|o| o.kind.is_data()).map(|o| {
+    let mut sizes = phase.pattern.data().iter().filter(|o| o.kind.is_data()).map(|o| {
         let size = match o.size {
             SizeDist::Fixed(n) => Some(n),
             _ => None,
@@ -536,7 +535,7 @@ fn check_caps(engine: EngineKind, iodepth: u32, phase: &PhaseDef) -> Result<(), 
         (size, (o.offset == OffsetMode::Random).then_some(o.align))
     });
     engine.caps().check(engine.name(), iodepth, phase.open.direct, &mut sizes)?;
-    let most = phase.pattern.iter().map(|o| o.size.max()).max().unwrap_or(0);
+    let most = phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0);
     if most.saturating_mul(iodepth as u64) > MAX_OP_BYTES * 4 {
         return Err(format!(
             "iodepth = {iodepth} × ops of up to {} needs more than {} of buffers per thread; lower iodepth or the op size",
@@ -748,7 +747,7 @@ fn resolve_sync(
 }
 
 /// A fileset: its layout (flat or a tree), its scaled count, its file sizes.
-fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<FilesetDef, String> {
+fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<FileSet, String> {
     let layout = match (fs.flat, fs.tree) {
         (Some(true), None) => {
             let Some(count) = fs.count else {
@@ -831,13 +830,13 @@ fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<F
             fmt_bytes(MAX_OP_BYTES)
         ));
     }
-    Ok(FilesetDef { count, layout, size, prefill: fs.prefill, write_size })
+    Ok(FileSet { count, shared: false, layout, size, prefill: fs.prefill, write_size })
 }
 
 /// One entry of a fileset pattern: an op, or a weighted `choose` of ops.
 fn resolve_entry(
     o: &OpSpec,
-    fs: &FilesetDef,
+    fs: &FileSet,
     threads: u32,
     loc: &Loc<'_>,
 ) -> Result<MetaEntry, WorkloadError> {
@@ -887,7 +886,7 @@ fn resolve_entry(
 /// One op of a fileset pattern.
 fn resolve_meta_op(
     o: &OpSpec,
-    fs: &FilesetDef,
+    fs: &FileSet,
     threads: u32,
     loc: &Loc<'_>,
 ) -> Result<MetaOp, WorkloadError> {
@@ -1013,16 +1012,16 @@ mod fileset_tests {
             "{ passes = 1 }",
         );
         let s = load(&t, Scale::Paper).unwrap();
-        let fs = s.tests[0].fileset.as_ref().unwrap();
+        let fs = &s.tests[0].files;
         assert_eq!(fs.count, 10_000);
         assert_eq!(fs.write_size, 64 << 10);
         let p = &s.tests[0].phases[0];
-        assert_eq!(p.fileset_pattern.len(), 2);
-        let c = p.fileset_pattern[0].choices[0].1;
+        assert_eq!(p.pattern.len(), 2);
+        let c = p.pattern.entries()[0].choices[0].1;
         assert!(c.fsync && c.fsync_dir && c.pick == Pick::Next);
-        assert_eq!(p.fileset_pattern[1].choices[0].1.pick, Pick::Shuffle);
+        assert_eq!(p.pattern.entries()[1].choices[0].1.pick, Pick::Shuffle);
         let q = load(&t, Scale::Quick).unwrap();
-        assert_eq!(q.tests[0].fileset.as_ref().unwrap().count, 2500, "files_per_dir 100 -> 25");
+        assert_eq!(q.tests[0].files.count, 2500, "files_per_dir 100 -> 25");
     }
 
     #[test]
@@ -1033,7 +1032,7 @@ mod fileset_tests {
             "{ ops = 10 }",
         );
         let s = load(&t, Scale::Paper).unwrap();
-        let e = &s.tests[0].phases[0].fileset_pattern[1];
+        let e = &s.tests[0].phases[0].pattern.entries()[1];
         assert_eq!(e.choices.len(), 2);
         assert_eq!(e.choices[0].0, 5);
         assert_eq!(e.choices[1].1.kind, OpKind::Unlink);
@@ -1115,5 +1114,31 @@ mod fileset_tests {
         let t = "[[test]]\nid = \"x\"\nname = \"x\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"read\", size = \"4K\", pick = \"random\" }]\namount = { ops = 1 }\n";
         let e = load(t, Scale::Paper).unwrap_err();
         assert!(e.contains("`pick` applies to fileset tests"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    use crate::workload::{model::*, spec, validate, ResolveCtx, Scale};
+
+    fn load(text: &str) -> Suite {
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap()
+    }
+
+    #[test]
+    fn a_shared_file_is_a_set_of_one_and_one_per_thread_a_set_of_n() {
+        let t = |shared: bool| {
+            format!("[[test]]\nid = \"d\"\nname = \"d\"\nthreads = 4\nfile = {{ size = \"8M\", shared = {shared} }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n")
+        };
+        let one = &load(&t(true)).tests[0];
+        assert_eq!((one.files.count, one.files.shared), (1, true));
+        assert_eq!(one.files.size, SizeDist::Fixed(8 << 20));
+        assert_eq!((one.footprint_bytes(), one.inodes_needed()), (8 << 20, 1));
+        assert!(!one.is_fileset());
+        let n = &load(&t(false)).tests[0];
+        assert_eq!((n.files.count, n.files.shared), (4, false));
+        assert_eq!((n.footprint_bytes(), n.inodes_needed()), (32 << 20, 4));
+        assert!(matches!(n.phases[0].pattern, Pattern::Data(_)));
     }
 }
