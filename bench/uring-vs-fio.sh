@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FILE_SIZE = 512 << 20
+FILE_SIZE = 256 << 20
 DEPTHS = [1, 16, 128]
 
 
@@ -96,7 +96,12 @@ amount = {{ seconds = {seconds} }}
         raise RuntimeError(f"fsbench: {t['status']}")
     r = t["reps"][0]
     cpu_s = (r["cpu_user_nanos"] + r["cpu_sys_nanos"]) / 1e9
-    return {"iops": r["ops_per_s"], "iops_per_core": r["data_ops"] / cpu_s if cpu_s else 0.0}
+    m = {"iops": r["ops_per_s"], "iops_per_core": r["data_ops"] / cpu_s if cpu_s else 0.0}
+    if not direct:
+        # Residency checked by fsbench just before the phase, and whether it held.
+        ph = next(p for p in r["phases"] if p["timed"])
+        m["resident_pct"] = 100.0 * ph["cache"]["resident_fraction"]
+    return m
 
 
 def fio_line(bed, depth, direct, seconds):
@@ -110,10 +115,22 @@ def fio_line(bed, depth, direct, seconds):
         with open(path, "rb", buffering=0) as f:  # cached, as fsbench's cache = "cached"
             while f.read(1 << 20):
                 pass
+    before = resident_pct(path) if not direct else None
     j = json.loads(run(a))["jobs"][0]
     iops = j["read"]["iops"]
     core = (j["usr_cpu"] + j["sys_cpu"]) / 100.0
-    return {"iops": iops, "iops_per_core": iops / core if core else 0.0}
+    m = {"iops": iops, "iops_per_core": iops / core if core else 0.0}
+    if not direct:
+        # Cached before, and still cached after? Something that drops caches (another user's
+        # `echo 3 > drop_caches`) makes a buffered line a device line: such rounds are flagged.
+        m["resident_pct"] = min(before, resident_pct(path))
+    return m
+
+
+def resident_pct(path):
+    out = run(["fincore", "--bytes", "--noheadings", "--raw", "-o", "RES,SIZE", str(path)])
+    res, size = (int(x) for x in out.split())
+    return 100.0 * res / size if size else 100.0
 
 
 def main():
@@ -155,6 +172,9 @@ def main():
                     else:
                         m = fio_line(bed, depth, direct, args.seconds)
                     res[name][tool].append(m)
+                    if m.get("resident_pct", 100.0) < 95:
+                        print(f"warning: {name} round {r + 1} {tool}: only {m['resident_pct']:.0f}% "
+                              "of the file was cached: this round is not a cached figure")
                     print(f"round {r + 1} {name:<22} {tool:<8} {m['iops']:>10.0f} IOPS "
                           f"{m['iops_per_core']:>10.0f} IOPS/core", file=sys.stderr)
         print()
