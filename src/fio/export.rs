@@ -120,6 +120,26 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     let mut job = format!("[{}]\n", t.id);
     job.push_str(&format!("description={}\n", t.name));
     job.push_str(&format!("rw={rw}\n"));
+    if t.engine != crate::workload::EngineKind::Psync {
+        // fio's engines of the same names (fio's `null` is fsbench's `null`).
+        job.push_str(&format!("ioengine={}\n", t.engine.name()));
+    }
+    if t.iodepth > 1 {
+        job.push_str(&format!("iodepth={}\n", t.iodepth));
+    }
+    let u = t.uring;
+    if u.batch_submit > 0 {
+        job.push_str(&format!("iodepth_batch_submit={}\n", u.batch_submit));
+    }
+    if u.batch_complete > 1 {
+        job.push_str(&format!("iodepth_batch_complete_min={}\n", u.batch_complete));
+    }
+    if u.sqpoll {
+        job.push_str("sqthread_poll=1\n");
+    }
+    if u.iopoll {
+        job.push_str("hipri=1\n");
+    }
     match (rbs, wbs) {
         (Some(r), Some(w)) if r != w => job.push_str(&format!("bs={},{}\n", size(r), size(w))),
         (Some(b), _) | (None, Some(b)) => job.push_str(&format!("bs={}\n", size(b))),

@@ -175,6 +175,37 @@ fn engine_depth_and_direct_show_in_table_and_csv() {
 }
 
 #[test]
+fn a_translated_job_goes_back_to_fio_with_its_engine() {
+    // fio job -> fsbench workload (--print-workload) -> fio job (suite show --as-fio needs an
+    // embedded suite, so the export is checked through the library here).
+    let t = fsbench::fio::translate(
+        "[q]\nioengine=io_uring\niodepth=16\niodepth_batch_submit=4\ndirect=1\nrw=randread\nsize=64m\nio_size=8m\n",
+        "q.fio",
+        "q",
+        &|_| None,
+    )
+    .unwrap();
+    let ctx = fsbench::workload::ResolveCtx {
+        scale: fsbench::workload::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = fsbench::fio::load(&t, &ctx).unwrap();
+    let job = fsbench::fio::export::test_to_fio(&suite.tests[0]).unwrap();
+    for want in [
+        "rw=randread\n",
+        "ioengine=io_uring\n",
+        "iodepth=16\n",
+        "iodepth_batch_submit=4\n",
+        "direct=1\n",
+        "bs=4k\n",
+        "size=64m\n",
+        "io_size=8m\n",
+    ] {
+        assert!(job.contains(want), "{want:?} missing in:\n{job}");
+    }
+}
+
+#[test]
 fn directory_from_the_job_file_when_no_dir() {
     let work = TestDir::new();
     let dir = TestDir::new();
