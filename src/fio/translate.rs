@@ -690,6 +690,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
         sqpoll: job.bool("sqthread_poll")?.filter(|b| *b),
         iopoll: job.bool("hipri")?.filter(|b| *b),
+        figure: None,
         file: Some(FileSpec { size: SizeExpr::Bytes(file_bytes), shared, prefill }),
         fileset: None,
         phases,

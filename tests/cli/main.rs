@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod compare;
+mod figure;
 mod fio;
 mod fsruns;
 mod gaps;
