@@ -29,3 +29,4 @@ lint:
 bench: build
 	scripts/install-deps.sh bench
 	bench/vs-fio.sh --fsbench $(FSBENCH)
+	if [ "$$(id -u)" = 0 ]; then bench/uring-vs-fio.sh --fsbench $(FSBENCH); else echo "bench/uring-vs-fio.sh skipped: needs root (loop devices)"; fi

@@ -26,6 +26,7 @@ pub mod diff;
 pub mod driver;
 pub mod engine;
 pub mod explain;
+pub mod fio;
 pub mod observe;
 pub mod output;
 pub mod profile;

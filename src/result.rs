@@ -159,6 +159,7 @@ impl std::fmt::Display for Warning {
                     CacheReq::Uncached => ("uncached", "an uncached"),
                     CacheReq::Cached => ("cached", "a cached"),
                     CacheReq::Any => ("any", "a cached"),
+                    CacheReq::Direct => ("direct", "a direct"),
                 };
                 let of = if *sampled { "of sampled files were" } else { "of the file was" };
                 write!(
@@ -407,6 +408,15 @@ pub struct PhaseResult {
     pub latency: Vec<OpLatency>,
     /// The cache state checked before the phase.
     pub cache: CacheCheck,
+    /// The I/O engine the phase ran on (`psync`, `io_uring`, `mmap`, `null`).
+    #[serde(default = "default_engine")]
+    pub engine: String,
+    /// Requests each thread kept in flight.
+    #[serde(default = "default_iodepth")]
+    pub iodepth: u32,
+    /// Files opened with O_DIRECT: the page cache was bypassed.
+    #[serde(default)]
+    pub direct: bool,
     /// Block-device counter changes over the phase, when the target has devices.
     pub device: Option<DeviceDelta>,
     /// Time spent inside fsync/fdatasync, summed over threads.
@@ -481,6 +491,33 @@ pub struct OpLatency {
     pub max_nanos: u64,
     /// The histogram, HdrHistogram V2 compressed + base64, for later merging and plotting.
     pub histogram_b64: String,
+}
+
+/// Results written before engines existed ran on psync at depth 1.
+fn default_engine() -> String {
+    "psync".into()
+}
+
+fn default_iodepth() -> u32 {
+    1
+}
+
+impl PhaseResult {
+    /// `io_uring qd16 direct`: the engine, its depth when above 1, and O_DIRECT; empty for the
+    /// default (psync, depth 1, buffered).
+    pub fn io_label(&self) -> String {
+        let mut v = Vec::new();
+        if !self.engine.is_empty() && self.engine != "psync" {
+            v.push(self.engine.clone());
+        }
+        if self.iodepth > 1 {
+            v.push(format!("qd{}", self.iodepth));
+        }
+        if self.direct {
+            v.push("direct".into());
+        }
+        v.join(" ")
+    }
 }
 
 /// The cache precondition as checked.

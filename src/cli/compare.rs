@@ -110,6 +110,9 @@ Examples:
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: validate everything before any I/O.
+    if a.workload.print_workload()? {
+        return Ok(ExitCode::Success);
+    }
     let suite = a.workload.load()?;
     if !(a.min_effect >= 0.0 && a.min_effect < 1000.0) {
         return Err(

@@ -125,7 +125,10 @@ pub fn main() -> i32 {
                 None if e.chain().any(|c| c.is::<crate::driver::TargetError>()) => {
                     ExitCode::BadInput as i32
                 }
-                None if e.chain().any(|c| c.is::<crate::workload::WorkloadError>()) => {
+                None if e.chain().any(|c| {
+                    c.is::<crate::workload::WorkloadError>() || c.is::<crate::fio::FioError>()
+                }) =>
+                {
                     ExitCode::BadInput as i32
                 }
                 None if e.chain().any(|c| {

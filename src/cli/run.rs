@@ -17,7 +17,13 @@ use std::path::PathBuf;
 pub struct RunArgs {
     /// Directory to run in. fsbench makes a subdirectory `.fsbench-PID-N` there and removes it
     /// afterwards (also on errors and Ctrl-C).
-    #[arg(long, value_name = "DIR", required_unless_present = "fs", conflicts_with = "fs")]
+    /// With --fio, the jobs' `directory=` is used when --dir is not given.
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present_any = ["fs", "fio", "print_workload"],
+        conflicts_with = "fs"
+    )]
     pub dir: Option<PathBuf>,
 
     /// Instead of --dir: build this filesystem on loop-backed images, run there, and remove it
@@ -62,9 +68,25 @@ precondition could not be met is flagged, never silently reported.
 
 Exit codes: 0 ok, 1 a test failed, 2 bad input (nothing run), 130 interrupted.";
 
-pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: everything is validated before any I/O.
+    if a.workload.print_workload()? {
+        return Ok(ExitCode::Success);
+    }
     let suite = a.workload.load()?;
+    if a.dir.is_none() && a.fs.is_none() {
+        // Only --fio gets here without either (clap): its jobs' directory= is the run directory.
+        let dir = a.workload.fio_translation()?.and_then(|t| t.directory);
+        match dir {
+            Some(d) => a.dir = Some(PathBuf::from(d)),
+            None => {
+                return Err(super::UserError(
+                    "give --dir DIR (or --fs CONFIG): the fio job file has no directory=".into(),
+                )
+                .into())
+            }
+        }
+    }
     let spec = match (&a.fs, &a.dir) {
         (Some(c), _) => Spec::Fs(c.clone()),
         (None, Some(d)) => Spec::Dir(d.clone()),

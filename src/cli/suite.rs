@@ -12,6 +12,11 @@ pub enum SuiteCmd {
     Show {
         /// Suite name, e.g. unit14.
         name: String,
+        /// Print the suite as a fio job file instead (at the sizes as written), one job per test;
+        /// a test fio cannot express is a comment saying why. Run it with fio to check fsbench
+        /// against fio.
+        #[arg(long)]
+        as_fio: bool,
     },
 }
 
@@ -23,7 +28,16 @@ pub fn run(cmd: SuiteCmd) -> anyhow::Result<ExitCode> {
                 println!("{:<10} {:>3} tests  {}", s.name, n, s.summary);
             }
         }
-        SuiteCmd::Show { name } => {
+        SuiteCmd::Show { name, as_fio: true } => {
+            let mem = crate::sys::meminfo::MemInfo::read()?;
+            let ctx = crate::workload::ResolveCtx {
+                scale: crate::workload::Scale::Paper,
+                free_memory: mem.free_memory(),
+            };
+            let suite = crate::workload::load(&crate::workload::SuiteSource::Embedded(name), &ctx)?;
+            print!("{}", crate::fio::export::suite_to_fio(&suite));
+        }
+        SuiteCmd::Show { name, as_fio: false } => {
             let s = suites::get(&name).ok_or_else(|| {
                 super::UserError(format!(
                     "unknown suite `{name}`; known suites: {}",

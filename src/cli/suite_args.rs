@@ -16,8 +16,19 @@ pub struct SuiteArgs {
 
     /// A workload file (TOML) instead of an embedded suite. `fsbench suite show unit14` prints
     /// one to start from.
-    #[arg(long, value_name = "FILE.toml")]
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "fio")]
     pub workload: Option<PathBuf>,
+
+    /// A fio job file instead of a suite: each job becomes a test (jobs must be separated by
+    /// `stonewall`, as fsbench runs tests one after another). Options fsbench cannot run exactly
+    /// are refused with their line; `--print-workload` shows the translation. See docs/fio.md.
+    #[arg(long, value_name = "JOB.fio", conflicts_with = "suite")]
+    pub fio: Option<PathBuf>,
+
+    /// Print the suite as workload TOML (for --fio: the translation, with its notes) and exit
+    /// without running anything.
+    #[arg(long)]
+    pub print_workload: bool,
 
     /// Only these test ids, comma-separated (e.g. 4,5,13).
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
@@ -45,6 +56,12 @@ impl SuiteArgs {
     pub fn load(&self) -> anyhow::Result<Suite> {
         let mem = MemInfo::read().context("reading /proc/meminfo")?;
         let ctx = ResolveCtx { scale: self.scale, free_memory: mem.free_memory() };
+        if let Some(t) = self.fio_translation()? {
+            for n in &t.notes {
+                eprintln!("fsbench: note: {}: {n}", t.file);
+            }
+            return Ok(crate::fio::load(&t, &ctx)?.select(&self.test)?);
+        }
         let source = match &self.workload {
             Some(p) => SuiteSource::File(p.clone()),
             None => SuiteSource::Embedded(self.suite.clone()),
@@ -52,6 +69,41 @@ impl SuiteArgs {
         let suite = workload::load(&source, &ctx)?.select(&self.test)?;
         workload::limits::check_suite_bounded(&suite, self.allow_long).map_err(super::UserError)?;
         Ok(suite)
+    }
+}
+
+impl SuiteArgs {
+    /// The translation of `--fio`, if given.
+    pub fn fio_translation(&self) -> anyhow::Result<Option<crate::fio::Translation>> {
+        Ok(match &self.fio {
+            Some(p) => Some(crate::fio::translate_file(p)?),
+            None => None,
+        })
+    }
+
+    /// `--print-workload`: the suite's TOML (a fio job file's translation), printed to stdout.
+    /// Returns whether it printed (and the command should stop).
+    pub fn print_workload(&self) -> anyhow::Result<bool> {
+        if !self.print_workload {
+            return Ok(false);
+        }
+        let text = match (self.fio_translation()?, &self.workload) {
+            (Some(t), _) => t.to_toml(),
+            (None, Some(p)) => std::fs::read_to_string(p).map_err(|source| {
+                workload::WorkloadError::Read { path: p.display().to_string(), source }
+            })?,
+            (None, None) => workload::suites::get(&self.suite)
+                .ok_or_else(|| workload::WorkloadError::UnknownSuite {
+                    name: self.suite.clone(),
+                    known: workload::suites::names().join(", "),
+                })?
+                .toml
+                .to_string(),
+        };
+        // Check it loads, so what is printed is what would run.
+        self.load()?;
+        print!("{text}");
+        Ok(true)
     }
 }
 

@@ -12,6 +12,7 @@
 //! - [`buffer`]: aligned buffers and the (incompressible by default) data written.
 
 pub mod buffer;
+pub mod direct;
 pub mod fileset;
 pub mod ioengine;
 pub mod layout;

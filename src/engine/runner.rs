@@ -5,7 +5,7 @@
 //! set-up, the workers a phase starts and the tear-down differ ([`Files`]).
 
 use super::fileset::{self, fill_of, FillShared, FsCounters, SlotState, SlotWork};
-use super::ioengine::{IoEngine, Null, Psync};
+use super::ioengine::{IoEngine, Mmap, Null, Psync, Uring};
 use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
 use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerOutput, WorkerPlan};
@@ -324,6 +324,17 @@ fn run_rep(
     progress: &dyn Progress,
     warnings: &mut Vec<Warning>,
 ) -> (Option<RepResult>, RepOutcome) {
+    if let Files::Data { paths } = files {
+        if test.phases.iter().any(|p| p.open.direct) {
+            // O_DIRECT refused or misaligned: this test's failure, before any file is made.
+            if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+                let r = super::direct::probe(dir).and_then(|a| super::direct::check_test(test, &a));
+                if let Err(e) = r {
+                    return (None, RepOutcome::Failed(e));
+                }
+            }
+        }
+    }
     match files.set_up(test, opts, seed, rep, progress) {
         Ok(true) => {}
         Ok(false) => return (None, RepOutcome::Interrupted),
@@ -493,9 +504,10 @@ fn establish_cache(req: CacheReq, files: &Files<'_>, target: &Target<'_>) -> Cac
             (m, residency(&paths))
         }
         CacheReq::Any => ("none".into(), residency(&paths)),
+        CacheReq::Direct => ("O_DIRECT: the page cache is bypassed".into(), residency(&paths)),
     };
     let met = match req {
-        CacheReq::Any => true,
+        CacheReq::Any | CacheReq::Direct => true,
         CacheReq::Cached => resident >= CACHED_MIN,
         CacheReq::Uncached => resident <= UNCACHED_MAX,
     };
@@ -713,6 +725,8 @@ fn run_phase(
     match test.engine {
         EngineKind::Psync => run_phase_on::<Psync>(test, phase, files, opts, seed, progress),
         EngineKind::Null => run_phase_on::<Null>(test, phase, files, opts, seed, progress),
+        EngineKind::IoUring => run_phase_on::<Uring>(test, phase, files, opts, seed, progress),
+        EngineKind::Mmap => run_phase_on::<Mmap>(test, phase, files, opts, seed, progress),
     }
 }
 
@@ -792,6 +806,7 @@ fn run_phase_on<E: IoEngine>(
         seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         compress_percent: opts.compress_percent,
         iodepth: test.iodepth,
+        uring: test.uring,
         work,
     });
     run.outs = std::thread::scope(|s| {
@@ -907,6 +922,9 @@ fn phase_result(
         cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
         latency: run.hist.summaries(),
         cache,
+        engine: test.engine.name().to_string(),
+        iodepth: test.iodepth,
+        direct: phase.open.direct,
         device,
         sync_nanos: outs.iter().map(|o| o.sync_nanos).sum::<u64>()
             + run.hist.0[OpKind::Syncfs.index()].max() * run.synced.is_some() as u64,

@@ -120,8 +120,14 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
     for (phase, ops) in [(&t.phases[0], 5000), (&t.phases[1], 1024)] {
         let work =
             FileWork { path: &path, file_size: 4 << 20, region_start: 0, region_len: 4 << 20 };
-        let mut plan =
-            WorkerPlan { phase, seed: 7, compress_percent: 0, iodepth: 16, work: Work::File(work) };
+        let mut plan = WorkerPlan {
+            phase,
+            seed: 7,
+            compress_percent: 0,
+            iodepth: 16,
+            uring: Default::default(),
+            work: Work::File(work),
+        };
         let out = worker::run::<Counting>(&mut plan, &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.data_ops, ops);

@@ -38,6 +38,8 @@ pub struct WorkerPlan<'a> {
     pub compress_percent: u8,
     /// Requests kept in flight (the test's `iodepth`).
     pub iodepth: u32,
+    /// io_uring's batching and polling options.
+    pub uring: crate::workload::UringOpts,
     /// The files it works on.
     pub work: Work<'a>,
 }
@@ -218,7 +220,7 @@ pub fn run<E: IoEngine>(
             f,
             seed,
             compress_percent,
-            plan.iodepth,
+            (plan.iodepth, &plan.uring),
             barrier,
             stop,
             progress,
@@ -241,7 +243,7 @@ fn run_file<E: IoEngine>(
     plan: &FileWork<'_>,
     seed: u64,
     compress_percent: u8,
-    iodepth: u32,
+    (iodepth, uring): (u32, &crate::workload::UringOpts),
     barrier: &Barrier,
     stop: &StopFlags<'_>,
     progress: &AtomicU64,
@@ -264,7 +266,7 @@ fn run_file<E: IoEngine>(
     let mut comps = vec![Completion::default(); depth];
     // Declared after the buffers, so it is dropped (and any request of an engine that fails
     // mid-phase is finished) before they are freed.
-    let engine = E::setup(depth as u32);
+    let engine = E::setup(depth as u32).and_then(|mut e| e.configure(uring).map(|()| e));
 
     barrier.wait();
     let cpu0 = CpuSample::thread_now();

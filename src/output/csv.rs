@@ -48,6 +48,9 @@ const HEADER: &[&str] = &[
     "bytes",
     "device_read_bytes",
     "device_write_bytes",
+    "engine",
+    "iodepth",
+    "direct",
 ];
 
 impl Exporter for CsvExporter {
@@ -126,6 +129,9 @@ fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
                 r.map(|r| r.bytes.to_string()).unwrap_or_default(),
                 dev.map(|d| d.0.to_string()).unwrap_or_default(),
                 dev.map(|d| d.1.to_string()).unwrap_or_default(),
+                first_timed.map(|p| p.engine.clone()).unwrap_or_default(),
+                first_timed.map(|p| p.iodepth.to_string()).unwrap_or_default(),
+                first_timed.map(|p| p.direct.to_string()).unwrap_or_default(),
             ];
             w.write_record(&row)?;
         }

@@ -48,8 +48,14 @@ pub fn render(report: &RunReport) -> String {
     table.set_header(header);
     let mut notes: Vec<String> = Vec::new();
     for t in &report.tests {
-        let mut row: Vec<Cell> = vec![Cell::new(&t.id), Cell::new(&t.name)];
         let r = t.median_rep();
+        // The engine, depth and O_DIRECT beside the name when not psync at depth 1, buffered.
+        let io = r.and_then(|r| r.phases.iter().find(|p| p.timed)).map(|p| p.io_label());
+        let name = match io {
+            Some(l) if !l.is_empty() => format!("{} [{l}]", t.name),
+            _ => t.name.clone(),
+        };
+        let mut row: Vec<Cell> = vec![Cell::new(&t.id), Cell::new(name)];
         let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         match (&t.status, r) {
             (TestStatus::Ok, Some(r)) | (TestStatus::Interrupted, Some(r)) => {
@@ -200,6 +206,7 @@ fn residency_cell(r: &crate::result::RepResult) -> String {
         CacheReq::Cached => "cached ",
         CacheReq::Uncached => "uncached ",
         CacheReq::Any => "",
+        CacheReq::Direct => "direct ",
     };
     format!("{word}{:.0}%{}", c.resident_fraction * 100.0, if c.met { "" } else { " ✗" })
 }

@@ -141,10 +141,10 @@ pub const THREADS: Key = with_bounds(
 /// `engine`.
 pub const ENGINE: Key = with_values(
     with_default(
-        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
+        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `io_uring` (requests queued in a ring, `iodepth` in flight, submitted and reaped in one `io_uring_enter` per reap, the file registered; short transfers resubmitted; data tests), `mmap` (reads and writes copy from and into a shared mapping of the file, syncs are msync; data tests with `file.prefill = true`), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
         "psync",
     ),
-    &["psync", "null"],
+    &["psync", "io_uring", "mmap", "null"],
 );
 /// `iodepth`.
 pub const FIGURE: Key = with_values(
@@ -153,7 +153,7 @@ pub const FIGURE: Key = with_values(
 );
 pub const IODEPTH: Key = with_bounds(
     with_default(
-        key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`null`); a sync waits until the queue is empty"),
+        key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`io_uring`, `null`); a sync waits until the queue is empty"),
         "1",
     ),
     1,
@@ -165,8 +165,33 @@ pub const DIRECT: Key = with_default(
         Test,
         "direct",
         Bool,
-        "open the test's files with O_DIRECT in every phase (as `open = [\"direct\"]`; data tests)",
+        "open the test's files with O_DIRECT in every phase (as `open = [\"direct\"]`; data tests). At the start of the test fsbench checks that the filesystem accepts O_DIRECT and the alignment it needs (`statx(STATX_DIOALIGN)`, else the device's logical block size) and fails only that test, saying why, when not; the phases' cache precondition is reported as `direct`",
     ),
+    "false",
+);
+/// `iodepth_batch`.
+pub const IODEPTH_BATCH: Key = with_bounds(
+    key(Test, "iodepth_batch", Int, "io_uring: submit once this many requests are queued (fio's `iodepth_batch`); default: everything queued is submitted at each reap, in the same system call that waits"),
+    1,
+    4096,
+);
+/// `iodepth_batch_complete`.
+pub const IODEPTH_BATCH_COMPLETE: Key = with_bounds(
+    with_default(
+        key(Test, "iodepth_batch_complete", Int, "io_uring: wait for at least this many completions per reap (at most those in flight; fio's `iodepth_batch_complete_min`)"),
+        "1",
+    ),
+    1,
+    4096,
+);
+/// `sqpoll`.
+pub const SQPOLL: Key = with_default(
+    key(Test, "sqpoll", Bool, "io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL; fio's `sqthread_poll`): no system call to submit; the poller's CPU is not in the test's CPU figures"),
+    "false",
+);
+/// `iopoll`.
+pub const IOPOLL: Key = with_default(
+    key(Test, "iopoll", Bool, "io_uring: completions are polled (IORING_SETUP_IOPOLL; fio's `hipri`); needs `direct = true` and a device with poll queues, else the test fails saying so"),
     "false",
 );
 /// `open`.
@@ -245,6 +270,10 @@ pub const KEYS: &[Key] = &[
     IODEPTH,
     FIGURE,
     DIRECT,
+    IODEPTH_BATCH,
+    IODEPTH_BATCH_COMPLETE,
+    SQPOLL,
+    IOPOLL,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
@@ -253,10 +282,10 @@ pub const KEYS: &[Key] = &[
     with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
     with_values(
         with_default(
-            key(Phase, "cache", Choice, "precondition checked (and recorded) before the phase: `any`, `cached` (file read once, then ≥ 95% resident by `mincore`; data tests), `uncached` (fsync + `fadvise(DONTNEED)` + `drop_caches` as root, or the testbed's own method such as zpool export/import; then ≤ 2% resident)"),
+            key(Phase, "cache", Choice, "precondition checked (and recorded) before the phase: `any`, `cached` (file read once, then ≥ 95% resident by `mincore`; data tests), `uncached` (fsync + `fadvise(DONTNEED)` + `drop_caches` as root, or the testbed's own method such as zpool export/import; then ≤ 2% resident); O_DIRECT phases are `direct` (the page cache is bypassed; residency is still recorded)"),
             "any",
         ),
-        &["any", "cached", "uncached"],
+        &["any", "cached", "uncached", "direct"],
     ),
     OPEN,
     key(Phase, "pattern", Table, "list of operations, repeated in order until `amount` is done; required"),

@@ -35,6 +35,9 @@ pub struct TestDef {
     /// Requests each thread keeps in flight (`iodepth`).
     #[serde(default = "one")]
     pub iodepth: u32,
+    /// io_uring's batching and polling options.
+    #[serde(default)]
+    pub uring: UringOpts,
     /// What the test is ranked on (`figure`; by default from its kind, see
     /// [`crate::result::Figure::of_kind`]).
     #[serde(default)]
@@ -49,6 +52,26 @@ fn one() -> u32 {
     1
 }
 
+/// How the io_uring engine batches and polls (the test's `iodepth_batch`,
+/// `iodepth_batch_complete`, `sqpoll`, `iopoll`; fio's options of the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UringOpts {
+    /// Submit once this many requests are queued; 0: everything queued goes in at each reap.
+    pub batch_submit: u32,
+    /// Wait for at least this many completions per reap (at most the requests in flight).
+    pub batch_complete: u32,
+    /// IORING_SETUP_SQPOLL: a kernel thread polls the submission queue.
+    pub sqpoll: bool,
+    /// IORING_SETUP_IOPOLL: completions are polled (O_DIRECT on a device with poll queues).
+    pub iopoll: bool,
+}
+
+impl Default for UringOpts {
+    fn default() -> Self {
+        UringOpts { batch_submit: 0, batch_complete: 1, sqpoll: false, iopoll: false }
+    }
+}
+
 /// The I/O engine of a test (`engine = "..."`); see `crate::engine::ioengine`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -58,17 +81,25 @@ pub enum EngineKind {
     Psync,
     /// No I/O: every op completes at once (the harness's own cost).
     Null,
+    /// io_uring: requests queued in a ring, `iodepth` in flight.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// Reads and writes through a shared mapping of the file, `msync` for syncs.
+    Mmap,
 }
 
 impl EngineKind {
     /// Every engine, in the order `known: ...` lists show them.
-    pub const ALL: [EngineKind; 2] = [EngineKind::Psync, EngineKind::Null];
+    pub const ALL: [EngineKind; 4] =
+        [EngineKind::Psync, EngineKind::IoUring, EngineKind::Mmap, EngineKind::Null];
 
     /// The name written in workloads.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Mmap => "mmap",
         }
     }
 

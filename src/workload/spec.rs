@@ -77,6 +77,18 @@ pub struct TestSpec {
     /// Open the test's files with O_DIRECT in every phase (default false).
     #[serde(default)]
     pub direct: Option<bool>,
+    /// io_uring: submit once this many requests are queued (default: all queued, at each reap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_batch: Option<u32>,
+    /// io_uring: wait for at least this many completions per reap (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_batch_complete: Option<u32>,
+    /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqpoll: Option<bool>,
+    /// io_uring: completions are polled, not interrupt-driven (IORING_SETUP_IOPOLL; O_DIRECT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iopoll: Option<bool>,
     /// The test's file(s) (data tests). Exactly one of `file` and `fileset`.
     #[serde(default)]
     pub file: Option<FileSpec>,
@@ -182,6 +194,9 @@ pub enum CacheReq {
     Cached,
     /// File pages not resident (evicted, then verified).
     Uncached,
+    /// O_DIRECT: the page cache is bypassed, so its state does not matter. Every phase that
+    /// opens with O_DIRECT has it (set by validation); residency is still measured.
+    Direct,
 }
 
 /// One entry of a phase's pattern.

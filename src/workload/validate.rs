@@ -129,9 +129,15 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 prefill: f.prefill,
                 write_size: DEFAULT_WRITE_SIZE,
             };
+            if engine == EngineKind::Mmap && !f.prefill {
+                return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
+            }
             (Kind::Data, files, raw_size)
         }
         (None, Some(fs)) => {
+            if matches!(engine, EngineKind::IoUring | EngineKind::Mmap) {
+                return Err(loc.err(format!("engine = \"{}\" applies to data tests (file = ...); the ops of a fileset test are system calls of their own (psync, or null for the harness's cost)", engine.name())));
+            }
             if iodepth != 1 {
                 return Err(loc.err("iodepth applies to data tests; the ops of a fileset test are synchronous (use threads for concurrency)"));
             }
@@ -164,6 +170,21 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
         let mut phase = resolve_phase(p, kind, &files, t.threads, ctx, sizes, &ploc)?;
         phase.open.direct |= direct;
+        phase.cache = match (phase.open.direct, phase.cache) {
+            (true, CacheReq::Any | CacheReq::Direct) => CacheReq::Direct,
+            (true, c) => {
+                return Err(ploc.err(format!(
+                    "cache = \"{}\" with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to prepare; leave cache out (it is reported as \"direct\")",
+                    if c == CacheReq::Cached { "cached" } else { "uncached" }
+                )))
+            }
+            (false, CacheReq::Direct) => {
+                return Err(ploc.err(
+                    "cache = \"direct\" needs O_DIRECT: set direct = true on the test (or open = [\"direct\"])",
+                ))
+            }
+            (false, c) => c,
+        };
         if kind == Kind::Data {
             check_caps(engine, iodepth, &phase).map_err(|m| ploc.err(m))?;
         }
@@ -192,6 +213,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if !phases.iter().any(|p| p.timed) {
         return Err(loc.err("no timed phase: set timed = true on at least one phase"));
     }
+    let uring = resolve_uring(t, engine, iodepth, direct).map_err(|m| loc.err(m))?;
     Ok(TestDef {
         id: t.id.clone(),
         name: t.name.clone(),
@@ -199,10 +221,58 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         threads: t.threads,
         engine,
         iodepth,
+        uring,
         figure: resolve_figure(t).map_err(|m| loc.err(m))?,
         files,
         phases,
     })
+}
+
+/// The io_uring options, checked against the engine, the depth and O_DIRECT.
+fn resolve_uring(
+    t: &TestSpec,
+    engine: EngineKind,
+    iodepth: u32,
+    direct: bool,
+) -> Result<UringOpts, String> {
+    let given = [
+        ("iodepth_batch", t.iodepth_batch.is_some()),
+        ("iodepth_batch_complete", t.iodepth_batch_complete.is_some()),
+        ("sqpoll", t.sqpoll.is_some()),
+        ("iopoll", t.iopoll.is_some()),
+    ];
+    if engine != EngineKind::IoUring {
+        if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(format!(
+                "{k} is an option of the io_uring engine; set engine = \"io_uring\" or remove it"
+            ));
+        }
+        return Ok(UringOpts::default());
+    }
+    let o = UringOpts {
+        batch_submit: t.iodepth_batch.unwrap_or(0),
+        batch_complete: t.iodepth_batch_complete.unwrap_or(1),
+        sqpoll: t.sqpoll.unwrap_or(false),
+        iopoll: t.iopoll.unwrap_or(false),
+    };
+    for (k, v) in [("iodepth_batch", o.batch_submit), ("iodepth_batch_complete", o.batch_complete)]
+    {
+        if v > iodepth {
+            return Err(format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued"));
+        }
+    }
+    if o.batch_complete == 0 {
+        return Err(
+            "iodepth_batch_complete = 0 would never wait for a completion; use 1 or more".into()
+        );
+    }
+    if o.iopoll && !direct {
+        return Err(
+            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true"
+                .into(),
+        );
+    }
+    Ok(o)
 }
 
 /// The test's `figure`, if it declares one.
@@ -251,7 +321,7 @@ fn resolve_phase(
         if !p.open.is_empty() {
             return Err(loc.err("`open` flags are for file tests; fileset ops open their files themselves (use fsync = true for durability)"));
         }
-        if p.cache == CacheReq::Cached {
+        if p.cache == CacheReq::Cached || p.cache == CacheReq::Direct {
             return Err(loc.err("cache = \"cached\" is for file tests; a fileset phase takes \"any\" or \"uncached\" (drop caches before the phase)"));
         }
     }

@@ -4,6 +4,7 @@
 mod bad_input;
 mod compare;
 mod figure;
+mod fio;
 mod fsruns;
 mod gaps;
 mod metadata;
@@ -12,4 +13,5 @@ mod security;
 mod signals;
 mod store;
 mod suite;
+mod uring;
 mod util;

@@ -28,16 +28,22 @@
 //! |---|---|---|---|
 //! | `psync` | [`psync`] | 1 | `pread(2)`/`pwrite(2)`, one system call per op, as fio's engine of the same name |
 //! | `null` | [`null`] | any | completes every data and sync op at once without a system call (fio's `null`): measures the harness's own cost |
+//! | `mmap` | [`mmap`] | 1 | reads and writes copy from and into a shared mapping of the file; syncs are `msync` |
+//! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
 //!
 //! To add an engine: a file here implementing [`IoEngine`], a variant of
 //! [`crate::workload::EngineKind`] (its name, for the `engine` key) and one arm in the runner's
 //! `match` that picks the monomorphised worker.
 
+mod mmap;
 mod null;
 mod psync;
+pub mod uring;
 
+pub use mmap::Mmap;
 pub use null::{Null, NULL_MAX_DEPTH};
 pub use psync::Psync;
+pub use uring::{Uring, URING_MAX_DEPTH};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -51,6 +57,8 @@ impl crate::workload::EngineKind {
         match self {
             K::Psync => Psync::CAPS,
             K::Null => Null::CAPS,
+            K::IoUring => <Uring>::CAPS,
+            K::Mmap => Mmap::CAPS,
         }
     }
 }
@@ -137,7 +145,7 @@ impl Caps {
     ) -> Result<(), String> {
         if iodepth > self.max_depth {
             return Err(format!(
-                "engine `{engine}` runs at most iodepth = {} (one op at a time); use iodepth = 1, or an engine that queues (null)",
+                "engine `{engine}` runs at most iodepth = {} (one op at a time); use iodepth = 1, or engine = \"io_uring\" (an engine that queues)",
                 self.max_depth
             ));
         }
@@ -179,6 +187,13 @@ pub trait IoEngine: Send + Sized {
     /// An engine for one worker thread, able to hold `depth` requests in flight (1 ..=
     /// `CAPS.max_depth`). Called in the worker thread, before the start barrier (untimed).
     fn setup(depth: u32) -> std::io::Result<Self>;
+
+    /// Apply the test's engine options (io_uring's batching and polling), after
+    /// [`IoEngine::setup`] and before the first request (untimed). Engines without options
+    /// ignore them (validation refuses them for other engines).
+    fn configure(&mut self, _opts: &crate::workload::UringOpts) -> std::io::Result<()> {
+        Ok(())
+    }
 
     /// Queue one request.
     ///

@@ -1,0 +1,286 @@
+//! The completion bookkeeping against a fake ring that completes requests short, out of order,
+//! with EAGAIN and with errors; and the real ring on a file.
+
+use super::*;
+use std::collections::VecDeque;
+
+/// What the fake does with each pushed request, in push order.
+#[derive(Clone, Copy, Debug)]
+enum Script {
+    /// Complete fully.
+    Full,
+    /// Complete with this many bytes.
+    Short(usize),
+    /// Complete with this result (`-errno`).
+    Res(i32),
+}
+
+#[derive(Default)]
+struct FakeRing {
+    /// Pushed, not submitted.
+    sq: Vec<Io>,
+    /// Submitted, completing in the order of `order` (indices into `submitted`).
+    submitted: Vec<Io>,
+    cq: VecDeque<(u64, i32)>,
+    script: VecDeque<Script>,
+    /// Every request as pushed (to check resubmissions).
+    log: Vec<Io>,
+    /// Complete the newest submitted request first (out of order).
+    lifo: bool,
+    enters: usize,
+}
+
+// SAFETY: test-only; the fake is used in the thread that made it.
+unsafe impl Send for FakeRing {}
+
+thread_local! {
+    static SETUP: std::cell::RefCell<Option<(Vec<Script>, bool)>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Ring for FakeRing {
+    fn new(_entries: u32, _sqpoll: bool, _iopoll: bool) -> io::Result<Self> {
+        let (script, lifo) = SETUP.with(|s| s.borrow_mut().take()).unwrap_or_default();
+        Ok(FakeRing { script: script.into(), lifo, ..Default::default() })
+    }
+    unsafe fn push(&mut self, io: &Io) -> io::Result<bool> {
+        self.sq.push(*io);
+        self.log.push(*io);
+        Ok(true)
+    }
+    fn submit_and_wait(&mut self, want: usize) -> io::Result<()> {
+        self.enters += 1;
+        self.submitted.append(&mut self.sq);
+        // Complete everything submitted (the kernel may complete more than asked).
+        let _ = want;
+        while !self.submitted.is_empty() {
+            let io = if self.lifo { self.submitted.pop() } else { Some(self.submitted.remove(0)) };
+            let Some(io) = io else { break };
+            let res = match self.script.pop_front().unwrap_or(Script::Full) {
+                Script::Full => io.len as i32,
+                Script::Short(n) => n as i32,
+                Script::Res(r) => r,
+            };
+            self.cq.push_back((u64::from(io.tag), res));
+        }
+        Ok(())
+    }
+    fn pop(&mut self) -> Option<(u64, i32)> {
+        self.cq.pop_front()
+    }
+}
+
+fn engine(script: &[Script], lifo: bool, depth: u32) -> Uring<FakeRing> {
+    SETUP.with(|s| *s.borrow_mut() = Some((script.to_vec(), lifo)));
+    Uring::<FakeRing>::setup(depth).unwrap()
+}
+
+fn read(tag: u32, buf: &mut [u8], offset: u64) -> Io {
+    Io { kind: IoKind::Read, fd: 3, buf: buf.as_mut_ptr(), len: buf.len(), offset, tag }
+}
+
+/// Reap until `n` completions have come back.
+fn reap_all<R: Ring + Send>(e: &mut Uring<R>, n: usize) -> Vec<Completion> {
+    let mut out = [Completion::default(); 8];
+    let mut got = Vec::new();
+    while got.len() < n {
+        let k = e.reap(1, &mut out).unwrap();
+        assert!(k > 0, "reap returned nothing with requests in flight");
+        got.extend_from_slice(&out[..k]);
+    }
+    got
+}
+
+#[test]
+fn short_transfers_are_resubmitted_for_the_rest_and_complete_once() {
+    let mut buf = vec![0u8; 4096];
+    // 4096 bytes arrive as 1000 + 96 + 3000.
+    let mut e = engine(&[Script::Short(1000), Script::Short(96), Script::Short(3000)], false, 1);
+    unsafe { e.queue(read(0, &mut buf, 8192)).unwrap() };
+    let got = reap_all(&mut e, 1);
+    assert_eq!(got, [Completion { tag: 0, res: 4096 }]);
+    let log = &e.ring.log;
+    assert_eq!(log.len(), 3, "the request and two resubmissions");
+    let base = buf.as_ptr() as usize;
+    let parts: Vec<(usize, usize, u64)> =
+        log.iter().map(|io| (io.buf as usize - base, io.len, io.offset)).collect();
+    assert_eq!(parts, [(0, 4096, 8192), (1000, 3096, 9192), (1096, 3000, 9288)]);
+    assert_eq!(e.in_ring, 0);
+}
+
+#[test]
+fn out_of_order_completions_are_matched_by_tag() {
+    let mut bufs = vec![[0u8; 512]; 4];
+    // Completed newest first; the second request (tag 1) comes back short first.
+    let mut e = engine(
+        &[Script::Full, Script::Full, Script::Short(12), Script::Full, Script::Full],
+        true,
+        4,
+    );
+    for (k, b) in bufs.iter_mut().enumerate() {
+        unsafe { e.queue(read(k as u32, b, k as u64 * 512)).unwrap() };
+    }
+    let mut got = reap_all(&mut e, 4);
+    // Every tag once, each with its full length.
+    got.sort_by_key(|c| c.tag);
+    assert_eq!(got, (0..4).map(|t| Completion { tag: t, res: 512 }).collect::<Vec<_>>());
+    let resub: Vec<&Io> = e.ring.log.iter().skip(4).collect();
+    assert_eq!(resub.len(), 1);
+    assert_eq!((resub[0].tag, resub[0].len, resub[0].offset), (1, 500, 512 + 12));
+}
+
+#[test]
+fn eagain_is_retried_and_errors_and_eof_complete_with_their_result() {
+    let mut b = [[0u8; 512]; 3];
+    let mut e = engine(
+        &[
+            Script::Res(-libc::EAGAIN),
+            Script::Res(-libc::EIO),
+            Script::Short(100),
+            Script::Full,
+            Script::Short(0),
+        ],
+        false,
+        3,
+    );
+    let [b0, b1, b2] = &mut b;
+    unsafe {
+        e.queue(read(0, b0, 0)).unwrap();
+        e.queue(read(1, b1, 512)).unwrap();
+        e.queue(read(2, b2, 1024)).unwrap();
+    }
+    let mut got = reap_all(&mut e, 3);
+    got.sort_by_key(|c| c.tag);
+    // tag 0: EAGAIN, then retried in full (Full... after the others' scripts in push order).
+    // tag 1: EIO. tag 2: 100 bytes, then end of file (0): completes with the 100 it got.
+    assert_eq!(got[1], Completion { tag: 1, res: -i64::from(libc::EIO) });
+    assert_eq!(got[2], Completion { tag: 2, res: 100 });
+    assert_eq!(got[0], Completion { tag: 0, res: 512 });
+}
+
+#[test]
+fn one_enter_per_reap_when_completions_are_waited_for() {
+    let mut bufs = vec![[0u8; 512]; 8];
+    let mut e = engine(&[], false, 8);
+    for (k, b) in bufs.iter_mut().enumerate() {
+        unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
+    }
+    let mut out = [Completion::default(); 8];
+    let n = e.reap(1, &mut out).unwrap();
+    assert_eq!(n, 8);
+    assert_eq!(e.ring.enters, 1, "submit and wait are one io_uring_enter");
+}
+
+#[test]
+fn batch_submit_and_batch_complete() {
+    let mut bufs = vec![[0u8; 512]; 8];
+    let mut e = engine(&[], false, 8);
+    let o = crate::workload::UringOpts {
+        batch_submit: 4,
+        batch_complete: 8,
+        sqpoll: false,
+        iopoll: false,
+    };
+    e.configure(&o).unwrap();
+    for (k, b) in bufs.iter_mut().enumerate().take(3) {
+        unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
+    }
+    assert_eq!(e.ring.enters, 0, "3 queued, batch of 4: nothing submitted yet");
+    let b3 = &mut bufs[3];
+    unsafe { e.queue(read(3, b3, 0)).unwrap() };
+    assert_eq!((e.ring.enters, e.ring.sq.len()), (1, 0), "the 4th request submits the batch");
+    // batch_complete = 8 with 4 in flight: the reap waits for the 4, not for 8.
+    let mut out = [Completion::default(); 8];
+    assert_eq!(e.reap(1, &mut out).unwrap(), 4);
+}
+
+#[test]
+fn unavailable_names_the_cause() {
+    let eperm = io::Error::from_raw_os_error(libc::EPERM);
+    let enosys = io::Error::from_raw_os_error(libc::ENOSYS);
+    assert!(unavailable_reason(&eperm, Some("2")).contains("kernel.io_uring_disabled = 2"));
+    assert!(unavailable_reason(&eperm, Some("1")).contains("io_uring_group"));
+    assert!(unavailable_reason(&eperm, Some("0")).contains("seccomp"));
+    assert!(unavailable_reason(&enosys, Some("0")).contains("older than 5.1"));
+    assert!(unavailable_reason(&enosys, None).contains("engine = \"psync\""));
+}
+
+#[test]
+fn the_kernel_ring_reads_a_file_at_depth() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let mut f = tempfile::tempfile().unwrap();
+    let data: Vec<u8> = (0..1 << 16).map(|i| (i % 251) as u8).collect();
+    f.write_all(&data).unwrap();
+    let mut e = match Uring::<KernelRing>::setup(16) {
+        Ok(e) => e,
+        Err(err) => {
+            eprintln!("skipped: io_uring unavailable here: {err}");
+            return;
+        }
+    };
+    let mut bufs = vec![[0u8; 4096]; 16];
+    for (k, b) in bufs.iter_mut().enumerate() {
+        let io = Io {
+            kind: IoKind::Read,
+            fd: f.as_raw_fd(),
+            buf: b.as_mut_ptr(),
+            len: 4096,
+            offset: k as u64 * 4096,
+            tag: k as u32,
+        };
+        unsafe { e.queue(io).unwrap() };
+    }
+    e.commit().unwrap();
+    let got = reap_all(&mut e, 16);
+    assert_eq!(got.len(), 16);
+    for c in &got {
+        assert_eq!(c.res, 4096);
+        let k = c.tag as usize;
+        assert_eq!(&bufs[k][..], &data[k * 4096..(k + 1) * 4096]);
+    }
+    // A read past the end completes with 0 (end of file), an fsync with 0.
+    let mut b = [0u8; 512];
+    let io = Io {
+        kind: IoKind::Read,
+        fd: f.as_raw_fd(),
+        buf: b.as_mut_ptr(),
+        len: 512,
+        offset: 1 << 20,
+        tag: 0,
+    };
+    unsafe { e.queue(io).unwrap() };
+    assert_eq!(reap_all(&mut e, 1), [Completion { tag: 0, res: 0 }]);
+    let io = Io {
+        kind: IoKind::Fsync,
+        fd: f.as_raw_fd(),
+        buf: std::ptr::null_mut(),
+        len: 0,
+        offset: 0,
+        tag: 3,
+    };
+    unsafe { e.queue(io).unwrap() };
+    assert_eq!(reap_all(&mut e, 1), [Completion { tag: 3, res: 0 }]);
+}
+
+#[test]
+fn uring_options_are_checked_at_validation() {
+    let ctx =
+        crate::workload::ResolveCtx { scale: crate::workload::Scale::Paper, free_memory: 1 << 30 };
+    let load = |keys: &str| {
+        let text = format!("[[test]]\nid = \"u\"\nname = \"u\"\n{keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }}]\namount = {{ ops = 1 }}\n");
+        let spec = crate::workload::spec::parse(&text, "t").unwrap();
+        crate::workload::validate::resolve(&spec, "t", &ctx)
+            .map(|s| s.tests[0].uring)
+            .map_err(|e| e.to_string())
+    };
+    let o = load("engine = \"io_uring\"\niodepth = 32\niodepth_batch = 8\niodepth_batch_complete = 4\nsqpoll = true").unwrap();
+    assert_eq!((o.batch_submit, o.batch_complete, o.sqpoll, o.iopoll), (8, 4, true, false));
+    let e = load("iodepth_batch = 8").unwrap_err();
+    assert!(e.contains("iodepth_batch is an option of the io_uring engine"), "{e}");
+    let e = load("engine = \"io_uring\"\niodepth = 4\niodepth_batch_complete = 8").unwrap_err();
+    assert!(e.contains("more than iodepth = 4"), "{e}");
+    let e = load("engine = \"io_uring\"\niopoll = true").unwrap_err();
+    assert!(e.contains("set direct = true"), "{e}");
+    let e = load("iodepth = 16").unwrap_err();
+    assert!(e.contains("engine = \"io_uring\""), "{e}");
+}

@@ -1,0 +1,233 @@
+//! A fsbench test as a fio job (`fsbench suite show NAME --as-fio`), so people can run the same
+//! I/O with fio and check fsbench against it. A test fio cannot express (a fileset, several timed
+//! phases, `offset = "last"`, syncs inside the pattern, ...) is printed as a comment that says
+//! why; details fio does differently are comments inside the job.
+
+use crate::workload::model::{Amount, OffsetMode, OpKind, SizeDist, SyncCall, TestDef};
+use crate::workload::size::fmt_bytes;
+use crate::workload::{CacheReq, Suite};
+
+/// The suite as a fio job file: a `[global]` section, then one job per test (with `stonewall`,
+/// as fsbench runs tests one after another), or a comment for each test that cannot be one.
+pub fn suite_to_fio(suite: &Suite) -> String {
+    let mut out = format!(
+        "; fio job file for fsbench suite `{}`, written by fsbench (fsbench suite show {} --as-fio).\n; Run it with: fio --directory=DIR THIS.fio\n[global]\nioengine=psync\nthread\ngroup_reporting\nstonewall\n",
+        suite.name, suite.name
+    );
+    for t in &suite.tests {
+        out.push('\n');
+        match test_to_fio(t) {
+            Ok(job) => out.push_str(&job),
+            Err(why) => {
+                out.push_str(&format!(
+                    "; test {} ({}) cannot be expressed as a fio job:\n",
+                    t.id, t.name
+                ));
+                for w in why {
+                    out.push_str(&format!(";   {w}\n"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn size(b: u64) -> String {
+    fmt_bytes(b).to_lowercase()
+}
+
+/// One test as a fio job section, or the reasons it cannot be one.
+pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
+    let mut why = Vec::new();
+    let mut comments = Vec::new();
+    if matches!(
+        t.phases.first().map(|p| &p.pattern),
+        Some(crate::workload::model::Pattern::Files(_))
+    ) {
+        return Err(vec!["it works on a set of many files (fio's file-set options do not create, stat and unlink files in a pattern)".into()]);
+    }
+    let timed: Vec<_> = t.phases.iter().filter(|p| p.timed).collect();
+    if timed.len() != 1 {
+        why.push(format!("it has {} timed phases; a fio job has one", timed.len()));
+        return Err(why);
+    }
+    let p = timed[0];
+    let mut ramp = None;
+    for u in t.phases.iter().filter(|u| !u.timed) {
+        match u.amount {
+            Amount::Seconds(s) if u.pattern == p.pattern => ramp = Some(s),
+            _ => why.push(format!(
+                "untimed phase `{}` is not a ramp of the timed phase's operations",
+                u.name
+            )),
+        }
+    }
+    let data: Vec<_> = p.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
+    if data.len() != p.pattern.data().len() {
+        why.push("its pattern has syncs between operations (fio syncs by count: fsync=N)".into());
+    }
+    let reads: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Read).collect();
+    let writes: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Write).collect();
+    let fixed = |o: &&&crate::workload::model::OpDef| match o.size {
+        SizeDist::Fixed(n) => Some(n),
+        _ => None,
+    };
+    let all_same = |v: &Vec<&&crate::workload::model::OpDef>| v.windows(2).all(|w| w[0] == w[1]);
+    if !all_same(&reads) || !all_same(&writes) {
+        why.push("its reads (or writes) differ from one another in size or offset".into());
+    }
+    if data.iter().any(|o| o.offset == OffsetMode::Last) {
+        why.push(
+            "it uses offset = \"last\" (fio has no \"same offset as the previous op\")".into(),
+        );
+    }
+    let rbs = reads.first().and_then(fixed);
+    let wbs = writes.first().and_then(fixed);
+    if (!reads.is_empty() && rbs.is_none()) || (!writes.is_empty() && wbs.is_none()) {
+        why.push("its op sizes are drawn from a distribution (fio's bsrange draws multiples of the minimum, bssplit fixed shares)".into());
+    }
+    let random = data.first().map(|o| o.offset == OffsetMode::Random).unwrap_or(false);
+    if data.iter().any(|o| (o.offset == OffsetMode::Random) != random) {
+        why.push("it mixes sequential and random operations".into());
+    }
+    let rw = match (reads.is_empty(), writes.is_empty(), random) {
+        (false, true, false) => "read",
+        (false, true, true) => "randread",
+        (true, false, false) => "write",
+        (true, false, true) => "randwrite",
+        (false, false, true) => "randrw",
+        (false, false, false) => {
+            why.push(
+                "it mixes sequential reads and writes (fio's rw keeps a position per direction)"
+                    .into(),
+            );
+            "rw"
+        }
+        (true, true, _) => {
+            why.push("it has no reads or writes".into());
+            "read"
+        }
+    };
+    if t.threads > 1 && t.files.shared && !random {
+        why.push("its threads share one file and each takes its own part sequentially (fio's jobs on one file each cover all of it)".into());
+    }
+    if t.files.prefill && reads.is_empty() {
+        comments.push("fsbench writes the whole file before this test; fio only lays it out (fallocate), so fio's writes are first writes where fsbench's overwrite".into());
+    }
+    if p.open.append {
+        why.push("it opens the file with O_APPEND".into());
+    }
+    let mut job = format!("[{}]\n", t.id);
+    job.push_str(&format!("description={}\n", t.name));
+    job.push_str(&format!("rw={rw}\n"));
+    if t.engine != crate::workload::EngineKind::Psync {
+        // fio's engines of the same names (fio's `null` is fsbench's `null`).
+        job.push_str(&format!("ioengine={}\n", t.engine.name()));
+    }
+    if t.iodepth > 1 {
+        job.push_str(&format!("iodepth={}\n", t.iodepth));
+    }
+    let u = t.uring;
+    if u.batch_submit > 0 {
+        job.push_str(&format!("iodepth_batch_submit={}\n", u.batch_submit));
+    }
+    if u.batch_complete > 1 {
+        job.push_str(&format!("iodepth_batch_complete_min={}\n", u.batch_complete));
+    }
+    if u.sqpoll {
+        job.push_str("sqthread_poll=1\n");
+    }
+    if u.iopoll {
+        job.push_str("hipri=1\n");
+    }
+    match (rbs, wbs) {
+        (Some(r), Some(w)) if r != w => job.push_str(&format!("bs={},{}\n", size(r), size(w))),
+        (Some(b), _) | (None, Some(b)) => job.push_str(&format!("bs={}\n", size(b))),
+        _ => {}
+    }
+    if random {
+        let ra = reads.first().map(|o| o.align);
+        let wa = writes.first().map(|o| o.align);
+        let align = ra.or(wa).unwrap_or(1);
+        if ra.is_some() && wa.is_some() && ra != wa {
+            why.push("its reads and writes have different alignments".into());
+        }
+        if Some(align) != rbs.or(wbs) {
+            job.push_str(&format!("blockalign={}\n", size(align)));
+        }
+        job.push_str("norandommap\n");
+    }
+    if rw == "randrw" {
+        let (nr, nw) = (reads.len() as u64, writes.len() as u64);
+        if (nr * 100) % (nr + nw) != 0 {
+            why.push(format!("its {nr} reads to {nw} writes is not a whole percentage"));
+        }
+        job.push_str(&format!("rwmixread={}\n", nr * 100 / (nr + nw)));
+        comments.push("fsbench issues reads and writes in a fixed order; fio draws each direction at random with this ratio".to_string());
+    }
+    if t.threads > 1 {
+        job.push_str(&format!("numjobs={}\n", t.threads));
+    }
+    if t.files.shared {
+        job.push_str(&format!("filename=fsbench-{}.dat\n", t.id));
+    }
+    job.push_str(&format!("size={}\n", size(t.files.size_bytes())));
+    match p.amount {
+        Amount::Bytes(b) => job.push_str(&format!("io_size={}\n", size(b))),
+        Amount::Seconds(s) => job.push_str(&format!("time_based\nruntime={s}\n")),
+        Amount::Ops(n) => job.push_str(&format!("number_ios={n}\n")),
+        Amount::Passes(n) if !t.files.shared || t.threads == 1 => {
+            job.push_str(&format!("io_size={}\n", size(t.files.size_bytes() * u64::from(n))))
+        }
+        ref other => why.push(format!("its amount {other:?} has no fio equivalent")),
+    }
+    if let Some(s) = ramp {
+        job.push_str(&format!("ramp_time={s}\n"));
+    }
+    if p.open.direct {
+        job.push_str("direct=1\n");
+    }
+    if p.open.sync {
+        job.push_str("sync=1\n");
+    } else if p.open.dsync {
+        job.push_str("sync=dsync\n");
+    }
+    let call = match p.sync.call.unwrap_or(SyncCall::Fsync) {
+        SyncCall::Fdatasync => "fdatasync",
+        _ => "fsync",
+    };
+    if let Some(n) = p.sync.every_ops {
+        job.push_str(&format!("{call}={n}\n"));
+    }
+    if let Some(b) = p.sync.every_bytes {
+        match wbs {
+            Some(w) if b % w == 0 => job.push_str(&format!("{call}={}\n", b / w)),
+            _ => why.push("it syncs every N bytes, not every N writes of one size".into()),
+        }
+    }
+    match p.sync.at_end {
+        None => {}
+        Some(SyncCall::Fsync) => job.push_str("end_fsync=1\n"),
+        Some(k) => {
+            why.push(format!("it ends with {} (fio's end_fsync is an fsync)", k.kind().name()))
+        }
+    }
+    match p.cache {
+        CacheReq::Uncached => job.push_str("invalidate=1\n"),
+        CacheReq::Any => job.push_str("invalidate=0\n"),
+        CacheReq::Direct => {}
+        CacheReq::Cached => {
+            job.push_str("invalidate=0\n");
+            comments.push("fsbench reads the file into the cache first and checks it; fio only keeps what is cached (after laying the file out it usually is)".into());
+        }
+    }
+    if !why.is_empty() {
+        return Err(why);
+    }
+    let mut text = String::new();
+    for c in comments {
+        text.push_str(&format!("; {c}\n"));
+    }
+    text.push_str(&job);
+    Ok(text)
+}

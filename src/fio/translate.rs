@@ -1,0 +1,720 @@
+//! One fio job becomes one fsbench test: `numjobs` threads, one file (shared when the job names
+//! it with `filename`, else one per thread, as fio's clones have), a timed phase of the job's
+//! operations (after an untimed `ramp_time` phase), the amount from `size`/`io_size` or
+//! `runtime` with `time_based`.
+//!
+//! fio semantics followed (checked against fio 3.33's HOWTO and runs of fio itself):
+//! - sizes: `k`/`m`/`g`/`t` (with or without `b`, any case) are powers of 1024, and `KiB`-style
+//!   suffixes are powers of 1000 (fio's default `kb_base=1024` inverts the IEC meaning);
+//! - jobs run *at the same time* unless a `stonewall` separates them; fsbench runs tests one
+//!   after another, so concurrent jobs are refused;
+//! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum;
+//! - without `norandommap` fio touches each block once per pass; fsbench draws random offsets
+//!   with replacement (what `norandommap` asks for), which a note says;
+//! - `invalidate=1` (the default) drops the file's cached pages before the job: a buffered read
+//!   phase gets `cache = "uncached"`, which fsbench verifies with mincore;
+//! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
+
+use super::ini::{self, Entry};
+use super::{options, FioError};
+use crate::workload::size::{fmt_bytes, Bytes, SizeDistSpec, SizeExpr};
+use crate::workload::spec::{
+    AmountSpec, CacheReq, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec, TestSpec,
+};
+use std::collections::BTreeMap;
+
+/// A translated job file.
+#[derive(Debug, Clone)]
+pub struct Translation {
+    /// The job file's name (for messages).
+    pub file: String,
+    /// The suite: one test per job.
+    pub spec: SuiteSpec,
+    /// Where fsbench's meaning differs in a detail from fio's, or fio options that have no
+    /// effect: printed to stderr and in `--print-workload`.
+    pub notes: Vec<String>,
+    /// `directory=` of the jobs (all must agree): the run directory when `--dir` is not given.
+    pub directory: Option<String>,
+}
+
+impl Translation {
+    /// The suite as workload TOML, the notes as comments at the top.
+    pub fn to_toml(&self) -> String {
+        let mut out = format!("# Translated from the fio job file {} by fsbench.\n", self.file);
+        for n in &self.notes {
+            out.push_str(&format!("# note: {n}\n"));
+        }
+        if let Some(d) = &self.directory {
+            out.push_str(&format!("# directory={d}: the run directory unless --dir is given\n"));
+        }
+        out.push('\n');
+        // Serialising plain data types cannot fail; an error here would be a bug in the types.
+        out.push_str(&toml::to_string(&self.spec).unwrap_or_else(|e| format!("# error: {e}\n")));
+        out
+    }
+}
+
+/// An option's value as written, with its line.
+#[derive(Debug, Clone)]
+struct Val {
+    value: Option<String>,
+    line: usize,
+}
+
+/// The options in force for one job: the globals before it, then its own.
+struct Job<'a> {
+    name: String,
+    line: usize,
+    file: &'a str,
+    opts: BTreeMap<&'static str, Val>,
+}
+
+impl Job<'_> {
+    fn err(&self, option: &str, line: usize, message: impl Into<String>) -> FioError {
+        FioError::Value {
+            file: self.file.into(),
+            line,
+            option: option.into(),
+            message: message.into(),
+        }
+    }
+
+    fn job_err(&self, message: impl Into<String>) -> FioError {
+        self.err(&format!("[{}]", self.name), self.line, message)
+    }
+
+    fn get(&self, name: &str) -> Option<&Val> {
+        self.opts.get(name)
+    }
+
+    fn line(&self, name: &str) -> usize {
+        self.get(name).map(|v| v.line).unwrap_or(self.line)
+    }
+
+    fn str(&self, name: &str) -> Result<Option<(&str, usize)>, FioError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Val { value: Some(v), line }) => Ok(Some((v.as_str(), *line))),
+            Some(Val { value: None, line }) => {
+                Err(self.err(name, *line, format!("needs a value: `{name}=...`")))
+            }
+        }
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>, FioError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Val { value: None, .. }) => Ok(Some(true)),
+            Some(Val { value: Some(v), line }) => match v.as_str() {
+                "1" | "true" | "on" | "yes" => Ok(Some(true)),
+                "0" | "false" | "off" | "no" => Ok(Some(false)),
+                _ => Err(self.err(name, *line, format!("`{v}` is not 0 or 1"))),
+            },
+        }
+    }
+
+    fn int(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
+        match self.str(name)? {
+            None => Ok(None),
+            Some((v, line)) => v
+                .parse::<u64>()
+                .map(|n| Some((n, line)))
+                .map_err(|_| self.err(name, line, format!("`{v}` is not a whole number"))),
+        }
+    }
+
+    fn size(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
+        match self.str(name)? {
+            None => Ok(None),
+            Some((v, line)) => {
+                parse_size(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
+            }
+        }
+    }
+
+    fn seconds(&self, name: &str) -> Result<Option<(f64, usize)>, FioError> {
+        match self.str(name)? {
+            None => Ok(None),
+            Some((v, line)) => {
+                parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
+            }
+        }
+    }
+}
+
+/// Parse fio's size syntax: a number and an optional unit. `k`, `m`, `g`, `t`, `p` (any case,
+/// with an optional `b`) are powers of 1024; `kib`-style units are powers of 1000, as fio does
+/// with its default `kb_base=1024` (measured with fio 3.33: `bs=1KiB` moves 1000 bytes).
+pub fn parse_size(v: &str) -> Result<u64, String> {
+    let s = v.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| {
+        format!("`{v}` is not a size: write a whole number with an optional unit (4k, 64m, 1g)")
+    })?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let (letter, rest) = match unit.chars().next() {
+        None => return Ok(n),
+        Some(c) => (c, &unit[1..]),
+    };
+    let pow = match letter {
+        'b' if rest.is_empty() => return Ok(n),
+        'k' => 1,
+        'm' => 2,
+        'g' => 3,
+        't' => 4,
+        'p' => 5,
+        _ => {
+            return Err(format!(
+                "`{v}`: unknown unit `{unit}`; fsbench reads k, m, g, t, p (powers of 1024) and kib, mib, ... (powers of 1000, as fio); percentages are not supported"
+            ))
+        }
+    };
+    let base: u64 = match rest {
+        "" | "b" | "i" => 1024,
+        "ib" => 1000,
+        _ => return Err(format!("`{v}`: unknown unit `{unit}`")),
+    };
+    base.checked_pow(pow)
+        .and_then(|m| n.checked_mul(m))
+        .ok_or_else(|| format!("`{v}` is too large"))
+}
+
+/// Parse fio's time syntax: seconds by default, or `us`, `ms`, `s`, `m`, `h`, `d`.
+pub fn parse_time(v: &str) -> Result<f64, String> {
+    let s = v.trim().to_ascii_lowercase();
+    let digits = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let (num, unit) = s.split_at(digits);
+    let n: f64 = num.parse().map_err(|_| {
+        format!("`{v}` is not a time: write seconds, or a number with us, ms, s, m, h or d")
+    })?;
+    let mult = match unit.trim() {
+        "" | "s" => 1.0,
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        u => return Err(format!("`{v}`: unknown time unit `{u}`; use us, ms, s, m, h or d")),
+    };
+    Ok(n * mult)
+}
+
+/// `R[,W[,T]]` → (read, write); an empty part keeps `default`.
+fn split_rw<T: Copy>(
+    v: &str,
+    default: T,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(T, T), String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err(format!("`{v}`: at most three values (read,write,trim)"));
+    }
+    let get = |i: usize| -> Result<Option<T>, String> {
+        match parts.get(i).map(|s| s.trim()) {
+            None | Some("") => Ok(None),
+            Some(p) => parse(p).map(Some),
+        }
+    };
+    let r = get(0)?;
+    let w = get(1)?;
+    // A single value applies to every direction, as in fio.
+    let r_val = r.unwrap_or(default);
+    let w_val = if parts.len() == 1 { r_val } else { w.unwrap_or(default) };
+    Ok((r_val, w_val))
+}
+
+/// Translate the text of a job file. `file` names it in messages, `suite_name` names the suite,
+/// `env` looks up `${VAR}`s.
+pub fn translate(
+    text: &str,
+    file: &str,
+    suite_name: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Translation, FioError> {
+    let sections = ini::parse(text, file, env)?;
+    let mut globals: BTreeMap<&'static str, Val> = BTreeMap::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    for s in &sections {
+        let mut own = BTreeMap::new();
+        for Entry { key, value, line } in &s.entries {
+            let opt = options::lookup(key).ok_or_else(|| FioError::Unsupported {
+                file: file.into(),
+                line: *line,
+                option: key.clone(),
+                supported: options::names(),
+            })?;
+            own.insert(opt.name, Val { value: value.clone(), line: *line });
+        }
+        if s.name == "global" {
+            globals.extend(own);
+        } else {
+            let mut opts = globals.clone();
+            opts.extend(own);
+            jobs.push(Job { name: s.name.clone(), line: s.line, file, opts });
+        }
+    }
+    if jobs.is_empty() {
+        return Err(FioError::Syntax {
+            file: file.into(),
+            line: sections.last().map(|s| s.line).unwrap_or(1),
+            message: "no job: add a section such as `[randread]` after [global]".into(),
+        });
+    }
+
+    let mut notes = Vec::new();
+    let mut tests = Vec::new();
+    let mut directory: Option<(String, usize)> = None;
+    let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, job) in jobs.iter().enumerate() {
+        // Jobs without a stonewall between them run at the same time in fio.
+        if i > 0 && !job.bool("stonewall")?.unwrap_or(false) {
+            return Err(job.job_err(format!(
+                "fio runs job `{}` at the same time as `{}` before it (no `stonewall` between them), and fsbench runs tests one after another: add `stonewall` to [{}] (or to [global] for all jobs), or run the jobs as one with numjobs",
+                job.name, jobs[i - 1].name, job.name
+            )));
+        }
+        if let Some((d, line)) = job.str("directory")? {
+            match &directory {
+                Some((prev, _)) if prev != d => {
+                    return Err(job.err(
+                        "directory",
+                        line,
+                        format!("`{d}` differs from `{prev}` of an earlier job; fsbench runs a job file in one directory (or give --dir)"),
+                    ))
+                }
+                _ => directory = Some((d.to_string(), line)),
+            }
+        }
+        if let Some((f, _)) = job.str("filename")? {
+            *filenames.entry(f.to_string()).or_default() += 1;
+        }
+        let n = ids.entry(job.name.clone()).or_default();
+        *n += 1;
+        let id = if *n == 1 { job.name.clone() } else { format!("{}-{n}", job.name) };
+        let (test, job_notes) = translate_job(job, id)?;
+        notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
+        tests.push(test);
+    }
+    if filenames.values().any(|&n| n > 1) {
+        notes.push("fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote".into());
+    }
+    let spec = SuiteSpec {
+        suite: SuiteMeta {
+            name: Some(suite_name.to_string()),
+            description: Some(format!("fio job file {file}")),
+        },
+        tests,
+    };
+    Ok(Translation { file: file.into(), spec, notes, directory: directory.map(|(d, _)| d) })
+}
+
+/// Directions and order of a job's operations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dir {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    RandMix,
+}
+
+fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioError> {
+    let mut notes = Vec::new();
+    let rw = match job.str("rw")? {
+        None => Dir::Read,
+        Some((v, line)) => match v {
+            "read" => Dir::Read,
+            "write" => Dir::Write,
+            "randread" => Dir::RandRead,
+            "randwrite" => Dir::RandWrite,
+            "randrw" => Dir::RandMix,
+            "rw" | "readwrite" => return Err(job.err("rw", line, format!("`{v}` (sequential reads and writes) keeps one position per direction in fio and one per thread in fsbench; fsbench cannot express it: use randrw, or separate read and write jobs"))),
+            _ if v.contains(':') => return Err(job.err("rw", line, format!("`{v}`: the `:N` offset modifier is not supported; use read, write, randread, randwrite or randrw"))),
+            _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite or randrw"))),
+        },
+    };
+    let random = matches!(rw, Dir::RandRead | Dir::RandWrite | Dir::RandMix);
+    let reads = matches!(rw, Dir::Read | Dir::RandRead | Dir::RandMix);
+    let writes = matches!(rw, Dir::Write | Dir::RandWrite | Dir::RandMix);
+
+    // Block sizes: bs, or a one-size bsrange, or a one-entry bssplit.
+    let given: Vec<&str> =
+        ["bs", "bsrange", "bssplit"].into_iter().filter(|k| job.get(k).is_some()).collect();
+    if given.len() > 1 {
+        let k = given[1];
+        return Err(job.err(
+            k,
+            job.line(k),
+            format!("give one of bs, bsrange and bssplit (this job has {})", given.join(" and ")),
+        ));
+    }
+    let (rbs, wbs) = if let Some((v, line)) = job.str("bs")? {
+        split_rw(v, 4096, parse_size).map_err(|m| job.err("bs", line, m))?
+    } else if let Some((v, line)) = job.str("bsrange")? {
+        let one = |p: &str| -> Result<u64, String> {
+            let (lo, hi) =
+                p.split_once('-').ok_or_else(|| format!("`{p}` is not a range such as 4k-4k"))?;
+            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+            if lo != hi {
+                return Err(format!("`{p}`: fio draws sizes that are multiples of the minimum from a range, which fsbench cannot express; use one size (bs={}) or a fsbench workload with size = {{ uniform = [...] }}", fmt_bytes(lo).to_lowercase()));
+            }
+            Ok(lo)
+        };
+        split_rw(v, 4096, one).map_err(|m| job.err("bsrange", line, m))?
+    } else if let Some((v, line)) = job.str("bssplit")? {
+        let one = |p: &str| -> Result<u64, String> {
+            if p.contains(':') {
+                return Err(format!("`{p}` mixes several block sizes by percentage, which fsbench cannot express; keep one size (bs=...) or write a fsbench workload"));
+            }
+            let (size, pct) = p.split_once('/').unwrap_or((p, "100"));
+            if pct.trim() != "100" && !pct.trim().is_empty() {
+                return Err(format!("`{p}`: a single entry must have 100%"));
+            }
+            parse_size(size)
+        };
+        split_rw(v, 4096, one).map_err(|m| job.err("bssplit", line, m))?
+    } else {
+        (4096, 4096)
+    };
+    let bs_opt = given.first().copied().unwrap_or("bs");
+    if (reads && rbs == 0) || (writes && wbs == 0) {
+        return Err(job.err(bs_opt, job.line(bs_opt), "block size 0"));
+    }
+    let (ralign, walign) = match job.str("blockalign")? {
+        None => (rbs, wbs),
+        Some((v, line)) => split_rw(v, 0, parse_size)
+            .map(|(r, w)| (if r == 0 { rbs } else { r }, if w == 0 { wbs } else { w }))
+            .map_err(|m| job.err("blockalign", line, m))?,
+    };
+    if !random && job.get("blockalign").is_some() {
+        notes.push("blockalign has no effect on sequential I/O (as in fio)".into());
+    }
+
+    // Threads and files.
+    let threads = match job.int("numjobs")? {
+        None => 1,
+        Some((n, line)) if (1..=1024).contains(&n) => {
+            let _ = line;
+            n as u32
+        }
+        Some((n, line)) => {
+            return Err(job.err("numjobs", line, format!("{n}: fsbench runs 1 to 1024 threads")))
+        }
+    };
+    if let Some((n, line)) = job.int("nrfiles")? {
+        if n != 1 {
+            return Err(job.err("nrfiles", line, format!("{n}: fsbench runs a job on one file (per thread); use nrfiles=1 or a fsbench fileset workload")));
+        }
+    }
+    if let Some((v, line)) = job.str("offset")? {
+        if parse_size(v).ok() != Some(0) {
+            return Err(job.err("offset", line, format!("`{v}`: fsbench starts every job at offset 0 of its file; use offset=0 or make the file smaller")));
+        }
+    }
+    let shared = match job.str("filename")? {
+        None => false,
+        Some((f, line)) => {
+            if f.contains('/') || f.contains(':') {
+                return Err(job.err("filename", line, format!("`{f}`: fsbench makes and removes its own files in the run directory and never opens a path or device you name; use a plain name (the threads then share one file) and --dir or directory= for where")));
+            }
+            true
+        }
+    };
+    if shared && threads > 1 && !random {
+        return Err(job.err("filename", job.line("filename"), format!("with numjobs={threads} on one file, each fio thread reads or writes the whole file from the start, and fsbench's sequential threads each take their own part of it; fsbench cannot express this: remove filename (one file per thread) or use a random rw")));
+    }
+
+    let size = job.size("size")?;
+    let filesize = job.size("filesize")?;
+    let io_size = job.size("io_size")?;
+    let file_bytes = match (filesize, size) {
+        (Some((f, _)), _) => f,
+        (None, Some((s, _))) => s,
+        (None, None) => return Err(job.job_err("no size: give the file's size with size= (and, optionally, the bytes to move with io_size=)")),
+    };
+    if file_bytes == 0 {
+        return Err(job.job_err("size 0: give the file a size"));
+    }
+
+    // Open flags.
+    let mut open = Vec::new();
+    let direct = job.bool("direct")?.unwrap_or(false);
+    match job.str("sync")? {
+        None => {}
+        Some(("0" | "none", _)) => {}
+        Some(("1" | "sync", _)) => open.push("sync".into()),
+        Some(("dsync", _)) => open.push("dsync".into()),
+        Some((v, line)) => {
+            return Err(job.err(
+                "sync",
+                line,
+                format!("`{v}`: use 0/none, 1/sync (O_SYNC) or dsync (O_DSYNC)"),
+            ))
+        }
+    }
+    let prefill = reads;
+    if !prefill {
+        open.push("create".into());
+        notes.push("fio fallocates a write job's file before it starts; fsbench writes into a new, empty file".into());
+    }
+
+    // Engine.
+    let engine = match job.str("ioengine")? {
+        None => "psync",
+        Some(("psync", _)) => "psync",
+        Some(("sync", _)) => {
+            notes.push("ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two".into());
+            "psync"
+        }
+        Some(("pvsync", _)) => {
+            notes.push(
+                "ioengine=pvsync (preadv/pwritev of one buffer) runs as psync (pread/pwrite)"
+                    .into(),
+            );
+            "psync"
+        }
+        Some(("io_uring", _)) => "io_uring",
+        Some(("mmap", _)) => "mmap",
+        Some(("libaio", _)) => {
+            notes.push("ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
+            "io_uring"
+        }
+        Some((e, line)) => {
+            return Err(job.err(
+                "ioengine",
+                line,
+                format!(
+                    "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio or mmap"
+                ),
+            ))
+        }
+    };
+    let mut iodepth = None;
+    if let Some((d, line)) = job.int("iodepth")? {
+        if d > 1 {
+            iodepth = Some(
+                u32::try_from(d)
+                    .map_err(|_| job.err("iodepth", line, format!("{d} is too large")))?,
+            );
+        }
+        if d == 0 {
+            return Err(job.err("iodepth", line, "0: the queue depth is at least 1"));
+        }
+        if d > 1 && engine == "psync" {
+            return Err(job.err("iodepth", line, format!("{d} with ioengine={}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring for a queue depth", job.str("ioengine")?.map(|v| v.0).unwrap_or("psync"))));
+        }
+    }
+
+    // Syncs.
+    let every_fsync = job.int("fsync")?.filter(|(n, _)| *n > 0);
+    let every_fdatasync = job.int("fdatasync")?.filter(|(n, _)| *n > 0);
+    let mut sync = SyncSpec::default();
+    match (every_fsync, every_fdatasync) {
+        (Some(_), Some((_, line))) => {
+            return Err(job.err("fdatasync", line, "give one of fsync=N and fdatasync=N"))
+        }
+        (Some((n, _)), None) => sync.every_ops = Some(n),
+        (None, Some((n, _))) => {
+            sync.every_ops = Some(n);
+            sync.call = Some("fdatasync".into());
+        }
+        (None, None) => {}
+    }
+    if sync.every_ops.is_some() && !writes {
+        notes.push("fsync/fdatasync=N has no effect without writes (as in fio)".into());
+        sync.every_ops = None;
+        sync.call = None;
+    }
+    let end_fsync = job.bool("end_fsync")?.unwrap_or(false);
+    let on_close = job.bool("fsync_on_close")?.unwrap_or(false);
+    if (end_fsync || on_close) && writes {
+        sync.at_end = Some("fsync".into());
+        if end_fsync && on_close {
+            notes.push(
+                "end_fsync and fsync_on_close: fsbench issues one fsync per thread at the end"
+                    .into(),
+            );
+        }
+    }
+
+    // Amount.
+    let time_based = job.bool("time_based")?.unwrap_or(false);
+    let runtime = job.seconds("runtime")?;
+    let amount = match (time_based, runtime) {
+        (true, Some((s, line))) if s > 0.0 => {
+            let _ = line;
+            AmountSpec { seconds: Some(s), ..Default::default() }
+        }
+        (true, _) => return Err(job.err("time_based", job.line("time_based"), "time_based needs runtime=SECONDS (fsbench will not run without end)")),
+        (false, Some((s, line))) => return Err(job.err("runtime", line, format!("without time_based, fio stops at whichever comes first, the size or {s} s; fsbench runs one amount: add time_based=1 to run for {s} s, or remove runtime to move the whole size"))),
+        (false, None) => {
+            let bytes = io_size.map(|v| v.0).or(size.map(|v| v.0)).unwrap_or(file_bytes);
+            AmountSpec { bytes: Some(SizeExpr::Bytes(bytes)), ..Default::default() }
+        }
+    };
+    if random && !job.bool("norandommap")?.unwrap_or(false) {
+        notes.push("fio touches each block once per pass (its random map); fsbench draws random offsets with replacement, as fio's norandommap".into());
+    }
+    if let Some(false) = job.bool("randrepeat")? {
+        notes.push(
+            "randrepeat=0: fsbench's offsets repeat from run to run unless --seed changes".into(),
+        );
+    }
+    if let Some((v, line)) = job.str("verify")? {
+        if v != "0" && v != "none" {
+            return Err(job.err(
+                "verify",
+                line,
+                format!("`{v}`: fsbench does not verify data; remove verify (or use verify=0)"),
+            ));
+        }
+    }
+    for k in ["thread", "group_reporting"] {
+        job.bool(k)?;
+    }
+
+    // Pattern.
+    let entry = |op: &str, bs: u64, align: u64, repeat: u32| OpSpec {
+        op: Some(op.into()),
+        pick: None,
+        fsync: None,
+        fsync_dir: None,
+        choose: None,
+        weight: None,
+        size: Some(SizeDistSpec::Fixed(Bytes(bs))),
+        offset: Some(if random { "random" } else { "sequential" }.into()),
+        align: if random { Some(Bytes(align)) } else { None },
+        repeat: if repeat > 1 { Some(repeat) } else { None },
+    };
+    let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
+    let pattern = match rw {
+        Dir::Read | Dir::RandRead => vec![entry("read", rbs, ralign, 1)],
+        Dir::Write | Dir::RandWrite => vec![entry("write", wbs, walign, 1)],
+        Dir::RandMix => {
+            let r = job.int("rwmixread")?;
+            let w = job.int("rwmixwrite")?;
+            let read_pct = match (r, w) {
+                (Some((r, line)), Some((w, _))) if r + w != 100 => {
+                    return Err(job.err(
+                        "rwmixwrite",
+                        line.max(job.line("rwmixwrite")),
+                        format!("rwmixread={r} and rwmixwrite={w} do not add up to 100"),
+                    ))
+                }
+                (Some((r, _)), _) => r,
+                (None, Some((w, _))) => 100u64.saturating_sub(w),
+                (None, None) => 50,
+            };
+            if read_pct > 100 {
+                return Err(job.err(
+                    "rwmixread",
+                    job.line("rwmixread"),
+                    format!("{read_pct}: a percentage is 0 to 100"),
+                ));
+            }
+            let g = gcd(read_pct, 100 - read_pct).max(1);
+            let (nr, nw) = ((read_pct / g) as u32, ((100 - read_pct) / g) as u32);
+            let mut p = Vec::new();
+            if nr > 0 {
+                p.push(entry("read", rbs, ralign, nr));
+            }
+            if nw > 0 {
+                p.push(entry("write", wbs, walign, nw));
+            }
+            if nr > 0 && nw > 0 {
+                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over"));
+            }
+            p
+        }
+    };
+    if mix_given && rw != Dir::RandMix {
+        notes.push("rwmixread/rwmixwrite have no effect without randrw (as in fio)".into());
+    }
+
+    // Cache precondition: fio's invalidate=1 (default) drops the file's pages first.
+    let invalidate = job.bool("invalidate")?.unwrap_or(true);
+    let cache = if reads && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
+
+    let mut phases = Vec::new();
+    let phase_name = match rw {
+        Dir::Read => "read",
+        Dir::Write => "write",
+        Dir::RandRead => "randread",
+        Dir::RandWrite => "randwrite",
+        Dir::RandMix => "randrw",
+    };
+    let mut timed_cache = cache;
+    if let Some((s, _)) = job.seconds("ramp_time")? {
+        if s > 0.0 {
+            phases.push(PhaseSpec {
+                name: "ramp".into(),
+                timed: false,
+                cache,
+                open: open.clone(),
+                pattern: pattern.clone(),
+                amount: AmountSpec { seconds: Some(s), ..Default::default() },
+                sync: sync.clone(),
+            });
+            timed_cache = CacheReq::Any;
+            if !random {
+                notes.push("ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)".into());
+            }
+        }
+    }
+    phases.push(PhaseSpec {
+        name: phase_name.into(),
+        timed: true,
+        cache: timed_cache,
+        open,
+        pattern,
+        amount,
+        sync,
+    });
+
+    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
+    let description = job
+        .str("description")?
+        .map(|v| v.0.to_string())
+        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
+    let test = TestSpec {
+        id,
+        name,
+        description,
+        threads,
+        engine: (engine != "psync").then(|| engine.to_string()),
+        iodepth,
+        direct: direct.then_some(true),
+        iodepth_batch: uring_int(job, "iodepth_batch")?,
+        iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
+        sqpoll: job.bool("sqthread_poll")?.filter(|b| *b),
+        iopoll: job.bool("hipri")?.filter(|b| *b),
+        figure: None,
+        file: Some(FileSpec { size: SizeExpr::Bytes(file_bytes), shared, prefill }),
+        fileset: None,
+        phases,
+    };
+    Ok((test, notes))
+}
+
+/// A batch option as a count (fio's 0 means "the default").
+fn uring_int(job: &Job, name: &str) -> Result<Option<u32>, FioError> {
+    match job.int(name)? {
+        None | Some((0, _)) => Ok(None),
+        Some((n, line)) => {
+            u32::try_from(n).map(Some).map_err(|_| job.err(name, line, format!("{n} is too large")))
+        }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests;

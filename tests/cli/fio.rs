@@ -1,0 +1,241 @@
+//! `--fio`: fio job files in, and `suite show --as-fio` out.
+
+use crate::util::*;
+
+/// A job file in the style of fio's examples folder: a [global] section, several jobs separated
+/// by `stonewall`, `${VAR}`s from the environment.
+const EXAMPLE: &str = "; like fio's examples/ssd-test.fio
+[global]
+bs=4k
+ioengine=psync
+iodepth=1
+size=${FSB_SIZE}
+filesize=${FSB_SIZE}
+io_size=2m
+norandommap
+randrepeat=1
+group_reporting
+thread
+invalidate=0
+
+[seq-read]
+rw=read
+stonewall
+
+[rand-read]
+rw=randread
+numjobs=2
+stonewall
+
+[seq-write]
+rw=write
+bs=64k
+fsync=8
+end_fsync=1
+stonewall
+
+[rand-mixed]
+rw=randrw
+rwmixread=75
+filename=shared.dat
+numjobs=2
+time_based
+runtime=300ms
+stonewall
+";
+
+#[test]
+fn examples_style_job_file_runs_end_to_end() {
+    let dir = TestDir::new();
+    let job = dir.write("ssd.fio", EXAMPLE);
+    let work = TestDir::new();
+    let mut c = command();
+    c.env("FSB_SIZE", "8m").args([
+        "run",
+        "--fio",
+        job.to_str().unwrap(),
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--no-store",
+        "--format",
+        "json",
+    ]);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> =
+        v["tests"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["seq-read", "rand-read", "seq-write", "rand-mixed"]);
+    for t in v["tests"].as_array().unwrap() {
+        assert_eq!(t["status"]["state"], "ok", "{t}");
+    }
+    let rep = |id: &str| test_by_id(&v, id)["reps"][0].clone();
+    // io_size=2m per thread: 512 reads of 4K for one thread, 1024 for two.
+    assert_eq!(rep("seq-read")["bytes"], 2 << 20);
+    assert_eq!(rep("seq-read")["data_ops"], 512);
+    assert_eq!(rep("rand-read")["data_ops"], 1024);
+    assert_eq!(test_by_id(&v, "rand-read")["threads"], 2);
+    let lat = |id: &str, op: &str| {
+        rep(id)["latency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["op"] == op)
+            .map(|l| l["count"].as_u64().unwrap())
+    };
+    // 32 writes of 64K, an fsync every 8 writes and one at the end.
+    assert_eq!(lat("seq-write", "write"), Some(32));
+    assert!(lat("seq-write", "fsync").unwrap() >= 4, "{}", rep("seq-write"));
+    let (r, w) = (lat("rand-mixed", "read").unwrap(), lat("rand-mixed", "write").unwrap());
+    assert!(r > 0 && w > 0 && (r as f64 / w as f64 - 3.0).abs() < 0.2, "reads {r} writes {w}");
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+    // The notes say where fsbench differs.
+    assert!(stderr(&o).contains("fio fallocates a write job's file"), "{}", stderr(&o));
+}
+
+#[test]
+fn print_workload_shows_the_translation_and_it_loads_as_a_workload() {
+    let dir = TestDir::new();
+    let job = dir.write("ssd.fio", EXAMPLE);
+    let mut c = command();
+    c.env("FSB_SIZE", "8m").args(["run", "--fio", job.to_str().unwrap(), "--print-workload"]);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("# note: [rand-mixed] randrw with 75% reads"), "{text}");
+    let toml = dir.write("t.toml", &text);
+    let o = fsbench(&["run", "--workload", toml.to_str().unwrap(), "--print-workload"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), text);
+}
+
+#[test]
+fn unsupported_option_and_unset_variable_exit_2_with_the_line() {
+    let dir = TestDir::new();
+    let work = TestDir::new();
+    let job = dir.write("bad.fio", "[global]\nsize=8m\n\n[job]\nrw=randread\nzonemode=zbd\n");
+    let o =
+        fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("bad.fio:6: fio option `zonemode` is not supported"), "{e}");
+
+    let job = dir.write("env.fio", "[job]\nsize=${FSB_NOT_SET_ANYWHERE}\n");
+    let o =
+        fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("env.fio:2: environment variable `FSB_NOT_SET_ANYWHERE`"),
+        "{}",
+        stderr(&o)
+    );
+
+    let job = dir.write("two.fio", "[a]\nsize=8m\n[b]\nsize=8m\n");
+    let o =
+        fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("two.fio:3: `[b]`: fio runs job `b` at the same time"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(work.entries(), Vec::<String>::new());
+}
+
+#[test]
+fn engine_depth_and_direct_show_in_table_and_csv() {
+    let dir = TestDir::new();
+    let work = TestDir::new();
+    let job = dir.write(
+        "u.fio",
+        "[u]\nioengine=io_uring\niodepth=8\nrw=randread\nsize=8m\nio_size=2m\ninvalidate=0\n",
+    );
+    let args = |fmt: &'static str| {
+        fsbench(&[
+            "run",
+            "--fio",
+            job.to_str().unwrap(),
+            "--dir",
+            work.path().to_str().unwrap(),
+            "--no-store",
+            "--format",
+            fmt,
+        ])
+    };
+    let o = args("table");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("u [io_uring qd8]"), "{}", stdout(&o));
+    let o = args("csv");
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((col("engine"), col("iodepth"), col("direct")), ("io_uring", "8", "false"));
+}
+
+#[test]
+fn a_translated_job_goes_back_to_fio_with_its_engine() {
+    // fio job -> fsbench workload (--print-workload) -> fio job (suite show --as-fio needs an
+    // embedded suite, so the export is checked through the library here).
+    let t = fsbench::fio::translate(
+        "[q]\nioengine=io_uring\niodepth=16\niodepth_batch_submit=4\ndirect=1\nrw=randread\nsize=64m\nio_size=8m\n",
+        "q.fio",
+        "q",
+        &|_| None,
+    )
+    .unwrap();
+    let ctx = fsbench::workload::ResolveCtx {
+        scale: fsbench::workload::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = fsbench::fio::load(&t, &ctx).unwrap();
+    let job = fsbench::fio::export::test_to_fio(&suite.tests[0]).unwrap();
+    for want in [
+        "rw=randread\n",
+        "ioengine=io_uring\n",
+        "iodepth=16\n",
+        "iodepth_batch_submit=4\n",
+        "direct=1\n",
+        "bs=4k\n",
+        "size=64m\n",
+        "io_size=8m\n",
+    ] {
+        assert!(job.contains(want), "{want:?} missing in:\n{job}");
+    }
+}
+
+#[test]
+fn directory_from_the_job_file_when_no_dir() {
+    let work = TestDir::new();
+    let dir = TestDir::new();
+    let job = dir.write(
+        "d.fio",
+        &format!("[j]\nsize=4m\nio_size=1m\ninvalidate=0\ndirectory={}\n", work.path().display()),
+    );
+    let (v, o) = run_json(&["run", "--fio", job.to_str().unwrap(), "--no-store"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(v["tests"][0]["reps"][0]["bytes"], 1 << 20);
+    assert!(v["target"].to_string().contains(work.path().to_str().unwrap()), "{}", v["target"]);
+    let job = dir.write("nodir.fio", "[j]\nsize=4m\n");
+    let o = fsbench(&["run", "--fio", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("give --dir"), "{}", stderr(&o));
+}
+
+#[test]
+fn suite_as_fio_is_a_job_file_fio_accepts() {
+    let o = fsbench(&["suite", "show", "unit14", "--as-fio"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("[5]\ndescription=seqread-32k-uncached\nrw=read\nbs=32k\n"), "{text}");
+    assert!(text.contains("; test 8 (create-halfmem-2reads) cannot be expressed as a fio job:\n;   it has 2 timed phases"), "{text}");
+    if std::process::Command::new("fio").arg("--version").output().is_err() {
+        skip("fio is not installed (scripts/install-deps.sh bench): not cross-checked with fio");
+        return;
+    }
+    let dir = TestDir::new();
+    let f = dir.write("u14.fio", &text);
+    let o = std::process::Command::new("fio").arg("--parse-only").arg(&f).output().unwrap();
+    assert!(o.status.success(), "fio refused it: {}", stderr(&o));
+}

@@ -1,0 +1,201 @@
+//! The io_uring engine and O_DIRECT on real devices: queue depth reaches the device, direct reads
+//! come from the device, filesystems that refuse O_DIRECT fail only their test.
+
+use crate::util::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn workload(engine: &str, iodepth: u32, seconds: f64) -> String {
+    format!(
+        "[[test]]
+id = \"qd\"
+name = \"randread-4k-direct\"
+engine = \"{engine}\"
+iodepth = {iodepth}
+direct = true
+file = {{ size = \"64M\" }}
+[[test.phase]]
+name = \"randread\"
+pattern = [{{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }}]
+amount = {{ seconds = {seconds} }}
+"
+    )
+}
+
+/// Highest number of reads in flight (/sys/block/DEV/inflight, first column) sampled every
+/// 200 µs while `f` runs. Writes are left out: the untimed prefill's writeback queues deep.
+fn max_inflight<T>(dev: &str, f: impl FnOnce() -> T) -> (u64, T) {
+    let name = dev.trim_start_matches("/dev/").to_string();
+    let stop = Arc::new(AtomicBool::new(false));
+    let max = Arc::new(AtomicU64::new(0));
+    let (s, m) = (stop.clone(), max.clone());
+    let sampler = std::thread::spawn(move || {
+        let p = format!("/sys/block/{name}/inflight");
+        while !s.load(Ordering::Relaxed) {
+            if let Ok(t) = std::fs::read_to_string(&p) {
+                let n: u64 = t.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap_or(0);
+                m.fetch_max(n, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    });
+    let r = f();
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().unwrap();
+    (max.load(Ordering::Relaxed), r)
+}
+
+fn timed_phase(t: &serde_json::Value) -> &serde_json::Value {
+    t["reps"][0]["phases"].as_array().unwrap().iter().find(|p| p["timed"] == true).unwrap()
+}
+
+#[test]
+fn io_uring_depth_reaches_the_loop_device_and_direct_reads_come_from_it() {
+    use fsbench::testbed::{FsConfig, Testbed, TestbedOptions};
+    if !is_root() || !have("mkfs.ext4") || !std::path::Path::new("/dev/loop-control").exists() {
+        skip("needs root, loop devices and mkfs.ext4 (e2fsprogs)");
+        return;
+    }
+    // A loop device over a file in /dev/shm: fast, so the queue is the engine's, not the disk's.
+    std::fs::create_dir_all("/dev/shm/fsbench-tests").unwrap();
+    let work = tempfile::tempdir_in("/dev/shm/fsbench-tests").unwrap();
+    let opts = TestbedOptions {
+        workdir: work.path().to_path_buf(),
+        size_bytes: 256 << 20,
+        ..TestbedOptions::default()
+    };
+    let tb = Testbed::up(&FsConfig::parse("ext4").unwrap(), &opts).expect("ext4 testbed");
+    let dir = tb.mountpoint().to_str().unwrap().to_string();
+    let dev = tb.block_devices()[0].clone();
+    let files = TestDir::new();
+    let run = |engine: &str, depth: u32| {
+        let w = files.write(&format!("{engine}-{depth}.toml"), &workload(engine, depth, 1.5));
+        max_inflight(&dev, || {
+            run_json(&["run", "--dir", &dir, "--workload", w.to_str().unwrap(), "--no-store"])
+        })
+    };
+    let (deep, (v16, o16)) = run("io_uring", 16);
+    let (shallow, (v1, o1)) = run("psync", 1);
+    tb.teardown().expect("testbed teardown");
+    eprintln!("most requests in flight at {dev}: io_uring iodepth 16: {deep}; psync: {shallow}");
+    assert!(o16.status.success(), "{}", stderr(&o16));
+    assert!(o1.status.success(), "{}", stderr(&o1));
+    assert_eq!(v16["tests"][0]["status"]["state"], "ok", "{}", v16["tests"][0]);
+    assert!(deep > 1, "io_uring at iodepth 16: at most {deep} request(s) in flight at {dev}");
+    assert!(
+        deep > shallow,
+        "iodepth 16 ({deep} in flight) should queue deeper than psync ({shallow})"
+    );
+    let ph = timed_phase(&v16["tests"][0]);
+    assert_eq!(
+        (ph["engine"].as_str(), ph["iodepth"].as_u64(), ph["direct"].as_bool()),
+        (Some("io_uring"), Some(16), Some(true))
+    );
+    let ph = timed_phase(&v1["tests"][0]);
+    assert_eq!(
+        (ph["engine"].as_str(), ph["iodepth"].as_u64(), ph["direct"].as_bool()),
+        (Some("psync"), Some(1), Some(true))
+    );
+    for v in [&v16, &v1] {
+        let ph = timed_phase(&v["tests"][0]);
+        // The page cache is bypassed: the cache precondition says "direct", and every byte read
+        // came from the device.
+        assert_eq!(ph["cache"]["required"], "direct", "{}", ph["cache"]);
+        assert_eq!(ph["cache"]["met"], true);
+        let read = ph["bytes_read"].as_u64().unwrap();
+        let dev_read = ph["device"]["read_bytes"].as_u64().unwrap();
+        assert!(read > 0 && dev_read >= read * 9 / 10, "read {read}, device read {dev_read}");
+    }
+}
+
+/// A ramfs mounted in a fresh directory (ramfs refuses O_DIRECT; tmpfs accepts it since Linux
+/// 6.6), unmounted on drop.
+struct Ramfs(TestDir);
+
+impl Ramfs {
+    fn mount() -> Option<Ramfs> {
+        let d = TestDir::new();
+        let st = std::process::Command::new("mount")
+            .args(["-t", "ramfs", "fsbench-test", d.path().to_str().unwrap()])
+            .status()
+            .ok()?;
+        st.success().then_some(Ramfs(d))
+    }
+}
+
+impl Drop for Ramfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn o_direct_refused_by_the_filesystem_fails_that_test_at_its_start_and_the_others_run() {
+    if !is_root() {
+        skip("needs root to mount ramfs");
+        return;
+    }
+    let Some(fs) = Ramfs::mount() else {
+        skip("ramfs could not be mounted");
+        return;
+    };
+    let dir = fs.0.path().to_str().unwrap().to_string();
+    let files = TestDir::new();
+    let w = files.write(
+        "w.toml",
+        &format!(
+            "{}\n[[test]]\nid = \"buffered\"\nname = \"b\"\nfile = {{ size = \"4M\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n",
+            workload("io_uring", 4, 0.2)
+        ),
+    );
+    // ramfs reports no free space (it has no limit): the space check is skipped.
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        &dir,
+        "--workload",
+        w.to_str().unwrap(),
+        "--no-store",
+        "--no-space-check",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = test_by_id(&v, "qd");
+    assert_eq!(t["status"]["state"], "failed");
+    let reason = t["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("(ramfs) refuses O_DIRECT") && reason.contains("remove direct"),
+        "{reason}"
+    );
+    // Failed at its start: no repetition ran.
+    assert_eq!(t["reps"].as_array().unwrap().len(), 0, "{t}");
+    assert_eq!(test_by_id(&v, "buffered")["status"]["state"], "ok");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing left on the ramfs");
+}
+
+#[test]
+fn enospc_completion_fails_the_test_with_the_reason() {
+    let Some(fs) = Tmpfs::mount("8M", false) else {
+        skip("needs root to mount tmpfs");
+        return;
+    };
+    let files = TestDir::new();
+    let w = files.write(
+        "w.toml",
+        "[[test]]\nid = \"full\"\nname = \"fill\"\nengine = \"io_uring\"\niodepth = 8\nfile = { size = \"64M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\"]\npattern = [{ op = \"write\", size = \"64K\" }]\namount = { passes = 1 }\n",
+    );
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        fs.path().to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--no-store",
+        "--no-space-check",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = test_by_id(&v, "full");
+    assert_eq!(t["status"]["state"], "failed");
+    let reason = t["status"]["reason"].as_str().unwrap();
+    assert!(reason.contains("write of") && reason.contains("No space left on device"), "{reason}");
+    assert!(std::fs::read_dir(fs.path()).unwrap().next().is_none(), "nothing left on the tmpfs");
+}
