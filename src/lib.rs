@@ -19,6 +19,7 @@ pub mod cli;
 pub mod compare;
 pub mod engine;
 pub mod explain;
+pub mod integrity;
 pub mod observe;
 pub mod output;
 pub mod report;

@@ -2,6 +2,7 @@
 //! into a validated job for the library.
 
 mod compare;
+mod integrity;
 mod progress;
 mod record;
 mod results;
@@ -70,6 +71,9 @@ enum Command {
     Diff(results::DiffArgs),
     /// Write recorded runs as one self-contained HTML report with charts.
     Report(results::ReportArgs),
+    /// Inject faults (zeroed, flipped, garbage, stale blocks) into fresh filesystems' images
+    /// and report what each filesystem did: silent, detected, repaired, unavailable, crash.
+    Integrity(integrity::IntegrityArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -94,6 +98,7 @@ pub fn main() -> i32 {
         Command::Show(a) => results::show(a),
         Command::Diff(a) => results::diff(a),
         Command::Report(a) => results::report(a),
+        Command::Integrity(a) => integrity::run(a),
     };
     match r {
         Ok(code) => code as i32,

@@ -28,6 +28,7 @@ pub mod image;
 pub mod loopdev;
 pub mod mount;
 pub mod mountinfo;
+mod offline;
 pub mod preflight;
 pub mod process;
 pub mod state;

@@ -4,6 +4,7 @@
 mod bad_input;
 mod compare;
 mod fsruns;
+mod integrity;
 mod metadata;
 mod run;
 mod signals;
