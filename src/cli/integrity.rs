@@ -61,10 +61,10 @@ mount again with cold caches, read everything back, run the filesystem's scrub o
 (e2fsck -fn, xfs_repair -n, btrfs scrub, zpool scrub), and read again.
 
 Outcomes:
-  silent       wrong data was returned without an error
+  silent       wrong data was returned without an error (or a listing lacked entries)
   detected     an error was reported (EIO, scrub/check, kernel log) and the data stayed lost
   repaired     an error was reported and the data read back correct in the end
-  unavailable  mount/import failed, or files or directories were lost
+  unavailable  mount/import failed, or opening/listing files or directories failed
   crash        zfs-fuse died, or the kernel logged an oops/BUG/warning
   unaffected   nothing was reported and every read was correct
 

@@ -8,6 +8,17 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+/// Which files [`DataSet::write_part`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Everything.
+    All,
+    /// The directories and the first file of each.
+    First,
+    /// The other files.
+    Rest,
+}
+
 /// The generation every data-set block is written with; a stale block is generation 0.
 pub const GENERATION: u64 = 1;
 const DIRS: usize = 4;
@@ -131,11 +142,23 @@ impl DataSet {
     /// (`syncfs`, not `fsync`: an fsync would put extra copies of the data in a log (zfs's ZIL)
     /// that a scan of the device would then also find).
     pub fn write(&self, root: &Path) -> io::Result<()> {
+        self.write_part(root, Part::All)
+    }
+
+    /// Write part of the data set (see [`Part`]); writing [`Part::First`] then [`Part::Rest`]
+    /// writes it all, and leaves older versions of metadata blocks to be captured in between.
+    pub fn write_part(&self, root: &Path, part: Part) -> io::Result<()> {
         for d in &self.dirs {
             std::fs::create_dir_all(root.join(d))?;
         }
         let mut buf = vec![0u8; BLOCK_BYTES];
-        for f in &self.files {
+        for (n, f) in self.files.iter().enumerate() {
+            let first = n % FILES_PER_DIR == 0;
+            match part {
+                Part::First if !first => continue,
+                Part::Rest if first => continue,
+                _ => {}
+            }
             let mut file = File::create(root.join(&f.path))?;
             for i in 0..f.blocks {
                 block::fill(f.block_id(self.seed, i), &mut buf);
@@ -160,13 +183,19 @@ impl DataSet {
             match std::fs::read_dir(root.join(d)) {
                 Ok(it) => {
                     let mut names = Vec::new();
+                    let mut failed = false;
                     for e in it {
                         match e {
                             Ok(e) => names.push(e.file_name().to_string_lossy().into_owned()),
-                            Err(e) => rb.lost.push(error(d, "readdir", None, &e)),
+                            Err(e) => {
+                                failed = true;
+                                rb.lost.push(error(d, "readdir", None, &e));
+                            }
                         }
                     }
-                    for n in expected.iter().filter(|n| !names.contains(n)) {
+                    // Entries missing from a listing that ended in an error are explained by
+                    // the error; from a listing that succeeded, they are lost silently.
+                    for n in expected.iter().filter(|n| !failed && !names.contains(n)) {
                         rb.lost.push(ReadError {
                             path: d.join(n),
                             op: "readdir".into(),
@@ -241,7 +270,10 @@ mod tests {
     fn written_data_reads_back_and_damage_is_named() {
         let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
         let d = DataSet::new(5);
-        d.write(tmp.path()).unwrap();
+        d.write_part(tmp.path(), Part::First).unwrap();
+        let rb = d.read_back(tmp.path());
+        assert_eq!(rb.lost.len(), 2 * d.files.len() / FILES_PER_DIR * (FILES_PER_DIR - 1));
+        d.write_part(tmp.path(), Part::Rest).unwrap();
         let rb = d.read_back(tmp.path());
         assert!(rb.all_intact(), "{rb:?}");
         assert_eq!(rb.intact_blocks, d.files.iter().map(|f| f.blocks).sum::<u64>());

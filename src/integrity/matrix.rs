@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Wrong data was returned without an error, at some read.
+    /// Wrong data was returned without an error, at some read (including a directory listing
+    /// that lacks entries).
     Silent,
     /// An error was reported (EIO, a checksum error from the scrub or checker, in the kernel
     /// log) and the data stayed unreadable.
@@ -21,7 +22,8 @@ pub enum Outcome {
     /// An error was reported and the data read back correct in the end (from another copy, on
     /// read or by the scrub).
     Repaired,
-    /// The filesystem could not be mounted or imported, or files or directories were lost.
+    /// The filesystem could not be mounted or imported, or opening or listing files or
+    /// directories failed with an error.
     Unavailable,
     /// The filesystem daemon died, or the kernel logged an oops, BUG or warning with a trace.
     Crash,
@@ -81,8 +83,8 @@ pub struct Case {
     pub note: Option<String>,
 }
 
-/// The outcome from the evidence. Precedence: crash, unavailable, silent, repaired, detected,
-/// unaffected; "silent" wins over a later detection because wrong data was already returned.
+/// The outcome from the evidence. Precedence: crash, mount failure (unavailable), silent, lost
+/// files (unavailable), repaired, detected, unaffected; "silent" wins over a later detection because wrong data was already returned.
 pub fn classify(case: &Case, kernel_trouble: bool, kernel_detected: bool) -> Outcome {
     if case.daemon_died || kernel_trouble {
         return Outcome::Crash;
@@ -90,11 +92,17 @@ pub fn classify(case: &Case, kernel_trouble: bool, kernel_detected: bool) -> Out
     let (Some(first), Some(second)) = (&case.first_read, &case.second_read) else {
         return if case.online_error.is_some() { Outcome::Unavailable } else { Outcome::NotRun };
     };
-    if case.online_error.is_some() || !first.lost.is_empty() || !second.lost.is_empty() {
+    if case.online_error.is_some() {
         return Outcome::Unavailable;
     }
-    if !first.mismatches.is_empty() || !second.mismatches.is_empty() {
+    // Wrong data, or a directory listing missing entries, without an error.
+    let silent =
+        |r: &ReadBack| !r.mismatches.is_empty() || r.lost.iter().any(|l| l.errno.is_none());
+    if silent(first) || silent(second) {
         return Outcome::Silent;
+    }
+    if !first.lost.is_empty() || !second.lost.is_empty() {
+        return Outcome::Unavailable;
     }
     let reported = !first.read_errors.is_empty()
         || !second.read_errors.is_empty()
@@ -322,5 +330,14 @@ mod tests {
         gone.first_read = None;
         gone.second_read = None;
         assert_eq!(classify(&gone, false, false), Outcome::Unavailable);
+        let mut unlisted = case();
+        let mut missing = eio();
+        missing.errno = None;
+        missing.message = "missing from its directory's listing".into();
+        unlisted.first_read.as_mut().unwrap().lost.push(missing);
+        assert_eq!(classify(&unlisted, false, false), Outcome::Silent);
+        let mut unreadable_dir = case();
+        unreadable_dir.first_read.as_mut().unwrap().lost.push(eio());
+        assert_eq!(classify(&unreadable_dir, false, false), Outcome::Unavailable);
     }
 }

@@ -24,6 +24,7 @@ pub mod dataset;
 pub mod fault;
 pub mod locate;
 pub mod matrix;
+pub mod meta;
 pub mod target;
 
 pub use fault::Fault;
@@ -214,17 +215,14 @@ fn run_case(
     };
     let ds = DataSet::new(opts.seed);
     let mnt = tb.mountpoint().to_path_buf();
-    if let Err(e) = ds.write(&mnt) {
-        case.note = Some(format!("writing the data set: {e}"));
-        finish(&mut case, tb);
-        return Ok(case);
-    }
+    // The same block for every fault (and for both data targets), so the columns differ only
+    // in what was done to it.
     let located = if target.is_metadata() {
-        meta::locate(&mut tb, &ds, target, fault, case_seed)
+        locate_meta(&mut tb, &ds, target, fault, mix(opts.seed, u64::MAX - 1), case_seed)
     } else {
-        // The same block for every data target and fault, so the rows differ only in what was
-        // done to it.
-        locate_data(&mut tb, &ds, fault, mix(opts.seed, u64::MAX), case_seed)
+        ds.write(&mnt)
+            .map_err(|e| format!("writing the data set: {e}"))
+            .and_then(|_| locate_data(&mut tb, &ds, fault, mix(opts.seed, u64::MAX), case_seed))
     };
     let located = match located {
         Ok(l) => l,
@@ -356,23 +354,78 @@ fn locate_data(
     })
 }
 
-/// Metadata targets (`--metadata`): not built yet; no configuration offers any.
-mod meta {
-    use super::*;
-
-    pub fn targets(_kind: FsKind) -> Vec<Target> {
-        Vec::new()
+/// Write the data set in two parts, locating the metadata block after each: the first
+/// version of the block is the stale one. Leaves the filesystem offline.
+fn locate_meta(
+    tb: &mut Testbed,
+    ds: &DataSet,
+    target: Target,
+    fault: Fault,
+    block_seed: u64,
+    case_seed: u64,
+) -> Result<Located, String> {
+    use std::os::unix::fs::MetadataExt;
+    let mnt = tb.mountpoint().to_path_buf();
+    let kind = tb.config().kind;
+    ds.write_part(&mnt, dataset::Part::First).map_err(|e| format!("writing the data set: {e}"))?;
+    let mut rng = fastrand::Rng::with_seed(block_seed);
+    let dir = ds.dirs[rng.usize(..ds.dirs.len())].clone();
+    let file = ds
+        .files
+        .iter()
+        .find(|f| f.path.parent() == Some(dir.as_path()))
+        .ok_or("a directory without files")?;
+    let rel = if target == Target::Directory { dir.clone() } else { file.path.clone() };
+    let ino = std::fs::metadata(mnt.join(&rel))
+        .map_err(|e| format!("stat {}: {e}", rel.display()))?
+        .ino();
+    let subject = meta::Subject { rel: rel.clone(), ino };
+    let (devices, images) = (tb.loop_devices(), tb.image_paths());
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let old = meta::find(kind, target, &subject, &devices, &images)?;
+    let old_bytes = fault::read_copy(&old.copies[0], old.len).map_err(|e| e.to_string())?;
+    tb.online().map_err(|e| format!("mounting again: {e}"))?;
+    ds.write_part(&mnt, dataset::Part::Rest).map_err(|e| format!("writing the data set: {e}"))?;
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let mb = meta::find(kind, target, &subject, &devices, &images)?;
+    let now = fault::read_copy(&mb.copies[0], mb.len).map_err(|e| e.to_string())?;
+    if fault == Fault::Stale && (now == old_bytes || old.len != mb.len) {
+        return Err(format!(
+            "no older version of the {}: it did not change while the rest of the data set was written",
+            target.describe()
+        ));
     }
-
-    pub fn locate(
-        _tb: &mut Testbed,
-        _ds: &DataSet,
-        target: Target,
-        _fault: Fault,
-        _case_seed: u64,
-    ) -> Result<Located, String> {
-        Err(format!("{} blocks cannot be located on this filesystem", target.name()))
-    }
+    let at = old.copies[0].offset_bytes;
+    let moved = if at == mb.copies[0].offset_bytes {
+        String::new()
+    } else {
+        format!(" (the older version was at dev{}@{at})", old.copies[0].device)
+    };
+    let method = match kind {
+        FsKind::Xfs => "xfs_db",
+        FsKind::Btrfs => "btrfs inspect-internal dump-tree + btrfs-map-logical",
+        _ => "debugfs",
+    };
+    Ok(Located {
+        block: format!(
+            "{} of {} (inode {ino}, {} bytes){moved}",
+            target.describe(),
+            rel.display(),
+            mb.len
+        ),
+        copies: mb.copies,
+        tool: Some(locate::ToolLocation {
+            method: method.into(),
+            fiemap_physical: None,
+            copies: Vec::new(),
+            output: mb.tool_output,
+        }),
+        fault_bytes: Box::new(move |orig| match fault {
+            Fault::Stale => old_bytes.clone(),
+            f => f.raw_bytes(orig, case_seed),
+        }),
+        len: mb.len,
+    })
 }
 
 #[cfg(test)]

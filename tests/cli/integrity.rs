@@ -145,3 +145,42 @@ fn bad_configurations_are_refused_before_anything_is_built() {
     let o = fsbench(&["integrity", "--help"]);
     assert!(stdout(&o).contains("kernel's error paths"), "{}", stdout(&o));
 }
+
+#[test]
+fn metadata_cases_run_only_when_asked_and_keep_the_machine_up() {
+    let Some(v) = integrity(
+        &["ext4", "btrfs"],
+        "zero",
+        &[("debugfs", "e2fsprogs"), ("mkfs.btrfs", "btrfs-progs")],
+    ) else {
+        return;
+    };
+    // Without --metadata, no metadata target.
+    assert!(v[0]["cases"].as_array().unwrap().iter().all(|c| c["target"] == "data"));
+    let Some(v) = integrity(
+        &["ext4", "btrfs", "--metadata"],
+        "zero",
+        &[("debugfs", "e2fsprogs"), ("mkfs.btrfs", "btrfs-progs")],
+    ) else {
+        return;
+    };
+    let case = |m: &Value, t: &str| -> Value {
+        m["cases"].as_array().unwrap().iter().find(|c| c["target"] == t).unwrap().clone()
+    };
+    // ext4 checksums its metadata (metadata_csum): a zeroed directory block is refused with
+    // EBADMSG, and e2fsck reports it.
+    let dir = case(&v[0], "directory");
+    assert_eq!(dir["outcome"], "unavailable", "{dir}");
+    assert_eq!(dir["first_read"]["lost"][0]["errno"], 74, "EBADMSG: {dir}");
+    assert_eq!(dir["check"]["errors_reported"], true, "{dir}");
+    assert!(dir["tool_location"]["output"].as_str().unwrap().contains("debugfs"), "{dir}");
+    // btrfs keeps two copies of metadata on one device (DUP): one zeroed copy is repaired.
+    let leaf = case(&v[1], "inode");
+    assert_eq!(leaf["copies"].as_array().unwrap().len(), 2, "{leaf}");
+    assert_eq!(leaf["outcome"], "repaired", "{leaf}");
+    for m in &v {
+        for c in m["cases"].as_array().unwrap() {
+            assert_ne!(c["outcome"], "crash", "{c}");
+        }
+    }
+}
