@@ -26,6 +26,48 @@ pub struct CheckRun {
     pub status: String,
     /// Whether the tool reported errors (see the module table).
     pub errors_reported: bool,
+    /// The lines of the output that say what was found (for the evidence line).
+    pub summary: String,
+}
+
+/// The telling lines of a tool's output: error counts, non-zero counters, findings. At most 3.
+fn telling_lines(kind: FsKind, out: &str) -> String {
+    let keep = |l: &str| -> bool {
+        let t = l.trim();
+        match kind {
+            FsKind::Btrfs => {
+                t.starts_with("Error summary:")
+                    || ((t.starts_with("Corrected:") || t.starts_with("Uncorrectable:"))
+                        && !t.ends_with(" 0"))
+                    || (t.starts_with('[') && !t.ends_with(" 0"))
+            }
+            FsKind::Zfs => {
+                t.starts_with("scrub:")
+                    || t.starts_with("scan:")
+                    || (t.starts_with("errors:") && !t.contains("No known data errors"))
+                    || {
+                        let w: Vec<&str> = t.split_whitespace().collect();
+                        w.len() >= 5
+                            && matches!(w[1], "ONLINE" | "DEGRADED" | "FAULTED" | "UNAVAIL")
+                            && w[2..5].iter().any(|c| *c != "0")
+                            && w[2..5].iter().all(|c| c.chars().all(|ch| ch.is_ascii_digit()))
+                    }
+            }
+            _ => {
+                let l = t.to_ascii_lowercase();
+                ["corrupt", "error", "bad ", "invalid", "would ", "salvage", "checksum"]
+                    .iter()
+                    .any(|p| l.contains(p))
+            }
+        }
+    };
+    out.lines()
+        .filter(|l| !l.starts_with("$ "))
+        .filter(|l| keep(l))
+        .take(3)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 fn add(run: &mut CheckRun, o: &CmdOutput) {
@@ -110,6 +152,7 @@ pub fn scrub_or_check(tb: &mut Testbed) -> Result<CheckRun, TestbedError> {
             return Err(TestbedError::Check("tmpfs has no scrub or checker".into()));
         }
     }
+    run.summary = telling_lines(kind, &run.output);
     Ok(run)
 }
 
@@ -237,6 +280,25 @@ mod tests {
         assert!(!btrfs_stats_nonzero(
             "[/dev/loop3].corruption_errs   0\n[/dev/loop3].write_io_errs 0\n"
         ));
+    }
+
+    #[test]
+    fn summaries_quote_the_findings() {
+        let z = "$ zpool status -v p\n scrub: scrub completed after 0h0m with 0 errors\nconfig:\n\tNAME STATE READ WRITE CKSUM\n\tp ONLINE 0 0 0\n\t  mirror-0 ONLINE 0 0 0\n\t    /t/dev0 ONLINE 0 0 0\n\t    /t/dev1 ONLINE 0 0 1  4K repaired\n\nerrors: No known data errors\n";
+        assert_eq!(
+            telling_lines(FsKind::Zfs, z),
+            "scrub: scrub completed after 0h0m with 0 errors | /t/dev1 ONLINE 0 0 1 4K repaired"
+        );
+        let b = "Error summary:    csum=1\n  Corrected:      1\n  Uncorrectable:  0\n[/dev/loop1].corruption_errs  1\n[/dev/loop1].read_io_errs 0\n";
+        assert_eq!(
+            telling_lines(FsKind::Btrfs, b),
+            "Error summary: csum=1 | Corrected: 1 | [/dev/loop1].corruption_errs 1"
+        );
+        let e = "Pass 2: Checking directory structure\nDirectory inode 8193, block #0, offset 0: directory corrupted\nSalvage? no\n";
+        assert_eq!(
+            telling_lines(FsKind::Ext4, e),
+            "Directory inode 8193, block #0, offset 0: directory corrupted | Salvage? no"
+        );
     }
 
     #[test]

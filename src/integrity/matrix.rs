@@ -206,6 +206,9 @@ pub fn evidence_line(c: &Case) -> String {
                 .unwrap_or_default(),
             if ch.errors_reported { "errors" } else { "clean" }
         );
+        if ch.errors_reported && !ch.summary.is_empty() {
+            let _ = write!(s, " ({})", ch.summary);
+        }
     }
     if let Some(r) = &c.second_read {
         let _ = write!(s, "; read again: {}", read_summary(r));
