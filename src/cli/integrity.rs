@@ -20,7 +20,8 @@ pub enum IntegrityFormat {
 #[command(after_help = AFTER_HELP)]
 pub struct IntegrityArgs {
     /// Filesystem configurations, e.g. `ext4 btrfs:profile=raid1:devices=2
-    /// zfs:layout=mirror:devices=2` (ext2/3/4, xfs, btrfs, zfs stripe or mirror).
+    /// zfs:layout=mirror:devices=2 zfs:layout=raidz` (ext2/3/4, xfs, btrfs, zfs). Mirrors also
+    /// get a row with every copy damaged; a 3-device raidz1 a row with the parity damaged.
     #[arg(required = true, value_name = "CONFIG")]
     pub configs: Vec<String>,
 

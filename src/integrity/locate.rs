@@ -38,6 +38,11 @@ pub fn scan(images: &[PathBuf], id: BlockId) -> io::Result<Vec<BlockCopy>> {
     want[8..16].copy_from_slice(&id.seed.to_le_bytes());
     want[16..24].copy_from_slice(&id.file.to_le_bytes());
     want[24..32].copy_from_slice(&id.offset.to_le_bytes());
+    scan_pattern(images, &want, 0)
+}
+
+/// Every 512-byte-aligned place in `images` where the 32 bytes at `at` past it are `want`.
+pub fn scan_pattern(images: &[PathBuf], want: &[u8; 32], at: usize) -> io::Result<Vec<BlockCopy>> {
     let mut found = Vec::new();
     let mut buf = vec![0u8; CHUNK];
     for (device, image) in images.iter().enumerate() {
@@ -55,25 +60,25 @@ pub fn scan(images: &[PathBuf], id: BlockId) -> io::Result<Vec<BlockCopy>> {
                 Ok(e) => e.min(len),
                 Err(e) => return Err(e.into()),
             };
-            let mut at = start / SECTOR * SECTOR;
-            while at < end {
-                let n = (CHUNK as u64).min(end - at) as usize;
-                let n = f.read_at(&mut buf[..n], at)?;
+            let mut at_pos = start / SECTOR * SECTOR;
+            while at_pos < end {
+                let n = (CHUNK as u64).min(end - at_pos) as usize;
+                let n = f.read_at(&mut buf[..n], at_pos)?;
                 if n == 0 {
                     break;
                 }
                 let mut i = 0;
-                while i + HEADER_BYTES <= n {
-                    if buf[i..i + 32] == want {
+                while i + (at + 32).max(HEADER_BYTES) <= n {
+                    if buf[i + at..i + at + 32] == *want {
                         found.push(BlockCopy {
                             device,
                             image: image.clone(),
-                            offset_bytes: at + i as u64,
+                            offset_bytes: at_pos + i as u64,
                         });
                     }
                     i += SECTOR as usize;
                 }
-                at += n as u64;
+                at_pos += n as u64;
             }
             pos = end.max(start + 1);
         }

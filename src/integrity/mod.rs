@@ -83,6 +83,9 @@ pub fn targets_for(config: &FsConfig, metadata: bool) -> Vec<Target> {
     if data_copies(config) > 1 {
         t.push(Target::DataAllCopies);
     }
+    if config.kind == FsKind::Zfs && matches!(config.zfs.layout, ZfsLayout::Raidz(3)) {
+        t.push(Target::Parity);
+    }
     if metadata {
         t.extend(meta::targets(config.kind));
     }
@@ -95,13 +98,6 @@ pub fn validate(config: &FsConfig) -> Result<(), IntegrityError> {
         FsKind::Tmpfs => Err(IntegrityError::Unsupported(
             "tmpfs has no device to corrupt; choose ext2/3/4, xfs, btrfs or zfs".into(),
         )),
-        FsKind::Zfs if matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_)) => {
-            Err(IntegrityError::Unsupported(format!(
-                "{}: raidz spreads a block over its devices in sectors, which the block scan \
-                 cannot find whole yet; use layout=stripe or layout=mirror",
-                config.label
-            )))
-        }
         _ => Ok(()),
     }
 }
@@ -220,9 +216,14 @@ fn run_case(
     let located = if target.is_metadata() {
         locate_meta(&mut tb, &ds, target, fault, mix(opts.seed, u64::MAX - 1), case_seed)
     } else {
-        ds.write(&mnt)
-            .map_err(|e| format!("writing the data set: {e}"))
-            .and_then(|_| locate_data(&mut tb, &ds, fault, mix(opts.seed, u64::MAX), case_seed))
+        let block_seed = mix(opts.seed, u64::MAX);
+        ds.write(&mnt).map_err(|e| format!("writing the data set: {e}")).and_then(|_| {
+            if target == Target::Parity {
+                locate_parity(&mut tb, &ds, fault, block_seed, case_seed)
+            } else {
+                locate_data(&mut tb, &ds, fault, block_seed, case_seed)
+            }
+        })
     };
     let located = match located {
         Ok(l) => l,
@@ -264,6 +265,16 @@ fn run_case(
         let online = tb.is_online()?;
         if let Err(e) = fault::inject(copy, &bytes, &owned, online) {
             case.note = Some(e.to_string());
+            finish(&mut case, tb);
+            return Ok(case);
+        }
+        // Read the image back: the fault is in place, and differs from what was there.
+        let back = fault::read_copy(copy, located.len).ok();
+        if back.as_deref() != Some(&bytes[..]) || bytes == original {
+            case.note = Some(format!(
+                "the fault at dev{}@{} did not take (or changed nothing)",
+                copy.device, copy.offset_bytes
+            ));
             finish(&mut case, tb);
             return Ok(case);
         }
@@ -320,9 +331,7 @@ fn locate_data(
     block_seed: u64,
     case_seed: u64,
 ) -> Result<Located, String> {
-    let mut rng = fastrand::Rng::with_seed(block_seed);
-    let file = &ds.files[rng.usize(..ds.files.len())];
-    let index = rng.u64(0..file.blocks);
+    let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
     let id = file.block_id(ds.seed, index);
     let path: PathBuf = tb.mountpoint().join(&file.path);
     let tool = locate::by_tools(tb.config().kind, &path, id.offset, &tb.loop_devices());
@@ -350,6 +359,89 @@ fn locate_data(
         copies,
         tool: (!tool.output.is_empty()).then_some(tool),
         fault_bytes: Box::new(move |orig| fault.data_bytes(orig, id, seed)),
+        len: block::BLOCK_BYTES,
+    })
+}
+
+/// Blocks per 128 KiB zfs record (zfs-fuse's default recordsize).
+const RECORD_BLOCKS: u64 = (128 << 10) / block::BLOCK_BYTES as u64;
+
+/// The data block of the case, chosen with the seed. On raidz, a block in a file's first full
+/// 128 KiB record: raidz splits a record into two data columns of 64 KiB on three devices, so
+/// such a block lies whole on one device and its row's parity is that of the block 64 KiB
+/// away in the same record (see [`locate_parity`]).
+fn pick_data_block<'a>(
+    config: &FsConfig,
+    ds: &'a DataSet,
+    block_seed: u64,
+) -> Result<(&'a dataset::DataFile, u64), String> {
+    let mut rng = fastrand::Rng::with_seed(block_seed);
+    if config.kind == FsKind::Zfs
+        && matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_))
+    {
+        let big: Vec<&dataset::DataFile> =
+            ds.files.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
+        if big.is_empty() {
+            return Err(
+                "no file of this seed's data set is longer than one zfs record; try another --seed"
+                    .into(),
+            );
+        }
+        let file = big[rng.usize(..big.len())];
+        return Ok((file, rng.u64(0..RECORD_BLOCKS)));
+    }
+    let file = &ds.files[rng.usize(..ds.files.len())];
+    Ok((file, rng.u64(0..file.blocks)))
+}
+
+/// raidz1 on three devices: the parity of the row holding the case's data block, which is the
+/// XOR of that block and the block half a record away. Found by scanning the images for the
+/// XOR's bytes, so no knowledge of the raidz layout is assumed; a block found whole is
+/// required.
+fn locate_parity(
+    tb: &mut Testbed,
+    ds: &DataSet,
+    fault: Fault,
+    block_seed: u64,
+    case_seed: u64,
+) -> Result<Located, String> {
+    let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
+    let partner = index ^ (RECORD_BLOCKS / 2);
+    let xor = |generation: u64| -> Vec<u8> {
+        let id = |i| block::BlockId { generation, ..file.block_id(ds.seed, i) };
+        let a = block::make(id(index), block::BLOCK_BYTES);
+        let b = block::make(id(partner), block::BLOCK_BYTES);
+        a.iter().zip(&b).map(|(x, y)| x ^ y).collect()
+    };
+    let parity = xor(dataset::GENERATION);
+    let stale = xor(dataset::GENERATION - 1);
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let mut want = [0u8; 32];
+    want.copy_from_slice(&parity[block::HEADER_BYTES..block::HEADER_BYTES + 32]);
+    let copies = locate::scan_pattern(&tb.image_paths(), &want, block::HEADER_BYTES)
+        .map_err(|e| format!("scanning the images: {e}"))?
+        .into_iter()
+        .filter(|c| fault::read_copy(c, block::BLOCK_BYTES).map(|b| b == parity).unwrap_or(false))
+        .collect::<Vec<_>>();
+    if copies.is_empty() {
+        return Err(format!(
+            "the parity of blocks {index} and {partner} of {} was not found on the devices",
+            file.path.display()
+        ));
+    }
+    Ok(Located {
+        block: format!(
+            "parity of {} blocks {index} and {partner} (offsets {} and {})",
+            file.path.display(),
+            index * block::BLOCK_BYTES as u64,
+            partner * block::BLOCK_BYTES as u64
+        ),
+        copies,
+        tool: None,
+        fault_bytes: Box::new(move |orig| match fault {
+            Fault::Stale => stale.clone(),
+            f => f.raw_bytes(orig, case_seed),
+        }),
         len: block::BLOCK_BYTES,
     })
 }
@@ -440,13 +532,14 @@ mod tests {
         assert_eq!(t("zfs:layout=mirror:devices=2"), vec![Target::Data, Target::DataAllCopies]);
         assert_eq!(t("btrfs:profile=raid1:devices=2"), vec![Target::Data, Target::DataAllCopies]);
         assert_eq!(t("btrfs"), vec![Target::Data]);
+        assert_eq!(t("zfs:layout=raidz"), vec![Target::Data, Target::Parity]);
+        assert_eq!(t("zfs:layout=raidz2"), vec![Target::Data]);
     }
 
     #[test]
     fn unsupported_configurations_say_why() {
         let e = validate(&FsConfig::parse("tmpfs").unwrap()).unwrap_err();
         assert!(e.to_string().contains("no device"), "{e}");
-        let e = validate(&FsConfig::parse("zfs:layout=raidz").unwrap()).unwrap_err();
-        assert!(e.to_string().contains("layout=mirror"), "{e}");
+        validate(&FsConfig::parse("zfs:layout=raidz").unwrap()).unwrap();
     }
 }

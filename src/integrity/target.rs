@@ -10,6 +10,8 @@ pub enum Target {
     Data,
     /// Every copy of one data block (mirrors only: what a mirror cannot survive).
     DataAllCopies,
+    /// The parity of a row holding a data block (zfs raidz1).
+    Parity,
     /// A directory's block (metadata; `--metadata`).
     Directory,
     /// The block holding a file's inode (ext4, xfs) or its tree leaf (btrfs) (metadata;
@@ -23,6 +25,7 @@ impl Target {
         match self {
             Target::Data => "data",
             Target::DataAllCopies => "data-all-copies",
+            Target::Parity => "parity",
             Target::Directory => "directory",
             Target::Inode => "inode",
         }
@@ -33,6 +36,7 @@ impl Target {
         match self {
             Target::Data => "file data (one copy)",
             Target::DataAllCopies => "file data (every copy)",
+            Target::Parity => "parity (raidz1)",
             Target::Directory => "directory block",
             Target::Inode => "inode / tree leaf",
         }

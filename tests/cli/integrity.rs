@@ -3,7 +3,8 @@
 //! - ext4 and xfs have no data checksums: a damaged data block reads back wrong, silently;
 //! - btrfs and a zfs stripe checksum data: they return an error and cannot repair;
 //! - a btrfs raid1 and a zfs mirror repair one damaged copy from the other (on read or by
-//!   scrub), and detect, without repairing, damage to every copy.
+//!   scrub), and detect, without repairing, damage to every copy;
+//! - a zfs raidz1 rebuilds a damaged data block from parity, and damaged parity from data.
 
 use crate::util::*;
 use serde_json::Value;
@@ -113,14 +114,19 @@ fn btrfs_detects_and_raid1_repairs() {
 
 #[test]
 fn zfs_stripe_detects_and_mirror_repairs() {
-    let Some(v) =
-        integrity(&["zfs", "zfs:layout=mirror:devices=2"], ZFS_FAULTS, &[("zfs-fuse", "zfs-fuse")])
-    else {
+    let Some(v) = integrity(
+        &["zfs", "zfs:layout=mirror:devices=2", "zfs:layout=raidz"],
+        ZFS_FAULTS,
+        &[("zfs-fuse", "zfs-fuse")],
+    ) else {
         return;
     };
     assert_all(&v[0], "data", ZFS_FAULTS, "detected");
     assert_all(&v[1], "data", ZFS_FAULTS, "repaired");
     assert_all(&v[1], "data-all-copies", ZFS_FAULTS, "detected");
+    // raidz1 rebuilds a damaged data block from parity, and a damaged parity block from data.
+    assert_all(&v[2], "data", ZFS_FAULTS, "repaired");
+    assert_all(&v[2], "parity", ZFS_FAULTS, "repaired");
     // Nothing is compressed by default: the block was found whole on the device.
     let props = v[0]["environment"]["zfs_properties"].to_string();
     assert!(props.contains(r#"["compression","off"]"#), "{props}");
@@ -134,7 +140,6 @@ fn zfs_stripe_detects_and_mirror_repairs() {
 fn bad_configurations_are_refused_before_anything_is_built() {
     for (args, want) in [
         (vec!["integrity", "tmpfs"], "no device"),
-        (vec!["integrity", "zfs:layout=raidz"], "layout=mirror"),
         (vec!["integrity", "ext4", "--faults", "melt"], "unknown fault"),
         (vec!["integrity", "nosuchfs"], "unknown filesystem"),
     ] {
