@@ -7,7 +7,6 @@
 
 pub mod buffer;
 pub mod fileset;
-mod fileset_runner;
 pub mod ioengine;
 pub mod layout;
 pub mod runner;
@@ -18,3 +17,6 @@ pub mod workspace;
 pub use runner::{run_suite, run_test, EngineOptions, NoProgress, Progress};
 pub use target::{CacheControl, EvictError, PageCacheEvictor, Target};
 pub use workspace::Workspace;
+
+#[cfg(test)]
+mod tests;
