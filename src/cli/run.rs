@@ -104,6 +104,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         compress_percent: a.data.compress_percent,
         seed: a.data.seed,
         trace: a.data.trace,
+        verify: a.data.verify,
     };
     let mut config = ConfigStart {
         label: target.label.clone(),
