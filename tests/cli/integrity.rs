@@ -179,10 +179,12 @@ fn metadata_cases_run_only_when_asked_and_keep_the_machine_up() {
     assert_eq!(dir["first_read"]["lost"][0]["errno"], 74, "EBADMSG: {dir}");
     assert_eq!(dir["check"]["errors_reported"], true, "{dir}");
     assert!(dir["tool_location"]["output"].as_str().unwrap().contains("debugfs"), "{dir}");
-    // btrfs keeps two copies of metadata on one device (DUP): one zeroed copy is repaired.
+    // btrfs keeps two copies of metadata on one device (DUP): with one copy zeroed, the data
+    // stays correct and readable (repaired, or unaffected when the damaged copy was never read).
     let leaf = case(&v[1], "inode");
     assert_eq!(leaf["copies"].as_array().unwrap().len(), 2, "{leaf}");
-    assert_eq!(leaf["outcome"], "repaired", "{leaf}");
+    let o = leaf["outcome"].as_str().unwrap();
+    assert!(o == "repaired" || o == "unaffected", "{leaf}");
     for m in &v {
         for c in m["cases"].as_array().unwrap() {
             assert_ne!(c["outcome"], "crash", "{c}");
