@@ -14,7 +14,7 @@ use crate::integrity::block::{self, BlockId, Found, BLOCK_BYTES};
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The generation of every verified cell (a data test rewrites a cell with the same bytes).
 pub const GENERATION: u64 = 1;
@@ -110,13 +110,24 @@ pub fn check_file(
     Ok(r)
 }
 
-/// Check every existing file of a data test (`paths[i]` is file `i`). `Ok(summary)` or
-/// `Err(reason)` naming the file, offset, expected and found of the first bad cell.
+/// What [`check_files`] found when every block was intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// 4 KiB blocks checked intact.
+    pub intact: u64,
+    /// Blocks taken as never written (zeros, in files that were not prefilled).
+    pub unwritten: u64,
+    /// Time the check took.
+    pub nanos: u64,
+}
+
+/// Check every existing file of a data test (`paths[i]` is file `i`). `Err(reason)` names the
+/// file, offset, expected and found block of the first bad one.
 pub fn check_files(
     paths: &[std::path::PathBuf],
     seed: u64,
     prefilled: bool,
-) -> Result<String, String> {
+) -> Result<Checked, String> {
     let t0 = Instant::now();
     let (mut intact, mut unwritten) = (0u64, 0u64);
     for (i, p) in paths.iter().enumerate() {
@@ -135,15 +146,7 @@ pub fn check_files(
         intact += r.intact;
         unwritten += r.unwritten;
     }
-    Ok(summary(intact, unwritten, t0.elapsed()))
-}
-
-fn summary(intact: u64, unwritten: u64, took: Duration) -> String {
-    format!(
-        "verify: {intact} blocks of 4 KiB checked intact{} in {:.0} ms, after the last phase (outside the timing)",
-        if unwritten > 0 { format!(", {unwritten} never written (zeros)") } else { String::new() },
-        took.as_secs_f64() * 1000.0
-    )
+    Ok(Checked { intact, unwritten, nanos: t0.elapsed().as_nanos() as u64 })
 }
 
 #[cfg(test)]
@@ -184,7 +187,7 @@ mod tests {
         fill_range(&mut data, &mut cell, 1, 0, 0);
         std::fs::write(&p, &data).unwrap();
         let ok = check_files(std::slice::from_ref(&p), 1, true).unwrap();
-        assert!(ok.contains("16 blocks of 4 KiB checked intact"), "{ok}");
+        assert_eq!((ok.intact, ok.unwritten), (16, 0));
         File::options().write(true).open(&p).unwrap().write_all_at(&[0xff; 3], 20_000).unwrap();
         let e = check_files(std::slice::from_ref(&p), 1, true).unwrap_err();
         assert!(e.contains("at offset 16384"), "{e}");
@@ -268,7 +271,10 @@ amount = { passes = 1 }
         let clean = run(None, true);
         assert_eq!(clean.status, TestStatus::Ok, "{:?}", clean.status);
         assert!(
-            clean.warnings.iter().any(|w| w.contains("256 blocks of 4 KiB checked intact")),
+            clean
+                .warnings
+                .iter()
+                .any(|w| w.to_string().contains("256 blocks of 4 KiB checked intact")),
             "{:?}",
             clean.warnings
         );

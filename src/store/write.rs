@@ -57,6 +57,40 @@ pub struct RunMeta {
     pub options: RunOptions,
 }
 
+impl RunMeta {
+    /// A run of `suite` starting now, recorded with the command line as typed.
+    pub fn new(
+        kind: RunKind,
+        suite: &crate::workload::Suite,
+        repeat: u32,
+        options: RunOptions,
+    ) -> RunMeta {
+        let args: Vec<String> = std::env::args()
+            .map(|a| {
+                if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+                {
+                    format!("'{}'", a.replace('\'', r"'\''"))
+                } else {
+                    a
+                }
+            })
+            .collect();
+        RunMeta {
+            kind,
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            suite: suite.name.clone(),
+            scale: suite.scale.to_string(),
+            repeat,
+            host: HostInfo::current(),
+            command_line: args.join(" "),
+            options,
+        }
+    }
+}
+
 /// One configuration (a `run` has exactly one).
 #[derive(Debug, Clone)]
 pub struct ConfigStart {
@@ -90,8 +124,20 @@ impl Store {
         tests: &[TestDef],
     ) -> Result<Recorder> {
         let path = self.path.clone();
-        let e = |e| super::sql_err(&path, e);
-        let tx = self.conn.transaction().map_err(e)?;
+        let (run_id, config_ids) =
+            super::write_tx(&mut self.conn, &path, |tx| begin_tx(tx, meta, configs, tests))?;
+        Ok(Recorder { store: self, run_id, config_ids })
+    }
+}
+
+fn begin_tx(
+    tx: &Transaction<'_>,
+    meta: &RunMeta,
+    configs: &[ConfigStart],
+    tests: &[TestDef],
+) -> rusqlite::Result<(i64, Vec<i64>)> {
+    let e = |e| e;
+    {
         tx.execute(
             "INSERT INTO runs (kind, started_unix_s, status, pid, fsbench_version, suite, scale, repeat, host_json, command_line, options_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -122,15 +168,25 @@ impl Store {
             config_ids.push(cid);
             for (tpos, t) in tests.iter().enumerate() {
                 tx.execute(
-                    "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, warnings_json, workload_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'skipped', ?7, 0, '[]', ?8)",
-                    params![cid, tpos as i64, t.id, t.name, t.description, t.threads, NOT_REACHED, to_json(t)],
+                    "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, warnings_json, workload_json, model, figure)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'skipped', ?7, 0, '[]', ?8, ?9, ?10)",
+                    params![
+                        cid,
+                        tpos as i64,
+                        t.id,
+                        t.name,
+                        t.description,
+                        t.threads,
+                        NOT_REACHED,
+                        to_json(t),
+                        super::schema::RESULT_MODEL,
+                        crate::result::Figure::of_test(t).key()
+                    ],
                 )
                 .map_err(e)?;
             }
         }
-        tx.commit().map_err(e)?;
-        Ok(Recorder { store: self, run_id, config_ids })
+        Ok((run_id, config_ids))
     }
 }
 
@@ -150,9 +206,7 @@ impl Recorder {
     pub fn record_test(&mut self, config: usize, position: usize, t: &TestResult) -> Result<()> {
         let cid = self.config_id(config)?;
         let path = self.store.path.clone();
-        let tx = self.store.conn.transaction().map_err(|e| super::sql_err(&path, e))?;
-        write_test(&tx, cid, position, t).map_err(|e| super::sql_err(&path, e))?;
-        tx.commit().map_err(|e| super::sql_err(&path, e))
+        super::write_tx(&mut self.store.conn, &path, |tx| write_test(tx, cid, position, t))
     }
 
     /// Write the final state of every configuration and test and the run's status.
@@ -165,24 +219,23 @@ impl Recorder {
         let ids: Vec<i64> =
             (0..configs.len()).map(|i| self.config_id(i)).collect::<Result<Vec<_>>>()?;
         let path = self.store.path.clone();
-        let e = |e| super::sql_err(&path, e);
-        let tx = self.store.conn.transaction().map_err(e)?;
-        for ((c, tests), cid) in configs.iter().zip(ids) {
-            tx.execute(
-                "UPDATE configs SET env_json = ?1, target_json = ?2 WHERE id = ?3",
-                params![c.env.as_ref().map(to_json), to_json(&c.target), cid],
-            )
-            .map_err(e)?;
-            for (pos, t) in tests.iter().enumerate() {
-                write_test(&tx, cid, pos, t).map_err(e)?;
+        let run_id = self.run_id;
+        super::write_tx(&mut self.store.conn, &path, |tx| {
+            for ((c, tests), cid) in configs.iter().zip(&ids) {
+                tx.execute(
+                    "UPDATE configs SET env_json = ?1, target_json = ?2 WHERE id = ?3",
+                    params![c.env.as_ref().map(to_json), to_json(&c.target), cid],
+                )?;
+                for (pos, t) in tests.iter().enumerate() {
+                    write_test(tx, *cid, pos, t)?;
+                }
             }
-        }
-        tx.execute(
-            "UPDATE runs SET status = ?1, finished_unix_s = ?2 WHERE id = ?3",
-            params![status.as_str(), finished_unix_s as i64, self.run_id],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+            tx.execute(
+                "UPDATE runs SET status = ?1, finished_unix_s = ?2 WHERE id = ?3",
+                params![status.as_str(), finished_unix_s as i64, run_id],
+            )?;
+            Ok(())
+        })
     }
 
     fn config_id(&self, config: usize) -> Result<i64> {
@@ -217,7 +270,7 @@ fn write_test(
         Some(id) => {
             tx.execute(
                 "UPDATE tests SET test_id = ?1, name = ?2, description = ?3, threads = ?4, status = ?5, reason = ?6,
-                 complete_reps = ?7, summary_json = ?8, warnings_json = ?9 WHERE id = ?10",
+                 complete_reps = ?7, summary_json = ?8, warnings_json = ?9, model = ?11, figure = ?12 WHERE id = ?10",
                 params![
                     t.id,
                     t.name,
@@ -228,15 +281,17 @@ fn write_test(
                     t.complete_reps,
                     t.summary.as_ref().map(to_json),
                     to_json(&t.warnings),
-                    id
+                    id,
+                    super::schema::RESULT_MODEL,
+                    t.figure.key()
                 ],
             )?;
             id
         }
         None => {
             tx.execute(
-                "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json, model, figure)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     cid,
                     position as i64,
@@ -248,7 +303,9 @@ fn write_test(
                     reason,
                     t.complete_reps,
                     t.summary.as_ref().map(to_json),
-                    to_json(&t.warnings)
+                    to_json(&t.warnings),
+                    super::schema::RESULT_MODEL,
+                    t.figure.key()
                 ],
             )?;
             tx.last_insert_rowid()

@@ -7,7 +7,7 @@
 //! cleanup` work the same whether the filesystem is online or not.
 
 use super::error::{Result, TestbedError};
-use super::{mount, mountinfo, zfs, FsKind, Guard, Testbed};
+use super::{mount, mountinfo, zfs, FsKind, Owned, Testbed};
 use std::path::PathBuf;
 
 impl Testbed {
@@ -16,7 +16,7 @@ impl Testbed {
         self.guards
             .iter()
             .filter_map(|g| match g {
-                Guard::Image(i) => Some(i.path().to_path_buf()),
+                Owned::Image(i) => Some(i.path().to_path_buf()),
                 _ => None,
             })
             .collect()
@@ -27,7 +27,7 @@ impl Testbed {
         self.guards
             .iter()
             .filter_map(|g| match g {
-                Guard::Loop(l) => Some(l.device().to_path_buf()),
+                Owned::Loop(l) => Some(l.device().to_path_buf()),
                 _ => None,
             })
             .collect()
@@ -40,14 +40,14 @@ impl Testbed {
 
     fn pool(&self) -> Option<&zfs::ZfsPool> {
         self.guards.iter().find_map(|g| match g {
-            Guard::Pool(p) => Some(p),
+            Owned::Pool(p) => Some(p),
             _ => None,
         })
     }
 
     fn mount_spec(&self) -> Option<&mount::MountSpec> {
         self.guards.iter().find_map(|g| match g {
-            Guard::Mount(m) => Some(m.spec()),
+            Owned::Mount(m) => Some(m.spec()),
             _ => None,
         })
     }

@@ -3,10 +3,13 @@
 
 mod bad_input;
 mod compare;
+mod figure;
 mod fsruns;
+mod gaps;
 mod integrity;
 mod metadata;
 mod run;
+mod security;
 mod signals;
 mod store;
 mod suite;
