@@ -138,7 +138,7 @@ pub fn by_tools(
                 Cmd::new("btrfs-map-logical").arg("-l").arg(physical.to_string()).arg(&devices[0]);
             match cmd.output() {
                 Ok(o) => {
-                    loc.copies = parse_map_logical(&o.stdout, devices);
+                    loc.copies = parse_map_logical(&o.stdout, physical, devices);
                     loc.output.push_str(&format!("\n$ {}\n{}", o.cmdline, o.text()));
                 }
                 Err(e) => loc.output.push_str(&format!("\n{e}")),
@@ -149,11 +149,17 @@ pub fn by_tools(
     loc
 }
 
-/// Parse `mirror 1 logical L physical P device /dev/loopN` lines.
-fn parse_map_logical(out: &str, devices: &[PathBuf]) -> Vec<(usize, u64)> {
+/// Parse `mirror 1 logical L physical P device /dev/loopN` lines for logical address `logical`
+/// (the tool also lists the blocks after it, up to its default length).
+pub fn parse_map_logical(out: &str, logical: u64, devices: &[PathBuf]) -> Vec<(usize, u64)> {
     let mut v = Vec::new();
     for line in out.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
+        let l =
+            w.iter().position(|x| *x == "logical").and_then(|i| w.get(i + 1)?.parse::<u64>().ok());
+        if l != Some(logical) {
+            continue;
+        }
         let phys = w.iter().position(|x| *x == "physical").and_then(|i| w.get(i + 1)?.parse().ok());
         let dev = w.iter().position(|x| *x == "device").and_then(|i| w.get(i + 1));
         if let (Some(p), Some(d)) = (phys, dev) {
@@ -202,8 +208,9 @@ mod tests {
     #[test]
     fn map_logical_lines() {
         let out = "mirror 1 logical 13631488 physical 22020096 device /dev/loop4\n\
+                   mirror 1 logical 13643776 physical 22032384 device /dev/loop4\n\
                    mirror 2 logical 13631488 physical 1048576 device /dev/loop5\n";
         let devs = vec![PathBuf::from("/dev/loop4"), PathBuf::from("/dev/loop5")];
-        assert_eq!(parse_map_logical(out, &devs), vec![(0, 22020096), (1, 1048576)]);
+        assert_eq!(parse_map_logical(out, 13631488, &devs), vec![(0, 22020096), (1, 1048576)]);
     }
 }

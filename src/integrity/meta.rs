@@ -14,7 +14,7 @@ use super::locate::BlockCopy;
 use super::target::Target;
 use crate::sys::cmd::Cmd;
 use crate::testbed::FsKind;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Metadata targets located on `kind`.
 pub fn targets(kind: FsKind) -> Vec<Target> {
@@ -125,23 +125,10 @@ pub fn find(
                 Cmd::new("btrfs-map-logical").arg("-l").arg(leaf.to_string()).arg(dev),
                 &mut log,
             )?;
-            let mut copies = Vec::new();
-            for l in map.lines() {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                let phys = w
-                    .iter()
-                    .position(|x| *x == "physical")
-                    .and_then(|i| w.get(i + 1)?.parse::<u64>().ok());
-                let d = w.iter().position(|x| *x == "device").and_then(|i| w.get(i + 1));
-                if let (Some(p), Some(d)) = (phys, d) {
-                    if let Some(i) = devices.iter().position(|x| x == Path::new(d)) {
-                        let c = copy(i, p);
-                        if !copies.contains(&c) {
-                            copies.push(c);
-                        }
-                    }
-                }
-            }
+            let copies: Vec<BlockCopy> = super::locate::parse_map_logical(&map, leaf, devices)
+                .into_iter()
+                .map(|(i, p)| copy(i, p))
+                .collect();
             if copies.is_empty() {
                 return Err(format!("btrfs-map-logical named no copy:\n{log}"));
             }
