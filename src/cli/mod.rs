@@ -3,6 +3,7 @@
 
 mod compare;
 mod integrity;
+mod profile;
 mod progress;
 mod record;
 mod results;
@@ -86,6 +87,12 @@ enum Command {
     /// Inject faults (zeroed, flipped, garbage, stale blocks) into fresh filesystems' images
     /// and report what each filesystem did: silent, detected, repaired, unavailable, crash.
     Integrity(integrity::IntegrityArgs),
+    /// Run a command and show what it read from disk: files, pages, device requests mapped to
+    /// files and metadata, seeks; write a preload list and measure the preload.
+    Profile(profile::ProfileArgs),
+    /// Bring the files and ranges of a preload list into the page cache, sorted by device
+    /// offset (readahead).
+    Preload(profile::PreloadArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -111,6 +118,8 @@ pub fn main() -> i32 {
         Command::Diff(a) => results::diff(a),
         Command::Report(a) => results::report(a),
         Command::Integrity(a) => integrity::run(a),
+        Command::Profile(a) => profile::run(a),
+        Command::Preload(a) => profile::preload(a),
     };
     match r {
         Ok(code) => code as i32,
