@@ -27,6 +27,7 @@ pub mod driver;
 pub mod engine;
 pub mod explain;
 pub mod fio;
+pub mod integrity;
 pub mod observe;
 pub mod output;
 pub mod profile;

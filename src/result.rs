@@ -126,6 +126,22 @@ pub enum Warning {
         /// Events beyond the in-memory limit.
         events_over_limit: u64,
     },
+    /// `--verify` checked a repetition's files after its last phase (outside the timing).
+    Verified {
+        /// Repetition (1-based).
+        repetition: u32,
+        /// 4 KiB blocks checked intact.
+        blocks_intact: u64,
+        /// Blocks that read as zeros in a file that was not prefilled: never written.
+        blocks_unwritten: u64,
+        /// Time the check took.
+        nanos: u64,
+    },
+    /// `--verify` cannot check this test.
+    NotVerified {
+        /// Why.
+        reason: String,
+    },
     /// Free text: what fsbench 0.1 stored (its warnings were text).
     Note {
         /// The text.
@@ -176,6 +192,14 @@ impl std::fmt::Display for Warning {
                 f,
                 "block trace of phase `{phase}` is incomplete: {events_lost} events lost, {events_over_limit} over the in-memory limit; its counts are lower bounds"
             ),
+            Warning::Verified { repetition, blocks_intact, blocks_unwritten, nanos } => {
+                write!(f, "repetition {repetition}: verify: {blocks_intact} blocks of 4 KiB checked intact")?;
+                if *blocks_unwritten > 0 {
+                    write!(f, ", {blocks_unwritten} never written (zeros)")?;
+                }
+                write!(f, " in {:.0} ms, after the last phase (outside the timing)", *nanos as f64 / 1e6)
+            }
+            Warning::NotVerified { reason } => write!(f, "--verify: {reason}"),
             Warning::Note { text } => f.write_str(text),
         }
     }
@@ -219,6 +243,15 @@ enum WarningDetail {
         events_lost: u64,
         events_over_limit: u64,
     },
+    Verified {
+        repetition: u32,
+        blocks_intact: u64,
+        blocks_unwritten: u64,
+        nanos: u64,
+    },
+    NotVerified {
+        reason: String,
+    },
     Note {
         text: String,
     },
@@ -238,6 +271,10 @@ impl From<Warning> for WarningJson {
             Warning::TraceIncomplete { phase, events_lost, events_over_limit } => {
                 WarningDetail::TraceIncomplete { phase, events_lost, events_over_limit }
             }
+            Warning::Verified { repetition, blocks_intact, blocks_unwritten, nanos } => {
+                WarningDetail::Verified { repetition, blocks_intact, blocks_unwritten, nanos }
+            }
+            Warning::NotVerified { reason } => WarningDetail::NotVerified { reason },
             Warning::Note { text } => WarningDetail::Note { text },
         };
         WarningJson { detail, message }
@@ -257,6 +294,10 @@ impl From<WarningJson> for Warning {
             WarningDetail::TraceIncomplete { phase, events_lost, events_over_limit } => {
                 Warning::TraceIncomplete { phase, events_lost, events_over_limit }
             }
+            WarningDetail::Verified { repetition, blocks_intact, blocks_unwritten, nanos } => {
+                Warning::Verified { repetition, blocks_intact, blocks_unwritten, nanos }
+            }
+            WarningDetail::NotVerified { reason } => Warning::NotVerified { reason },
             WarningDetail::Note { text } => Warning::Note { text },
         }
     }

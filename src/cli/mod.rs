@@ -2,6 +2,7 @@
 //! into a validated job for the library.
 
 mod compare;
+mod integrity;
 mod profile;
 mod progress;
 mod record;
@@ -83,6 +84,9 @@ enum Command {
     Diff(results::DiffArgs),
     /// Write recorded runs as one self-contained HTML report with charts.
     Report(results::ReportArgs),
+    /// Inject faults (zeroed, flipped, garbage, stale blocks) into fresh filesystems' images
+    /// and report what each filesystem did: silent, detected, repaired, unavailable, crash.
+    Integrity(integrity::IntegrityArgs),
     /// Run a command and show what it read from disk: files, pages, device requests mapped to
     /// files and metadata, seeks; write a preload list and measure the preload.
     Profile(profile::ProfileArgs),
@@ -113,6 +117,7 @@ pub fn main() -> i32 {
         Command::Show(a) => results::show(a),
         Command::Diff(a) => results::diff(a),
         Command::Report(a) => results::report(a),
+        Command::Integrity(a) => integrity::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Preload(a) => profile::preload(a),
     };

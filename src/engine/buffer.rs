@@ -56,10 +56,20 @@ impl Drop for AlignedBuf {
     }
 }
 
-/// The source of written data: a pool of (mostly) random bytes with rotating windows.
+/// The source of written data: a pool of (mostly) random bytes with rotating windows, or, with
+/// `--verify`, the verified content of the bytes written ([`super::verify`]).
 pub struct WritePool {
     buf: AlignedBuf,
     next: usize,
+    verified: Option<Verified>,
+}
+
+/// Verified mode: one slot of `stride` bytes per request that may be in flight, and a cell.
+struct Verified {
+    seed: u64,
+    file: u64,
+    stride: usize,
+    cell: Vec<u8>,
 }
 
 impl WritePool {
@@ -67,7 +77,39 @@ impl WritePool {
     pub fn new(max_write: usize, compress_percent: u8, seed: u64) -> WritePool {
         let mut buf = AlignedBuf::new(max_write + WINDOW_SPAN);
         fill(buf.as_mut_slice(), compress_percent, seed);
-        WritePool { buf, next: 0 }
+        WritePool { buf, next: 0, verified: None }
+    }
+
+    /// A pool whose windows hold file `file`'s verified content at the offset written
+    /// ([`super::verify::fill_range`]), for up to `slots` requests in flight at once.
+    pub fn verified(max_write: usize, slots: usize, seed: u64, file: u64) -> WritePool {
+        let stride = max_write.max(1).div_ceil(ALIGN) * ALIGN;
+        WritePool {
+            buf: AlignedBuf::new(stride * slots.max(1)),
+            next: 0,
+            verified: Some(Verified {
+                seed,
+                file,
+                stride,
+                cell: vec![0u8; crate::integrity::block::BLOCK_BYTES],
+            }),
+        }
+    }
+
+    /// The data of a write of `len` bytes at `off`, held in `slot` (the request's queue slot,
+    /// so a window stays untouched while its request is in flight): the verified content in
+    /// verified mode, else the next window.
+    #[inline(always)]
+    pub fn window_at(&mut self, slot: usize, off: u64, len: usize) -> &[u8] {
+        match &mut self.verified {
+            None => self.window(len),
+            Some(v) => {
+                let start = slot * v.stride;
+                let out = &mut self.buf.as_mut_slice()[start..start + len];
+                super::verify::fill_range(out, &mut v.cell, v.seed, v.file, off);
+                &self.buf.as_slice()[start..start + len]
+            }
+        }
     }
 
     /// The next `len`-byte window (page-aligned start, so usable with O_DIRECT).

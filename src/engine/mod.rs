@@ -18,6 +18,7 @@ pub mod ioengine;
 pub mod layout;
 pub mod runner;
 mod target;
+pub mod verify;
 pub mod worker;
 pub mod workspace;
 

@@ -38,11 +38,20 @@ pub struct EngineOptions {
     pub seed: u64,
     /// Trace the block layer of the target's devices during timed phases (`--trace`).
     pub trace: bool,
+    /// Write verified data and check the data test's files after each repetition
+    /// (`--verify`, [`super::verify`]).
+    pub verify: bool,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { repeat: 1, compress_percent: 0, seed: 0x00f5_be4c, trace: false }
+        EngineOptions {
+            repeat: 1,
+            compress_percent: 0,
+            seed: 0x00f5_be4c,
+            trace: false,
+            verify: false,
+        }
     }
 }
 
@@ -238,8 +247,15 @@ impl<'t> Files<'t> {
                     return Ok(true);
                 }
                 progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
-                let r =
-                    prefill(paths, test.files.size_bytes(), opts.compress_percent, seed, progress);
+                let verify = opts.verify.then_some(opts.seed);
+                let r = prefill(
+                    paths,
+                    test.files.size_bytes(),
+                    opts.compress_percent,
+                    seed,
+                    verify,
+                    progress,
+                );
                 progress.phase_end();
                 r.map_err(|e| format!("setup: {e}"))
             }
@@ -405,6 +421,31 @@ fn run_rep(
             break;
         }
     }
+    if opts.verify && matches!(outcome, RepOutcome::Ok) {
+        // After the last phase, outside every timing.
+        match files {
+            Files::Data { paths } => {
+                match super::verify::check_files(paths, opts.seed, test.files.prefill) {
+                    Ok(c) => warn(
+                        warnings,
+                        Warning::Verified {
+                            repetition: rep + 1,
+                            blocks_intact: c.intact,
+                            blocks_unwritten: c.unwritten,
+                            nanos: c.nanos,
+                        },
+                    ),
+                    Err(reason) => outcome = RepOutcome::Failed(reason),
+                }
+            }
+            Files::Set { .. } => {
+                warn(
+                    warnings,
+                    Warning::NotVerified { reason: "fileset tests are not verified yet".into() },
+                );
+            }
+        }
+    }
     let complete = matches!(outcome, RepOutcome::Ok);
     let mut r = rep_result(test, phases, &timed_hist, complete);
     match files {
@@ -565,13 +606,17 @@ fn prefill(
     size: u64,
     compress_percent: u8,
     seed: u64,
+    verify: Option<u64>,
     progress: &dyn Progress,
 ) -> std::io::Result<bool> {
     use std::io::Write;
     const CHUNK: usize = 1 << 20;
-    let mut pool = super::buffer::WritePool::new(CHUNK, compress_percent, seed ^ 0xf111);
     let mut done = 0u64;
-    for p in paths {
+    for (i, p) in paths.iter().enumerate() {
+        let mut pool = match verify {
+            Some(vseed) => super::buffer::WritePool::verified(CHUNK, 1, vseed, i as u64),
+            None => super::buffer::WritePool::new(CHUNK, compress_percent, seed ^ 0xf111),
+        };
         let mut f = std::fs::File::create(p)
             .map_err(|e| std::io::Error::new(e.kind(), format!("creating {}: {e}", p.display())))?;
         let mut left = size;
@@ -580,7 +625,7 @@ fn prefill(
                 return Ok(false);
             }
             let n = left.min(CHUNK as u64) as usize;
-            f.write_all(pool.window(n)).map_err(|e| {
+            f.write_all(pool.window_at(0, size - left, n)).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("writing {}: {e}", p.display()))
             })?;
             left -= n as u64;
@@ -769,7 +814,10 @@ fn run_phase_on<E: IoEngine>(
                     } else {
                         (&paths[k], 0, size)
                     };
-                    Work::File(FileWork { path, file_size: size, region_start, region_len })
+                    // A shared file is file 0; otherwise thread k's file is file k.
+                    let file = if test.files.shared { 0 } else { k as u64 };
+                    let verify = opts.verify.then_some((opts.seed, file));
+                    Work::File(FileWork { path, file_size: size, region_start, region_len, verify })
                 })
                 .collect();
             (works, data_counters.iter().map(|c| &c.0).collect())

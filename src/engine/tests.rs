@@ -118,8 +118,13 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
     let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
     let ctr = PaddedCounter::default();
     for (phase, ops) in [(&t.phases[0], 5000), (&t.phases[1], 1024)] {
-        let work =
-            FileWork { path: &path, file_size: 4 << 20, region_start: 0, region_len: 4 << 20 };
+        let work = FileWork {
+            path: &path,
+            file_size: 4 << 20,
+            region_start: 0,
+            region_len: 4 << 20,
+            verify: None,
+        };
         let mut plan = WorkerPlan {
             phase,
             seed: 7,

@@ -63,6 +63,8 @@ pub struct FileWork<'a> {
     pub region_start: u64,
     /// Length of this worker's sequential region.
     pub region_len: u64,
+    /// `--verify`: (seed, file id) of the verified content written ([`super::verify`]).
+    pub verify: Option<(u64, u64)>,
 }
 
 /// Where a worker stopped with an error.
@@ -256,7 +258,10 @@ fn run_file<E: IoEngine>(
     let stride = max_size.div_ceil(super::buffer::ALIGN) * super::buffer::ALIGN;
     let mut rbuf = AlignedBuf::new(stride * depth);
     let rbase = rbuf.as_mut_slice().as_mut_ptr();
-    let mut pool = WritePool::new(max_size, compress_percent, seed);
+    let mut pool = match plan.verify {
+        Some((vseed, file)) => WritePool::verified(max_size, depth, vseed, file),
+        None => WritePool::new(max_size, compress_percent, seed),
+    };
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut hist = OpHistograms::default();
     let options = open_options(&phase.open, writes);
@@ -387,7 +392,13 @@ fn run_file<E: IoEngine>(
                         let p = unsafe { rbase.add(tag_slot * stride) };
                         (IoKind::Read, len, off, p)
                     } else {
-                        (IoKind::Write, len, off, pool.window(len).as_ptr() as *mut u8)
+                        let tag_slot = *free.last().unwrap_or(&0) as usize;
+                        (
+                            IoKind::Write,
+                            len,
+                            off,
+                            pool.window_at(tag_slot, off, len).as_ptr() as *mut u8,
+                        )
                     }
                 }
             };

@@ -424,6 +424,7 @@ impl RunRecord {
                 compress_percent: self.options.compress_percent,
                 seed: self.options.seed,
                 trace: false,
+                verify: false,
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

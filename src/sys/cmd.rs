@@ -95,6 +95,30 @@ impl Cmd {
         s
     }
 
+    /// Run to completion and return what it printed and how it exited, whatever the exit
+    /// status: for tools whose non-zero exit is a finding, not a failure (`e2fsck -n` exits 4
+    /// when it finds errors). Only a program that cannot be started is an error.
+    pub fn output(&self) -> Result<CmdOutput, CmdError> {
+        let out = Command::new(&self.program)
+            .args(&self.args)
+            .env("PATH", search_path())
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| CmdError::Spawn {
+                cmdline: self.cmdline(),
+                source,
+                hint: self.hint.clone(),
+            })?;
+        Ok(CmdOutput {
+            cmdline: self.cmdline(),
+            code: out.status.code(),
+            status: out.status.to_string(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
     /// Run to completion; return stdout on success, a [`CmdError`] with stderr otherwise.
     pub fn run(&self) -> Result<String, CmdError> {
         let out = Command::new(&self.program)
@@ -116,6 +140,38 @@ impl Cmd {
                 status: out.status.to_string(),
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             })
+        }
+    }
+}
+
+/// What a command printed and how it exited ([`Cmd::output`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CmdOutput {
+    /// The command line as a user would type it.
+    pub cmdline: String,
+    /// Exit code; `None` when killed by a signal.
+    pub code: Option<i32>,
+    /// Exit status description (`exit status: 4`, `signal: 6 (SIGABRT)`).
+    pub status: String,
+    /// Captured stdout.
+    pub stdout: String,
+    /// Captured stderr.
+    pub stderr: String,
+}
+
+impl CmdOutput {
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// stdout and stderr together (stderr after stdout), trimmed.
+    pub fn text(&self) -> String {
+        let (o, e) = (self.stdout.trim_end(), self.stderr.trim_end());
+        match (o.is_empty(), e.is_empty()) {
+            (_, true) => o.to_string(),
+            (true, false) => e.to_string(),
+            (false, false) => format!("{o}\n{e}"),
         }
     }
 }
@@ -159,6 +215,14 @@ mod tests {
     fn missing_program_gives_hint() {
         let err = Cmd::new("fsbench-no-such-program").hint("install foo").run().unwrap_err();
         assert!(err.to_string().contains("install foo"));
+    }
+
+    #[test]
+    fn output_keeps_a_finding_exit_code_and_both_streams() {
+        let o = Cmd::new("sh").args(["-c", "echo found; echo note >&2; exit 4"]).output().unwrap();
+        assert_eq!(o.code, Some(4));
+        assert!(!o.success());
+        assert_eq!(o.text(), "found\nnote");
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod loopdev;
 pub mod mount;
 /// See [`crate::sys::mountinfo`] (the one parser).
 pub use crate::sys::mountinfo;
+mod offline;
 pub mod preflight;
 pub mod sched;
 pub mod sizing;

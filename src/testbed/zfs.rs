@@ -422,6 +422,11 @@ impl Pool {
         &self.name
     }
 
+    /// The directory of symlinks to the pool's devices (for `zpool import -d`).
+    pub fn devdir(&self) -> &Path {
+        &self.devdir
+    }
+
     /// Export and re-import the pool: the daemon drops everything it cached for it (ARC), and
     /// the FUSE mount (and its kernel page cache) goes away and comes back. Between the two,
     /// the host's caches are dropped so the vdevs' block-device pages go too.
@@ -445,11 +450,21 @@ pub fn create_command(name: &str, layout: ZfsLayout, vdevs: &[PathBuf], mountpoi
 
 /// See [`ZfsPool::export_import`].
 pub fn export_import(name: &str, devdir: &Path) -> Result<()> {
-    // A file closed a moment ago may still be held by FUSE; retry "busy" briefly.
+    export(name)?;
+    if crate::sys::is_root() {
+        crate::sys::cache::drop_all_caches()
+            .map_err(|e| TestbedError::io("drop_caches", "/proc/sys/vm/drop_caches", e))?;
+    }
+    import(name, devdir)
+}
+
+/// `zpool export NAME`, retrying "busy" briefly (a file closed a moment ago may still be held
+/// by FUSE).
+pub fn export(name: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match Cmd::new("zpool").args(["export", name]).run() {
-            Ok(_) => break,
+            Ok(_) => return Ok(()),
             Err(crate::sys::cmd::CmdError::Failed { ref stderr, .. })
                 if stderr.contains("busy") && Instant::now() < deadline =>
             {
@@ -458,17 +473,17 @@ pub fn export_import(name: &str, devdir: &Path) -> Result<()> {
             Err(e) => return Err(TestbedError::cmd(format!("exporting zfs pool {name}"), e)),
         }
     }
-    if crate::sys::is_root() {
-        crate::sys::cache::drop_all_caches()
-            .map_err(|e| TestbedError::io("drop_caches", "/proc/sys/vm/drop_caches", e))?;
-    }
+}
+
+/// `zpool import -o cachefile=none -d DEVDIR NAME`: only the testbed's own devices are scanned.
+pub fn import(name: &str, devdir: &Path) -> Result<()> {
     Cmd::new("zpool")
         .args(["import", "-o", "cachefile=none", "-d"])
         .arg(devdir)
         .arg(name)
         .run()
         .map(drop)
-        .map_err(|e| TestbedError::cmd(format!("re-importing zfs pool {name}"), e))
+        .map_err(|e| TestbedError::cmd(format!("importing zfs pool {name}"), e))
 }
 
 /// The leaf devices of imported pool `name` as `zpool status` names them (fsbench's pools are

@@ -7,6 +7,7 @@ mod figure;
 mod fio;
 mod fsruns;
 mod gaps;
+mod integrity;
 mod metadata;
 mod run;
 mod security;
