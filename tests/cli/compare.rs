@@ -324,6 +324,8 @@ fn testbed_up_stays_until_down() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o_up = o;
+    // A failed assertion below must not leave the kept testbed mounted.
+    let _down = DownOnPanic(name_of_kept(&stderr(&o_up)));
     let mnt = stdout(&o_up).trim().to_string();
     assert!(mnt.starts_with(work.path().to_str().unwrap()), "{mnt}");
     // Usable after fsbench exited.

@@ -222,9 +222,10 @@ fn a_tmpfs_size_option_is_recorded_as_mounted() {
     let work = TestDir::new();
     let o = fsbench(&["testbed", "up", "tmpfs:mount=size=3M", "--workdir", s(work.path())]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("tmpfs of 3M"), "{}", stderr(&o));
     let name =
         stderr(&o).split("testbed down ").nth(1).unwrap().split('`').next().unwrap().to_string();
+    let _down = DownOnPanic(name.clone());
+    assert!(stderr(&o).contains("tmpfs of 3M"), "{}", stderr(&o));
     let o = fsbench(&["testbed", "down", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

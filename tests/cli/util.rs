@@ -141,3 +141,15 @@ pub fn lat<'a>(obj: &'a serde_json::Value, op: &str) -> Option<&'a serde_json::V
 pub fn have(program: &str) -> bool {
     fsbench::sys::cmd::have_program(program)
 }
+
+/// Removes a kept testbed when the test panics (`testbed down NAME`); on success the test
+/// itself has removed it.
+pub struct DownOnPanic(pub String);
+
+impl Drop for DownOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = fsbench(&["testbed", "down", &self.0]);
+        }
+    }
+}
