@@ -16,6 +16,7 @@
 //! - [`cli`]: the `fsbench` command line.
 
 pub mod cli;
+pub mod cluster;
 pub mod compare;
 pub mod engine;
 pub mod explain;

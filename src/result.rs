@@ -25,6 +25,9 @@ pub struct RunReport {
     pub tests: Vec<TestResult>,
     /// True when the run was stopped by Ctrl-C/SIGTERM.
     pub interrupted: bool,
+    /// Multi-client runs (`--mpi`): ranks, hosts and their clocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::model::ClusterInfo>,
 }
 
 /// Where tests ran.
@@ -117,6 +120,10 @@ pub struct RepResult {
     /// Fileset tests: pattern operations in timed phases; `ops_per_s` is these per second.
     #[serde(default)]
     pub file_ops: u64,
+    /// Multi-client runs (`--mpi`): each rank's share, the spread and the per-host breakdown;
+    /// the figures above are the aggregate over all ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::model::ClusterRep>,
 }
 
 /// One phase of one repetition.

@@ -229,6 +229,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             compress_percent: a.data.compress_percent,
             seed: a.data.seed,
             trace: a.data.trace,
+            hooks: Default::default(),
         },
         rule: Rule { min_effect: a.min_effect / 100.0, ..Rule::default() },
         fresh_per_test: a.fresh == Fresh::PerTest,

@@ -2,6 +2,7 @@
 //! into a validated job for the library.
 
 mod compare;
+mod mpi_run;
 mod progress;
 mod record;
 mod results;

@@ -47,6 +47,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub record: super::record::RecordArgs,
+
+    #[command(flatten)]
+    pub mpi: super::mpi_run::MpiArgs,
 }
 
 const STATS_HELP: &str = "\
@@ -63,6 +66,9 @@ precondition could not be met is flagged, never silently reported.
 Exit codes: 0 ok, 1 a test failed, 2 bad input (nothing run), 130 interrupted.";
 
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    if a.mpi.mpi {
+        return super::mpi_run::run(a);
+    }
     // Stage 1: everything is validated before any I/O.
     let suite = a.workload.load()?;
     let bed_config = match &a.fs {
@@ -104,6 +110,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         compress_percent: a.data.compress_percent,
         seed: a.data.seed,
         trace: a.data.trace,
+        hooks: Default::default(),
     };
     let mut config = ConfigStart {
         label: target.label.clone(),
@@ -168,7 +175,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+pub(super) fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     let meta = std::fs::metadata(dir).map_err(|e| {
         UserError(format!(
             "--dir {}: {e}; give an existing directory on the filesystem to test",

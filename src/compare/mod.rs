@@ -157,6 +157,7 @@ pub fn run(
                 repeat: opts.engine.repeat,
                 tests: Vec::new(),
                 interrupted: false,
+                cluster: None,
             }
         })
         .collect();

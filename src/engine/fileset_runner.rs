@@ -7,6 +7,7 @@
 use super::fileset::{
     self, fill_of, FillShared, FsCounters, FsWorkerOutput, FsWorkerPlan, SlotState,
 };
+use super::hooks::PhaseOutcome;
 use super::layout::{Mapping, PathBuf0};
 use super::runner::{rep_result, RepOutcome, UNCACHED_MAX};
 use super::target::Target;
@@ -108,20 +109,31 @@ fn run_phases(
     warnings: &mut Vec<String>,
     states: &mut [SlotState],
 ) -> (Option<RepResult>, RepOutcome) {
-    if let Err(msg) = check_space(test, fs, root) {
-        return (None, RepOutcome::Failed(msg));
-    }
-    if fs.prefill {
-        let phase = prefill_phase();
-        progress.phase_start_ops(test, rep, "setup", Some(fs.count));
-        let run = run_phase(test, fs, &phase, root, states, opts, seed ^ 0xf111, progress);
-        progress.phase_end();
-        if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
-            return (None, RepOutcome::Failed(format!("prefill: {e}")));
-        }
-        if run.outs.iter().any(|o| o.interrupted) {
-            return (None, RepOutcome::Interrupted);
-        }
+    // The space check and the prefill are the set-up; every process of a multi-client run
+    // agrees on its outcome before the first phase.
+    let hooks = &*opts.hooks.0;
+    let local =
+        match hooks.before_phase(test, rep, "setup").and_then(|()| check_space(test, fs, root)) {
+            Err(msg) => PhaseOutcome::Failed(msg),
+            Ok(()) if fs.prefill => {
+                let phase = prefill_phase();
+                progress.phase_start_ops(test, rep, "setup", Some(fs.count));
+                let run = run_phase(test, fs, &phase, root, states, opts, seed ^ 0xf111, progress);
+                progress.phase_end();
+                if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
+                    PhaseOutcome::Failed(format!("prefill: {e}"))
+                } else if run.outs.iter().any(|o| o.interrupted) {
+                    PhaseOutcome::Interrupted
+                } else {
+                    PhaseOutcome::Ok
+                }
+            }
+            Ok(()) => PhaseOutcome::Ok,
+        };
+    match hooks.after_phase(test, rep, "setup", None, local) {
+        PhaseOutcome::Ok => {}
+        PhaseOutcome::Failed(e) => return (None, RepOutcome::Failed(e)),
+        PhaseOutcome::Interrupted => return (None, RepOutcome::Interrupted),
     }
     let mut phases = Vec::new();
     let mut timed_hist = OpHistograms::default();
@@ -148,7 +160,11 @@ fn run_phases(
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
         let pseed = seed ^ ((pi as u64 + 1) << 24);
-        let run = run_phase(test, fs, phase, root, states, opts, pseed, progress);
+        let released = hooks.before_phase(test, rep, &phase.name);
+        let run = match &released {
+            Ok(()) => run_phase(test, fs, phase, root, states, opts, pseed, progress),
+            Err(_) => PhaseRun::default(),
+        };
         let after = Snapshot::take(devices);
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
@@ -170,25 +186,38 @@ fn run_phases(
             timed_hist.merge(&run.hist);
         }
         phases.push(pr);
-        if let Some(e) = run.synced.as_ref().and_then(|s| s.1.as_ref()) {
-            outcome = RepOutcome::Failed(format!("phase `{}`: {e}", phase.name));
-            break;
-        }
-        if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
+        let local = if let Err(e) = released {
+            PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
+        } else if let Some(e) = run.synced.as_ref().and_then(|s| s.1.as_ref()) {
+            PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
+        } else if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
             let created: u64 = run.outs.iter().map(|o| o.creates).sum();
             let written: u64 = run.outs.iter().map(|o| o.bytes_written).sum();
             let live: u64 = states.iter().map(|s| s.live()).sum();
-            outcome = RepOutcome::Failed(format!(
+            PhaseOutcome::Failed(format!(
                 "phase `{}`: {e}; all threads in this phase: {created} files created, {} written; {live} of {} files existed when it stopped",
                 phase.name,
                 fmt_bytes(written),
                 fs.count
-            ));
-            break;
-        }
-        if run.outs.iter().any(|o| o.interrupted) {
-            outcome = RepOutcome::Interrupted;
-            break;
+            ))
+        } else if run.outs.iter().any(|o| o.interrupted) {
+            PhaseOutcome::Interrupted
+        } else {
+            PhaseOutcome::Ok
+        };
+        let start = run.outs.iter().map(|o| o.start).min();
+        let end = run.outs.iter().map(|o| o.end).max();
+        let end = end.map(|e| run.synced.as_ref().map(|s| s.0.max(e)).unwrap_or(e));
+        match hooks.after_phase(test, rep, &phase.name, start.zip(end), local) {
+            PhaseOutcome::Ok => {}
+            PhaseOutcome::Failed(e) => {
+                outcome = RepOutcome::Failed(e);
+                break;
+            }
+            PhaseOutcome::Interrupted => {
+                outcome = RepOutcome::Interrupted;
+                break;
+            }
         }
     }
     let complete = matches!(outcome, RepOutcome::Ok);
@@ -353,6 +382,7 @@ fn sample_residency(root: &OwnedFd, fs: &FilesetDef, states: &[SlotState], max: 
 }
 
 /// What a phase's workers did, merged, with the fill series.
+#[derive(Default)]
 struct PhaseRun {
     outs: Vec<FsWorkerOutput>,
     hist: OpHistograms,

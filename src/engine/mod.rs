@@ -8,6 +8,7 @@
 pub mod buffer;
 pub mod fileset;
 mod fileset_runner;
+pub mod hooks;
 pub mod ioengine;
 pub mod layout;
 pub mod runner;

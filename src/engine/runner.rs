@@ -1,6 +1,7 @@
 //! Orchestration: for each test and repetition, make the files, establish and verify each
 //! phase's cache precondition, run the phase's workers, and turn what they measured into results.
 
+use super::hooks::PhaseOutcome;
 use super::ioengine::Psync;
 use super::target::Target;
 use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
@@ -29,11 +30,19 @@ pub struct EngineOptions {
     pub seed: u64,
     /// Trace the block layer of the target's devices during timed phases (`--trace`).
     pub trace: bool,
+    /// Called around each phase (a multi-client run's barrier and clock); no-ops by default.
+    pub hooks: super::hooks::Hooks,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { repeat: 1, compress_percent: 0, seed: 0x00f5_be4c, trace: false }
+        EngineOptions {
+            repeat: 1,
+            compress_percent: 0,
+            seed: 0x00f5_be4c,
+            trace: false,
+            hooks: Default::default(),
+        }
     }
 }
 
@@ -99,6 +108,7 @@ pub fn run_suite(
         repeat: opts.repeat,
         tests: Vec::new(),
         interrupted: false,
+        cluster: None,
     };
     let devices = report.target.devices.clone();
     for (idx, test) in suite.tests.iter().enumerate() {
@@ -268,14 +278,24 @@ fn run_rep(
     for p in paths {
         let _ = std::fs::remove_file(p);
     }
+    let hooks = &*opts.hooks.0;
     if test.file.prefill {
         progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
-        let r = prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress);
+        let local = match hooks.before_phase(test, rep, "setup") {
+            Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
+            Ok(()) => {
+                match prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress) {
+                    Ok(true) => PhaseOutcome::Ok,
+                    Ok(false) => PhaseOutcome::Interrupted,
+                    Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
+                }
+            }
+        };
         progress.phase_end();
-        match r {
-            Ok(true) => {}
-            Ok(false) => return (None, RepOutcome::Interrupted),
-            Err(e) => return (None, RepOutcome::Failed(format!("setup: {e}"))),
+        match hooks.after_phase(test, rep, "setup", None, local) {
+            PhaseOutcome::Ok => {}
+            PhaseOutcome::Interrupted => return (None, RepOutcome::Interrupted),
+            PhaseOutcome::Failed(e) => return (None, RepOutcome::Failed(e)),
         }
     }
     let mut phases = Vec::new();
@@ -304,7 +324,11 @@ fn run_rep(
         let tracer = if opts.trace && phase.timed { start_trace(devices, warnings) } else { None };
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
-        let (outs, hist) = run_phase(test, phase, paths, opts, seed, progress);
+        let released = hooks.before_phase(test, rep, &phase.name);
+        let (outs, hist, stonewalled) = match &released {
+            Ok(()) => run_phase(test, phase, paths, opts, seed, progress),
+            Err(_) => (Vec::new(), OpHistograms::default(), false),
+        };
         let after = Snapshot::take(devices);
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
@@ -317,6 +341,9 @@ fn run_rep(
         progress.phase_end();
         let mut pr = phase_result(test, phase, &outs, &hist, check, before.delta(&after));
         pr.memory = Some(memory);
+        if stonewalled {
+            pr.ended_by = Some(STONEWALLED.into());
+        }
         if let Some(t) = &trace {
             if t.events_lost > 0 || t.events_over_limit > 0 {
                 note_once(
@@ -333,13 +360,30 @@ fn run_rep(
             timed_hist.merge(&hist);
         }
         phases.push(pr);
-        if let Some(e) = outs.iter().find_map(|o| o.error.as_ref()) {
-            outcome = RepOutcome::Failed(format!("phase `{}`: {e}", phase.name));
-            break;
-        }
-        if outs.iter().any(|o| o.interrupted) {
-            outcome = RepOutcome::Interrupted;
-            break;
+        let local = if let Err(e) = released {
+            if crate::sys::signals::interrupted() {
+                PhaseOutcome::Interrupted
+            } else {
+                PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
+            }
+        } else if let Some(e) = outs.iter().find_map(|o| o.error.as_ref()) {
+            PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
+        } else if outs.iter().any(|o| o.interrupted) {
+            PhaseOutcome::Interrupted
+        } else {
+            PhaseOutcome::Ok
+        };
+        let window = outs.iter().map(|o| o.start).min().zip(outs.iter().map(|o| o.end).max());
+        match hooks.after_phase(test, rep, &phase.name, window, local) {
+            PhaseOutcome::Ok => {}
+            PhaseOutcome::Failed(e) => {
+                outcome = RepOutcome::Failed(e);
+                break;
+            }
+            PhaseOutcome::Interrupted => {
+                outcome = RepOutcome::Interrupted;
+                break;
+            }
         }
     }
     let complete = matches!(outcome, RepOutcome::Ok);
@@ -510,8 +554,10 @@ fn run_phase(
     opts: &EngineOptions,
     seed: u64,
     progress: &dyn Progress,
-) -> (Vec<WorkerOutput>, OpHistograms) {
+) -> (Vec<WorkerOutput>, OpHistograms, bool) {
     let n = test.threads as usize;
+    let stonewall = if phase.timed { opts.hooks.0.stonewall() } else { None };
+    let mut stonewalled = false;
     let barrier = Barrier::new(n);
     let phase_stop = AtomicBool::new(false);
     let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
@@ -554,18 +600,41 @@ fn run_phase(
                 })
             })
             .collect();
+        // The stonewall counts from here, just after the workers were spawned (they wait at
+        // the start barrier only for each other).
+        let wall_at = stonewall.map(|d| Instant::now() + d);
         while finished.load(Ordering::Acquire) < n {
-            std::thread::sleep(Duration::from_millis(50));
+            let tick = Duration::from_millis(50);
+            let nap = match wall_at {
+                Some(t) => t.saturating_duration_since(Instant::now()).min(tick),
+                None => tick,
+            };
+            std::thread::sleep(nap.max(Duration::from_millis(1)));
+            if wall_at.is_some_and(|t| Instant::now() >= t) && !stonewalled {
+                stonewalled = true;
+                phase_stop.store(true, Ordering::Relaxed);
+            }
             progress.phase_progress(counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum());
         }
         handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     });
+    let mut outs = outs;
+    if stonewalled && outs.iter().all(|o| o.error.is_none()) {
+        // Stopped by the stonewall, not by a signal or a failing worker.
+        let signalled = crate::sys::signals::interrupted();
+        for o in &mut outs {
+            o.interrupted = signalled;
+        }
+    }
     let mut hist = OpHistograms::default();
     for o in &outs {
         hist.merge(&o.hist);
     }
-    (outs, hist)
+    (outs, hist, stonewalled)
 }
+
+/// `ended_by` of a timed phase that the stonewall stopped.
+pub const STONEWALLED: &str = "stonewall";
 
 fn phase_result(
     test: &TestDef,
@@ -635,5 +704,6 @@ pub(super) fn rep_result(
         phases,
         extents: None,
         file_ops: 0,
+        cluster: None,
     }
 }

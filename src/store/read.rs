@@ -379,6 +379,7 @@ impl RunRecord {
             repeat: self.repeat,
             tests: c.tests.clone(),
             interrupted: self.status == RunStatus::Interrupted || self.unfinished(),
+            cluster: None,
         })
     }
 
@@ -400,6 +401,7 @@ impl RunRecord {
                 compress_percent: self.options.compress_percent,
                 seed: self.options.seed,
                 trace: false,
+                hooks: Default::default(),
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

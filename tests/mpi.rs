@@ -1,0 +1,281 @@
+//! Multi-client runs under `mpirun` (cargo feature `mpi`; `make test` runs these with it).
+//! Each test skips with the reason when fsbench was built without MPI or mpirun is missing.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fsbench"))
+}
+
+fn skip_reason() -> Option<&'static str> {
+    if !cfg!(feature = "mpi") {
+        return Some("fsbench built without --features mpi (make test runs these with it)");
+    }
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Some("mpirun not found (scripts/install-deps.sh mpi installs Open MPI)");
+    }
+    None
+}
+
+macro_rules! need_mpi {
+    () => {
+        if let Some(r) = skip_reason() {
+            eprintln!("skipped: {r}");
+            return;
+        }
+    };
+}
+
+struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    fn new() -> Scratch {
+        std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
+        Scratch(tempfile::tempdir_in("/var/tmp/fsbench-tests").unwrap())
+    }
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+    fn leftovers(&self) -> Vec<String> {
+        std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".fsbench-"))
+            .collect()
+    }
+}
+
+fn mpirun(np: u32, args: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string()]);
+    c.arg(bin()).arg("run").arg("--mpi").arg("--no-store").args(args);
+    c
+}
+
+fn workload(dir: &Path, body: &str) -> String {
+    let p = dir.join("w.toml");
+    std::fs::write(&p, format!("[suite]\nname = \"mpi\"\ndescription = \"mpi tests\"\n{body}"))
+        .unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("{e}; stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), err(o))
+    })
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const WRITE: &str = r#"
+[[test]]
+id = "w"
+name = "write"
+description = "two threads write one 8 MiB file per rank"
+threads = 2
+file = { size = "8M", prefill = false }
+[[test.phase]]
+name = "write"
+open = ["create", "trunc"]
+pattern = [{ op = "write", size = "1M", offset = "sequential" }]
+amount = { passes = 1 }
+sync = { at_end = "fsync" }
+"#;
+
+#[test]
+fn totals_are_the_sum_of_ranks_over_first_start_to_last_end() {
+    need_mpi!();
+    let d = Scratch::new();
+    let w = workload(d.path(), WRITE);
+    let dir = d.path().to_str().unwrap();
+    let o = mpirun(4, &["--dir", dir, "--workload", &w, "--format", "json", "--repeat", "2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let r = json(&o);
+    assert_eq!(r["cluster"]["ranks"], 4);
+    assert_eq!(r["cluster"]["rank_info"].as_array().unwrap().len(), 4);
+    let t = &r["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{t}");
+    assert_eq!(t["threads"], 8);
+    for rep in t["reps"].as_array().unwrap() {
+        let c = &rep["cluster"];
+        let ranks = c["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 4);
+        let sum: u64 = ranks.iter().map(|x| x["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(sum, rep["bytes"].as_u64().unwrap(), "sum of ranks = aggregate");
+        assert_eq!(sum, 4 * (8 << 20), "every rank wrote its 8 MiB file");
+        // The aggregate time is the last end minus the first start on the common clock.
+        let w: Vec<&Value> = ranks.iter().map(|x| &x["windows"][0]).collect();
+        let first = w.iter().map(|x| x["start_s"].as_f64().unwrap()).fold(f64::MAX, f64::min);
+        let last = w.iter().map(|x| x["end_s"].as_f64().unwrap()).fold(f64::MIN, f64::max);
+        let wall = rep["wall_nanos"].as_u64().unwrap() as f64;
+        assert!(((last - first) * 1e9 - wall).abs() <= 1.0, "{} vs {wall}", (last - first) * 1e9);
+        let mib = rep["mib_per_s"].as_f64().unwrap();
+        assert!((mib - sum as f64 / 1048576.0 / (wall / 1e9)).abs() < 1e-6 * mib);
+        // Each rank's own window lies inside the span, and its own figure uses its own time.
+        for x in ranks {
+            let own = x["wall_nanos"].as_u64().unwrap() as f64;
+            assert!(own <= wall + 1.0, "{own} > {wall}");
+        }
+        let s = &c["spread"];
+        assert!(s["min"].as_f64().unwrap() <= s["median"].as_f64().unwrap());
+        assert!(s["median"].as_f64().unwrap() <= s["max"].as_f64().unwrap());
+        assert_eq!(c["per_host"].as_array().unwrap().len(), 1);
+        let lat = rep["latency"].as_array().unwrap();
+        let writes = lat.iter().find(|l| l["op"] == "write").unwrap();
+        assert_eq!(writes["count"], 32, "histograms of all ranks merged");
+    }
+    assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
+}
+
+#[test]
+fn stonewall_stops_every_rank() {
+    need_mpi!();
+    let d = Scratch::new();
+    // Rewrites a 4 MiB file 100000 times: far longer than the stonewall.
+    let w = workload(
+        d.path(),
+        r#"
+[[test]]
+id = "s"
+name = "rewrite"
+description = "rewrite a small file for a long time"
+threads = 1
+file = { size = "4M", prefill = false }
+[[test.phase]]
+name = "write"
+open = ["create"]
+pattern = [{ op = "write", size = "64K", offset = "sequential" }]
+amount = { passes = 100000 }
+"#,
+    );
+    let t0 = Instant::now();
+    let o = mpirun(
+        4,
+        &[
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--workload",
+            &w,
+            "--format",
+            "json",
+            "--stonewall",
+            "1",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(t0.elapsed() < Duration::from_secs(120), "{:?}", t0.elapsed());
+    let r = json(&o);
+    let t = &r["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{t}");
+    let rep = &t["reps"][0];
+    let c = &rep["cluster"];
+    assert_eq!(c["stonewalled"], true);
+    assert_eq!(rep["phases"][0]["ended_by"], "stonewall");
+    let ranks = c["per_rank"].as_array().unwrap();
+    let min = ranks.iter().map(|x| x["bytes"].as_u64().unwrap()).min().unwrap();
+    assert!(min > 0);
+    for x in ranks {
+        let w = &x["windows"][0];
+        let secs = w["end_s"].as_f64().unwrap() - w["start_s"].as_f64().unwrap();
+        // Stopped at the next 64 KiB write 1 s after the phase's common start (which comes
+        // before the workers' buffer set-up, so a window can be a little shorter), far before
+        // the 100000 passes.
+        assert!(secs > 0.3 && secs < 30.0, "rank {} ran {secs} s", x["rank"]);
+        assert!(x["bytes"].as_u64().unwrap() < 100000 * (4 << 20));
+    }
+    assert_eq!(rep["bytes"].as_u64().unwrap(), 4 * min, "the figure counts the common work");
+    assert!(c["total_bytes"].as_u64().unwrap() >= rep["bytes"].as_u64().unwrap());
+    assert!(t["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().starts_with("stonewalled")));
+    assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
+}
+
+#[test]
+fn a_killed_rank_fails_the_run_in_bounded_time_and_is_named() {
+    need_mpi!();
+    let d = Scratch::new();
+    let w = workload(
+        d.path(),
+        r#"
+[[test]]
+id = "k"
+name = "rewrite"
+description = "rewrite a small file for a long time"
+threads = 1
+file = { size = "4M", prefill = false }
+[[test.phase]]
+name = "write"
+open = ["create"]
+pattern = [{ op = "write", size = "64K", offset = "sequential" }]
+amount = { passes = 1000000 }
+"#,
+    );
+    let mut child = mpirun(4, &["--dir", d.path().to_str().unwrap(), "--workload", &w])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // "fsbench: rank 2 of 4 on HOST (pid N) runs in ..."
+    let mut seen = Vec::new();
+    let mut pid = None;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pid.is_none() && Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            if let Some(rest) = l.strip_prefix("fsbench: rank 2 of 4 on ") {
+                pid =
+                    rest.split("(pid ").nth(1).and_then(|s| s.split(')').next()).map(String::from);
+            }
+            seen.push(l);
+        }
+    }
+    let Some(pid) = pid else {
+        let _ = child.kill();
+        panic!("rank 2 never announced itself: {seen:?}");
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let killed = Instant::now();
+    assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if killed.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the run did not end within 60 s of killing rank 2");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(2)) {
+        seen.push(l);
+    }
+    assert!(!status.success());
+    let all = seen.join("\n");
+    assert!(all.contains("rank 2"), "{all}");
+    assert!(all.contains("Killed") || all.contains("signal 9"), "{all}");
+}
