@@ -107,6 +107,14 @@ fn totals_are_the_sum_of_ranks_over_first_start_to_last_end() {
     let r = json(&o);
     assert_eq!(r["cluster"]["ranks"], 4);
     assert_eq!(r["cluster"]["rank_info"].as_array().unwrap().len(), 4);
+    // The measured offsets are right: ranks on this one host share CLOCK_MONOTONIC, so on the
+    // common clock they read it alike (Open MPI's MPI_Wtime has a per-process origin, so
+    // without the offsets they would differ by the ranks' start-up times).
+    // Each offset is within ± its uncertainty, so two ranks agree within the sum of theirs
+    // (plus the two clock reads, which are not simultaneous).
+    let check = r["cluster"]["clock_check_same_host_s"].as_f64().unwrap();
+    let unc = r["cluster"]["clock_uncertainty_s"].as_f64().unwrap();
+    assert!(check <= 2.0 * unc + 0.001, "ranks disagree by {check} s (offsets ± {unc} s)");
     let t = &r["tests"][0];
     assert_eq!(t["status"]["state"], "ok", "{t}");
     assert_eq!(t["threads"], 8);
@@ -209,10 +217,10 @@ amount = { passes = 100000 }
     assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
 }
 
-#[test]
-fn a_killed_rank_fails_the_run_in_bounded_time_and_is_named() {
-    need_mpi!();
-    let d = Scratch::new();
+/// Start a long run of 4 ranks; return mpirun, its stderr lines, and the ranks' pids.
+fn start_long_run(
+    d: &Scratch,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>, Vec<String>, Vec<String>) {
     let w = workload(
         d.path(),
         r#"
@@ -220,8 +228,8 @@ fn a_killed_rank_fails_the_run_in_bounded_time_and_is_named() {
 id = "k"
 name = "rewrite"
 description = "rewrite a small file for a long time"
-threads = 1
-file = { size = "4M", prefill = false }
+threads = 2
+file = { size = "4M", prefill = true }
 [[test.phase]]
 name = "write"
 open = ["create"]
@@ -241,36 +249,65 @@ amount = { passes = 1000000 }
             let _ = tx.send(line);
         }
     });
-    // "fsbench: rank 2 of 4 on HOST (pid N) runs in ..."
+    // "fsbench: rank R of 4 on HOST (pid N) runs in ..."
     let mut seen = Vec::new();
-    let mut pid = None;
+    let mut pids = vec![String::new(); 4];
     let deadline = Instant::now() + Duration::from_secs(60);
-    while pid.is_none() && Instant::now() < deadline {
+    while pids.iter().any(|p| p.is_empty()) && Instant::now() < deadline {
         if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            if let Some(rest) = l.strip_prefix("fsbench: rank 2 of 4 on ") {
-                pid =
-                    rest.split("(pid ").nth(1).and_then(|s| s.split(')').next()).map(String::from);
+            if let Some(rest) = l.strip_prefix("fsbench: rank ") {
+                let r: usize = rest.split(' ').next().unwrap().parse().unwrap();
+                let pid = rest.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap();
+                pids[r] = pid.to_string();
             }
             seen.push(l);
         }
     }
-    let Some(pid) = pid else {
+    if pids.iter().any(|p| p.is_empty()) {
         let _ = child.kill();
-        panic!("rank 2 never announced itself: {seen:?}");
-    };
+        panic!("not every rank announced itself: {seen:?}");
+    }
+    (child, rx, pids, seen)
+}
+
+fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the run did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn ctrl_c_under_mpirun_stops_every_rank_and_removes_their_files() {
+    need_mpi!();
+    let d = Scratch::new();
+    let (mut child, _rx, _pids, _seen) = start_long_run(&d);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(d.leftovers().len(), 4, "each rank has its work directory: {:?}", d.leftovers());
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    assert!(!status.success());
+    assert!(d.leftovers().is_empty(), "left behind: {:?}", d.leftovers());
+}
+
+#[test]
+fn a_killed_rank_fails_the_run_in_bounded_time_and_is_named() {
+    need_mpi!();
+    let d = Scratch::new();
+    let (mut child, rx, pids, mut seen) = start_long_run(&d);
+    let pid = pids[2].clone();
     std::thread::sleep(Duration::from_secs(2));
     let killed = Instant::now();
     assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if killed.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the run did not end within 60 s of killing rank 2");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    assert!(killed.elapsed() < Duration::from_secs(60));
     while let Ok(l) = rx.recv_timeout(Duration::from_secs(2)) {
         seen.push(l);
     }

@@ -95,6 +95,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         pid: std::process::id(),
         dir: dir.display().to_string(),
         clock: sync.clone(),
+        monotonic_minus_common_s: {
+            let c = clock::GlobalClock::new(&*comm, &sync);
+            monotonic_now() - c.now()
+        },
     };
     // One write, so lines of ranks that mpirun merges into one stream do not interleave.
     let line = format!(
@@ -167,6 +171,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         mode: "file-per-process".into(),
         stonewall_s: a.mpi.stonewall,
         clock_uncertainty_s: ranks.iter().map(|r| r.info.clock.uncertainty_s).fold(0.0, f64::max),
+        clock_check_same_host_s: ClusterInfo::same_host_check(
+            &ranks.iter().map(|r| r.info.clone()).collect::<Vec<_>>(),
+        ),
         rank_info: ranks.iter().map(|r| r.info.clone()).collect(),
     });
 
@@ -233,11 +240,21 @@ fn share_suite(comm: &dyn Comm, a: &RunArgs) -> anyhow::Result<Option<Suite>> {
     }
 }
 
+/// CLOCK_MONOTONIC in seconds.
+fn monotonic_now() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 /// Per-rank spread on stderr, after the table.
 fn print_spread(report: &crate::result::RunReport) {
     let Some(c) = &report.cluster else { return };
+    let check = match c.clock_check_same_host_s {
+        Some(x) => format!("; ranks on one host agree within {:.1} µs", x * 1e6),
+        None => String::new(),
+    };
     eprintln!(
-        "fsbench: {} ranks on {} host(s); clock uncertainty ≤ {:.1} µs",
+        "fsbench: {} ranks on {} host(s); clock offsets to rank 0 within ± {:.1} µs{check}",
         c.ranks,
         c.hosts.len(),
         c.clock_uncertainty_s * 1e6

@@ -5,7 +5,8 @@
 //! clock synchronization", Distributed Computing 3, 1989): the rank sends its time `t0`, rank 0
 //! answers with its time `ts`, the rank reads `t1` on arrival; rank 0's clock read `ts` somewhere
 //! in `[t0, t1]`, so `offset = ts - (t0 + t1) / 2` is within `± (t1 - t0) / 2`. Of
-//! [`ROUNDS`] exchanges the one with the shortest round trip is kept. Ranks are served one at a
+//! [`ROUNDS`] exchanges or more (until the bound is below [`GOOD_ENOUGH_S`], at most
+//! [`MAX_ROUNDS`]) the one with the shortest round trip is kept. Ranks are served one at a
 //! time so rank 0 answers at once. Drift during the run is not corrected: on hosts kept in step
 //! by NTP/PTP it is microseconds per minute, far below the phases' lengths.
 
@@ -13,8 +14,13 @@ use super::model::ClockSync;
 use super::{ClusterError, Comm};
 use std::time::Instant;
 
-/// Exchanges per rank.
+/// Exchanges per rank, at least.
 pub const ROUNDS: usize = 16;
+/// More exchanges (up to [`MAX_ROUNDS`]) while the best bound is wider than this: on a loaded
+/// host a round trip can wait for the scheduler for milliseconds.
+pub const GOOD_ENOUGH_S: f64 = 50e-6;
+/// Exchanges per rank, at most.
+pub const MAX_ROUNDS: usize = 1000;
 
 /// Measure this rank's clock against rank 0's. Collective: every rank calls it.
 pub fn sync(comm: &dyn Comm) -> Result<ClockSync, ClusterError> {
@@ -33,13 +39,18 @@ pub fn sync(comm: &dyn Comm) -> Result<ClockSync, ClusterError> {
     if me == 0 {
         best.uncertainty_s = 0.0;
         for r in 1..comm.size() {
-            for _ in 0..ROUNDS {
-                comm.recv_f64(r)?;
+            // The rank says when it has enough with a NaN instead of its time.
+            loop {
+                let t0 = comm.recv_f64(r)?;
+                if t0.is_nan() {
+                    break;
+                }
                 comm.send_f64(r, comm.wtime())?;
             }
         }
     } else {
-        for _ in 0..ROUNDS {
+        let mut rounds = 0;
+        while rounds < ROUNDS || (best.uncertainty_s > GOOD_ENOUGH_S && rounds < MAX_ROUNDS) {
             let t0 = comm.wtime();
             comm.send_f64(0, t0)?;
             let ts = comm.recv_f64(0)?;
@@ -49,7 +60,9 @@ pub fn sync(comm: &dyn Comm) -> Result<ClockSync, ClusterError> {
                 best.offset_s = offset;
                 best.uncertainty_s = err;
             }
+            rounds += 1;
         }
+        comm.send_f64(0, f64::NAN)?;
     }
     comm.barrier("the clock synchronisation")?;
     Ok(best)

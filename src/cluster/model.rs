@@ -30,6 +30,11 @@ pub struct RankInfo {
     pub dir: String,
     /// Its clock against rank 0's.
     pub clock: ClockSync,
+    /// CLOCK_MONOTONIC minus the common clock, seconds, read together after the clock
+    /// synchronisation: equal (within the uncertainties) on ranks of one host if the offsets
+    /// are right, since they share CLOCK_MONOTONIC.
+    #[serde(default)]
+    pub monotonic_minus_common_s: f64,
 }
 
 /// The cluster part of a run report.
@@ -47,6 +52,32 @@ pub struct ClusterInfo {
     pub rank_info: Vec<RankInfo>,
     /// The largest clock uncertainty of any rank, seconds.
     pub clock_uncertainty_s: f64,
+    /// A check of the offsets: on each host with several ranks, the spread (max - min) of
+    /// their [`RankInfo::monotonic_minus_common_s`]; the largest over hosts. None when no host
+    /// has two ranks.
+    #[serde(default)]
+    pub clock_check_same_host_s: Option<f64>,
+}
+
+impl ClusterInfo {
+    /// [`ClusterInfo::clock_check_same_host_s`] from the ranks' readings.
+    pub fn same_host_check(ranks: &[RankInfo]) -> Option<f64> {
+        let mut worst: Option<f64> = None;
+        for r in ranks {
+            let same: Vec<f64> = ranks
+                .iter()
+                .filter(|o| o.host == r.host)
+                .map(|o| o.monotonic_minus_common_s)
+                .collect();
+            if same.len() < 2 {
+                continue;
+            }
+            let hi = same.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let lo = same.iter().copied().fold(f64::INFINITY, f64::min);
+            worst = Some(worst.unwrap_or(0.0).max(hi - lo));
+        }
+        worst
+    }
 }
 
 /// One rank's share of one repetition.
