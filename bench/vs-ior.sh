@@ -20,7 +20,7 @@ so slow moments of a shared machine hit both sides of a ratio alike).
 
 All runs use one ext4 filesystem on a loop-mounted image file this script makes (or --dir).
 
-Usage: bench/vs-ior.sh [--rounds 3] [--block 128M] [--files 2000] [--ranks 1,2,4]
+Usage: bench/vs-ior.sh [--rounds 3] [--block 128M] [--files 20000] [--ranks 1,2,4]
                        [--fsbench PATH] [--ior-bin DIR] [--dir DIR] [--json FILE]
 """
 
@@ -116,8 +116,10 @@ def ior(a, np, dirpath):
     out = run(MPIRUN + ["-np", str(np), str(Path(a.ior_bin) / "ior"), "-a", "POSIX", "-w",
                         "-r", "-F", "-t", "1m", "-b", a.block, "-e", "-i", "1",
                         "-o", str(dirpath / "ior-file")])
-    w = re.search(r"^Max Write:\s+([\d.]+) MiB/sec", out, re.M)
-    r = re.search(r"^Max Read:\s+([\d.]+) MiB/sec", out, re.M)
+    # "Summary of all tests:" then one line per access: `write  Max(MiB) Min(MiB) ...`
+    summary = out.split("Summary of all tests:")[-1]
+    w = re.search(r"^write\s+([\d.]+)", summary, re.M)
+    r = re.search(r"^read\s+([\d.]+)", summary, re.M)
     if not (w and r):
         sys.exit(f"vs-ior: could not read IOR's output:\n{out[-2000:]}")
     return {"write": float(w.group(1)), "read": float(r.group(1))}
@@ -158,7 +160,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--block", default="128M", help="bytes per rank (IOR -b)")
-    ap.add_argument("--files", type=int, default=2000, help="files per rank (mdtest -n)")
+    ap.add_argument("--files", type=int, default=20000, help="files per rank (mdtest -n)")
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--fsbench", default=str(REPO / "target/release/fsbench"))
     ap.add_argument("--ior-bin", default=None)

@@ -316,3 +316,65 @@ fn a_killed_rank_fails_the_run_in_bounded_time_and_is_named() {
     assert!(all.contains("rank 2"), "{all}");
     assert!(all.contains("Killed") || all.contains("signal 9"), "{all}");
 }
+
+#[test]
+fn a_shared_file_with_disjoint_offsets_is_written_exactly_once() {
+    need_mpi!();
+    let d = Scratch::new();
+    // 4 ranks × 2 threads share one file of 4 × 8 MiB, each thread writing its own region in
+    // 64 KiB writes, then reading it back.
+    let w = workload(
+        d.path(),
+        r#"
+[[test]]
+id = "sh"
+name = "shared"
+description = "one file for all ranks, disjoint regions"
+threads = 2
+file = { size = "8M", prefill = false, shared = true }
+[[test.phase]]
+name = "write"
+open = ["create"]
+pattern = [{ op = "write", size = "64K", offset = "sequential" }]
+amount = { passes = 1 }
+sync = { at_end = "fsync" }
+[[test.phase]]
+name = "read"
+cache = "any"
+pattern = [{ op = "read", size = "64K", offset = "sequential" }]
+amount = { passes = 1 }
+"#,
+    );
+    let dir = d.path().to_str().unwrap();
+    let o = mpirun(4, &["--mpi-shared", "--dir", dir, "--workload", &w, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let r = json(&o);
+    assert_eq!(r["cluster"]["mode"], "shared");
+    let t = &r["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{t}");
+    let rep = &t["reps"][0];
+    let size = 4 * (8u64 << 20);
+    let write = &rep["phases"][0];
+    let read = &rep["phases"][1];
+    // Writes total exactly the file's size ...
+    assert_eq!(write["bytes_written"].as_u64().unwrap(), size);
+    for x in rep["cluster"]["per_rank"].as_array().unwrap() {
+        assert_eq!(
+            x["bytes"].as_u64().unwrap(),
+            2 * (8 << 20),
+            "rank {} wrote and read its share",
+            x["rank"]
+        );
+    }
+    // ... and the file, read back with FIEMAP after the run (rank 0, after every rank's last
+    // phase), is one file whose every byte is allocated, none beyond: no region was left out,
+    // so none was written twice.
+    let e = &rep["extents"];
+    assert_eq!(e["files"], 1, "{e}");
+    assert_eq!(e["mapped_bytes"].as_u64().unwrap(), size, "{e}");
+    // Reading every region back found the data (a hole or a short file would end it early).
+    assert_eq!(read["bytes_read"].as_u64().unwrap(), size);
+    assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
+}

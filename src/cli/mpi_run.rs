@@ -44,6 +44,14 @@ pub struct MpiArgs {
     #[arg(long, value_name = "SECONDS", requires = "mpi", value_parser = positive_secs)]
     pub stonewall: Option<f64>,
 
+    /// With --mpi: all ranks work in one directory (made by rank 0 in DIR) and share each
+    /// test's shared file, which is then ranks times the size, every thread of every rank
+    /// writing or reading its own region with sequential offsets, or anywhere in the file with
+    /// random ones (IOR's default, shared-file mode). Tests with a file per thread, and
+    /// filesets, get a file or directory per rank in that directory.
+    #[arg(long, requires = "mpi")]
+    pub mpi_shared: bool,
+
     /// With --mpi: a rank waiting longer than this at a barrier for the others ends the whole
     /// job with a message naming where it waited (a rank hung in the kernel, or died without
     /// mpirun noticing).
@@ -102,19 +110,19 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // One write, so lines of ranks that mpirun merges into one stream do not interleave.
     let line = format!(
-        "fsbench: rank {rank} of {} on {} (pid {}) runs in {}/.fsbench-{}-*; clock: {}, offset {:+.1} µs ± {:.1} µs\n",
+        "fsbench: rank {rank} of {} on {} (pid {}) runs in {}/{}; clock: {}, offset {:+.1} µs ± {:.1} µs\n",
         comm.size(),
         info.host,
         info.pid,
         dir.display(),
-        info.pid,
+        if a.mpi.mpi_shared { ".fsbench-* of rank 0 (shared)".to_string() } else { format!(".fsbench-{}-*", info.pid) },
         sync.method,
         sync.offset_s * 1e6,
         sync.uncertainty_s * 1e6
     );
     let _ = std::io::stderr().write_all(line.as_bytes());
     let stonewall = a.mpi.stonewall.map(Duration::from_secs_f64);
-    let hooks = Arc::new(ClusterHooks::new(comm.clone(), sync, stonewall));
+    let hooks = Arc::new(ClusterHooks::new(comm.clone(), sync, stonewall, a.mpi.mpi_shared));
     let opts = EngineOptions {
         repeat: a.repeat,
         compress_percent: a.data.compress_percent,
@@ -131,8 +139,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         &NoProgress
     };
     let scale = a.workload.scale.to_string();
-    let mine = engine::run_suite(&suite, &target, &opts, progress, &scale, &mut |_| {})
-        .with_context(|| format!("rank {rank}: running in {}", dir.display()));
+    let mine = if a.mpi.mpi_shared {
+        run_shared(&*comm, &suite, &target, &opts, progress, &scale)
+    } else {
+        engine::run_suite(&suite, &target, &opts, progress, &scale, &mut |_| {}).map_err(Into::into)
+    }
+    .with_context(|| format!("rank {rank}: running in {}", dir.display()));
     // A rank that could not even start still reports, so rank 0 is not left waiting.
     let mine = match mine {
         Ok(r) => Ok(RankReport { info, report: r, windows: hooks.windows() }),
@@ -157,7 +169,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ranks.push(got.map_err(anyhow::Error::msg)?);
     }
     let mut report = ranks[0].report.clone();
-    report.tests = reduce(&ranks);
+    report.tests = reduce(&ranks, a.mpi.mpi_shared);
     report.interrupted = ranks.iter().any(|r| r.report.interrupted);
     let mut hosts: Vec<String> = Vec::new();
     for r in &ranks {
@@ -168,7 +180,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     report.cluster = Some(ClusterInfo {
         ranks: ranks.len() as u32,
         hosts,
-        mode: "file-per-process".into(),
+        mode: if a.mpi.mpi_shared { "shared" } else { "file-per-process" }.into(),
         stonewall_s: a.mpi.stonewall,
         clock_uncertainty_s: ranks.iter().map(|r| r.info.clock.uncertainty_s).fold(0.0, f64::max),
         clock_check_same_host_s: ClusterInfo::same_host_check(
@@ -220,6 +232,55 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::TestFailed);
     }
     Ok(ExitCode::Success)
+}
+
+/// The suite in one work directory for all ranks: rank 0 makes it (and removes it at the end,
+/// after every rank is done) and sends its path to the others.
+fn run_shared(
+    comm: &dyn Comm,
+    suite: &Suite,
+    target: &Target<'_>,
+    opts: &EngineOptions,
+    progress: &dyn Progress,
+    scale: &str,
+) -> anyhow::Result<crate::result::RunReport> {
+    let ws =
+        if comm.rank() == 0 { Some(crate::engine::Workspace::create(&target.dir)) } else { None };
+    let made = match &ws {
+        Some(Ok(w)) => Ok(w.path().display().to_string()),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Ok(String::new()),
+    };
+    let path = comm.broadcast(serde_json::to_vec(&made)?)?;
+    let path: Result<String, String> = serde_json::from_slice(&path)?;
+    let path = std::path::PathBuf::from(path.map_err(anyhow::Error::msg)?);
+    let mut report = crate::result::RunReport {
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix_s: record::now_unix_s(),
+        host: crate::observe::host::HostInfo::current(),
+        target: engine::runner::target_info(target),
+        suite: suite.name.clone(),
+        scale: scale.to_string(),
+        repeat: opts.repeat,
+        tests: Vec::new(),
+        interrupted: false,
+        cluster: None,
+    };
+    let devices = report.target.devices.clone();
+    for (idx, test) in suite.tests.iter().enumerate() {
+        let reps = 0..opts.repeat.max(1);
+        let r = engine::run_test(test, target, &devices, &path, opts, idx as u64, reps, progress);
+        if r.status == TestStatus::Interrupted {
+            report.interrupted = true;
+        }
+        report.tests.push(r);
+        if report.interrupted {
+            break;
+        }
+    }
+    comm.barrier("the end of the shared run")?;
+    drop(ws);
+    Ok(report)
 }
 
 /// Rank 0 loads the suite and broadcasts it (or its error). None on other ranks when rank 0

@@ -30,6 +30,7 @@ pub struct ClusterHooks {
     comm: Arc<dyn Comm>,
     clock: ClockSync,
     stonewall: Option<Duration>,
+    shared: bool,
     windows: Mutex<Vec<RecordedWindow>>,
 }
 
@@ -41,9 +42,15 @@ enum Wire {
 }
 
 impl ClusterHooks {
-    /// Hooks over `comm` with this rank's measured `clock`.
-    pub fn new(comm: Arc<dyn Comm>, clock: ClockSync, stonewall: Option<Duration>) -> Self {
-        ClusterHooks { comm, clock, stonewall, windows: Mutex::new(Vec::new()) }
+    /// Hooks over `comm` with this rank's measured `clock`; `shared`: all ranks work in one
+    /// directory and share each test's shared file (`--mpi-shared`).
+    pub fn new(
+        comm: Arc<dyn Comm>,
+        clock: ClockSync,
+        stonewall: Option<Duration>,
+        shared: bool,
+    ) -> Self {
+        ClusterHooks { comm, clock, stonewall, shared, windows: Mutex::new(Vec::new()) }
     }
 
     /// A barrier, then a start at one instant: leaving a barrier is not simultaneous (each rank
@@ -168,6 +175,10 @@ impl PhaseHooks for ClusterHooks {
     fn stonewall(&self) -> Option<Duration> {
         self.stonewall
     }
+
+    fn share(&self) -> Option<(u32, u32)> {
+        self.shared.then(|| (self.comm.rank(), self.comm.size()))
+    }
 }
 
 #[cfg(test)]
@@ -186,7 +197,7 @@ mod tests {
 
     #[test]
     fn one_rank_agrees_with_itself_and_records_windows() {
-        let h = ClusterHooks::new(Arc::new(Single::default()), ClockSync::default(), None);
+        let h = ClusterHooks::new(Arc::new(Single::default()), ClockSync::default(), None, false);
         let t = test_def();
         assert_eq!(h.before_phase(&t, 0, "write"), Ok(()));
         let a = Instant::now();

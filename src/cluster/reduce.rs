@@ -35,14 +35,21 @@ pub struct RankReport {
     pub windows: Vec<RecordedWindow>,
 }
 
-/// Merge the ranks' reports (in rank order, rank 0 first) into one run report.
-pub fn reduce(ranks: &[RankReport]) -> Vec<TestResult> {
+/// Merge the ranks' reports (in rank order, rank 0 first) into one run report. `shared`: the
+/// ranks shared their files (`--mpi-shared`), so rank 0's extent map is the files' map.
+pub fn reduce(ranks: &[RankReport], shared: bool) -> Vec<TestResult> {
     let Some(first) = ranks.first() else { return Vec::new() };
     (0..first.report.tests.len())
         .map(|i| {
             let parts: Vec<(&RankReport, &TestResult)> =
                 ranks.iter().filter_map(|r| r.report.tests.get(i).map(|t| (r, t))).collect();
-            reduce_test(&parts)
+            let mut t = reduce_test(&parts);
+            if shared {
+                for (k, rep) in t.reps.iter_mut().enumerate() {
+                    rep.extents = parts[0].1.reps.get(k).and_then(|r| r.extents.clone());
+                }
+            }
+            t
         })
         .collect()
 }
@@ -376,7 +383,7 @@ mod tests {
             rank(1, "a", phase(4 << 20, 2_000_000_000, &[300], None), 10.5, 12.5),
             rank(2, "b", phase(4 << 20, 1_000_000_000, &[400], None), 10.2, 11.2),
         ];
-        let t = &reduce(&ranks)[0];
+        let t = &reduce(&ranks, false)[0];
         let r = &t.reps[0];
         assert_eq!(r.bytes, 16 << 20);
         assert_eq!(r.wall_nanos, 2_500_000_000);
@@ -403,7 +410,7 @@ mod tests {
             rank(0, "a", phase(8 << 20, 1_000_000_000, &[100], Some(STONEWALLED)), 0.0, 1.0),
             rank(1, "a", phase(2 << 20, 1_000_000_000, &[100], Some(STONEWALLED)), 0.0, 1.0),
         ];
-        let t = &reduce(&ranks)[0];
+        let t = &reduce(&ranks, false)[0];
         let r = &t.reps[0];
         let c = r.cluster.as_ref().unwrap();
         assert!(c.stonewalled);
@@ -420,7 +427,7 @@ mod tests {
             rank(1, "b", phase(1 << 20, 1, &[1], None), 0.0, 1.0),
         ];
         ranks[1].report.tests[0].status = TestStatus::Failed { reason: "EIO".into() };
-        let t = &reduce(&ranks)[0];
+        let t = &reduce(&ranks, false)[0];
         assert_eq!(t.status, TestStatus::Failed { reason: "rank 1 (host b): EIO".into() });
     }
 }

@@ -53,7 +53,10 @@ pub(super) fn run_rep(
     progress: &dyn Progress,
     warnings: &mut Vec<String>,
 ) -> (Option<RepResult>, RepOutcome) {
-    let root_path = ws_dir.join(format!("t{}.set", test.id));
+    let root_path = match opts.hooks.0.share() {
+        Some((i, _)) => ws_dir.join(format!("t{}.r{i}.set", test.id)),
+        None => ws_dir.join(format!("t{}.set", test.id)),
+    };
     let _ = std::fs::remove_dir_all(&root_path);
     if let Err(e) = std::fs::create_dir(&root_path) {
         return (None, RepOutcome::Failed(format!("creating {}: {e}", root_path.display())));

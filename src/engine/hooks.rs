@@ -44,6 +44,14 @@ pub trait PhaseHooks: Send + Sync {
     fn stonewall(&self) -> Option<Duration> {
         None
     }
+    /// Several processes share the work directory: `Some((index, count))` for process
+    /// `index` of `count`. A test's shared file is then one file for all processes, `count`
+    /// times the size, each thread of each process taking its own region (IOR's shared-file
+    /// mode); only process 0 prefills it. Files of one thread and filesets get the process's
+    /// index in their names.
+    fn share(&self) -> Option<(u32, u32)> {
+        None
+    }
 }
 
 /// Hooks that do nothing (a single-process run).

@@ -177,10 +177,13 @@ pub fn run_test(
 ) -> TestResult {
     let mut result = skipped(test, "");
     result.status = TestStatus::Ok;
+    let share = opts.hooks.0.share();
     let paths: Vec<PathBuf> = if test.fileset.is_some() {
         Vec::new()
     } else if test.file.shared {
         vec![dir.join(format!("t{}.dat", test.id))]
+    } else if let Some((i, _)) = share {
+        (0..test.threads).map(|k| dir.join(format!("t{}.r{i}.{k}.dat", test.id))).collect()
     } else {
         (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
     };
@@ -194,8 +197,10 @@ pub fn run_test(
             ),
             None => run_rep(test, target, devices, &paths, opts, seed, rep, progress, warnings),
         };
-        for p in &paths {
-            let _ = std::fs::remove_file(p);
+        if removes_files(test, opts) {
+            for p in &paths {
+                let _ = std::fs::remove_file(p);
+            }
         }
         if let Some(r) = rep_result {
             result.reps.push(r);
@@ -275,16 +280,23 @@ fn run_rep(
     progress: &dyn Progress,
     warnings: &mut Vec<String>,
 ) -> (Option<RepResult>, RepOutcome) {
-    for p in paths {
-        let _ = std::fs::remove_file(p);
+    if removes_files(test, opts) {
+        for p in paths {
+            let _ = std::fs::remove_file(p);
+        }
     }
     let hooks = &*opts.hooks.0;
     if test.file.prefill {
         progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
         let local = match hooks.before_phase(test, rep, "setup") {
             Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
+            // A file shared by several processes is prefilled once, whole, by the first.
+            Ok(()) if test.file.shared && hooks.share().is_some_and(|(i, _)| i > 0) => {
+                PhaseOutcome::Ok
+            }
             Ok(()) => {
-                match prefill(paths, test.file.size_bytes, opts.compress_percent, seed, progress) {
+                let size = file_size(test, opts);
+                match prefill(paths, size, opts.compress_percent, seed, progress) {
                     Ok(true) => PhaseOutcome::Ok,
                     Ok(false) => PhaseOutcome::Interrupted,
                     Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
@@ -562,14 +574,20 @@ fn run_phase(
     let phase_stop = AtomicBool::new(false);
     let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
     let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
-    let size = test.file.size_bytes;
+    let size = file_size(test, opts);
+    // Threads of all processes sharing the file, and this process's first one among them.
+    let (first, all) = match opts.hooks.0.share() {
+        Some((i, c)) if test.file.shared => (i as usize * n, c as usize * n),
+        _ => (0, n),
+    };
     let plans: Vec<WorkerPlan<'_>> = (0..n)
         .map(|k| {
             let (path, region_start, region_len) = if test.file.shared {
-                let per = size / n as u64;
+                let g = first + k;
+                let per = size / all as u64;
                 // The last thread takes the remainder.
-                let len = if k == n - 1 { size - per * k as u64 } else { per };
-                (&paths[0], per * k as u64, len)
+                let len = if g == all - 1 { size - per * g as u64 } else { per };
+                (&paths[0], per * g as u64, len)
             } else {
                 (&paths[k], 0, size)
             };
@@ -631,6 +649,20 @@ fn run_phase(
         hist.merge(&o.hist);
     }
     (outs, hist, stonewalled)
+}
+
+/// Whether this process removes the test's files: a file shared by several processes is
+/// removed by the first only (the others may still be reading its extent map).
+fn removes_files(test: &TestDef, opts: &EngineOptions) -> bool {
+    !(test.file.shared && opts.hooks.0.share().is_some_and(|(i, _)| i > 0))
+}
+
+/// Size of a test's file: a shared file used by several processes is as many times larger.
+fn file_size(test: &TestDef, opts: &EngineOptions) -> u64 {
+    match opts.hooks.0.share() {
+        Some((_, c)) if test.file.shared => test.file.size_bytes * c as u64,
+        _ => test.file.size_bytes,
+    }
 }
 
 /// `ended_by` of a timed phase that the stonewall stopped.
