@@ -10,7 +10,15 @@ three tools cannot drift apart. Every round runs every line with every tool, the
 shuffled order per line and round; the figure of a line is the median over rounds of the
 per-round ratio (paired, so slow phases of the shared VM hit both sides of a ratio alike).
 
-Usage: bench/vs-fio.sh [--rounds 5] [--dir DIR] [--fsbench PATH] [--lines a,b] [--json FILE]
+With --baseline PATH, a second fsbench binary (e.g. one built from main) runs every line too,
+in the same shuffled rotation, and the report adds the ratio fsbench/baseline per line: the
+side-by-side check that a change made no line slower.
+
+The line null-2k runs through fsbench's `null` engine (every op completes at once, no system
+call) and fio's `--ioengine=null`: it reports each harness's own cost per op in nanoseconds.
+
+Usage: bench/vs-fio.sh [--rounds 5] [--dir DIR] [--fsbench PATH] [--baseline PATH] [--lines a,b]
+                       [--json FILE]
 """
 
 import argparse
@@ -38,6 +46,7 @@ LINES = [
     ("seqread-32k", "seqread-32k.toml", False),
     ("seqwrite-1m", "seqwrite-1m.toml", False),
     ("dsync-randwrite-2k", "dsync-2k.toml", False),
+    ("null-2k", "null-2k.toml", False),
 ]
 TOOLS = ["fsbench", "fio", "fio-gtod", "cloop"]
 FIO_GOAL = 1.00
@@ -71,6 +80,11 @@ class Line:
             sys.exit(f"{self.toml}: vs-fio.sh needs a pattern of one op")
         op = ph["pattern"][0]
         self.threads = int(t.get("threads", 1))
+        self.engine = t.get("engine", "psync")
+        if self.engine not in ("psync", "null"):
+            sys.exit(f"{self.toml}: vs-fio.sh supports engine psync or null")
+        # The null line measures harnesses, not I/O: fio (ioengine=null) and fsbench only.
+        self.tools = ["fsbench", "fio"] if self.engine == "null" else TOOLS[:]
         self.file_size = size_bytes(t["file"]["size"])
         self.prefill = t["file"].get("prefill", True)
         if not t["file"].get("shared", True):
@@ -101,6 +115,11 @@ class Line:
     def metric(self):
         """ops/s for small ops, MiB/s for large ones (same ratio: sizes are fixed)."""
         return "ops/s" if self.bs <= 4096 else "MiB/s"
+
+    def tools_with(self, baseline):
+        """The tools that run this line; the baseline fsbench runs psync lines only (a binary
+        from before the null engine cannot run the null line)."""
+        return self.tools + (["baseline"] if baseline and self.engine == "psync" else [])
 
 
 def run(cmd, **kw):
@@ -157,7 +176,8 @@ def fio_args(line, path, gtod_reduce):
     rw = ("randwrite" if line.write else "randread") if line.rand else \
          ("write" if line.write else "read")
     a = [
-        "fio", f"--name={line.name}", f"--filename={path}", "--ioengine=psync", f"--rw={rw}",
+        "fio", f"--name={line.name}", f"--filename={path}", f"--ioengine={line.engine}",
+        f"--rw={rw}",
         f"--bs={line.bs}", f"--size={line.file_size}", f"--io_size={line.per_thread}",
         f"--numjobs={line.threads}", "--thread", "--group_reporting", "--norandommap",
         "--randrepeat=0", "--fallocate=none",
@@ -230,6 +250,8 @@ def main():
     ap.add_argument("--fsbench", default=os.environ.get("FSBENCH") or str(
         Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "fsbench"),
         help="fsbench binary (default $FSBENCH, else $CARGO_TARGET_DIR/release/fsbench)")
+    ap.add_argument("--baseline", help="a second fsbench binary (e.g. built from main) run "
+                    "beside --fsbench on every psync line; adds the ratio fsbench/baseline")
     ap.add_argument("--lines", help="comma-separated subset of: " +
                     ", ".join(n for n, _, _ in LINES))
     ap.add_argument("--json", help="also write every measurement to this JSON file")
@@ -244,6 +266,8 @@ def main():
     if not os.access(fsbench, os.X_OK):
         sys.exit(f"{fsbench}: not an executable; build with `cargo build --release` "
                  "or pass --fsbench PATH")
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        sys.exit(f"{args.baseline}: not an executable (--baseline)")
     wanted = set(args.lines.split(",")) if args.lines else None
     lines = [Line(*x) for x in LINES if wanted is None or x[0] in wanted]
     if wanted and len(lines) != len(wanted):
@@ -278,11 +302,11 @@ def bench(args, fsbench, lines, work):
         if line.prefill:
             make_file(data[line.name], line.file_size)
     rng = random.Random(args.seed)
-    results = {ln.name: {t: [] for t in TOOLS} for ln in lines}
+    results = {ln.name: {t: [] for t in ln.tools_with(args.baseline)} for ln in lines}
     residency = {}
     for r in range(args.rounds):
         for line in lines:
-            order = TOOLS[:]
+            order = line.tools_with(args.baseline)
             rng.shuffle(order)
             for tool in order:
                 path = data[line.name]
@@ -296,10 +320,11 @@ def bench(args, fsbench, lines, work):
                         # Seen once here: another user's `echo 3 > drop_caches` (fsbench's own
                         # uncached tests do that as root) between the warm-up and the check.
                         residency.setdefault(line.name, []).append(f"{tool} r{r + 1}: {pct:.0f}%")
-                if tool == "fsbench":
-                    m = measure_fsbench(line, fsbench, work / "fsbench")
+                if tool in ("fsbench", "baseline"):
+                    binary = fsbench if tool == "fsbench" else Path(args.baseline)
+                    m = measure_fsbench(line, binary, work / "fsbench")
                     for w in m.pop("warnings"):
-                        print(f"  fsbench warning ({line.name}): {w}", file=sys.stderr)
+                        print(f"  {tool} warning ({line.name}): {w}", file=sys.stderr)
                 elif tool == "cloop":
                     m = measure_cloop(line, path, cloop)
                 else:
@@ -312,34 +337,43 @@ def bench(args, fsbench, lines, work):
                 data[line.name].unlink(missing_ok=True)
     for name, low in residency.items():
         print(f"warning: {name}: file not resident after warm-up in: {', '.join(low)}")
-    report(lines, results)
+    report(lines, results, args.baseline)
     if args.json:
         Path(args.json).write_text(json.dumps(
             {"header": header(args, fsbench), "results": results}, indent=1))
     return 0
 
 
-def report(lines, results):
+def report(lines, results, baseline):
     def ratio(ln, a, b):
         key = "ops_s" if ln.metric() == "ops/s" else "mib_s"
         rs = [x[key] / y[key] for x, y in zip(results[ln.name][a], results[ln.name][b])]
         return statistics.median(rs), min(rs), max(rs)
 
+    io_lines = [ln for ln in lines if ln.engine == "psync"]
+    null_lines = [ln for ln in lines if ln.engine == "null"]
     print()
     print("Medians over rounds (ops/s for 2K lines, MiB/s otherwise):")
-    print(f"{'line':<19} {'unit':<6} {'fsbench':>10} {'fio':>10} {'fio-gtod':>10} {'C loop':>10}")
-    for ln in lines:
+    tools = TOOLS + (["baseline"] if baseline else [])
+    names = {"fsbench": "fsbench", "fio": "fio", "fio-gtod": "fio-gtod", "cloop": "C loop",
+             "baseline": "baseline"}
+    print(f"{'line':<19} {'unit':<6} " + " ".join(f"{names[t]:>10}" for t in tools))
+    for ln in io_lines:
         key = "ops_s" if ln.metric() == "ops/s" else "mib_s"
-        med = [statistics.median(m[key] for m in results[ln.name][t]) for t in TOOLS]
+        med = [statistics.median(m[key] for m in results[ln.name][t]) for t in tools]
         print(f"{ln.name:<19} {ln.metric():<6} " + " ".join(f"{v:>10.0f}" for v in med))
     print()
     print("Ratios: median of per-round ratios [min-max over rounds]; goal fsbench/fio >= "
-          f"{FIO_GOAL:.2f}, fsbench/C >= {CLOOP_GOAL:.2f} on cached small-op lines")
-    print(f"{'line':<19} {'fsbench/fio':>21} {'fsbench/fio-gtod':>21} {'fsbench/C':>21}  goals")
+          f"{FIO_GOAL:.2f}, fsbench/C >= {CLOOP_GOAL:.2f} on cached small-op lines" +
+          (", fsbench/baseline: no line slower" if baseline else ""))
+    others = ["fio", "fio-gtod", "cloop"] + (["baseline"] if baseline else [])
+    heads = {"fio": "fsbench/fio", "fio-gtod": "fsbench/fio-gtod", "cloop": "fsbench/C",
+             "baseline": "fsbench/baseline"}
+    print(f"{'line':<19} " + " ".join(f"{heads[o]:>21}" for o in others) + "  goals")
     missed = 0
-    for ln in lines:
+    for ln in io_lines:
         cells, verdict = [], []
-        for other in ("fio", "fio-gtod", "cloop"):
+        for other in others:
             med, lo, hi = ratio(ln, "fsbench", other)
             cells.append(f"{med:>5.3f} [{lo:.3f}-{hi:.3f}]")
             if other == "fio":
@@ -351,6 +385,14 @@ def report(lines, results):
                 verdict.append("C ok" if ok else "C MISSED")
                 missed += not ok
         print(f"{ln.name:<19} " + " ".join(f"{c:>21}" for c in cells) + "  " + ", ".join(verdict))
+    for ln in null_lines:
+        print()
+        print("Harness cost per op (null engine: no system call), median over rounds "
+              "[min-max], ns/op = 1e9 / (ops/s):")
+        for tool, label in (("fsbench", "fsbench engine=null"), ("fio", "fio ioengine=null")):
+            ns = [1e9 / m["ops_s"] for m in results[ln.name][tool]]
+            print(f"{ln.name:<19} {label:<20} {statistics.median(ns):>7.1f} ns/op "
+                  f"[{min(ns):.1f}-{max(ns):.1f}]")
     print()
     print("fsbench: ops/s and MiB/s of its timed phase (open..last op..fsync if any..close).")
     print("fio: default latency stats (clat/lat per I/O, TSC clock); fio-gtod: gtod_reduce=1.")

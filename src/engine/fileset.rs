@@ -16,15 +16,17 @@
 //! what the idiom costs). Directories a create needed and had to make are recorded as `mkdir`.
 
 use super::buffer::{AlignedBuf, WritePool};
+use super::ioengine::IoEngine;
 use super::layout::{Mapping, PathBuf0};
-use super::worker::WorkerError;
+use super::worker::{failed_output, WorkerError, WorkerOutput};
 use crate::stats::latency::OpHistograms;
-use crate::sys::rusage::{CpuSample, CpuTime};
-use crate::workload::{Amount, FilesetDef, Layout, MetaOp, OpKind, PhaseDef, Pick};
+use crate::sys::rusage::CpuSample;
+use crate::workload::{Amount, FileSet, Layout, MetaOp, OpKind, PhaseDef, Pick};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
-use std::os::fd::{AsFd, BorrowedFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -240,56 +242,23 @@ pub fn totals(counters: &[FsCounters]) -> (u64, u64) {
     (b, c)
 }
 
-/// What one fileset worker is asked to do.
-pub struct FsWorkerPlan<'a> {
-    /// The phase.
-    pub phase: &'a PhaseDef,
+/// A worker's share of a fileset: its slots (k, k+T, ... of the set), the set's root, and the
+/// counters it shares with the others.
+pub struct SlotWork<'a> {
     /// The fileset.
-    pub fileset: &'a FilesetDef,
+    pub fileset: &'a FileSet,
     /// The set's root directory.
     pub root: &'a OwnedFd,
     /// This thread's index.
     pub thread: u32,
     /// Threads in the phase.
     pub threads: u32,
-    /// Seed of this worker's random generator.
-    pub seed: u64,
-    /// Share of each 4 KiB written block that is zeros.
-    pub compress_percent: u8,
     /// Fill phases: the target and the series being recorded.
     pub fill: Option<&'a FillShared>,
     /// Every worker's counters (this one's is `counters[thread]`), for the fill series totals.
     pub counters: &'a [FsCounters],
-}
-
-/// What one fileset worker measured.
-pub struct FsWorkerOutput {
-    /// Latencies per op kind.
-    pub hist: OpHistograms,
-    /// Bytes read.
-    pub bytes_read: u64,
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// Pattern ops done (not counting skipped ones).
-    pub file_ops: u64,
-    /// Pattern ops that found no suitable slot (e.g. unlink with no file left) and did nothing.
-    pub skipped_ops: u64,
-    /// Files created (create ops).
-    pub creates: u64,
-    /// Nanoseconds inside fsync (files and directories).
-    pub sync_nanos: u64,
-    /// When the worker was released.
-    pub start: Instant,
-    /// When it finished.
-    pub end: Instant,
-    /// CPU consumed.
-    pub cpu: CpuTime,
-    /// Set when the worker failed.
-    pub error: Option<WorkerError>,
-    /// Set when a stop flag ended the worker early.
-    pub interrupted: bool,
-    /// The filesystem filled up (ENOSPC) during a fill phase.
-    pub enospc: bool,
+    /// Which of this thread's slots hold a file (kept across the phases of a repetition).
+    pub slots: &'a mut SlotState,
 }
 
 /// Where a slot-taking op's cursor is.
@@ -299,10 +268,12 @@ struct Cursor {
 }
 
 /// The state of one worker's loop, borrowed by the op functions.
-struct Ctx<'a> {
+struct Ctx<'a, E: IoEngine> {
+    /// The engine every system call of an op goes through.
+    eng: E,
     root: BorrowedFd<'a>,
     map: Mapping,
-    fs: &'a FilesetDef,
+    fs: &'a FileSet,
     thread: u64,
     threads: u64,
     slots: &'a mut SlotState,
@@ -338,32 +309,43 @@ const DIR_MODE: Mode = Mode::from_raw_mode(0o755);
 
 /// Run one fileset worker: wait at `barrier`, then do the phase's pattern until its amount is
 /// done.
-pub fn run(
-    plan: &FsWorkerPlan<'_>,
-    slots: &mut SlotState,
+pub fn run<E: IoEngine>(
+    phase: &PhaseDef,
+    plan: &mut SlotWork<'_>,
+    seed: u64,
+    compress_percent: u8,
     barrier: &Barrier,
     stop: &super::worker::StopFlags<'_>,
-) -> FsWorkerOutput {
+) -> WorkerOutput {
     let counters = &plan.counters[plan.thread as usize];
-    let phase = plan.phase;
     let fs = plan.fileset;
     let ws = fs.write_size as usize;
     let max_append =
-        phase.fileset_pattern.iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
+        phase.pattern.entries().iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
     let max_write = max_append.map(|d| d.max()).max().unwrap_or(0).min(ws as u64) as usize;
+    let eng = match E::setup(1) {
+        Ok(e) => e,
+        Err(e) => {
+            barrier.wait();
+            stop.phase.store(true, Ordering::Relaxed);
+            let what = format!("setting up engine {}", E::NAME);
+            return failed_output(Instant::now(), CpuSample::thread_now(), what, e);
+        }
+    };
     let mut cx = Ctx {
+        eng,
         root: plan.root.as_fd(),
         map: Mapping::new(fs.layout),
         fs,
         thread: plan.thread as u64,
         threads: plan.threads as u64,
-        slots,
+        slots: &mut *plan.slots,
         path: PathBuf0::default(),
         path2: PathBuf0::default(),
-        pool: WritePool::new(ws.max(max_write).max(1), plan.compress_percent, plan.seed),
+        pool: WritePool::new(ws.max(max_write).max(1), compress_percent, seed),
         rbuf: AlignedBuf::new(ws.max(1)),
         dirbuf: Vec::with_capacity(64 << 10),
-        rng: fastrand::Rng::with_seed(plan.seed),
+        rng: fastrand::Rng::with_seed(seed),
         hist: OpHistograms::default(),
         bytes_read: 0,
         bytes_written: 0,
@@ -371,7 +353,7 @@ pub fn run(
         sync_nanos: 0,
     };
     // One cursor and one permutation per (entry, choice), made before the barrier.
-    let pattern = &phase.fileset_pattern[..];
+    let pattern = phase.pattern.entries();
     let mut cursors: Vec<Vec<Cursor>> =
         pattern.iter().map(|e| vec![Cursor::default(); e.choices.len()]).collect();
     let perms: Vec<Vec<Permutation>> = pattern
@@ -381,7 +363,7 @@ pub fn run(
             (0..e.choices.len())
                 .map(|j| {
                     let n = space(&cx, e.choices[j].1.kind);
-                    Permutation::new(n, plan.seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
+                    Permutation::new(n, seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
                 })
                 .collect()
         })
@@ -494,7 +476,7 @@ pub fn run(
         stop.phase.store(true, Ordering::Relaxed);
     }
     let end = Instant::now();
-    FsWorkerOutput {
+    WorkerOutput {
         hist: cx.hist,
         bytes_read: cx.bytes_read,
         bytes_written: cx.bytes_written,
@@ -508,10 +490,17 @@ pub fn run(
         error,
         interrupted,
         enospc,
+        data_ops: 0,
     }
 }
 
-fn op_error(cx: &Ctx<'_>, what: &str, op: &MetaOp, errno: Errno, done: u64) -> WorkerError {
+fn op_error<E: IoEngine>(
+    cx: &Ctx<'_, E>,
+    what: &str,
+    op: &MetaOp,
+    errno: Errno,
+    done: u64,
+) -> WorkerError {
     let path = String::from_utf8_lossy(cx.path.bytes()).into_owned();
     let hint = match errno {
         Errno::NOSPC => "; the filesystem is full: use a smaller --scale, a smaller fileset, or a bigger filesystem",
@@ -540,7 +529,7 @@ pub fn fill_of(fd: BorrowedFd<'_>) -> std::io::Result<f64> {
 }
 
 /// Size of the slot space an op kind works on, for this thread.
-fn space(cx: &Ctx<'_>, kind: OpKind) -> u64 {
+fn space<E: IoEngine>(cx: &Ctx<'_, E>, kind: OpKind) -> u64 {
     match kind {
         OpKind::Mkdir | OpKind::Rmdir => cx.fs.layout.dirs(),
         OpKind::Readdir | OpKind::Fsyncdir => cx.fs.layout.leaves(),
@@ -550,13 +539,13 @@ fn space(cx: &Ctx<'_>, kind: OpKind) -> u64 {
 
 /// Global slot of this thread's local slot `s`.
 #[inline]
-fn global(cx: &Ctx<'_>, s: u64) -> u64 {
+fn global<E: IoEngine>(cx: &Ctx<'_, E>, s: u64) -> u64 {
     cx.thread + s * cx.threads
 }
 
 /// Choose a local slot whose state is `want` (file present or not), or skip.
-fn pick_slot(
-    cx: &mut Ctx<'_>,
+fn pick_slot<E: IoEngine>(
+    cx: &mut Ctx<'_, E>,
     pick: Pick,
     cur: &mut Cursor,
     perm: &Permutation,
@@ -609,7 +598,13 @@ fn pick_slot(
 }
 
 /// Choose an index in a space of `n` (directories, leaves) that has no state.
-fn pick_index(cx: &mut Ctx<'_>, pick: Pick, cur: &mut Cursor, perm: &Permutation, n: u64) -> u64 {
+fn pick_index<E: IoEngine>(
+    cx: &mut Ctx<'_, E>,
+    pick: Pick,
+    cur: &mut Cursor,
+    perm: &Permutation,
+    n: u64,
+) -> u64 {
     if n == 0 {
         return 0;
     }
@@ -628,8 +623,8 @@ fn pick_index(cx: &mut Ctx<'_>, pick: Pick, cur: &mut Cursor, perm: &Permutation
     }
 }
 
-fn do_op(
-    cx: &mut Ctx<'_>,
+fn do_op<E: IoEngine>(
+    cx: &mut Ctx<'_, E>,
     op: &MetaOp,
     cur: &mut Cursor,
     perm: &Permutation,
@@ -656,8 +651,7 @@ fn do_op(
                 cx.map.file(&mut cx.path, g);
             }
             let t0 = Instant::now();
-            rustix::fs::unlinkat(cx.root, cx.path.c_str(), AtFlags::empty())
-                .map_err(fail("unlink"))?;
+            cx.eng.unlinkat(cx.root, cx.path.c_str(), AtFlags::empty()).map_err(fail("unlink"))?;
             cx.hist.record(OpKind::Unlink, t0.elapsed().as_nanos() as u64);
             cx.slots.set(s, false);
             if op.fsync_dir {
@@ -672,10 +666,9 @@ fn do_op(
                 cx.map.file(&mut cx.path, g);
             }
             let t0 = Instant::now();
-            let st = rustix::fs::statat(cx.root, cx.path.c_str(), AtFlags::empty())
-                .map_err(fail("stat"))?;
+            let st = cx.eng.statat(cx.root, cx.path.c_str()).map_err(fail("stat"))?;
             cx.hist.record(OpKind::Stat, t0.elapsed().as_nanos() as u64);
-            std::hint::black_box(st.st_size);
+            std::hint::black_box(st);
             Ok(())
         }
         OpKind::Readwhole => {
@@ -685,21 +678,18 @@ fn do_op(
                 cx.map.file(&mut cx.path, g);
             }
             let t0 = Instant::now();
-            let fd = rustix::fs::openat(
-                cx.root,
-                cx.path.c_str(),
-                OFlags::RDONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(fail("open"))?;
+            let fd = cx
+                .eng
+                .openat(cx.root, cx.path.c_str(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(fail("open"))?;
             loop {
-                let n = rustix::io::read(&fd, cx.rbuf.as_mut_slice()).map_err(fail("read"))?;
+                let n = cx.eng.read(fd.as_fd(), cx.rbuf.as_mut_slice()).map_err(fail("read"))?;
                 if n == 0 {
                     break;
                 }
                 cx.bytes_read += n as u64;
             }
-            close(fd).map_err(fail("close"))?;
+            cx.eng.close(fd).map_err(fail("close"))?;
             cx.hist.record(OpKind::Readwhole, t0.elapsed().as_nanos() as u64);
             Ok(())
         }
@@ -711,16 +701,18 @@ fn do_op(
             }
             let size = op.size.unwrap_or(cx.fs.size).sample(&mut cx.rng);
             let t0 = Instant::now();
-            let fd = rustix::fs::openat(
-                cx.root,
-                cx.path.c_str(),
-                OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(fail("open"))?;
+            let fd = cx
+                .eng
+                .openat(
+                    cx.root,
+                    cx.path.c_str(),
+                    OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(fail("open"))?;
             write_all(cx, &fd, size)?;
             let fsync_ns = if op.fsync { fsync_fd(cx, &fd)? } else { 0 };
-            close(fd).map_err(fail("close"))?;
+            cx.eng.close(fd).map_err(fail("close"))?;
             let d = (t0.elapsed().as_nanos() as u64).saturating_sub(fsync_ns);
             cx.hist.record(OpKind::Append, d);
             Ok(())
@@ -733,17 +725,20 @@ fn do_op(
             cx.path2.push_tmp();
             let size = cx.fs.size.sample(&mut cx.rng);
             let t0 = Instant::now();
-            let fd = rustix::fs::openat(
-                cx.root,
-                cx.path2.c_str(),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
-                FILE_MODE,
-            )
-            .map_err(fail("open temporary"))?;
+            let fd = cx
+                .eng
+                .openat(
+                    cx.root,
+                    cx.path2.c_str(),
+                    OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
+                    FILE_MODE,
+                )
+                .map_err(fail("open temporary"))?;
             write_all(cx, &fd, size)?;
-            rustix::fs::fsync(&fd).map_err(fail("fsync temporary"))?;
-            close(fd).map_err(fail("close"))?;
-            rustix::fs::renameat(cx.root, cx.path2.c_str(), cx.root, cx.path.c_str())
+            cx.eng.fsync(fd.as_fd()).map_err(fail("fsync temporary"))?;
+            cx.eng.close(fd).map_err(fail("close"))?;
+            cx.eng
+                .renameat(cx.root, cx.path2.c_str(), cx.path.c_str())
                 .map_err(fail("rename over"))?;
             cx.hist.record(OpKind::Replace, t0.elapsed().as_nanos() as u64);
             if op.fsync_dir {
@@ -763,7 +758,8 @@ fn do_op(
                 cx.map.file(&mut cx.path, g);
             }
             let t0 = Instant::now();
-            rustix::fs::renameat(cx.root, cx.path2.c_str(), cx.root, cx.path.c_str())
+            cx.eng
+                .renameat(cx.root, cx.path2.c_str(), cx.path.c_str())
                 .map_err(fail("rename to"))?;
             cx.hist.record(OpKind::Rename, t0.elapsed().as_nanos() as u64);
             cx.slots.set(s, false);
@@ -783,7 +779,7 @@ fn do_op(
             let l = pick_index(cx, op.pick, cur, perm, n);
             cx.map.leaf(&mut cx.path, l);
             let t0 = Instant::now();
-            let fd = match rustix::fs::openat(
+            let fd = match cx.eng.openat(
                 cx.root,
                 cx.path.c_str(),
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -793,16 +789,9 @@ fn do_op(
                 Err(Errno::NOENT) => return Err(OpErr::Skip),
                 Err(e) => return Err(OpErr::Fail("open directory", e)),
             };
-            let mut entries = 0u64;
-            {
-                let mut it = rustix::fs::RawDir::new(&fd, cx.dirbuf.spare_capacity_mut());
-                while let Some(e) = it.next() {
-                    let e = e.map_err(fail("getdents64"))?;
-                    entries += e.file_name().to_bytes().len().min(1) as u64;
-                }
-            }
+            let entries = cx.eng.readdir(fd.as_fd(), &mut cx.dirbuf).map_err(fail("getdents64"))?;
             std::hint::black_box(entries);
-            close(fd).map_err(fail("close directory"))?;
+            cx.eng.close(fd).map_err(fail("close directory"))?;
             cx.hist.record(OpKind::Readdir, t0.elapsed().as_nanos() as u64);
             Ok(())
         }
@@ -817,7 +806,7 @@ fn do_op(
             let d = pick_index(cx, op.pick, cur, perm, n);
             cx.map.dir(&mut cx.path, d);
             let t0 = Instant::now();
-            match rustix::fs::mkdirat(cx.root, cx.path.c_str(), DIR_MODE) {
+            match cx.eng.mkdirat(cx.root, cx.path.c_str(), DIR_MODE) {
                 Ok(()) => {}
                 Err(Errno::EXIST) | Err(Errno::NOENT) => return Err(OpErr::Skip),
                 Err(e) => return Err(OpErr::Fail("mkdir", e)),
@@ -851,16 +840,18 @@ fn do_op(
 
 /// open(O_CREAT|O_EXCL) the file at `cx.path`, making missing parent directories, write
 /// `size` bytes, fsync if asked, close.
-fn create(cx: &mut Ctx<'_>, op: &MetaOp, size: u64) -> OpResult {
+fn create<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, size: u64) -> OpResult {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
     let t0 = Instant::now();
-    let fd = match rustix::fs::openat(cx.root, cx.path.c_str(), flags, FILE_MODE) {
+    let fd = match cx.eng.openat(cx.root, cx.path.c_str(), flags, FILE_MODE) {
         Ok(fd) => fd,
         Err(Errno::NOENT) if matches!(cx.fs.layout, Layout::Tree { .. }) => {
             let t_mk = Instant::now();
             make_parents(cx)?;
             let mk = t_mk.elapsed().as_nanos() as u64;
-            let fd = rustix::fs::openat(cx.root, cx.path.c_str(), flags, FILE_MODE)
+            let fd = cx
+                .eng
+                .openat(cx.root, cx.path.c_str(), flags, FILE_MODE)
                 .map_err(fail("create"))?;
             // The directories are recorded as mkdir; the create keeps its own time.
             return finish_create(cx, op, fd, size, t0, mk);
@@ -870,8 +861,8 @@ fn create(cx: &mut Ctx<'_>, op: &MetaOp, size: u64) -> OpResult {
     finish_create(cx, op, fd, size, t0, 0)
 }
 
-fn finish_create(
-    cx: &mut Ctx<'_>,
+fn finish_create<E: IoEngine>(
+    cx: &mut Ctx<'_, E>,
     op: &MetaOp,
     fd: OwnedFd,
     size: u64,
@@ -880,7 +871,7 @@ fn finish_create(
 ) -> OpResult {
     write_all(cx, &fd, size)?;
     let fsync_ns = if op.fsync { fsync_fd(cx, &fd)? } else { 0 };
-    close(fd).map_err(fail("close"))?;
+    cx.eng.close(fd).map_err(fail("close"))?;
     let d = (t0.elapsed().as_nanos() as u64).saturating_sub(fsync_ns + excluded);
     cx.hist.record(OpKind::Create, d);
     Ok(())
@@ -888,7 +879,7 @@ fn finish_create(
 
 /// mkdir every missing directory on the way to `cx.path` (another thread may make one first:
 /// EEXIST is fine).
-fn make_parents(cx: &mut Ctx<'_>) -> OpResult {
+fn make_parents<E: IoEngine>(cx: &mut Ctx<'_, E>) -> OpResult {
     let mut ends = [0usize; 16];
     let mut k = 0;
     for e in cx.path.dir_prefix_ends() {
@@ -899,7 +890,7 @@ fn make_parents(cx: &mut Ctx<'_>) -> OpResult {
     }
     for &end in &ends[..k] {
         let t0 = Instant::now();
-        let r = rustix::fs::mkdirat(cx.root, cx.path.cut(end), DIR_MODE);
+        let r = cx.eng.mkdirat(cx.root, cx.path.cut(end), DIR_MODE);
         cx.path.restore(end);
         match r {
             Ok(()) => cx.hist.record(OpKind::Mkdir, t0.elapsed().as_nanos() as u64),
@@ -910,12 +901,12 @@ fn make_parents(cx: &mut Ctx<'_>) -> OpResult {
     Ok(())
 }
 
-fn write_all(cx: &mut Ctx<'_>, fd: &OwnedFd, size: u64) -> OpResult {
+fn write_all<E: IoEngine>(cx: &mut Ctx<'_, E>, fd: &OwnedFd, size: u64) -> OpResult {
     let ws = cx.fs.write_size;
     let mut left = size;
     while left > 0 {
         let n = left.min(ws) as usize;
-        let w = rustix::io::write(fd, cx.pool.window(n)).map_err(fail("write"))?;
+        let w = cx.eng.write(fd.as_fd(), cx.pool.window(n)).map_err(fail("write"))?;
         if w == 0 {
             return Err(OpErr::Fail("write", Errno::NOSPC));
         }
@@ -926,9 +917,9 @@ fn write_all(cx: &mut Ctx<'_>, fd: &OwnedFd, size: u64) -> OpResult {
 }
 
 /// fsync an open file; returns the nanoseconds it took (recorded as `fsync`).
-fn fsync_fd(cx: &mut Ctx<'_>, fd: &OwnedFd) -> Result<u64, OpErr> {
+fn fsync_fd<E: IoEngine>(cx: &mut Ctx<'_, E>, fd: &OwnedFd) -> Result<u64, OpErr> {
     let t0 = Instant::now();
-    rustix::fs::fsync(fd).map_err(fail("fsync"))?;
+    cx.eng.fsync(fd.as_fd()).map_err(fail("fsync"))?;
     let d = t0.elapsed().as_nanos() as u64;
     cx.hist.record(OpKind::Fsync, d);
     cx.sync_nanos += d;
@@ -936,17 +927,17 @@ fn fsync_fd(cx: &mut Ctx<'_>, fd: &OwnedFd) -> Result<u64, OpErr> {
 }
 
 /// fsync the parent directory of `cx.path` (which is consumed).
-fn fsync_parent(cx: &mut Ctx<'_>) -> OpResult {
+fn fsync_parent<E: IoEngine>(cx: &mut Ctx<'_, E>) -> OpResult {
     let _ = cx.path.parent_c_str();
     fsync_dir(cx, true)
 }
 
 /// fsync the directory at `cx.path` (after [`PathBuf0::parent_c_str`] when `parent`).
-fn fsync_dir(cx: &mut Ctx<'_>, parent: bool) -> OpResult {
+fn fsync_dir<E: IoEngine>(cx: &mut Ctx<'_, E>, parent: bool) -> OpResult {
     let p: &CStr = cx.path.c_str();
     let p = if parent && p.is_empty() { c"." } else { p };
     let t0 = Instant::now();
-    let fd = match rustix::fs::openat(
+    let fd = match cx.eng.openat(
         cx.root,
         p,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -956,29 +947,77 @@ fn fsync_dir(cx: &mut Ctx<'_>, parent: bool) -> OpResult {
         Err(Errno::NOENT) if !parent => return Err(OpErr::Skip),
         Err(e) => return Err(OpErr::Fail("open directory", e)),
     };
-    rustix::fs::fsync(&fd).map_err(fail("fsync directory"))?;
-    close(fd).map_err(fail("close directory"))?;
+    cx.eng.fsync(fd.as_fd()).map_err(fail("fsync directory"))?;
+    cx.eng.close(fd).map_err(fail("close directory"))?;
     let d = t0.elapsed().as_nanos() as u64;
     cx.hist.record(OpKind::Fsyncdir, d);
     cx.sync_nanos += d;
     Ok(())
 }
 
-/// close(2) with its error reported.
-fn close(fd: OwnedFd) -> Result<(), Errno> {
-    let raw = fd.into_raw_fd();
-    // SAFETY: we own raw (taken from the OwnedFd) and close it exactly once.
-    let rc = unsafe { libc::close(raw) };
-    if rc == 0 {
-        Ok(())
+/// Slots thread `k` of `t` owns out of `count` (slots k, k+t, ...).
+pub fn slots_of(count: u64, k: u64, t: u64) -> u64 {
+    if k >= count {
+        0
     } else {
-        Err(Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)))
+        (count - k).div_ceil(t)
+    }
+}
+
+/// Remove every file and directory of the set. Bounded: one unlink per file that exists, one
+/// rmdir per directory, then `remove_dir_all` for leftovers (a replace's temporary cut short).
+/// Progress goes to stderr every second once it has taken more than one.
+pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FileSet, states: &[SlotState]) {
+    let total: u64 = states.iter().map(|s| s.live()).sum();
+    let t = states.len() as u64;
+    if crate::sys::signals::interrupted() {
+        eprintln!(
+            "fsbench: interrupted: stopped; removing {total} test files in {}",
+            root_path.display()
+        );
+    }
+    let map = Mapping::new(fs.layout);
+    let mut p = PathBuf0::default();
+    let start = Instant::now();
+    let mut last = start;
+    let mut done = 0u64;
+    for (k, st) in states.iter().enumerate() {
+        for s in st.iter_live() {
+            map.file(&mut p, k as u64 + s * t);
+            let _ = rustix::fs::unlinkat(root, p.c_str(), AtFlags::empty());
+            done += 1;
+            if done % 1024 == 0 && last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                let rate = done as f64 / start.elapsed().as_secs_f64();
+                eprintln!(
+                    "fsbench: removing test files: {done}/{total} ({rate:.0}/s, about {:.0} s left)",
+                    (total - done) as f64 / rate.max(1.0)
+                );
+            }
+        }
+    }
+    for d in (0..fs.layout.dirs()).rev() {
+        map.dir(&mut p, d);
+        let _ = rustix::fs::unlinkat(root, p.c_str(), AtFlags::REMOVEDIR);
+    }
+    if start.elapsed() >= Duration::from_secs(1) {
+        eprintln!("fsbench: removed {done} test files in {:.1} s", start.elapsed().as_secs_f64());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_partition_the_set() {
+        for (count, t) in [(10u64, 3u64), (1, 1), (7, 7), (1_000_000, 16)] {
+            let sum: u64 = (0..t).map(|k| slots_of(count, k, t)).sum();
+            assert_eq!(sum, count);
+        }
+        assert_eq!(slots_of(10, 0, 3), 4);
+        assert_eq!(slots_of(10, 2, 3), 3);
+    }
 
     #[test]
     fn bitset_finds_in_both_directions() {

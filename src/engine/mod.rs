@@ -7,7 +7,6 @@
 
 pub mod buffer;
 pub mod fileset;
-mod fileset_runner;
 pub mod hooks;
 pub mod ioengine;
 pub mod layout;
@@ -19,3 +18,6 @@ pub mod workspace;
 pub use runner::{run_suite, run_test, EngineOptions, NoProgress, Progress};
 pub use target::{CacheControl, EvictError, PageCacheEvictor, Target};
 pub use workspace::Workspace;
+
+#[cfg(test)]
+mod tests;

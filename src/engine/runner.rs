@@ -1,10 +1,15 @@
-//! Orchestration: for each test and repetition, make the files, establish and verify each
-//! phase's cache precondition, run the phase's workers, and turn what they measured into results.
+//! Orchestration, for every test: for each repetition, make the test's files (a data test's one
+//! shared file or one per thread, or a fileset's directory of slots), then for each phase
+//! establish and verify its cache precondition, run its workers, and turn what they measured
+//! into results; finally remove the files. One path for data and fileset tests: only the
+//! set-up, the workers a phase starts and the tear-down differ ([`Files`]).
 
+use super::fileset::{self, fill_of, FillShared, FsCounters, SlotState, SlotWork};
 use super::hooks::PhaseOutcome;
-use super::ioengine::Psync;
+use super::ioengine::{IoEngine, Null, Psync};
+use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
-use super::worker::{self, PaddedCounter, StopFlags, WorkerOutput, WorkerPlan};
+use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerOutput, WorkerPlan};
 use super::workspace::Workspace;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::memory::{MemDelta, MemSample};
@@ -13,9 +18,15 @@ use crate::result::*;
 use crate::stats::latency::OpHistograms;
 use crate::stats::summary;
 use crate::sys::cache;
-use crate::workload::{Amount, CacheReq, PhaseDef, Suite, TestDef};
+use crate::workload::size::fmt_bytes;
+use crate::workload::{
+    Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
+    Suite, SyncCall, SyncPolicy, TestDef,
+};
+use rustix::fs::{Mode, OFlags};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -177,31 +188,19 @@ pub fn run_test(
 ) -> TestResult {
     let mut result = skipped(test, "");
     result.status = TestStatus::Ok;
-    let share = opts.hooks.0.share();
-    let paths: Vec<PathBuf> = if test.fileset.is_some() {
-        Vec::new()
-    } else if test.file.shared {
-        vec![dir.join(format!("t{}.dat", test.id))]
-    } else if let Some((i, _)) = share {
-        (0..test.threads).map(|k| dir.join(format!("t{}.r{i}.{k}.dat", test.id))).collect()
-    } else {
-        (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
-    };
     let mut complete = 0usize;
     for rep in reps {
         let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
         let warnings = &mut result.warnings;
-        let (rep_result, outcome) = match &test.fileset {
-            Some(fs) => super::fileset_runner::run_rep(
-                test, fs, target, devices, dir, opts, seed, rep, progress, warnings,
-            ),
-            None => run_rep(test, target, devices, &paths, opts, seed, rep, progress, warnings),
-        };
-        if removes_files(test, opts) {
-            for p in &paths {
-                let _ = std::fs::remove_file(p);
+        let (rep_result, outcome) = match Files::make(test, dir, opts) {
+            Ok(mut files) => {
+                let out =
+                    run_rep(test, &mut files, target, devices, opts, seed, rep, progress, warnings);
+                files.remove(test, opts);
+                out
             }
-        }
+            Err(msg) => (None, RepOutcome::Failed(msg)),
+        };
         if let Some(r) = rep_result {
             result.reps.push(r);
         }
@@ -268,97 +267,276 @@ pub const NOISE_WARNING: &str = "repetitions vary by";
 /// Start of the "timed phase too short" warning.
 pub const SHORT_WARNING: &str = "timed phase lasted only";
 
+/// The files of one repetition. A test works on a set of files: a data test's is one file
+/// shared by all threads or one per thread; a fileset's is `count` slots in a directory tree.
+enum Files<'t> {
+    /// A data test's files (one shared, or one per thread).
+    Data {
+        /// Their paths.
+        paths: Vec<PathBuf>,
+    },
+    /// A fileset's directory and the state of its slots.
+    Set {
+        /// The set's definition.
+        fs: &'t FileSet,
+        /// Its root directory.
+        root_path: PathBuf,
+        /// The root, open (operations are relative to it).
+        root: OwnedFd,
+        /// Per thread: which of its slots hold a file.
+        states: Vec<SlotState>,
+    },
+}
+
+impl<'t> Files<'t> {
+    /// Name (and, for a fileset, make) the test's files under `dir`; nothing is written yet.
+    /// With several processes in one directory ([`super::hooks::PhaseHooks::share`]), a
+    /// shared file is one for all of them; files of one thread and filesets get the process's
+    /// index in their names.
+    fn make(test: &'t TestDef, dir: &Path, opts: &EngineOptions) -> Result<Files<'t>, String> {
+        let fs = &test.files;
+        let share = opts.hooks.0.share();
+        if !test.is_fileset() {
+            let paths: Vec<PathBuf> = if test.files.shared {
+                vec![dir.join(format!("t{}.dat", test.id))]
+            } else if let Some((i, _)) = share {
+                (0..test.threads).map(|k| dir.join(format!("t{}.r{i}.{k}.dat", test.id))).collect()
+            } else {
+                (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
+            };
+            if removes_files(test, opts) {
+                for p in &paths {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            return Ok(Files::Data { paths });
+        }
+        let root_path = match share {
+            Some((i, _)) => dir.join(format!("t{}.r{i}.set", test.id)),
+            None => dir.join(format!("t{}.set", test.id)),
+        };
+        let _ = std::fs::remove_dir_all(&root_path);
+        std::fs::create_dir(&root_path)
+            .map_err(|e| format!("creating {}: {e}", root_path.display()))?;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let root = match rustix::fs::open(&root_path, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&root_path);
+                return Err(format!("opening {}: {e}", root_path.display()));
+            }
+        };
+        let t = test.threads as u64;
+        let states = (0..t).map(|k| SlotState::new(fileset::slots_of(fs.count, k, t))).collect();
+        Ok(Files::Set { fs, root_path, root, states })
+    }
+
+    /// Remove every file (and a fileset's directories); a file shared by several processes
+    /// only by the first.
+    fn remove(self, test: &TestDef, opts: &EngineOptions) {
+        match self {
+            Files::Data { paths } => {
+                if removes_files(test, opts) {
+                    for p in &paths {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+            }
+            Files::Set { fs, root_path, root, states } => {
+                fileset::remove_set(&root_path, &root, fs, &states);
+                drop(root);
+                if let Err(e) = std::fs::remove_dir_all(&root_path) {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        eprintln!(
+                            "fsbench: warning: could not remove {}: {e}",
+                            root_path.display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The untimed set-up: fill a data test's files, or check a fileset's space and create its
+    /// files. `Ok(false)`: interrupted.
+    fn set_up(
+        &mut self,
+        test: &TestDef,
+        opts: &EngineOptions,
+        seed: u64,
+        rep: u32,
+        progress: &dyn Progress,
+    ) -> Result<bool, String> {
+        match self {
+            Files::Data { paths } => {
+                // A file shared by several processes is prefilled once, whole, by the first.
+                let others_fill =
+                    test.files.shared && opts.hooks.0.share().is_some_and(|(i, _)| i > 0);
+                if !test.files.prefill || others_fill {
+                    return Ok(true);
+                }
+                progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
+                let size = file_size(test, opts);
+                let r = prefill(paths, size, opts.compress_percent, seed, progress);
+                progress.phase_end();
+                r.map_err(|e| format!("setup: {e}"))
+            }
+            Files::Set { fs, .. } => {
+                let fs = *fs;
+                if let Files::Set { root, .. } = self {
+                    check_space(test, fs, root)?;
+                }
+                if !fs.prefill {
+                    return Ok(true);
+                }
+                let phase = prefill_phase();
+                progress.phase_start_ops(test, rep, "setup", Some(fs.count));
+                let run = run_phase(test, &phase, self, opts, seed ^ 0xf111, progress);
+                progress.phase_end();
+                if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
+                    return Err(format!("prefill: {e}"));
+                }
+                Ok(!run.outs.iter().any(|o| o.interrupted))
+            }
+        }
+    }
+
+    /// The seed of phase `pi`'s workers. Data phases share the repetition's seed, fileset
+    /// phases each get their own (kept as they were, so runs repeat their operations).
+    fn phase_seed(&self, seed: u64, pi: usize) -> u64 {
+        match self {
+            Files::Data { .. } => seed,
+            Files::Set { .. } => seed ^ ((pi as u64 + 1) << 24),
+        }
+    }
+
+    /// The files whose page-cache residency stands for the test's: every file of a data test;
+    /// up to [`RESIDENCY_SAMPLE`] existing files of a fileset, spread over its slots.
+    fn residency_files(&self) -> Vec<PathBuf> {
+        match self {
+            Files::Data { paths } => paths.iter().filter(|p| p.exists()).cloned().collect(),
+            Files::Set { fs, root_path, states, .. } => {
+                sample_files(root_path, fs, states, RESIDENCY_SAMPLE)
+            }
+        }
+    }
+
+    /// Whether every file the phase starts with exists (data: a phase may create its file).
+    fn all_exist(&self) -> bool {
+        match self {
+            Files::Data { paths } => paths.iter().all(|p| p.exists()),
+            Files::Set { .. } => true,
+        }
+    }
+
+    /// For a failure message: the state of the set when a phase stopped.
+    fn state_note(&self, outs: &[WorkerOutput]) -> String {
+        match self {
+            Files::Data { .. } => String::new(),
+            Files::Set { fs, states, .. } => {
+                let created: u64 = outs.iter().map(|o| o.creates).sum();
+                let written: u64 = outs.iter().map(|o| o.bytes_written).sum();
+                let live: u64 = states.iter().map(|s| s.live()).sum();
+                format!(
+                    "; all threads in this phase: {created} files created, {} written; {live} of {} files existed when it stopped",
+                    fmt_bytes(written),
+                    fs.count
+                )
+            }
+        }
+    }
+}
+
+/// Files of a fileset whose residency is sampled before a phase.
+pub const RESIDENCY_SAMPLE: u64 = 64;
+
 #[allow(clippy::too_many_arguments)]
 fn run_rep(
     test: &TestDef,
+    files: &mut Files<'_>,
     target: &Target<'_>,
     devices: &[String],
-    paths: &[PathBuf],
     opts: &EngineOptions,
     seed: u64,
     rep: u32,
     progress: &dyn Progress,
     warnings: &mut Vec<String>,
 ) -> (Option<RepResult>, RepOutcome) {
-    if removes_files(test, opts) {
-        for p in paths {
-            let _ = std::fs::remove_file(p);
-        }
-    }
+    // The set-up, and each phase, between the hooks: every process of a multi-client run
+    // starts it together and agrees on its outcome.
     let hooks = &*opts.hooks.0;
-    if test.file.prefill {
-        progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
-        let local = match hooks.before_phase(test, rep, "setup") {
-            Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
-            // A file shared by several processes is prefilled once, whole, by the first.
-            Ok(()) if test.file.shared && hooks.share().is_some_and(|(i, _)| i > 0) => {
-                PhaseOutcome::Ok
-            }
-            Ok(()) => {
-                let size = file_size(test, opts);
-                match prefill(paths, size, opts.compress_percent, seed, progress) {
-                    Ok(true) => PhaseOutcome::Ok,
-                    Ok(false) => PhaseOutcome::Interrupted,
-                    Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
-                }
-            }
-        };
-        progress.phase_end();
-        match hooks.after_phase(test, rep, "setup", None, local) {
-            PhaseOutcome::Ok => {}
-            PhaseOutcome::Interrupted => return (None, RepOutcome::Interrupted),
-            PhaseOutcome::Failed(e) => return (None, RepOutcome::Failed(e)),
-        }
+    let local = match hooks.before_phase(test, rep, "setup") {
+        Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
+        Ok(()) => match files.set_up(test, opts, seed, rep, progress) {
+            Ok(true) => PhaseOutcome::Ok,
+            Ok(false) => PhaseOutcome::Interrupted,
+            Err(msg) => PhaseOutcome::Failed(msg),
+        },
+    };
+    match hooks.after_phase(test, rep, "setup", None, local) {
+        PhaseOutcome::Ok => {}
+        PhaseOutcome::Interrupted => return (None, RepOutcome::Interrupted),
+        PhaseOutcome::Failed(e) => return (None, RepOutcome::Failed(e)),
     }
     let mut phases = Vec::new();
     let mut timed_hist = OpHistograms::default();
     let mut outcome = RepOutcome::Ok;
-    for phase in &test.phases {
-        let check = establish_cache(phase.cache, paths, target);
+    for (pi, phase) in test.phases.iter().enumerate() {
+        let check = establish_cache(phase.cache, files, target);
         if !check.met {
-            let msg = format!(
-                "phase `{}`: {} required but {:.0}% of the file was resident after {}; this is not {} figure",
-                phase.name,
-                cache_word(phase.cache),
-                check.resident_fraction * 100.0,
-                check.method,
-                match phase.cache {
-                    CacheReq::Uncached => "an uncached",
-                    _ => "a cached",
-                },
+            warn(
+                warnings,
+                format!(
+                    "phase `{}`: {} required but {:.0}% of {} resident after {}; this is not {} figure",
+                    phase.name,
+                    cache_word(phase.cache),
+                    check.resident_fraction * 100.0,
+                    match files {
+                        Files::Data { .. } => "the file was",
+                        Files::Set { .. } => "sampled files were",
+                    },
+                    check.method,
+                    match phase.cache {
+                        CacheReq::Uncached => "an uncached",
+                        _ => "a cached",
+                    },
+                ),
             );
-            if !warnings.contains(&msg) {
-                warnings.push(msg);
+        }
+        match files {
+            Files::Data { .. } => {
+                progress.phase_start(test, rep, &phase.name, expected_bytes(test, phase))
+            }
+            Files::Set { fs, .. } => {
+                progress.phase_start_ops(test, rep, &phase.name, expected_ops(test, fs, phase))
             }
         }
-        let expected = expected_bytes(test, phase);
-        progress.phase_start(test, rep, &phase.name, expected);
         let tracer = if opts.trace && phase.timed { start_trace(devices, warnings) } else { None };
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
         let released = hooks.before_phase(test, rep, &phase.name);
-        let (outs, hist, stonewalled) = match &released {
-            Ok(()) => run_phase(test, phase, paths, opts, seed, progress),
-            Err(_) => (Vec::new(), OpHistograms::default(), false),
+        let run = match &released {
+            Ok(()) => run_phase(test, phase, files, opts, files.phase_seed(seed, pi), progress),
+            Err(_) => PhaseRun::default(),
         };
         let after = Snapshot::take(devices);
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
             Err(e) => {
-                note_once(warnings, format!("block trace of phase `{}` lost: {e}", phase.name));
+                warn(warnings, format!("block trace of phase `{}` lost: {e}", phase.name));
                 None
             }
         });
         let memory = MemDelta { before: mem_before, after: MemSample::take(target.daemon) };
         progress.phase_end();
-        let mut pr = phase_result(test, phase, &outs, &hist, check, before.delta(&after));
+        let mut pr = phase_result(test, phase, &run, check, before.delta(&after));
         pr.memory = Some(memory);
-        if stonewalled {
+        if run.stonewalled {
             pr.ended_by = Some(STONEWALLED.into());
         }
         if let Some(t) = &trace {
             if t.events_lost > 0 || t.events_over_limit > 0 {
-                note_once(
+                warn(
                     warnings,
                     format!(
                         "block trace of phase `{}` is incomplete: {} events lost, {} over the in-memory limit; its counts are lower bounds",
@@ -369,7 +547,7 @@ fn run_rep(
         }
         pr.trace = trace;
         if phase.timed {
-            timed_hist.merge(&hist);
+            timed_hist.merge(&run.hist);
         }
         phases.push(pr);
         let local = if let Err(e) = released {
@@ -378,15 +556,20 @@ fn run_rep(
             } else {
                 PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
             }
-        } else if let Some(e) = outs.iter().find_map(|o| o.error.as_ref()) {
+        } else if let Some(e) = run.synced.as_ref().and_then(|s| s.1.as_ref()) {
             PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
-        } else if outs.iter().any(|o| o.interrupted) {
+        } else if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
+            let note = files.state_note(&run.outs);
+            PhaseOutcome::Failed(format!("phase `{}`: {e}{note}", phase.name))
+        } else if run.outs.iter().any(|o| o.interrupted) {
             PhaseOutcome::Interrupted
         } else {
             PhaseOutcome::Ok
         };
-        let window = outs.iter().map(|o| o.start).min().zip(outs.iter().map(|o| o.end).max());
-        match hooks.after_phase(test, rep, &phase.name, window, local) {
+        let start = run.outs.iter().map(|o| o.start).min();
+        let end = run.outs.iter().map(|o| o.end).max();
+        let end = end.map(|e| run.synced.as_ref().map(|s| s.0.max(e)).unwrap_or(e));
+        match hooks.after_phase(test, rep, &phase.name, start.zip(end), local) {
             PhaseOutcome::Ok => {}
             PhaseOutcome::Failed(e) => {
                 outcome = RepOutcome::Failed(e);
@@ -400,39 +583,52 @@ fn run_rep(
     }
     let complete = matches!(outcome, RepOutcome::Ok);
     let mut r = rep_result(test, phases, &timed_hist, complete);
-    if complete && paths.iter().all(|p| p.exists()) {
-        // After the last phase, outside every timing: FIEMAP with its sync flag.
-        r.extents = Some(crate::observe::extents::summarize(paths));
+    let all_exist = files.all_exist();
+    match files {
+        Files::Data { paths } => {
+            if complete && all_exist {
+                // After the last phase, outside every timing: FIEMAP with its sync flag.
+                r.extents = Some(crate::observe::extents::summarize(paths));
+            }
+        }
+        Files::Set { .. } => {
+            // A fileset's figure is its file operations per second.
+            r.file_ops = r.phases.iter().filter(|p| p.timed).map(|p| p.file_ops).sum();
+            let secs = r.wall_nanos as f64 / 1e9;
+            r.ops_per_s = if secs > 0.0 { r.file_ops as f64 / secs } else { 0.0 };
+        }
     }
     (Some(r), outcome)
 }
 
 /// Start tracing `devices`, or say once why not.
-pub(super) fn start_trace(
+fn start_trace(
     devices: &[String],
     warnings: &mut Vec<String>,
 ) -> Option<crate::observe::trace::Tracer> {
     use crate::observe::trace::{TraceOptions, Tracer};
     if devices.is_empty() {
-        note_once(warnings, "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into());
+        warn(warnings, "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into());
         return None;
     }
     match Tracer::start(devices, TraceOptions::default()) {
         Ok(t) => Some(t),
         Err(e) => {
-            note_once(warnings, format!("tracing unavailable ({e}); the run goes on without it"));
+            warn(warnings, format!("tracing unavailable ({e}); the run goes on without it"));
             None
         }
     }
 }
 
-pub(super) fn note_once(warnings: &mut Vec<String>, msg: String) {
+/// Record a warning about a test, once (a repetition that meets the same problem again does not
+/// repeat it). Every warning the engine produces goes through here.
+fn warn(warnings: &mut Vec<String>, msg: String) {
     if !warnings.contains(&msg) {
         warnings.push(msg);
     }
 }
 
-pub(super) fn cache_word(c: CacheReq) -> &'static str {
+fn cache_word(c: CacheReq) -> &'static str {
     match c {
         CacheReq::Cached => "cached",
         CacheReq::Uncached => "uncached",
@@ -440,10 +636,17 @@ pub(super) fn cache_word(c: CacheReq) -> &'static str {
     }
 }
 
-/// Make and verify the cache state a phase asks for.
-fn establish_cache(req: CacheReq, paths: &[PathBuf], target: &Target<'_>) -> CacheCheck {
-    let exists = paths.iter().all(|p| p.exists());
-    if !exists {
+/// Make and verify the cache state a phase asks for, on the test's files (every file of a
+/// data test; a sample of a fileset's, [`Files::residency_files`]).
+///
+/// - `cached`: read the files once, then require ≥ [`CACHED_MIN`] resident (`mincore`); another
+///   process (drop_caches, memory pressure) can evict in between on a shared machine, so read
+///   again, up to three times, and say so.
+/// - `uncached`: a fileset's filesystem is synced first (its dirty files cannot be evicted),
+///   then the target's eviction runs ([`super::CacheControl`]); require ≤ [`UNCACHED_MAX`].
+/// - `any`: nothing is done; residency is still measured and recorded.
+fn establish_cache(req: CacheReq, files: &Files<'_>, target: &Target<'_>) -> CacheCheck {
+    if !files.all_exist() {
         return CacheCheck {
             required: req,
             resident_fraction: 0.0,
@@ -451,17 +654,16 @@ fn establish_cache(req: CacheReq, paths: &[PathBuf], target: &Target<'_>) -> Cac
             met: req != CacheReq::Cached,
         };
     }
+    let paths = files.residency_files();
     let (method, resident) = match req {
         CacheReq::Cached => {
-            // Another process (drop_caches, memory pressure) can evict between the read and the
-            // check on a shared machine: read again, up to three times, and say so.
             let mut tries = 0;
             loop {
                 tries += 1;
                 if let Some(e) = paths.iter().find_map(|p| cache::warm_file(p).err()) {
-                    break (format!("read once failed: {e}"), residency(paths));
+                    break (format!("read once failed: {e}"), residency(&paths));
                 }
-                let r = residency(paths);
+                let r = residency(&paths);
                 if r >= CACHED_MIN || tries == 3 {
                     let how = if tries == 1 {
                         "read once".into()
@@ -473,18 +675,29 @@ fn establish_cache(req: CacheReq, paths: &[PathBuf], target: &Target<'_>) -> Cac
             }
         }
         CacheReq::Uncached => {
-            let m = match target.cache.evict(paths) {
+            let evict: &[PathBuf] = match files {
+                Files::Data { paths } => paths,
+                Files::Set { root, .. } => {
+                    let _ = rustix::fs::syncfs(root);
+                    &[]
+                }
+            };
+            let m = match target.cache.evict(evict) {
                 Ok(m) => m,
                 Err(e) => format!("eviction failed: {e}"),
             };
-            (m, residency(paths))
+            (m, residency(&paths))
         }
-        CacheReq::Any => ("none".into(), residency(paths)),
+        CacheReq::Any => ("none".into(), residency(&paths)),
     };
     let met = match req {
         CacheReq::Any => true,
         CacheReq::Cached => resident >= CACHED_MIN,
         CacheReq::Uncached => resident <= UNCACHED_MAX,
+    };
+    let method = match files {
+        Files::Data { .. } => method,
+        Files::Set { .. } => format!("{method}; residency sampled over {} files", paths.len()),
     };
     CacheCheck { required: req, resident_fraction: resident, method, met }
 }
@@ -504,6 +717,30 @@ fn residency(paths: &[PathBuf]) -> f64 {
     } else {
         res / total as f64
     }
+}
+
+/// Up to `max` existing files of a fileset, spread evenly over its slots.
+fn sample_files(root: &Path, fs: &FileSet, states: &[SlotState], max: u64) -> Vec<PathBuf> {
+    let t = states.len() as u64;
+    let mut out = Vec::new();
+    if states.iter().all(|s| s.live() == 0) {
+        return out;
+    }
+    let map = Mapping::new(fs.layout);
+    let mut p = PathBuf0::default();
+    let step = (fs.count / max).max(1);
+    let mut slot = 0u64;
+    while slot < fs.count && (out.len() as u64) < max {
+        let (k, s) = (slot % t, slot / t);
+        if let Some(st) = states.get(k as usize) {
+            if s < st.len() && st.get(s) {
+                map.file(&mut p, slot);
+                out.push(root.join(String::from_utf8_lossy(p.bytes()).as_ref()));
+            }
+        }
+        slot += step;
+    }
+    out
 }
 
 /// Write each file sequentially with 1 MiB writes and fsync it. Returns Ok(false) if interrupted.
@@ -540,13 +777,80 @@ fn prefill(
     Ok(true)
 }
 
+/// A clear error before starting when a set that is created whole cannot fit: in bytes
+/// (mean file size and a block of slack per file) or in inodes.
+fn check_space(test: &TestDef, fs: &FileSet, root: &OwnedFd) -> Result<(), String> {
+    let fills = test.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_)));
+    let creates_all = fs.prefill
+        || test.phases.iter().any(|p| {
+            matches!(p.amount, Amount::Passes(_))
+                && p.pattern
+                    .entries()
+                    .iter()
+                    .flat_map(|e| e.choices.iter())
+                    .any(|(_, o)| o.kind == OpKind::Create)
+        });
+    if fills || !creates_all {
+        return Ok(());
+    }
+    let v = match rustix::fs::fstatvfs(root) {
+        Ok(v) => v,
+        Err(_) => return Ok(()), // no figures: ENOSPC, if it comes, says how far the run got
+    };
+    let need = test.footprint_bytes();
+    let avail = v.f_bavail.saturating_mul(v.f_frsize);
+    if need > avail {
+        return Err(format!(
+            "the fileset needs about {} ({} files of {} on average, plus their last blocks and directories) but the filesystem has {} available; nothing was created: use a smaller --scale, a smaller fileset, or a bigger filesystem",
+            fmt_bytes(need),
+            fs.count,
+            fmt_bytes(fs.size.mean() as u64),
+            fmt_bytes(avail)
+        ));
+    }
+    let inodes = fs.count + fs.layout.dirs();
+    // f_files == 0: the filesystem allocates inodes dynamically (btrfs) and reports none.
+    if v.f_files > 0 && inodes > v.f_favail {
+        return Err(format!(
+            "the fileset needs {inodes} inodes (files and directories) but the filesystem has {} free; nothing was created: use a smaller --scale or a filesystem with more inodes",
+            v.f_favail
+        ));
+    }
+    Ok(())
+}
+
+/// The untimed phase that creates every file of a prefilled fileset.
+fn prefill_phase() -> PhaseDef {
+    PhaseDef {
+        name: "prefill".into(),
+        timed: false,
+        cache: CacheReq::Any,
+        open: Default::default(),
+        amount: Amount::Passes(1),
+        sync: SyncPolicy::default(),
+        pattern: Pattern::Files(vec![MetaEntry {
+            choices: vec![(
+                1,
+                MetaOp {
+                    kind: OpKind::Create,
+                    pick: Pick::Next,
+                    fsync: false,
+                    fsync_dir: false,
+                    size: None,
+                },
+            )],
+        }]),
+    }
+}
+
+/// Bytes a data phase moves over all threads, when known (for progress).
 fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
     let t = test.threads as u64;
     match phase.amount {
         Amount::Bytes(b) => Some(b * t),
         Amount::Passes(p) => Some(test.footprint_bytes() * p as u64),
         Amount::Ops(k) => {
-            let data: Vec<_> = phase.pattern.iter().filter(|o| o.kind.is_data()).collect();
+            let data: Vec<_> = phase.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
             if data.is_empty() {
                 return None;
             }
@@ -558,68 +862,150 @@ fn expected_bytes(test: &TestDef, phase: &PhaseDef) -> Option<u64> {
     }
 }
 
-/// Run one phase's workers (one thread each) and wait for them, reporting progress.
+/// Ops a fileset phase does over all threads, when known (for progress).
+fn expected_ops(test: &TestDef, fs: &FileSet, phase: &PhaseDef) -> Option<u64> {
+    let t = test.threads as u64;
+    match phase.amount {
+        Amount::Ops(k) => Some(k * t),
+        Amount::Share(f) => {
+            let passes =
+                expected_ops(test, fs, &PhaseDef { amount: Amount::Passes(1), ..phase.clone() })?;
+            Some((passes as f64 * f).ceil() as u64)
+        }
+        Amount::Passes(p) => {
+            let first = phase.pattern.entries().first()?.choices.first()?.1.kind;
+            let space = match first {
+                OpKind::Mkdir | OpKind::Rmdir => fs.layout.dirs(),
+                OpKind::Readdir | OpKind::Fsyncdir => fs.layout.leaves() * t,
+                _ => fs.count,
+            };
+            Some(p as u64 * space * phase.pattern.len() as u64)
+        }
+        _ => None,
+    }
+}
+
+/// What a phase's workers did, merged, with a fill phase's series.
+#[derive(Default)]
+struct PhaseRun {
+    outs: Vec<WorkerOutput>,
+    hist: OpHistograms,
+    series: Option<Vec<FillPoint>>,
+    fill_range: Option<(f64, f64)>,
+    fill_reached: bool,
+    /// When the end-of-phase syncfs of a fileset phase returned, and its error.
+    synced: Option<(Instant, Option<String>)>,
+    /// The stonewall ended the phase.
+    stonewalled: bool,
+}
+
+/// Run one phase: one worker thread per test thread, started together behind a barrier,
+/// monomorphised for the test's engine; report progress every 50 ms until they are done.
 fn run_phase(
     test: &TestDef,
     phase: &PhaseDef,
-    paths: &[PathBuf],
+    files: &mut Files<'_>,
     opts: &EngineOptions,
     seed: u64,
     progress: &dyn Progress,
-) -> (Vec<WorkerOutput>, OpHistograms, bool) {
+) -> PhaseRun {
+    match test.engine {
+        EngineKind::Psync => run_phase_on::<Psync>(test, phase, files, opts, seed, progress),
+        EngineKind::Null => run_phase_on::<Null>(test, phase, files, opts, seed, progress),
+    }
+}
+
+fn run_phase_on<E: IoEngine>(
+    test: &TestDef,
+    phase: &PhaseDef,
+    files: &mut Files<'_>,
+    opts: &EngineOptions,
+    seed: u64,
+    progress: &dyn Progress,
+) -> PhaseRun {
     let n = test.threads as usize;
-    let stonewall = if phase.timed { opts.hooks.0.stonewall() } else { None };
-    let mut stonewalled = false;
     let barrier = Barrier::new(n);
     let phase_stop = AtomicBool::new(false);
     let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
-    let counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
-    let size = file_size(test, opts);
-    // Threads of all processes sharing the file, and this process's first one among them.
-    let (first, all) = match opts.hooks.0.share() {
-        Some((i, c)) if test.file.shared => (i as usize * n, c as usize * n),
-        _ => (0, n),
-    };
-    let plans: Vec<WorkerPlan<'_>> = (0..n)
-        .map(|k| {
-            let (path, region_start, region_len) = if test.file.shared {
-                let g = first + k;
-                let per = size / all as u64;
-                // The last thread takes the remainder.
-                let len = if g == all - 1 { size - per * g as u64 } else { per };
-                (&paths[0], per * g as u64, len)
-            } else {
-                (&paths[k], 0, size)
+    let finished = AtomicUsize::new(0);
+    // Per thread, the counter its progress is read from: bytes of a data phase, ops of a
+    // fileset phase (whose counters also feed the fill monitor).
+    let data_counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
+    let set_counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
+    let mut run = PhaseRun::default();
+    let stonewall = if phase.timed { opts.hooks.0.stonewall() } else { None };
+    let mut fill_state: Option<(Option<f64>, Instant, FillShared)> = None;
+    let (works, counters): (Vec<Work<'_>>, Vec<&std::sync::atomic::AtomicU64>) = match files {
+        Files::Data { paths } => {
+            let size = file_size(test, opts);
+            // Threads of all processes sharing the file, and this process's first among them.
+            let (first, all) = match opts.hooks.0.share() {
+                Some((i, c)) if test.files.shared => (i as usize * n, c as usize * n),
+                _ => (0, n),
             };
-            WorkerPlan {
-                phase,
-                path,
-                file_size: size,
-                region_start,
-                region_len,
-                seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                compress_percent: opts.compress_percent,
+            let works = (0..n)
+                .map(|k| {
+                    let (path, region_start, region_len) = if test.files.shared {
+                        let g = first + k;
+                        let per = size / all as u64;
+                        // The last thread takes the remainder.
+                        let len = if g == all - 1 { size - per * g as u64 } else { per };
+                        (&paths[0], per * g as u64, len)
+                    } else {
+                        (&paths[k], 0, size)
+                    };
+                    Work::File(FileWork { path, file_size: size, region_start, region_len })
+                })
+                .collect();
+            (works, data_counters.iter().map(|c| &c.0).collect())
+        }
+        Files::Set { fs, root, states, .. } => {
+            let fs: &FileSet = fs;
+            let root: &OwnedFd = root;
+            if let Amount::Fill(t) = phase.amount {
+                let fill0 = fill_of(root.as_fd()).ok();
+                let start = Instant::now();
+                fill_state = Some((fill0, start, FillShared::new(fill0.unwrap_or(0.0), t, start)));
             }
-        })
-        .collect();
-    let finished = std::sync::atomic::AtomicUsize::new(0);
-    let outs: Vec<WorkerOutput> = std::thread::scope(|s| {
+            let fill = fill_state.as_ref().map(|f| &f.2);
+            let works = states
+                .iter_mut()
+                .enumerate()
+                .map(|(k, slots)| {
+                    Work::Slots(SlotWork {
+                        fileset: fs,
+                        root,
+                        thread: k as u32,
+                        threads: n as u32,
+                        fill,
+                        counters: &set_counters,
+                        slots,
+                    })
+                })
+                .collect();
+            (works, set_counters.iter().map(|c| &c.ops).collect())
+        }
+    };
+    let plans = works.into_iter().enumerate().map(|(k, work)| WorkerPlan {
+        phase,
+        seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        compress_percent: opts.compress_percent,
+        iodepth: test.iodepth,
+        work,
+    });
+    run.outs = std::thread::scope(|s| {
         let handles: Vec<_> = plans
-            .iter()
             .zip(counters.iter())
-            .map(|(plan, ctr)| {
-                let barrier = &barrier;
-                let stop = &stop;
-                let finished = &finished;
+            .map(|(mut plan, ctr)| {
+                let (barrier, stop, finished) = (&barrier, &stop, &finished);
                 s.spawn(move || {
-                    let out = worker::run(&mut Psync, plan, barrier, stop, &ctr.0);
+                    let out = worker::run::<E>(&mut plan, barrier, stop, ctr);
                     finished.fetch_add(1, Ordering::Release);
                     out
                 })
             })
             .collect();
-        // The stonewall counts from here, just after the workers were spawned (they wait at
-        // the start barrier only for each other).
+        // The stonewall counts from here, just after the workers were spawned.
         let wall_at = stonewall.map(|d| Instant::now() + d);
         while finished.load(Ordering::Acquire) < n {
             let tick = Duration::from_millis(50);
@@ -628,56 +1014,121 @@ fn run_phase(
                 None => tick,
             };
             std::thread::sleep(nap.max(Duration::from_millis(1)));
-            if wall_at.is_some_and(|t| Instant::now() >= t) && !stonewalled {
-                stonewalled = true;
+            if !run.stonewalled && wall_at.is_some_and(|t| Instant::now() >= t) {
+                run.stonewalled = true;
                 phase_stop.store(true, Ordering::Relaxed);
             }
-            progress.phase_progress(counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum());
+            progress.phase_progress(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
         }
         handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     });
-    let mut outs = outs;
-    if stonewalled && outs.iter().all(|o| o.error.is_none()) {
+    if run.stonewalled && run.outs.iter().all(|o| o.error.is_none()) {
         // Stopped by the stonewall, not by a signal or a failing worker.
         let signalled = crate::sys::signals::interrupted();
-        for o in &mut outs {
+        for o in &mut run.outs {
             o.interrupted = signalled;
         }
     }
-    let mut hist = OpHistograms::default();
-    for o in &outs {
-        hist.merge(&o.hist);
+    for o in &run.outs {
+        run.hist.merge(&o.hist);
     }
-    (outs, hist, stonewalled)
+    if let (Files::Set { root, .. }, Some((fill0, start, f))) = (&*files, &fill_state) {
+        let end = fill_of(root.as_fd()).ok();
+        let (b, c) = fileset::totals(&set_counters);
+        let last = (end.unwrap_or(0.0), start.elapsed().as_nanos() as u64, b, c);
+        run.series = Some(fill_series(fill0.unwrap_or(0.0), &f.marks(), last));
+        run.fill_range = fill0.zip(end);
+        run.fill_reached = f.reached.load(Ordering::Relaxed);
+    }
+    // A fileset phase's syncfs runs once, after the last worker, inside the phase's timing
+    // ("sync included").
+    let clean = run.outs.iter().all(|o| o.error.is_none() && !o.interrupted);
+    if let Files::Set { root, .. } = files {
+        if clean && phase.sync.at_end == Some(SyncCall::Syncfs) {
+            let t0 = Instant::now();
+            let r = rustix::fs::syncfs(&*root);
+            let end = Instant::now();
+            run.hist.record(OpKind::Syncfs, (end - t0).as_nanos() as u64);
+            let err = r
+                .err()
+                .map(|e| format!("syncfs at the end of the phase: {}", std::io::Error::from(e)));
+            run.synced = Some((end, err));
+        }
+    }
+    run
 }
 
 /// Whether this process removes the test's files: a file shared by several processes is
 /// removed by the first only (the others may still be reading its extent map).
 fn removes_files(test: &TestDef, opts: &EngineOptions) -> bool {
-    !(test.file.shared && opts.hooks.0.share().is_some_and(|(i, _)| i > 0))
+    !(test.files.shared && opts.hooks.0.share().is_some_and(|(i, _)| i > 0))
 }
 
 /// Size of a test's file: a shared file used by several processes is as many times larger.
 fn file_size(test: &TestDef, opts: &EngineOptions) -> u64 {
     match opts.hooks.0.share() {
-        Some((_, c)) if test.file.shared => test.file.size_bytes * c as u64,
-        _ => test.file.size_bytes,
+        Some((_, c)) if test.files.shared => test.files.size_bytes() * c as u64,
+        _ => test.files.size_bytes(),
     }
 }
 
 /// `ended_by` of a timed phase that the stonewall stopped.
 pub const STONEWALLED: &str = "stonewall";
 
+/// Turn the marks a fill phase recorded (cumulative: fill, nanos, bytes, files) into steps,
+/// with a last, partial step to where the phase ended when that moved the fill by at least 1%
+/// (not the few files written while the workers saw the stop).
+fn fill_series(
+    fill0: f64,
+    marks: &[(f64, u64, u64, u64)],
+    last: (f64, u64, u64, u64),
+) -> Vec<FillPoint> {
+    let mut out = Vec::with_capacity(marks.len() + 1);
+    let mut prev = (fill0, 0u64, 0u64, 0u64);
+    let mut step = |p: (f64, u64, u64, u64), prev: &mut (f64, u64, u64, u64)| {
+        let dt = (p.1.saturating_sub(prev.1) as f64 / 1e9).max(1e-9);
+        let (db, dc) = (p.2.saturating_sub(prev.2), p.3.saturating_sub(prev.3));
+        out.push(FillPoint {
+            fill: p.0,
+            elapsed_nanos: p.1,
+            bytes_written: db,
+            files_created: dc,
+            mib_per_s: db as f64 / (1u64 << 20) as f64 / dt,
+            files_per_s: dc as f64 / dt,
+        });
+        *prev = p;
+    };
+    for m in marks {
+        step(*m, &mut prev);
+    }
+    if last.0 - prev.0 >= 0.01 && (last.2 > prev.2 || last.3 > prev.3) {
+        step(last, &mut prev);
+    }
+    out
+}
+
 fn phase_result(
     test: &TestDef,
     phase: &PhaseDef,
-    outs: &[WorkerOutput],
-    hist: &OpHistograms,
+    run: &PhaseRun,
     cache: CacheCheck,
     device: Option<DeviceDelta>,
 ) -> PhaseResult {
+    let outs = &run.outs;
     let start = outs.iter().map(|o| o.start).min().unwrap_or_else(Instant::now);
     let end = outs.iter().map(|o| o.end).max().unwrap_or(start);
+    let end = run.synced.as_ref().map(|s| s.0.max(end)).unwrap_or(end);
+    let ended_by = match phase.amount {
+        Amount::Fill(_) if outs.iter().any(|o| o.enospc) => {
+            Some("filesystem full (ENOSPC)".to_string())
+        }
+        Amount::Fill(_) if run.fill_reached => Some("fill target reached".to_string()),
+        Amount::Fill(_) if outs.iter().all(|o| !o.interrupted && o.error.is_none()) => Some(
+            "no free file slot: every slot holds a file; raise the fileset's count to fill further"
+                .to_string(),
+        ),
+        _ => None,
+    };
     PhaseResult {
         name: phase.name.clone(),
         timed: phase.timed,
@@ -688,22 +1139,23 @@ fn phase_result(
         data_ops: outs.iter().map(|o| o.data_ops).sum(),
         cpu_user_nanos: outs.iter().map(|o| o.cpu.user_nanos).sum(),
         cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
-        latency: hist.summaries(),
+        latency: run.hist.summaries(),
         cache,
         device,
-        sync_nanos: outs.iter().map(|o| o.sync_nanos).sum(),
+        sync_nanos: outs.iter().map(|o| o.sync_nanos).sum::<u64>()
+            + run.hist.0[OpKind::Syncfs.index()].max() * run.synced.is_some() as u64,
         memory: None,
         trace: None,
-        file_ops: 0,
-        skipped_ops: 0,
-        files_created: 0,
-        fill_series: None,
-        fill_range: None,
-        ended_by: None,
+        file_ops: outs.iter().map(|o| o.file_ops).sum(),
+        skipped_ops: outs.iter().map(|o| o.skipped_ops).sum(),
+        files_created: outs.iter().map(|o| o.creates).sum(),
+        fill_series: run.series.clone(),
+        fill_range: run.fill_range,
+        ended_by,
     }
 }
 
-pub(super) fn rep_result(
+fn rep_result(
     test: &TestDef,
     phases: Vec<PhaseResult>,
     timed_hist: &OpHistograms,
@@ -737,5 +1189,38 @@ pub(super) fn rep_result(
         extents: None,
         file_ops: 0,
         cluster: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_series_marks_each_tenth() {
+        let t0 = Instant::now();
+        let f = FillShared::new(0.23, 0.6, t0);
+        let c: Vec<FsCounters> = (0..2).map(|_| FsCounters::default()).collect();
+        c[0].bytes_written.store(10 << 20, Ordering::Relaxed);
+        f.observe(0.25, &c);
+        assert!(f.marks().is_empty());
+        c[1].bytes_written.store(10 << 20, Ordering::Relaxed);
+        f.observe(0.31, &c);
+        assert_eq!(f.marks().len(), 1);
+        assert_eq!(f.marks()[0].2, 20 << 20, "totals over all threads");
+        f.observe(0.52, &c);
+        assert_eq!(f.marks().iter().map(|m| m.0).collect::<Vec<_>>(), [0.3, 0.4, 0.5]);
+        assert!(!f.reached.load(Ordering::Relaxed));
+        f.observe(0.61, &c);
+        assert!(f.reached.load(Ordering::Relaxed));
+        f.observe(0.75, &c);
+        assert_eq!(f.marks().len(), 4, "no mark beyond the target");
+        let marks = [(0.3, 1_000_000_000, 20 << 20, 20), (0.4, 2_000_000_000, 30 << 20, 30)];
+        let s = fill_series(0.23, &marks, (0.45, 3_000_000_000, 40 << 20, 40));
+        assert_eq!(s.len(), 3);
+        assert!((s[0].mib_per_s - 20.0).abs() < 1e-9 && (s[1].mib_per_s - 10.0).abs() < 1e-9);
+        assert_eq!(s.iter().map(|p| p.bytes_written).sum::<u64>(), 40 << 20);
+        let s = fill_series(0.23, &marks, (0.401, 3_000_000_000, 41 << 20, 41));
+        assert_eq!(s.len(), 2, "no partial step below 1%");
     }
 }

@@ -1,7 +1,7 @@
 //! The workload language: TOML suites ([`spec`]), their validation ([`validate`]) into typed
 //! tests ([`model`]), size scaling ([`scale`]) and the suites embedded in the binary ([`suites`]).
 
-pub mod fileset;
+pub mod keys;
 pub mod model;
 pub mod scale;
 pub mod size;

@@ -27,30 +27,130 @@ pub struct TestDef {
     pub description: String,
     /// Worker threads.
     pub threads: u32,
-    /// The file(s) of a data test. For a fileset test (`fileset` is `Some`) this is unused and
-    /// has size 0: a separate field rather than an enum so code written against data tests keeps
-    /// compiling unchanged.
-    pub file: FileDef,
-    /// The set of files of a metadata test (`fileset = { ... }`), instead of `file`.
+    /// How operations reach the kernel (`engine`).
     #[serde(default)]
-    pub fileset: Option<FilesetDef>,
+    pub engine: EngineKind,
+    /// Requests each thread keeps in flight (`iodepth`).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// The set of files the test works on.
+    pub files: FileSet,
     /// Phases in order.
     pub phases: Vec<PhaseDef>,
 }
 
-/// A set of many files (`fileset = { ... }`): `count` slots, each holding a file or not.
+fn one() -> u32 {
+    1
+}
+
+/// The I/O engine of a test (`engine = "..."`); see `crate::engine::ioengine`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// `pread(2)`/`pwrite(2)`, one op at a time.
+    #[default]
+    Psync,
+    /// No I/O: every op completes at once (the harness's own cost).
+    Null,
+}
+
+impl EngineKind {
+    /// Every engine, in the order `known: ...` lists show them.
+    pub const ALL: [EngineKind; 2] = [EngineKind::Psync, EngineKind::Null];
+
+    /// The name written in workloads.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// The engine named `name`.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
+/// The files a test works on. Every test works on a set of files: `file = { ... }` with
+/// `shared = true` is a set of one file that every thread works on (each in its own region for
+/// sequential ops); with `shared = false` a set of one file per thread; `fileset = { ... }` a set
+/// of `count` slots, each holding a file or not, that the threads partition (thread k of T owns
+/// files k, k+T, ...; one file per thread is the case count = T).
+///
+/// What the test does with its files is in its phases' [`Pattern`]: data ops on files opened
+/// for the phase, or whole-file and namespace ops on slots.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FilesetDef {
-    /// Number of file slots (after scaling).
+pub struct FileSet {
+    /// Number of files (after scaling): 1 (shared), the thread count, or a fileset's slots.
     pub count: u64,
-    /// Where the slots live.
+    /// Every thread works on every file (a shared data file); otherwise threads partition them.
+    pub shared: bool,
+    /// Where the files live: flat in one directory, or a tree.
     pub layout: Layout,
-    /// Size of each created file, drawn per create.
+    /// Size of each file (a data file's is fixed; a fileset's is drawn per create).
     pub size: SizeDist,
-    /// Create every file (untimed) before the first phase.
+    /// Made (data files: filled and fsynced; slots: created) before the first phase, untimed.
     pub prefill: bool,
     /// Chunk size of whole-file writes (create, append, replace) and reads (readwhole).
     pub write_size: u64,
+}
+
+impl FileSet {
+    /// A data file's size in bytes (the largest file of a fileset).
+    pub fn size_bytes(&self) -> u64 {
+        self.size.max()
+    }
+}
+
+/// A phase's operations, repeated in order (entries with `repeat = n` are expanded).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Pattern {
+    /// Reads, writes and syncs at offsets of the files open for the phase (`file` tests).
+    Data(Vec<OpDef>),
+    /// Whole-file and namespace ops on slots (`fileset` tests).
+    Files(Vec<MetaEntry>),
+}
+
+impl Pattern {
+    /// The data ops (empty for a fileset pattern).
+    pub fn data(&self) -> &[OpDef] {
+        match self {
+            Pattern::Data(ops) => ops,
+            Pattern::Files(_) => &[],
+        }
+    }
+
+    /// The fileset entries (empty for a data pattern).
+    pub fn entries(&self) -> &[MetaEntry] {
+        match self {
+            Pattern::Data(_) => &[],
+            Pattern::Files(e) => e,
+        }
+    }
+
+    /// Every op kind the pattern can issue.
+    pub fn kinds(&self) -> Vec<OpKind> {
+        match self {
+            Pattern::Data(ops) => ops.iter().map(|o| o.kind).collect(),
+            Pattern::Files(es) => {
+                es.iter().flat_map(|e| e.choices.iter().map(|(_, o)| o.kind)).collect()
+            }
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        match self {
+            Pattern::Data(ops) => ops.len(),
+            Pattern::Files(es) => es.len(),
+        }
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// How a fileset's slots map to directories.
@@ -120,17 +220,6 @@ pub struct MetaEntry {
     pub choices: Vec<(u32, MetaOp)>,
 }
 
-/// The test's file(s).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FileDef {
-    /// Size in bytes (after scaling and resolving `freemem`).
-    pub size_bytes: u64,
-    /// One file shared by all threads, or one per thread.
-    pub shared: bool,
-    /// Created and filled in the untimed setup.
-    pub prefill: bool,
-}
-
 /// One phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseDef {
@@ -142,15 +231,12 @@ pub struct PhaseDef {
     pub cache: CacheReq,
     /// Open flags.
     pub open: OpenFlags,
-    /// Operations, repeated in order (entries with `repeat = n` are expanded).
-    pub pattern: Vec<OpDef>,
+    /// Operations, repeated in order.
+    pub pattern: Pattern,
     /// Work per thread.
     pub amount: Amount,
     /// Sync policy.
     pub sync: SyncPolicy,
-    /// The pattern of a fileset test's phase (`pattern` is empty then).
-    #[serde(default)]
-    pub fileset_pattern: Vec<MetaEntry>,
 }
 
 /// Flags for `open(2)`.
@@ -505,44 +591,43 @@ pub struct SyncPolicy {
 }
 
 impl TestDef {
+    /// Whether the test works on fileset slots (its patterns are whole-file and namespace ops)
+    /// rather than on data files opened for each phase.
+    pub fn is_fileset(&self) -> bool {
+        self.phases.first().is_some_and(|p| matches!(p.pattern, Pattern::Files(_)))
+    }
+
     /// Bytes a test's files occupy (for sizing a testbed).
     pub fn footprint_bytes(&self) -> u64 {
-        if let Some(fs) = &self.fileset {
-            if self.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_))) {
-                // A fill phase fills whatever filesystem it is given, so a testbed sized for
-                // the whole set would make the run as long as the set is big. 4 KiB per slot
-                // keeps a testbed (and so a --scale quick run) small: the fill stops at the
-                // filesystem's target, not at the slots.
-                return fs.count * 4096;
-            }
-            // Mean file size plus half a 4 KiB block per file (the last block's average waste)
-            // and 256 bytes for its directory entry; a 4 KiB block per directory. Empty files
-            // take no data blocks.
-            let slack = if fs.size.max() == 0 { 256.0 } else { 2048.0 + 256.0 };
-            let per_file = fs.size.mean() + slack;
-            return (fs.count as f64 * per_file) as u64 + fs.layout.dirs() * 4096;
+        let fs = &self.files;
+        if !self.is_fileset() {
+            return fs.size_bytes() * fs.count;
         }
-        let files = if self.file.shared { 1 } else { self.threads as u64 };
-        self.file.size_bytes * files
+        if self.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_))) {
+            // A fill phase fills whatever filesystem it is given, so a testbed sized for
+            // the whole set would make the run as long as the set is big. 4 KiB per slot
+            // keeps a testbed (and so a --scale quick run) small: the fill stops at the
+            // filesystem's target, not at the slots.
+            return fs.count * 4096;
+        }
+        // Mean file size plus half a 4 KiB block per file (the last block's average waste)
+        // and 256 bytes for its directory entry; a 4 KiB block per directory. Empty files
+        // take no data blocks.
+        let slack = if fs.size.max() == 0 { 256.0 } else { 2048.0 + 256.0 };
+        let per_file = fs.size.mean() + slack;
+        (fs.count as f64 * per_file) as u64 + fs.layout.dirs() * 4096
     }
 
     /// Inodes the test's files and directories need at most (a fileset's slots and directories;
     /// the data files of a data test), for sizing filesystems that fix their inode count at
     /// mkfs time.
     pub fn inodes_needed(&self) -> u64 {
-        match &self.fileset {
-            // A fill phase stops at a share of whatever filesystem it is given (see
-            // footprint_bytes), so its slots say nothing about the inodes it will use.
-            Some(_) if self.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_))) => 0,
-            Some(fs) => fs.count + fs.layout.dirs(),
-            None => {
-                if self.file.shared {
-                    1
-                } else {
-                    self.threads as u64
-                }
-            }
+        // A fill phase stops at a share of whatever filesystem it is given (see
+        // footprint_bytes), so its slots say nothing about the inodes it will use.
+        if self.is_fileset() && self.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_))) {
+            return 0;
         }
+        self.files.count + self.files.layout.dirs()
     }
 }
 

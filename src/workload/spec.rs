@@ -65,6 +65,15 @@ pub struct TestSpec {
     /// Worker threads (default 1).
     #[serde(default = "one")]
     pub threads: u32,
+    /// I/O engine: `psync` (default) or `null`.
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Requests each thread keeps in flight (default 1).
+    #[serde(default)]
+    pub iodepth: Option<u32>,
+    /// Open the test's files with O_DIRECT in every phase (default false).
+    #[serde(default)]
+    pub direct: Option<bool>,
     /// The test's file(s) (data tests). Exactly one of `file` and `fileset`.
     #[serde(default)]
     pub file: Option<FileSpec>,

@@ -1,11 +1,17 @@
 //! From the written spec to the typed model: resolve sizes, check every value, before any I/O.
+//! One validator for every test: a test works on a set of files, one file (shared by the
+//! threads), one per thread, or a fileset of many slots; what differs between them is checked
+//! where it differs (the files, the ops of a pattern) and everything else (ids, threads, the
+//! engine, phases, amounts, syncs, cache preconditions) by the same functions. Accepted words,
+//! bounds and defaults come from the key table ([`super::keys`]).
 //!
 //! Each error names where it is (test, phase, pattern entry) and how to fix it.
 
+use super::keys;
 use super::model::*;
 use super::scale::Scale;
 use super::size::{fmt_bytes, SizeDistSpec};
-use super::spec::{AmountSpec, OpSpec, PhaseSpec, SuiteSpec, SyncSpec, TestSpec};
+use super::spec::{AmountSpec, FilesetSpec, OpSpec, PhaseSpec, SuiteSpec, SyncSpec, TestSpec};
 use super::WorkloadError;
 
 /// What resolution needs from the outside world.
@@ -18,21 +24,35 @@ pub struct ResolveCtx {
 }
 
 /// Largest thread count accepted.
-pub const MAX_THREADS: u32 = 1024;
+pub const MAX_THREADS: u32 = keys::THREADS.max() as u32;
 /// Largest single transfer accepted.
 pub const MAX_OP_BYTES: u64 = 256 << 20;
-/// Alignment O_DIRECT transfers need on every Linux filesystem fsbench supports.
-pub const DIRECT_ALIGN: u64 = 4096;
 
-pub(super) struct Loc<'a> {
-    pub(super) origin: &'a str,
-    pub(super) test: &'a str,
-    pub(super) phase: Option<&'a str>,
-    pub(super) entry: Option<usize>,
+/// Largest number of files in a fileset (the slot bitsets stay small: 12.5 MB at this count).
+pub const MAX_FILES: u64 = keys::FILESET_COUNT.max();
+/// Largest file in a fileset.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// Default chunk of whole-file writes and reads.
+pub const DEFAULT_WRITE_SIZE: u64 = 64 << 10;
+
+/// What kind of files a test works on, which decides the ops its patterns may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// One file, or one per thread, read and written at offsets.
+    Data,
+    /// A set of many slots, with whole-file and namespace ops.
+    Fileset,
+}
+
+struct Loc<'a> {
+    origin: &'a str,
+    test: &'a str,
+    phase: Option<&'a str>,
+    entry: Option<usize>,
 }
 
 impl Loc<'_> {
-    pub(super) fn err(&self, message: impl Into<String>) -> WorkloadError {
+    fn err(&self, message: impl Into<String>) -> WorkloadError {
         let mut location = format!("test {}", self.test);
         if let Some(p) = self.phase {
             location.push_str(&format!(", phase `{p}`"));
@@ -84,9 +104,37 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if t.threads > MAX_THREADS {
         return Err(loc.err(format!("threads = {} is more than {MAX_THREADS}", t.threads)));
     }
-    let file_spec = match (&t.file, &t.fileset) {
-        (Some(f), None) => f,
-        (None, Some(fs)) => return super::fileset::resolve_test(t, fs, origin, ctx),
+    let (engine, iodepth) = resolve_engine(t).map_err(|m| loc.err(m))?;
+    let direct = t.direct.unwrap_or(false);
+    // The test's files: one shared file or one per thread (`file`), or a fileset.
+    let (kind, files, raw_size) = match (&t.file, &t.fileset) {
+        (Some(f), None) => {
+            let raw_size = f.size.resolve(ctx.free_memory);
+            let size_bytes = ctx.scale.apply(raw_size);
+            if size_bytes == 0 {
+                return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
+            }
+            // One file that every thread works on, or one per thread.
+            let files = FileSet {
+                count: if f.shared { 1 } else { t.threads as u64 },
+                shared: f.shared,
+                layout: Layout::Flat,
+                size: SizeDist::Fixed(size_bytes),
+                prefill: f.prefill,
+                write_size: DEFAULT_WRITE_SIZE,
+            };
+            (Kind::Data, files, raw_size)
+        }
+        (None, Some(fs)) => {
+            if iodepth != 1 {
+                return Err(loc.err("iodepth applies to data tests; the ops of a fileset test are synchronous (use threads for concurrency)"));
+            }
+            if direct {
+                return Err(loc.err("direct = true applies to data tests; fileset ops read and write whole files through the page cache"));
+            }
+            let files = resolve_fileset(fs, t.threads, ctx).map_err(|m| loc.err(m))?;
+            (Kind::Fileset, files, 0)
+        }
         (Some(_), Some(_)) => {
             return Err(loc.err(
                 "a test has either `file` (one data file) or `fileset` (many files), not both",
@@ -98,31 +146,41 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             ))
         }
     };
-    let raw_size = file_spec.size.resolve(ctx.free_memory);
-    let size_bytes = ctx.scale.apply(raw_size);
-    if size_bytes == 0 {
-        return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
-    }
-    let file = FileDef { size_bytes, shared: file_spec.shared, prefill: file_spec.prefill };
     if t.phases.is_empty() {
         return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
     }
     let mut phases = Vec::with_capacity(t.phases.len());
-    // Whether the file holds data before each phase: prefilled, or written by an earlier phase.
-    let mut has_data = file.prefill;
+    // Whether the files exist, with data, before each phase: prefilled, or made by an earlier
+    // phase.
+    let mut has_files = files.prefill;
+    let sizes = (raw_size, files.size_bytes());
     for p in &t.phases {
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
-        let sizes = (raw_size, size_bytes);
-        let phase = resolve_phase(p, &file, t.threads, ctx, sizes, &ploc, origin, &t.id)?;
-        let reads = phase.pattern.iter().any(|o| o.kind == OpKind::Read);
-        if reads && !has_data && !phase.open.trunc {
-            return Err(ploc.err(
-                "this phase reads a file nothing has written: set file.prefill = true or add a writing phase before it",
-            ));
+        let mut phase = resolve_phase(p, kind, &files, t.threads, ctx, sizes, &ploc)?;
+        phase.open.direct |= direct;
+        if kind == Kind::Data {
+            check_caps(engine, iodepth, &phase).map_err(|m| ploc.err(m))?;
         }
-        if phase.pattern.iter().any(|o| o.kind == OpKind::Write) {
-            has_data = true;
+        let (needs, makes) = uses_files(&phase);
+        // A fileset phase may create the files it then uses; a data phase's reads need data
+        // from before it (or O_TRUNC, which reads what the phase itself writes).
+        let excused = match kind {
+            Kind::Data => phase.open.trunc,
+            Kind::Fileset => makes,
+        };
+        match needs {
+            Some(k) if !has_files && !excused => {
+                return Err(ploc.err(match kind {
+                    Kind::Data => "this phase reads a file nothing has written: set file.prefill = true or add a writing phase before it".to_string(),
+                    Kind::Fileset => format!(
+                        "this phase does `{}` on files nothing has created: set fileset.prefill = true or add a phase that creates them",
+                        k.name()
+                    ),
+                }));
+            }
+            _ => {}
         }
+        has_files |= makes;
         phases.push(phase);
     }
     if !phases.iter().any(|p| p.timed) {
@@ -133,71 +191,131 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         name: t.name.clone(),
         description: t.description.clone(),
         threads: t.threads,
-        file,
-        fileset: None,
+        engine,
+        iodepth,
+        files,
         phases,
     })
 }
 
+/// The first op of a phase that needs existing files (with data), and whether the phase makes
+/// them (writes a data file, creates fileset files).
+fn uses_files(phase: &PhaseDef) -> (Option<OpKind>, bool) {
+    let ops = phase.pattern.kinds();
+    let needs = ops.iter().copied().find(|k| {
+        matches!(
+            k,
+            OpKind::Read
+                | OpKind::Unlink
+                | OpKind::Stat
+                | OpKind::Rename
+                | OpKind::Replace
+                | OpKind::Append
+                | OpKind::Readwhole
+        )
+    });
+    (needs, ops.iter().any(|k| matches!(k, OpKind::Write | OpKind::Create)))
+}
+
+/// One phase of either kind: name, timing, cache precondition, open flags, the pattern (its
+/// entries by kind, each repeated `repeat` times), the amount and the syncs.
 #[allow(clippy::too_many_arguments)]
 fn resolve_phase(
     p: &PhaseSpec,
-    file: &FileDef,
+    kind: Kind,
+    files: &FileSet,
     threads: u32,
     ctx: &ResolveCtx,
     (raw_file, scaled_file): (u64, u64),
     loc: &Loc<'_>,
-    origin: &str,
-    test: &str,
 ) -> Result<PhaseDef, WorkloadError> {
+    if kind == Kind::Fileset {
+        if !p.open.is_empty() {
+            return Err(loc.err("`open` flags are for file tests; fileset ops open their files themselves (use fsync = true for durability)"));
+        }
+        if p.cache == CacheReq::Cached {
+            return Err(loc.err("cache = \"cached\" is for file tests; a fileset phase takes \"any\" or \"uncached\" (drop caches before the phase)"));
+        }
+    }
     let open = parse_open(&p.open).map_err(|m| loc.err(m))?;
     if p.pattern.is_empty() {
-        return Err(loc.err(
-            "empty pattern: list at least one operation, e.g. { op = \"read\", size = \"4K\" }",
-        ));
+        let example = match kind {
+            Kind::Data => "{ op = \"read\", size = \"4K\" }",
+            Kind::Fileset => "{ op = \"create\", pick = \"next\" }",
+        };
+        return Err(loc.err(format!("empty pattern: list at least one operation, e.g. {example}")));
     }
     let mut pattern = Vec::new();
+    let mut fileset_pattern = Vec::new();
     let mut prev: Option<OpDef> = None;
     for (i, o) in p.pattern.iter().enumerate() {
-        let eloc = Loc { origin, test, phase: Some(&p.name), entry: Some(i) };
-        let op = resolve_op(o, prev.as_ref(), file, &open, &eloc)?;
+        let eloc = Loc { origin: loc.origin, test: loc.test, phase: Some(&p.name), entry: Some(i) };
         let repeat = o.repeat.unwrap_or(1);
+        match kind {
+            Kind::Data => {
+                let op = resolve_op(o, prev.as_ref(), files.size_bytes(), &eloc)?;
+                if op.kind.is_data() {
+                    prev = Some(op);
+                }
+                pattern.push(op);
+            }
+            Kind::Fileset => fileset_pattern.push(resolve_entry(o, files, threads, &eloc)?),
+        }
         if repeat == 0 {
             return Err(eloc.err("repeat = 0 would remove the entry; use repeat >= 1"));
         }
-        for _ in 0..repeat {
-            pattern.push(op);
-        }
-        if op.kind.is_data() {
-            prev = Some(op);
+        for _ in 1..repeat {
+            match kind {
+                Kind::Data => pattern.push(*pattern.last().expect("pushed above")),
+                Kind::Fileset => {
+                    let e = fileset_pattern.last().expect("pushed above").clone();
+                    fileset_pattern.push(e);
+                }
+            }
         }
     }
     let sequential = pattern.iter().any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
-    let amount = resolve_amount(&p.amount, ctx, sequential).map_err(|m| loc.err(m))?;
-    if let Amount::Passes(_) = amount {
-        let region = if file.shared { file.size_bytes / threads as u64 } else { file.size_bytes };
-        if region == 0 {
-            return Err(loc.err(format!(
-                "the file ({}) split over {threads} threads leaves no bytes per thread",
-                fmt_bytes(file.size_bytes)
-            )));
+    let amount = resolve_amount(&p.amount, kind, ctx, sequential).map_err(|m| loc.err(m))?;
+    match amount {
+        Amount::Passes(_) if kind == Kind::Data => {
+            let size = files.size_bytes();
+            let region = if files.shared { size / threads as u64 } else { size };
+            if region == 0 {
+                return Err(loc.err(format!(
+                    "the file ({}) split over {threads} threads leaves no bytes per thread",
+                    fmt_bytes(size)
+                )));
+            }
         }
+        Amount::Fill(_) => {
+            let creates = fileset_pattern
+                .iter()
+                .flat_map(|e| e.choices.iter())
+                .any(|(_, o)| o.kind == OpKind::Create);
+            if !creates {
+                return Err(loc.err("amount.fill needs a create in the pattern: only creating files fills the filesystem"));
+            }
+        }
+        _ => {}
     }
-    if matches!(amount, Amount::Bytes(_) | Amount::Passes(_))
+    if kind == Kind::Data
+        && matches!(amount, Amount::Bytes(_) | Amount::Passes(_))
         && !pattern.iter().any(|o| o.kind.is_data())
     {
         return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
     }
-    let sync = resolve_sync(&p.sync, ctx, raw_file, scaled_file).map_err(|m| loc.err(m))?;
+    let sync = resolve_sync(&p.sync, kind, ctx, raw_file, scaled_file).map_err(|m| loc.err(m))?;
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
         cache: p.cache,
         open,
-        pattern,
+        pattern: match kind {
+            Kind::Data => Pattern::Data(pattern),
+            Kind::Fileset => Pattern::Files(fileset_pattern),
+        },
         amount,
         sync,
-        fileset_pattern: Vec::new(),
     })
 }
 
@@ -212,9 +330,7 @@ fn parse_open(flags: &[String]) -> Result<OpenFlags, String> {
             "sync" => f.sync = true,
             "direct" => f.direct = true,
             other => {
-                return Err(format!(
-                    "unknown open flag `{other}`; known: create, trunc, append, dsync, sync, direct"
-                ))
+                return Err(format!("unknown open flag `{other}`; known: {}", keys::OPEN.known()))
             }
         }
     }
@@ -224,8 +340,7 @@ fn parse_open(flags: &[String]) -> Result<OpenFlags, String> {
 fn resolve_op(
     o: &OpSpec,
     prev: Option<&OpDef>,
-    file: &FileDef,
-    open: &OpenFlags,
+    file_size: u64,
     loc: &Loc<'_>,
 ) -> Result<OpDef, WorkloadError> {
     let Some(name) = o.op.as_deref() else {
@@ -244,9 +359,7 @@ fn resolve_op(
             )))
         }
         other => {
-            return Err(
-                loc.err(format!("unknown op `{other}`; known: read, write, fsync, fdatasync"))
-            )
+            return Err(loc.err(format!("unknown op `{other}`; known: {}", keys::DATA_OP.known())))
         }
     };
     for (set, key) in [
@@ -279,7 +392,8 @@ fn resolve_op(
         "last" => OffsetMode::Last,
         other => {
             return Err(loc.err(format!(
-                "unknown offset `{other}`; known: sequential, random, last (the previous operation's offset)"
+                "unknown offset `{other}`; known: {} (last: the previous operation's offset)",
+                keys::OFFSET.known()
             )))
         }
     };
@@ -301,11 +415,11 @@ fn resolve_op(
             fmt_bytes(MAX_OP_BYTES)
         )));
     }
-    if size.max() > file.size_bytes {
+    if size.max() > file_size {
         return Err(loc.err(format!(
             "op size {} is larger than the file ({}); make the file bigger or the op smaller",
             fmt_bytes(size.max()),
-            fmt_bytes(file.size_bytes)
+            fmt_bytes(file_size)
         )));
     }
     if offset == OffsetMode::Last && prev.is_none() {
@@ -319,19 +433,47 @@ fn resolve_op(
     if align > 1 && offset != OffsetMode::Random {
         return Err(loc.err("align only applies to offset = \"random\""));
     }
-    if open.direct {
-        let bad = |n: u64| n % DIRECT_ALIGN != 0;
-        let sizes_bad = match size {
-            SizeDist::Fixed(n) => bad(n),
-            SizeDist::Uniform(..) | SizeDist::LogNormal { .. } => true,
-        };
-        if sizes_bad || (offset == OffsetMode::Random && bad(align)) {
-            return Err(loc.err(format!(
-                "O_DIRECT needs fixed sizes and random offsets aligned to {DIRECT_ALIGN} bytes; use size and align multiples of 4K"
-            )));
-        }
-    }
     Ok(OpDef { kind, size, offset, align })
+}
+
+/// Largest queue depth accepted by any engine.
+pub const MAX_IODEPTH: u32 = keys::IODEPTH.max() as u32;
+
+/// The test's `engine` and `iodepth`, parsed (their fit to the engine is [`check_caps`]'s).
+fn resolve_engine(t: &TestSpec) -> Result<(EngineKind, u32), String> {
+    let engine = match t.engine.as_deref() {
+        None => EngineKind::default(),
+        Some(n) => EngineKind::from_name(n)
+            .ok_or_else(|| format!("unknown engine `{n}`; known: {}", keys::ENGINE.known()))?,
+    };
+    let iodepth = t.iodepth.unwrap_or(1);
+    if iodepth == 0 || iodepth > MAX_IODEPTH {
+        return Err(format!(
+            "iodepth = {iodepth} must be 1..{MAX_IODEPTH} (requests each thread keeps in flight)"
+        ));
+    }
+    Ok((engine, iodepth))
+}
+
+/// A phase's use of queue depth and O_DIRECT against the engine's capabilities, once, here.
+fn check_caps(engine: EngineKind, iodepth: u32, phase: &PhaseDef) -> Result<(), String> {
+    let mut sizes = phase.pattern.data().iter().filter(|o| o.kind.is_data()).map(|o| {
+        let size = match o.size {
+            SizeDist::Fixed(n) => Some(n),
+            _ => None,
+        };
+        (size, (o.offset == OffsetMode::Random).then_some(o.align))
+    });
+    engine.caps().check(engine.name(), iodepth, phase.open.direct, &mut sizes)?;
+    let most = phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0);
+    if most.saturating_mul(iodepth as u64) > MAX_OP_BYTES * 4 {
+        return Err(format!(
+            "iodepth = {iodepth} × ops of up to {} needs more than {} of buffers per thread; lower iodepth or the op size",
+            fmt_bytes(most),
+            fmt_bytes(MAX_OP_BYTES * 4)
+        ));
+    }
+    Ok(())
 }
 
 /// A size distribution as written, checked: ranges not reversed, log-normal bounds that hold
@@ -381,36 +523,45 @@ pub fn resolve_size_dist(spec: &SizeDistSpec) -> Result<SizeDist, String> {
     })
 }
 
-/// `amount.ops` or `amount.seconds`, checked, when given: shared by data and fileset tests.
-pub(super) fn ops_or_seconds(a: &AmountSpec) -> Option<Result<Amount, String>> {
-    if let Some(n) = a.ops {
-        return Some(if n == 0 {
-            Err("amount.ops = 0: nothing would be done".into())
-        } else {
-            Ok(Amount::Ops(n))
-        });
+/// The amount of work of a phase: exactly one key, of those the test's kind accepts.
+fn resolve_amount(
+    a: &AmountSpec,
+    kind: Kind,
+    ctx: &ResolveCtx,
+    sequential: bool,
+) -> Result<Amount, String> {
+    match kind {
+        Kind::Data => {
+            if a.share.is_some() {
+                return Err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes".into());
+            }
+            if a.fill.is_some() {
+                return Err("amount.fill is for fileset tests (it fills the filesystem with files); use bytes, ops, seconds or passes".into());
+            }
+        }
+        Kind::Fileset => {
+            if a.bytes.is_some() {
+                return Err("amount.bytes is for file tests; a fileset phase takes ops, seconds, passes (every slot once), share (of a pass) or fill".into());
+            }
+        }
     }
-    let s = a.seconds?;
-    Some(if s.is_finite() && s > 0.0 {
-        Ok(Amount::Seconds(s))
-    } else {
-        Err(format!("amount.seconds = {s}: use a positive number of seconds"))
-    })
-}
-
-fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<Amount, String> {
-    if a.share.is_some() {
-        return Err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes".into());
-    }
-    if a.fill.is_some() {
-        return Err("amount.fill is for fileset tests (it fills the filesystem with files); use bytes, ops, seconds or passes".into());
-    }
-    let given = [a.bytes.is_some(), a.ops.is_some(), a.seconds.is_some(), a.passes.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count();
+    let given = [
+        a.bytes.is_some(),
+        a.ops.is_some(),
+        a.seconds.is_some(),
+        a.passes.is_some(),
+        a.share.is_some(),
+        a.fill.is_some(),
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count();
     if given != 1 {
-        return Err("amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }".into());
+        return Err(match kind {
+            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }",
+            Kind::Fileset => "amount needs exactly one of ops, seconds, passes, share, fill, e.g. amount = { passes = 1 }",
+        }
+        .into());
     }
     if let Some(b) = a.bytes {
         let b = ctx.scale.apply(b.resolve(ctx.free_memory));
@@ -419,37 +570,70 @@ fn resolve_amount(a: &AmountSpec, ctx: &ResolveCtx, sequential: bool) -> Result<
         }
         return Ok(Amount::Bytes(b));
     }
-    if let Some(r) = ops_or_seconds(a) {
-        return r;
+    if let Some(n) = a.ops {
+        if n == 0 {
+            return Err("amount.ops = 0: nothing would be done".into());
+        }
+        return Ok(Amount::Ops(n));
     }
-    let p = a.passes.unwrap_or(0);
-    if p == 0 {
-        return Err("amount.passes = 0: nothing would be done".into());
+    if let Some(s) = a.seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(format!("amount.seconds = {s}: use a positive number of seconds"));
+        }
+        return Ok(Amount::Seconds(s));
     }
-    if !sequential {
-        return Err("amount.passes needs a sequential read or write in the pattern; use bytes or ops for random patterns".into());
+    if let Some(p) = a.passes {
+        if p == 0 {
+            return Err("amount.passes = 0: nothing would be done".into());
+        }
+        if kind == Kind::Data && !sequential {
+            return Err("amount.passes needs a sequential read or write in the pattern; use bytes or ops for random patterns".into());
+        }
+        return Ok(Amount::Passes(p));
     }
-    Ok(Amount::Passes(p))
+    if let Some(f) = a.share {
+        if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+            return Err(format!(
+                "amount.share = {f}: give the share of one pass, in (0, 1], e.g. 0.2"
+            ));
+        }
+        return Ok(Amount::Share(f));
+    }
+    let f = a.fill.unwrap_or(0.0);
+    if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+        return Err(format!(
+            "amount.fill = {f}: give the share of the filesystem to fill, in (0, 1], e.g. 0.9"
+        ));
+    }
+    Ok(Amount::Fill(f))
 }
 
-pub(super) fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
+fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
     match s {
         "none" => Ok(None),
         "fsync" => Ok(Some(SyncCall::Fsync)),
         "fdatasync" => Ok(Some(SyncCall::Fdatasync)),
         "syncfs" => Ok(Some(SyncCall::Syncfs)),
-        other => Err(format!("{what} = `{other}`; known: none, fsync, fdatasync, syncfs")),
+        other => Err(format!("{what} = `{other}`; known: {}", keys::SYNC_AT_END.known())),
     }
 }
 
+/// The syncs of a phase. Data phases: periodic (`every_bytes`, `every_ops`, `call`) and at the
+/// end; fileset phases: only `at_end = "syncfs"` (per-file syncs are the ops' `fsync`).
+///
 /// Sync intervals scale with the test's file (`scaled_file / raw_file`), not with `--scale`
 /// directly, so the 4 MiB floor on files cannot change how many syncs a test issues.
 fn resolve_sync(
     s: &SyncSpec,
+    kind: Kind,
     ctx: &ResolveCtx,
     raw_file: u64,
     scaled_file: u64,
 ) -> Result<SyncPolicy, String> {
+    let periodic_given = s.every_bytes.is_some() || s.every_ops.is_some() || s.call.is_some();
+    if kind == Kind::Fileset && periodic_given {
+        return Err("periodic sync (every_bytes, every_ops, call) is for file tests; in a fileset phase use fsync = true on ops, fsyncdir, or sync.at_end = \"syncfs\"".into());
+    }
     let every_bytes = match s.every_bytes {
         Some(b) => {
             let raw = b.resolve(ctx.free_memory) as u128;
@@ -486,5 +670,405 @@ fn resolve_sync(
         Some(c) => parse_call(c, "sync.at_end")?,
         None => None,
     };
+    if kind == Kind::Fileset && matches!(at_end, Some(SyncCall::Fsync | SyncCall::Fdatasync)) {
+        return Err("sync.at_end in a fileset phase is `none` or `syncfs` (the whole filesystem); per-file fsync is fsync = true on the op".into());
+    }
     Ok(SyncPolicy { every_bytes, every_ops: s.every_ops, call, at_end })
+}
+
+/// A fileset: its layout (flat or a tree), its scaled count, its file sizes.
+fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<FileSet, String> {
+    let layout = match (fs.flat, fs.tree) {
+        (Some(true), None) => {
+            let Some(count) = fs.count else {
+                return Err("a flat fileset needs a count, e.g. fileset = { count = 10000, flat = true, size = \"4K\" }".into());
+            };
+            if count == 0 {
+                return Err("fileset.count = 0: give the set at least one file".into());
+            }
+            Layout::Flat
+        }
+        (None | Some(false), Some(tr)) => {
+            if tr.depth == 0 || tr.depth as u64 > keys::TREE_DEPTH.max() {
+                return Err(format!("tree.depth = {} must be 1..8 (use flat = true for one directory)", tr.depth));
+            }
+            if tr.fanout == 0 {
+                return Err("tree.fanout = 0: each directory needs at least one subdirectory".into());
+            }
+            if tr.files_per_dir == 0 {
+                return Err("tree.files_per_dir = 0: each leaf directory needs at least one file".into());
+            }
+            let leaves = (tr.fanout as u128).pow(tr.depth);
+            let total = leaves * tr.files_per_dir as u128;
+            if total > MAX_FILES as u128 {
+                return Err(format!(
+                    "the tree holds {total} files (fanout^depth × files_per_dir), more than {MAX_FILES}; make it smaller"
+                ));
+            }
+            if let Some(c) = fs.count {
+                if c as u128 != total {
+                    return Err(format!(
+                        "count = {c} but the tree holds {}^{} × {} = {total} files; fix count or leave it out",
+                        tr.fanout, tr.depth, tr.files_per_dir
+                    ));
+                }
+            }
+            Layout::Tree { depth: tr.depth, fanout: tr.fanout, files_per_dir: tr.files_per_dir }
+        }
+        (Some(_), Some(_)) => {
+            return Err("a fileset is either flat = true or a tree = { ... }, not both".into())
+        }
+        (Some(false), None) | (None, None) => {
+            return Err("say how the files are laid out: flat = true (one directory) or tree = { depth = 3, fanout = 10, files_per_dir = 100 }".into())
+        }
+    };
+    let (count, layout) = match layout {
+        Layout::Flat => {
+            let c = ctx.scale.apply_count(fs.count.unwrap_or(0));
+            if c > MAX_FILES {
+                return Err(format!("fileset.count = {c} is more than {MAX_FILES}"));
+            }
+            (c, Layout::Flat)
+        }
+        Layout::Tree { depth, fanout, files_per_dir } => {
+            let leaves = layout.leaves();
+            let per = ctx.scale.apply_files_per_dir(files_per_dir, leaves);
+            if (leaves as u128) * (per as u128) > MAX_FILES as u128 {
+                return Err(format!("the scaled tree holds more than {MAX_FILES} files"));
+            }
+            (leaves * per, Layout::Tree { depth, fanout, files_per_dir: per })
+        }
+    };
+    if count < threads as u64 {
+        return Err(format!(
+            "{count} files for {threads} threads: each thread needs at least one file slot; raise count or lower threads"
+        ));
+    }
+    let size = resolve_size_dist(&fs.size)?;
+    if size.max() > MAX_FILE_BYTES {
+        return Err(format!(
+            "file size up to {} is more than the {} limit for fileset files; use a file test for big files",
+            fmt_bytes(size.max()),
+            fmt_bytes(MAX_FILE_BYTES)
+        ));
+    }
+    let write_size = fs.write_size.map(|b| b.0).unwrap_or(DEFAULT_WRITE_SIZE);
+    if write_size == 0 || write_size > MAX_OP_BYTES {
+        return Err(format!(
+            "fileset.write_size = {} must be between 1 byte and {}",
+            fmt_bytes(write_size),
+            fmt_bytes(MAX_OP_BYTES)
+        ));
+    }
+    Ok(FileSet { count, shared: false, layout, size, prefill: fs.prefill, write_size })
+}
+
+/// One entry of a fileset pattern: an op, or a weighted `choose` of ops.
+fn resolve_entry(
+    o: &OpSpec,
+    fs: &FileSet,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<MetaEntry, WorkloadError> {
+    match (&o.op, &o.choose) {
+        (Some(_), None) => {
+            if o.weight.is_some() {
+                return Err(loc.err("weight only applies to the ops inside choose = [...]"));
+            }
+            Ok(MetaEntry { choices: vec![(1, resolve_meta_op(o, fs, threads, loc)?)] })
+        }
+        (None, Some(list)) => {
+            if o.pick.is_some() || o.fsync.is_some() || o.fsync_dir.is_some() || o.size.is_some()
+            {
+                return Err(loc.err("put pick, fsync, fsync_dir and size on the ops inside choose = [...], not on the choose entry"));
+            }
+            if list.is_empty() {
+                return Err(loc.err("choose = []: list at least one { op = \"...\", weight = N }"));
+            }
+            let mut choices = Vec::with_capacity(list.len());
+            for c in list {
+                if c.choose.is_some() {
+                    return Err(loc.err("choose inside choose: flatten it into one list of weighted ops"));
+                }
+                if c.op.is_none() {
+                    return Err(loc.err("every entry of choose needs an op, e.g. { op = \"create\", weight = 5 }"));
+                }
+                if c.repeat.is_some() {
+                    return Err(loc.err("repeat applies to the choose entry, not to the ops inside it"));
+                }
+                let w = c.weight.unwrap_or(1);
+                if w == 0 {
+                    return Err(loc.err("weight = 0 would never be chosen; remove the op or give it weight >= 1"));
+                }
+                choices.push((w, resolve_meta_op(c, fs, threads, loc)?));
+            }
+            Ok(MetaEntry { choices })
+        }
+        (Some(_), Some(_)) => {
+            Err(loc.err("an entry has either op or choose = [...], not both"))
+        }
+        (None, None) => Err(loc.err(
+            "missing op: write e.g. { op = \"create\" } or { choose = [{ op = \"create\", weight = 1 }, { op = \"unlink\", weight = 1 }] }",
+        )),
+    }
+}
+
+/// One op of a fileset pattern.
+fn resolve_meta_op(
+    o: &OpSpec,
+    fs: &FileSet,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<MetaOp, WorkloadError> {
+    let name = o.op.as_deref().unwrap_or_default();
+    let kind = match OpKind::from_name(name) {
+        Some(k) if k.is_fileset() => k,
+        Some(OpKind::Read | OpKind::Write) => {
+            return Err(loc.err(format!(
+                "`{name}` is a data op of file tests; fileset tests read and write whole files: readwhole, create, append, replace"
+            )))
+        }
+        Some(OpKind::Fsync | OpKind::Fdatasync) => {
+            return Err(loc.err(format!(
+                "`{name}` needs an open file; in fileset tests set fsync = true on create or append, or use fsyncdir"
+            )))
+        }
+        _ => {
+            return Err(loc.err(format!(
+                "unknown op `{name}`; fileset ops are {}",
+                keys::FILESET_OP.known()
+            )))
+        }
+    };
+    if o.offset.is_some() || o.align.is_some() {
+        return Err(
+            loc.err("offset and align apply to data tests; fileset ops work on whole files")
+        );
+    }
+    let pick = match o.pick.as_deref().unwrap_or("next") {
+        "next" => Pick::Next,
+        "random" => Pick::Random,
+        "shuffle" => Pick::Shuffle,
+        other => {
+            return Err(loc.err(format!(
+                "unknown pick `{other}`; known: {} (next: slots in order; shuffle: each slot once per pass, in random order)",
+                keys::PICK.known()
+            )))
+        }
+    };
+    let size = match &o.size {
+        None => None,
+        Some(_) if kind != OpKind::Append => {
+            return Err(loc.err(format!(
+                "`{}` takes no size: created files get fileset.size; size applies to append",
+                kind.name()
+            )))
+        }
+        Some(spec) => {
+            let d = resolve_size_dist(spec).map_err(|m| loc.err(m))?;
+            if d.max() > MAX_FILE_BYTES {
+                return Err(
+                    loc.err(format!("append size is more than {}", fmt_bytes(MAX_FILE_BYTES)))
+                );
+            }
+            Some(d)
+        }
+    };
+    let fsync = o.fsync.unwrap_or(false);
+    if fsync && !matches!(kind, OpKind::Create | OpKind::Append) {
+        return Err(loc.err(format!(
+            "fsync = true applies to create and append{}",
+            if kind == OpKind::Replace {
+                " (replace always fsyncs its temporary file)"
+            } else {
+                ""
+            }
+        )));
+    }
+    let fsync_dir = o.fsync_dir.unwrap_or(false);
+    if fsync_dir
+        && !matches!(
+            kind,
+            OpKind::Create
+                | OpKind::Unlink
+                | OpKind::Rename
+                | OpKind::Replace
+                | OpKind::Mkdir
+                | OpKind::Rmdir
+        )
+    {
+        return Err(loc.err(
+            "fsync_dir = true applies to create, unlink, rename, replace, mkdir and rmdir (ops that change a directory)",
+        ));
+    }
+    if matches!(kind, OpKind::Mkdir | OpKind::Rmdir) {
+        if fs.layout == Layout::Flat {
+            return Err(loc.err(format!(
+                "`{}` works on the directories of a tree; this fileset is flat",
+                kind.name()
+            )));
+        }
+        if threads != 1 {
+            return Err(loc.err(format!(
+                "`{}` needs threads = 1: a directory's parent must exist before it and be empty after it, which threads sharing the tree cannot promise (create makes missing directories itself)",
+                kind.name()
+            )));
+        }
+    }
+    Ok(MetaOp { kind, pick, fsync, fsync_dir, size })
+}
+
+#[cfg(test)]
+mod fileset_tests {
+    use crate::workload::{model::*, spec, validate, ResolveCtx, Scale};
+
+    fn load(text: &str, scale: Scale) -> Result<Suite, String> {
+        let ctx = ResolveCtx { scale, free_memory: 1 << 30 };
+        let s = spec::parse(text, "w.toml").map_err(|e| e.to_string())?;
+        validate::resolve(&s, "w.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    fn test(fileset: &str, pattern: &str, amount: &str) -> String {
+        format!(
+            "[[test]]\nid = \"m\"\nname = \"m\"\nfileset = {fileset}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {amount}\n"
+        )
+    }
+
+    #[test]
+    fn tree_fileset_resolves_and_scales() {
+        let t = test(
+            "{ tree = { depth = 2, fanout = 10, files_per_dir = 100 }, size = { lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } } }",
+            "[{ op = \"create\", fsync = true, fsync_dir = true }, { op = \"stat\", pick = \"shuffle\" }]",
+            "{ passes = 1 }",
+        );
+        let s = load(&t, Scale::Paper).unwrap();
+        let fs = &s.tests[0].files;
+        assert_eq!(fs.count, 10_000);
+        assert_eq!(fs.write_size, 64 << 10);
+        let p = &s.tests[0].phases[0];
+        assert_eq!(p.pattern.len(), 2);
+        let c = p.pattern.entries()[0].choices[0].1;
+        assert!(c.fsync && c.fsync_dir && c.pick == Pick::Next);
+        assert_eq!(p.pattern.entries()[1].choices[0].1.pick, Pick::Shuffle);
+        let q = load(&t, Scale::Quick).unwrap();
+        assert_eq!(q.tests[0].files.count, 2500, "files_per_dir 100 -> 25");
+    }
+
+    #[test]
+    fn choose_entries_and_weights() {
+        let t = test(
+            "{ count = 100, flat = true, size = { uniform = [\"500\", \"9K\"] } }",
+            "[{ op = \"create\" }, { choose = [{ op = \"create\", weight = 5 }, { op = \"unlink\", weight = 3, pick = \"random\" }] }]",
+            "{ ops = 10 }",
+        );
+        let s = load(&t, Scale::Paper).unwrap();
+        let e = &s.tests[0].phases[0].pattern.entries()[1];
+        assert_eq!(e.choices.len(), 2);
+        assert_eq!(e.choices[0].0, 5);
+        assert_eq!(e.choices[1].1.kind, OpKind::Unlink);
+        assert_eq!(e.choices[1].1.pick, Pick::Random);
+    }
+
+    fn err(fileset: &str, pattern: &str, amount: &str) -> String {
+        load(&test(fileset, pattern, amount), Scale::Paper).unwrap_err()
+    }
+
+    const FLAT: &str = "{ count = 100, flat = true, size = \"4K\" }";
+
+    #[test]
+    fn errors_name_the_problem_and_the_fix() {
+        let e = err("{ count = 10, size = \"4K\" }", "[{ op = \"create\" }]", "{ passes = 1 }");
+        assert!(e.contains("flat = true") && e.contains("tree"), "{e}");
+        let e = err(
+            "{ count = 5, tree = { depth = 2, fanout = 3, files_per_dir = 4 }, size = \"1K\" }",
+            "[{ op = \"create\" }]",
+            "{ passes = 1 }",
+        );
+        assert!(e.contains("3^2 × 4 = 36"), "{e}");
+        let e = err(FLAT, "[{ op = \"read\", size = \"4K\" }]", "{ ops = 1 }");
+        assert!(e.contains("readwhole"), "{e}");
+        let e = err(FLAT, "[{ op = \"stat\" }]", "{ passes = 1 }");
+        assert!(e.contains("prefill = true"), "{e}");
+        let e = err(FLAT, "[{ op = \"mkdir\" }]", "{ passes = 1 }");
+        assert!(e.contains("flat"), "{e}");
+        let e = err(FLAT, "[{ op = \"create\", pick = \"any\" }]", "{ passes = 1 }");
+        assert!(e.contains("unknown pick `any`") && e.contains("pattern entry 1"), "{e}");
+        let e = err(FLAT, "[{ op = \"create\" }]", "{ bytes = \"1M\" }");
+        assert!(e.contains("fill"), "{e}");
+        let e = err(FLAT, "[{ op = \"create\" }]", "{ fill = 1.5 }");
+        assert!(e.contains("(0, 1]"), "{e}");
+        let e = err(FLAT, "[{ op = \"stat\" }]", "{ fill = 0.5 }");
+        assert!(e.contains("create"), "{e}");
+        let e = err(FLAT, "[{ op = \"unlink\", fsync = true }]", "{ ops = 1 }");
+        assert!(e.contains("create and append"), "{e}");
+        let e = err(FLAT, "[{ choose = [] }]", "{ ops = 1 }");
+        assert!(e.contains("choose = []"), "{e}");
+        let e = err(FLAT, "[{ choose = [{ op = \"create\", weight = 0 }] }]", "{ ops = 1 }");
+        assert!(e.contains("weight = 0"), "{e}");
+        let e = err(FLAT, "[{ op = \"stat\", size = \"4K\" }]", "{ ops = 1 }");
+        assert!(e.contains("takes no size"), "{e}");
+        let e = err(
+            "{ count = 100, flat = true, size = { lognormal = { median = \"20K\", sigma = 0.6, min = \"1M\", max = \"2M\" } } }",
+            "[{ op = \"create\" }]",
+            "{ passes = 1 }",
+        );
+        assert!(e.contains("min <= median"), "{e}");
+        let e = err(
+            "{ count = 100, flat = true, size = { lognormal = { median = \"20K\", sigma = 4, min = \"19.5K\", max = \"20.5K\" } } }",
+            "[{ op = \"create\" }]",
+            "{ passes = 1 }",
+        );
+        assert!(e.contains("lies within"), "{e}");
+        let e = err(
+            "{ count = 100, flat = true, size = { gamma = 2 } }",
+            "[{ op = \"create\" }]",
+            "{ passes = 1 }",
+        );
+        assert!(e.contains("unknown size distribution `gamma`") && e.contains("w.toml:4"), "{e}");
+        let e = err(
+            "{ count = 100, flat = true, size = { lognormal = { median = \"20K\", sigma = 0.6, mni = \"1K\", max = \"2M\" } } }",
+            "[{ op = \"create\" }]",
+            "{ passes = 1 }",
+        );
+        assert!(e.contains("mni"), "{e}");
+    }
+
+    #[test]
+    fn file_and_fileset_keys_do_not_mix() {
+        let t = "[[test]]\nid = \"x\"\nname = \"x\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"create\" }]\namount = { ops = 1 }\n";
+        let e = load(t, Scale::Paper).unwrap_err();
+        assert!(e.contains("fileset = {"), "{e}");
+        let t = "[[test]]\nid = \"x\"\nname = \"x\"\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { ops = 1 }\n";
+        let e = load(t, Scale::Paper).unwrap_err();
+        assert!(e.contains("missing `file` or `fileset`"), "{e}");
+        let t = "[[test]]\nid = \"x\"\nname = \"x\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"read\", size = \"4K\", pick = \"random\" }]\namount = { ops = 1 }\n";
+        let e = load(t, Scale::Paper).unwrap_err();
+        assert!(e.contains("`pick` applies to fileset tests"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    use crate::workload::{model::*, spec, validate, ResolveCtx, Scale};
+
+    fn load(text: &str) -> Suite {
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap()
+    }
+
+    #[test]
+    fn a_shared_file_is_a_set_of_one_and_one_per_thread_a_set_of_n() {
+        let t = |shared: bool| {
+            format!("[[test]]\nid = \"d\"\nname = \"d\"\nthreads = 4\nfile = {{ size = \"8M\", shared = {shared} }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n")
+        };
+        let one = &load(&t(true)).tests[0];
+        assert_eq!((one.files.count, one.files.shared), (1, true));
+        assert_eq!(one.files.size, SizeDist::Fixed(8 << 20));
+        assert_eq!((one.footprint_bytes(), one.inodes_needed()), (8 << 20, 1));
+        assert!(!one.is_fileset());
+        let n = &load(&t(false)).tests[0];
+        assert_eq!((n.files.count, n.files.shared), (4, false));
+        assert_eq!((n.footprint_bytes(), n.inodes_needed()), (32 << 20, 4));
+        assert!(matches!(n.phases[0].pattern, Pattern::Data(_)));
+    }
 }

@@ -165,7 +165,7 @@ fn strace_shows_durable_replace_and_mail_delivery() {
     );
     let run_dir = TestDir::new();
     let log = d.path().join("strace.log");
-    let st = Command::new("strace")
+    let st = isolate(&mut Command::new("strace"))
         .args(["-f", "-qq", "-o", log.to_str().unwrap(), "-e", "trace=%file,write,fsync,close"])
         .arg(bin())
         .args(["run", "--dir", run_dir.path().to_str().unwrap(), "--workload", w.to_str().unwrap()])
@@ -285,7 +285,7 @@ fn ctrl_c_in_a_large_run_stops_within_a_second_and_removes_everything() {
         "million.toml",
         "[[test]]\nid = \"m\"\nname = \"million\"\nfileset = { tree = { depth = 2, fanout = 100, files_per_dir = 200 }, size = 0 }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\" }]\namount = { passes = 1 }\n",
     );
-    let mut child = Command::new(bin())
+    let mut child = isolate(&mut Command::new(bin()))
         .args(["run", "--dir", dir.to_str().unwrap(), "--workload", w.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -40,13 +40,20 @@ impl TestDir {
 /// `XDG_DATA_HOME` (the default database's home) and the working directory (where `compare`
 /// writes its report) are scratch directories under Cargo's target/tmp.
 pub fn command() -> Command {
+    let mut c = Command::new(bin());
+    isolate(&mut c);
+    c
+}
+
+/// Keep `c` (fsbench itself, or a wrapper such as strace or runuser that starts it) off the
+/// user's results database and working directory: `XDG_DATA_HOME` and the working directory
+/// become scratch directories under Cargo's target/tmp.
+pub fn isolate(c: &mut Command) -> &mut Command {
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fsbench-cli");
     let (data, cwd) = (scratch.join("xdg-data"), scratch.join("cwd"));
     std::fs::create_dir_all(&data).unwrap();
     std::fs::create_dir_all(&cwd).unwrap();
-    let mut c = Command::new(bin());
-    c.env("XDG_DATA_HOME", data).current_dir(cwd);
-    c
+    c.env("XDG_DATA_HOME", data).current_dir(cwd)
 }
 
 /// Run fsbench with args; return the output.

@@ -100,52 +100,53 @@ mod tests {
         const M: u64 = 1 << 20;
 
         let t1 = t("1");
-        assert_eq!(t1.file.size_bytes, 128 * M);
-        assert!(!t1.file.prefill);
-        assert_eq!(t1.phases[0].pattern[0].size, SizeDist::Fixed(M));
+        assert_eq!(t1.files.size_bytes(), 128 * M);
+        assert!(!t1.files.prefill);
+        assert_eq!(t1.phases[0].pattern.data()[0].size, SizeDist::Fixed(M));
         assert!(t1.phases[0].open.create);
 
         let t2 = t("2");
         assert!(t2.phases[0].open.dsync);
-        assert_eq!(t2.file.size_bytes, 5 * M);
-        assert_eq!(t2.phases[0].pattern[0].size, SizeDist::Fixed(128 << 10));
+        assert_eq!(t2.files.size_bytes(), 5 * M);
+        assert_eq!(t2.phases[0].pattern.data()[0].size, SizeDist::Fixed(128 << 10));
 
         let t3 = t("3");
-        assert_eq!(t3.phases[0].pattern[0].size, SizeDist::Uniform(1024, 8192));
+        assert_eq!(t3.phases[0].pattern.data()[0].size, SizeDist::Uniform(1024, 8192));
         assert_eq!(t3.phases[0].sync.every_bytes, Some(10 * M));
         assert_eq!(t3.phases[0].sync.call, Some(SyncCall::Fsync));
 
         assert_eq!(t("4").phases[0].cache, CacheReq::Cached);
         assert_eq!(t("5").phases[0].cache, CacheReq::Uncached);
-        assert_eq!(t("5").file.size_bytes, 1 << 30);
+        assert_eq!(t("5").files.size_bytes(), 1 << 30);
 
         let t6 = t("6");
         assert!(t6.phases[0].open.dsync && !t6.phases[0].open.create);
         assert_eq!(t6.phases[0].cache, CacheReq::Uncached);
 
-        assert_eq!(t("7").file.size_bytes, 1000 * M);
+        assert_eq!(t("7").files.size_bytes(), 1000 * M);
 
         let t8 = t("8");
-        assert_eq!(t8.file.size_bytes, 4 << 30, "half of the 8 GiB free memory");
+        assert_eq!(t8.files.size_bytes(), 4 << 30, "half of the 8 GiB free memory");
         assert_eq!(t8.phases.len(), 2);
         assert_eq!(t8.phases[1].amount, Amount::Passes(2));
         assert!(t8.phases.iter().all(|p| p.timed));
 
         let t9 = t("9");
         assert_eq!(t9.phases[0].amount, Amount::Bytes(128 * M));
-        assert_eq!(t9.phases[0].pattern[0].align, 8192);
+        assert_eq!(t9.phases[0].pattern.data()[0].align, 8192);
         assert_eq!(t9.phases[0].sync.at_end, Some(SyncCall::Fsync));
 
         let t10 = t("10");
         assert_eq!(t10.threads, 1);
-        assert_eq!(t10.phases[0].pattern[0].align, 1, "unaligned");
+        assert_eq!(t10.phases[0].pattern.data()[0].align, 1, "unaligned");
         let t11 = t("11");
         assert_eq!(t11.threads, 4);
-        assert!(t11.file.shared);
+        assert!(t11.files.shared);
         assert_eq!(t11.phases[0].cache, CacheReq::Uncached);
 
         let t12 = t("12");
-        let kinds: Vec<_> = t12.phases[0].pattern.iter().map(|o| (o.kind, o.offset)).collect();
+        let kinds: Vec<_> =
+            t12.phases[0].pattern.data().iter().map(|o| (o.kind, o.offset)).collect();
         assert_eq!(
             kinds,
             vec![
@@ -160,7 +161,7 @@ mod tests {
             let x = t(id);
             assert_eq!(x.threads, 4);
             assert_eq!(x.phases[0].amount, Amount::Bytes(5 * M));
-            assert_eq!(x.phases[0].pattern[0].size, SizeDist::Fixed(2048));
+            assert_eq!(x.phases[0].pattern.data()[0].size, SizeDist::Fixed(2048));
         }
         assert_eq!(t("13").phases[0].cache, CacheReq::Uncached);
         assert_eq!(t("14").phases[0].cache, CacheReq::Cached);
@@ -170,8 +171,8 @@ mod tests {
     fn quick_scale_shrinks_files_not_ops() {
         let s = unit14(Scale::Quick);
         let t4 = s.tests.iter().find(|t| t.id == "4").unwrap();
-        assert_eq!(t4.file.size_bytes, 256 << 20);
-        assert_eq!(t4.phases[0].pattern[0].size, SizeDist::Fixed(32 << 10));
+        assert_eq!(t4.files.size_bytes(), 256 << 20);
+        assert_eq!(t4.phases[0].pattern.data()[0].size, SizeDist::Fixed(32 << 10));
         let t10 = s.tests.iter().find(|t| t.id == "10").unwrap();
         assert_eq!(t10.phases[0].amount, Amount::Bytes(1 << 20), "small amounts kept");
     }

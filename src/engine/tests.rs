@@ -1,0 +1,134 @@
+//! The queued path of the worker, driven at depth 16 with the `null` engine (through the
+//! runner, as a workload) and with a counting engine (through the worker, to see the queue).
+
+use super::ioengine::{Caps, Completion, Io, IoEngine, IoKind, Null};
+use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
+use super::{run_test, EngineOptions, NoProgress, Target};
+use crate::result::{PhaseResult, TestStatus};
+use crate::workload::{self, OpKind, ResolveCtx, Scale};
+use std::sync::atomic::AtomicBool;
+use std::sync::Barrier;
+
+const QD16: &str = r#"
+[[test]]
+id = "q"
+name = "null-qd16"
+threads = 2
+engine = "null"
+iodepth = 16
+file = { size = "4M" }
+
+[[test.phase]]
+name = "randread"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { ops = 5000 }
+
+[[test.phase]]
+name = "write"
+pattern = [{ op = "write", size = "4K" }]
+amount = { passes = 1 }
+sync = { every_ops = 100, at_end = "fsync" }
+"#;
+
+fn suite(text: &str) -> workload::Suite {
+    let spec = workload::spec::parse(text, "qd16.toml").unwrap();
+    let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+    workload::validate::resolve(&spec, "qd16.toml", &ctx).unwrap()
+}
+
+fn count(p: &PhaseResult, k: OpKind) -> u64 {
+    p.latency.iter().find(|l| l.op == k).map(|l| l.count).unwrap_or(0)
+}
+
+#[test]
+fn null_engine_at_depth_16_does_every_op_and_records_each_latency() {
+    let s = suite(QD16);
+    let t = &s.tests[0];
+    assert_eq!((t.engine, t.iodepth), (workload::EngineKind::Null, 16));
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let opts = EngineOptions::default();
+    let r = run_test(t, &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress);
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let rep = &r.reps[0];
+    let read = &rep.phases[0];
+    // 2 threads × 5000 ops, each recorded once, each 4 KiB.
+    assert_eq!(read.data_ops, 10_000);
+    assert_eq!(read.bytes_read, 10_000 * 4096);
+    assert_eq!(count(read, OpKind::Read), 10_000);
+    assert_eq!((count(read, OpKind::Open), count(read, OpKind::Close)), (2, 2));
+    let l = read.latency.iter().find(|l| l.op == OpKind::Read).unwrap();
+    assert!(l.max_nanos < 1_000_000_000 && l.mean_nanos > 0.0, "{l:?}");
+    let write = &rep.phases[1];
+    // One pass over each thread's 2 MiB region: 512 writes; a sync every 100 writes (5) and
+    // one at the end, per thread.
+    assert_eq!(write.data_ops, 1024);
+    assert_eq!(write.bytes_written, 4 << 20);
+    assert_eq!(count(write, OpKind::Write), 1024);
+    assert_eq!(count(write, OpKind::Fsync), 2 * (5 + 1));
+    assert!(write.sync_nanos > 0);
+    // Nothing was read or written on disk: the file is still the prefill's.
+    assert!(rep.complete);
+}
+
+/// The null engine, counting what is in flight and checking that syncs see an empty queue.
+struct Counting {
+    inner: Null,
+    inflight: usize,
+    most: usize,
+    queued: u64,
+}
+
+static MOST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static SYNCS_WITH_IO_IN_FLIGHT: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+impl IoEngine for Counting {
+    const NAME: &'static str = "counting";
+    const CAPS: Caps = Null::CAPS;
+    fn setup(depth: u32) -> std::io::Result<Self> {
+        Ok(Counting { inner: Null::setup(depth)?, inflight: 0, most: 0, queued: 0 })
+    }
+    unsafe fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        if matches!(io.kind, IoKind::Fsync | IoKind::Fdatasync) && self.inflight > 0 {
+            SYNCS_WITH_IO_IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inflight += 1;
+        self.queued += 1;
+        self.most = self.most.max(self.inflight);
+        MOST.fetch_max(self.most, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.inner.queue(io) }
+    }
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> std::io::Result<usize> {
+        let n = self.inner.reap(min, out)?;
+        self.inflight -= n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
+    let s = suite(QD16);
+    let t = &s.tests[0];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
+    let stop_phase = AtomicBool::new(false);
+    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+    let ctr = PaddedCounter::default();
+    for (phase, ops) in [(&t.phases[0], 5000), (&t.phases[1], 1024)] {
+        let work =
+            FileWork { path: &path, file_size: 4 << 20, region_start: 0, region_len: 4 << 20 };
+        let mut plan =
+            WorkerPlan { phase, seed: 7, compress_percent: 0, iodepth: 16, work: Work::File(work) };
+        let out = worker::run::<Counting>(&mut plan, &Barrier::new(1), &stop, &ctr.0);
+        assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+        assert_eq!(out.data_ops, ops);
+        let recorded: u64 =
+            [OpKind::Read, OpKind::Write].iter().map(|k| out.hist.0[k.index()].len()).sum();
+        assert_eq!(recorded, ops, "one latency record per op");
+    }
+    assert_eq!(MOST.load(std::sync::atomic::Ordering::Relaxed), 16);
+    assert_eq!(SYNCS_WITH_IO_IN_FLIGHT.load(std::sync::atomic::Ordering::Relaxed), 0);
+}

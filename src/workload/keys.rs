@@ -1,0 +1,420 @@
+//! Every key of the workload language, declared once: name, type, accepted values, default,
+//! bounds and help, as fio's `struct fio_option` table.
+//!
+//! The table drives:
+//! - the "known: ..." lists of validation errors ([`Key::known`]) and the numeric bounds the
+//!   validator enforces ([`Key::max`]);
+//! - the key reference in `docs/workloads.md`: each `<!-- keys:SECTION -->` block there is
+//!   [`render`]ed from this table, and a test fails when the two differ (run it with
+//!   `FSBENCH_BLESS=1` to rewrite the blocks after changing the table);
+//! - a test that every key the TOML parser accepts ([`super::spec`]) is in the table, and only
+//!   those, so neither can gain a key the other lacks.
+//!
+//! Adding a key: add it to [`super::spec`] (parsing), here (documentation, values, bounds), and
+//! to the validator (meaning); the tests say what is missing.
+
+/// Where a key is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// `[[test]]` (with `file = { ... }`).
+    Test,
+    /// `[[test.phase]]` (with `amount` and `sync`).
+    Phase,
+    /// An entry of a data test's `pattern`.
+    Entry,
+    /// `fileset = { ... }`.
+    Fileset,
+    /// An entry of a fileset test's `pattern`.
+    FilesetEntry,
+}
+
+impl Section {
+    /// Every section, in document order.
+    pub const ALL: [Section; 5] =
+        [Section::Test, Section::Phase, Section::Entry, Section::Fileset, Section::FilesetEntry];
+
+    /// The name of the section's block in `docs/workloads.md` (`<!-- keys:NAME -->`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Test => "test",
+            Section::Phase => "phase",
+            Section::Entry => "entry",
+            Section::Fileset => "fileset",
+            Section::FilesetEntry => "fileset-entry",
+        }
+    }
+}
+
+/// A value's type, as the reference shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    /// A string.
+    Str,
+    /// A non-negative integer.
+    Int,
+    /// A number (may have a fraction).
+    Float,
+    /// `true` or `false`.
+    Bool,
+    /// Bytes: an integer or a string with a binary unit (`"8K"`).
+    Size,
+    /// A size or a distribution of sizes (`"4K"`, `{ uniform = [...] }`, `{ lognormal = ... }`).
+    SizeDist,
+    /// One of [`Key::values`].
+    Choice,
+    /// A list of [`Key::values`].
+    Flags,
+    /// An inline table or list described in the help.
+    Table,
+}
+
+/// One key.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// Where it is written.
+    pub section: Section,
+    /// Its name (dotted inside inline tables: `file.size`, `sync.every_bytes`).
+    pub name: &'static str,
+    /// Its type.
+    pub ty: Type,
+    /// The words it accepts ([`Type::Choice`], [`Type::Flags`]), in the order errors list them.
+    pub values: &'static [&'static str],
+    /// The default as written in a workload; `None`: required, or absent means "none".
+    pub default: Option<&'static str>,
+    /// Inclusive bounds of integers.
+    pub bounds: Option<(u64, u64)>,
+    /// What it means.
+    pub help: &'static str,
+}
+
+impl Key {
+    /// The accepted words, comma-separated, for "known: ..." in errors.
+    pub fn known(&self) -> String {
+        self.values.join(", ")
+    }
+
+    /// The largest integer accepted.
+    pub const fn max(&self) -> u64 {
+        match self.bounds {
+            Some((_, hi)) => hi,
+            None => u64::MAX,
+        }
+    }
+
+    /// Whether `word` is one of the accepted values.
+    pub fn accepts(&self, word: &str) -> bool {
+        self.values.contains(&word)
+    }
+}
+
+const fn key(section: Section, name: &'static str, ty: Type, help: &'static str) -> Key {
+    Key { section, name, ty, values: &[], default: None, bounds: None, help }
+}
+
+const fn with_default(mut k: Key, d: &'static str) -> Key {
+    k.default = Some(d);
+    k
+}
+
+const fn with_values(mut k: Key, v: &'static [&'static str]) -> Key {
+    k.values = v;
+    k
+}
+
+const fn with_bounds(mut k: Key, lo: u64, hi: u64) -> Key {
+    k.bounds = Some((lo, hi));
+    k
+}
+
+use Section::*;
+use Type::*;
+
+/// `threads`.
+pub const THREADS: Key = with_bounds(
+    with_default(
+        key(Test, "threads", Int, "worker threads; they start together behind a barrier"),
+        "1",
+    ),
+    1,
+    1024,
+);
+/// `engine`.
+pub const ENGINE: Key = with_values(
+    with_default(
+        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
+        "psync",
+    ),
+    &["psync", "null"],
+);
+/// `iodepth`.
+pub const IODEPTH: Key = with_bounds(
+    with_default(
+        key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`null`); a sync waits until the queue is empty"),
+        "1",
+    ),
+    1,
+    4096,
+);
+/// `direct`.
+pub const DIRECT: Key = with_default(
+    key(
+        Test,
+        "direct",
+        Bool,
+        "open the test's files with O_DIRECT in every phase (as `open = [\"direct\"]`; data tests)",
+    ),
+    "false",
+);
+/// `open`.
+pub const OPEN: Key = with_values(
+    with_default(
+        key(Phase, "open", Flags, "open flags: `create`, `trunc`, `append`, `dsync` (O_DSYNC), `sync` (O_SYNC), `direct` (O_DIRECT); data tests"),
+        "[]",
+    ),
+    &["create", "trunc", "append", "dsync", "sync", "direct"],
+);
+/// `op` of a data pattern entry.
+pub const DATA_OP: Key = with_values(
+    key(Entry, "op", Choice, "`read` (pread), `write` (pwrite), `fsync`, `fdatasync`"),
+    &["read", "write", "fsync", "fdatasync"],
+);
+/// `offset`.
+pub const OFFSET: Key = with_values(
+    with_default(
+        key(Entry, "offset", Choice, "`sequential` (continues per thread), `random` (uniform, the transfer fits in the file), `last` (the previous operation's offset)"),
+        "sequential",
+    ),
+    &["sequential", "random", "last"],
+);
+/// `op` of a fileset pattern entry.
+pub const FILESET_OP: Key = with_values(
+    key(FilesetEntry, "op", Choice, "`create` (open O_CREAT\\|O_EXCL, write its size, close), `unlink`, `stat`, `readdir` (open a leaf directory, read all entries with getdents64, close), `mkdir`, `rmdir`, `rename` (to a free slot), `replace` (durable replace: write `fN.tmp`, fsync, rename over `fN`), `append` (open O_APPEND, write, close), `readwhole` (open, read to EOF, close), `fsyncdir` (fsync a leaf directory)"),
+    &[
+        "create", "unlink", "stat", "readdir", "mkdir", "rmdir", "rename", "replace", "append",
+        "readwhole", "fsyncdir",
+    ],
+);
+/// `pick`.
+pub const PICK: Key = with_values(
+    with_default(
+        key(FilesetEntry, "pick", Choice, "`next` (the thread's slots in order), `random` (a random slot; if it does not suit, the next one that does), `shuffle` (every slot once per pass in a random order: a keyed permutation, no memory)"),
+        "next",
+    ),
+    &["next", "random", "shuffle"],
+);
+/// `sync.call`.
+pub const SYNC_CALL: Key = with_values(
+    with_default(key(Phase, "sync.call", Choice, "the periodic sync's call"), "fsync"),
+    &["fsync", "fdatasync"],
+);
+/// `sync.at_end`.
+pub const SYNC_AT_END: Key = with_values(
+    with_default(
+        key(Phase, "sync.at_end", Choice, "a sync after the last operation, inside the timing (fileset phases: `none` or `syncfs`, one syncfs(2) after the last thread)"),
+        "none",
+    ),
+    &["none", "fsync", "fdatasync", "syncfs"],
+);
+/// `repeat`.
+pub const REPEAT: Key = with_bounds(
+    with_default(key(Entry, "repeat", Int, "this entry N times in a row"), "1"),
+    1,
+    u32::MAX as u64,
+);
+/// `tree.depth`.
+pub const TREE_DEPTH: Key =
+    with_bounds(key(Fileset, "tree.depth", Int, "directory levels below the set's root"), 1, 8);
+/// `fileset.count`.
+pub const FILESET_COUNT: Key = with_bounds(
+    key(Fileset, "count", Int, "number of files (with a tree, optional: it must equal fanout^depth × files_per_dir); required for `flat`"),
+    1,
+    100_000_000,
+);
+
+/// Every key, in document order.
+pub const KEYS: &[Key] = &[
+    key(Test, "id", Str, "short id, used by `--test`; required"),
+    key(Test, "name", Str, "short name shown in tables; required"),
+    with_default(key(Test, "description", Str, "what the test does, in words"), "\"\""),
+    THREADS,
+    ENGINE,
+    IODEPTH,
+    DIRECT,
+    key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
+    with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
+    with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
+    key(Test, "fileset", Table, "instead of `file`: many files (see [Filesets](#filesets))"),
+    key(Phase, "name", Str, "phase name; required"),
+    with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
+    with_values(
+        with_default(
+            key(Phase, "cache", Choice, "precondition checked (and recorded) before the phase: `any`, `cached` (file read once, then ≥ 95% resident by `mincore`; data tests), `uncached` (fsync + `fadvise(DONTNEED)` + `drop_caches` as root, or the testbed's own method such as zpool export/import; then ≤ 2% resident)"),
+            "any",
+        ),
+        &["any", "cached", "uncached"],
+    ),
+    OPEN,
+    key(Phase, "pattern", Table, "list of operations, repeated in order until `amount` is done; required"),
+    key(Phase, "amount.bytes", Size, "per thread: bytes read + written (data tests)"),
+    key(Phase, "amount.ops", Int, "per thread: operations"),
+    key(Phase, "amount.seconds", Float, "per thread: seconds of work"),
+    key(Phase, "amount.passes", Int, "per thread: full sequential passes over the thread's region (the pattern cycle that completes the last pass is finished, so a rewrite's last write is done); fileset: every slot the thread owns once per pass"),
+    key(Phase, "amount.share", Float, "fileset tests: this share, in (0, 1], of one pass (with `pick = \"shuffle\"`, a random part of the slots)"),
+    key(Phase, "amount.fill", Float, "fileset tests: until the filesystem is this full, in (0, 1] (statvfs: used / (used + available), as `df` shows it); ENOSPC ends the phase normally"),
+    key(Phase, "sync.every_bytes", Size, "sync each time the thread's written bytes reach the next multiple (data tests)"),
+    key(Phase, "sync.every_ops", Int, "sync each time the thread's write count reaches the next multiple (data tests)"),
+    SYNC_CALL,
+    SYNC_AT_END,
+    DATA_OP,
+    key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
+    OFFSET,
+    with_default(key(Entry, "align", Size, "alignment of random offsets (1: unaligned)"), "1"),
+    REPEAT,
+    FILESET_COUNT,
+    key(Fileset, "flat", Bool, "`true`: all files in one directory (`f0`, `f1`, ...)"),
+    key(Fileset, "tree", Table, "`{ depth = D, fanout = F, files_per_dir = N }`: D levels of F directories, N files per leaf (`d3/d0/d7/f12`)"),
+    TREE_DEPTH,
+    key(Fileset, "tree.fanout", Int, "subdirectories per directory (≥ 1)"),
+    key(Fileset, "tree.files_per_dir", Int, "files per leaf directory (≥ 1; scaled by `--scale`)"),
+    key(Fileset, "size", SizeDist, "file size: `\"4K\"`, `{ uniform = [\"500\", \"10000\"] }` or `{ lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } }`; required"),
+    with_default(key(Fileset, "prefill", Bool, "create every file (untimed, before the first phase)"), "false"),
+    with_default(key(Fileset, "write_size", Size, "chunk of whole-file writes (create, append, replace) and reads (readwhole)"), "\"64K\""),
+    FILESET_OP,
+    PICK,
+    with_default(key(FilesetEntry, "fsync", Bool, "fsync the file before close (create, append)"), "false"),
+    with_default(key(FilesetEntry, "fsync_dir", Bool, "fsync the parent directory after the op (create, unlink, rename, replace, mkdir, rmdir)"), "false"),
+    key(FilesetEntry, "size", SizeDist, "bytes appended (append only); default: the fileset's `size`"),
+    key(FilesetEntry, "choose", Table, "instead of `op`: `[{ op = \"create\", weight = 5 }, { op = \"unlink\", weight = 5 }]`, one drawn by weight each time the entry runs (postmark's transactions)"),
+    with_default(key(FilesetEntry, "weight", Int, "weight of an op inside `choose` (≥ 1)"), "1"),
+    REPEAT_FS,
+];
+
+const REPEAT_FS: Key = Key { section: FilesetEntry, ..REPEAT };
+
+/// The type column of the reference.
+fn type_text(k: &Key) -> String {
+    let words = || k.values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+    let t = match k.ty {
+        Str => "string".to_string(),
+        Int => "integer".to_string(),
+        Float => "number".to_string(),
+        Bool => "bool".to_string(),
+        Size => "size".to_string(),
+        SizeDist => "size or distribution".to_string(),
+        Choice => format!("one of {}", words()),
+        Flags => format!("list of {}", words()),
+        Table => "table".to_string(),
+    };
+    match k.bounds {
+        Some((lo, hi)) if hi < u32::MAX as u64 => format!("{t}, {lo}..{hi}"),
+        Some((lo, _)) => format!("{t}, ≥ {lo}"),
+        None => t,
+    }
+}
+
+/// The markdown table of one section's keys, as `docs/workloads.md` holds it.
+pub fn render(section: Section) -> String {
+    let mut s = String::from("| key | type | default | meaning |\n|---|---|---|---|\n");
+    for k in KEYS.iter().filter(|k| k.section == section) {
+        let d = k.default.map(|d| format!("`{d}`")).unwrap_or_default();
+        s.push_str(&format!("| `{}` | {} | {d} | {} |\n", k.name, type_text(k), k.help));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys serde accepts in one table of the spec: from the "unknown field" error, which
+    /// lists every expected field.
+    fn accepted(toml_text: &str) -> Vec<String> {
+        let e = super::super::spec::parse(toml_text, "k.toml").unwrap_err().to_string();
+        let list = e.split("expected one of ").nth(1).unwrap_or_else(|| panic!("{e}"));
+        list.split(", ").map(|w| w.trim().trim_matches('`').to_string()).collect()
+    }
+
+    fn names(section: Section, prefix: &str) -> Vec<String> {
+        let mut v: Vec<String> = KEYS
+            .iter()
+            .filter(|k| k.section == section)
+            .filter_map(|k| {
+                let n = k.name.strip_prefix(prefix).unwrap_or(k.name);
+                (prefix.is_empty() || k.name.starts_with(prefix)).then(|| n.to_string())
+            })
+            .filter(|n| !n.contains('.'))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    fn sorted(mut v: Vec<String>) -> Vec<String> {
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_table_lists_exactly_the_keys_the_parser_accepts() {
+        let t = "[[test]]\nid = \"1\"\nname = \"x\"\nbogus = 1\n";
+        let mut test_keys = names(Test, "");
+        test_keys.extend(["file".to_string(), "phase".to_string()]);
+        assert_eq!(sorted(accepted(t)), sorted(test_keys));
+        let f = "[[test]]\nid = \"1\"\nname = \"x\"\nfile = { size = \"1M\", bogus = 1 }\n";
+        assert_eq!(sorted(accepted(f)), names(Test, "file."));
+        let p = "[[test]]\nid = \"1\"\nname = \"x\"\n[[test.phase]]\nbogus = 1\n";
+        let mut phase_keys = names(Phase, "");
+        phase_keys.extend(["amount".to_string(), "sync".to_string()]);
+        assert_eq!(sorted(accepted(p)), sorted(phase_keys));
+        let a = "[[test]]\nid = \"1\"\nname = \"x\"\n[[test.phase]]\namount = { bogus = 1 }\n";
+        assert_eq!(sorted(accepted(a)), names(Phase, "amount."));
+        let s = "[[test]]\nid = \"1\"\nname = \"x\"\n[[test.phase]]\nsync = { bogus = 1 }\n";
+        assert_eq!(sorted(accepted(s)), names(Phase, "sync."));
+        let e = "[[test]]\nid = \"1\"\nname = \"x\"\n[[test.phase]]\npattern = [{ bogus = 1 }]\n";
+        let mut entry_keys = names(Entry, "");
+        entry_keys.extend(names(FilesetEntry, ""));
+        entry_keys.sort();
+        entry_keys.dedup();
+        assert_eq!(sorted(accepted(e)), entry_keys);
+        let fs = "[[test]]\nid = \"1\"\nname = \"x\"\nfileset = { bogus = 1 }\n";
+        assert_eq!(sorted(accepted(fs)), names(Fileset, ""));
+        let tr = "[[test]]\nid = \"1\"\nname = \"x\"\nfileset = { tree = { bogus = 1 } }\n";
+        assert_eq!(sorted(accepted(tr)), names(Fileset, "tree."));
+    }
+
+    #[test]
+    fn engine_values_are_the_engines() {
+        let names: Vec<&str> = crate::workload::EngineKind::ALL.iter().map(|e| e.name()).collect();
+        assert_eq!(ENGINE.values, names.as_slice());
+        assert_eq!(IODEPTH.max(), crate::engine::ioengine::NULL_MAX_DEPTH as u64);
+        for op in DATA_OP.values.iter().chain(FILESET_OP.values) {
+            assert!(crate::workload::OpKind::from_name(op).is_some(), "{op}");
+        }
+    }
+
+    /// `docs/workloads.md`'s key reference is this table. `FSBENCH_BLESS=1` rewrites it.
+    #[test]
+    fn docs_key_reference_is_generated_from_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/workloads.md");
+        let mut doc = std::fs::read_to_string(path).unwrap();
+        let mut stale = Vec::new();
+        for s in Section::ALL {
+            let (open, close) = (format!("<!-- keys:{} -->\n", s.name()), "<!-- /keys -->");
+            let a = doc.find(&open).unwrap_or_else(|| panic!("{path}: no {open}")) + open.len();
+            let b = a + doc[a..].find(close).unwrap_or_else(|| panic!("{path}: no {close}"));
+            let want = render(s);
+            if doc[a..b] != want {
+                stale.push(s.name());
+                doc.replace_range(a..b, &want);
+            }
+        }
+        if std::env::var_os("FSBENCH_BLESS").is_some() {
+            std::fs::write(path, doc).unwrap();
+            return;
+        }
+        assert!(
+            stale.is_empty(),
+            "docs/workloads.md key reference differs from src/workload/keys.rs in {stale:?}; run FSBENCH_BLESS=1 cargo test --lib keys"
+        );
+    }
+}
