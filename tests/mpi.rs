@@ -378,3 +378,73 @@ amount = { passes = 1 }
     assert_eq!(read["bytes_read"].as_u64().unwrap(), size);
     assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
 }
+
+/// A small tmpfs (root only), unmounted on drop.
+struct SmallFs(Scratch);
+
+impl SmallFs {
+    fn mount(size: &str) -> Option<SmallFs> {
+        if !rustix::process::geteuid().is_root() {
+            return None;
+        }
+        let d = Scratch::new();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(d.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallFs(d))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn a_rank_that_runs_out_of_space_fails_the_run_on_every_rank_with_rank_and_host() {
+    need_mpi!();
+    let Some(fs) = SmallFs::mount("10m") else {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    };
+    // 4 ranks × 4 MiB on 10 MiB: at most two ranks fit.
+    let w = workload(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        r#"
+[[test]]
+id = "full"
+name = "enospc"
+description = "more than fits"
+threads = 1
+file = { size = "4M", prefill = false }
+[[test.phase]]
+name = "write"
+open = ["create", "trunc"]
+pattern = [{ op = "write", size = "64K", offset = "sequential" }]
+amount = { passes = 1 }
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "64K", offset = "sequential" }]
+amount = { passes = 1 }
+"#,
+    );
+    let t0 = Instant::now();
+    let o =
+        mpirun(4, &["--dir", fs.0.path().to_str().unwrap(), "--workload", &w, "--format", "json"])
+            .output()
+            .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(120));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let r = json(&o);
+    let t = &r["tests"][0];
+    assert_eq!(t["status"]["state"], "failed", "{t}");
+    let reason = t["status"]["reason"].as_str().unwrap();
+    assert!(reason.contains("rank ") && reason.contains("(host "), "{reason}");
+    assert!(reason.contains("No space left on device"), "{reason}");
+    // Every rank stopped after the write phase: the read phase ran nowhere.
+    assert_eq!(t["reps"][0]["phases"].as_array().unwrap().len(), 1, "{t}");
+    assert!(fs.0.leftovers().is_empty(), "{:?}", fs.0.leftovers());
+}
