@@ -12,6 +12,8 @@
 //! - [`output`]: every way a result is shown (table, JSON, CSV), all from the same result type.
 //! - [`store`]: the SQLite results database every run and comparison is recorded in.
 //! - [`report`]: the self-contained HTML report with charts.
+//! - [`state`]: records of every resource fsbench creates (in a directory only root can
+//!   change), the guard type that owns them, and process identity.
 //! - [`sys`]: thin wrappers over the operating system.
 //! - [`cli`]: the `fsbench` command line.
 
@@ -24,6 +26,7 @@ pub mod observe;
 pub mod output;
 pub mod report;
 pub mod result;
+pub mod state;
 pub mod stats;
 pub mod store;
 pub mod sys;

@@ -59,8 +59,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub record: super::record::RecordArgs,
 
-    /// Write the HTML report (table, charts, environment) to this file. Default:
-    /// ./fsbench-report-RUNID.html.
+    /// Write the HTML report (table, charts, environment) to this file (replacing it). Default:
+    /// ./fsbench-report-RUNID.html, or -2, -3, ... appended if that name is taken (an existing
+    /// file is never replaced). A report that cannot be written makes the exit code 1.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
 
@@ -170,7 +171,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     for c in &a.configs {
         let p = PathBuf::from(c);
         let side = if p.is_dir() {
-            Side::Dir { path: p, label: c.clone() }
+            if !a.workload.no_space_check {
+                crate::workload::limits::check_space(&suite, &p).map_err(UserError)?;
+            }
+            Side::Dir { path: p, label: crate::workload::limits::escape_controls(c) }
         } else {
             let config = FsConfig::parse(c).map_err(|e| {
                 UserError(format!(
@@ -191,6 +195,30 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
         sides.push(side);
+    }
+    // Every configuration gets the same image size: the largest any of them needs (a kind's
+    // minimum, e.g. xfs's 300 MiB, raises it for all), so no result is flattered by a bigger
+    // device. Said when it differs from --size.
+    let same_size = sides
+        .iter()
+        .filter_map(|s| match s {
+            Side::Bed { opts, .. } => Some(opts.size_bytes),
+            Side::Dir { .. } => None,
+        })
+        .max();
+    if let Some(size) = same_size {
+        if let Some(asked) = a.testbed.size.filter(|&asked| asked != size) {
+            eprintln!(
+                "fsbench: note: --size {} is below what one configuration needs; every configuration gets {} images",
+                crate::workload::size::fmt_bytes(asked),
+                crate::workload::size::fmt_bytes(size)
+            );
+        }
+        for s in sides.iter_mut() {
+            if let Side::Bed { opts, .. } = s {
+                opts.size_bytes = size;
+            }
+        }
     }
     let needs_root = sides.iter().any(|s| matches!(s, Side::Bed { .. }));
     if needs_root && !crate::sys::is_root() {
@@ -217,8 +245,20 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::Interrupted);
             }
             eprintln!("fsbench: setting up {}", super::testbed_args::describe(opts, config));
-            let b = Testbed::up(config, opts)
-                .with_context(|| format!("setting up {}", config.label))?;
+            let b = match Testbed::up(config, opts) {
+                Ok(b) => b,
+                // Ctrl-C during set-up: mkfs or mount saw the signal too; the guards removed
+                // what was made (this testbed's and, on return, the others').
+                Err(_) if crate::sys::signals::interrupted() => {
+                    eprintln!("fsbench: interrupted during set-up; nothing is left behind");
+                    return Ok(ExitCode::Interrupted);
+                }
+                Err(e) => {
+                    return Err(
+                        anyhow::Error::new(e).context(format!("setting up {}", config.label))
+                    )
+                }
+            };
             *bed = Some(Box::new(b));
         }
     }
@@ -309,24 +349,33 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             .into_bytes(),
     };
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    let mut report_error = None;
     if !a.no_report {
-        let path = a.report.clone().unwrap_or_else(|| {
-            let id = recording.run_id().map(|i| i.to_string());
-            PathBuf::from(format!(
-                "fsbench-report-{}.html",
-                id.unwrap_or_else(|| report.started_unix_s.to_string())
-            ))
-        });
         let run = crate::report::ReportRun {
             id: recording.run_id(),
             kind: crate::store::RunKind::Compare,
             command_line: meta.command_line.clone(),
             report: report.clone(),
         };
-        match crate::report::write_html(&[run], &path, None) {
-            Ok(()) => eprintln!("fsbench: report written to {}", path.display()),
+        // A name fsbench chooses never replaces a file (another run's report); one the user
+        // gives replaces an earlier file of that name. Neither follows a planted link.
+        let written = match &a.report {
+            Some(p) => crate::report::write_html(&[run], p, None).map(|()| p.clone()),
+            None => {
+                let id = recording.run_id().map(|i| i.to_string());
+                let p = PathBuf::from(format!(
+                    "fsbench-report-{}.html",
+                    id.unwrap_or_else(|| report.started_unix_s.to_string())
+                ));
+                crate::report::write_html_new(&[run], &p, None)
+            }
+        };
+        match written {
+            Ok(p) => eprintln!("fsbench: report written to {}", p.display()),
             Err(e) => {
-                eprintln!("fsbench: warning: could not write the report {}: {e:#}", path.display())
+                report_error = Some(anyhow::Error::new(e).context(
+                    "the results above are complete, but the HTML report could not be written (choose another place with --report FILE, or --no-report)",
+                ))
             }
         }
     }
@@ -338,6 +387,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
+    }
+    recording.outcome()?;
+    if let Some(e) = report_error {
+        return Err(e);
     }
     Ok(if failed { ExitCode::TestFailed } else { ExitCode::Success })
 }

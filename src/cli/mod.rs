@@ -107,6 +107,8 @@ pub fn main() -> i32 {
                 }
                 None if e.chain().any(|c| {
                     c.downcast_ref::<crate::store::StoreError>().is_some_and(|s| s.is_bad_input())
+                        || c.downcast_ref::<crate::testbed::TestbedError>()
+                            .is_some_and(|t| t.is_bad_input())
                 }) =>
                 {
                     ExitCode::BadInput as i32

@@ -81,9 +81,11 @@ pub fn now_unix_s() -> u64 {
 }
 
 /// A run being recorded. A write that fails mid-run is reported once on stderr and recording
-/// stops; the benchmark itself carries on and prints its results.
+/// stops; the benchmark itself carries on and prints its results, and then the exit code says
+/// the results were not all stored ([`Recording::outcome`]).
 pub struct Recording {
     rec: Option<Recorder>,
+    failed: Option<(std::path::PathBuf, crate::store::StoreError)>,
 }
 
 impl Recording {
@@ -104,7 +106,7 @@ impl Recording {
             }
             None => None,
         };
-        Ok(Recording { rec })
+        Ok(Recording { rec, failed: None })
     }
 
     /// The run's id in the database, if recording.
@@ -138,6 +140,20 @@ impl Recording {
 
     fn fail(&mut self, e: crate::store::StoreError) {
         eprintln!("fsbench: warning: recording stopped, results are no longer stored: {e}");
-        self.rec = None;
+        if let Some(r) = self.rec.take() {
+            self.failed = Some((r.path().to_path_buf(), e));
+        }
+    }
+
+    /// After the output is written: an error if the results could not all be stored (so the
+    /// exit code is not 0 for a run whose record is incomplete).
+    pub fn outcome(&mut self) -> anyhow::Result<()> {
+        match self.failed.take() {
+            None => Ok(()),
+            Some((path, e)) => Err(anyhow::Error::new(e).context(format!(
+                "the results above are complete, but they are not all stored in {}",
+                path.display()
+            ))),
+        }
     }
 }

@@ -100,7 +100,8 @@ pub struct ReportArgs {
     /// Run ids (see `fsbench history`); each gets its own section.
     #[arg(required = true, value_parser = parse_run_id, value_name = "RUN")]
     pub runs: Vec<i64>,
-    /// The HTML file to write. Default: ./fsbench-report-RUN[-RUN...].html.
+    /// The HTML file to write (replacing it). Default: ./fsbench-report-RUN[-RUN...].html, or
+    /// -2, -3, ... appended if that name is taken (an existing file is never replaced).
     #[arg(short, long, value_name = "FILE.html")]
     pub output: Option<PathBuf>,
     /// Also write every chart as an SVG file into this directory (for slides and papers).
@@ -357,12 +358,18 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     for id in &a.runs {
         runs.push(ReportRun::from_record(&store.load(*id)?));
     }
-    let path = a.output.clone().unwrap_or_else(|| {
-        let ids: Vec<String> = a.runs.iter().map(|i| i.to_string()).collect();
-        PathBuf::from(format!("fsbench-report-{}.html", ids.join("-")))
-    });
-    crate::report::write_html(&runs, &path, a.svg_dir.as_deref())
-        .with_context(|| format!("writing the report {}", path.display()))?;
+    let path = match &a.output {
+        Some(p) => crate::report::write_html(&runs, p, a.svg_dir.as_deref())
+            .map(|()| p.clone())
+            .with_context(|| format!("writing the report {}", p.display()))?,
+        None => {
+            // A name fsbench chooses never replaces a file (NAME-2.html if it is taken).
+            let ids: Vec<String> = a.runs.iter().map(|i| i.to_string()).collect();
+            let p = PathBuf::from(format!("fsbench-report-{}.html", ids.join("-")));
+            crate::report::write_html_new(&runs, &p, a.svg_dir.as_deref())
+                .with_context(|| format!("writing the report {}", p.display()))?
+        }
+    };
     eprintln!("fsbench: report written to {}", path.display());
     if let Some(d) = &a.svg_dir {
         eprintln!("fsbench: charts written to {}", d.display());

@@ -89,6 +89,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(d) = &a.dir {
         check_dir(d)?;
+        if !a.workload.no_space_check {
+            crate::workload::limits::check_space(&suite, d).map_err(UserError)?;
+        }
     }
     let store = a.record.open()?;
 
@@ -96,10 +99,23 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let bed = match &bed_config {
         Some((cfg, opts)) => {
             eprintln!("fsbench: setting up {}", super::testbed_args::describe(opts, cfg));
-            Some(Testbed::up(cfg, opts).with_context(|| format!("setting up {}", cfg.label))?)
+            match Testbed::up(cfg, opts) {
+                Ok(b) => Some(b),
+                // Ctrl-C during set-up: mkfs or mount saw the signal too; what was made is gone.
+                Err(_) if crate::sys::signals::interrupted() => {
+                    eprintln!("fsbench: interrupted during set-up; nothing is left behind");
+                    return Ok(ExitCode::Interrupted);
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!("setting up {}", cfg.label)))
+                }
+            }
         }
         None => None,
     };
+    if let (Some(b), false) = (&bed, a.workload.no_space_check) {
+        crate::workload::limits::check_space(&suite, b.mountpoint()).map_err(UserError)?;
+    }
     let target = match (&bed, &a.dir) {
         (Some(b), _) => b.target(),
         (None, Some(d)) => Target::dir(d),
@@ -169,6 +185,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
     }
+    recording.outcome()?;
     if report.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })) {
         return Ok(ExitCode::TestFailed);
     }

@@ -27,6 +27,16 @@ pub struct SuiteArgs {
     /// such as 0.25 or 1/8. Op sizes, flags and thread counts never scale.
     #[arg(long, default_value = "paper", value_parser = |s: &str| s.parse::<Scale>())]
     pub scale: Scale,
+
+    /// Allow phases that may run for days: more than 86400 seconds, 1 TiB or 10^10 operations
+    /// per thread. Without it such amounts are refused as a likely typo.
+    #[arg(long)]
+    pub allow_long: bool,
+
+    /// Run tests whose files do not fit in the directory's free space (by default refused
+    /// before any I/O), e.g. to see how a filesystem behaves when it runs full.
+    #[arg(long)]
+    pub no_space_check: bool,
 }
 
 impl SuiteArgs {
@@ -39,7 +49,9 @@ impl SuiteArgs {
             Some(p) => SuiteSource::File(p.clone()),
             None => SuiteSource::Embedded(self.suite.clone()),
         };
-        Ok(workload::load(&source, &ctx)?.select(&self.test)?)
+        let suite = workload::load(&source, &ctx)?.select(&self.test)?;
+        workload::limits::check_suite_bounded(&suite, self.allow_long).map_err(super::UserError)?;
+        Ok(suite)
     }
 }
 

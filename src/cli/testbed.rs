@@ -28,10 +28,19 @@ pub enum TestbedCmd {
         #[arg(long, requires = "device")]
         force: bool,
     },
-    /// Remove every testbed left by `testbed up` or by fsbench processes that are gone.
-    Down,
-    /// Remove what crashed fsbench runs left behind (loop devices, mounts, pools, images,
-    /// tracing instances) and nothing else: each item is checked against fsbench's state records.
+    /// Remove a testbed kept by `testbed up` (by the name it printed), or all of them with
+    /// --all. Without either, lists the kept testbeds.
+    Down {
+        /// The kept testbed's name (`tb-PID-N`).
+        name: Option<String>,
+        /// Remove every kept testbed.
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
+    },
+    /// Remove what crashed fsbench runs left behind (loop devices, mounts, pools, images, work
+    /// directories, tracing instances) and nothing else: each item is checked against fsbench's
+    /// state records and the system. Testbeds kept by `testbed up` and resources of running
+    /// fsbench processes are left alone.
     Cleanup,
 }
 
@@ -54,14 +63,49 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
             let bed =
                 Testbed::up(&cfg, &opts).with_context(|| format!("setting up {}", cfg.label))?;
             let env = bed.environment();
-            let mnt = bed.keep();
+            let name = bed.name().to_string();
+            let mnt = bed.keep().context("keeping the testbed")?;
             eprintln!(
-                "fsbench: {} is mounted ({}; {}). Remove it with `fsbench testbed down`.",
+                "fsbench: {} is mounted ({}; {}). Remove it with `fsbench testbed down {name}`.",
                 env.label, env.backing, env.mount_options
             );
             println!("{}", mnt.display());
         }
-        TestbedCmd::Down | TestbedCmd::Cleanup => {
+        TestbedCmd::Down { name: None, all: false } => {
+            let kept = testbed::cleanup::kept_testbeds(&testbed::StateDir::default())
+                .context("reading the kept testbeds")?;
+            if kept.is_empty() {
+                println!("no kept testbeds");
+            }
+            for (name, rec) in kept {
+                let mnt = rec.entries.iter().find_map(|e| match &e.resource {
+                    testbed::Resource::Mount { mountpoint, fstype, .. } => {
+                        Some(format!("{fstype} on {}", mountpoint.display()))
+                    }
+                    testbed::Resource::ZfsPool { name } => Some(format!("zfs pool {name}")),
+                    _ => None,
+                });
+                println!("{name}\t{}", mnt.unwrap_or_else(|| "(not mounted)".into()));
+            }
+            eprintln!("fsbench: remove one with `fsbench testbed down NAME`, all with --all");
+        }
+        TestbedCmd::Down { name, all } => {
+            let scope = match name {
+                Some(n) if !all => testbed::cleanup::Scope::Kept(n),
+                _ => testbed::cleanup::Scope::AllKept,
+            };
+            let report = match testbed::down_kept(&scope) {
+                Err(e @ testbed::TestbedError::Check(_)) => {
+                    return Err(UserError(e.to_string()).into())
+                }
+                r => r.context("removing kept testbeds")?,
+            };
+            print!("{report}");
+            if !report.is_clean() {
+                return Ok(ExitCode::TestFailed);
+            }
+        }
+        TestbedCmd::Cleanup => {
             let report = testbed::cleanup_leftovers().context("cleaning up")?;
             print!("{report}");
             if !report.is_clean() {

@@ -165,9 +165,9 @@ pub fn target_info(target: &Target<'_>) -> TargetInfo {
     TargetInfo {
         label: target.label.clone(),
         dir: target.dir.display().to_string(),
-        fs_type: m.fs_type,
+        fs_type: m.fstype.clone(),
+        mount_options: m.options(),
         mount_source: m.source,
-        mount_options: m.options,
         devices,
     }
 }

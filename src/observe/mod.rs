@@ -8,5 +8,6 @@ pub mod extents;
 pub mod facts;
 pub mod host;
 pub mod memory;
-pub mod mountinfo;
+/// See [`crate::sys::mountinfo`] (the one parser).
+pub use crate::sys::mountinfo;
 pub mod trace;

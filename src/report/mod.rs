@@ -106,24 +106,42 @@ pub fn render(runs: &[ReportRun]) -> Result<(String, Vec<Chart>), ReportError> {
     Ok((html, charts))
 }
 
-/// Render and write the report to `path`, and each chart to `svg_dir` if given.
+/// Render and write the report to `path` (replacing a file of that name), and each chart to
+/// `svg_dir` if given. Files are written without following links ([`crate::sys::outfile`]).
 pub fn write_html(
     runs: &[ReportRun],
     path: &Path,
     svg_dir: Option<&Path>,
 ) -> Result<(), ReportError> {
+    let html = render_with_charts(runs, svg_dir)?;
+    crate::sys::outfile::replace(path, html.as_bytes())
+        .map_err(|source| ReportError::Write { path: path.into(), source })
+}
+
+/// [`write_html`] to a name fsbench chose: never replaces a file, takes `NAME-2.html`, ... if
+/// the name is taken (another run's report). Returns the path written.
+pub fn write_html_new(
+    runs: &[ReportRun],
+    path: &Path,
+    svg_dir: Option<&Path>,
+) -> Result<PathBuf, ReportError> {
+    let html = render_with_charts(runs, svg_dir)?;
+    crate::sys::outfile::create_unique(path, html.as_bytes())
+        .map_err(|source| ReportError::Write { path: path.into(), source })
+}
+
+fn render_with_charts(runs: &[ReportRun], svg_dir: Option<&Path>) -> Result<String, ReportError> {
     let (html, charts) = render(runs)?;
-    let w = |p: &Path, data: &str| {
-        std::fs::write(p, data).map_err(|source| ReportError::Write { path: p.into(), source })
-    };
     if let Some(dir) = svg_dir {
         std::fs::create_dir_all(dir)
             .map_err(|source| ReportError::Write { path: dir.into(), source })?;
         for c in &charts {
-            w(&dir.join(&c.file_name), &c.svg)?;
+            let p = dir.join(&c.file_name);
+            crate::sys::outfile::replace(&p, c.svg.as_bytes())
+                .map_err(|source| ReportError::Write { path: p, source })?;
         }
     }
-    w(path, &html)
+    Ok(html)
 }
 
 fn run_title(r: &ReportRun, i: usize) -> String {

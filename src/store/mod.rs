@@ -102,6 +102,44 @@ pub enum StoreError {
         /// Why.
         source: serde_json::Error,
     },
+    /// The database path is not a regular file (a device, FIFO, directory, ...).
+    #[error("--db {path} is {what}, not a regular file; nothing was created or written. Pass a file path with --db (a new file is created)")]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// The filesystem holding the database is full.
+    #[error("the disk holding {path} is full (SQLite: {source}); free space there or pass another file with --db")]
+    Full {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// Too little free space to record safely (checked before opening: SQLite's shared-memory
+    /// index is a memory-mapped file, and growing it on a full disk kills the process with
+    /// SIGBUS instead of returning an error).
+    #[error("the disk holding {path} is full ({available_kib} KiB free, fsbench needs at least {needed_kib} KiB to record); free space there, pass another file with --db, or use --no-store")]
+    NoSpace {
+        /// The file.
+        path: PathBuf,
+        /// Free KiB.
+        available_kib: u64,
+        /// KiB required.
+        needed_kib: u64,
+    },
+    /// Another process held the write lock for too long.
+    #[error("{path} stayed locked by another process for {seconds} s (SQLite: {source})")]
+    Busy {
+        /// The file.
+        path: PathBuf,
+        /// How long fsbench waited.
+        seconds: u64,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
     /// Any other SQLite error.
     #[error("{path}: {source}")]
     Sqlite {
@@ -125,6 +163,7 @@ impl StoreError {
                 | StoreError::Missing { .. }
                 | StoreError::UnknownRun { .. }
                 | StoreError::NoDataDir
+                | StoreError::NotRegular { .. }
         )
     }
 }
@@ -162,13 +201,16 @@ impl Store {
     /// checked read-only first and refused, untouched, unless it is a healthy fsbench database of
     /// this or an older schema version; older ones are migrated.
     pub fn open(path: &Path) -> Result<Store> {
+        check_regular(path)?;
         let exists = path.exists();
         if exists {
+            check_space(path)?;
             check_existing(path)?;
         } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }
+        check_space(path)?;
         let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
         let mut s = Store { conn, path: path.to_path_buf() };
         s.configure()?;
@@ -178,6 +220,7 @@ impl Store {
 
     /// Open an existing database for reading only (history, show, diff, report).
     pub fn open_read_only(path: &Path) -> Result<Store> {
+        check_regular(path)?;
         if !path.exists() {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
@@ -208,9 +251,7 @@ impl Store {
             eprintln!("fsbench: note: {} uses journal mode {mode}, not WAL", self.path.display());
         }
         self.conn
-            .execute_batch(
-                "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-            )
+            .execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(|e| self.err(e))
     }
 
@@ -254,7 +295,112 @@ impl Store {
 }
 
 fn sql_err(path: &Path, source: rusqlite::Error) -> StoreError {
-    StoreError::Sqlite { path: path.to_path_buf(), source }
+    match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => {
+            StoreError::Full { path: path.to_path_buf(), source }
+        }
+        _ => StoreError::Sqlite { path: path.to_path_buf(), source },
+    }
+}
+
+/// How long a write waits for other fsbench processes' transactions in total.
+const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Run `f` in a write transaction and commit it.
+///
+/// `BEGIN IMMEDIATE` takes the write lock at the start, where SQLite's busy handler waits for
+/// it (a deferred transaction that reads first and then writes gets `SQLITE_BUSY` at once, with
+/// no waiting: how concurrent runs on one database used to lose results). If the lock is still
+/// held after the busy timeout, the whole transaction is retried with a growing pause, up to
+/// [`WRITE_PATIENCE`]. A full disk is reported as such ([`StoreError::Full`]).
+pub(crate) fn write_tx<T>(
+    conn: &mut Connection,
+    path: &Path,
+    mut f: impl FnMut(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+) -> Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(20);
+    loop {
+        let attempt = (|| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let v = f(&tx)?;
+            tx.commit()?;
+            Ok(v)
+        })();
+        match attempt {
+            Ok(v) => return Ok(v),
+            Err(e) if is_busy(&e) => {
+                if start.elapsed() >= WRITE_PATIENCE {
+                    return Err(StoreError::Busy {
+                        path: path.to_path_buf(),
+                        seconds: start.elapsed().as_secs(),
+                        source: e,
+                    });
+                }
+                std::thread::sleep(pause + std::time::Duration::from_millis(fastrand::u64(..20)));
+                pause = (pause * 2).min(std::time::Duration::from_millis(500));
+            }
+            Err(e) => return Err(sql_err(path, e)),
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Free space needed beside the database before recording (a run's rows, the WAL and its index).
+const MIN_FREE_BYTES: u64 = 4 << 20;
+
+fn check_space(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(st) = rustix::fs::statvfs(dir) else {
+        return Ok(());
+    };
+    let available = st.f_bavail.saturating_mul(st.f_frsize);
+    if available < MIN_FREE_BYTES {
+        return Err(StoreError::NoSpace {
+            path: path.to_path_buf(),
+            available_kib: available >> 10,
+            needed_kib: MIN_FREE_BYTES >> 10,
+        });
+    }
+    Ok(())
+}
+
+/// Refuse a database path that exists and is not a regular file (following a symlink to it),
+/// before anything is opened or created: SQLite would make `PATH-journal`/`-wal` beside a device
+/// (`/dev/null-journal`), block on a FIFO, or fail late on a directory.
+fn check_regular(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let md = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(StoreError::Io { path: path.into(), source }),
+    };
+    let ft = md.file_type();
+    let what = if ft.is_file() {
+        return Ok(());
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(StoreError::NotRegular { path: path.into(), what })
 }
 
 fn newer(path: &Path, found: i64) -> StoreError {
@@ -264,6 +410,51 @@ fn newer(path: &Path, found: i64) -> StoreError {
         known: schema::latest_version(),
         version: env!("CARGO_PKG_VERSION"),
     }
+}
+
+/// Open read-only. Reading a WAL database needs its `-shm` file, which a user who may not write
+/// beside the database (a database of root's, a read-only mount) cannot create; then the file
+/// is opened as immutable (no locking, no WAL), which reads everything a finished fsbench left:
+/// its last connection checkpoints the WAL into the database when it closes. If a WAL file
+/// with content is there (a writer is running, or crashed), that is said.
+fn open_for_reading(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
+    match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)) {
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+            ) =>
+        {
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                eprintln!(
+                    "fsbench: note: {} is read-only to this user and has a write-ahead log; runs still being written (or left by a crash) may be missing",
+                    path.display()
+                );
+            }
+            let uri = format!("file:{}?immutable=1", uri_escape(path));
+            Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(|e| sql_err(path, e))
+        }
+        _ => Ok(conn),
+    }
+}
+
+/// Percent-encode what a SQLite URI path cannot hold literally.
+fn uri_escape(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Check an existing file without writing to it, and return the read-only connection.
@@ -278,11 +469,7 @@ fn check_existing(path: &Path) -> Result<Connection> {
     if n > 0 && (n < head.len() || &head != SQLITE_MAGIC) {
         return Err(StoreError::NotSqlite { path: path.into() });
     }
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| sql_err(path, e))?;
+    let conn = open_for_reading(path)?;
     let corrupt = |e: rusqlite::Error| match e {
         rusqlite::Error::SqliteFailure(f, _)
             if matches!(

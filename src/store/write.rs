@@ -90,8 +90,20 @@ impl Store {
         tests: &[TestDef],
     ) -> Result<Recorder> {
         let path = self.path.clone();
-        let e = |e| super::sql_err(&path, e);
-        let tx = self.conn.transaction().map_err(e)?;
+        let (run_id, config_ids) =
+            super::write_tx(&mut self.conn, &path, |tx| begin_tx(tx, meta, configs, tests))?;
+        Ok(Recorder { store: self, run_id, config_ids })
+    }
+}
+
+fn begin_tx(
+    tx: &Transaction<'_>,
+    meta: &RunMeta,
+    configs: &[ConfigStart],
+    tests: &[TestDef],
+) -> rusqlite::Result<(i64, Vec<i64>)> {
+    let e = |e| e;
+    {
         tx.execute(
             "INSERT INTO runs (kind, started_unix_s, status, pid, fsbench_version, suite, scale, repeat, host_json, command_line, options_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -129,8 +141,7 @@ impl Store {
                 .map_err(e)?;
             }
         }
-        tx.commit().map_err(e)?;
-        Ok(Recorder { store: self, run_id, config_ids })
+        Ok((run_id, config_ids))
     }
 }
 
@@ -150,9 +161,7 @@ impl Recorder {
     pub fn record_test(&mut self, config: usize, position: usize, t: &TestResult) -> Result<()> {
         let cid = self.config_id(config)?;
         let path = self.store.path.clone();
-        let tx = self.store.conn.transaction().map_err(|e| super::sql_err(&path, e))?;
-        write_test(&tx, cid, position, t).map_err(|e| super::sql_err(&path, e))?;
-        tx.commit().map_err(|e| super::sql_err(&path, e))
+        super::write_tx(&mut self.store.conn, &path, |tx| write_test(tx, cid, position, t))
     }
 
     /// Write the final state of every configuration and test and the run's status.
@@ -165,24 +174,23 @@ impl Recorder {
         let ids: Vec<i64> =
             (0..configs.len()).map(|i| self.config_id(i)).collect::<Result<Vec<_>>>()?;
         let path = self.store.path.clone();
-        let e = |e| super::sql_err(&path, e);
-        let tx = self.store.conn.transaction().map_err(e)?;
-        for ((c, tests), cid) in configs.iter().zip(ids) {
-            tx.execute(
-                "UPDATE configs SET env_json = ?1, target_json = ?2 WHERE id = ?3",
-                params![c.env.as_ref().map(to_json), to_json(&c.target), cid],
-            )
-            .map_err(e)?;
-            for (pos, t) in tests.iter().enumerate() {
-                write_test(&tx, cid, pos, t).map_err(e)?;
+        let run_id = self.run_id;
+        super::write_tx(&mut self.store.conn, &path, |tx| {
+            for ((c, tests), cid) in configs.iter().zip(&ids) {
+                tx.execute(
+                    "UPDATE configs SET env_json = ?1, target_json = ?2 WHERE id = ?3",
+                    params![c.env.as_ref().map(to_json), to_json(&c.target), cid],
+                )?;
+                for (pos, t) in tests.iter().enumerate() {
+                    write_test(tx, *cid, pos, t)?;
+                }
             }
-        }
-        tx.execute(
-            "UPDATE runs SET status = ?1, finished_unix_s = ?2 WHERE id = ?3",
-            params![status.as_str(), finished_unix_s as i64, self.run_id],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+            tx.execute(
+                "UPDATE runs SET status = ?1, finished_unix_s = ?2 WHERE id = ?3",
+                params![status.as_str(), finished_unix_s as i64, run_id],
+            )?;
+            Ok(())
+        })
     }
 
     fn config_id(&self, config: usize) -> Result<i64> {

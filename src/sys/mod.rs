@@ -4,6 +4,8 @@
 pub mod cache;
 pub mod cmd;
 pub mod meminfo;
+pub mod mountinfo;
+pub mod outfile;
 pub mod rusage;
 pub mod signals;
 

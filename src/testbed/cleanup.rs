@@ -1,21 +1,37 @@
-//! `fsbench testbed cleanup`: remove what crashed fsbench processes left, and nothing else.
+//! `fsbench testbed cleanup` and `fsbench testbed down`: remove what fsbench left, and nothing
+//! else.
 //!
-//! Only records of processes that are gone (pid absent, or reused by a process with another
-//! start time) are read. Their resources are removed in reverse creation order, each one only
-//! after checking it is fsbench's: a loop device only if its backing file is an image in the
-//! same record, a mount only if its source and type match the record, a pool only if its name
-//! has the `fsbench_` prefix, a daemon only if pid, start time and name match, a tracing
-//! instance only under `.../tracing/instances/fsbench-`. zfs-fuse daemons are handled last, once
-//! every dead record's pools are gone, and only stopped when no pool at all is imported.
+//! `cleanup` reads only records of processes that are gone (pid absent, or reused by a process
+//! with another start time) and never a kept testbed's record (`fsbench testbed up`); `down`
+//! reads only kept records. Resources are removed in reverse creation order, each one only when
+//! the record names it *and* the system confirms it is fsbench's:
+//!
+//! - a directory or image only inside a directory tree only root can change
+//!   ([`crate::state::secure::open_trusted_dir`]), removed through directory fds; an image must be
+//!   a regular `.img` file directly inside a directory of the same record; a directory loses only
+//!   the symlinks fsbench made in it (never their targets) and must otherwise be empty;
+//! - a loop device only if its backing file is an image of the same record;
+//! - a mount only on a directory of the same record, with the recorded type, and (loop mounts)
+//!   a source backed by an image of the record;
+//! - a pool only with the `fsbench_` prefix and devices that are links in a directory of the
+//!   same record; a tracing instance only under
+//!   `.../tracing/instances/fsbench-`;
+//! - a work directory in `--dir` only if it is still the very directory made (device and inode),
+//!   removed through fds without following links or entering mounts.
+//!
+//! The zfs-fuse daemon is not a per-process resource: it has one shared record, and it is
+//! stopped only when no live fsbench process uses it and no pool is imported (see [`zfs`]).
 
 use super::error::{Result, TestbedError};
 use super::loopdev;
 use super::mountinfo;
-use super::process::ProcessId;
-use super::state::{Entry, ProcessRecord, Resource, StateDir};
+use super::state::{ProcessRecord, Resource, StateDir};
 use super::zfs;
+use crate::state::secure;
 use serde::Serialize;
+use std::ffi::OsStr;
 use std::fmt;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 /// What a cleanup did.
@@ -31,9 +47,21 @@ pub struct CleanupReport {
     pub failed: Vec<String>,
     /// Pids of fsbench processes still running, whose records were not touched.
     pub live_processes: Vec<u32>,
+    /// Testbeds kept by `fsbench testbed up`, left alone (`fsbench testbed down NAME` removes one).
+    pub kept: Vec<String>,
 }
 
 impl CleanupReport {
+    /// Add another cleanup's findings.
+    pub fn merge(&mut self, o: CleanupReport) {
+        self.removed.extend(o.removed);
+        self.already_gone.extend(o.already_gone);
+        self.not_ours.extend(o.not_ours);
+        self.failed.extend(o.failed);
+        self.live_processes.extend(o.live_processes);
+        self.kept.extend(o.kept);
+    }
+
     /// Whether nothing failed.
     pub fn is_clean(&self) -> bool {
         self.failed.is_empty()
@@ -59,6 +87,13 @@ impl fmt::Display for CleanupReport {
             let pids: Vec<String> = self.live_processes.iter().map(u32::to_string).collect();
             writeln!(f, "untouched: resources of running fsbench processes {}", pids.join(", "))?;
         }
+        if !self.kept.is_empty() {
+            writeln!(
+                f,
+                "untouched: testbeds kept by `fsbench testbed up`: {} (remove with `fsbench testbed down NAME`)",
+                self.kept.join(", ")
+            )?;
+        }
         Ok(())
     }
 }
@@ -69,60 +104,98 @@ enum Outcome {
     NotOurs(String),
 }
 
+/// Which records to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Records of processes that are gone (`fsbench testbed cleanup`); kept testbeds are left.
+    Crashed,
+    /// The kept testbed of this name (`fsbench testbed down NAME`).
+    Kept(String),
+    /// Every kept testbed (`fsbench testbed down --all`).
+    AllKept,
+}
+
+/// Names of the testbeds kept by `fsbench testbed up`, with their records.
+pub fn kept_testbeds(state: &StateDir) -> Result<Vec<(String, ProcessRecord)>> {
+    let records =
+        state.read_all().map_err(|e| TestbedError::io("reading state in", state.path(), e))?;
+    Ok(records.into_iter().filter_map(|(_, r)| r.kept.clone().map(|n| (n, r))).collect())
+}
+
 /// Clean up the records in `state` of processes that are no longer running.
 pub fn cleanup(state: &StateDir) -> Result<CleanupReport> {
+    clean(state, &Scope::Crashed)
+}
+
+/// Remove what the records chosen by `scope` name (see the module docs).
+pub fn clean(state: &StateDir, scope: &Scope) -> Result<CleanupReport> {
     let _lock =
         state.lock_for_cleanup().map_err(|e| TestbedError::io("locking", state.path(), e))?;
     let mut report = CleanupReport::default();
     let records =
         state.read_all().map_err(|e| TestbedError::io("reading state in", state.path(), e))?;
-    let mut dead: Vec<(PathBuf, ProcessRecord)> = Vec::new();
+    // What a kept record names is never touched through another record (a crash while a
+    // testbed was being kept leaves its entries in both).
+    let kept_resources: Vec<Resource> = records
+        .iter()
+        .filter(|(_, r)| r.kept.is_some())
+        .flat_map(|(_, r)| r.entries.iter().map(|e| e.resource.clone()))
+        .collect();
+    let mut chosen: Vec<(PathBuf, ProcessRecord)> = Vec::new();
     for (path, rec) in records {
-        if rec.owner.is_alive() {
-            report.live_processes.push(rec.owner.pid);
-        } else {
-            dead.push((path, rec));
+        match (&rec.kept, scope) {
+            (Some(name), Scope::Crashed) => report.kept.push(name.clone()),
+            (Some(name), Scope::Kept(want)) if name != want => {}
+            (Some(_), _) => chosen.push((path, rec)),
+            (None, Scope::Crashed) if rec.owner.is_alive() => {
+                report.live_processes.push(rec.owner.pid)
+            }
+            (None, Scope::Crashed) => chosen.push((path, rec)),
+            (None, _) => {}
         }
     }
-    // Pass 1: everything but daemons, newest first. Pass 2: daemons.
-    let mut remaining: Vec<Vec<Entry>> = Vec::new();
-    for (_, rec) in &dead {
-        let images: Vec<&Path> = rec
-            .entries
-            .iter()
-            .filter_map(|e| match &e.resource {
-                Resource::ImageFile { path } => Some(path.as_path()),
-                _ => None,
-            })
-            .collect();
+    if let Scope::Kept(name) = scope {
+        if chosen.is_empty() {
+            let names: Vec<String> = kept_testbeds(state)?.into_iter().map(|(n, _)| n).collect();
+            return Err(TestbedError::Check(format!(
+                "no kept testbed named {name:?}; kept: {}",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            )));
+        }
+    }
+    for (path, rec) in &chosen {
         let mut keep = Vec::new();
         for e in rec.entries.iter().rev() {
-            if matches!(e.resource, Resource::ZfsDaemon { .. }) {
-                keep.push(e.clone());
+            if rec.kept.is_none() && kept_resources.contains(&e.resource) {
                 continue;
             }
-            if !settle(&e.resource, remove(&e.resource, &images, state), &mut report) {
+            if let Resource::ZfsDaemon { process, pidfile } = &e.resource {
+                // Records written before the daemon had a shared record: hand the daemon over
+                // to the shared record (so it is never left unrecorded), then the shared rule
+                // below decides whether it stops.
+                if let Err(err) = zfs::adopt_daemon(state, *process, pidfile) {
+                    report.failed.push(format!("{}: {err}", e.resource));
+                    keep.push(e.clone());
+                }
+                continue;
+            }
+            if !settle(&e.resource, remove(&e.resource, rec), &mut report) {
                 keep.push(e.clone());
             }
         }
-        remaining.push(keep);
-    }
-    for keep in &mut remaining {
-        keep.retain(|e| match &e.resource {
-            Resource::ZfsDaemon { .. } => {
-                !settle(&e.resource, remove(&e.resource, &[], state), &mut report)
-            }
-            _ => true,
-        });
         keep.reverse();
-    }
-    for ((path, rec), keep) in dead.iter().zip(remaining) {
         let res = if keep.is_empty() {
-            std::fs::remove_file(path)
+            state.remove_file(path)
         } else {
-            state.write_record(path, &ProcessRecord { owner: rec.owner, entries: keep })
+            state.write_record(path, &ProcessRecord { entries: keep, ..rec.clone() })
         };
         res.map_err(|e| TestbedError::io("updating state", path, e))?;
+    }
+    // The shared zfs-fuse daemon: stopped only if fsbench started it and nobody uses it now.
+    match zfs::stop_unused_daemon(state) {
+        Ok(Some(what)) => report.removed.push(what),
+        Ok(None) => {}
+        Err(e) => report.failed.push(format!("zfs-fuse daemon: {e}")),
     }
     Ok(report)
 }
@@ -141,7 +214,40 @@ fn settle(r: &Resource, outcome: Result<Outcome>, report: &mut CleanupReport) ->
     true
 }
 
-fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
+fn recorded_dirs(rec: &ProcessRecord) -> Vec<&Path> {
+    rec.entries
+        .iter()
+        .filter_map(|e| match &e.resource {
+            Resource::Directory { path } => Some(path.as_path()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn recorded_images(rec: &ProcessRecord) -> Vec<&Path> {
+    rec.entries
+        .iter()
+        .filter_map(|e| match &e.resource {
+            Resource::ImageFile { path } => Some(path.as_path()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The parent directory (opened, checked as only root can change it) and the file name.
+fn trusted_parent(path: &Path) -> std::result::Result<(std::os::fd::OwnedFd, &OsStr), String> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err("not a path fsbench makes".into());
+    };
+    match secure::open_trusted_dir(parent, false) {
+        Ok(fd) => Ok((fd, name)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
+    let images = recorded_images(rec);
+    let dirs = recorded_dirs(rec);
     match r {
         Resource::TracingInstance { path } => {
             let ok = [
@@ -158,44 +264,22 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
                 .map_err(|e| TestbedError::io("removing tracing instance", path, e))?;
             Ok(if removed { Outcome::Removed } else { Outcome::Gone })
         }
-        Resource::ZfsDaemon { process, pidfile } => {
-            let process = process.or_else(|| {
-                std::fs::read_to_string(pidfile)
-                    .ok()
-                    .and_then(|s| s.trim().parse().ok())
-                    .and_then(ProcessId::of)
-            });
-            let outcome = match process {
-                None => Outcome::Gone,
-                Some(p) if !p.is_alive() => Outcome::Gone,
-                Some(p) if p.comm().as_deref() != Some("zfs-fuse") => {
-                    Outcome::NotOurs(format!("pid {} is not zfs-fuse", p.pid))
-                }
-                Some(p) => {
-                    let pools = zfs::imported_pools()?;
-                    if !pools.is_empty() {
-                        Outcome::NotOurs(format!(
-                            "left running: pools {} are imported",
-                            pools.join(", ")
-                        ))
-                    } else if zfs::stop_daemon(&p) {
-                        Outcome::Removed
-                    } else {
-                        return Err(TestbedError::Check(format!(
-                            "zfs-fuse pid {} did not stop",
-                            p.pid
-                        )));
-                    }
-                }
-            };
-            if pidfile.parent() == Some(state.path()) {
-                let _ = std::fs::remove_file(pidfile);
-            }
-            Ok(outcome)
-        }
+        Resource::ZfsDaemon { .. } => Ok(Outcome::NotOurs("handled by the shared record".into())),
         Resource::ZfsPool { name } => {
             if !name.starts_with(zfs::POOL_PREFIX) {
                 return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));
+            }
+            // Its devices must be the links in a directory of the same record.
+            let Some(vdevs) = zfs::pool_vdevs(name)? else {
+                return Ok(Outcome::Gone);
+            };
+            if vdevs.is_empty()
+                || !vdevs.iter().all(|v| v.parent().is_some_and(|p| dirs.contains(&p)))
+            {
+                return Ok(Outcome::NotOurs(format!(
+                    "its devices ({}) are not in a directory of the same record",
+                    vdevs.iter().map(|v| v.display().to_string()).collect::<Vec<_>>().join(", ")
+                )));
             }
             Ok(if zfs::destroy_verified(name)? { Outcome::Removed } else { Outcome::Gone })
         }
@@ -205,6 +289,11 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
             let Some(m) = mountinfo::find(&entries, mountpoint) else {
                 return Ok(Outcome::Gone);
             };
+            if !dirs.contains(&mountpoint.as_path()) {
+                return Ok(Outcome::NotOurs(
+                    "the mount point is not a directory of the same record".into(),
+                ));
+            }
             if &m.fstype != fstype {
                 return Ok(Outcome::NotOurs(format!(
                     "{} is now {} on {}",
@@ -244,29 +333,57 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
             Ok(if any { Outcome::Removed } else { Outcome::Gone })
         }
         Resource::ImageFile { path } => {
-            let md = match std::fs::symlink_metadata(path) {
-                Ok(md) => md,
+            if path.extension().and_then(|e| e.to_str()) != Some("img")
+                || !path.parent().is_some_and(|p| dirs.contains(&p))
+            {
+                return Ok(Outcome::NotOurs(
+                    "not a .img file inside a directory of the same record".into(),
+                ));
+            }
+            let (dir, name) = match trusted_parent(path) {
+                Ok(x) => x,
+                Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(Outcome::Gone),
+                Err(why) => return Ok(Outcome::NotOurs(why)),
+            };
+            let st = match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
                 Err(_) => return Ok(Outcome::Gone),
             };
-            if !md.is_file() || path.extension().and_then(|e| e.to_str()) != Some("img") {
-                return Ok(Outcome::NotOurs("not a regular .img file".into()));
+            if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
+            {
+                return Ok(Outcome::NotOurs("not a regular file".into()));
             }
             if !loopdev::find_by_backing(path).is_empty() {
                 return Err(TestbedError::Check("still attached to a loop device".into()));
             }
-            std::fs::remove_file(path).map_err(|e| TestbedError::io("removing image", path, e))?;
+            secure::unlink(dir.as_fd(), &name.to_string_lossy())
+                .map_err(|e| TestbedError::io("removing image", path, e))?;
             Ok(Outcome::Removed)
         }
         Resource::Directory { path } => {
-            if !path.exists() {
+            if std::fs::symlink_metadata(path).is_err() {
                 return Ok(Outcome::Gone);
             }
             if mountinfo::is_mounted(path) {
                 return Err(TestbedError::Check("still a mount point".into()));
             }
-            super::image::remove_owned_dir(path)
+            let (dir, name) = match trusted_parent(path) {
+                Ok(x) => x,
+                Err(why) => return Ok(Outcome::NotOurs(why)),
+            };
+            super::image::remove_owned_dir_at(dir.as_fd(), name)
                 .map_err(|e| TestbedError::io("removing directory", path, e))?;
             Ok(Outcome::Removed)
+        }
+        Resource::Workspace { path, dev, ino } => {
+            use crate::engine::workspace::{remove_leftover, Leftover};
+            match remove_leftover(path, dev.zip(*ino))
+                .map_err(|e| TestbedError::io("removing work directory", path, e))?
+            {
+                Leftover::Removed => Ok(Outcome::Removed),
+                Leftover::Gone => Ok(Outcome::Gone),
+                Leftover::NotOurs(why) => Ok(Outcome::NotOurs(why)),
+            }
         }
     }
 }
@@ -274,6 +391,7 @@ fn remove(r: &Resource, images: &[&Path], state: &StateDir) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::{Entry, ProcessId};
 
     #[test]
     fn dead_record_is_cleaned_and_live_one_untouched() {
@@ -287,6 +405,7 @@ mod tests {
         let foreign = tmp.path().join("user.txt");
         std::fs::write(&foreign, b"keep").unwrap();
         let dead = ProcessRecord {
+            kept: None,
             // pid 1's start time is never 1 tick after boot: treated as gone.
             owner: ProcessId { pid: 1, start_ticks: u64::MAX },
             entries: vec![
@@ -310,7 +429,6 @@ mod tests {
                 },
             ],
         };
-        std::fs::create_dir_all(sd.path()).unwrap();
         let dead_file = sd.path().join("1.json");
         sd.write_record(&dead_file, &dead).unwrap();
         let live = sd.record(Resource::ZfsPool { name: "fsbench_live".into() }).unwrap();

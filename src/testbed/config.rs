@@ -352,6 +352,8 @@ impl FsConfig {
         if !explicit_label {
             cfg.label = s.to_string();
         }
+        // The label is shown on the terminal: no raw control characters.
+        cfg.label = crate::workload::limits::escape_controls(&cfg.label);
         Ok(cfg)
     }
 
@@ -486,6 +488,14 @@ impl TryFrom<RawFsConfig> for FsConfig {
                     if !ok {
                         return Err(ConfigError::Invalid(format!(
                             "`{k}` is not a zfs property name"
+                        )));
+                    }
+                    // fsbench mounts the pool in its own work directory and removes it from
+                    // there: a property that moves or hides the mount would send the benchmark,
+                    // and zfs's directory creation, elsewhere.
+                    if ["mountpoint", "canmount", "readonly", "rdonly"].contains(&k.as_str()) {
+                        return Err(ConfigError::Invalid(format!(
+                            "zfs property `{k}` is fsbench's to set (the pool is mounted in its work directory); remove it"
                         )));
                     }
                 }
@@ -628,6 +638,12 @@ mod tests {
     fn colon_inside_a_value_is_kept() {
         let c = FsConfig::parse("ext4:mount=context=system_u:object_r:tmp_t:s0").unwrap();
         assert_eq!(c.mount_opts, ["context=system_u:object_r:tmp_t:s0"]);
+    }
+
+    #[test]
+    fn control_characters_in_labels_are_escaped() {
+        let c = FsConfig::parse("ext4:label=a\u{1b}[2Jb").unwrap();
+        assert_eq!(c.label, "a\\u{1b}[2Jb");
     }
 
     #[test]

@@ -90,6 +90,17 @@ pub enum TestbedError {
         #[source]
         source: std::io::Error,
     },
+    /// A tool refused options the user gave (mkfs, mount or zfs options): bad input, exit 2.
+    #[error("{step} refused the options given ({options}): {source}")]
+    Rejected {
+        /// What fsbench was doing.
+        step: String,
+        /// The user's options.
+        options: String,
+        /// The failed command, with its stderr.
+        #[source]
+        source: Box<TestbedError>,
+    },
     /// A check of the system's state failed (something is not what fsbench created or expected).
     #[error("{0}")]
     Check(String),
@@ -99,6 +110,19 @@ pub enum TestbedError {
 }
 
 impl TestbedError {
+    /// Whether the error is about what the user asked for (options, sizes, a device), so nothing
+    /// was run and the exit code is 2.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            TestbedError::Config(_)
+                | TestbedError::HostSpace { .. }
+                | TestbedError::TooSmall { .. }
+                | TestbedError::DeviceRefused { .. }
+                | TestbedError::Rejected { .. }
+        )
+    }
+
     /// Wrap a failed command with the step it belonged to.
     pub fn cmd(step: impl Into<String>, source: CmdError) -> TestbedError {
         TestbedError::Cmd { step: step.into(), source }

@@ -1,9 +1,11 @@
 //! Files on the host: the testbed's directory and its sparse image files.
 
 use super::error::{Result, TestbedError};
-use super::state::{RecordId, Resource, StateDir};
+use super::state::{Resource, StateDir};
+use crate::state::{Guard, Recorded, Release};
 use std::fs;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 /// Bytes available to root on the filesystem holding `dir` (`statvfs`: `f_bavail * f_frsize`;
@@ -28,117 +30,101 @@ pub fn check_space(dir: &Path, needed_bytes: u64) -> Result<()> {
 }
 
 /// A directory fsbench created; removed on teardown (only if empty but for symlinks fsbench made).
+pub type WorkDir = Guard<Dir>;
+
+/// What a [`WorkDir`] owns.
 #[derive(Debug)]
-pub struct WorkDir {
+pub struct Dir {
     path: PathBuf,
-    state: StateDir,
-    rec: Option<RecordId>,
 }
 
-impl WorkDir {
+impl Dir {
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Release for Dir {
+    type Error = TestbedError;
+    fn release(&mut self) -> Result<()> {
+        remove_owned_dir(&self.path)
+            .map_err(|e| TestbedError::io("removing directory", &self.path, e))
+    }
+    fn state_error(dir: &Path, e: io::Error) -> TestbedError {
+        TestbedError::io("updating state in", dir, e)
+    }
+}
+
+impl Guard<Dir> {
     /// Create `path` (its parents may exist or be created; only `path` itself is owned).
     pub fn create(path: &Path, state: &StateDir) -> Result<WorkDir> {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| TestbedError::io("creating", parent, e))?;
         }
-        let rec = state
-            .record(Resource::Directory { path: path.to_path_buf() })
+        let rec = Recorded::new(state, Resource::Directory { path: path.to_path_buf() })
             .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
-        let mut guard = WorkDir { path: path.to_path_buf(), state: state.clone(), rec: Some(rec) };
         if let Err(e) = fs::create_dir(path) {
             // Not ours: forget it without removing anything.
-            if let Some(rec) = guard.rec.take() {
-                let _ = guard.state.forget(&rec);
-            }
+            let _ = rec.forget();
             return Err(TestbedError::io("creating directory", path, e));
         }
-        Ok(guard)
-    }
-
-    /// The directory.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Remove the directory and forget its record.
-    pub fn teardown(mut self) -> Result<()> {
-        self.down()
-    }
-
-    fn down(&mut self) -> Result<()> {
-        let Some(rec) = self.rec.take() else {
-            return Ok(());
-        };
-        remove_owned_dir(&self.path)
-            .map_err(|e| TestbedError::io("removing directory", &self.path, e))?;
-        self.state
-            .forget(&rec)
-            .map_err(|e| TestbedError::io("updating state in", self.state.path(), e))
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if let Err(e) = self.down() {
-            eprintln!("fsbench: {e}");
-        }
+        Ok(Guard::new(Dir { path: path.to_path_buf() }, rec))
     }
 }
 
 /// Remove a directory that fsbench created: its symlinks first (never followed), then the
 /// directory itself. Anything else inside makes this fail, so nothing unexpected is deleted.
 pub fn remove_owned_dir(path: &Path) -> io::Result<()> {
-    let rd = match fs::read_dir(path) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a directory path"));
     };
-    for ent in rd {
-        let ent = ent?;
-        if ent.file_type()?.is_symlink() {
-            fs::remove_file(ent.path())?;
+    let dir = match rustix::fs::open(
+        parent,
+        rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) {
+        Ok(d) => d,
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    remove_owned_dir_at(dir.as_fd(), name)
+}
+
+/// [`remove_owned_dir`] for `name` in the open directory `parent`: no link is followed, the
+/// directory itself included.
+pub fn remove_owned_dir_at(parent: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io::Result<()> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    let fd = match rustix::fs::openat(
+        parent,
+        name,
+        OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    for (n, ft) in crate::state::secure::list(fd.as_fd())? {
+        if ft == FileType::Symlink {
+            rustix::fs::unlinkat(&fd, n.as_str(), AtFlags::empty())?;
         }
     }
-    fs::remove_dir(path)
+    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)?;
+    Ok(())
 }
 
 /// A sparse image file; deleted on teardown.
+pub type ImageFile = Guard<Image>;
+
+/// What an [`ImageFile`] owns.
 #[derive(Debug)]
-pub struct ImageFile {
+pub struct Image {
     path: PathBuf,
     size_bytes: u64,
-    state: StateDir,
-    rec: Option<RecordId>,
 }
 
-impl ImageFile {
-    /// Create a new sparse file of `size_bytes` at `path` (which must not exist).
-    pub fn create(path: &Path, size_bytes: u64, state: &StateDir) -> Result<ImageFile> {
-        let rec = state
-            .record(Resource::ImageFile { path: path.to_path_buf() })
-            .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
-        let mut guard = ImageFile {
-            path: path.to_path_buf(),
-            size_bytes,
-            state: state.clone(),
-            rec: Some(rec),
-        };
-        let made = fs::File::create_new(path).map_err(|e| (e, false)).and_then(|f| {
-            // set_len extends without writing: the file stays sparse.
-            f.set_len(size_bytes).map_err(|e| (e, true))
-        });
-        if let Err((e, created)) = made {
-            if !created {
-                // Someone else's file: forget it, delete nothing.
-                if let Some(rec) = guard.rec.take() {
-                    let _ = guard.state.forget(&rec);
-                }
-            }
-            return Err(TestbedError::io("creating image", path, e));
-        }
-        Ok(guard)
-    }
-
+impl Image {
     /// The image's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -148,33 +134,40 @@ impl ImageFile {
     pub fn size_bytes(&self) -> u64 {
         self.size_bytes
     }
+}
 
-    /// Delete the image and forget its record.
-    pub fn teardown(mut self) -> Result<()> {
-        self.down()
-    }
-
-    fn down(&mut self) -> Result<()> {
-        let Some(rec) = self.rec.take() else {
-            return Ok(());
-        };
+impl Release for Image {
+    type Error = TestbedError;
+    fn release(&mut self) -> Result<()> {
         match fs::remove_file(&self.path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                return Err(TestbedError::io("removing image", &self.path, e))
+                Err(TestbedError::io("removing image", &self.path, e))
             }
-            _ => {}
+            _ => Ok(()),
         }
-        self.state
-            .forget(&rec)
-            .map_err(|e| TestbedError::io("updating state in", self.state.path(), e))
+    }
+    fn state_error(dir: &Path, e: io::Error) -> TestbedError {
+        TestbedError::io("updating state in", dir, e)
     }
 }
 
-impl Drop for ImageFile {
-    fn drop(&mut self) {
-        if let Err(e) = self.down() {
-            eprintln!("fsbench: {e}");
-        }
+impl Guard<Image> {
+    /// Create a new sparse file of `size_bytes` at `path` (which must not exist).
+    pub fn create(path: &Path, size_bytes: u64, state: &StateDir) -> Result<ImageFile> {
+        let rec = Recorded::new(state, Resource::ImageFile { path: path.to_path_buf() })
+            .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
+        let f = match fs::File::create_new(path) {
+            Ok(f) => f,
+            Err(e) => {
+                // Someone else's file: forget it, delete nothing.
+                let _ = rec.forget();
+                return Err(TestbedError::io("creating image", path, e));
+            }
+        };
+        let guard = Guard::new(Image { path: path.to_path_buf(), size_bytes }, rec);
+        // set_len extends without writing: the file stays sparse. On failure the guard deletes it.
+        f.set_len(size_bytes).map_err(|e| TestbedError::io("creating image", path, e))?;
+        Ok(guard)
     }
 }
 

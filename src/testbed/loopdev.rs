@@ -6,26 +6,40 @@
 //! Every detach first checks `/sys/block/loopN/loop/backing_file` names an image fsbench made.
 
 use super::error::{Result, TestbedError};
-use super::state::{RecordId, Resource, StateDir};
+use super::state::{Resource, StateDir};
+use crate::state::{Guard, Recorded, Release};
 use crate::sys::cmd::{Cmd, CmdError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// An attached loop device; detached on teardown.
+pub type LoopDevice = Guard<Loop>;
+
+/// What a [`LoopDevice`] owns.
 #[derive(Debug)]
-pub struct LoopDevice {
+pub struct Loop {
     device: PathBuf,
     backing: PathBuf,
-    state: StateDir,
-    rec: Option<RecordId>,
 }
 
-impl LoopDevice {
+impl Release for Loop {
+    type Error = TestbedError;
+    fn release(&mut self) -> Result<()> {
+        detach_verified(&self.device, &self.backing).map(drop)
+    }
+    fn state_error(dir: &Path, e: std::io::Error) -> TestbedError {
+        TestbedError::io("updating state in", dir, e)
+    }
+}
+
+impl Guard<Loop> {
     /// `losetup --find --show --direct-io=on IMAGE`, recorded before and after.
     pub fn attach(image: &Path, state: &StateDir) -> Result<LoopDevice> {
-        let rec = state
-            .record(Resource::LoopDevice { device: None, backing_file: image.to_path_buf() })
-            .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
+        let rec = Recorded::new(
+            state,
+            Resource::LoopDevice { device: None, backing_file: image.to_path_buf() },
+        )
+        .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         let out = Cmd::new("losetup")
             .args(["--find", "--show", "--direct-io=on"])
             .arg(image)
@@ -38,7 +52,7 @@ impl LoopDevice {
                 for dev in find_by_backing(image) {
                     let _ = detach_verified(&dev, image);
                 }
-                let _ = state.forget(&rec);
+                let _ = rec.forget();
                 return Err(match &e {
                     CmdError::Failed { stderr, .. } if stderr.contains("free loop device") => {
                         TestbedError::NoLoopDevice { detail: stderr.trim().to_string() }
@@ -48,26 +62,17 @@ impl LoopDevice {
             }
         };
         let device = PathBuf::from(out.trim());
-        let guard = LoopDevice {
-            device: device.clone(),
-            backing: image.to_path_buf(),
-            state: state.clone(),
-            rec: Some(rec),
-        };
-        if let Some(r) = &guard.rec {
-            state
-                .update(
-                    r,
-                    Resource::LoopDevice {
-                        device: Some(device),
-                        backing_file: image.to_path_buf(),
-                    },
-                )
-                .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
-        }
+        let update = rec.update(Resource::LoopDevice {
+            device: Some(device.clone()),
+            backing_file: image.to_path_buf(),
+        });
+        let guard = Guard::new(Loop { device, backing: image.to_path_buf() }, rec);
+        update.map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         Ok(guard)
     }
+}
 
+impl Loop {
     /// `/dev/loopN`.
     pub fn device(&self) -> &Path {
         &self.device
@@ -83,29 +88,6 @@ impl LoopDevice {
         std::fs::read_to_string(format!("/sys/block/{}/loop/dio", self.kernel_name()))
             .map(|s| s.trim() == "1")
             .unwrap_or(false)
-    }
-
-    /// Detach and forget the record.
-    pub fn teardown(mut self) -> Result<()> {
-        self.down()
-    }
-
-    fn down(&mut self) -> Result<()> {
-        let Some(rec) = self.rec.take() else {
-            return Ok(());
-        };
-        detach_verified(&self.device, &self.backing)?;
-        self.state
-            .forget(&rec)
-            .map_err(|e| TestbedError::io("updating state in", self.state.path(), e))
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        if let Err(e) = self.down() {
-            eprintln!("fsbench: {e}");
-        }
     }
 }
 

@@ -27,12 +27,15 @@ pub mod evict;
 pub mod image;
 pub mod loopdev;
 pub mod mount;
-pub mod mountinfo;
+/// See [`crate::sys::mountinfo`] (the one parser).
+pub use crate::sys::mountinfo;
 pub mod preflight;
-pub mod process;
-pub mod state;
 pub mod zfs;
 
+/// The state records (a library part of its own, [`crate::state`]; re-exported here).
+pub use crate::state::process;
+/// See [`crate::state::record`].
+pub use crate::state::record as state;
 pub use cleanup::CleanupReport;
 pub use config::{ConfigError, FsConfig, FsKind, ZfsLayout, ZfsOpts};
 pub use device::{validate_real_device, Refusal};
@@ -91,7 +94,7 @@ impl Default for TestbedOptions {
 
 /// One created resource, owned; dropped (torn down) in reverse creation order.
 #[derive(Debug)]
-enum Guard {
+enum Owned {
     Dir(WorkDir),
     Image(ImageFile),
     Loop(LoopDevice),
@@ -100,15 +103,31 @@ enum Guard {
     Pool(ZfsPool),
 }
 
-impl Guard {
+impl Owned {
     fn teardown(self) -> Result<()> {
         match self {
-            Guard::Dir(g) => g.teardown(),
-            Guard::Image(g) => g.teardown(),
-            Guard::Loop(g) => g.teardown(),
-            Guard::Mount(g) => g.teardown(),
-            Guard::Daemon(g) => g.release(),
-            Guard::Pool(g) => g.teardown(),
+            Owned::Dir(g) => g.teardown(),
+            Owned::Image(g) => g.teardown(),
+            Owned::Loop(g) => g.teardown(),
+            Owned::Mount(g) => g.teardown(),
+            Owned::Daemon(g) => g.release(),
+            Owned::Pool(g) => g.teardown(),
+        }
+    }
+
+    /// Leave the resource in place; its record's handle (the daemon has none: it is shared and
+    /// stays while an imported pool uses it).
+    fn keep(self) -> Option<crate::state::RecordId> {
+        match self {
+            Owned::Dir(g) => g.keep(),
+            Owned::Image(g) => g.keep(),
+            Owned::Loop(g) => g.keep(),
+            Owned::Mount(g) => g.keep(),
+            Owned::Daemon(g) => {
+                std::mem::forget(g);
+                None
+            }
+            Owned::Pool(g) => g.keep(),
         }
     }
 }
@@ -122,7 +141,9 @@ pub struct Testbed {
     block_devices: Vec<String>,
     env: Option<TestbedEnv>,
     cache: Box<dyn CacheControl>,
-    guards: Vec<Guard>,
+    guards: Vec<Owned>,
+    state: StateDir,
+    name: String,
 }
 
 impl std::fmt::Debug for Testbed {
@@ -158,6 +179,11 @@ impl Testbed {
             .map_err(|e| TestbedError::io("creating workdir", &opts.workdir, e))?;
         let workdir = std::fs::canonicalize(&opts.workdir)
             .map_err(|e| TestbedError::io("resolving workdir", &opts.workdir, e))?;
+        // Images and mount points go here, and cleanup deletes by path: nobody but root may be
+        // able to rename or plant anything in it (a /var/tmp/fsbench made first by another user
+        // is refused, not trusted).
+        crate::state::secure::open_trusted_dir(&workdir, false)
+            .map_err(|e| TestbedError::io("checking workdir", &workdir, e))?;
         if config.kind.needs_devices() && real.is_none() {
             image::check_space(&workdir, opts.size_bytes.saturating_mul(config.devices as u64))?;
         }
@@ -170,6 +196,8 @@ impl Testbed {
             env: None,
             cache: Box::new(evict::TmpfsCache),
             guards: Vec::new(),
+            state: state.clone(),
+            name: format!("tb-{}-{seq}", std::process::id()),
         };
         // On any error below, dropping `tb` tears down what exists so far.
         tb.build(&workdir, seq, real, opts, &state)?;
@@ -188,10 +216,10 @@ impl Testbed {
         let pid = std::process::id();
         let dir = WorkDir::create(&workdir.join(format!("tb-{pid}-{seq}")), state)?;
         let base = dir.path().to_path_buf();
-        self.guards.push(Guard::Dir(dir));
+        self.guards.push(Owned::Dir(dir));
         let mnt = WorkDir::create(&base.join("mnt"), state)?;
         self.mountpoint = mnt.path().to_path_buf();
-        self.guards.push(Guard::Dir(mnt));
+        self.guards.push(Owned::Dir(mnt));
 
         // Block devices.
         let mut devices: Vec<PathBuf> = Vec::new();
@@ -213,11 +241,11 @@ impl Testbed {
                 let img =
                     ImageFile::create(&base.join(format!("dev{i}.img")), opts.size_bytes, state)?;
                 let path = img.path().to_path_buf();
-                self.guards.push(Guard::Image(img));
+                self.guards.push(Owned::Image(img));
                 let lo = LoopDevice::attach(&path, state)?;
                 direct_io &= lo.direct_io();
                 devices.push(lo.device().to_path_buf());
-                self.guards.push(Guard::Loop(lo));
+                self.guards.push(Owned::Loop(lo));
             }
             device_size_bytes = opts.size_bytes;
             let names: Vec<String> = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
@@ -250,14 +278,15 @@ impl Testbed {
                     opts.size_bytes,
                     cfg.mount_opts_joined().as_deref(),
                     state,
-                )?;
-                self.guards.push(Guard::Mount(m));
+                )
+                .map_err(|e| rejected("mount", &cfg.mount_opts, e))?;
+                self.guards.push(Owned::Mount(m));
                 self.cache = Box::new(evict::TmpfsCache);
             }
             FsKind::Zfs => {
                 let zdevs = WorkDir::create(&base.join("zdevs"), state)?;
                 let devdir = zdevs.path().to_path_buf();
-                self.guards.push(Guard::Dir(zdevs));
+                self.guards.push(Owned::Dir(zdevs));
                 let mut vdevs = Vec::new();
                 for (i, d) in devices.iter().enumerate() {
                     let link = devdir.join(format!("dev{i}"));
@@ -265,7 +294,7 @@ impl Testbed {
                         .map_err(|e| TestbedError::io("linking", &link, e))?;
                     vdevs.push(link);
                 }
-                self.guards.push(Guard::Daemon(ZfsDaemon::ensure(state)?));
+                self.guards.push(Owned::Daemon(ZfsDaemon::ensure(state)?));
                 let name = format!("{}{pid}_{seq}", zfs::POOL_PREFIX);
                 mkfs_cmdline = Some(
                     zfs::create_command(&name, cfg.zfs.layout, &vdevs, &self.mountpoint).cmdline(),
@@ -284,15 +313,29 @@ impl Testbed {
                     &self.mountpoint,
                     &cfg.zfs.properties,
                     state,
-                )?;
-                self.guards.push(Guard::Pool(pool));
+                )
+                .map_err(|e| match &e {
+                    TestbedError::Cmd { step, .. } if step.starts_with("setting zfs property") => {
+                        let props: Vec<String> =
+                            cfg.zfs.properties.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        rejected("zfs set", &props, e)
+                    }
+                    _ => e,
+                })?;
+                self.guards.push(Owned::Pool(pool));
                 self.cache = Box::new(evict::ZfsCache { pool: name.clone(), devdir });
                 pool_name = Some(name);
             }
             _ => {
                 let cmd = mkfs_command(&cfg, &devices);
                 mkfs_cmdline = Some(cmd.cmdline());
-                cmd.run().map_err(|e| TestbedError::cmd(format!("mkfs for {}", cfg.label), e))?;
+                cmd.run().map_err(|e| {
+                    rejected(
+                        "mkfs",
+                        &cfg.mkfs_opts,
+                        TestbedError::cmd(format!("mkfs for {}", cfg.label), e),
+                    )
+                })?;
                 let mut options = cfg.mount_opts.clone();
                 if devices.len() > 1 {
                     // No udev here to register btrfs members: name them all.
@@ -304,8 +347,9 @@ impl Testbed {
                     fstype: cfg.kind.name().to_string(),
                     options: (!options.is_empty()).then(|| options.join(",")),
                 };
-                let m = Mount::create(spec.clone(), state)?;
-                self.guards.push(Guard::Mount(m));
+                let m = Mount::create(spec.clone(), state)
+                    .map_err(|e| rejected("mount", &cfg.mount_opts, e))?;
+                self.guards.push(Owned::Mount(m));
                 self.cache = Box::new(evict::KernelFsCache {
                     remount: opts.remount_to_evict.then_some(spec),
                 });
@@ -322,6 +366,18 @@ impl Testbed {
                 cfg.label
             ))
         })?;
+        let (mut backing, mut device_size_bytes) = (backing, device_size_bytes);
+        if cfg.kind == FsKind::Tmpfs {
+            // The size in effect, from the mounted filesystem: a user's `mount=size=...` wins
+            // over --size, and the record must say what was measured.
+            if let Ok(st) = rustix::fs::statvfs(&self.mountpoint) {
+                device_size_bytes = st.f_blocks.saturating_mul(st.f_frsize);
+                backing = format!(
+                    "memory (tmpfs of {})",
+                    crate::workload::size::fmt_bytes(device_size_bytes)
+                );
+            }
+        }
         let zfs_properties = match &pool_name {
             Some(p) => {
                 let mut names: Vec<String> =
@@ -410,12 +466,36 @@ impl Testbed {
     }
 
     /// Leave the testbed up after this process exits (`fsbench testbed up`): the guards are
-    /// released without teardown, and the state records stay, so `fsbench testbed down` (or
-    /// `cleanup`) removes everything later. Returns the mount point.
-    pub fn keep(mut self) -> PathBuf {
-        let guards = std::mem::take(&mut self.guards);
-        std::mem::forget(guards);
-        self.mountpoint.clone()
+    /// released without teardown and the records move to a kept record named [`Testbed::name`],
+    /// which `fsbench testbed down NAME` removes (and `cleanup` leaves alone). Returns the
+    /// mount point. If the records cannot be moved, the testbed is torn down and that is the
+    /// error.
+    pub fn keep(mut self) -> Result<PathBuf, TestbedError> {
+        let ids: Vec<_> = self
+            .guards
+            .iter()
+            .filter_map(|g| match g {
+                Owned::Dir(g) => g.record_id().cloned(),
+                Owned::Image(g) => g.record_id().cloned(),
+                Owned::Loop(g) => g.record_id().cloned(),
+                Owned::Mount(g) => g.record_id().cloned(),
+                Owned::Pool(g) => g.record_id().cloned(),
+                Owned::Daemon(_) => None,
+            })
+            .collect();
+        self.state
+            .keep(&ids, &self.name)
+            .map_err(|e| TestbedError::io("recording the kept testbed in", self.state.path(), e))?;
+        for g in std::mem::take(&mut self.guards) {
+            let _ = g.keep();
+        }
+        Ok(self.mountpoint.clone())
+    }
+
+    /// The testbed's name (`tb-PID-N`, the name of its directory; a kept testbed is removed by
+    /// this name).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// [`Testbed::down`], consuming the testbed.
@@ -429,6 +509,22 @@ impl Drop for Testbed {
         if let Err(e) = self.down() {
             eprintln!("fsbench: tearing down testbed {}: {e}", self.config.label);
         }
+    }
+}
+
+/// A failed step that had user-given options: the options are the likely cause (bad input),
+/// unless the step failed because of Ctrl-C.
+fn rejected(step: &str, options: &[String], e: TestbedError) -> TestbedError {
+    if options.is_empty()
+        || crate::sys::signals::interrupted()
+        || !matches!(e, TestbedError::Cmd { source: crate::sys::cmd::CmdError::Failed { .. }, .. })
+    {
+        return e;
+    }
+    TestbedError::Rejected {
+        step: step.to_string(),
+        options: options.join(" "),
+        source: Box::new(e),
     }
 }
 
@@ -466,9 +562,27 @@ pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
     cmd.args(&cfg.mkfs_opts).args(devices)
 }
 
-/// Remove what crashed fsbench processes left (records in [`default_state_dir`]).
+/// Remove what crashed fsbench processes left (records in [`default_state_dir`]); kept
+/// testbeds and live processes' resources are left alone.
 pub fn cleanup_leftovers() -> Result<CleanupReport, TestbedError> {
-    cleanup::cleanup(&StateDir::default())
+    let mut report = cleanup::cleanup(&StateDir::default())?;
+    // Records of fsbench 0.1, if root alone could have written them (else they are left, and
+    // said so: acting on records another user could forge is what this version stopped).
+    let legacy = StateDir::legacy();
+    if std::env::var_os(crate::state::STATE_DIR_ENV).is_none() && legacy.path().exists() {
+        match cleanup::cleanup(&legacy) {
+            Ok(r) => report.merge(r),
+            Err(e) => report
+                .not_ours
+                .push(format!("records of fsbench 0.1 in {}: {e}", legacy.path().display())),
+        }
+    }
+    Ok(report)
+}
+
+/// Remove kept testbeds (`fsbench testbed down NAME` or `--all`).
+pub fn down_kept(scope: &cleanup::Scope) -> Result<CleanupReport, TestbedError> {
+    cleanup::clean(&StateDir::default(), scope)
 }
 
 /// [`cleanup_leftovers`] for another state directory.

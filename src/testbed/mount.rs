@@ -2,7 +2,8 @@
 
 use super::error::{Result, TestbedError};
 use super::mountinfo;
-use super::state::{RecordId, Resource, StateDir};
+use super::state::{Resource, StateDir};
+use crate::state::{Guard, Recorded, Release};
 use crate::sys::cmd::{Cmd, CmdError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -60,29 +61,49 @@ pub fn umount(target: &Path) -> Result<()> {
 }
 
 /// A mount fsbench made; unmounted on teardown.
+pub type Mount = Guard<Mounted>;
+
+/// What a [`Mount`] owns.
 #[derive(Debug)]
-pub struct Mount {
+pub struct Mounted {
     spec: MountSpec,
-    state: StateDir,
-    rec: Option<RecordId>,
 }
 
-impl Mount {
+impl Mounted {
+    /// What was mounted.
+    pub fn spec(&self) -> &MountSpec {
+        &self.spec
+    }
+}
+
+impl Release for Mounted {
+    type Error = TestbedError;
+    fn release(&mut self) -> Result<()> {
+        umount(&self.spec.target)
+    }
+    fn state_error(dir: &Path, e: std::io::Error) -> TestbedError {
+        TestbedError::io("updating state in", dir, e)
+    }
+}
+
+impl Guard<Mounted> {
     /// Record, then mount `spec`.
     pub fn create(spec: MountSpec, state: &StateDir) -> Result<Mount> {
-        let rec = state
-            .record(Resource::Mount {
+        let rec = Recorded::new(
+            state,
+            Resource::Mount {
                 mountpoint: spec.target.clone(),
                 source: spec.source.clone(),
                 fstype: spec.fstype.clone(),
-            })
-            .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
+            },
+        )
+        .map_err(|e| TestbedError::io("recording state in", state.path(), e))?;
         if let Err(e) = spec.mount() {
             // mount(8) failing leaves nothing mounted (it is one mount(2) call).
-            let _ = state.forget(&rec);
+            let _ = rec.forget();
             return Err(e);
         }
-        Ok(Mount { spec, state: state.clone(), rec: Some(rec) })
+        Ok(Guard::new(Mounted { spec }, rec))
     }
 
     /// A tmpfs of `size_bytes` at `target`, with extra options.
@@ -104,34 +125,6 @@ impl Mount {
             options: Some(opts),
         };
         Mount::create(spec, state)
-    }
-
-    /// What was mounted.
-    pub fn spec(&self) -> &MountSpec {
-        &self.spec
-    }
-
-    /// Unmount and forget the record.
-    pub fn teardown(mut self) -> Result<()> {
-        self.down()
-    }
-
-    fn down(&mut self) -> Result<()> {
-        let Some(rec) = self.rec.take() else {
-            return Ok(());
-        };
-        umount(&self.spec.target)?;
-        self.state
-            .forget(&rec)
-            .map_err(|e| TestbedError::io("updating state in", self.state.path(), e))
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        if let Err(e) = self.down() {
-            eprintln!("fsbench: {e}");
-        }
     }
 }
 

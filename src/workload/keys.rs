@@ -233,7 +233,7 @@ pub const FILESET_COUNT: Key = with_bounds(
 
 /// Every key, in document order.
 pub const KEYS: &[Key] = &[
-    key(Test, "id", Str, "short id, used by `--test`; required"),
+    key(Test, "id", Str, "short id, used by `--test`: 1-64 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`; required"),
     key(Test, "name", Str, "short name shown in tables; required"),
     with_default(key(Test, "description", Str, "what the test does, in words"), "\"\""),
     THREADS,

@@ -2,6 +2,7 @@
 //! tests ([`model`]), size scaling ([`scale`]) and the suites embedded in the binary ([`suites`]).
 
 pub mod keys;
+pub mod limits;
 pub mod model;
 pub mod scale;
 pub mod size;
@@ -77,7 +78,7 @@ pub fn load(source: &SuiteSource, ctx: &ResolveCtx) -> Result<Suite, WorkloadErr
             (s.toml.to_string(), format!("suite {name}"))
         }
         SuiteSource::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Read {
+            let text = limits::read_regular(path).map_err(|source| WorkloadError::Read {
                 path: path.display().to_string(),
                 source,
             })?;
@@ -85,7 +86,9 @@ pub fn load(source: &SuiteSource, ctx: &ResolveCtx) -> Result<Suite, WorkloadErr
         }
     };
     let spec = spec::parse(&text, &origin)?;
-    validate::resolve(&spec, &origin, ctx)
+    let mut suite = validate::resolve(&spec, &origin, ctx)?;
+    limits::escape_suite_names(&mut suite);
+    Ok(suite)
 }
 
 /// Where a suite comes from.

@@ -80,6 +80,11 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
     let mut seen = std::collections::HashSet::new();
     let mut tests = Vec::with_capacity(spec.tests.len());
     for t in &spec.tests {
+        super::limits::check_id(&t.id).map_err(|message| WorkloadError::Invalid {
+            origin: origin.into(),
+            location: "[[test]] id".into(),
+            message,
+        })?;
         if !seen.insert(t.id.as_str()) {
             return Err(Loc { origin, test: &t.id, phase: None, entry: None }
                 .err("duplicate test id; give every [[test]] its own id"));

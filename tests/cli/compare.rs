@@ -314,16 +314,34 @@ fn testbed_up_stays_until_down() {
         "300M",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let mnt = stdout(&o).trim().to_string();
+    let o_up = o;
+    let mnt = stdout(&o_up).trim().to_string();
     assert!(mnt.starts_with(work.path().to_str().unwrap()), "{mnt}");
     // Usable after fsbench exited.
     std::fs::write(Path::new(&mnt).join("x"), b"hello").unwrap();
     let (v, o) = run_json(&["run", "--dir", &mnt, "--test", "10", "--scale", "1/64"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(v["target"]["fs_type"], "ext4");
+    // `cleanup` never removes a kept testbed.
+    let o = fsbench(&["testbed", "cleanup"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read(Path::new(&mnt).join("x")).unwrap(), b"hello");
+    let name = name_of_kept(&stderr(&o_up));
     let o = fsbench(&["testbed", "down"]);
+    assert!(stdout(&o).contains(&name), "listed: {}", stdout(&o));
+    let o = fsbench(&["testbed", "down", "tb-no-such"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no kept testbed named"), "{}", stderr(&o));
+    let o = fsbench(&["testbed", "down", &name]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
+/// The name `testbed up` tells to pass to `testbed down`.
+fn name_of_kept(up_stderr: &str) -> String {
+    let i =
+        up_stderr.find("fsbench testbed down ").expect(up_stderr) + "fsbench testbed down ".len();
+    up_stderr[i..].split('`').next().unwrap().to_string()
 }
 
 const SEQWRITE: &str = "[[test]]\nid = \"sw\"\nname = \"seqwrite-fsync\"\nfile = { size = \"32M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\nsync = { at_end = \"fsync\" }\n";

@@ -4,8 +4,10 @@
 mod bad_input;
 mod compare;
 mod fsruns;
+mod gaps;
 mod metadata;
 mod run;
+mod security;
 mod signals;
 mod store;
 mod suite;

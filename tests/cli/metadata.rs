@@ -254,8 +254,14 @@ fn enospc_outside_fill_fails_cleanly_with_progress() {
         "full.toml",
         "[[test]]\nid = \"full\"\nname = \"full\"\nfileset = { count = 5000, flat = true, size = \"4K\" }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\" }]\namount = { ops = 5000 }\n\n[[test]]\nid = \"big\"\nname = \"too-big\"\nfileset = { count = 5000, flat = true, size = \"4K\" }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\" }]\namount = { passes = 1 }\n",
     );
-    let (v, o) =
-        run_json(&["run", "--dir", fs.path().to_str().unwrap(), "--workload", w.to_str().unwrap()]);
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        fs.path().to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--no-space-check",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let full = test_by_id(&v, "full");
     assert_eq!(full["status"]["state"], "failed");

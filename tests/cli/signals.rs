@@ -59,8 +59,19 @@ fn enospc_fails_that_test_and_the_others_run() {
         "full.toml",
         "[[test]]\nid = \"big\"\nname = \"too-big\"\nfile = { size = \"16M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\n\n[[test]]\nid = \"small\"\nname = \"fits\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { passes = 1 }\n",
     );
-    let (v, o) =
-        run_json(&["run", "--dir", fs.path().to_str().unwrap(), "--workload", w.to_str().unwrap()]);
+    // Refused before any I/O by default; --no-space-check runs it into ENOSPC.
+    let o =
+        fsbench(&["run", "--dir", fs.path().to_str().unwrap(), "--workload", w.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs 16M of files"), "{}", stderr(&o));
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        fs.path().to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--no-space-check",
+    ]);
     assert_eq!(o.status.code(), Some(1), "non-zero at the end: {}", stderr(&o));
     let big = test_by_id(&v, "big");
     assert_eq!(big["status"]["state"], "failed");

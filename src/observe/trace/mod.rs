@@ -116,7 +116,7 @@ impl Default for TraceOptions {
             max_events: 16 << 20,
             depth_interval: Duration::from_millis(10),
             max_points: 5000,
-            state_dir: crate::testbed::state::default_state_dir(),
+            state_dir: crate::state::default_state_dir(),
         }
     }
 }

@@ -9,7 +9,7 @@
 //! and a comparison may trace from several threads).
 
 use super::TraceError;
-use crate::testbed::state::{RecordId, Resource, StateDir};
+use crate::state::{Guard, Recorded, Release, Resource, StateDir};
 use std::ffi::CString;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ fn mount_count() -> std::sync::MutexGuard<'static, MountCount> {
 pub fn find_tracefs() -> Option<PathBuf> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let mounts = crate::observe::mountinfo::parse(&text);
-    let is = |p: &str| mounts.iter().any(|m| m.fs_type == "tracefs" && m.target == p);
+    let is = |p: &str| mounts.iter().any(|m| m.fstype == "tracefs" && m.mountpoint == Path::new(p));
     [TRACEFS, TRACEFS_DEBUGFS].into_iter().find(|p| is(p)).map(PathBuf::from)
 }
 
@@ -119,16 +119,37 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
 }
 
 /// A tracing instance fsbench created; removed on drop.
+pub type Instance = Guard<InstanceDir>;
+
+/// What an [`Instance`] owns.
 #[derive(Debug)]
-pub struct Instance {
+pub struct InstanceDir {
     path: PathBuf,
-    state: StateDir,
-    rec: Option<RecordId>,
     // Declared last: dropped after the instance is removed.
     _tracefs: TracefsRef,
 }
 
-impl Instance {
+impl Release for InstanceDir {
+    type Error = TraceError;
+    fn release(&mut self) -> Result<(), TraceError> {
+        // Stop writing into the buffer first, so nothing records while rmdir runs.
+        let _ = std::fs::write(self.path.join("tracing_on"), "0");
+        match std::fs::remove_dir(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(TraceError::Io {
+                action: "removing tracing instance",
+                path: self.path.clone(),
+                source: e,
+            }),
+        }
+    }
+    fn state_error(dir: &Path, source: io::Error) -> TraceError {
+        TraceError::State { path: dir.to_path_buf(), source }
+    }
+}
+
+impl Guard<InstanceDir> {
     /// Record, then create `instances/fsbench-PID-N`.
     pub fn create(state: &StateDir) -> Result<Instance, TraceError> {
         let tracefs = TracefsRef::acquire()?;
@@ -141,11 +162,10 @@ impl Instance {
         }
         let n = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!("{INSTANCE_PREFIX}{}-{n}", std::process::id()));
-        let rec = state
-            .record(Resource::TracingInstance { path: path.clone() })
+        let rec = Recorded::new(state, Resource::TracingInstance { path: path.clone() })
             .map_err(|source| TraceError::State { path: state.path().to_path_buf(), source })?;
         if let Err(e) = std::fs::create_dir(&path) {
-            let _ = state.forget(&rec);
+            let _ = rec.forget();
             return Err(match e.kind() {
                 io::ErrorKind::PermissionDenied => TraceError::Unavailable(format!(
                     "cannot create a tracing instance in {}: {e}",
@@ -154,9 +174,16 @@ impl Instance {
                 _ => TraceError::Io { action: "creating tracing instance", path, source: e },
             });
         }
-        Ok(Instance { path, state: state.clone(), rec: Some(rec), _tracefs: tracefs })
+        Ok(Guard::new(InstanceDir { path, _tracefs: tracefs }, rec))
     }
 
+    /// Stop recording, remove the instance and forget its record.
+    pub fn remove(self) -> Result<(), TraceError> {
+        self.teardown()
+    }
+}
+
+impl InstanceDir {
     /// The instance directory.
     pub fn path(&self) -> &Path {
         &self.path
@@ -172,41 +199,6 @@ impl Instance {
     pub fn read(&self, rel: &str) -> Result<String, TraceError> {
         let p = self.path.join(rel);
         std::fs::read_to_string(&p).map_err(io_err("reading", &p))
-    }
-
-    /// Stop recording, remove the instance and forget its record.
-    pub fn remove(mut self) -> Result<(), TraceError> {
-        self.down()
-    }
-
-    fn down(&mut self) -> Result<(), TraceError> {
-        let Some(rec) = self.rec.take() else {
-            return Ok(());
-        };
-        // Stop writing into the buffer first, so nothing records while rmdir runs.
-        let _ = std::fs::write(self.path.join("tracing_on"), "0");
-        match std::fs::remove_dir(&self.path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(TraceError::Io {
-                    action: "removing tracing instance",
-                    path: self.path.clone(),
-                    source: e,
-                })
-            }
-        }
-        self.state
-            .forget(&rec)
-            .map_err(|source| TraceError::State { path: self.state.path().to_path_buf(), source })
-    }
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        if let Err(e) = self.down() {
-            eprintln!("fsbench: {e}");
-        }
     }
 }
 

@@ -6,7 +6,7 @@ use super::ringbuf::PageLayout;
 use super::summary::{summarize, SummaryOptions, TraceSummary};
 use super::tracefs::Instance;
 use super::{TraceError, TraceOptions};
-use crate::testbed::state::StateDir;
+use crate::state::StateDir;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,28 +1,66 @@
-//! The state file: every resource fsbench creates is written down before (or, when its name is
+//! State records: every resource fsbench creates is written down before (or, when its name is
 //! only known afterwards, also just after) it exists, so `fsbench testbed cleanup` can remove
 //! what a crash or `kill -9` left behind.
 //!
 //! Layout: one JSON file per live fsbench process, `STATE_DIR/PID.json`, holding the owner's pid
-//! and start time and the resources in creation order. Each write goes to a temporary file that
-//! is fsync'd and renamed over the record, then the directory is fsync'd: a crash at any point
-//! leaves either the old or the new record, never a torn one. Several testbeds in one process
-//! (tests run in threads) share the process's record through an in-process registry.
-//!
-//! The default state directory is [`default_state_dir`], independent of `--workdir`, so one
-//! `fsbench testbed cleanup` finds everything whatever work directory a crashed run used.
+//! and start time and the resources in creation order; a testbed kept by `fsbench testbed up`
+//! moves to a record of its own, `STATE_DIR/kept-NAME.json`, which only `fsbench testbed down`
+//! removes. Each write goes to an `O_EXCL | O_NOFOLLOW` temporary file that is fsync'd and
+//! renamed over the record, then the directory is fsync'd: a crash at any point leaves either the
+//! old or the new record, never a torn one, and a planted link is never written through. Every
+//! use checks the directory first ([`super::secure`]). Several testbeds in one process (tests run
+//! in threads) share the process's record through an in-process registry.
 
 use super::process::ProcessId;
+use super::secure;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 /// Where records live unless the caller says otherwise.
+///
+/// `$FSBENCH_STATE_DIR` if set ([`STATE_DIR_ENV`]); for root: `/var/lib/fsbench/state`. `/var/lib` is where the FHS puts a program's persistent
+/// state, writable only by root; persistent (not `/run`) because some recorded resources
+/// survive a reboot (image files and work directories on disk) and must still be found and
+/// removed afterwards, while loop devices, mounts and daemons that a reboot took are simply
+/// found gone. Not `/var/tmp` or `/tmp`: anyone can create a name there first.
+///
+/// For other users (who can run `fsbench run --dir` without root): `$XDG_STATE_HOME/fsbench/state`,
+/// else `~/.local/state/fsbench/state` (the XDG base directory rule).
 pub fn default_state_dir() -> PathBuf {
-    PathBuf::from("/var/tmp/fsbench/state")
+    if let Some(d) = std::env::var_os(STATE_DIR_ENV).map(PathBuf::from) {
+        if d.is_absolute() {
+            return d;
+        }
+    }
+    if rustix::process::geteuid().is_root() {
+        return PathBuf::from(ROOT_STATE_DIR);
+    }
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from) {
+        if x.is_absolute() {
+            return x.join("fsbench").join("state");
+        }
+    }
+    match std::env::var_os("HOME").map(PathBuf::from) {
+        Some(h) if h.is_absolute() => h.join(".local/state/fsbench/state"),
+        _ => PathBuf::from(ROOT_STATE_DIR),
+    }
 }
+
+/// Environment variable naming another state directory (absolute; checked like the default).
+/// For tests and for several independent fsbench installations; the zfs-fuse daemon's shared
+/// record stays in [`ROOT_STATE_DIR`] whatever it says, since there is one daemon per machine.
+pub const STATE_DIR_ENV: &str = "FSBENCH_STATE_DIR";
+
+/// Where fsbench 0.1 kept its records (see [`StateDir::legacy`]).
+pub const LEGACY_STATE_DIR: &str = "/var/tmp/fsbench/state";
+
+/// Root's state directory (see [`default_state_dir`]).
+pub const ROOT_STATE_DIR: &str = "/var/lib/fsbench/state";
 
 /// A resource fsbench created and must remove.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +98,8 @@ pub enum Resource {
         /// Pool name.
         name: String,
     },
-    /// A zfs-fuse daemon fsbench started. `process` is `None` until its pid file is read.
+    /// A zfs-fuse daemon fsbench started (records of fsbench before the shared daemon record,
+    /// see [`crate::testbed::zfs`]). `process` is `None` until its pid file is read.
     ZfsDaemon {
         /// The daemon's identity once known.
         process: Option<ProcessId>,
@@ -71,6 +110,19 @@ pub enum Resource {
     TracingInstance {
         /// Its directory.
         path: PathBuf,
+    },
+    /// The work directory a run makes in `--dir` (`.fsbench-PID-N`), recorded before it is made.
+    /// `dev`/`ino` identify it once made: cleanup removes only that very directory (through fds,
+    /// never following a link), and without them only an empty one.
+    Workspace {
+        /// Absolute path.
+        path: PathBuf,
+        /// Device number, once made.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dev: Option<u64>,
+        /// Inode number, once made.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ino: Option<u64>,
     },
 }
 
@@ -96,6 +148,7 @@ impl std::fmt::Display for Resource {
                 write!(f, "zfs-fuse daemon (pid file {})", pidfile.display())
             }
             Resource::TracingInstance { path } => write!(f, "tracing instance {}", path.display()),
+            Resource::Workspace { path, .. } => write!(f, "work directory {}", path.display()),
         }
     }
 }
@@ -109,13 +162,24 @@ pub struct Entry {
     pub resource: Resource,
 }
 
-/// The record of one fsbench process.
+/// The record of one fsbench process, or of one kept testbed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessRecord {
     /// The process that created the resources.
     pub owner: ProcessId,
     /// Resources in creation order.
     pub entries: Vec<Entry>,
+    /// Set for a testbed kept by `fsbench testbed up`: its name. Such a record is removed only
+    /// by `fsbench testbed down NAME` (or `--all`), never by `cleanup`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+}
+
+impl ProcessRecord {
+    /// An empty record of `owner`.
+    pub fn new(owner: ProcessId, entries: Vec<Entry>) -> ProcessRecord {
+        ProcessRecord { owner, entries, kept: None }
+    }
 }
 
 /// Handle to one recorded resource, used to update or forget it.
@@ -134,10 +198,16 @@ fn registry() -> MutexGuard<'static, BTreeMap<PathBuf, ProcessRecord>> {
     REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Prefix of the record file of a kept testbed.
+pub const KEPT_PREFIX: &str = "kept-";
+
 /// A state directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
     dir: PathBuf,
+    /// A state directory of fsbench 0.1 (`/var/tmp/fsbench/state`, made 0755): trusted only if
+    /// nobody but root could have written it ([`secure::open_trusted_dir`]), never created.
+    legacy: bool,
 }
 
 impl Default for StateDir {
@@ -146,10 +216,22 @@ impl Default for StateDir {
     }
 }
 
+fn name_of(path: &Path) -> io::Result<&str> {
+    path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("bad record path {}", path.display()))
+    })
+}
+
 impl StateDir {
-    /// Records under `dir` (created on first write).
+    /// Records under `dir` (created 0700 on first write; checked on every use).
     pub fn new(dir: impl Into<PathBuf>) -> StateDir {
-        StateDir { dir: dir.into() }
+        StateDir { dir: dir.into(), legacy: false }
+    }
+
+    /// The state directory of fsbench 0.1 ([`LEGACY_STATE_DIR`]), for `fsbench testbed cleanup`
+    /// after an upgrade: read and cleaned only if root alone could have written it.
+    pub fn legacy() -> StateDir {
+        StateDir { dir: PathBuf::from(LEGACY_STATE_DIR), legacy: true }
     }
 
     /// The directory.
@@ -157,9 +239,18 @@ impl StateDir {
         &self.dir
     }
 
+    /// Open the directory after checking it (owner, mode, no links, safe parents); creates it
+    /// when `create`. See [`secure::open_private_dir`].
+    pub fn open(&self, create: bool) -> io::Result<OwnedFd> {
+        if self.legacy {
+            return secure::open_trusted_dir(&self.dir, false);
+        }
+        secure::open_private_dir(&self.dir, create)
+    }
+
     /// The record file of this process.
     pub fn own_file(&self) -> PathBuf {
-        self.dir.join(format!("{}.json", std::process::id()))
+        self.dir.join(own_name())
     }
 
     /// Append `resource` to this process's record and persist it before returning.
@@ -168,12 +259,9 @@ impl StateDir {
         let mut reg = registry();
         if !reg.contains_key(&self.dir) {
             self.claim_own_file()?;
-            reg.insert(
-                self.dir.clone(),
-                ProcessRecord { owner: ProcessId::current(), entries: Vec::new() },
-            );
+            reg.insert(self.dir.clone(), ProcessRecord::new(ProcessId::current(), Vec::new()));
         }
-        let rec = reg.get_mut(&self.dir).expect("inserted above");
+        let rec = reg.get_mut(&self.dir).ok_or_else(|| io::Error::other("registry"))?;
         rec.entries.push(Entry { id, resource });
         let snapshot = rec.clone();
         if let Err(e) = self.write_own(&snapshot) {
@@ -207,31 +295,57 @@ impl StateDir {
         rec.entries.retain(|e| e.id != rid.id);
         if rec.entries.is_empty() {
             reg.remove(&rid.dir);
-            match fs::remove_file(self.own_file()) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
-            return sync_dir(&self.dir);
+            let dir = self.open(false)?;
+            secure::unlink(dir.as_fd(), &own_name())?;
+            return rustix::fs::fsync(&dir).map_err(Into::into);
         }
         let snapshot = rec.clone();
         self.write_own(&snapshot)
     }
 
+    /// Move the resources `ids` of this process to a record of their own named `name`
+    /// (`kept-NAME.json`) that outlives the process and that `cleanup` leaves alone. The kept
+    /// record is written before the entries leave this process's record, so a crash in between
+    /// leaves them in both (cleanup skips what a kept record names).
+    pub fn keep(&self, ids: &[RecordId], name: &str) -> io::Result<PathBuf> {
+        let mut reg = registry();
+        let Some(rec) = reg.get_mut(&self.dir) else {
+            return Err(io::Error::other("nothing recorded to keep"));
+        };
+        let entries: Vec<Entry> =
+            rec.entries.iter().filter(|e| ids.iter().any(|i| i.id == e.id)).cloned().collect();
+        let kept =
+            ProcessRecord { owner: ProcessId::current(), entries, kept: Some(name.to_string()) };
+        let path = self.dir.join(format!("{KEPT_PREFIX}{name}.json"));
+        self.write_record(&path, &kept)?;
+        rec.entries.retain(|e| !ids.iter().any(|i| i.id == e.id));
+        if rec.entries.is_empty() {
+            reg.remove(&self.dir);
+            let dir = self.open(false)?;
+            secure::unlink(dir.as_fd(), &own_name())?;
+        } else {
+            let snapshot = rec.clone();
+            self.write_own(&snapshot)?;
+        }
+        Ok(path)
+    }
+
     /// Every record file in the directory (this process's included), with its path.
     pub fn read_all(&self) -> io::Result<Vec<(PathBuf, ProcessRecord)>> {
         let mut out = Vec::new();
-        let rd = match fs::read_dir(&self.dir) {
-            Ok(rd) => rd,
+        let dir = match self.open(false) {
+            Ok(d) => d,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
             Err(e) => return Err(e),
         };
-        for ent in rd {
-            let path = ent?.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+        for (name, _) in secure::list(dir.as_fd())? {
+            if !name.ends_with(".json") || name.starts_with('.') {
                 continue;
             }
-            let text = fs::read_to_string(&path)?;
-            let rec: ProcessRecord = serde_json::from_str(&text).map_err(|e| {
+            let path = self.dir.join(&name);
+            let text = secure::read_regular(dir.as_fd(), &name)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let rec: ProcessRecord = serde_json::from_slice(&text).map_err(|e| {
                 io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
             })?;
             out.push((path, rec));
@@ -240,17 +354,33 @@ impl StateDir {
         Ok(out)
     }
 
-    /// Write `rec` to `path` atomically (temp file, fsync, rename, fsync directory).
+    /// Write `rec` to `path` (a file in this directory) atomically.
     pub fn write_record(&self, path: &Path, rec: &ProcessRecord) -> io::Result<()> {
         let json = serde_json::to_vec_pretty(rec).map_err(io::Error::other)?;
-        let tmp = path.with_extension("json.tmp");
-        {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&json)?;
-            f.sync_all()?;
-        }
-        fs::rename(&tmp, path)?;
-        sync_dir(&self.dir)
+        self.write_file(name_of(path)?, &json)
+    }
+
+    /// Write the file `name` in this directory atomically (see [`secure::write_atomic`]).
+    pub fn write_file(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let dir = self.open(true)?;
+        secure::write_atomic(dir.as_fd(), name, bytes, 0o600)
+    }
+
+    /// Read the regular file `name` in this directory (never through a link).
+    pub fn read_file(&self, name: &str) -> io::Result<Vec<u8>> {
+        let dir = self.open(false)?;
+        secure::read_regular(dir.as_fd(), name)
+    }
+
+    /// Remove the file at `path` (in this directory); a missing file is fine.
+    pub fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let dir = match self.open(false) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        secure::unlink(dir.as_fd(), name_of(path)?)?;
+        rustix::fs::fsync(&dir).map_err(Into::into)
     }
 
     fn write_own(&self, rec: &ProcessRecord) -> io::Result<()> {
@@ -259,22 +389,21 @@ impl StateDir {
 
     /// Create the directory; move aside a record left by an earlier process with our pid.
     fn claim_own_file(&self) -> io::Result<()> {
-        fs::create_dir_all(&self.dir)?;
-        let own = self.own_file();
-        if let Ok(text) = fs::read_to_string(&own) {
-            let stale = serde_json::from_str::<ProcessRecord>(&text)
+        let dir = self.open(true)?;
+        if let Ok(text) = secure::read_regular(dir.as_fd(), &own_name()) {
+            let stale = serde_json::from_slice::<ProcessRecord>(&text)
                 .map(|r| r.owner != ProcessId::current())
                 .unwrap_or(true);
             if stale {
-                let aside = self.dir.join(format!(
+                let aside = format!(
                     "{}-{}.json",
                     std::process::id(),
                     std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map(|d| d.as_nanos())
                         .unwrap_or(0)
-                ));
-                fs::rename(&own, aside)?;
+                );
+                rustix::fs::renameat(&dir, own_name().as_str(), &dir, aside.as_str())?;
             }
         }
         Ok(())
@@ -282,23 +411,21 @@ impl StateDir {
 
     /// An exclusive lock serialising cleanups of this directory (held until dropped).
     pub fn lock_for_cleanup(&self) -> io::Result<File> {
-        fs::create_dir_all(&self.dir)?;
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join(".cleanup.lock"))?;
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)?;
+        self.lock(".cleanup.lock", rustix::fs::FlockOperation::LockExclusive)
+    }
+
+    /// Open (creating) the lock file `name` in this directory, never through a link, and take
+    /// the `flock` `op` on it (held until the file is dropped).
+    pub fn lock(&self, name: &str, op: rustix::fs::FlockOperation) -> io::Result<File> {
+        let dir = self.open(true)?;
+        let f = secure::open_lock(dir.as_fd(), name)?;
+        rustix::fs::flock(&f, op)?;
         Ok(f)
     }
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir) {
-        Ok(d) => d.sync_all(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
+fn own_name() -> String {
+    format!("{}.json", std::process::id())
 }
 
 #[cfg(test)]
@@ -356,13 +483,14 @@ mod tests {
     #[test]
     fn stale_record_with_our_pid_is_moved_aside() {
         let tmp = tempfile::tempdir().unwrap();
-        let sd = StateDir::new(tmp.path());
+        let sd = StateDir::new(tmp.path().join("state"));
         let old = ProcessRecord {
             owner: ProcessId { pid: std::process::id(), start_ticks: 1 },
             entries: vec![Entry {
                 id: 1,
                 resource: Resource::ZfsPool { name: "fsbench_old".into() },
             }],
+            kept: None,
         };
         sd.write_record(&sd.own_file(), &old).unwrap();
         let id = sd.record(Resource::Directory { path: "/var/tmp/fsbench/tb".into() }).unwrap();

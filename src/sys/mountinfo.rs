@@ -1,9 +1,11 @@
-//! /proc/self/mountinfo: what is mounted where, with the options actually in effect.
+//! /proc/self/mountinfo: what is mounted where, with the options actually in effect. The one
+//! parser of it (testbeds verify their mounts and clean up by it, the engine describes a
+//! target's filesystem, the tracer finds tracefs).
 
 use std::path::{Path, PathBuf};
 
 /// One line of /proc/self/mountinfo.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MountEntry {
     /// `major:minor` of the mounted filesystem.
     pub dev: String,
@@ -32,6 +34,27 @@ pub fn find(entries: &[MountEntry], mountpoint: &Path) -> Option<MountEntry> {
 /// Whether something is mounted at `mountpoint` now.
 pub fn is_mounted(mountpoint: &Path) -> bool {
     read().map(|e| find(&e, mountpoint).is_some()).unwrap_or(false)
+}
+
+impl MountEntry {
+    /// Per-mount and per-superblock options together (`rw,relatime,rw,data=ordered`).
+    pub fn options(&self) -> String {
+        format!("{},{}", self.mount_options, self.super_options)
+    }
+}
+
+/// The mount that holds `dir`: the last mount whose device matches and whose mount point is a
+/// prefix of the resolved path.
+pub fn mount_of(dir: &Path) -> Option<MountEntry> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = dir.canonicalize().ok()?;
+    let dev = std::fs::metadata(&dir).ok()?.dev();
+    let key = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    read()
+        .ok()?
+        .into_iter()
+        .filter(|m| m.dev == key && dir.starts_with(&m.mountpoint))
+        .max_by_key(|m| m.mountpoint.as_os_str().len())
 }
 
 /// Parse mountinfo text; malformed lines are skipped.
@@ -98,6 +121,14 @@ mod tests {
         assert!(e[2].super_options.contains("logbsize=256k"));
         assert_eq!(find(&e, Path::new("/var/tmp/fsbench/tb/mnt")).unwrap().source, "/dev/loop3");
         assert!(find(&e, Path::new("/nope")).is_none());
+    }
+
+    #[test]
+    fn finds_root_and_joins_options() {
+        let m = mount_of(Path::new("/")).expect("root is mounted");
+        assert_eq!(m.mountpoint, Path::new("/"));
+        let e = parse(SAMPLE);
+        assert_eq!(e[0].options(), "rw,relatime,rw");
     }
 
     #[test]
