@@ -247,7 +247,8 @@ fn run_shared(
     let ws =
         if comm.rank() == 0 { Some(crate::engine::Workspace::create(&target.dir)) } else { None };
     let made = match &ws {
-        Some(Ok(w)) => Ok(w.path().display().to_string()),
+        // The name in --dir (`path()` is this process's /proc/self/fd link).
+        Some(Ok(w)) => Ok(w.shown_path().display().to_string()),
         Some(Err(e)) => Err(e.to_string()),
         None => Ok(String::new()),
     };
