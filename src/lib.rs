@@ -4,6 +4,8 @@
 //!
 //! - [`workload`]: the workload language (TOML), its validation into a typed job, and the
 //!   embedded suites (`unit14`).
+//! - [`driver`]: runs a suite on its targets (directories, testbeds): targets × tests ×
+//!   repetitions in turn (`run`) or interleaved (`compare`), with hooks, progress and signals.
 //! - [`engine`]: prepares test files, establishes the cache precondition, runs the timed phases
 //!   on worker threads (the hot loop), and returns one [`result::TestResult`] per test.
 //! - [`stats`]: repetition statistics and the decision rule for comparisons.
@@ -11,6 +13,7 @@
 //!   cleanup.
 //! - [`output`]: every way a result is shown (table, JSON, CSV), all from the same result type.
 //! - [`store`]: the SQLite results database every run and comparison is recorded in.
+//! - [`diff`]: two recorded runs compared test by test.
 //! - [`report`]: the self-contained HTML report with charts.
 //! - [`state`]: records of every resource fsbench creates (in a directory only root can
 //!   change), the guard type that owns them, and process identity.
@@ -20,6 +23,8 @@
 pub mod cli;
 pub mod cluster;
 pub mod compare;
+pub mod diff;
+pub mod driver;
 pub mod engine;
 pub mod explain;
 pub mod observe;

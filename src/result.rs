@@ -1,8 +1,274 @@
 //! The one result type. The terminal table, JSON, CSV, the SQLite store and the HTML report are
 //! all produced from these structs; units are in the field names.
+//!
+//! Every test has a figure of merit ([`Figure`]): MiB/s for data tests, operations per second
+//! for fileset (metadata and application) tests, whose phases may move no bytes at all. Every
+//! output, `compare`'s rule, `diff`, the store and the charts rank by it; the elapsed seconds of
+//! the timed phases are reported beside it.
 
-use crate::workload::{CacheReq, OpKind};
+use crate::workload::{CacheReq, OpKind, TestDef};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A timed total shorter than this gets a warning: scheduler noise is on the order of ms.
+pub const SHORT_PHASE: Duration = Duration::from_millis(200);
+/// Repetitions varying more than this (coefficient of variation) get a warning.
+pub const NOISY_CV: f64 = 0.10;
+
+/// What a test is ranked on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// Bytes read + written in the timed phases per second of their wall time, in MiB/s.
+    #[default]
+    MibPerS,
+    /// Operations per second: fileset operations (create, stat, unlink, ...) for fileset tests,
+    /// read/write operations for data tests.
+    OpsPerS,
+}
+
+impl Figure {
+    /// The figure a test is ranked on: what it declares (`figure = ...`), else
+    /// [`Figure::of_kind`].
+    pub fn of_test(test: &TestDef) -> Figure {
+        test.figure.unwrap_or_else(|| Figure::of_kind(test))
+    }
+
+    /// The figure a test's kind implies: ops/s for fileset tests (metadata and application
+    /// workloads, whose phases may move no bytes), MiB/s for data tests.
+    pub fn of_kind(test: &TestDef) -> Figure {
+        if test.is_fileset() {
+            Figure::OpsPerS
+        } else {
+            Figure::MibPerS
+        }
+    }
+
+    /// The unit as printed: `MiB/s` or `ops/s`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Figure::MibPerS => "MiB/s",
+            Figure::OpsPerS => "ops/s",
+        }
+    }
+
+    /// The name used in JSON, CSV and the store: `mib_per_s` or `ops_per_s`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Figure::MibPerS => "mib_per_s",
+            Figure::OpsPerS => "ops_per_s",
+        }
+    }
+
+    /// This figure of one repetition.
+    pub fn value(self, rep: &RepResult) -> f64 {
+        match self {
+            Figure::MibPerS => rep.mib_per_s,
+            Figure::OpsPerS => rep.ops_per_s,
+        }
+    }
+
+    /// This figure's statistics in a summary.
+    pub fn stats(self, s: &Summary) -> &Stats {
+        match self {
+            Figure::MibPerS => &s.mib_per_s,
+            Figure::OpsPerS => &s.ops_per_s,
+        }
+    }
+}
+
+/// Something the user should know about a test's figures, carried in the result and worded by
+/// its [`std::fmt::Display`] (every output prints the same words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "WarningJson", from = "WarningJson")]
+pub enum Warning {
+    /// Repetitions vary by more than [`NOISY_CV`].
+    Noisy {
+        /// Coefficient of variation of the figure of merit (0.25 = 25%).
+        cv: f64,
+    },
+    /// The timed phases of a repetition lasted less than [`SHORT_PHASE`].
+    ShortPhase {
+        /// Their wall time.
+        wall_nanos: u64,
+    },
+    /// A phase's cache precondition did not hold.
+    CacheNotMet {
+        /// Phase name.
+        phase: String,
+        /// What it required.
+        required: CacheReq,
+        /// Resident share after trying.
+        resident_fraction: f64,
+        /// What was done.
+        method: String,
+        /// Measured on a sample of a fileset's files (true) or on the test's data files.
+        sampled: bool,
+    },
+    /// `--trace` was asked for and cannot run here.
+    TraceUnavailable {
+        /// Why.
+        reason: String,
+    },
+    /// The block trace of a phase could not be read.
+    TraceLost {
+        /// Phase name.
+        phase: String,
+        /// Why.
+        error: String,
+    },
+    /// The block trace of a phase dropped events.
+    TraceIncomplete {
+        /// Phase name.
+        phase: String,
+        /// Events the ring buffer lost.
+        events_lost: u64,
+        /// Events beyond the in-memory limit.
+        events_over_limit: u64,
+    },
+    /// A multi-client run's stonewall (`--stonewall`) ended the timed phases: the figure
+    /// counts the work every rank completed.
+    Stonewalled,
+    /// Free text: what fsbench 0.1 stored (its warnings were text).
+    Note {
+        /// The text.
+        text: String,
+    },
+}
+
+impl Warning {
+    /// Statistical warnings are recomputed from the repetitions by [`TestResult::finalize`].
+    pub fn is_statistical(&self) -> bool {
+        matches!(self, Warning::Noisy { .. } | Warning::ShortPhase { .. })
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::Noisy { cv } => write!(
+                f,
+                "repetitions vary by {:.0}% (coefficient of variation); treat differences smaller than that as noise or use more --repeat",
+                cv * 100.0
+            ),
+            Warning::ShortPhase { wall_nanos } => write!(
+                f,
+                "timed phase lasted only {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
+                *wall_nanos as f64 / 1e6,
+                SHORT_PHASE.as_millis()
+            ),
+            Warning::CacheNotMet { phase, required, resident_fraction, method, sampled } => {
+                let (word, figure) = match required {
+                    CacheReq::Uncached => ("uncached", "an uncached"),
+                    CacheReq::Cached => ("cached", "a cached"),
+                    CacheReq::Any => ("any", "a cached"),
+                };
+                let of = if *sampled { "of sampled files were" } else { "of the file was" };
+                write!(
+                    f,
+                    "phase `{phase}`: {word} required but {:.0}% {of} resident after {method}; this is not {figure} figure",
+                    resident_fraction * 100.0
+                )
+            }
+            Warning::TraceUnavailable { reason } => f.write_str(reason),
+            Warning::TraceLost { phase, error } => {
+                write!(f, "block trace of phase `{phase}` lost: {error}")
+            }
+            Warning::TraceIncomplete { phase, events_lost, events_over_limit } => write!(
+                f,
+                "block trace of phase `{phase}` is incomplete: {events_lost} events lost, {events_over_limit} over the in-memory limit; its counts are lower bounds"
+            ),
+            Warning::Stonewalled => f.write_str(
+                "stonewalled: the timed phases stopped at the stonewall; the figure counts the work every rank completed (smallest rank × ranks)",
+            ),
+            Warning::Note { text } => f.write_str(text),
+        }
+    }
+}
+
+/// A warning as JSON: its fields, `kind`, and `message`, the words every output prints.
+#[derive(Serialize, Deserialize)]
+struct WarningJson {
+    #[serde(flatten)]
+    detail: WarningDetail,
+    #[serde(default)]
+    message: String,
+}
+
+/// [`Warning`]'s fields without the JSON wrapper (serde needs a second type for `into`).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum WarningDetail {
+    Noisy {
+        cv: f64,
+    },
+    ShortPhase {
+        wall_nanos: u64,
+    },
+    CacheNotMet {
+        phase: String,
+        required: CacheReq,
+        resident_fraction: f64,
+        method: String,
+        sampled: bool,
+    },
+    TraceUnavailable {
+        reason: String,
+    },
+    TraceLost {
+        phase: String,
+        error: String,
+    },
+    TraceIncomplete {
+        phase: String,
+        events_lost: u64,
+        events_over_limit: u64,
+    },
+    Stonewalled,
+    Note {
+        text: String,
+    },
+}
+
+impl From<Warning> for WarningJson {
+    fn from(w: Warning) -> Self {
+        let message = w.to_string();
+        let detail = match w {
+            Warning::Noisy { cv } => WarningDetail::Noisy { cv },
+            Warning::ShortPhase { wall_nanos } => WarningDetail::ShortPhase { wall_nanos },
+            Warning::CacheNotMet { phase, required, resident_fraction, method, sampled } => {
+                WarningDetail::CacheNotMet { phase, required, resident_fraction, method, sampled }
+            }
+            Warning::TraceUnavailable { reason } => WarningDetail::TraceUnavailable { reason },
+            Warning::TraceLost { phase, error } => WarningDetail::TraceLost { phase, error },
+            Warning::TraceIncomplete { phase, events_lost, events_over_limit } => {
+                WarningDetail::TraceIncomplete { phase, events_lost, events_over_limit }
+            }
+            Warning::Stonewalled => WarningDetail::Stonewalled,
+            Warning::Note { text } => WarningDetail::Note { text },
+        };
+        WarningJson { detail, message }
+    }
+}
+
+impl From<WarningJson> for Warning {
+    fn from(j: WarningJson) -> Self {
+        match j.detail {
+            WarningDetail::Noisy { cv } => Warning::Noisy { cv },
+            WarningDetail::ShortPhase { wall_nanos } => Warning::ShortPhase { wall_nanos },
+            WarningDetail::CacheNotMet { phase, required, resident_fraction, method, sampled } => {
+                Warning::CacheNotMet { phase, required, resident_fraction, method, sampled }
+            }
+            WarningDetail::TraceUnavailable { reason } => Warning::TraceUnavailable { reason },
+            WarningDetail::TraceLost { phase, error } => Warning::TraceLost { phase, error },
+            WarningDetail::TraceIncomplete { phase, events_lost, events_over_limit } => {
+                Warning::TraceIncomplete { phase, events_lost, events_over_limit }
+            }
+            WarningDetail::Stonewalled => Warning::Stonewalled,
+            WarningDetail::Note { text } => Warning::Note { text },
+        }
+    }
+}
 
 /// A whole `fsbench run`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -84,10 +350,13 @@ pub struct TestResult {
     pub reps: Vec<RepResult>,
     /// How many of `reps` completed (only those count in `summary`).
     pub complete_reps: u32,
-    /// Statistics of throughput over the completed repetitions.
+    /// What the test is ranked on (MiB/s or ops/s).
+    #[serde(default)]
+    pub figure: Figure,
+    /// Statistics over the completed repetitions.
     pub summary: Option<Summary>,
     /// Things the user should know about these figures.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// One repetition: figures over all timed phases together, and each phase on its own.
@@ -103,7 +372,7 @@ pub struct RepResult {
     pub data_ops: u64,
     /// bytes / wall, in MiB/s.
     pub mib_per_s: f64,
-    /// data_ops / wall.
+    /// Operations / wall: `file_ops` for fileset tests, `data_ops` for data tests.
     pub ops_per_s: f64,
     /// User CPU over timed phases, all threads.
     pub cpu_user_nanos: u64,
@@ -120,6 +389,9 @@ pub struct RepResult {
     /// Fileset tests: pattern operations in timed phases; `ops_per_s` is these per second.
     #[serde(default)]
     pub file_ops: u64,
+    /// The figure its test is ranked on (set by [`TestResult::finalize`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<Figure>,
     /// Multi-client runs (`--mpi`): each rank's share, the spread and the per-host breakdown;
     /// the figures above are the aggregate over all ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,21 +549,19 @@ impl DeviceDelta {
     }
 }
 
-/// Repetition statistics of the throughput (MiB/s).
+/// Statistics of one figure over the completed repetitions.
 ///
 /// The confidence interval is for the mean, from Student's t distribution (two-sided 95%), which
 /// assumes roughly normal repetition-to-repetition noise; with one repetition there is none.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Summary {
-    /// Repetitions counted.
-    pub n: u32,
-    /// Median MiB/s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Median.
     pub median: f64,
-    /// Mean MiB/s.
+    /// Mean.
     pub mean: f64,
-    /// Minimum MiB/s.
+    /// Minimum.
     pub min: f64,
-    /// Maximum MiB/s.
+    /// Maximum.
     pub max: f64,
     /// Sample standard deviation / mean (0 with one repetition).
     pub cv: f64,
@@ -299,19 +569,110 @@ pub struct Summary {
     pub ci95_low: Option<f64>,
     /// 95% CI of the mean, high end.
     pub ci95_high: Option<f64>,
-    /// Median ops/s.
-    pub ops_per_s_median: f64,
+}
+
+/// Repetition statistics of a test: of its throughput, its operation rate and the elapsed time
+/// of its timed phases. [`Summary::figure`] says which of them the test is ranked on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// Repetitions counted.
+    pub n: u32,
+    /// The figure of merit (which of the statistics below ranks the test).
+    pub figure: Figure,
+    /// Bytes read + written / wall time of the timed phases, MiB/s.
+    pub mib_per_s: Stats,
+    /// Operations per second (fileset operations for fileset tests, read/write operations
+    /// for data tests).
+    pub ops_per_s: Stats,
+    /// Wall time of the timed phases, seconds.
+    pub elapsed_s: Stats,
+}
+
+impl Summary {
+    /// The statistics of the figure of merit.
+    pub fn merit(&self) -> &Stats {
+        self.figure.stats(self)
+    }
 }
 
 impl TestResult {
-    /// The repetition whose throughput is the median (for per-test detail columns).
+    /// A result for `test` with no repetitions yet (status `Ok`, ranked on the test's figure).
+    pub fn new(test: &TestDef) -> TestResult {
+        TestResult {
+            id: test.id.clone(),
+            name: test.name.clone(),
+            description: test.description.clone(),
+            threads: test.threads,
+            status: TestStatus::Ok,
+            reps: Vec::new(),
+            complete_reps: 0,
+            figure: Figure::of_test(test),
+            summary: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A test that was not run, with why.
+    pub fn skipped(test: &TestDef, reason: &str) -> TestResult {
+        TestResult {
+            status: TestStatus::Skipped { reason: reason.into() },
+            ..TestResult::new(test)
+        }
+    }
+
+    /// The repetition whose figure of merit is the median (for per-test detail columns).
     pub fn median_rep(&self) -> Option<&RepResult> {
         let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].complete).collect();
         if idx.is_empty() {
             return self.reps.last();
         }
-        idx.sort_by(|a, b| self.reps[*a].mib_per_s.total_cmp(&self.reps[*b].mib_per_s));
+        let f = self.figure;
+        idx.sort_by(|a, b| f.value(&self.reps[*a]).total_cmp(&f.value(&self.reps[*b])));
         idx.get(idx.len().saturating_sub(1) / 2).map(|i| &self.reps[*i])
+    }
+
+    /// The median of the figure of merit over the completed repetitions.
+    pub fn median(&self) -> Option<f64> {
+        self.summary.as_ref().map(|s| s.merit().median)
+    }
+
+    /// Add a warning unless it is there already.
+    pub fn warn(&mut self, w: Warning) {
+        note_once(&mut self.warnings, w);
+    }
+
+    /// Add `more` (later repetitions of the same test) and recompute the statistics.
+    pub fn merge(&mut self, more: TestResult) {
+        if self.status == TestStatus::Ok {
+            self.status = more.status;
+        }
+        self.complete_reps += more.complete_reps;
+        self.reps.extend(more.reps);
+        for w in more.warnings {
+            self.warn(w);
+        }
+        self.finalize();
+    }
+
+    /// Recompute the summary (over completed repetitions) and the statistical warnings.
+    pub fn finalize(&mut self) {
+        for r in &mut self.reps {
+            r.figure = Some(self.figure);
+        }
+        self.warnings.retain(|w| !w.is_statistical());
+        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
+        self.summary = crate::stats::summary::summarize(self.figure, &done);
+        if let Some(s) = &self.summary {
+            let cv = s.merit().cv;
+            if s.n >= 2 && cv > NOISY_CV {
+                self.warnings.push(Warning::Noisy { cv });
+            }
+        }
+        if let Some(r) = done.first() {
+            if Duration::from_nanos(r.wall_nanos) < SHORT_PHASE {
+                self.warnings.push(Warning::ShortPhase { wall_nanos: r.wall_nanos });
+            }
+        }
     }
 
     /// Whether the test produced trustworthy figures.
@@ -320,10 +681,21 @@ impl TestResult {
     }
 }
 
+/// Push `w` unless it is in `warnings` already.
+pub fn note_once(warnings: &mut Vec<Warning>, w: Warning) {
+    if !warnings.contains(&w) {
+        warnings.push(w);
+    }
+}
+
 impl RepResult {
     /// The figure a comparison ranks: MiB/s for data tests, ops/s for fileset tests (a stat or
-    /// unlink phase moves no bytes).
+    /// unlink phase moves no bytes), or what the test declares: [`Figure::value`] with the test's
+    /// [`TestResult::figure`] once [`TestResult::finalize`] has run.
     pub fn figure(&self) -> f64 {
+        if let Some(f) = self.figure {
+            return f.value(self);
+        }
         if self.file_ops > 0 {
             self.ops_per_s
         } else {

@@ -222,7 +222,8 @@ amount = { passes = 100000 }
         .as_array()
         .unwrap()
         .iter()
-        .any(|w| w.as_str().unwrap().starts_with("stonewalled")));
+        .any(|w| w["kind"] == "stonewalled"
+            && w["message"].as_str().unwrap().starts_with("stonewalled")));
     assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
 }
 

@@ -27,6 +27,18 @@ pub enum ExitCode {
     Interrupted = 130,
 }
 
+impl ExitCode {
+    /// The exit code of a run or comparison that ended so.
+    pub fn of(status: crate::store::read::RunStatus) -> ExitCode {
+        use crate::store::read::RunStatus;
+        match status {
+            RunStatus::Interrupted => ExitCode::Interrupted,
+            RunStatus::Failed => ExitCode::TestFailed,
+            RunStatus::Ok | RunStatus::Running => ExitCode::Success,
+        }
+    }
+}
+
 /// fsbench: filesystem benchmarks with honest statistics and explanations.
 ///
 /// Runs workloads (the 14 unit tests of the 2005 ZFS/UFS study and your own TOML workloads)
@@ -102,6 +114,9 @@ pub fn main() -> i32 {
             print_error(&e);
             match e.downcast_ref::<UserError>() {
                 Some(_) => ExitCode::BadInput as i32,
+                None if e.chain().any(|c| c.is::<crate::driver::TargetError>()) => {
+                    ExitCode::BadInput as i32
+                }
                 None if e.chain().any(|c| c.is::<crate::workload::WorkloadError>()) => {
                     ExitCode::BadInput as i32
                 }

@@ -16,7 +16,7 @@ use crate::cluster::reduce::{reduce, RankReport};
 use crate::cluster::{clock, Comm};
 use crate::engine::hooks::{Hooks, PhaseOutcome};
 use crate::engine::{self, EngineOptions, NoProgress, Progress, Target};
-use crate::output::exporter;
+use crate::output::{exporter, ExportOptions};
 use crate::result::TestStatus;
 use crate::store::read::{RunKind, RunStatus};
 use crate::store::write::ConfigStart;
@@ -83,10 +83,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let Some(dir) = a.dir.clone() else {
         return Err(UserError("--mpi needs --dir".into()).into());
     };
-    let local = match super::run::check_dir(&dir) {
-        Ok(()) => PhaseOutcome::Ok,
-        Err(e) => PhaseOutcome::Failed(format!("{e:#}")),
-    };
+    let local =
+        match crate::driver::TargetSet::new(&[crate::driver::Spec::Dir(dir.clone())], &|c| {
+            a.testbed.options(c, Some(&suite))
+        }) {
+            Ok(_) => PhaseOutcome::Ok,
+            Err(e) => PhaseOutcome::Failed(format!("{e:#}")),
+        };
     if let PhaseOutcome::Failed(msg) = agree(&*comm, local)? {
         if rank == 0 {
             return Err(UserError(msg).into());
@@ -139,12 +142,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         &NoProgress
     };
     let scale = a.workload.scale.to_string();
-    let mine = if a.mpi.mpi_shared {
-        run_shared(&*comm, &suite, &target, &opts, progress, &scale)
-    } else {
-        engine::run_suite(&suite, &target, &opts, progress, &scale, &mut |_| {}).map_err(Into::into)
-    }
-    .with_context(|| format!("rank {rank}: running in {}", dir.display()));
+    let mine = run_rank(&*comm, &suite, &target, &opts, progress, &scale, a.mpi.mpi_shared)
+        .with_context(|| format!("rank {rank}: running in {}", dir.display()));
     // A rank that could not even start still reports, so rank 0 is not left waiting.
     let mine = match mine {
         Ok(r) => Ok(RankReport { info, report: r, windows: hooks.windows() }),
@@ -194,20 +193,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         env: None,
         target: report.target.clone(),
     };
-    let meta = RunMeta {
-        kind: RunKind::Run,
-        started_unix_s: report.started_unix_s,
-        suite: suite.name.clone(),
-        scale,
-        repeat: a.repeat,
-        host: report.host.clone(),
-        command_line: record::command_line(),
-        options: RunOptions {
-            seed: a.data.seed,
-            compress_percent: a.data.compress_percent,
-            ..Default::default()
-        },
+    let options = RunOptions {
+        seed: a.data.seed,
+        compress_percent: a.data.compress_percent,
+        ..Default::default()
     };
+    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat, options);
     let mut recording =
         record::Recording::begin(store, &meta, std::slice::from_ref(&config), &suite.tests)?;
     for (pos, t) in report.tests.iter().enumerate() {
@@ -221,9 +212,25 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         RunStatus::Ok
     };
     recording.finish(&[(&config, &report.tests)], status);
-
-    let bytes = exporter(a.format).serialize(&report)?;
+    let started = report.started_unix_s;
+    let interrupted = report.interrupted;
+    let opts = crate::compare::CompareOptions {
+        engine: a.data.engine(a.repeat),
+        rule: crate::compare::Rule::default(),
+        fresh_per_test: false,
+    };
+    let run = report.clone();
+    let out = crate::compare::build_report(
+        vec![crate::compare::ConfigResult { label: config.label.clone(), env: None, run }],
+        &opts,
+        started,
+        interrupted,
+    );
+    let bytes = exporter(a.format, ExportOptions::default()).export(&out)?;
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    if status != RunStatus::Interrupted {
+        recording.outcome()?;
+    }
     print_spread(&report);
     if report.interrupted {
         return Ok(ExitCode::Interrupted);
@@ -234,27 +241,43 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// The suite in one work directory for all ranks: rank 0 makes it (and removes it at the end,
-/// after every rank is done) and sends its path to the others.
-fn run_shared(
+/// This rank's part of the suite: in a work directory of its own, or (`shared`) in one that rank
+/// 0 makes (and removes at the end, after every rank is done) and names to the others.
+fn run_rank(
     comm: &dyn Comm,
     suite: &Suite,
     target: &Target<'_>,
     opts: &EngineOptions,
     progress: &dyn Progress,
     scale: &str,
+    shared: bool,
 ) -> anyhow::Result<crate::result::RunReport> {
-    let ws =
-        if comm.rank() == 0 { Some(crate::engine::Workspace::create(&target.dir)) } else { None };
-    let made = match &ws {
-        // The name in --dir (`path()` is this process's /proc/self/fd link).
-        Some(Ok(w)) => Ok(w.shown_path().display().to_string()),
-        Some(Err(e)) => Err(e.to_string()),
-        None => Ok(String::new()),
+    let ws = if comm.rank() == 0 || !shared {
+        Some(crate::engine::Workspace::create(&target.dir))
+    } else {
+        None
     };
-    let path = comm.broadcast(serde_json::to_vec(&made)?)?;
-    let path: Result<String, String> = serde_json::from_slice(&path)?;
-    let path = std::path::PathBuf::from(path.map_err(anyhow::Error::msg)?);
+    let path = if shared {
+        let made = match &ws {
+            // The name in --dir (`path()` is this process's /proc/self/fd link).
+            Some(Ok(w)) => Ok(w.shown_path().display().to_string()),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Ok(String::new()),
+        };
+        let b = comm.broadcast(serde_json::to_vec(&made)?)?;
+        let got: Result<String, String> = serde_json::from_slice(&b)?;
+        match (&ws, got) {
+            (Some(Ok(w)), Ok(_)) => w.path().to_path_buf(),
+            (_, Ok(name)) => std::path::PathBuf::from(name),
+            (_, Err(e)) => return Err(anyhow::Error::msg(e)),
+        }
+    } else {
+        match &ws {
+            Some(Ok(w)) => w.path().to_path_buf(),
+            Some(Err(e)) => return Err(anyhow::anyhow!("{e}")),
+            None => unreachable!("every rank makes its own directory"),
+        }
+    };
     let mut report = crate::result::RunReport {
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_s: record::now_unix_s(),
@@ -279,7 +302,9 @@ fn run_shared(
             break;
         }
     }
-    comm.barrier("the end of the shared run")?;
+    if shared {
+        comm.barrier("the end of the shared run")?;
+    }
     drop(ws);
     Ok(report)
 }

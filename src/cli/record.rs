@@ -58,26 +58,50 @@ impl RecordArgs {
     }
 }
 
-/// The command line as typed, for the record (arguments with spaces are quoted).
-pub fn command_line() -> String {
-    std::env::args()
-        .map(|a| {
-            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            } else {
-                a
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Seconds since the epoch.
 pub fn now_unix_s() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// Record and drive `plan` on `targets`: the run is stored as it starts, every unit of work is
+/// committed as it ends, and the final state and status when the driver returns.
+pub fn drive(
+    plan: &crate::driver::Plan<'_>,
+    targets: &mut dyn crate::driver::Targets,
+    store: Option<Store>,
+    meta: &RunMeta,
+    progress: &dyn crate::engine::Progress,
+) -> anyhow::Result<(crate::driver::Outcome, Recording)> {
+    let start = |t: &dyn crate::driver::Targets| -> Vec<ConfigStart> {
+        (0..t.count())
+            .map(|i| {
+                let target = t.target(i);
+                ConfigStart {
+                    label: target.label.clone(),
+                    env: t.env(i),
+                    target: crate::engine::runner::target_info(&target),
+                }
+            })
+            .collect()
+    };
+    let mut configs = start(targets);
+    let mut recording = Recording::begin(store, meta, &configs, &plan.suite.tests)?;
+    let outcome =
+        crate::driver::drive(plan, targets, progress, &crate::driver::NoHooks, &mut |i, ti, t| {
+            recording.test(i, ti, t)
+        })?;
+    // Environments as they are now (a fresh filesystem per test is a new one).
+    for (i, (c, run)) in configs.iter_mut().zip(&outcome.runs).enumerate() {
+        c.env = targets.env(i);
+        c.target = run.target.clone();
+    }
+    let finished: Vec<(&ConfigStart, &[TestResult])> =
+        configs.iter().zip(&outcome.runs).map(|(c, r)| (c, r.tests.as_slice())).collect();
+    recording.finish(&finished, outcome.status());
+    Ok((outcome, recording))
 }
 
 /// A run being recorded. A write that fails mid-run is reported once on stderr and recording

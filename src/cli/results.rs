@@ -2,13 +2,14 @@
 
 use super::record::DbArg;
 use super::{ExitCode, UserError};
-use crate::compare::{decision, Rule, Verdict};
-use crate::output::units::{sig3, utc};
+use crate::compare::Rule;
+use crate::output::units::utc;
+use crate::output::{exporter, ExportOptions, Format};
 use crate::report::ReportRun;
-use crate::store::{HistoryFilter, RunKind, RunRecord};
+use crate::store::HistoryFilter;
 use anyhow::Context;
-use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use clap::Args;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -40,26 +41,16 @@ pub struct ShowArgs {
     /// Run id (see `fsbench history`).
     #[arg(value_parser = parse_run_id, value_name = "RUN")]
     pub run: i64,
-    /// Output format, as the run or compare command would have printed it.
-    #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
-    pub format: ShowFormat,
+    /// Output format, as the run or compare command would have printed it (every format of
+    /// `run` and `compare`: table, json, csv, bonnie, html).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
     /// For a comparison: also the observed facts per test and configuration (as `compare
     /// --details`).
     #[arg(long)]
     pub details: bool,
     #[command(flatten)]
     pub db: DbArg,
-}
-
-/// Formats of `show`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ShowFormat {
-    /// The table the command printed.
-    Table,
-    /// Everything stored, as JSON.
-    Json,
-    /// One row per test (and configuration).
-    Csv,
 }
 
 /// Arguments of `fsbench diff`.
@@ -81,9 +72,10 @@ pub struct DiffArgs {
 
 const DIFF_HELP: &str = "\
 Tests are matched by test id, configurations by label (two runs of one configuration each are
-matched whatever their labels). Each pair is decided with compare's rule: the estimator is the
-median MiB/s; with 2 or more repetitions on both sides Welch's t-test on log(MiB/s), two-sided
-at 95%, must find a difference and the factor must be at least 1 + --min-effect; with a single
+matched whatever their labels). Each pair is decided with compare's rule on the test's figure of
+merit: the estimator is the median MiB/s (ops/s for file-set tests such as rm65536, metadata,
+mail, postmark, untar); with 2 or more repetitions on both sides Welch's t-test on its log,
+two-sided at 95%, must find a difference and the factor must be at least 1 + --min-effect; with a single
 repetition the factor must be at least 1.10 (no test). Otherwise: no significant change.
 
 Exit codes: 0 no test regressed significantly, 1 at least one test regressed significantly
@@ -166,29 +158,7 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             rec.id
         );
     }
-    let bytes = match rec.kind {
-        RunKind::Run => {
-            let report = rec
-                .run_report(0)
-                .ok_or_else(|| anyhow::anyhow!("run {} has no configuration stored", rec.id))?;
-            let f = match a.format {
-                ShowFormat::Table => crate::output::Format::Table,
-                ShowFormat::Json => crate::output::Format::Json,
-                ShowFormat::Csv => crate::output::Format::Csv,
-            };
-            crate::output::exporter(f).serialize(&report)?
-        }
-        RunKind::Compare => {
-            let report = rec.compare_report();
-            match a.format {
-                ShowFormat::Table => {
-                    crate::output::compare::render(&report, a.details).into_bytes()
-                }
-                ShowFormat::Json => crate::output::compare::json(&report)?,
-                ShowFormat::Csv => crate::output::compare::csv(&report)?,
-            }
-        }
-    };
+    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&rec.report())?;
     std::io::stdout().write_all(&bytes).context("writing to stdout")?;
     Ok(ExitCode::Success)
 }
@@ -204,151 +174,9 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
     let ra = store.load(a.run_a)?;
     let rb = store.load(a.run_b)?;
     let rule = Rule { min_effect: a.min_effect / 100.0, ..Rule::default() };
-    let d = diff_runs(&ra, &rb, &rule);
+    let d = crate::diff::diff_runs(&ra, &rb, &rule);
     print!("{}", d.text);
-    Ok(if d.regressions > 0 { ExitCode::TestFailed } else { ExitCode::Success })
-}
-
-/// The outcome of a diff.
-struct Diff {
-    text: String,
-    regressions: usize,
-}
-
-fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
-    let mut out = format!(
-        "fsbench diff: run {} ({}, {} {}) against run {} ({}, {} {})\n",
-        ra.id,
-        utc(ra.started_unix_s),
-        ra.kind.as_str(),
-        ra.suite,
-        rb.id,
-        utc(rb.started_unix_s),
-        rb.kind.as_str(),
-        rb.suite,
-    );
-    // Configuration pairs.
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
-    let mut notes = Vec::new();
-    if ra.configs.len() == 1 && rb.configs.len() == 1 {
-        pairs.push((0, 0));
-        if ra.configs[0].label != rb.configs[0].label {
-            notes.push(format!(
-                "configurations matched although their labels differ: `{}` and `{}`",
-                ra.configs[0].label, rb.configs[0].label
-            ));
-        }
-    } else {
-        for (i, c) in ra.configs.iter().enumerate() {
-            match rb.configs.iter().position(|d| d.label == c.label) {
-                Some(j) => pairs.push((i, j)),
-                None => notes.push(format!("configuration `{}` is only in run {}", c.label, ra.id)),
-            }
-        }
-        for c in &rb.configs {
-            if !ra.configs.iter().any(|d| d.label == c.label) {
-                notes.push(format!("configuration `{}` is only in run {}", c.label, rb.id));
-            }
-        }
-    }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none() {
-        t.set_width(150);
-    }
-    t.set_header(vec![
-        "test".to_string(),
-        "name".to_string(),
-        "configuration".to_string(),
-        format!("run {} MiB/s", ra.id),
-        format!("run {} MiB/s", rb.id),
-        "change".to_string(),
-        "verdict".to_string(),
-    ]);
-    let mut regressions = 0;
-    let mut improvements = 0;
-    let mut compared = 0;
-    let (la, lb) = (format!("run {}", ra.id), format!("run {}", rb.id));
-    for (i, j) in pairs {
-        let (ca, cb) = (&ra.configs[i], &rb.configs[j]);
-        for ta in &ca.tests {
-            let Some(tb) = cb.tests.iter().find(|t| t.id == ta.id) else {
-                notes.push(format!("test {} ({}) is only in run {}", ta.id, ca.label, ra.id));
-                continue;
-            };
-            let ma = ta.summary.as_ref().map(|s| s.median);
-            let mb = tb.summary.as_ref().map(|s| s.median);
-            let change = match (ma, mb) {
-                (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),
-                _ => "-".into(),
-            };
-            let verdict = match decision::decide(ta, &la, tb, &lb, rule) {
-                Verdict::Win { winner: 0, factor, tested } => {
-                    regressions += 1;
-                    compared += 1;
-                    format!(
-                        "REGRESSION: {factor:.2}× slower{}",
-                        if tested { "" } else { " (one repetition: no significance test)" }
-                    )
-                }
-                Verdict::Win { factor, tested, .. } => {
-                    improvements += 1;
-                    compared += 1;
-                    format!(
-                        "improved: {factor:.2}× faster{}",
-                        if tested { "" } else { " (one repetition: no significance test)" }
-                    )
-                }
-                Verdict::Draw { .. } => {
-                    compared += 1;
-                    "no significant change".into()
-                }
-                Verdict::NotCompared { reason } => format!("not compared: {reason}"),
-            };
-            let fmt = |m: Option<f64>| m.map(sig3).unwrap_or_else(|| "-".into());
-            let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
-            t.add_row(vec![
-                Cell::new(&ta.id),
-                Cell::new(&ta.name),
-                Cell::new(&cb.label),
-                num(fmt(ma)),
-                num(fmt(mb)),
-                num(change),
-                Cell::new(verdict),
-            ]);
-        }
-        for tb in &cb.tests {
-            if !ca.tests.iter().any(|t| t.id == tb.id) {
-                notes.push(format!("test {} ({}) is only in run {}", tb.id, cb.label, rb.id));
-            }
-        }
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    out.push_str(&format!(
-        "Decision rule of compare: median MiB/s; Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test).\n",
-        rule.min_effect * 100.0,
-        rule.single_run_effect * 100.0
-    ));
-    out.push_str(&format!(
-        "{compared} compared: {regressions} regressed significantly, {improvements} improved significantly, {} without significant change.\n",
-        compared - regressions - improvements
-    ));
-    for (r, name) in [(ra, "A"), (rb, "B")] {
-        if r.unfinished() {
-            notes.push(format!(
-                "run {} ({name}) did not finish: only its recorded tests are compared",
-                r.id
-            ));
-        }
-    }
-    if !notes.is_empty() {
-        out.push_str("Notes:\n");
-        for n in notes {
-            out.push_str(&format!("  - {n}\n"));
-        }
-    }
-    Diff { text: out, regressions }
+    Ok(if d.regressions() > 0 { ExitCode::TestFailed } else { ExitCode::Success })
 }
 
 /// `fsbench report RUN... -o FILE.html`.

@@ -74,3 +74,16 @@ pub struct DataArgs {
     #[arg(long)]
     pub trace: bool,
 }
+
+impl DataArgs {
+    /// Engine options with `repeat` repetitions per test.
+    pub fn engine(&self, repeat: u32) -> crate::engine::EngineOptions {
+        crate::engine::EngineOptions {
+            repeat,
+            compress_percent: self.compress_percent,
+            seed: self.seed,
+            trace: self.trace,
+            hooks: Default::default(),
+        }
+    }
+}

@@ -15,7 +15,7 @@
 
 use super::hooks::RecordedWindow;
 use super::model::{ClusterRep, HostShare, PhaseWindow, RankFigure, RankInfo, Spread};
-use crate::engine::runner::{finalize, STONEWALLED};
+use crate::engine::runner::STONEWALLED;
 use crate::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RunReport, TestResult, TestStatus,
 };
@@ -66,6 +66,7 @@ fn reduce_test(parts: &[(&RankReport, &TestResult)]) -> TestResult {
         complete_reps: 0,
         summary: None,
         warnings: Vec::new(),
+        figure: base.figure,
     };
     // The worst status wins; a failure names its rank unless the agreement already did.
     for (r, t) in parts {
@@ -97,11 +98,9 @@ fn reduce_test(parts: &[(&RankReport, &TestResult)]) -> TestResult {
         out.reps.push(reduce_rep(parts, k));
     }
     out.complete_reps = out.reps.iter().filter(|r| r.complete).count() as u32;
-    finalize(&mut out);
+    out.finalize();
     if out.reps.iter().any(|r| r.cluster.as_ref().is_some_and(|c| c.stonewalled)) {
-        out.warnings.push(
-            "stonewalled: the timed phases stopped at the stonewall; the figure counts the work every rank completed (smallest rank × ranks)".into(),
-        );
+        out.warnings.push(crate::result::Warning::Stonewalled);
     }
     out
 }
@@ -220,6 +219,7 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], k: usize) -> RepResult {
         phases,
         extents: None,
         file_ops: if fileset { ops } else { 0 },
+        figure: reps[0].figure,
         cluster: Some(ClusterRep {
             ranks: n as u32,
             per_rank,
@@ -353,6 +353,7 @@ mod tests {
             complete_reps: 1,
             summary: None,
             warnings: Vec::new(),
+            figure: Default::default(),
         };
         RankReport {
             info: RankInfo { rank: r, host: host.into(), ..Default::default() },
@@ -417,7 +418,7 @@ mod tests {
         assert_eq!(c.total_bytes, 10 << 20);
         assert_eq!(r.bytes, 4 << 20);
         assert!((r.mib_per_s - 4.0).abs() < 1e-9);
-        assert!(t.warnings.iter().any(|w| w.starts_with("stonewalled")));
+        assert!(t.warnings.contains(&crate::result::Warning::Stonewalled));
     }
 
     #[test]

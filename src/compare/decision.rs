@@ -143,6 +143,7 @@ mod tests {
             status: TestStatus::Ok,
             complete_reps: mibs.len() as u32,
             reps: mibs.iter().map(|m| rep(*m, true)).collect(),
+            figure: Figure::MibPerS,
             summary: None,
             warnings: vec![],
         }

@@ -1,5 +1,5 @@
-//! `fsbench compare`: the same suite on several configurations, interleaved, and the study's
-//! head-to-head table and summary lines.
+//! `fsbench compare`: the same suite on several configurations, interleaved by the suite driver
+//! ([`crate::driver::Order::Interleaved`]), and the study's head-to-head table and summary lines.
 //!
 //! Interleaving: repetition by repetition, test by test, every configuration runs once before
 //! any runs again (A B A B ...), and the order rotates with the test and repetition, so slow drift
@@ -8,28 +8,15 @@
 
 pub mod decision;
 
-use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
+use crate::driver::Targets;
+use crate::engine::EngineOptions;
 use crate::explain::{self, Explanation};
 use crate::observe::facts::Facts;
 use crate::observe::host::HostInfo;
-use crate::result::{RunReport, TestResult, TestStatus};
+use crate::result::{Figure, RunReport, Stats};
 use crate::testbed::TestbedEnv;
-use crate::workload::Suite;
 pub use decision::{Rule, Verdict};
 use serde::{Deserialize, Serialize};
-
-/// The configurations being compared, as the comparison loop needs them.
-pub trait Sides {
-    /// Number of configurations.
-    fn count(&self) -> usize;
-    /// Target of configuration `i`.
-    fn target(&self, i: usize) -> Target<'_>;
-    /// Environment record of configuration `i` (None for a user's directory).
-    fn env(&self, i: usize) -> Option<TestbedEnv>;
-    /// Called before each test on configuration `i` when a fresh filesystem per test was asked
-    /// for; a no-op for existing directories.
-    fn refresh(&mut self, i: usize) -> anyhow::Result<()>;
-}
 
 /// One configuration's part of a comparison.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,8 +36,17 @@ pub struct TestRow {
     pub id: String,
     /// Test name.
     pub name: String,
+    /// What the test is ranked on; `vs_baseline` compares this figure.
+    #[serde(default)]
+    pub figure: Figure,
     /// Median MiB/s per configuration (None when it has no figure).
     pub median_mib_per_s: Vec<Option<f64>>,
+    /// Median operations per second per configuration.
+    #[serde(default)]
+    pub median_ops_per_s: Vec<Option<f64>>,
+    /// Median elapsed seconds of the timed phases per configuration.
+    #[serde(default)]
+    pub median_elapsed_s: Vec<Option<f64>>,
     /// Verdict of configuration i against the baseline (None at the baseline's index).
     pub vs_baseline: Vec<Option<Verdict>>,
     /// What each configuration did underneath (its median repetition).
@@ -58,6 +54,17 @@ pub struct TestRow {
     /// Why the winner of configuration i against the baseline won (empty: no winner, or
     /// nothing observed explains it; see `explained`).
     pub why: Vec<Vec<Explanation>>,
+}
+
+impl TestRow {
+    /// Median of the figure of merit of configuration `i`.
+    pub fn median(&self, i: usize) -> Option<f64> {
+        let v = match self.figure {
+            Figure::MibPerS => &self.median_mib_per_s,
+            Figure::OpsPerS => &self.median_ops_per_s,
+        };
+        v.get(i).copied().flatten()
+    }
 }
 
 /// The study's summary of one pair.
@@ -85,7 +92,7 @@ pub struct PairSummary {
 
 /// A whole comparison.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CompareReport {
+pub struct Report {
     /// fsbench version.
     pub fsbench_version: String,
     /// Start, seconds since the epoch.
@@ -123,113 +130,27 @@ pub struct CompareOptions {
     pub rule: Rule,
     /// Recreate each filesystem before every test.
     pub fresh_per_test: bool,
-    /// `--scale` as text.
-    pub scale: String,
 }
 
-/// Run `suite` on every side, interleaved, and build the report.
-///
-/// `on_result(config, test, result)` is called after every repetition of every test on every
-/// configuration with that test's results so far (to store them as they come, so a crash loses
-/// at most the repetition in flight).
-pub fn run(
-    suite: &Suite,
-    sides: &mut dyn Sides,
+/// The comparison of what the driver produced on `targets` (its [`crate::driver::Order`] is
+/// `Interleaved` for a `compare`).
+pub fn from_outcome(
+    outcome: crate::driver::Outcome,
+    targets: &dyn Targets,
     opts: &CompareOptions,
-    progress: &dyn Progress,
-    on_result: &mut dyn FnMut(usize, usize, &TestResult),
-) -> anyhow::Result<CompareReport> {
-    let n = sides.count();
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut runs: Vec<RunReport> = (0..n)
-        .map(|i| {
-            let t = sides.target(i);
-            RunReport {
-                fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-                started_unix_s: started,
-                host: HostInfo::current(),
-                target: engine::runner::target_info(&t),
-                suite: suite.name.clone(),
-                scale: opts.scale.clone(),
-                repeat: opts.engine.repeat,
-                tests: Vec::new(),
-                interrupted: false,
-                cluster: None,
-            }
-        })
-        .collect();
-    let mut acc: Vec<Vec<Option<TestResult>>> = vec![vec![None; suite.tests.len()]; n];
-    let mut interrupted = false;
-    'rounds: for rep in 0..opts.engine.repeat.max(1) {
-        for (ti, test) in suite.tests.iter().enumerate() {
-            for k in 0..n {
-                let i = (k + rep as usize + ti) % n;
-                if crate::sys::signals::interrupted() {
-                    interrupted = true;
-                    break 'rounds;
-                }
-                if opts.fresh_per_test {
-                    sides.refresh(i)?;
-                }
-                let target = sides.target(i);
-                progress.target_start(&target.label);
-                let ws = Workspace::create(&target.dir)?;
-                let devices = runs[i].target.devices.clone();
-                let r = engine::run_test(
-                    test,
-                    &target,
-                    &devices,
-                    ws.path(),
-                    &opts.engine,
-                    ti as u64,
-                    rep..rep + 1,
-                    progress,
-                );
-                drop(ws);
-                let stop = r.status == TestStatus::Interrupted;
-                match &mut acc[i][ti] {
-                    Some(a) => engine::runner::merge(a, r),
-                    slot @ None => *slot = Some(r),
-                }
-                if let Some(a) = &acc[i][ti] {
-                    on_result(i, ti, a);
-                }
-                if stop {
-                    interrupted = true;
-                    break 'rounds;
-                }
-            }
-        }
-    }
-    for (i, run) in runs.iter_mut().enumerate() {
-        run.interrupted = interrupted;
-        for (ti, test) in suite.tests.iter().enumerate() {
-            run.tests.push(acc[i][ti].take().unwrap_or_else(|| TestResult {
-                id: test.id.clone(),
-                name: test.name.clone(),
-                description: test.description.clone(),
-                threads: test.threads,
-                status: TestStatus::Skipped { reason: "run interrupted before this test".into() },
-                reps: vec![],
-                complete_reps: 0,
-                summary: None,
-                warnings: vec![],
-            }));
-        }
-    }
-    let configs: Vec<ConfigResult> = runs
+) -> Report {
+    let started = outcome.runs.first().map(|r| r.started_unix_s).unwrap_or(0);
+    let configs: Vec<ConfigResult> = outcome
+        .runs
         .into_iter()
         .enumerate()
         .map(|(i, run)| ConfigResult {
-            label: sides.target(i).label.clone(),
-            env: sides.env(i),
+            label: targets.target(i).label.clone(),
+            env: targets.env(i),
             run,
         })
         .collect();
-    Ok(build_report(configs, opts, started, interrupted))
+    build_report(configs, opts, started, outcome.interrupted)
 }
 
 /// Turn per-configuration results into the comparison (verdicts and summary lines).
@@ -238,15 +159,16 @@ pub fn build_report(
     opts: &CompareOptions,
     started_unix_s: u64,
     interrupted: bool,
-) -> CompareReport {
+) -> Report {
     let baseline = 0;
     let ntests = configs.first().map(|c| c.run.tests.len()).unwrap_or(0);
     let mut tests = Vec::with_capacity(ntests);
     for ti in 0..ntests {
         let base = &configs[baseline];
         let bt = &base.run.tests[ti];
-        let medians =
-            configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| s.median)).collect();
+        let medians = |f: fn(&crate::result::Summary) -> &Stats| -> Vec<Option<f64>> {
+            configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| f(s).median)).collect()
+        };
         let vs: Vec<Option<Verdict>> = configs
             .iter()
             .enumerate()
@@ -284,7 +206,10 @@ pub fn build_report(
         tests.push(TestRow {
             id: bt.id.clone(),
             name: bt.name.clone(),
-            median_mib_per_s: medians,
+            figure: bt.figure,
+            median_mib_per_s: medians(|s| &s.mib_per_s),
+            median_ops_per_s: medians(|s| &s.ops_per_s),
+            median_elapsed_s: medians(|s| &s.elapsed_s),
             vs_baseline: vs,
             facts,
             why,
@@ -294,12 +219,12 @@ pub fn build_report(
         .filter(|i| *i != baseline)
         .map(|i| pair_summary(&configs[baseline].label, &configs[i].label, &tests, i))
         .collect();
-    CompareReport {
+    Report {
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_s,
         host: HostInfo::current(),
         suite: configs.first().map(|c| c.run.suite.clone()).unwrap_or_default(),
-        scale: opts.scale.clone(),
+        scale: configs.first().map(|c| c.run.scale.clone()).unwrap_or_default(),
         repeat: opts.engine.repeat,
         fresh_per_test: opts.fresh_per_test,
         rule: opts.rule,
@@ -378,7 +303,10 @@ mod tests {
         TestRow {
             id: id.into(),
             name: id.into(),
+            figure: Figure::MibPerS,
             median_mib_per_s: vec![],
+            median_ops_per_s: vec![],
+            median_elapsed_s: vec![],
             vs_baseline: vec![None, Some(v)],
             facts: vec![],
             why: vec![],

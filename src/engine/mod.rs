@@ -15,7 +15,7 @@ mod target;
 pub mod worker;
 pub mod workspace;
 
-pub use runner::{run_suite, run_test, EngineOptions, NoProgress, Progress};
+pub use runner::{run_test, EngineOptions, NoProgress, Progress};
 pub use target::{CacheControl, EvictError, PageCacheEvictor, Target};
 pub use workspace::Workspace;
 

@@ -10,18 +10,16 @@ use super::ioengine::{IoEngine, Null, Psync};
 use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
 use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerOutput, WorkerPlan};
-use super::workspace::Workspace;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::memory::{MemDelta, MemSample};
 use crate::observe::mountinfo;
 use crate::result::*;
 use crate::stats::latency::OpHistograms;
-use crate::stats::summary;
 use crate::sys::cache;
 use crate::workload::size::fmt_bytes;
 use crate::workload::{
     Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
-    Suite, SyncCall, SyncPolicy, TestDef,
+    SyncCall, SyncPolicy, TestDef,
 };
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -61,10 +59,7 @@ impl Default for EngineOptions {
 pub const CACHED_MIN: f64 = 0.95;
 /// Resident share at or below which a file counts as uncached.
 pub const UNCACHED_MAX: f64 = 0.02;
-/// A timed total shorter than this gets a warning: scheduler noise is on the order of ms.
-pub const SHORT_PHASE: Duration = Duration::from_millis(200);
-/// Repetitions varying more than this (coefficient of variation) get a warning.
-pub const NOISY_CV: f64 = 0.10;
+pub use crate::result::{NOISY_CV, SHORT_PHASE};
 
 /// Receives progress; the CLI draws a bar, tests and library users can ignore it.
 pub trait Progress: Sync {
@@ -92,66 +87,6 @@ pub(super) enum RepOutcome {
     Ok,
     Failed(String),
     Interrupted,
-}
-
-/// Run a whole suite on a target. `on_test` is called after each test (to export or store
-/// results as they come, so a later failure loses nothing).
-pub fn run_suite(
-    suite: &Suite,
-    target: &Target<'_>,
-    opts: &EngineOptions,
-    progress: &dyn Progress,
-    scale: &str,
-    on_test: &mut dyn FnMut(&TestResult),
-) -> std::io::Result<RunReport> {
-    let ws = Workspace::create(&target.dir)?;
-    let started_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut report = RunReport {
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_unix_s,
-        host: crate::observe::host::HostInfo::current(),
-        target: target_info(target),
-        suite: suite.name.clone(),
-        scale: scale.to_string(),
-        repeat: opts.repeat,
-        tests: Vec::new(),
-        interrupted: false,
-        cluster: None,
-    };
-    let devices = report.target.devices.clone();
-    for (idx, test) in suite.tests.iter().enumerate() {
-        if crate::sys::signals::interrupted() {
-            report.interrupted = true;
-            report.tests.push(skipped(test, "run interrupted before this test"));
-            continue;
-        }
-        let reps = 0..opts.repeat.max(1);
-        let r = run_test(test, target, &devices, ws.path(), opts, idx as u64, reps, progress);
-        if r.status == TestStatus::Interrupted {
-            report.interrupted = true;
-        }
-        on_test(&r);
-        report.tests.push(r);
-    }
-    drop(ws);
-    Ok(report)
-}
-
-fn skipped(test: &TestDef, reason: &str) -> TestResult {
-    TestResult {
-        id: test.id.clone(),
-        name: test.name.clone(),
-        description: test.description.clone(),
-        threads: test.threads,
-        status: TestStatus::Skipped { reason: reason.into() },
-        reps: Vec::new(),
-        complete_reps: 0,
-        summary: None,
-        warnings: Vec::new(),
-    }
 }
 
 /// What is known about the target: mount, filesystem, devices.
@@ -186,8 +121,7 @@ pub fn run_test(
     reps: std::ops::Range<u32>,
     progress: &dyn Progress,
 ) -> TestResult {
-    let mut result = skipped(test, "");
-    result.status = TestStatus::Ok;
+    let mut result = TestResult::new(test);
     let mut complete = 0usize;
     for rep in reps {
         let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
@@ -217,55 +151,9 @@ pub fn run_test(
         }
     }
     result.complete_reps = complete as u32;
-    finalize(&mut result);
+    result.finalize();
     result
 }
-
-/// Add `more` (later repetitions of the same test) to `acc` and recompute its statistics.
-pub fn merge(acc: &mut TestResult, more: TestResult) {
-    if acc.status == TestStatus::Ok {
-        acc.status = more.status;
-    }
-    acc.complete_reps += more.complete_reps;
-    acc.reps.extend(more.reps);
-    for w in more.warnings {
-        if !acc.warnings.contains(&w) {
-            acc.warnings.push(w);
-        }
-    }
-    finalize(acc);
-}
-
-/// Recompute the summary (over completed repetitions) and the statistical warnings.
-pub fn finalize(result: &mut TestResult) {
-    result.warnings.retain(|w| !w.starts_with(NOISE_WARNING) && !w.starts_with(SHORT_WARNING));
-    let done: Vec<&RepResult> = result.reps.iter().filter(|r| r.complete).collect();
-    let mibs: Vec<f64> = done.iter().map(|r| r.mib_per_s).collect();
-    let opss: Vec<f64> = done.iter().map(|r| r.ops_per_s).collect();
-    result.summary = summary::summarize(&mibs, &opss);
-    if let Some(s) = &result.summary {
-        if s.n >= 2 && s.cv > NOISY_CV {
-            result.warnings.push(format!(
-                "{NOISE_WARNING} {:.0}% (coefficient of variation); treat differences smaller than that as noise or use more --repeat",
-                s.cv * 100.0
-            ));
-        }
-    }
-    if let Some(r) = done.first() {
-        if Duration::from_nanos(r.wall_nanos) < SHORT_PHASE {
-            result.warnings.push(format!(
-                "{SHORT_WARNING} {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
-                r.wall_nanos as f64 / 1e6,
-                SHORT_PHASE.as_millis()
-            ));
-        }
-    }
-}
-
-/// Start of the "repetitions vary" warning.
-pub const NOISE_WARNING: &str = "repetitions vary by";
-/// Start of the "timed phase too short" warning.
-pub const SHORT_WARNING: &str = "timed phase lasted only";
 
 /// The files of one repetition. A test works on a set of files: a data test's is one file
 /// shared by all threads or one per thread; a fileset's is `count` slots in a directory tree.
@@ -460,7 +348,7 @@ fn run_rep(
     seed: u64,
     rep: u32,
     progress: &dyn Progress,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> (Option<RepResult>, RepOutcome) {
     // The set-up, and each phase, between the hooks: every process of a multi-client run
     // starts it together and agrees on its outcome.
@@ -484,23 +372,12 @@ fn run_rep(
     for (pi, phase) in test.phases.iter().enumerate() {
         let check = establish_cache(phase.cache, files, target);
         if !check.met {
+            let (required, method) = (phase.cache, check.method.clone());
+            let (phase, resident_fraction) = (phase.name.clone(), check.resident_fraction);
+            let sampled = matches!(files, Files::Set { .. });
             warn(
                 warnings,
-                format!(
-                    "phase `{}`: {} required but {:.0}% of {} resident after {}; this is not {} figure",
-                    phase.name,
-                    cache_word(phase.cache),
-                    check.resident_fraction * 100.0,
-                    match files {
-                        Files::Data { .. } => "the file was",
-                        Files::Set { .. } => "sampled files were",
-                    },
-                    check.method,
-                    match phase.cache {
-                        CacheReq::Uncached => "an uncached",
-                        _ => "a cached",
-                    },
-                ),
+                Warning::CacheNotMet { phase, required, resident_fraction, method, sampled },
             );
         }
         match files {
@@ -523,7 +400,8 @@ fn run_rep(
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
             Err(e) => {
-                warn(warnings, format!("block trace of phase `{}` lost: {e}", phase.name));
+                let (phase, error) = (phase.name.clone(), e.to_string());
+                warn(warnings, Warning::TraceLost { phase, error });
                 None
             }
         });
@@ -536,13 +414,9 @@ fn run_rep(
         }
         if let Some(t) = &trace {
             if t.events_lost > 0 || t.events_over_limit > 0 {
-                warn(
-                    warnings,
-                    format!(
-                        "block trace of phase `{}` is incomplete: {} events lost, {} over the in-memory limit; its counts are lower bounds",
-                        phase.name, t.events_lost, t.events_over_limit
-                    ),
-                );
+                let (events_lost, events_over_limit) = (t.events_lost, t.events_over_limit);
+                let phase = phase.name.clone();
+                warn(warnings, Warning::TraceIncomplete { phase, events_lost, events_over_limit });
             }
         }
         pr.trace = trace;
@@ -604,17 +478,19 @@ fn run_rep(
 /// Start tracing `devices`, or say once why not.
 fn start_trace(
     devices: &[String],
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Option<crate::observe::trace::Tracer> {
     use crate::observe::trace::{TraceOptions, Tracer};
     if devices.is_empty() {
-        warn(warnings, "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into());
+        let reason = "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into();
+        warn(warnings, Warning::TraceUnavailable { reason });
         return None;
     }
     match Tracer::start(devices, TraceOptions::default()) {
         Ok(t) => Some(t),
         Err(e) => {
-            warn(warnings, format!("tracing unavailable ({e}); the run goes on without it"));
+            let reason = format!("tracing unavailable ({e}); the run goes on without it");
+            warn(warnings, Warning::TraceUnavailable { reason });
             None
         }
     }
@@ -622,18 +498,8 @@ fn start_trace(
 
 /// Record a warning about a test, once (a repetition that meets the same problem again does not
 /// repeat it). Every warning the engine produces goes through here.
-fn warn(warnings: &mut Vec<String>, msg: String) {
-    if !warnings.contains(&msg) {
-        warnings.push(msg);
-    }
-}
-
-fn cache_word(c: CacheReq) -> &'static str {
-    match c {
-        CacheReq::Cached => "cached",
-        CacheReq::Uncached => "uncached",
-        CacheReq::Any => "any",
-    }
+fn warn(warnings: &mut Vec<Warning>, w: Warning) {
+    note_once(warnings, w);
 }
 
 /// Make and verify the cache state a phase asks for, on the test's files (every file of a
@@ -1189,6 +1055,7 @@ fn rep_result(
         extents: None,
         file_ops: 0,
         cluster: None,
+        figure: Some(crate::result::Figure::of_test(test)),
     }
 }
 

@@ -7,10 +7,12 @@
 //! Figures: block rates in KiB/s (bonnie++'s `k`; `m` = MiB/s above 99,999k), seeks and files
 //! per second, %CP = CPU time (user + system) / wall time of the phase, as bonnie++ computes it.
 //! The Latency rows hold the maximum latency of the phase's main operation (bonnie++ prints the
-//! maximum too). Unlike bonnie++, fast phases are shown as numbers, not `+++++`.
+//! maximum too). Unlike bonnie++, fast phases are shown as numbers, not `+++++`. An `Elapsed`
+//! row under each table gives each phase's wall time in seconds.
 
 use super::units::nanos;
 use super::Exporter;
+use crate::compare::Report;
 use crate::result::{PhaseResult, RunReport, TestResult};
 use crate::workload::size::fmt_bytes;
 use crate::workload::OpKind;
@@ -19,8 +21,18 @@ use crate::workload::OpKind;
 pub struct BonnieExporter;
 
 impl Exporter for BonnieExporter {
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
-        Ok(render(report).into_bytes())
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        Ok(match super::single(report) {
+            Some(run) => render(run),
+            // One bonnie++ table pair per configuration, labelled.
+            None => report
+                .configs
+                .iter()
+                .map(|c| format!("== {} ==\n{}", c.label, render(&c.run)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+        .into_bytes())
     }
 }
 
@@ -58,6 +70,11 @@ fn cells(p: Option<&PhaseResult>, rate: impl Fn(&PhaseResult) -> String) -> (Str
         Some(p) => (rate(p), cp(p)),
         None => (String::new(), String::new()),
     }
+}
+
+/// Elapsed wall time of a phase, `1.23s`, or blank.
+fn elapsed(p: Option<&PhaseResult>) -> String {
+    p.map(|p| format!("{:.3}s", p.wall_nanos as f64 / 1e9)).unwrap_or_default()
 }
 
 fn max_latency(p: Option<&PhaseResult>, op: OpKind) -> String {
@@ -119,6 +136,15 @@ pub fn render(r: &RunReport) -> String {
         max_latency(rd, OpKind::Read),
         max_latency(sk, OpKind::Read)
     ));
+    out.push_str(&format!(
+        "Elapsed             {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "",
+        elapsed(w),
+        elapsed(rw),
+        "",
+        elapsed(rd),
+        elapsed(sk)
+    ));
     let seq = test(r, "files-seq");
     let rnd = test(r, "files-rand");
     let files = seq
@@ -144,18 +170,23 @@ pub fn render(r: &RunReport) -> String {
         if files > 0 { format!("{}", files.div_ceil(1024)) } else { String::new() }
     );
     let mut lat = String::from("Latency            ");
+    let mut secs = String::from("Elapsed            ");
     for t in [seq, rnd] {
         for (n, op) in names.iter().zip([OpKind::Create, OpKind::Stat, OpKind::Unlink]) {
             let c = cells(phase(t, n), rate);
             row.push_str(&format!(" {:>5} {:>3}", c.0, c.1));
             lat.push_str(&format!(" {:>9}", max_latency(phase(t, n), op)));
+            secs.push_str(&format!(" {:>9}", elapsed(phase(t, n))));
         }
     }
     out.push_str(&row);
     out.push('\n');
     out.push_str(&lat);
     out.push('\n');
+    out.push_str(&secs);
+    out.push('\n');
     out.push_str("Per Chr: not implemented by fsbench (blank). Read = stat(2), as bonnie++. files: units of 1024.\n");
+    out.push_str("File phases: operations per second; Elapsed: wall time of each phase (median repetition).\n");
     if block.is_none() && seq.is_none() && rnd.is_none() {
         out.push_str("No bonnie results in this report: run `--suite bonnie` for these tables.\n");
     }

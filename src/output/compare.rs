@@ -1,9 +1,10 @@
 //! Output of `fsbench compare`: the head-to-head table, the study's summary lines, JSON and CSV,
-//! all from [`CompareReport`].
+//! all from [`Report`].
 
 use super::units::sig3;
-use crate::compare::{CompareReport, Verdict};
-use crate::result::TestStatus;
+use crate::compare::TestRow;
+use crate::compare::{Report, Verdict};
+use crate::result::{Figure, TestStatus, Warning};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
 /// Short text of a verdict of `other` against the baseline.
@@ -24,9 +25,25 @@ fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
     }
 }
 
+/// A configuration's figure: the median, its unit when the header has none, and for ops/s tests
+/// the elapsed seconds of the timed phases.
+fn figure_cell(row: &TestRow, i: usize, median: f64, with_unit: bool) -> String {
+    let mut s = sig3(median);
+    if with_unit {
+        s.push(' ');
+        s.push_str(row.figure.unit());
+    }
+    if row.figure == Figure::OpsPerS {
+        if let Some(e) = row.median_elapsed_s.get(i).copied().flatten() {
+            s.push_str(&format!(" in {} s", sig3(e)));
+        }
+    }
+    s
+}
+
 /// Render the comparison for a terminal; `details` adds each configuration's observed facts per
 /// test.
-pub fn render(r: &CompareReport, details: bool) -> String {
+pub fn render(r: &Report, details: bool) -> String {
     let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
     let two = labels.len() == 2;
     let base = labels.first().copied().unwrap_or("");
@@ -36,12 +53,19 @@ pub fn render(r: &CompareReport, details: bool) -> String {
         // Not a terminal: wrap descriptions as a 150-column terminal would.
         t.set_width(150);
     }
+    // One unit in the header when every test has the same figure of merit; else each cell says.
+    let unit = match r.tests.first().map(|t| t.figure) {
+        Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
+        None => Some(Figure::MibPerS),
+        _ => None,
+    };
+    let in_header = unit.map(|u| format!(" {}", u.unit())).unwrap_or_default();
     let mut header: Vec<String> = vec!["test".into(), "description".into()];
     for (i, l) in labels.iter().enumerate() {
         header.push(if i == r.baseline && !two {
-            format!("{l} (baseline) MiB/s")
+            format!("{l} (baseline){in_header}")
         } else {
-            format!("{l} MiB/s")
+            format!("{l}{in_header}")
         });
         if i != r.baseline && !two {
             header.push(format!("{l} vs {base}"));
@@ -56,10 +80,10 @@ pub fn render(r: &CompareReport, details: bool) -> String {
         let mut cells = vec![Cell::new(&row.id), Cell::new(desc)];
         for (i, c) in r.configs.iter().enumerate() {
             let tr = &c.run.tests[ti];
-            let fig = match (&tr.status, row.median_mib_per_s[i]) {
+            let fig = match (&tr.status, row.median(i)) {
                 (TestStatus::Failed { .. }, _) => "FAILED".to_string(),
                 (TestStatus::Skipped { .. }, _) => "skipped".to_string(),
-                (_, Some(m)) => sig3(m),
+                (_, Some(m)) => figure_cell(row, i, m, unit.is_none()),
                 (_, None) => "-".to_string(),
             };
             cells.push(Cell::new(fig).set_alignment(CellAlignment::Right));
@@ -86,8 +110,13 @@ pub fn render(r: &CompareReport, details: bool) -> String {
     );
     out.push_str(&t.to_string());
     out.push('\n');
+    let what = match unit {
+        Some(Figure::MibPerS) => "MiB/s: median over repetitions",
+        Some(Figure::OpsPerS) => "ops/s: median over repetitions (file-set operations; s: elapsed seconds of the timed phases)",
+        None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases): median over repetitions",
+    };
     out.push_str(&format!(
-        "MiB/s: median over repetitions. Winner: Welch's t-test on log throughput, 95%, and at least {:.0}% apart; with one repetition, at least {:.0}% apart (no test). Otherwise: draw.\n",
+        "{what}. Winner: Welch's t-test on log throughput, 95%, and at least {:.0}% apart; with one repetition, at least {:.0}% apart (no test). Otherwise: draw.\n",
         r.rule.min_effect * 100.0,
         r.rule.single_run_effect * 100.0
     ));
@@ -110,13 +139,10 @@ pub fn render(r: &CompareReport, details: bool) -> String {
                 notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
             }
             for w in &tr.warnings {
-                if w.starts_with(crate::engine::runner::SHORT_WARNING) {
-                    short.push(tr.id.clone());
-                } else if w.starts_with(crate::engine::runner::NOISE_WARNING) {
-                    let cv = tr.summary.as_ref().map(|s| s.cv * 100.0).unwrap_or(0.0);
-                    noisy.push(format!("{} ({cv:.0}%)", tr.id));
-                } else {
-                    notes.push(format!("{} test {}: {w}", c.label, tr.id));
+                match w {
+                    Warning::ShortPhase { .. } => short.push(tr.id.clone()),
+                    Warning::Noisy { cv } => noisy.push(format!("{} ({:.0}%)", tr.id, cv * 100.0)),
+                    _ => notes.push(format!("{} test {}: {w}", c.label, tr.id)),
                 }
             }
         }
@@ -124,7 +150,7 @@ pub fn render(r: &CompareReport, details: bool) -> String {
             notes.push(format!(
                 "{}: repetitions vary by more than {:.0}% (coefficient of variation) in test{} {}; differences smaller than that are noise",
                 c.label,
-                crate::engine::runner::NOISY_CV * 100.0,
+                crate::result::NOISY_CV * 100.0,
                 if noisy.len() == 1 { "" } else { "s" },
                 noisy.join(", ")
             ));
@@ -133,7 +159,7 @@ pub fn render(r: &CompareReport, details: bool) -> String {
             notes.push(format!(
                 "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use a larger --scale or --repeat)",
                 c.label,
-                crate::engine::runner::SHORT_PHASE.as_millis(),
+                crate::result::SHORT_PHASE.as_millis(),
                 if short.len() == 1 { "" } else { "s" },
                 short.join(", ")
             ));
@@ -170,14 +196,14 @@ pub fn render(r: &CompareReport, details: bool) -> String {
 }
 
 /// JSON of the whole comparison.
-pub fn json(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
+pub fn json(r: &Report) -> anyhow::Result<Vec<u8>> {
     let mut v = serde_json::to_vec_pretty(r)?;
     v.push(b'\n');
     Ok(v)
 }
 
 /// CSV: one row per test and configuration.
-pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
+pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "test",
@@ -189,6 +215,11 @@ pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
         "mib_per_s_ci95_low",
         "mib_per_s_ci95_high",
         "ops_per_s_median",
+        "figure",
+        "figure_median",
+        "figure_ci95_low",
+        "figure_ci95_high",
+        "elapsed_s_median",
         "baseline",
         "vs_baseline",
         "winner",
@@ -234,10 +265,15 @@ pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
                 c.label.clone(),
                 status.into(),
                 tr.complete_reps.to_string(),
-                f(s.map(|s| s.median)),
-                f(s.and_then(|s| s.ci95_low)),
-                f(s.and_then(|s| s.ci95_high)),
-                f(s.map(|s| s.ops_per_s_median)),
+                f(s.map(|s| s.mib_per_s.median)),
+                f(s.and_then(|s| s.mib_per_s.ci95_low)),
+                f(s.and_then(|s| s.mib_per_s.ci95_high)),
+                f(s.map(|s| s.ops_per_s.median)),
+                tr.figure.key().into(),
+                f(s.map(|s| s.merit().median)),
+                f(s.and_then(|s| s.merit().ci95_low)),
+                f(s.and_then(|s| s.merit().ci95_high)),
+                f(s.map(|s| s.elapsed_s.median)),
                 base.clone(),
                 verdict.into(),
                 winner,
@@ -251,7 +287,7 @@ pub fn csv(r: &CompareReport) -> anyhow::Result<Vec<u8>> {
 }
 
 /// "Why" per test with a winner: the observed facts that differ most.
-fn why_section(r: &CompareReport) -> String {
+fn why_section(r: &Report) -> String {
     let mut out = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
@@ -281,7 +317,7 @@ fn why_section(r: &CompareReport) -> String {
 }
 
 /// Per test, per configuration: block, CPU, memory and extent facts.
-fn details_section(r: &CompareReport) -> String {
+fn details_section(r: &Report) -> String {
     use crate::workload::size::fmt_bytes;
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);

@@ -1,6 +1,8 @@
-//! CSV: one row per test, median repetition for per-rep columns. Units are in the headers.
+//! CSV: one row per test, median repetition for per-rep columns. Units are in the headers;
+//! `figure` names the figure of merit (`mib_per_s` or `ops_per_s`) the `figure_*` columns are of.
 
 use super::Exporter;
+use crate::compare::Report;
 use crate::result::{RunReport, TestStatus};
 use crate::workload::OpKind;
 
@@ -22,6 +24,12 @@ const HEADER: &[&str] = &[
     "mib_per_s_ci95_low",
     "mib_per_s_ci95_high",
     "ops_per_s_median",
+    "figure",
+    "figure_median",
+    "figure_cv",
+    "figure_ci95_low",
+    "figure_ci95_high",
+    "elapsed_s_median",
     "main_op",
     "lat_p50_ns",
     "lat_p90_ns",
@@ -43,7 +51,17 @@ const HEADER: &[&str] = &[
 ];
 
 impl Exporter for CsvExporter {
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        match super::single(report) {
+            Some(run) => run_csv(run),
+            None => super::compare::csv(report),
+        }
+    }
+}
+
+/// One row per test of one target.
+fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
+    {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(HEADER)?;
         for t in &report.tests {
@@ -75,13 +93,19 @@ impl Exporter for CsvExporter {
                 reason,
                 t.threads.to_string(),
                 t.reps.len().to_string(),
-                opt(s.map(|s| s.median)),
-                opt(s.map(|s| s.min)),
-                opt(s.map(|s| s.max)),
-                opt(s.map(|s| s.cv)),
-                opt(s.and_then(|s| s.ci95_low)),
-                opt(s.and_then(|s| s.ci95_high)),
-                opt(s.map(|s| s.ops_per_s_median)),
+                opt(s.map(|s| s.mib_per_s.median)),
+                opt(s.map(|s| s.mib_per_s.min)),
+                opt(s.map(|s| s.mib_per_s.max)),
+                opt(s.map(|s| s.mib_per_s.cv)),
+                opt(s.and_then(|s| s.mib_per_s.ci95_low)),
+                opt(s.and_then(|s| s.mib_per_s.ci95_high)),
+                opt(s.map(|s| s.ops_per_s.median)),
+                t.figure.key().into(),
+                opt(s.map(|s| s.merit().median)),
+                opt(s.map(|s| s.merit().cv)),
+                opt(s.and_then(|s| s.merit().ci95_low)),
+                opt(s.and_then(|s| s.merit().ci95_high)),
+                opt(s.map(|s| s.elapsed_s.median)),
                 main.map(|m| m.op.name().to_string()).unwrap_or_default(),
                 main.map(|m| m.p50_nanos.to_string()).unwrap_or_default(),
                 main.map(|m| m.p90_nanos.to_string()).unwrap_or_default(),

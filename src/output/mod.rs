@@ -1,40 +1,63 @@
-//! Every way a result is shown. Each format is one module behind [`Exporter`]; all read the same
-//! [`crate::result::RunReport`].
+//! Every way a result is shown. Each format is one module behind [`Exporter`]; all read the one
+//! report type, [`crate::compare::Report`] (a `run` is a comparison of one target).
+//!
+//! For a report of one target (a `run`) the table, JSON, CSV and bonnie formats show that
+//! target's results as `fsbench run` always has (the JSON is the target's part of the report);
+//! for several they show the comparison.
 
 pub mod bonnie;
 pub mod compare;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod table;
 pub mod units;
 
-use crate::result::RunReport;
+use crate::compare::Report;
 
 /// Turns a report into bytes for stdout or a file.
 pub trait Exporter {
     /// Serialise the whole report.
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>>;
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>>;
 }
 
-/// Output formats of `fsbench run`.
+/// Output formats of `run`, `compare` and `show`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// A table for people (stdout), notes and warnings below it.
+    /// A table for people (a comparison: the head-to-head table and summary), notes below it.
     Table,
     /// The full result, every repetition and phase, as JSON.
     Json,
-    /// One row per test, for spreadsheets.
+    /// One row per test (and configuration), for spreadsheets.
     Csv,
-    /// bonnie++'s two tables (for the `bonnie` suite).
+    /// bonnie++'s two tables (for the `bonnie` suite), one pair per configuration.
     Bonnie,
+    /// The self-contained HTML report with charts.
+    Html,
+}
+
+/// Options of the exporters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExportOptions {
+    /// Tables of a comparison: also each configuration's observed facts per test.
+    pub details: bool,
 }
 
 /// The exporter for a format.
-pub fn exporter(f: Format) -> Box<dyn Exporter> {
+pub fn exporter(f: Format, opts: ExportOptions) -> Box<dyn Exporter> {
     match f {
-        Format::Table => Box::new(table::TableExporter),
+        Format::Table => Box::new(table::TableExporter { details: opts.details }),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Bonnie => Box::new(bonnie::BonnieExporter),
+        Format::Html => Box::new(html::HtmlExporter),
+    }
+}
+
+/// The results of a report of one target, if it is one.
+pub fn single(report: &Report) -> Option<&crate::result::RunReport> {
+    match report.configs.as_slice() {
+        [one] => Some(&one.run),
+        _ => None,
     }
 }

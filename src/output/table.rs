@@ -3,16 +3,24 @@
 
 use super::units::{nanos, sig3};
 use super::Exporter;
-use crate::result::{RunReport, TestStatus};
+use crate::compare::Report;
+use crate::result::{Figure, RunReport, TestStatus};
 use crate::workload::{CacheReq, OpKind};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
-/// Human-readable table and notes.
-pub struct TableExporter;
+/// Human-readable table and notes; for a comparison the head-to-head table.
+pub struct TableExporter {
+    /// A comparison: also the observed facts per test and configuration.
+    pub details: bool,
+}
 
 impl Exporter for TableExporter {
-    fn serialize(&self, report: &RunReport) -> anyhow::Result<Vec<u8>> {
-        Ok(render(report).into_bytes())
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        Ok(match super::single(report) {
+            Some(run) => render(run),
+            None => super::compare::render(report, self.details),
+        }
+        .into_bytes())
     }
 }
 
@@ -25,12 +33,11 @@ pub fn render(report: &RunReport) -> String {
         // A terminal that reports no usable width (mpirun gives ranks a pty of width 0).
         table.set_width(150);
     }
-    let mut header = vec!["test", "name", "MiB/s"];
+    let mut header = vec!["test", "name", "MiB/s", "ops/s", "s"];
     if multi {
         header.extend(["CV", "95% CI"]);
     }
     header.extend([
-        "ops/s",
         "op",
         "p50",
         "p90",
@@ -51,27 +58,31 @@ pub fn render(report: &RunReport) -> String {
         match (&t.status, r) {
             (TestStatus::Ok, Some(r)) | (TestStatus::Interrupted, Some(r)) => {
                 let mark = if t.status == TestStatus::Interrupted { " (partial)" } else { "" };
-                let mib = t
-                    .summary
-                    .as_ref()
-                    .filter(|_| mark.is_empty())
-                    .map(|s| s.median)
-                    .unwrap_or(r.mib_per_s);
-                row.push(num(format!("{}{mark}", sig3(mib))));
+                // Figures of the median repetition: from the summary, or the partial repetition.
+                let s = t.summary.as_ref().filter(|_| mark.is_empty());
+                let mib = s.map(|s| s.mib_per_s.median).unwrap_or(r.mib_per_s);
+                let ops = s.map(|s| s.ops_per_s.median).unwrap_or(r.ops_per_s);
+                let secs = s.map(|s| s.elapsed_s.median).unwrap_or(r.wall_nanos as f64 / 1e9);
+                // The figure of merit carries the mark (and, below, the CV and CI).
+                let (mib_mark, ops_mark) = match t.figure {
+                    Figure::MibPerS => (mark, ""),
+                    Figure::OpsPerS => ("", mark),
+                };
+                // A file-set test that moved no bytes has no throughput to show, not 0.000.
+                let moved = t.figure == Figure::MibPerS || mib > 0.0;
+                row.push(num(if moved { format!("{}{mib_mark}", sig3(mib)) } else { "-".into() }));
+                row.push(num(format!("{}{ops_mark}", sig3(ops))));
+                row.push(num(sig3(secs)));
                 if multi {
-                    let s = t.summary.as_ref();
-                    row.push(num(s.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_default()));
-                    row.push(num(s
-                        .and_then(|s| Some(format!("{}–{}", sig3(s.ci95_low?), sig3(s.ci95_high?))))
+                    let m = t.summary.as_ref().map(|s| s.merit());
+                    row.push(num(m.map(|m| format!("{:.1}%", m.cv * 100.0)).unwrap_or_default()));
+                    row.push(num(m
+                        .and_then(|m| {
+                            let (lo, hi) = (m.ci95_low?, m.ci95_high?);
+                            Some(format!("{}–{} {}", sig3(lo), sig3(hi), t.figure.unit()))
+                        })
                         .unwrap_or_default()));
                 }
-                let ops = t
-                    .summary
-                    .as_ref()
-                    .filter(|_| mark.is_empty())
-                    .map(|s| s.ops_per_s_median)
-                    .unwrap_or(r.ops_per_s);
-                row.push(num(sig3(ops)));
                 match r.main_op() {
                     Some(m) => {
                         row.push(Cell::new(m.op.name()));
@@ -134,6 +145,20 @@ pub fn render(report: &RunReport) -> String {
         for w in &t.warnings {
             notes.push(format!("test {}: {w}", t.id));
         }
+        // Each timed phase's elapsed time, when a test has several.
+        if let Some(r) = r.filter(|r| r.phases.iter().filter(|p| p.timed).count() > 1) {
+            let each: Vec<String> = r
+                .phases
+                .iter()
+                .filter(|p| p.timed)
+                .map(|p| format!("{} {} s", p.name, sig3(p.wall_nanos as f64 / 1e9)))
+                .collect();
+            notes.push(format!(
+                "test {} timed phases (median repetition): {}",
+                t.id,
+                each.join(", ")
+            ));
+        }
     }
     let mut out = format!(
         "fsbench {} on {} ({}{}), suite {}, scale {}, {} repetition{}\n",
@@ -152,9 +177,9 @@ pub fn render(report: &RunReport) -> String {
     );
     out.push_str(&table.to_string());
     out.push('\n');
-    out.push_str("MiB/s: bytes read+written in the timed phases / their wall time (includes open, syncs, close). Latency columns: the main op");
+    out.push_str("MiB/s: bytes read+written in the timed phases / their wall time (includes open, syncs, close); ops/s: read/write\noperations per second, file-set operations (create, stat, unlink, ...) for file-set tests; s: elapsed seconds of the timed\nphases. Tests are ranked on MiB/s, file-set tests on ops/s. Latency columns: the main op");
     if multi {
-        out.push_str(";\nMiB/s is the median of the repetitions; CI: 95% confidence interval of the mean (Student's t)");
+        out.push_str(";\nfigures are medians of the repetitions; CV and CI (95% confidence interval of the mean, Student's t) are of the figure\nthe test is ranked on");
     }
     out.push_str(". resident: page-cache share of the file before the timed phase (✗: precondition not met).\n");
     if report.interrupted {

@@ -36,7 +36,7 @@ pub struct Bar {
     pub label: String,
     /// Configuration index (colour).
     pub config: usize,
-    /// Median MiB/s.
+    /// Median of the test's figure of merit (MiB/s or ops/s).
     pub value: f64,
     /// Error bar low and high, if any.
     pub range: Option<(f64, f64)>,
@@ -78,7 +78,8 @@ fn shorten(s: &str, max: usize) -> String {
 const FONT: &str = "sans-serif";
 
 /// Horizontal bars of throughput, one per configuration, with error bars.
-pub fn throughput_bars(title: &str, bars: &[Bar]) -> Result<String, ChartError> {
+/// `unit` is the figure's unit (`MiB/s`, `ops/s`), written on the axis.
+pub fn throughput_bars(title: &str, unit: &str, bars: &[Bar]) -> Result<String, ChartError> {
     let n = bars.len().max(1);
     let (w, h) = (440u32, 56 + 30 * n as u32);
     let mut svg = String::new();
@@ -109,7 +110,7 @@ pub fn throughput_bars(title: &str, bars: &[Bar]) -> Result<String, ChartError> 
             .light_line_style(WHITE)
             .bold_line_style(RGBColor(225, 225, 225))
             .x_labels(5)
-            .x_desc("MiB/s (median)")
+            .x_desc(format!("{unit} (median)"))
             .x_label_formatter(&|v| if *v == 0.0 { "0".into() } else { sig3(*v) })
             .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
@@ -293,7 +294,7 @@ mod tests {
             },
             Bar { label: "xfs".into(), config: 1, value: 230.0, range: None, muted: false },
         ];
-        let s = throughput_bars("t", &bars).unwrap();
+        let s = throughput_bars("t", "MiB/s", &bars).unwrap();
         assert!(s.starts_with("<svg") && s.contains("ext4") && s.contains("230"), "{s}");
         let mut h = crate::stats::latency::new_histogram();
         for v in 1..10_000u64 {

@@ -3,14 +3,14 @@
 //! factors, the summary lines, per-test throughput bars with error bars and latency percentile
 //! curves, CPU per operation, the block-device counters and the environment.
 //!
-//! Everything is drawn from [`CompareReport`] (a stored `run` is a comparison of one
+//! Everything is drawn from [`Report`] (a stored `run` is a comparison of one
 //! configuration), so the report shows exactly what the terminal table showed.
 
 pub mod charts;
 
-use crate::compare::{CompareReport, Verdict};
+use crate::compare::{Report, Verdict};
 use crate::output::units::{nanos, sig3, utc};
-use crate::result::{RepResult, TestResult, TestStatus};
+use crate::result::{Figure, RepResult, TestResult, TestStatus};
 use crate::store::{RunKind, RunRecord};
 use crate::workload::OpKind;
 use charts::{Bar, ChartError, Curve};
@@ -27,7 +27,7 @@ pub struct ReportRun {
     /// The command line that made it.
     pub command_line: String,
     /// The results (a `run` has one configuration).
-    pub report: CompareReport,
+    pub report: Report,
 }
 
 impl ReportRun {
@@ -37,7 +37,7 @@ impl ReportRun {
             id: Some(r.id),
             kind: r.kind,
             command_line: r.command_line.clone(),
-            report: r.compare_report(),
+            report: r.report(),
         }
     }
 }
@@ -230,7 +230,7 @@ fn run_section(
     Ok(())
 }
 
-fn legend(out: &mut String, r: &CompareReport) {
+fn legend(out: &mut String, r: &Report) {
     out.push_str("<p class=\"legend\">");
     for (i, c) in r.configs.iter().enumerate() {
         let base = if r.configs.len() > 1 && i == r.baseline { " (baseline)" } else { "" };
@@ -239,16 +239,23 @@ fn legend(out: &mut String, r: &CompareReport) {
     out.push_str("</p>\n");
 }
 
-fn head_to_head(out: &mut String, r: &CompareReport) {
+fn head_to_head(out: &mut String, r: &Report) {
+    // One unit in the header when all tests have the same figure of merit; else each cell says.
+    let unit = match r.tests.first().map(|t| t.figure) {
+        Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
+        None => Some(Figure::MibPerS),
+        _ => None,
+    };
     let n = r.configs.len();
     let two = n == 2;
     out.push_str("<h3>Head to head</h3>\n<table class=\"h2h\">\n<thead><tr><th>test</th><th>description</th>");
     for (i, c) in r.configs.iter().enumerate() {
         let _ = write!(
             out,
-            "<th class=\"num\">{}{} <span class=\"unit\">MiB/s</span></th>",
+            "<th class=\"num\">{}{}{}</th>",
             swatch(i),
-            esc(&c.label)
+            esc(&c.label),
+            unit.map(|u| format!(" <span class=\"unit\">{}</span>", u.unit())).unwrap_or_default()
         );
         if n > 2 && i != r.baseline {
             let _ = write!(out, "<th>vs {}</th>", esc(&r.configs[r.baseline].label));
@@ -270,7 +277,7 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
         };
         for (i, c) in r.configs.iter().enumerate() {
             let t = &c.run.tests[ti];
-            let fig = match (&t.status, row.median_mib_per_s.get(i).copied().flatten()) {
+            let fig = match (&t.status, row.median(i)) {
                 (TestStatus::Failed { reason }, _) => {
                     format!("<span class=\"bad\" title=\"{}\">FAILED</span>", esc(reason))
                 }
@@ -278,16 +285,28 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
                     format!("<span class=\"muted\" title=\"{}\">not run</span>", esc(reason))
                 }
                 (_, Some(m)) => {
-                    let ci = t.summary.as_ref().and_then(|s| Some((s.ci95_low?, s.ci95_high?)));
-                    match ci {
-                        Some((lo, hi)) => format!(
-                            "{}<br><span class=\"ci\" title=\"95% confidence interval of the mean\">{}–{}</span>",
-                            sig3(m),
+                    let ci = t
+                        .summary
+                        .as_ref()
+                        .and_then(|s| Some((s.merit().ci95_low?, s.merit().ci95_high?)));
+                    let mut fig = sig3(m);
+                    if unit.is_none() {
+                        let _ = write!(fig, " <span class=\"unit\">{}</span>", row.figure.unit());
+                    }
+                    if let Some((lo, hi)) = ci {
+                        let _ = write!(
+                            fig,
+                            "<br><span class=\"ci\" title=\"95% confidence interval of the mean\">{}–{}</span>",
                             sig3(lo),
                             sig3(hi)
-                        ),
-                        None => sig3(m),
+                        );
                     }
+                    if let (Figure::OpsPerS, Some(e)) =
+                        (row.figure, row.median_elapsed_s.get(i).copied().flatten())
+                    {
+                        let _ = write!(fig, "<br><span class=\"ci\" title=\"elapsed seconds of the timed phases\">{} s</span>", sig3(e));
+                    }
+                    fig
                 }
                 (_, None) => "–".into(),
             };
@@ -313,10 +332,15 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table>\n");
+    let what = match unit {
+        Some(Figure::MibPerS) => "MiB/s",
+        Some(Figure::OpsPerS) => "ops/s (file-set operations; s: elapsed seconds of the timed phases)",
+        None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases)",
+    };
     if n > 1 {
         let _ = writeln!(
             out,
-            "<p class=\"rule\">MiB/s: median over repetitions (small: 95% confidence interval of the mean, Student's t). Winner: Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test). Otherwise: draw.</p>",
+            "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the mean, Student's t). Winner: Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test). Otherwise: draw.</p>",
             r.rule.min_effect * 100.0,
             r.rule.single_run_effect * 100.0
         );
@@ -330,13 +354,13 @@ fn head_to_head(out: &mut String, r: &CompareReport) {
         }
         out.push_str("</div>\n");
     } else {
-        out.push_str("<p class=\"rule\">MiB/s: median over repetitions (small: 95% confidence interval of the mean, Student's t).</p>\n");
+        let _ = writeln!(out, "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the mean, Student's t).</p>");
     }
 }
 
 /// For each test with a winner: the observed facts that differ most (the same rules as the
 /// terminal's "Why" section).
-fn why_panel(out: &mut String, r: &CompareReport) {
+fn why_panel(out: &mut String, r: &Report) {
     use crate::compare::Verdict;
     let mut items = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
@@ -408,7 +432,7 @@ fn verdict_html(
 
 /// The main op of a test: the data op with the most operations in the first configuration that
 /// has one.
-fn main_op(r: &CompareReport, ti: usize) -> Option<OpKind> {
+fn main_op(r: &Report, ti: usize) -> Option<OpKind> {
     r.configs.iter().find_map(|c| c.run.tests[ti].median_rep()?.main_op().map(|l| l.op))
 }
 
@@ -440,11 +464,11 @@ fn merged_histogram(t: &TestResult, op: OpKind) -> Option<hdrhistogram::Histogra
 fn per_test(
     out: &mut String,
     charts: &mut Vec<Chart>,
-    r: &CompareReport,
+    r: &Report,
     prefix: &str,
 ) -> Result<(), ReportError> {
     out.push_str("<h3>Throughput and latency per test</h3>\n");
-    out.push_str("<p class=\"rule\">Bars: median MiB/s; error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1. Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
+    out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1. Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
     for (ti, row) in r.tests.iter().enumerate() {
         let bars: Vec<Bar> = r
             .configs
@@ -453,15 +477,16 @@ fn per_test(
             .filter_map(|(i, c)| {
                 let t = &c.run.tests[ti];
                 let s = t.summary.as_ref()?;
+                let m = s.merit();
                 let range = match s.n {
                     0 | 1 => None,
-                    2 => Some((s.min, s.max)),
-                    _ => s.ci95_low.zip(s.ci95_high),
+                    2 => Some((m.min, m.max)),
+                    _ => m.ci95_low.zip(m.ci95_high),
                 };
                 Some(Bar {
                     label: c.label.clone(),
                     config: i,
-                    value: s.median,
+                    value: m.median,
                     range,
                     muted: !comparable(t),
                 })
@@ -479,7 +504,8 @@ fn per_test(
         if bars.is_empty() {
             out.push_str("<p class=\"muted\">No throughput figures.</p>");
         } else {
-            let svg = charts::throughput_bars(&format!("test {} throughput", row.id), &bars)?;
+            let title = format!("test {} throughput", row.id);
+            let svg = charts::throughput_bars(&title, row.figure.unit(), &bars)?;
             out.push_str("<div class=\"chart throughput\">");
             out.push_str(&svg);
             out.push_str("</div>\n");
@@ -553,7 +579,7 @@ fn bar_cell(value: f64, max: f64, i: usize, text: &str, title: &str) -> String {
     )
 }
 
-fn cpu_panel(out: &mut String, r: &CompareReport) {
+fn cpu_panel(out: &mut String, r: &Report) {
     out.push_str("<h3>CPU per operation</h3>\n<p class=\"rule\">User + system CPU time of all threads over the timed phases, divided by the read/write operations (median repetition). Lower is cheaper.</p>\n<table class=\"panel\"><thead><tr><th>test</th>");
     for (i, c) in r.configs.iter().enumerate() {
         let _ = write!(
@@ -606,7 +632,7 @@ fn cpu_panel(out: &mut String, r: &CompareReport) {
 fn offset_chart(
     out: &mut String,
     charts: &mut Vec<Chart>,
-    r: &CompareReport,
+    r: &Report,
     ti: usize,
     id: &str,
     prefix: &str,
@@ -649,7 +675,7 @@ fn offset_chart(
 fn fill_chart(
     out: &mut String,
     charts: &mut Vec<Chart>,
-    r: &CompareReport,
+    r: &Report,
     ti: usize,
     id: &str,
     prefix: &str,
@@ -700,7 +726,7 @@ fn fill_chart(
 }
 
 /// Block-trace totals per test and configuration (`--trace`), as blktrace summarised them.
-fn trace_panel(out: &mut String, r: &CompareReport) {
+fn trace_panel(out: &mut String, r: &Report) {
     use crate::workload::size::fmt_bytes;
     let any = r.tests.iter().any(|row| row.facts.iter().flatten().any(|f| f.trace.is_some()));
     if !any {
@@ -738,7 +764,7 @@ fn trace_panel(out: &mut String, r: &CompareReport) {
     out.push_str("</tbody></table>\n");
 }
 
-fn device_panel(out: &mut String, r: &CompareReport) {
+fn device_panel(out: &mut String, r: &Report) {
     out.push_str("<h3>Block devices</h3>\n");
     let any = r.configs.iter().any(|c| {
         c.run
@@ -898,7 +924,7 @@ fn environment(out: &mut String, run: &ReportRun) {
     out.push_str("</tbody></table>\n");
 }
 
-fn notes(out: &mut String, r: &CompareReport) {
+fn notes(out: &mut String, r: &Report) {
     let mut notes = Vec::new();
     for c in &r.configs {
         for t in &c.run.tests {

@@ -1,7 +1,7 @@
 //! Statistics over repetitions.
 //!
-//! Method, stated: for n repetitions of a test we report the median, minimum and maximum of the
-//! throughput, the coefficient of variation (sample standard deviation / mean, n-1 denominator),
+//! Method, stated: for n repetitions of a test we report, for its throughput, its operation rate
+//! and the elapsed time of its timed phases, the median, minimum and maximum, the coefficient of variation (sample standard deviation / mean, n-1 denominator),
 //! and a two-sided 95% confidence interval for the mean from Student's t distribution with n-1
 //! degrees of freedom: mean ± t(0.975, n-1) · s / √n, its lower end truncated at 0 (a throughput
 //! cannot be negative; with few, noisy repetitions the interval can reach below). The t interval
@@ -9,7 +9,7 @@
 //! roughly normal and repetitions are independent; fsbench recreates the test files for each
 //! repetition to make them so. With n = 1 no interval is given.
 
-use crate::result::Summary;
+use crate::result::{Figure, RepResult, Stats, Summary};
 
 /// t(0.975, df) for df = 1..=30 (two-sided 95%), from standard tables.
 const T975: [f64; 30] = [
@@ -59,29 +59,40 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// Summarise throughputs (MiB/s) and op rates of completed repetitions.
-pub fn summarize(mib_per_s: &[f64], ops_per_s: &[f64]) -> Option<Summary> {
-    if mib_per_s.is_empty() {
+/// Statistics of one figure over completed repetitions (None when there are none).
+pub fn stats(xs: &[f64]) -> Option<Stats> {
+    if xs.is_empty() {
         return None;
     }
-    let n = mib_per_s.len();
-    let (mean, sd) = mean_sd(mib_per_s);
+    let n = xs.len();
+    let (mean, sd) = mean_sd(xs);
     let (lo, hi) = if n >= 2 {
         let half = t975(n - 1) * sd / (n as f64).sqrt();
         (Some((mean - half).max(0.0)), Some(mean + half))
     } else {
         (None, None)
     };
-    Some(Summary {
-        n: n as u32,
-        median: median(mib_per_s),
+    Some(Stats {
+        median: median(xs),
         mean,
-        min: mib_per_s.iter().copied().fold(f64::INFINITY, f64::min),
-        max: mib_per_s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+        max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         cv: if mean > 0.0 { sd / mean } else { 0.0 },
         ci95_low: lo,
         ci95_high: hi,
-        ops_per_s_median: median(ops_per_s),
+    })
+}
+
+/// Summarise completed repetitions: throughput, operation rate and elapsed seconds, ranked on
+/// `figure`.
+pub fn summarize(figure: Figure, reps: &[&RepResult]) -> Option<Summary> {
+    let col = |f: &dyn Fn(&RepResult) -> f64| stats(&reps.iter().map(|r| f(r)).collect::<Vec<_>>());
+    Some(Summary {
+        n: reps.len() as u32,
+        figure,
+        mib_per_s: col(&|r| r.mib_per_s)?,
+        ops_per_s: col(&|r| r.ops_per_s)?,
+        elapsed_s: col(&|r| r.wall_nanos as f64 / 1e9)?,
     })
 }
 
@@ -92,7 +103,7 @@ mod tests {
     #[test]
     fn known_values() {
         let xs = [10.0, 12.0, 11.0, 13.0, 9.0];
-        let s = summarize(&xs, &xs).unwrap();
+        let s = stats(&xs).unwrap();
         assert_eq!(s.median, 11.0);
         assert_eq!(s.mean, 11.0);
         assert_eq!((s.min, s.max), (9.0, 13.0));
@@ -104,17 +115,39 @@ mod tests {
 
     #[test]
     fn interval_is_truncated_at_zero() {
-        let s = summarize(&[1.0, 100.0], &[1.0, 1.0]).unwrap();
+        let s = stats(&[1.0, 100.0]).unwrap();
         assert_eq!(s.ci95_low, Some(0.0));
         assert!(s.ci95_high.unwrap() > 100.0);
     }
 
     #[test]
     fn one_repetition_has_no_interval() {
-        let s = summarize(&[5.0], &[1.0]).unwrap();
+        let s = stats(&[5.0]).unwrap();
         assert_eq!(s.cv, 0.0);
         assert!(s.ci95_low.is_none());
-        assert!(summarize(&[], &[]).is_none());
+        assert!(stats(&[]).is_none());
+        assert!(summarize(Figure::MibPerS, &[]).is_none());
+    }
+
+    #[test]
+    fn summary_ranks_on_the_figure_and_reports_elapsed_seconds() {
+        let rep = |mib: f64, ops: f64, secs: f64| RepResult {
+            complete: true,
+            mib_per_s: mib,
+            ops_per_s: ops,
+            wall_nanos: (secs * 1e9) as u64,
+            ..Default::default()
+        };
+        let reps = [rep(0.0, 100.0, 2.0), rep(0.0, 300.0, 1.0), rep(0.0, 200.0, 1.5)];
+        let refs: Vec<&RepResult> = reps.iter().collect();
+        let s = summarize(Figure::OpsPerS, &refs).unwrap();
+        assert_eq!(s.n, 3);
+        assert_eq!(s.merit().median, 200.0);
+        assert_eq!(s.mib_per_s.median, 0.0);
+        assert_eq!(s.elapsed_s.median, 1.5);
+        assert_eq!((s.elapsed_s.min, s.elapsed_s.max), (1.0, 2.0));
+        let s = summarize(Figure::MibPerS, &refs).unwrap();
+        assert_eq!(s.merit().median, 0.0);
     }
 
     #[test]

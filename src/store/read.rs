@@ -2,10 +2,12 @@
 
 use super::write::{RunOptions, NOT_REACHED};
 use super::{sql_err, Result, Store, StoreError};
-use crate::compare::{self, CompareOptions, CompareReport, ConfigResult};
+use crate::compare::{self, CompareOptions, ConfigResult, Report};
 use crate::engine::EngineOptions;
 use crate::observe::host::HostInfo;
-use crate::result::{RepResult, RunReport, Summary, TargetInfo, TestResult, TestStatus};
+use crate::result::{
+    Figure, RepResult, RunReport, Summary, TargetInfo, TestResult, TestStatus, Warning,
+};
 use crate::testbed::TestbedEnv;
 use rusqlite::{params, OptionalExtension};
 use serde::de::DeserializeOwned;
@@ -278,28 +280,36 @@ impl Store {
     }
 
     fn load_tests(&self, run: i64, cid: i64, status: RunStatus) -> Result<Vec<TestResult>> {
-        type Row =
-            (i64, String, String, String, u32, String, Option<String>, u32, Option<String>, String);
+        type Row = (
+            (i64, String, String, String, u32, String, Option<String>, u32, Option<String>, String),
+            (i64, Option<String>),
+        );
+        // A database of schema version 1 (opened read-only, so not migrated) has no model
+        // and figure columns: its rows are of result model 1.
+        let model_cols = if self.version()? >= 2 { "model, figure" } else { "1, NULL" };
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json
-                 FROM tests WHERE config_id = ?1 ORDER BY position",
-            )
+            .prepare(&format!(
+                "SELECT id, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json, {model_cols}
+                 FROM tests WHERE config_id = ?1 ORDER BY position"
+            ))
             .map_err(|e| self.err(e))?;
         let rows: Vec<Row> = stmt
             .query_map(params![cid], |r| {
                 Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
+                    (
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                        r.get(8)?,
+                        r.get(9)?,
+                    ),
+                    (r.get(10)?, r.get(11)?),
                 ))
             })
             .map_err(|e| self.err(e))?
@@ -310,7 +320,8 @@ impl Store {
             .prepare("SELECT rep_json FROM reps WHERE test_row_id = ?1 ORDER BY rep_index")
             .map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(rows.len());
-        for (row_id, tid, name, desc, threads, st, reason, complete, summary, warnings) in rows {
+        for (head, (model, figure)) in rows {
+            let (row_id, tid, name, desc, threads, st, reason, complete, summary, warnings) = head;
             let reason = reason.unwrap_or_default();
             let st = match st.as_str() {
                 "ok" => TestStatus::Ok,
@@ -328,9 +339,21 @@ impl Store {
                 .map_err(|e| self.err(e))?;
             let reps: Vec<RepResult> =
                 reps.iter().map(|r| parse(run, "repetition", r)).collect::<Result<_>>()?;
+            if model < super::schema::RESULT_MODEL {
+                out.push(legacy_test(
+                    run,
+                    (tid, name, desc, threads, st, reps, complete),
+                    &warnings,
+                )?);
+                continue;
+            }
             let summary: Option<Summary> = match summary {
                 Some(s) => Some(parse(run, "summary", &s)?),
                 None => None,
+            };
+            let figure = match figure.as_deref() {
+                Some("ops_per_s") => Figure::OpsPerS,
+                _ => Figure::MibPerS,
             };
             out.push(TestResult {
                 id: tid,
@@ -340,6 +363,7 @@ impl Store {
                 status: st,
                 reps,
                 complete_reps: complete,
+                figure,
                 summary,
                 warnings: parse(run, "warnings", &warnings)?,
             });
@@ -383,9 +407,9 @@ impl RunRecord {
         })
     }
 
-    /// The comparison, rebuilt with the stored decision rule (so verdicts are those `compare`
-    /// printed). Works for a `run` too (one configuration, no verdicts).
-    pub fn compare_report(&self) -> CompareReport {
+    /// The report, rebuilt with the stored decision rule (so verdicts are those `compare`
+    /// printed). A `run` is a report of one configuration (no verdicts).
+    pub fn report(&self) -> Report {
         let configs: Vec<ConfigResult> = (0..self.configs.len())
             .filter_map(|i| {
                 Some(ConfigResult {
@@ -405,7 +429,6 @@ impl RunRecord {
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,
-            scale: self.scale.clone(),
         };
         let interrupted = self.status == RunStatus::Interrupted || self.unfinished();
         let mut r = compare::build_report(configs, &opts, self.started_unix_s, interrupted);
@@ -413,6 +436,49 @@ impl RunRecord {
         r.fsbench_version = self.fsbench_version.clone();
         r
     }
+}
+
+/// A test row of result model 1 (fsbench 0.1): its summary was of MiB/s only and its warnings
+/// were text. The figure of merit is what 0.1's decision rule ranked (ops/s when the repetitions
+/// counted file-set operations), the summary and the statistical warnings are rebuilt from the
+/// stored repetitions, and the other warnings are kept as text.
+fn legacy_test(
+    run: i64,
+    (id, name, description, threads, status, reps, complete_reps): (
+        String,
+        String,
+        String,
+        u32,
+        TestStatus,
+        Vec<RepResult>,
+        u32,
+    ),
+    warnings: &str,
+) -> Result<TestResult> {
+    let texts: Vec<String> = parse(run, "warnings", warnings)?;
+    let figure =
+        if reps.iter().any(|r| r.file_ops > 0) { Figure::OpsPerS } else { Figure::MibPerS };
+    let mut t = TestResult {
+        id,
+        name,
+        description,
+        threads,
+        status,
+        reps,
+        complete_reps,
+        figure,
+        summary: None,
+        // 0.1's statistical warnings began so; finalize() words them again.
+        warnings: texts
+            .into_iter()
+            .filter(|w| {
+                !w.starts_with("repetitions vary by") && !w.starts_with("timed phase lasted only")
+            })
+            .map(|text| Warning::Note { text })
+            .collect(),
+    };
+    t.finalize();
+    Ok(t)
 }
 
 /// Whether process `pid` exists (signal 0 checks without sending anything).

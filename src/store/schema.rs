@@ -78,7 +78,18 @@ CREATE TABLE reps (
 );
 CREATE INDEX runs_started ON runs(started_unix_s);
 "#,
+    // 2: the result model of fsbench 0.2: a figure of merit per test (`mib_per_s` or
+    // `ops_per_s`), summaries of MiB/s, ops/s and elapsed seconds, typed warnings. Rows of
+    // model 1 (fsbench 0.1: a MiB/s-only summary, warnings as text) are read by rebuilding
+    // the summary from the stored repetitions.
+    r#"
+ALTER TABLE tests ADD COLUMN model INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE tests ADD COLUMN figure TEXT;
+"#,
 ];
+
+/// The result model written into `tests.model` (see migration 2).
+pub const RESULT_MODEL: i64 = 2;
 
 /// The schema version this fsbench writes and understands.
 pub fn latest_version() -> i64 {

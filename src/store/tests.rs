@@ -60,9 +60,10 @@ fn test_result(id: &str, mibs: &[f64]) -> TestResult {
         reps: mibs.iter().map(|m| rep(*m)).collect(),
         complete_reps: mibs.len() as u32,
         summary: None,
-        warnings: vec!["a note".into()],
+        figure: Figure::MibPerS,
+        warnings: vec![Warning::Note { text: "a note".into() }],
     };
-    crate::engine::runner::finalize(&mut t);
+    t.finalize();
     t
 }
 
@@ -124,7 +125,7 @@ fn run_report_round_trips() {
     // A later call with more repetitions appends only the new ones.
     let mut t2 = test_result("2", &[50.0]);
     rec.record_test(0, 1, &t2).unwrap();
-    crate::engine::runner::merge(&mut t2, test_result("2", &[52.0]));
+    t2.merge(test_result("2", &[52.0]));
     rec.record_test(0, 1, &t2).unwrap();
     let id = rec.run_id();
     drop(rec);
@@ -262,4 +263,97 @@ fn concurrent_first_opens_migrate_once() {
         let v = h.join().unwrap().expect("every concurrent open succeeds");
         assert_eq!(v, schema::latest_version());
     }
+}
+
+/// A database written by fsbench 0.1 (schema 1, result model 1): `run --suite unit14 --test 1`
+/// and `run --suite postmark` with 2 repetitions each, and `compare a b --suite postmark`, all on
+/// directories at `--scale quick`. Made by the 0.1 binary (commit d5d48f3) with:
+/// `fsbench run --dir a --suite unit14 --test 1 --scale quick --repeat 2 --db fx.sqlite`, ...
+const V01_DB: &[u8] = include_bytes!("../../tests/fixtures/results-v0.1.sqlite");
+
+fn v01_copy(d: &tempfile::TempDir) -> std::path::PathBuf {
+    let p = d.path().join("v01.sqlite");
+    std::fs::write(&p, V01_DB).unwrap();
+    p
+}
+
+fn check_v01(s: &Store) {
+    // Run 1: a data test, ranked on MiB/s; its summary is rebuilt from the stored repetitions.
+    let r1 = s.load(1).unwrap();
+    assert_eq!(r1.kind, RunKind::Run);
+    let t = &r1.configs[0].tests[0];
+    assert_eq!((t.id.as_str(), t.figure, t.complete_reps), ("1", Figure::MibPerS, 2));
+    let mibs: Vec<f64> = t.reps.iter().map(|r| r.mib_per_s).collect();
+    let sm = t.summary.as_ref().unwrap();
+    assert_eq!(sm.n, 2);
+    assert!((sm.mib_per_s.median - (mibs[0] + mibs[1]) / 2.0).abs() < 1e-9, "{sm:?} {mibs:?}");
+    assert_eq!(t.median(), Some(sm.mib_per_s.median));
+    assert!(sm.elapsed_s.median > 0.0);
+    // Run 2: postmark, a file-set test: 0.1 ranked it on ops/s (and showed MiB/s); now ops/s
+    // is its figure everywhere.
+    let r2 = s.load(2).unwrap();
+    let t = &r2.configs[0].tests[0];
+    assert_eq!((t.id.as_str(), t.figure), ("postmark", Figure::OpsPerS));
+    assert!(t.reps.iter().all(|r| r.file_ops > 0));
+    let ops: Vec<f64> = t.reps.iter().map(|r| r.ops_per_s).collect();
+    assert!((t.median().unwrap() - (ops[0] + ops[1]) / 2.0).abs() < 1e-6);
+    // 0.1's text warnings: the statistical ones are worded again from the repetitions, none
+    // is doubled.
+    let texts: Vec<String> = t.warnings.iter().map(|w| w.to_string()).collect();
+    let short = texts.iter().filter(|w| w.starts_with("timed phase lasted only")).count();
+    assert!(short <= 1, "{texts:?}");
+    // Run 3: a comparison of two directories; the verdict is on ops/s.
+    let r3 = s.load(3).unwrap();
+    assert_eq!(r3.kind, RunKind::Compare);
+    let c = r3.report();
+    assert_eq!(c.configs.len(), 2);
+    assert_eq!(c.tests[0].figure, Figure::OpsPerS);
+    assert!(c.tests[0].median(0).unwrap() > 0.0 && c.tests[0].median(1).unwrap() > 0.0);
+    assert!(c.tests[0].vs_baseline[1].is_some());
+    // Every output renders, for a run and for a comparison.
+    use crate::output::{exporter, ExportOptions, Format};
+    for report in [r1.report(), r2.report(), c.clone()] {
+        for f in [Format::Table, Format::Json, Format::Csv, Format::Bonnie, Format::Html] {
+            let out = exporter(f, ExportOptions { details: true }).export(&report).unwrap();
+            assert!(!out.is_empty(), "{f:?}");
+        }
+    }
+    let table = crate::output::compare::render(&c, true);
+    assert!(table.contains("ops/s"), "{table}");
+    // diff between 0.1's runs works, on the figure of merit.
+    let d = crate::diff::diff_runs(&r2, &r3, &crate::compare::Rule::default());
+    assert_eq!(d.rows.len(), 1);
+    assert_eq!(d.rows[0].figure, Figure::OpsPerS);
+    assert!(d.text.contains("ops/s"), "{}", d.text);
+}
+
+#[test]
+fn databases_of_fsbench_0_1_read_as_they_are() {
+    let d = tempfile::tempdir().unwrap();
+    let p = v01_copy(&d);
+    let s = Store::open_read_only(&p).unwrap();
+    assert_eq!(s.version().unwrap(), 1, "read-only opening does not migrate");
+    check_v01(&s);
+    assert_eq!(std::fs::read(&p).unwrap(), V01_DB, "reading left the file as it was");
+}
+
+#[test]
+fn databases_of_fsbench_0_1_migrate_and_take_new_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let p = v01_copy(&d);
+    let s = Store::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), schema::latest_version());
+    check_v01(&s);
+    // A new run in the migrated database is stored in the new model next to the old ones.
+    let mut rec = s.begin(&meta(), &[config()], &[test_def("1")]).unwrap();
+    let t = test_result("1", &[100.0, 120.0]);
+    rec.record_test(0, 0, &t).unwrap();
+    rec.finish(&[(&config(), std::slice::from_ref(&t))], RunStatus::Ok, 1_700_000_100).unwrap();
+    let id = rec.run_id();
+    drop(rec);
+    let s = Store::open_read_only(&p).unwrap();
+    let back = &s.load(id).unwrap().configs[0].tests[0];
+    assert_eq!(back.summary.as_ref().unwrap().mib_per_s.median, 110.0);
+    assert_eq!(back.warnings, t.warnings);
+    check_v01(&s);
 }

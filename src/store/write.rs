@@ -57,6 +57,40 @@ pub struct RunMeta {
     pub options: RunOptions,
 }
 
+impl RunMeta {
+    /// A run of `suite` starting now, recorded with the command line as typed.
+    pub fn new(
+        kind: RunKind,
+        suite: &crate::workload::Suite,
+        repeat: u32,
+        options: RunOptions,
+    ) -> RunMeta {
+        let args: Vec<String> = std::env::args()
+            .map(|a| {
+                if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+                {
+                    format!("'{}'", a.replace('\'', r"'\''"))
+                } else {
+                    a
+                }
+            })
+            .collect();
+        RunMeta {
+            kind,
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            suite: suite.name.clone(),
+            scale: suite.scale.to_string(),
+            repeat,
+            host: HostInfo::current(),
+            command_line: args.join(" "),
+            options,
+        }
+    }
+}
+
 /// One configuration (a `run` has exactly one).
 #[derive(Debug, Clone)]
 pub struct ConfigStart {
@@ -134,9 +168,20 @@ fn begin_tx(
             config_ids.push(cid);
             for (tpos, t) in tests.iter().enumerate() {
                 tx.execute(
-                    "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, warnings_json, workload_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'skipped', ?7, 0, '[]', ?8)",
-                    params![cid, tpos as i64, t.id, t.name, t.description, t.threads, NOT_REACHED, to_json(t)],
+                    "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, warnings_json, workload_json, model, figure)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'skipped', ?7, 0, '[]', ?8, ?9, ?10)",
+                    params![
+                        cid,
+                        tpos as i64,
+                        t.id,
+                        t.name,
+                        t.description,
+                        t.threads,
+                        NOT_REACHED,
+                        to_json(t),
+                        super::schema::RESULT_MODEL,
+                        crate::result::Figure::of_test(t).key()
+                    ],
                 )
                 .map_err(e)?;
             }
@@ -225,7 +270,7 @@ fn write_test(
         Some(id) => {
             tx.execute(
                 "UPDATE tests SET test_id = ?1, name = ?2, description = ?3, threads = ?4, status = ?5, reason = ?6,
-                 complete_reps = ?7, summary_json = ?8, warnings_json = ?9 WHERE id = ?10",
+                 complete_reps = ?7, summary_json = ?8, warnings_json = ?9, model = ?11, figure = ?12 WHERE id = ?10",
                 params![
                     t.id,
                     t.name,
@@ -236,15 +281,17 @@ fn write_test(
                     t.complete_reps,
                     t.summary.as_ref().map(to_json),
                     to_json(&t.warnings),
-                    id
+                    id,
+                    super::schema::RESULT_MODEL,
+                    t.figure.key()
                 ],
             )?;
             id
         }
         None => {
             tx.execute(
-                "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT INTO tests (config_id, position, test_id, name, description, threads, status, reason, complete_reps, summary_json, warnings_json, model, figure)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     cid,
                     position as i64,
@@ -256,7 +303,9 @@ fn write_test(
                     reason,
                     t.complete_reps,
                     t.summary.as_ref().map(to_json),
-                    to_json(&t.warnings)
+                    to_json(&t.warnings),
+                    super::schema::RESULT_MODEL,
+                    t.figure.key()
                 ],
             )?;
             tx.last_insert_rowid()

@@ -30,6 +30,7 @@ pub mod mount;
 /// See [`crate::sys::mountinfo`] (the one parser).
 pub use crate::sys::mountinfo;
 pub mod preflight;
+pub mod sizing;
 pub mod zfs;
 
 /// The state records (a library part of its own, [`crate::state`]; re-exported here).

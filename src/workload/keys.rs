@@ -147,6 +147,10 @@ pub const ENGINE: Key = with_values(
     &["psync", "null"],
 );
 /// `iodepth`.
+pub const FIGURE: Key = with_values(
+    key(Test, "figure", Choice, "the figure of merit every output, `compare` and `diff` rank the test on: `mib_per_s` (bytes read + written per second) or `ops_per_s` (operations per second: file-set operations for a fileset test, reads and writes for a data test), always shown with the elapsed seconds; default: `ops_per_s` for a fileset test, `mib_per_s` for a data test"),
+    &["mib_per_s", "ops_per_s"],
+);
 pub const IODEPTH: Key = with_bounds(
     with_default(
         key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`null`); a sync waits until the queue is empty"),
@@ -239,6 +243,7 @@ pub const KEYS: &[Key] = &[
     THREADS,
     ENGINE,
     IODEPTH,
+    FIGURE,
     DIRECT,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),

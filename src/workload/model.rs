@@ -12,6 +12,8 @@ pub struct Suite {
     pub name: String,
     /// Description.
     pub description: String,
+    /// The `--scale` its sizes were resolved with.
+    pub scale: super::Scale,
     /// Tests in order.
     pub tests: Vec<TestDef>,
 }
@@ -33,6 +35,10 @@ pub struct TestDef {
     /// Requests each thread keeps in flight (`iodepth`).
     #[serde(default = "one")]
     pub iodepth: u32,
+    /// What the test is ranked on (`figure`; by default from its kind, see
+    /// [`crate::result::Figure::of_kind`]).
+    #[serde(default)]
+    pub figure: Option<crate::result::Figure>,
     /// The set of files the test works on.
     pub files: FileSet,
     /// Phases in order.

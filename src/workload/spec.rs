@@ -71,6 +71,9 @@ pub struct TestSpec {
     /// Requests each thread keeps in flight (default 1).
     #[serde(default)]
     pub iodepth: Option<u32>,
+    /// What the test is ranked on: `mib_per_s` or `ops_per_s` (default: by its kind).
+    #[serde(default)]
+    pub figure: Option<String>,
     /// Open the test's files with O_DIRECT in every phase (default false).
     #[serde(default)]
     pub direct: Option<bool>,

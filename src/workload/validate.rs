@@ -94,6 +94,7 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
     Ok(Suite {
         name: spec.suite.name.clone().unwrap_or_else(|| origin.to_string()),
         description: spec.suite.description.clone().unwrap_or_default(),
+        scale: ctx.scale,
         tests,
     })
 }
@@ -198,9 +199,21 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         threads: t.threads,
         engine,
         iodepth,
+        figure: resolve_figure(t).map_err(|m| loc.err(m))?,
         files,
         phases,
     })
+}
+
+/// The test's `figure`, if it declares one.
+fn resolve_figure(t: &TestSpec) -> Result<Option<crate::result::Figure>, String> {
+    use crate::result::Figure;
+    match t.figure.as_deref() {
+        None => Ok(None),
+        Some("mib_per_s") => Ok(Some(Figure::MibPerS)),
+        Some("ops_per_s") => Ok(Some(Figure::OpsPerS)),
+        Some(f) => Err(format!("unknown figure `{f}`; known: {}", keys::FIGURE.known())),
+    }
 }
 
 /// The first op of a phase that needs existing files (with data), and whether the phase makes

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod compare;
+mod figure;
 mod fsruns;
 mod gaps;
 mod metadata;

@@ -286,8 +286,11 @@ fn repeat_gives_statistics_and_table() {
         "--repeat",
         "3",
     ]);
-    let s = &v["tests"][0]["summary"];
-    assert_eq!(s["n"], 3);
+    let sm = &v["tests"][0]["summary"];
+    assert_eq!(sm["n"], 3);
+    assert_eq!(sm["figure"], "mib_per_s");
+    assert!(sm["elapsed_s"]["median"].as_f64().unwrap() > 0.0);
+    let s = &sm["mib_per_s"];
     let (lo, med, hi) =
         (s["min"].as_f64().unwrap(), s["median"].as_f64().unwrap(), s["max"].as_f64().unwrap());
     assert!(lo <= med && med <= hi);

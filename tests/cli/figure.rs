@@ -1,0 +1,198 @@
+//! The figure of merit: file-set tests (rm65536, metadata, mail, postmark, untar, bonnie's file
+//! phases) are ranked on ops/s, with elapsed seconds beside it, in every output: run's table,
+//! JSON and CSV, `--format bonnie`, compare, `show`, `diff` and the HTML report. Before, they
+//! showed MiB/s = 0.000 and every comparison of them was a draw.
+
+use crate::util::*;
+
+fn p(path: &std::path::Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A number printed by sig3 in a table cell: positive, never `0.000`.
+fn positive(cell: &str) -> bool {
+    cell.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()).is_some_and(|x| x > 0.0)
+}
+
+/// The cells of the table row of test `id`.
+fn row<'a>(out: &'a str, id: &str) -> Vec<&'a str> {
+    let line = out
+        .lines()
+        .find(|l| l.trim_start_matches('│').trim_start().starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("no row for {id}: {out}"));
+    line.trim_matches('│').split('┆').map(str::trim).collect()
+}
+
+#[test]
+fn file_set_tests_are_ranked_on_ops_per_second_in_run_outputs() {
+    let (d, db) = (TestDir::new(), TestDir::new());
+    let db = db.path().join("r.sqlite");
+    let dir = p(d.path());
+    // Two repetitions where the table's CV and CI are checked, one elsewhere (time).
+    for (suite, scale, reps) in [
+        ("rm65536", "1/64", "2"),
+        ("metadata", "1/500", "1"),
+        ("mail", "1/64", "1"),
+        ("postmark", "quick", "1"),
+        ("untar", "1/256", "1"),
+    ] {
+        let (v, o) = run_json(&[
+            "run",
+            "--dir",
+            dir,
+            "--suite",
+            suite,
+            "--scale",
+            scale,
+            "--repeat",
+            reps,
+            "--db",
+            p(&db),
+        ]);
+        assert!(o.status.success(), "{suite}: {}", stderr(&o));
+        for t in v["tests"].as_array().unwrap() {
+            assert_eq!(t["figure"], "ops_per_s", "{suite} {}", t["id"]);
+            let s = &t["summary"];
+            assert_eq!(s["figure"], "ops_per_s");
+            assert!(s["ops_per_s"]["median"].as_f64().unwrap() > 0.0, "{suite}: {s}");
+            assert!(s["ops_per_s"]["cv"].as_f64().is_some());
+            assert!(s["elapsed_s"]["median"].as_f64().unwrap() > 0.0, "{suite}: {s}");
+            for rep in t["reps"].as_array().unwrap() {
+                for ph in rep["phases"].as_array().unwrap() {
+                    assert!(ph["wall_nanos"].as_u64().unwrap() > 0, "every phase has its time");
+                }
+            }
+        }
+    }
+    // The table of the rm65536 run (the first recorded): ops/s and seconds, and the CI is of ops/s.
+    let o = fsbench(&["show", "1", "--db", p(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let header = row(&out, "test");
+    let cells = row(&out, "rm65536");
+    let col = |name: &str| {
+        header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {out}"))
+    };
+    assert!(positive(cells[col("ops/s")]), "{out}");
+    assert_eq!(cells[col("MiB/s")], "-", "no bytes moved, no 0.000: {out}");
+    assert!(positive(cells[col("s")]), "{out}");
+    assert!(cells[col("95% CI")].ends_with("ops/s"), "{out}");
+    // CSV names the figure and its median.
+    let o = fsbench(&["show", "1", "--db", p(&db), "--format", "csv"]);
+    let csv = stdout(&o);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rec: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| head.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}"));
+    assert_eq!(rec[at("figure")], "ops_per_s");
+    assert!(rec[at("figure_median")].parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert!(rec[at("elapsed_s_median")].parse::<f64>().unwrap() > 0.0, "{csv}");
+    // diff of two recorded runs of the same test compares ops/s, with seconds.
+    let o = fsbench(&[
+        "run",
+        "--dir",
+        dir,
+        "--suite",
+        "rm65536",
+        "--scale",
+        "1/64",
+        "--repeat",
+        "2",
+        "--db",
+        p(&db),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fsbench(&["diff", "1", "6", "--db", p(&db)]);
+    let out = stdout(&o);
+    assert!(out.contains("run 1 ops/s") && out.contains("run 6 ops/s"), "{out}");
+    let cells = row(&out, "rm65536");
+    assert!(positive(cells[3]) && positive(cells[4]), "{out}");
+    assert!(cells[3].ends_with(" s") && cells[4].ends_with(" s"), "seconds beside: {out}");
+    // The HTML report charts ops/s.
+    let html = d.path().join("r.html");
+    let o = fsbench(&["report", "1", "6", "--db", p(&db), "-o", p(&html)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    std::fs::remove_file(&html).unwrap();
+    assert!(text.contains("ops/s (median)"), "bar chart axis");
+    assert!(!text.contains("No throughput figures"));
+}
+
+#[test]
+fn bonnie_file_phases_show_ops_per_second_and_seconds() {
+    let d = TestDir::new();
+    let o = fsbench(&[
+        "run",
+        "--dir",
+        p(d.path()),
+        "--suite",
+        "bonnie",
+        "--scale",
+        "1/64",
+        "--test",
+        "files-seq,files-rand",
+        "--format",
+        "bonnie",
+        "--no-store",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let files = lines.iter().position(|l| l.contains("files  /sec %CP")).expect("file table");
+    // files, then create/read/delete × (rate, %CP) for sequential and random.
+    let rates: Vec<&str> = lines[files + 1].split_whitespace().collect();
+    assert_eq!(rates.len(), 13, "{out}");
+    for k in 0..6 {
+        assert!(rates[1 + 2 * k].parse::<f64>().unwrap() > 0.0, "phase {k}: {out}");
+    }
+    let elapsed = lines.iter().rev().find(|l| l.starts_with("Elapsed")).expect("elapsed row");
+    let secs: Vec<&str> = elapsed.split_whitespace().skip(1).collect();
+    assert_eq!(secs.len(), 6, "{out}");
+    assert!(secs.iter().all(|s| s.trim_end_matches('s').parse::<f64>().unwrap() > 0.0), "{out}");
+}
+
+#[test]
+fn compare_ranks_file_set_tests_on_ops_per_second() {
+    let (a, b, d) = (TestDir::new(), TestDir::new(), TestDir::new());
+    let o = fsbench(&[
+        "compare",
+        p(a.path()),
+        p(b.path()),
+        "--suite",
+        "postmark",
+        "--scale",
+        "quick",
+        "--repeat",
+        "2",
+        "--db",
+        p(&d.path().join("r.sqlite")),
+        "--report",
+        p(&d.path().join("c.html")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let head: String = out.lines().take_while(|l| !l.starts_with('╞')).collect();
+    assert!(head.contains("ops/s") && !head.contains("MiB/s"), "{out}");
+    let cells = row(&out, "postmark");
+    assert!(positive(cells[2]) && positive(cells[3]), "{out}");
+    assert!(cells[2].ends_with(" s"), "elapsed seconds beside: {out}");
+    let html = std::fs::read_to_string(d.path().join("c.html")).unwrap();
+    assert!(html.contains("ops/s (median)"), "bar chart axis");
+    let (v, o) = run_json(&["show", "1", "--db", p(&d.path().join("r.sqlite"))]);
+    assert!(o.status.success());
+    let t = &v["tests"][0];
+    assert_eq!(t["figure"], "ops_per_s");
+    // show takes every format of run and compare.
+    for (format, expect) in [
+        ("html", "ops/s (median)"),
+        ("bonnie", "-Create-- --Read--- -Delete--"),
+        ("csv", "ops_per_s"),
+    ] {
+        let o = fsbench(&["show", "1", "--db", p(&d.path().join("r.sqlite")), "--format", format]);
+        assert!(o.status.success() && stdout(&o).contains(expect), "{format}: {}", stderr(&o));
+    }
+    assert!(
+        t["median_ops_per_s"][0].as_f64().unwrap() > 0.0
+            && t["median_elapsed_s"][1].as_f64().unwrap() > 0.0
+    );
+}
