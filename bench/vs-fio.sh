@@ -352,6 +352,27 @@ def report(lines, results, baseline):
 
     io_lines = [ln for ln in lines if ln.engine == "psync"]
     null_lines = [ln for ln in lines if ln.engine == "null"]
+    missed = 0
+    if io_lines:
+        missed = report_io(io_lines, results, baseline, ratio)
+    for ln in null_lines:
+        print()
+        print("Harness cost per op (null engine: no system call), median over rounds "
+              "[min-max], ns/op = 1e9 / (ops/s):")
+        for tool, label in (("fsbench", "fsbench engine=null"), ("fio", "fio ioengine=null")):
+            ns = [1e9 / m["ops_s"] for m in results[ln.name][tool]]
+            print(f"{ln.name:<19} {label:<20} {statistics.median(ns):>7.1f} ns/op "
+                  f"[{min(ns):.1f}-{max(ns):.1f}]")
+    print()
+    print("fsbench: ops/s and MiB/s of its timed phase (open..last op..fsync if any..close).")
+    print("fio: default latency stats (clat/lat per I/O, TSC clock); fio-gtod: gtod_reduce=1.")
+    print("C loop: bench/cloop.c, gcc -O2, no per-op clock; wall time from open to close.")
+    print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
+    print(f"goals missed: {missed}")
+
+
+def report_io(io_lines, results, baseline, ratio):
+    """The medians and ratio tables of the lines that do I/O; returns the goals missed."""
     print()
     print("Medians over rounds (ops/s for 2K lines, MiB/s otherwise):")
     tools = TOOLS + (["baseline"] if baseline else [])
@@ -385,20 +406,7 @@ def report(lines, results, baseline):
                 verdict.append("C ok" if ok else "C MISSED")
                 missed += not ok
         print(f"{ln.name:<19} " + " ".join(f"{c:>21}" for c in cells) + "  " + ", ".join(verdict))
-    for ln in null_lines:
-        print()
-        print("Harness cost per op (null engine: no system call), median over rounds "
-              "[min-max], ns/op = 1e9 / (ops/s):")
-        for tool, label in (("fsbench", "fsbench engine=null"), ("fio", "fio ioengine=null")):
-            ns = [1e9 / m["ops_s"] for m in results[ln.name][tool]]
-            print(f"{ln.name:<19} {label:<20} {statistics.median(ns):>7.1f} ns/op "
-                  f"[{min(ns):.1f}-{max(ns):.1f}]")
-    print()
-    print("fsbench: ops/s and MiB/s of its timed phase (open..last op..fsync if any..close).")
-    print("fio: default latency stats (clat/lat per I/O, TSC clock); fio-gtod: gtod_reduce=1.")
-    print("C loop: bench/cloop.c, gcc -O2, no per-op clock; wall time from open to close.")
-    print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
-    print(f"goals missed: {missed}")
+    return missed
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ pub mod engine;
 pub mod explain;
 pub mod observe;
 pub mod output;
+pub mod profile;
 pub mod report;
 pub mod result;
 pub mod state;

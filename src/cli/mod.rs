@@ -3,6 +3,7 @@
 
 mod compare;
 mod mpi_run;
+mod profile;
 mod progress;
 mod record;
 mod results;
@@ -83,6 +84,12 @@ enum Command {
     Diff(results::DiffArgs),
     /// Write recorded runs as one self-contained HTML report with charts.
     Report(results::ReportArgs),
+    /// Run a command and show what it read from disk: files, pages, device requests mapped to
+    /// files and metadata, seeks; write a preload list and measure the preload.
+    Profile(profile::ProfileArgs),
+    /// Bring the files and ranges of a preload list into the page cache, sorted by device
+    /// offset (readahead).
+    Preload(profile::PreloadArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -107,6 +114,8 @@ pub fn main() -> i32 {
         Command::Show(a) => results::show(a),
         Command::Diff(a) => results::diff(a),
         Command::Report(a) => results::report(a),
+        Command::Profile(a) => profile::run(a),
+        Command::Preload(a) => profile::preload(a),
     };
     match r {
         Ok(code) => code as i32,

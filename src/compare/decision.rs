@@ -90,8 +90,17 @@ pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return Verdict::NotCompared { reason: e },
     };
-    let ma = crate::stats::summary::median(&xa);
-    let mb = crate::stats::summary::median(&xb);
+    decide_samples(&xa, &xb, rule)
+}
+
+/// The rule of [`decide`] on two samples of a higher-is-better figure (throughput, or 1 / time),
+/// side 0 = `xa`, side 1 = `xb`. Every value must be positive and finite.
+pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
+    if xa.is_empty() || xb.is_empty() || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
+        return Verdict::NotCompared { reason: "no usable figure on a side".into() };
+    }
+    let ma = crate::stats::summary::median(xa);
+    let mb = crate::stats::summary::median(xb);
     let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
     if xa.len() < 2 || xb.len() < 2 {
         return if factor >= 1.0 + rule.single_run_effect {
@@ -100,7 +109,7 @@ pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -
             Verdict::Draw { factor, tested: false }
         };
     }
-    let significant = welch_significant(&xa, &xb);
+    let significant = welch_significant(xa, xb);
     if significant && factor >= 1.0 + rule.min_effect {
         Verdict::Win { winner, factor, tested: true }
     } else {

@@ -302,7 +302,7 @@ impl<'t> Files<'t> {
     /// up to [`RESIDENCY_SAMPLE`] existing files of a fileset, spread over its slots.
     fn residency_files(&self) -> Vec<PathBuf> {
         match self {
-            Files::Data { paths } => paths.iter().filter(|p| p.exists()).cloned().collect(),
+            Files::Data { paths } => paths.clone(),
             Files::Set { fs, root_path, states, .. } => {
                 sample_files(root_path, fs, states, RESIDENCY_SAMPLE)
             }
@@ -457,10 +457,9 @@ fn run_rep(
     }
     let complete = matches!(outcome, RepOutcome::Ok);
     let mut r = rep_result(test, phases, &timed_hist, complete);
-    let all_exist = files.all_exist();
     match files {
         Files::Data { paths } => {
-            if complete && all_exist {
+            if complete && paths.iter().all(|p| p.exists()) {
                 // After the last phase, outside every timing: FIEMAP with its sync flag.
                 r.extents = Some(crate::observe::extents::summarize(paths));
             }

@@ -15,8 +15,9 @@ use super::ioengine::{Completion, Io, IoEngine, IoKind};
 use crate::stats::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
 use crate::workload::{Amount, OffsetMode, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall};
-use rustix::fs::{Mode, OFlags};
+use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -141,27 +142,24 @@ pub struct StopFlags<'a> {
     pub signal: &'a AtomicBool,
 }
 
-/// The `openat(2)` flags of a data file: exactly those `std::fs::OpenOptions` would pass.
-fn open_flags(o: &OpenFlags, writes: bool) -> OFlags {
-    let mut f = OFlags::CLOEXEC;
-    if writes || o.create || o.trunc || o.append {
-        f |= OFlags::RDWR;
-    } else {
-        f |= OFlags::RDONLY;
+/// How a data file is opened: read-write when the phase writes or creates, and the phase's
+/// flags.
+fn open_options(o: &OpenFlags, writes: bool) -> OpenOptions {
+    let mut oo = OpenOptions::new();
+    oo.read(true).write(writes || o.create || o.trunc || o.append);
+    oo.create(o.create).truncate(o.trunc).append(o.append);
+    let mut custom = 0;
+    if o.dsync {
+        custom |= libc::O_DSYNC;
     }
-    for (on, flag) in [
-        (o.create, OFlags::CREATE),
-        (o.trunc, OFlags::TRUNC),
-        (o.append, OFlags::APPEND),
-        (o.dsync, OFlags::DSYNC),
-        (o.sync, OFlags::SYNC),
-        (o.direct, OFlags::DIRECT),
-    ] {
-        if on {
-            f |= flag;
-        }
+    if o.sync {
+        custom |= libc::O_SYNC;
     }
-    f
+    if o.direct {
+        custom |= libc::O_DIRECT;
+    }
+    oo.custom_flags(custom);
+    oo
 }
 
 /// A request in flight: what the completion needs to account for it.
@@ -259,8 +257,7 @@ fn run_file<E: IoEngine>(
     let mut pool = WritePool::new(max_size, compress_percent, seed);
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut hist = OpHistograms::default();
-    let flags = open_flags(&phase.open, writes);
-    let path = std::ffi::CString::new(plan.path.as_os_str().as_encoded_bytes()).unwrap_or_default();
+    let options = open_options(&phase.open, writes);
     let pattern = phase.pattern.data();
     let mut slots: Vec<InFlight> = Vec::with_capacity(depth);
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
@@ -279,12 +276,12 @@ fn run_file<E: IoEngine>(
             return failed_output(start, cpu0, format!("setting up engine {}", E::NAME), e);
         }
     };
-    let file = match engine.openat(rustix::fs::CWD, &path, flags, Mode::from_raw_mode(0o666)) {
+    let file = match engine.open(plan.path, &options) {
         Ok(f) => f,
         Err(e) => {
             stop.phase.store(true, Ordering::Relaxed);
             let what = format!("open {}", plan.path.display());
-            return failed_output(start, cpu0, what, e.into());
+            return failed_output(start, cpu0, what, e);
         }
     };
     let mut t0 = Instant::now();

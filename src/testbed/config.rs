@@ -9,7 +9,9 @@
 //! - any of them with `label=NAME`
 //!
 //! Keys: `label`, `mkfs` (split on whitespace, may repeat), `mount` (comma list, may repeat),
-//! `devices`, `layout` (zfs), `profile` (btrfs). For zfs every other `KEY=VALUE` is a dataset
+//! `devices`, `sched` (the I/O scheduler of the testbed's loop devices: `none`, `mq-deadline`,
+//! `kyber`, `bfq`; checked against what the kernel offers when the testbed is built),
+//! `layout` (zfs), `profile` (btrfs). For zfs every other `KEY=VALUE` is a dataset
 //! property set with `zfs set` after the pool is created (zfs-fuse rejects properties it does not
 //! know, such as `compression=lz4`, and its message is shown). A `:` segment without `=` is taken
 //! as part of the previous value, so SELinux contexts such as `context=a:b:c:s0` survive.
@@ -247,7 +249,13 @@ pub struct FsConfig {
     pub btrfs_profile: Option<(String, String)>,
     /// Number of devices (images) the filesystem spans; 0 for tmpfs.
     pub devices: usize,
+    /// I/O scheduler for the testbed's block devices (`sched=`); `None`: the kernel's default.
+    pub io_scheduler: Option<String>,
 }
+
+/// Scheduler names `sched=` accepts (blk-mq's; which ones a kernel offers is checked when the
+/// testbed is built).
+pub const IO_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "kyber", "bfq"];
 
 /// Errors in a filesystem configuration, phrased so the user can fix the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -281,6 +289,7 @@ impl FsConfig {
             zfs: ZfsOpts::default(),
             btrfs_profile: None,
             devices: usize::from(kind.needs_devices()),
+            io_scheduler: None,
         }
     }
 
@@ -317,6 +326,7 @@ impl FsConfig {
             devices: None,
             zfs: None,
             btrfs_profile: None,
+            io_scheduler: None,
         };
         let mut layout: Option<String> = None;
         let mut props: Vec<(String, String)> = Vec::new();
@@ -332,11 +342,12 @@ impl FsConfig {
                         ConfigError::Invalid(format!("devices={v}: not a whole number"))
                     })?)
                 }
+                "sched" => raw.io_scheduler = Some(v),
                 "layout" if kind == FsKind::Zfs => layout = Some(v),
                 "profile" if kind == FsKind::Btrfs => raw.btrfs_profile = Some(v),
                 _ if kind == FsKind::Zfs => props.push((k, v)),
                 _ => {
-                    let mut valid = vec!["label", "mkfs", "mount", "devices"];
+                    let mut valid = vec!["label", "mkfs", "mount", "devices", "sched"];
                     if kind == FsKind::Btrfs {
                         valid.push("profile");
                     }
@@ -389,6 +400,9 @@ impl FsConfig {
         if self.devices > 1 {
             s.push_str(&format!(":devices={}", self.devices));
         }
+        if let Some(sc) = &self.io_scheduler {
+            s.push_str(&format!(":sched={sc}"));
+        }
         for (k, v) in &self.zfs.properties {
             s.push_str(&format!(":{k}={v}"));
         }
@@ -432,6 +446,8 @@ struct RawFsConfig {
     /// `DATA` or `DATA/META`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     btrfs_profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    io_scheduler: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -467,6 +483,20 @@ impl TryFrom<RawFsConfig> for FsConfig {
         cfg.mount_opts = raw.mount_opts;
         if raw.zfs.is_some() && kind != FsKind::Zfs {
             return Err(ConfigError::Invalid(format!("zfs options given for {kind}")));
+        }
+        if let Some(sc) = raw.io_scheduler {
+            if !kind.needs_devices() {
+                return Err(ConfigError::Invalid(format!(
+                    "sched={sc}: {kind} has no block device to schedule"
+                )));
+            }
+            if !IO_SCHEDULERS.contains(&sc.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "unknown I/O scheduler `{sc}`; valid: {}",
+                    IO_SCHEDULERS.join(", ")
+                )));
+            }
+            cfg.io_scheduler = Some(sc);
         }
         if raw.btrfs_profile.is_some() && kind != FsKind::Btrfs {
             return Err(ConfigError::Invalid(format!("btrfs_profile given for {kind}")));
@@ -571,6 +601,7 @@ impl From<FsConfig> for RawFsConfig {
                 properties: c.zfs.properties,
             }),
             btrfs_profile: c.btrfs_profile.map(|(d, m)| format!("{d}/{m}")),
+            io_scheduler: c.io_scheduler,
         }
     }
 }
@@ -667,6 +698,19 @@ mod tests {
         assert!(FsConfig::parse("zfs:layout=mirror:devices=1").is_err());
         assert!(FsConfig::parse("zfs:layout=raidz3").unwrap_err().to_string().contains("raidz2"));
         assert!(FsConfig::parse("zfs:layout=single:devices=2").is_err());
+    }
+
+    #[test]
+    fn io_scheduler_key() {
+        let c = FsConfig::parse("ext4:sched=bfq").unwrap();
+        assert_eq!(c.io_scheduler.as_deref(), Some("bfq"));
+        assert_eq!(c.short_form(), "ext4:sched=bfq");
+        let back = FsConfig::from_toml(&toml::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back.io_scheduler.as_deref(), Some("bfq"));
+        let e = FsConfig::parse("xfs:sched=cfq").unwrap_err().to_string();
+        assert!(e.contains("unknown I/O scheduler `cfq`") && e.contains("mq-deadline"), "{e}");
+        let e = FsConfig::parse("tmpfs:sched=none").unwrap_err().to_string();
+        assert!(e.contains("no block device"), "{e}");
     }
 
     #[test]

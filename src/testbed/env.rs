@@ -38,6 +38,9 @@ pub struct TestbedEnv {
     pub backing: String,
     /// Kernel names of the block devices (for /sys/block counters).
     pub block_devices: Vec<String>,
+    /// The I/O scheduler in effect on the (first) block device, as the kernel reports it.
+    #[serde(default)]
+    pub io_scheduler: Option<String>,
 }
 
 /// The tool that creates `kind` and its version, from the tool itself or else from dpkg.

@@ -30,6 +30,7 @@ pub mod mount;
 /// See [`crate::sys::mountinfo`] (the one parser).
 pub use crate::sys::mountinfo;
 pub mod preflight;
+pub mod sched;
 pub mod sizing;
 pub mod zfs;
 
@@ -102,6 +103,7 @@ enum Owned {
     Mount(Mount),
     Daemon(ZfsDaemon),
     Pool(ZfsPool),
+    Sched(sched::Restore),
 }
 
 impl Owned {
@@ -113,6 +115,7 @@ impl Owned {
             Owned::Mount(g) => g.teardown(),
             Owned::Daemon(g) => g.release(),
             Owned::Pool(g) => g.teardown(),
+            Owned::Sched(g) => g.teardown(),
         }
     }
 
@@ -129,6 +132,11 @@ impl Owned {
                 None
             }
             Owned::Pool(g) => g.keep(),
+            // A kept testbed keeps its scheduler; nothing is recorded to restore it later.
+            Owned::Sched(g) => {
+                std::mem::forget(g);
+                None
+            }
         }
     }
 }
@@ -267,6 +275,12 @@ impl Testbed {
             backing = format!("memory (tmpfs size={} MiB)", opts.size_bytes >> 20);
         }
         self.block_devices = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
+        if let Some(sc) = &cfg.io_scheduler {
+            for d in &self.block_devices {
+                let restore = sched::set(d, sc)?;
+                self.guards.push(Owned::Sched(restore));
+            }
+        }
 
         // Filesystem.
         let mut mkfs_cmdline = None;
@@ -408,6 +422,7 @@ impl Testbed {
             devices: devices.len(),
             backing,
             block_devices: self.block_devices.clone(),
+            io_scheduler: self.block_devices.first().and_then(|d| sched::active(d)),
         });
         Ok(())
     }
@@ -481,7 +496,7 @@ impl Testbed {
                 Owned::Loop(g) => g.record_id().cloned(),
                 Owned::Mount(g) => g.record_id().cloned(),
                 Owned::Pool(g) => g.record_id().cloned(),
-                Owned::Daemon(_) => None,
+                Owned::Daemon(_) | Owned::Sched(_) => None,
             })
             .collect();
         self.state

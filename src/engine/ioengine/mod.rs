@@ -198,6 +198,16 @@ pub trait IoEngine: Send + Sized {
     /// in-flight request has completed); returns how many were written.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> std::io::Result<usize>;
 
+    /// Open a data file by path, with `std`'s flags (`openat(AT_FDCWD, path, flags|O_CLOEXEC,
+    /// 0666)`, exactly the call `std::fs::OpenOptions::open` makes).
+    fn open(
+        &mut self,
+        path: &std::path::Path,
+        options: &std::fs::OpenOptions,
+    ) -> std::io::Result<OwnedFd> {
+        options.open(path).map(OwnedFd::from)
+    }
+
     /// `openat(2)`.
     #[inline(always)]
     fn openat(

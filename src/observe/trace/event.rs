@@ -97,6 +97,52 @@ pub struct Event {
     pub kind: Kind,
     /// Operation.
     pub op: Op,
+    /// `rwbs` flag letters after the operation ([`FLAG_META`], [`FLAG_READAHEAD`], ...).
+    pub flags: u8,
+}
+
+/// `M` in `rwbs`: REQ_META, a filesystem metadata read or write.
+pub const FLAG_META: u8 = 1;
+/// `A` in `rwbs`: REQ_RAHEAD, readahead.
+pub const FLAG_READAHEAD: u8 = 2;
+/// `S` in `rwbs`: REQ_SYNC.
+pub const FLAG_SYNC: u8 = 4;
+
+/// The flag letters of an `rwbs` string (after its first, operation, letter).
+pub fn rwbs_flags(rwbs: &[u8]) -> u8 {
+    let mut f = 0;
+    for &c in rwbs.iter().skip(1) {
+        f |= match c {
+            b'M' => FLAG_META,
+            b'A' => FLAG_READAHEAD,
+            b'S' => FLAG_SYNC,
+            _ => 0,
+        };
+    }
+    f
+}
+
+/// Turns one binary record (starting at `common_type`) into an event of type `Out`, or `None`
+/// for records it does not want. The ring-buffer parser and the reader thread are generic over
+/// it, so every tracepoint family shares one reader.
+pub trait Decode: Send + 'static {
+    /// The decoded event (small, no heap data: millions are kept).
+    type Out: Copy + Send + 'static;
+    /// Decode the record `rec` stamped `ts_ns`.
+    fn decode(&self, ts_ns: u64, rec: &[u8]) -> Option<Self::Out>;
+    /// The CLOCK_MONOTONIC time of an event (for merging the per-CPU lists).
+    fn time_of(ev: &Self::Out) -> u64;
+}
+
+impl Decode for Decoder {
+    type Out = Event;
+    #[inline]
+    fn decode(&self, ts_ns: u64, rec: &[u8]) -> Option<Event> {
+        Decoder::decode(self, ts_ns, rec)
+    }
+    fn time_of(ev: &Event) -> u64 {
+        ev.ts_ns
+    }
 }
 
 impl Event {
@@ -188,7 +234,16 @@ impl Decoder {
         };
         let rwbs = rec.get(o.rwbs..o.rwbs + o.rwbs_len)?;
         let end = rwbs.iter().position(|&c| c == 0).unwrap_or(rwbs.len());
-        Some(Event { ts_ns, sector, nr_sector, dev, kind: o.kind, op: Op::from_rwbs(&rwbs[..end]) })
+        let rwbs = &rwbs[..end];
+        Some(Event {
+            ts_ns,
+            sector,
+            nr_sector,
+            dev,
+            kind: o.kind,
+            op: Op::from_rwbs(rwbs),
+            flags: rwbs_flags(rwbs),
+        })
     }
 }
 

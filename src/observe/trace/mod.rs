@@ -5,10 +5,12 @@
 //!   file (so `fsbench testbed cleanup` removes what a crash left).
 //! - [`format`]: the kernel's event format files (ids and field offsets).
 //! - [`event`]: the compact in-memory event and decoding of one binary record.
+//! - [`pagecache`]: page-cache insertions, reads, faults, dirtied pages and forks (profile).
 //! - [`ringbuf`]: the `trace_pipe_raw` page format.
 //! - [`reader`]: the thread that drains the per-CPU buffers.
 //! - [`summary`]: from events to [`TraceSummary`] (totals, sizes, queue depth, latency, seeks,
 //!   offset series).
+//! - [`recording`]: a configured instance plus its reader thread, for any decoder.
 //! - [`tracer`]: [`Tracer::start`] / [`Tracer::stop`], tying the above together.
 //!
 //! Usage:
@@ -34,7 +36,9 @@
 
 pub mod event;
 pub mod format;
+pub mod pagecache;
 pub mod reader;
+pub mod recording;
 pub mod ringbuf;
 pub mod summary;
 pub mod tracefs;

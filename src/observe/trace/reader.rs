@@ -7,7 +7,7 @@
 //! tracing costs one mostly-sleeping thread. Each read returns one whole sub-buffer; parsing
 //! appends to a `Vec` (amortised, no per-event allocation).
 
-use super::event::{Decoder, Event};
+use super::event::Decode;
 use super::ringbuf::{parse_page, PageLayout};
 use super::TraceError;
 use std::fs::File;
@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What the reader collected.
-#[derive(Debug, Default)]
-pub struct Collected {
+#[derive(Debug)]
+pub struct Collected<E> {
     /// Events per CPU, each list in time order.
-    pub per_cpu: Vec<Vec<Event>>,
+    pub per_cpu: Vec<Vec<E>>,
     /// Events not kept because of the limit.
     pub over_limit: u64,
     /// Events the kernel flagged as missed in page headers (a lower bound; the per-CPU `stats`
@@ -34,7 +34,7 @@ pub struct Collected {
 
 /// Settings of the reader.
 #[derive(Debug, Clone)]
-pub struct ReaderConfig {
+pub struct ReaderConfig<D> {
     /// The instance directory.
     pub instance: PathBuf,
     /// Sub-buffer size (one read returns at most this much).
@@ -42,7 +42,7 @@ pub struct ReaderConfig {
     /// Page header layout.
     pub layout: PageLayout,
     /// Record decoder.
-    pub decoder: Decoder,
+    pub decoder: D,
     /// Sleep between polls when there was nothing to read.
     pub poll: Duration,
     /// Most events kept in memory.
@@ -78,12 +78,17 @@ pub fn open_cpus(instance: &Path) -> Result<Vec<File>, TraceError> {
 }
 
 /// Run until `stop` is set, then drain what is left. `files` come from [`open_cpus`].
-pub fn run(
-    cfg: ReaderConfig,
+pub fn run<D: Decode>(
+    cfg: ReaderConfig<D>,
     mut files: Vec<File>,
     stop: Arc<AtomicBool>,
-) -> Result<Collected, TraceError> {
-    let mut out = Collected { per_cpu: vec![Vec::new(); files.len()], ..Default::default() };
+) -> Result<Collected<D::Out>, TraceError> {
+    let mut out = Collected {
+        per_cpu: (0..files.len()).map(|_| Vec::new()).collect(),
+        over_limit: 0,
+        missed_in_pages: 0,
+        skipped: 0,
+    };
     let mut page = vec![0u8; cfg.page_bytes];
     let mut total = 0usize;
     loop {

@@ -17,7 +17,7 @@
 //! The time of an event is the page timestamp plus the deltas of the events up to it (padding
 //! adds nothing, as in the kernel's rb_update_read_stamp()).
 
-use super::event::{Decoder, Event};
+use super::event::Decode;
 
 const TS_SHIFT: u32 = 27;
 const MISSED_EVENTS: u64 = 1 << 31;
@@ -88,11 +88,11 @@ fn u64_at(p: &[u8], off: usize) -> Option<u64> {
 
 /// Decode every event of one page into `out` (appended in page order, which is time order).
 /// `limit` caps `out.len()`; records beyond it are counted in `over_limit`.
-pub fn parse_page(
+pub fn parse_page<D: Decode>(
     page: &[u8],
     layout: PageLayout,
-    decoder: &Decoder,
-    out: &mut Vec<Event>,
+    decoder: &D,
+    out: &mut Vec<D::Out>,
     limit: usize,
     over_limit: &mut u64,
 ) -> Result<PageInfo, PageError> {
@@ -177,7 +177,7 @@ pub fn parse_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::trace::event::{kernel_dev_t, Kind, Op};
+    use crate::observe::trace::event::{kernel_dev_t, Decoder, Event, Kind, Op};
 
     fn decoder() -> Decoder {
         let formats: Vec<(Kind, &str)> = vec![

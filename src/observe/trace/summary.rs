@@ -455,7 +455,7 @@ mod tests {
     use super::*;
 
     fn ev(ts_ns: u64, kind: Kind, op: Op, sector: u64, nr_sector: u32) -> Event {
-        Event { ts_ns, sector, nr_sector, dev: 0, kind, op }
+        Event { ts_ns, sector, nr_sector, dev: 0, kind, op, flags: 0 }
     }
 
     #[test]

@@ -1,0 +1,146 @@
+//! The profile as one self-contained HTML page (`--html FILE`): the summary, seekwatcher's
+//! offset-vs-time plot coloured by kind of file (or metadata / unattributed), throughput and
+//! IOPS over time, and the per-file table.
+
+use super::attribute::Owner;
+use super::summary::human;
+use super::Profile;
+use crate::observe::trace::event::Op;
+use crate::report::charts::{self, Scatter};
+use crate::report::esc;
+use plotters::prelude::*;
+
+/// The class a request is coloured by: the kind of the file holding most of its bytes.
+fn class_of(p: &Profile, r: &super::attribute::Request) -> String {
+    let mut best: Option<(&Owner, u64)> = None;
+    for part in &r.parts {
+        if best.is_none_or(|(_, b)| part.bytes > b) {
+            best = Some((&part.owner, part.bytes));
+        }
+    }
+    match best.map(|b| b.0) {
+        Some(Owner::File { file, .. }) => {
+            p.files.get(*file).map_or_else(|| "file".into(), |f| f.kind.clone())
+        }
+        Some(Owner::Metadata { .. }) => "metadata".into(),
+        Some(Owner::Unattributed) | None => "unattributed".into(),
+    }
+}
+
+/// Throughput (MiB/s) and IOPS of reads and writes per time bin.
+fn rate_chart(p: &Profile, iops: bool) -> Result<String, String> {
+    let end = p.requests.iter().map(|r| r.t_ms).fold(1.0, f64::max);
+    let bins = 100usize;
+    let width_ms = (end / bins as f64).max(1.0);
+    let mut rd = vec![0f64; bins + 1];
+    let mut wr = vec![0f64; bins + 1];
+    for r in p.requests.iter().filter(|r| matches!(r.op, Op::Read | Op::Write)) {
+        let i = ((r.t_ms / width_ms) as usize).min(bins);
+        let v = if iops { 1.0 } else { r.bytes as f64 / 1048576.0 };
+        if r.op == Op::Read {
+            rd[i] += v;
+        } else {
+            wr[i] += v;
+        }
+    }
+    let scale = 1000.0 / width_ms;
+    let ymax = rd.iter().chain(&wr).fold(1.0f64, |a, b| a.max(b * scale));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (440, 200)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut c = ChartBuilder::on(&root)
+            .margin_top(8)
+            .margin_right(16)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..end * 1.02, 0.0..ymax * 1.05)
+            .map_err(|e| e.to_string())?;
+        c.configure_mesh()
+            .x_desc("ms after the start")
+            .y_desc(if iops { "requests/s" } else { "MiB/s" })
+            .label_style(("sans-serif", 11))
+            .axis_desc_style(("sans-serif", 11))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, (name, v)) in [("read", &rd), ("write", &wr)].into_iter().enumerate() {
+            let col = charts::colour(i);
+            c.draw_series(LineSeries::new(
+                v.iter().enumerate().map(|(k, y)| (k as f64 * width_ms, y * scale)),
+                col.stroke_width(2),
+            ))
+            .map_err(|e| e.to_string())?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], col.stroke_width(2)));
+        }
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .label_font(("sans-serif", 11))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// Render the page.
+pub fn render(p: &Profile) -> Result<String, String> {
+    let mut classes: Vec<String> = Vec::new();
+    let mut sets: Vec<Scatter> = Vec::new();
+    for r in p.requests.iter().filter(|r| matches!(r.op, Op::Read | Op::Write) && r.bytes > 0) {
+        let c = class_of(p, r);
+        let i = match classes.iter().position(|x| *x == c) {
+            Some(i) => i,
+            None => {
+                classes.push(c.clone());
+                sets.push(Scatter { label: c, config: classes.len() - 1, points: Vec::new() });
+                classes.len() - 1
+            }
+        };
+        let mib = (r.sector * 512) as f64 / 1048576.0;
+        sets[i].points.push((r.t_ms, mib, r.op == Op::Write));
+    }
+    let scatter = charts::offset_scatter("requests", &sets).map_err(|e| e.to_string())?;
+    let tput = rate_chart(p, false)?;
+    let iops = rate_chart(p, true)?;
+    let mut rows = String::new();
+    let mut files: Vec<&super::files::FileProfile> = p.files.iter().collect();
+    files.sort_by(|a, b| {
+        a.first_touch_ms
+            .or(a.first_open_ms)
+            .unwrap_or(f64::MAX)
+            .total_cmp(&b.first_touch_ms.or(b.first_open_ms).unwrap_or(f64::MAX))
+    });
+    for f in files {
+        let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+        rows.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>\n",
+            esc(&f.display_name()),
+            esc(&f.kind),
+            ms(f.first_open_ms),
+            ms(f.first_touch_ms),
+            f.pages_read,
+            f.pages_fault,
+            f.pages_readahead,
+            human(f.device_read_bytes),
+            f.device_requests
+        ));
+    }
+    Ok(format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>fsbench profile</title>\
+         <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;\
+         font-size:13px}}td,th{{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}}\
+         td:first-child,th:first-child{{text-align:left}}.charts{{display:flex;flex-wrap:wrap;\
+         gap:1em}}</style></head><body><h1>fsbench profile</h1><pre>{}</pre>\
+         <div class=\"charts\"><figure>{scatter}<figcaption>device offset of each request \
+         against time (seekwatcher), coloured by the kind of file it read; writes filled\
+         </figcaption></figure><figure>{tput}<figcaption>throughput</figcaption></figure>\
+         <figure>{iops}<figcaption>requests per second</figcaption></figure></div>\
+         <h2>Files, first touch first</h2><table><tr><th>file</th><th>kind</th>\
+         <th>first open ms</th><th>first page ms</th><th>pages by read</th><th>by fault</th>\
+         <th>by readahead</th><th>device read</th><th>requests</th></tr>\n{rows}</table>\
+         </body></html>\n",
+        esc(&p.render())
+    ))
+}

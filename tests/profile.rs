@@ -1,0 +1,457 @@
+//! `fsbench profile` against the real kernel on loop testbeds built through the testbed layer:
+//! a cold profile lists exactly the files a command read (and agrees with strace), attributes
+//! at least 95% of the bytes read to named files or metadata, and a preload built from it
+//! speeds up the cold start while an unrelated one does not.
+//!
+//! Needs root, loop devices, mkfs.ext4 / mkfs.xfs and strace; each test prints
+//! `skipped: <reason>` and returns when something is missing.
+
+use fsbench::testbed::{FsConfig, Testbed, TestbedOptions};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn skip_reason(programs: &[&str]) -> Option<String> {
+    if !fsbench::sys::is_root() {
+        return Some("needs root (loop devices, tracefs, fanotify)".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no /dev/loop-control".into());
+    }
+    for p in programs {
+        if !fsbench::sys::cmd::have_program(p) {
+            return Some(format!("{p} not installed"));
+        }
+    }
+    None
+}
+
+macro_rules! skip_unless {
+    ($($p:expr),*) => {
+        if let Some(why) = skip_reason(&[$($p),*]) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn workdir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("fsbench-prof-it-").tempdir_in("/var/tmp").expect("tempdir")
+}
+
+fn testbed(spec: &str, dir: &Path) -> Testbed {
+    let o =
+        TestbedOptions { workdir: dir.to_path_buf(), size_bytes: 1 << 30, ..Default::default() };
+    Testbed::up(&FsConfig::parse(spec).unwrap(), &o).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+/// A deterministic tree of `n` files of mixed sizes (512 B .. 1.5 MiB) in 10 directories,
+/// plus a copy of `cat` in `bin/`. Returns the files.
+fn populate(root: &Path, n: usize) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..n {
+        let dir = root.join(format!("tree/d{}", i % 10));
+        std::fs::create_dir_all(&dir).unwrap();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let size = match i % 4 {
+            0 => 512 + (x % 4096),
+            1 => 16 << 10,
+            2 => 100 << 10 | (x % 4096),
+            _ => 256 << 10 | (x % (1280 << 10)),
+        } as usize;
+        let ext = ["so", "py", "ttf", "conf", "dat"][i % 5];
+        let p = dir.join(format!("f{i:04}.{ext}"));
+        let data: Vec<u8> = (0..size).map(|k| (k as u64 ^ x) as u8).collect();
+        std::fs::write(&p, data).unwrap();
+        files.push(p);
+    }
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::copy("/usr/bin/cat", root.join("bin/cat")).unwrap();
+    rustix::fs::sync();
+    files
+}
+
+fn fsbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fsbench")).args(args).output().expect("run fsbench")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The script the command runs: the copied cat (its own pages come in by page faults: exec
+/// maps it) reads the subset.
+fn script(mnt: &Path, subset: &[PathBuf]) -> String {
+    let names: Vec<String> = subset.iter().map(|p| format!("'{}'", p.display())).collect();
+    format!("'{}/bin/cat' {} > /dev/null", mnt.display(), names.join(" "))
+}
+
+/// Regular files under `mnt` that strace saw opened (openat) or executed (execve) successfully.
+fn strace_files(mnt: &Path, script: &str, dir: &Path) -> BTreeSet<String> {
+    let out = dir.join("strace.txt");
+    let st = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat,open,execve", "-o"])
+        .arg(&out)
+        .args(["sh", "-c", script])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut set = BTreeSet::new();
+    for line in text.lines() {
+        let Some(q) = line.find('"') else { continue };
+        let rest = &line[q + 1..];
+        let Some(e) = rest.find('"') else { continue };
+        let path = &rest[..e];
+        let ok =
+            line.rsplit("= ").next().is_some_and(|r| r.trim().parse::<i64>().is_ok_and(|n| n >= 0));
+        if ok && Path::new(path).starts_with(mnt) && Path::new(path).is_file() {
+            set.insert(path.to_string());
+        }
+    }
+    set
+}
+
+fn profile_json(mnt: &Path, dir: &Path, script: &str, extra: &[&str]) -> Value {
+    let json = dir.join("p.json");
+    let mut args = vec!["profile", "--cold", "--mount", mnt.to_str().unwrap()];
+    args.extend_from_slice(&["--json", json.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", script]);
+    let o = fsbench(&args);
+    eprintln!("{}", text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+fn opened_files(p: &Value) -> BTreeSet<String> {
+    p["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["first_open_ms"].is_null() && !f["is_dir"].as_bool().unwrap())
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn cold_profile_lists_exactly_the_files_read(spec: &str) {
+    let dir = workdir();
+    let tb = testbed(spec, dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let files = populate(&mnt, 300);
+    let subset: Vec<PathBuf> = files.iter().step_by(3).cloned().collect();
+    let script = script(&mnt, &subset);
+    let html = dir.path().join("p.html");
+    let p = profile_json(&mnt, dir.path(), &script, &["--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<svg").count(), 3, "offset, throughput and IOPS charts");
+    assert!(page.contains("shared object") && page.contains("f0003.conf"), "kinds and files");
+    assert_eq!(page.matches("<tr><td>").count(), p["files"].as_array().unwrap().len());
+
+    let mut expected: BTreeSet<String> =
+        subset.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    expected.insert(mnt.join("bin/cat").to_string_lossy().into_owned());
+    assert_eq!(opened_files(&p), expected, "files opened");
+    // Every file brought into the cache is one of them, and each of them was (cold start).
+    for f in p["files"].as_array().unwrap() {
+        let pages = ["pages_read", "pages_fault", "pages_readahead", "pages_other"]
+            .iter()
+            .map(|k| f[k].as_u64().unwrap())
+            .sum::<u64>();
+        let path = f["path"].as_str().unwrap();
+        if f["is_dir"].as_bool().unwrap() {
+            continue;
+        }
+        assert!(expected.contains(path), "{path} brought in but not read");
+        assert!(pages > 0, "{path} read cold but no page came in");
+    }
+    // The executable came in by page faults (exec maps it).
+    let cat = p["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("bin/cat"))
+        .unwrap();
+    assert!(cat["pages_fault"].as_u64().unwrap() > 0, "{cat}");
+    // >= 95% of the bytes read are attributed to named files or metadata.
+    let s = &p["summary"];
+    let a = &s["read_attribution"];
+    let files_b = a["files_bytes"].as_u64().unwrap();
+    let meta_b: u64 =
+        a["metadata_bytes"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let un = a["unattributed_bytes"].as_u64().unwrap();
+    let total = files_b + meta_b + un;
+    assert_eq!(total, s["device_read_bytes"].as_u64().unwrap());
+    let subset_bytes: u64 = subset.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
+    assert!(files_b >= subset_bytes * 9 / 10, "files {files_b} < 90% of the {subset_bytes} read");
+    assert!(
+        (files_b + meta_b) as f64 >= 0.95 * total as f64,
+        "attributed {files_b} + metadata {meta_b} of {total}"
+    );
+    assert!(s["events_lost"].as_u64().unwrap() == 0);
+    // Every request is in the JSON with its attribution.
+    let reqs = p["requests"].as_array().unwrap();
+    assert_eq!(
+        reqs.iter().filter(|r| r["op"] == "R").count() as u64,
+        s["device_read_requests"].as_u64().unwrap()
+    );
+    // strace agrees on the files opened.
+    assert_eq!(strace_files(&mnt, &script, dir.path()), expected, "strace vs profile");
+    drop(tb);
+}
+
+#[test]
+fn ext4_cold_profile_lists_exactly_the_files_read() {
+    skip_unless!("mkfs.ext4", "strace", "dumpe2fs", "debugfs");
+    cold_profile_lists_exactly_the_files_read("ext4");
+}
+
+#[test]
+fn xfs_cold_profile_lists_exactly_the_files_read() {
+    skip_unless!("mkfs.xfs", "strace");
+    cold_profile_lists_exactly_the_files_read("xfs");
+}
+
+fn compare(mnt: &Path, dir: &Path, list: &Path, script: &str, name: &str) -> Value {
+    let json = dir.join(format!("{name}.json"));
+    let o = fsbench(&[
+        "profile",
+        "--compare-preload",
+        list.to_str().unwrap(),
+        "--repeat",
+        "10",
+        "--mount",
+        mnt.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    eprintln!("{}", text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn ext4_preload_speeds_up_the_cold_start_and_an_unrelated_list_does_not() {
+    skip_unless!("mkfs.ext4");
+    let dir = workdir();
+    let tb = testbed("ext4", dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let files = populate(&mnt, 300);
+    let subset: Vec<PathBuf> = files.iter().step_by(3).cloned().collect();
+    let script = script(&mnt, &subset);
+    let list = dir.path().join("app.list");
+    profile_json(&mnt, dir.path(), &script, &["--preload-list", list.to_str().unwrap()]);
+    let entries = fsbench::profile::preload::read_list(&list).unwrap();
+    let listed: BTreeSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(listed.len(), subset.len() + 1, "every file read, and the executable");
+
+    let c = compare(&mnt, dir.path(), &list, &script, "related");
+    let times = format!("without {} with {}", c["without_seconds"], c["with_seconds"]);
+    assert_eq!(c["verdict"]["outcome"], "win", "{}: {times}", c["verdict"]);
+    assert_eq!(c["verdict"]["winner"], 1, "the preloaded side wins: {times}");
+    assert_eq!(c["without_seconds"].as_array().unwrap().len(), 10);
+    let not_used = c["prefetched_not_used_bytes"].as_u64().unwrap();
+    let list_bytes = c["list_bytes"].as_u64().unwrap();
+    assert!(list_bytes > 0 && not_used * 10 < list_bytes, "{not_used} of {list_bytes} unused");
+
+    // The same bytes' worth of files the command does not read.
+    let unrelated = dir.path().join("unrelated.list");
+    let mut text_list = String::from("# unrelated\n");
+    for p in files.iter().skip(1).step_by(3) {
+        let len = std::fs::metadata(p).unwrap().len();
+        text_list.push_str(&format!("{}\t0\t{len}\n", p.display()));
+    }
+    std::fs::write(&unrelated, text_list).unwrap();
+    let c = compare(&mnt, dir.path(), &unrelated, &script, "unrelated");
+    let times = format!("without {} with {}", c["without_seconds"], c["with_seconds"]);
+    assert_eq!(c["verdict"]["outcome"], "draw", "{}: {times}", c["verdict"]);
+    let not_used = c["prefetched_not_used_bytes"].as_u64().unwrap();
+    assert_eq!(not_used, c["list_bytes"].as_u64().unwrap(), "nothing of it is used");
+    drop(tb);
+}
+
+fn fsbench_instances(pid: u32) -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&format!("fsbench-{pid}-")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn failures_deletions_and_ctrl_c() {
+    skip_unless!("mkfs.ext4");
+    let dir = workdir();
+    let tb = testbed("ext4", dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let m = mnt.to_str().unwrap();
+    std::fs::write(mnt.join("a"), vec![3u8; 200_000]).unwrap();
+    std::fs::write(mnt.join("gone"), vec![4u8; 100_000]).unwrap();
+    rustix::fs::sync();
+
+    // A failing command: its exit code is shown, the profile still printed, fsbench exits 1.
+    let o = fsbench(&[
+        "profile",
+        "--cold",
+        "--mount",
+        m,
+        "--",
+        "sh",
+        "-c",
+        &format!("cat {m}/a >/dev/null; exit 3"),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("exit 3") && t.contains("1 files"), "{t}");
+
+    // Not found: exit 2, nothing traced.
+    let o = fsbench(&["profile", "--mount", m, "--", "/no/such/program"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("command not found: /no/such/program"), "{}", text(&o));
+
+    // A file deleted during the run is reported by inode.
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(mnt.join("gone")).unwrap());
+    let o = fsbench(&[
+        "profile",
+        "--cold",
+        "--mount",
+        m,
+        "--",
+        "sh",
+        "-c",
+        &format!("cat {m}/gone >/dev/null; rm {m}/gone"),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains(&format!("(deleted) inode {ino}")), "{t}");
+
+    // Ctrl-C: passed to the command's process group, the profile printed, the instances gone.
+    let child = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+        .args([
+            "profile",
+            "--mount",
+            m,
+            "--",
+            "sh",
+            "-c",
+            &format!("cat {m}/a >/dev/null; sleep 60"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(fsbench_instances(pid).len(), 2, "block and process instances while running");
+    let t0 = std::time::Instant::now();
+    // SAFETY: signalling the fsbench we started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20), "stopped promptly");
+    assert_eq!(o.status.code(), Some(130), "{t}");
+    assert!(t.contains("Interrupted") && t.contains("1 files"), "{t}");
+    assert!(fsbench_instances(pid).is_empty(), "tracing instances removed");
+    drop(tb);
+}
+
+#[test]
+fn without_root_profile_says_why() {
+    skip_unless!("setpriv");
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .args(["profile", "--mount", "/", "--", "true"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    if t.contains("Permission denied") && !t.contains("profil") {
+        eprintln!("skipped: the test binary is not executable by nobody: {t}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("needs root") && t.contains("tracefs") && t.contains("fanotify"), "{t}");
+}
+
+#[test]
+fn ext4_rm65536_profile_shows_the_journal_and_metadata_share() {
+    skip_unless!("mkfs.ext4", "dumpe2fs", "debugfs");
+    let dir = workdir();
+    let tb = testbed("ext4", dir.path());
+    let mnt = tb.mountpoint().to_path_buf();
+    let m = mnt.to_str().unwrap();
+    let json = dir.path().join("rm.json");
+    let bin = env!("CARGO_BIN_EXE_fsbench");
+    let o = fsbench(&[
+        "profile",
+        "--mount",
+        m,
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        bin,
+        "run",
+        "--dir",
+        m,
+        "--suite",
+        "rm65536",
+        "--scale",
+        "quick",
+        "--no-store",
+    ]);
+    let t = text(&o);
+    eprintln!("{t}");
+    assert!(o.status.success(), "{t}");
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let w = &p["summary"]["write_attribution"];
+    let meta = w["metadata_bytes"].as_object().unwrap();
+    let journal = meta.get("journal").and_then(|v| v.as_u64()).unwrap_or(0);
+    let meta_total: u64 = meta.values().map(|v| v.as_u64().unwrap()).sum();
+    let total =
+        meta_total + w["files_bytes"].as_u64().unwrap() + w["unattributed_bytes"].as_u64().unwrap();
+    assert!(journal > 0, "no journal writes in {w}");
+    // Empty files: everything written is metadata (journal, inode tables, bitmaps, directory).
+    assert!(meta_total as f64 >= 0.9 * total as f64, "metadata {meta_total} of {total}: {w}");
+    assert!(t.contains("journal"), "{t}");
+    drop(tb);
+}
+
+#[test]
+fn io_scheduler_axis_sets_and_records_the_scheduler() {
+    skip_unless!("mkfs.ext4");
+    let dir = workdir();
+    let probe = testbed("ext4", dir.path());
+    let dev = probe.block_devices()[0].clone();
+    let (offered, default) = fsbench::testbed::sched::parse(
+        &std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap(),
+    );
+    drop(probe);
+    let Some(pick) =
+        ["bfq", "kyber", "mq-deadline"].into_iter().find(|s| offered.iter().any(|o| o == s))
+    else {
+        eprintln!("skipped: the kernel offers only {offered:?} for loop devices");
+        return;
+    };
+    let tb = testbed(&format!("ext4:sched={pick}"), dir.path());
+    let dev = tb.block_devices()[0].clone();
+    let text = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
+    assert!(text.contains(&format!("[{pick}]")), "{text}");
+    assert_eq!(tb.environment().io_scheduler.as_deref(), Some(pick));
+    assert_eq!(tb.environment().config, format!("ext4:sched={pick}"));
+    drop(tb);
+    // The loop device outlives the testbed: its scheduler is put back (to the default a fresh
+    // testbed device had).
+    let after = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
+    assert_eq!(fsbench::testbed::sched::parse(&after).1, default, "{after}");
+}
