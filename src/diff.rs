@@ -2,8 +2,12 @@
 //! each test's figure of merit (MiB/s for data tests, ops/s for file-set tests).
 //!
 //! Configurations are matched by label (two runs of one configuration each are matched whatever
-//! their labels), tests by id. Each pair is decided by [`crate::compare::decision::decide`]; a
-//! win of the earlier run is a regression.
+//! their labels), tests by id. All matched pairs of a diff are decided together, as one family
+//! ([`crate::compare::decision::decide_all`]: Yuen's trimmed t-test on log figures, and
+//! Benjamini–Hochberg over the family), so two runs of one setup are flagged in at most 1 diff in
+//! 20 however many tests they have. A tested win of the earlier run is a regression; a pair with
+//! a single repetition on a side has no noise estimate and is never counted as a regression or an
+//! improvement (it is marked untested).
 
 use crate::compare::{decision, Rule, Verdict};
 use crate::output::units::{sig3, utc};
@@ -18,18 +22,23 @@ pub enum Change {
     Regressed {
         /// Larger median / smaller median.
         factor: f64,
-        /// Whether a significance test backed it.
+        /// Whether a significance test backed it (false: a single repetition on a side, no noise
+        /// estimate; not counted as a regression).
         tested: bool,
     },
     /// The later run is faster by `factor`.
     Improved {
         /// Larger median / smaller median.
         factor: f64,
-        /// Whether a significance test backed it.
+        /// Whether a significance test backed it (false: a single repetition on a side).
         tested: bool,
     },
-    /// No significant change.
-    Same,
+    /// No significant change (`tested: false`: no change above the single-repetition threshold,
+    /// and no test made).
+    Same {
+        /// Whether a significance test was made.
+        tested: bool,
+    },
     /// Not compared, with why.
     NotCompared(String),
 }
@@ -73,14 +82,35 @@ pub struct Diff {
 }
 
 impl Diff {
-    /// Tests that regressed significantly.
+    /// Tests that regressed significantly (a tested regression: untested ones never count).
     pub fn regressions(&self) -> usize {
-        self.rows.iter().filter(|r| matches!(r.change, Change::Regressed { .. })).count()
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.change, Change::Regressed { tested: true, .. }))
+            .count()
     }
 
-    /// Tests that improved significantly.
+    /// Tests that improved significantly (tested).
     pub fn improvements(&self) -> usize {
-        self.rows.iter().filter(|r| matches!(r.change, Change::Improved { .. })).count()
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.change, Change::Improved { tested: true, .. }))
+            .count()
+    }
+
+    /// Pairs decided without a test (a single repetition on a side: no noise estimate).
+    pub fn untested(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.change,
+                    Change::Regressed { tested: false, .. }
+                        | Change::Improved { tested: false, .. }
+                        | Change::Same { tested: false }
+                )
+            })
+            .count()
     }
 }
 
@@ -118,32 +148,18 @@ fn elapsed(t: &TestResult) -> Option<f64> {
 /// Compare run B against run A with `rule`.
 pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
     let mut notes = Vec::new();
-    let mut rows = Vec::new();
     let (la, lb) = (format!("run {}", ra.id), format!("run {}", rb.id));
+    // Every matched (configuration, test) pair, decided below as one family.
+    let mut matched: Vec<(&str, &TestResult, &TestResult)> = Vec::new();
     for (i, j) in pair_configs(ra, rb, &mut notes) {
         let (ca, cb) = (&ra.configs[i], &rb.configs[j]);
         for ta in &ca.tests {
-            let Some(tb) = cb.tests.iter().find(|t| t.id == ta.id) else {
-                notes.push(format!("test {} ({}) is only in run {}", ta.id, ca.label, ra.id));
-                continue;
-            };
-            let change = match decision::decide(ta, &la, tb, &lb, rule) {
-                Verdict::Win { winner: 0, factor, tested } => Change::Regressed { factor, tested },
-                Verdict::Win { factor, tested, .. } => Change::Improved { factor, tested },
-                Verdict::Draw { .. } => Change::Same,
-                Verdict::NotCompared { reason } => Change::NotCompared(reason),
-            };
-            rows.push(DiffRow {
-                id: ta.id.clone(),
-                name: ta.name.clone(),
-                config: cb.label.clone(),
-                figure: ta.figure,
-                median_a: ta.median(),
-                median_b: tb.median(),
-                elapsed_s_a: elapsed(ta),
-                elapsed_s_b: elapsed(tb),
-                change,
-            });
+            match cb.tests.iter().find(|t| t.id == ta.id) {
+                Some(tb) => matched.push((&cb.label, ta, tb)),
+                None => {
+                    notes.push(format!("test {} ({}) is only in run {}", ta.id, ca.label, ra.id))
+                }
+            }
         }
         for tb in &cb.tests {
             if !ca.tests.iter().any(|t| t.id == tb.id) {
@@ -151,6 +167,31 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
             }
         }
     }
+    let family: Vec<decision::Pair> = matched
+        .iter()
+        .map(|(_, ta, tb)| decision::Pair { a: ta, la: &la, b: tb, lb: &lb })
+        .collect();
+    let verdicts = decision::decide_all(&family, rule);
+    let rows = matched
+        .iter()
+        .zip(verdicts)
+        .map(|((config, ta, tb), v)| DiffRow {
+            id: ta.id.clone(),
+            name: ta.name.clone(),
+            config: config.to_string(),
+            figure: ta.figure,
+            median_a: ta.median(),
+            median_b: tb.median(),
+            elapsed_s_a: elapsed(ta),
+            elapsed_s_b: elapsed(tb),
+            change: match v {
+                Verdict::Win { winner: 0, factor, tested } => Change::Regressed { factor, tested },
+                Verdict::Win { factor, tested, .. } => Change::Improved { factor, tested },
+                Verdict::Draw { tested, .. } => Change::Same { tested },
+                Verdict::NotCompared { reason } => Change::NotCompared(reason),
+            },
+        })
+        .collect();
     for (r, name) in [(ra, "A"), (rb, "B")] {
         if r.unfinished() {
             notes.push(format!(
@@ -198,20 +239,27 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
         "change".to_string(),
         "verdict".to_string(),
     ]);
-    let one = " (one repetition: no significance test)";
     for r in &d.rows {
         let change = match (r.median_a, r.median_b) {
             (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),
             _ => "-".into(),
         };
         let verdict = match &r.change {
-            Change::Regressed { factor, tested } => {
-                format!("REGRESSION: {factor:.2}× slower{}", if *tested { "" } else { one })
+            Change::Regressed { factor, tested: true } => {
+                format!("REGRESSION: {factor:.2}× slower")
             }
-            Change::Improved { factor, tested } => {
-                format!("improved: {factor:.2}× faster{}", if *tested { "" } else { one })
+            Change::Improved { factor, tested: true } => format!("improved: {factor:.2}× faster"),
+            Change::Regressed { factor, tested: false } => {
+                format!("{factor:.2}× slower? UNTESTED: one repetition, no noise estimate")
             }
-            Change::Same => "no significant change".into(),
+            Change::Improved { factor, tested: false } => {
+                format!("{factor:.2}× faster? UNTESTED: one repetition, no noise estimate")
+            }
+            Change::Same { tested: true } => "no significant change".into(),
+            Change::Same { tested: false } => format!(
+                "no change above {:.0}% (untested: one repetition)",
+                rule.single_run_effect * 100.0
+            ),
             Change::NotCompared(reason) => format!("not compared: {reason}"),
         };
         let cell = |m: Option<f64>, e: Option<f64>| {
@@ -244,17 +292,25 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
     } else {
         "median MiB/s"
     };
-    out.push_str(&format!(
-        "Decision rule of compare: {estimator}; Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test).\n",
-        rule.min_effect * 100.0,
-        rule.single_run_effect * 100.0
-    ));
     let compared = d.rows.iter().filter(|r| !matches!(r.change, Change::NotCompared(_))).count();
+    // The family Benjamini-Hochberg corrects over: the pairs that were tested.
+    let tested = compared - d.untested();
+    out.push_str(&format!(
+        "Decision rule of compare: {estimator}; Yuen's trimmed-mean t-test on log figures (Welch's below 5 repetitions), two-sided, significant when Benjamini-Hochberg keeps it at a 5% false discovery rate over the {tested} tested pairs, and at least {:.0}% apart; with one repetition at least {:.0}% apart and UNTESTED.\n",
+        rule.min_effect * 100.0,
+        rule.single_run_effect * 100.0,
+    ));
     let (reg, imp) = (d.regressions(), d.improvements());
     out.push_str(&format!(
         "{compared} compared: {reg} regressed significantly, {imp} improved significantly, {} without significant change.\n",
         compared - reg - imp
     ));
+    let untested = d.untested();
+    if untested > 0 {
+        out.push_str(&format!(
+            "WARNING: {untested} pairs have a single repetition on a side: there is no noise estimate, so no test was made and they are never counted as regressions. Record runs with --repeat 5 or more to test them.\n"
+        ));
+    }
     if !d.notes.is_empty() {
         out.push_str("Notes:\n");
         for n in &d.notes {
@@ -262,4 +318,72 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::decision::tests::result;
+    use crate::store::read::{ConfigRecord, RunKind, RunRecord, RunStatus};
+
+    fn test(id: &str, mibs: &[f64]) -> TestResult {
+        let mut t = result(mibs);
+        t.id = id.into();
+        t.finalize();
+        t
+    }
+
+    fn run(id: i64, tests: Vec<TestResult>) -> RunRecord {
+        RunRecord {
+            id,
+            kind: RunKind::Run,
+            started_unix_s: 0,
+            finished_unix_s: Some(1),
+            status: RunStatus::Ok,
+            fsbench_version: String::new(),
+            suite: "s".into(),
+            scale: "quick".into(),
+            repeat: 5,
+            host: Default::default(),
+            command_line: String::new(),
+            options: Default::default(),
+            configs: vec![ConfigRecord {
+                label: "ext4".into(),
+                env: None,
+                target: Default::default(),
+                tests,
+            }],
+        }
+    }
+
+    #[test]
+    fn one_family_and_untested_pairs_never_regress() {
+        let steady = |x: f64| [x, x * 1.01, x * 0.99, x * 1.005, x * 0.995];
+        let a = run(
+            1,
+            vec![test("1", &steady(1000.0)), test("2", &steady(100.0)), test("3", &[100.0])],
+        );
+        let b =
+            run(2, vec![test("1", &steady(500.0)), test("2", &steady(100.0)), test("3", &[50.0])]);
+        let d = diff_runs(&a, &b, &Rule::default());
+        assert_eq!(d.rows.len(), 3);
+        assert!(
+            matches!(d.rows[0].change, Change::Regressed { tested: true, .. }),
+            "{:?}",
+            d.rows[0]
+        );
+        assert_eq!(d.rows[1].change, Change::Same { tested: true });
+        // Half the speed with one repetition: no noise estimate, so not a regression.
+        assert!(
+            matches!(d.rows[2].change, Change::Regressed { tested: false, .. }),
+            "{:?}",
+            d.rows[2]
+        );
+        assert_eq!((d.regressions(), d.improvements(), d.untested()), (1, 0, 1));
+        assert!(d.text.contains("UNTESTED") && d.text.contains("WARNING: 1 pairs"), "{}", d.text);
+        assert!(
+            d.text.contains("Benjamini-Hochberg") && d.text.contains("over the 2 tested pairs")
+        );
+        assert!(d.text.contains("1 regressed significantly"), "{}", d.text);
+    }
 }

@@ -91,10 +91,16 @@ rotates, so drift on a noisy machine does not favour one side.
 Decision rule per test: the estimator is the median of the test's figure of merit on each
 configuration: MiB/s for data tests, ops/s for file-set tests (metadata, rm65536, mail, postmark,
 untar, bonnie's file phases; shown with elapsed seconds). With 2 or more repetitions on both
-sides, Welch's t-test on its log, two-sided at 95%, must find a difference and the factor must be at least 1 + --min-effect; with a single repetition (no noise
-estimate) the factor must be at least 1.10. Otherwise the test is a draw. Tests that failed, or
-whose cache precondition did not hold, are not compared and the reason is given. The summary's
-\"mean factor\" is the arithmetic mean of the winning factors, as in the 2005 study.
+sides, Yuen's test of 20% trimmed means on log figures (Welch's t-test when a side has fewer
+than 5 repetitions), two-sided, gives a p-value; all tests and configurations of the comparison
+form one family, and the Benjamini-Hochberg procedure keeps a 5% false discovery rate over it
+(identical setups show a winner anywhere in at most 1 comparison in 20). A significant test has
+a winner if the factor is also at least 1 + --min-effect. With 5 or more repetitions one
+outlying repetition is trimmed; with 3 it is not, and it makes a draw more likely. With a single
+repetition there is NO noise estimate: the factor must be at least 1.10 and the win is marked
+(untested). Otherwise the test is a draw. Tests that failed, or whose cache precondition did not
+hold, are not compared and the reason is given. The summary's \"mean factor\" is the arithmetic
+mean of the winning factors, as in the 2005 study.
 
 Examples:
   fsbench compare ext4 xfs --scale quick

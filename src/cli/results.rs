@@ -74,9 +74,16 @@ const DIFF_HELP: &str = "\
 Tests are matched by test id, configurations by label (two runs of one configuration each are
 matched whatever their labels). Each pair is decided with compare's rule on the test's figure of
 merit: the estimator is the median MiB/s (ops/s for file-set tests such as rm65536, metadata,
-mail, postmark, untar); with 2 or more repetitions on both sides Welch's t-test on its log,
-two-sided at 95%, must find a difference and the factor must be at least 1 + --min-effect; with a single
-repetition the factor must be at least 1.10 (no test). Otherwise: no significant change.
+mail, postmark, untar). With 2 or more repetitions on both sides, Yuen's test of 20% trimmed
+means on log figures (Welch's t-test when a side has fewer than 5 repetitions), two-sided, gives
+a p-value per pair; all pairs of the diff form one family, and the Benjamini-Hochberg procedure
+keeps a 5% false discovery rate over it. Two runs of one setup are therefore flagged in at most
+1 diff in 20, however many tests they have. A significant pair is a regression or an improvement
+if the factor is also at least 1 + --min-effect. With 5 or more repetitions one outlying
+repetition per side is trimmed; with 3 it is not (no test can tell one outlier in three from
+noise), and an outlier makes a draw, never a false alarm. A pair with a single repetition has no
+noise estimate: it is shown as UNTESTED and never counted as a regression. Use --repeat 5 or
+more for a CI gate.
 
 Exit codes: 0 no test regressed significantly, 1 at least one test regressed significantly
 (use it to gate CI), 2 bad input (unknown run id, unusable database).

@@ -1,6 +1,6 @@
-//! Options shared by every command that builds testbeds, and the sizing rule.
+//! Options shared by every command that builds testbeds (the sizing rule: [`crate::testbed::sizing`]; how images are allocated: [`crate::testbed::ImageAlloc`]).
 
-use crate::testbed::{FsConfig, TestbedOptions, DEFAULT_WORKDIR};
+use crate::testbed::{FsConfig, ImageAlloc, TestbedOptions, DEFAULT_WORKDIR};
 use crate::workload::Suite;
 use clap::Args;
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Where and how big the loop-backed images are.
 #[derive(Debug, Clone, Args)]
 pub struct TestbedArgs {
-    /// Directory for image files and mount points (sparse images; removed afterwards).
+    /// Directory for image files and mount points (removed afterwards).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
 
@@ -22,6 +22,14 @@ pub struct TestbedArgs {
     /// and dentries as well as data pages). zfs always exports and imports its pool.
     #[arg(long)]
     pub remount_evict: bool,
+
+    /// How image files are allocated on the host once mkfs is done: `allocate` reserves every
+    /// hole with fallocate (no data written; the host allocates no block during the benchmark,
+    /// first writes still convert unwritten extents), `zero` writes zeros into every hole (every
+    /// block allocated and written before the benchmark; costs writing the image once), `sparse`
+    /// leaves the holes (fsbench 0.1: the first repetition pays for the host's allocation).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ImageAlloc::Allocate)]
+    pub image_alloc: ImageAlloc,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -35,7 +43,30 @@ impl TestbedArgs {
             workdir: self.workdir.clone(),
             size_bytes: crate::testbed::sizing::image_bytes(config, suite, self.size),
             remount_to_evict: self.remount_evict,
+            image_alloc: self.image_alloc,
             ..TestbedOptions::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_carry_the_size_rule_and_the_image_allocation() {
+        let a = TestbedArgs {
+            workdir: "/var/tmp/x".into(),
+            size: None,
+            remount_evict: false,
+            image_alloc: ImageAlloc::Zero,
+        };
+        let cfg = FsConfig::parse("xfs").unwrap();
+        let o = a.options(&cfg, None);
+        assert_eq!(o.image_alloc, ImageAlloc::Zero);
+        assert_eq!(o.size_bytes, crate::testbed::sizing::image_bytes(&cfg, None, None));
+        let fixed = TestbedArgs { size: Some(1 << 30), image_alloc: ImageAlloc::Sparse, ..a };
+        let o = fixed.options(&FsConfig::parse("ext4").unwrap(), None);
+        assert_eq!((o.size_bytes, o.image_alloc), (1 << 30, ImageAlloc::Sparse));
     }
 }

@@ -1,21 +1,42 @@
-//! The decision rule of `fsbench compare`: winner, X-fold factor, or draw.
+//! The decision rule of `fsbench compare` and `fsbench diff`: winner, X-fold factor, or draw.
 //!
 //! Stated method:
-//! - Estimator: the median throughput (MiB/s; ops/s for fileset tests, see
-//!   [`crate::result::RepResult::figure`]) of each configuration's completed repetitions; the
-//!   factor is the larger median divided by the smaller.
-//! - Test (n >= 2 on both sides): Welch's two-sample t-test on the logarithm of throughput
-//!   (ratios, not differences, are what a filesystem comparison is about, and log makes the noise
-//!   of fast and slow tests comparable), two-sided, 95% confidence, with Welch–Satterthwaite
-//!   degrees of freedom. The difference must be significant *and* the factor at least
-//!   `1 + min_effect` (default 5%), so a tiny but consistent gap is still a draw.
-//! - With a single repetition on either side there is no noise estimate: the factor must reach
-//!   `1 + single_run_effect` (default 10%) to name a winner, and the result says no test was made.
+//! - Estimator: the median figure of merit ([`crate::result::RepResult::figure`]: MiB/s, or
+//!   ops/s for fileset tests) of each configuration's completed repetitions; the factor is the
+//!   larger median divided by the smaller.
+//! - Test (n >= 2 on both sides): Yuen's test of 20% trimmed means with Welch's unequal
+//!   variances, on the logarithm of the figures, two-sided
+//!   ([`crate::stats::significance::yuen_welch`]). Logarithms because ratios, not differences,
+//!   are what a filesystem comparison is about, and they make the noise of fast and slow tests
+//!   comparable. With 5 or more repetitions per side the lowest and highest are trimmed, so one
+//!   outlying repetition neither moves the estimate nor hides a difference; with 2 to 4 nothing is
+//!   trimmed (the test is Welch's t-test) and one outlier makes a draw more likely, never a false
+//!   winner.
+//! - Many tests at once: all comparisons of one `compare` (every test, every configuration against
+//!   the baseline) or one `diff` form one family, and the Benjamini–Hochberg procedure at
+//!   [`FDR_Q`] = 5% decides which p-values are significant
+//!   ([`crate::stats::significance::benjamini_hochberg`]). When nothing truly differs (two runs of
+//!   one setup) this bounds the chance that *any* test of the family is flagged at 5%, so a CI
+//!   gate on `diff` fails by chance in at most 1 run of 20; when many tests truly differ (the usual
+//!   case between two filesystems) it keeps far more power than Holm–Bonferroni, which would need
+//!   every p below 0.05/m. Chosen over Holm for that reason.
+//! - A significant difference is a win only if the factor is at least `1 + min_effect` (default
+//!   5%), so a tiny but consistent gap is still a draw.
+//! - With a single repetition on either side there is no noise estimate and no test: the factor
+//!   must reach `1 + single_run_effect` (default 10%) to name a winner, and the verdict says it was
+//!   not tested (`tested: false`); outputs say so loudly, and `diff` does not count such a
+//!   difference as a regression.
 //! - A test that failed, was interrupted, or whose cache precondition did not hold on a side is
 //!   not compared ("could not run"), with the reason.
+//!
+//! What is achievable with few repetitions: the test assumes log-normal repetition noise. A
+//! distribution-free test cannot do better than its smallest p-value: an exact permutation or rank
+//! test of 3 against 3 repetitions cannot go below p = 0.1 (2 of 20 orderings), so it could never
+//! name a winner; that is why a parametric test is used, and why 5 repetitions per side are
+//! needed before one outlier is trimmed.
 
 use crate::result::{TestResult, TestStatus};
-use crate::stats::summary::{mean_sd, t975};
+use crate::stats::significance::{benjamini_hochberg, yuen_welch};
 use serde::{Deserialize, Serialize};
 
 /// Thresholds of the rule.
@@ -77,68 +98,154 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
         )
         .to_lowercase());
     }
-    let v: Vec<f64> = t.reps.iter().filter(|r| r.complete).map(|r| r.figure()).collect();
+    // The test's figure of merit (what its median and summary are of).
+    let v: Vec<f64> = t.reps.iter().filter(|r| r.complete).map(|r| t.figure.value(r)).collect();
     if v.is_empty() || v.iter().any(|x| x.is_nan() || *x <= 0.0) {
-        return Err(format!("no throughput figure on {label}"));
+        return Err(format!("no {} figure on {label}", t.figure.unit()));
     }
     Ok(v)
 }
 
-/// Decide one test between side 0 (`a`) and side 1 (`b`).
+/// False discovery rate of a family of comparisons (Benjamini–Hochberg level).
+pub const FDR_Q: f64 = 0.05;
+
+/// The rule in one line, for the notes under a table (terminal, HTML, `diff`).
+pub fn rule_text(rule: &Rule) -> String {
+    format!(
+        "Winner: median figure over repetitions; Yuen's 20%-trimmed t-test on log figures (Welch's t-test below 5 repetitions), two-sided, significant when Benjamini-Hochberg keeps it at a 5% false discovery rate over all tests compared, and at least {:.0}% apart. With one repetition there is NO noise estimate: a win needs {:.0}% and is marked untested. Otherwise: draw.",
+        rule.min_effect * 100.0,
+        rule.single_run_effect * 100.0
+    )
+}
+
+/// One comparison of a family: side 0 (`a`, labelled `la`) against side 1 (`b`, `lb`).
+#[derive(Debug, Clone, Copy)]
+pub struct Pair<'a> {
+    /// Side 0.
+    pub a: &'a TestResult,
+    /// Label of side 0 (for reasons).
+    pub la: &'a str,
+    /// Side 1.
+    pub b: &'a TestResult,
+    /// Label of side 1.
+    pub lb: &'a str,
+}
+
+/// Decide one test between side 0 (`a`) and side 1 (`b`), as a family of one. Deciding many
+/// tests: [`decide_all`].
 pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -> Verdict {
-    let (xa, xb) = match (usable(a, la), usable(b, lb)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return Verdict::NotCompared { reason: e },
-    };
-    decide_samples(&xa, &xb, rule)
+    decide_all(&[Pair { a, la, b, lb }], rule).remove(0)
+}
+
+/// Decide every pair of a family together: the p-values of all tested pairs are corrected for
+/// multiple comparisons (Benjamini–Hochberg at [`FDR_Q`]); see the module docs.
+pub fn decide_all(pairs: &[Pair<'_>], rule: &Rule) -> Vec<Verdict> {
+    let steps: Vec<Step> = pairs
+        .iter()
+        .map(|pr| match (usable(pr.a, pr.la), usable(pr.b, pr.lb)) {
+            (Ok(xa), Ok(xb)) => step(&xa, &xb, rule),
+            (Err(e), _) | (_, Err(e)) => Step::Done(Verdict::NotCompared { reason: e }),
+        })
+        .collect();
+    finish(steps, rule)
 }
 
 /// The rule of [`decide`] on two samples of a higher-is-better figure (throughput, or 1 / time),
-/// side 0 = `xa`, side 1 = `xb`. Every value must be positive and finite.
+/// side 0 = `xa`, side 1 = `xb`, as a family of one. Every value must be positive and finite.
 pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
     if xa.is_empty() || xb.is_empty() || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
         return Verdict::NotCompared { reason: "no usable figure on a side".into() };
     }
+    finish(vec![step(xa, xb, rule)], rule).remove(0)
+}
+
+/// One pair before the family's correction.
+enum Step {
+    Done(Verdict),
+    Tested { winner: usize, factor: f64, p: f64, agrees: bool },
+}
+
+/// Medians, factor, and the test of one pair of positive samples.
+fn step(xa: &[f64], xb: &[f64], rule: &Rule) -> Step {
     let ma = crate::stats::summary::median(xa);
     let mb = crate::stats::summary::median(xb);
     let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
     if xa.len() < 2 || xb.len() < 2 {
-        return if factor >= 1.0 + rule.single_run_effect {
+        return Step::Done(if factor >= 1.0 + rule.single_run_effect {
             Verdict::Win { winner, factor, tested: false }
         } else {
             Verdict::Draw { factor, tested: false }
-        };
+        });
     }
-    let significant = welch_significant(xa, xb);
-    if significant && factor >= 1.0 + rule.min_effect {
-        Verdict::Win { winner, factor, tested: true }
-    } else {
-        Verdict::Draw { factor, tested: true }
+    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
+    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
+    match yuen_welch(&la, &lb) {
+        Some(r) => Step::Tested {
+            winner,
+            factor,
+            p: r.p,
+            // The trimmed means must point the same way as the medians.
+            agrees: (r.diff > 0.0) == (winner == 0) && r.diff != 0.0,
+        },
+        None => Step::Done(Verdict::Draw { factor, tested: false }),
     }
 }
 
-/// Welch's t-test on log values, two-sided at 95%.
-pub fn welch_significant(a: &[f64], b: &[f64]) -> bool {
-    let la: Vec<f64> = a.iter().map(|x| x.ln()).collect();
-    let lb: Vec<f64> = b.iter().map(|x| x.ln()).collect();
-    let (ma, sa) = mean_sd(&la);
-    let (mb, sb) = mean_sd(&lb);
-    let (na, nb) = (la.len() as f64, lb.len() as f64);
-    let va = sa * sa / na;
-    let vb = sb * sb / nb;
-    let se = (va + vb).sqrt();
-    if se == 0.0 {
-        // No noise at all on either side: any difference is real.
-        return ma != mb;
+/// Benjamini–Hochberg over the tested steps of a family, then the minimum effect.
+fn finish(steps: Vec<Step>, rule: &Rule) -> Vec<Verdict> {
+    let ps: Vec<f64> = steps
+        .iter()
+        .map(|s| match s {
+            Step::Tested { p, .. } => *p,
+            Step::Done(_) => f64::NAN,
+        })
+        .collect();
+    let significant = benjamini_hochberg(&ps, FDR_Q);
+    steps
+        .into_iter()
+        .zip(significant)
+        .map(|(s, sig)| match s {
+            Step::Done(v) => v,
+            Step::Tested { winner, factor, agrees, .. } => {
+                if sig && agrees && factor >= 1.0 + rule.min_effect {
+                    Verdict::Win { winner, factor, tested: true }
+                } else {
+                    Verdict::Draw { factor, tested: true }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Every test of every configuration against the baseline configuration, decided as one family
+/// ([`decide_all`]). `configs` holds each configuration's label and tests (in the same order);
+/// the result is indexed `[test][configuration]`, `None` for the baseline itself.
+pub fn versus_baseline(
+    configs: &[(&str, &[TestResult])],
+    baseline: usize,
+    rule: &Rule,
+) -> Vec<Vec<Option<Verdict>>> {
+    let ntests = configs.first().map(|c| c.1.len()).unwrap_or(0);
+    let (lb, base) = configs[baseline];
+    let mut at = Vec::new();
+    let mut pairs = Vec::new();
+    for ti in 0..ntests {
+        for (i, (label, tests)) in configs.iter().enumerate() {
+            if i != baseline {
+                at.push((ti, i));
+                pairs.push(Pair { a: &base[ti], la: lb, b: &tests[ti], lb: label });
+            }
+        }
     }
-    let t = (ma - mb).abs() / se;
-    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    let df = if df.is_finite() { df.floor().max(1.0) as usize } else { 1 };
-    t > t975(df)
+    let mut out = vec![vec![None; configs.len()]; ntests];
+    for ((ti, i), v) in at.into_iter().zip(decide_all(&pairs, rule)) {
+        out[ti][i] = Some(v);
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::result::*;
     use crate::workload::CacheReq;
@@ -221,7 +328,6 @@ mod tests {
     fn consistent_tiny_gap_is_a_draw_by_min_effect() {
         let a = result(&[100.0, 100.1, 99.9]);
         let b = result(&[102.0, 102.1, 101.9]);
-        assert!(welch_significant(&[100.0, 100.1, 99.9], &[102.0, 102.1, 101.9]));
         assert!(matches!(decide(&a, "a", &b, "b", &Rule::default()), Verdict::Draw { .. }));
     }
 
@@ -254,5 +360,159 @@ mod tests {
             }
             v => panic!("{v:?}"),
         }
+    }
+
+    /// A standard normal variate (Box–Muller) from a seeded generator.
+    pub(crate) fn normal(rng: &mut fastrand::Rng) -> f64 {
+        let u1 = rng.f64().max(1e-300);
+        let u2 = rng.f64();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
+    /// `n` repetitions of a test of true figure `level`: log-normal noise with a spread of
+    /// `sigma` (in log units, about the CV), and with probability `p_out` a repetition is an
+    /// outlier 2 to 10 times slower (a hiccup of the machine).
+    pub(crate) fn noisy(
+        rng: &mut fastrand::Rng,
+        n: usize,
+        level: f64,
+        sigma: f64,
+        p_out: f64,
+    ) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                let x = level * (sigma * normal(rng)).exp();
+                if rng.f64() < p_out {
+                    x / (2.0 + 8.0 * rng.f64())
+                } else {
+                    x
+                }
+            })
+            .collect()
+    }
+
+    /// Families of `m` A/A comparisons (both sides drawn from one distribution): the share of
+    /// families in which any test is called a winner.
+    fn aa_false_alarm_rate(seed: u64, families: usize, m: usize, n: usize, p_out: f64) -> f64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut alarms = 0;
+        for _ in 0..families {
+            let sides: Vec<(TestResult, TestResult)> = (0..m)
+                .map(|_| {
+                    let level = 10f64.powf(rng.f64() * 4.0);
+                    let sigma = 0.02 + 0.4 * rng.f64();
+                    (
+                        result(&noisy(&mut rng, n, level, sigma, p_out)),
+                        result(&noisy(&mut rng, n, level, sigma, p_out)),
+                    )
+                })
+                .collect();
+            let pairs: Vec<Pair> =
+                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+            let v = decide_all(&pairs, &Rule { min_effect: 0.0, ..Rule::default() });
+            if v.iter().any(|v| matches!(v, Verdict::Win { .. })) {
+                alarms += 1;
+            }
+        }
+        alarms as f64 / families as f64
+    }
+
+    #[test]
+    fn identical_setups_are_flagged_in_at_most_5_percent_of_families() {
+        // 1000 families of 28 tests (unit14 on two configurations), no minimum effect (the
+        // statistics alone are checked). The binomial standard error at 5% is 0.7%: the bound
+        // 7% is the stated 5% plus 3 standard errors. Without the correction most families would
+        // raise an alarm (1 − 0.95^28 = 76%): the old rule's failure.
+        for (n, p_out) in [(3, 0.0), (3, 0.1), (5, 0.0), (5, 0.1), (10, 0.05)] {
+            let rate = aa_false_alarm_rate(42 + n as u64, 1000, 28, n, p_out);
+            eprintln!("A/A, n {n}, outliers {p_out}: {rate:.3} of families flagged");
+            assert!(rate <= 0.07, "n {n}, outliers {p_out}: {rate:.3} of families flagged");
+        }
+    }
+
+    #[test]
+    fn a_2x_slowdown_with_one_outlier_is_found_among_27_unchanged_tests() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut found = 0;
+        let trials = 200;
+        for trial in 0..trials {
+            let mut sides: Vec<(TestResult, TestResult)> = (0..27)
+                .map(|_| {
+                    let level = 10f64.powf(rng.f64() * 4.0);
+                    (
+                        result(&noisy(&mut rng, 6, level, 0.05, 0.0)),
+                        result(&noisy(&mut rng, 6, level, 0.05, 0.0)),
+                    )
+                })
+                .collect();
+            // 6 repetitions, 5% noise. Run B is 2x slower; one of its 6 repetitions (or, every other trial, one of run
+            // A's) is an outlier, 20x off.
+            let mut a = noisy(&mut rng, 6, 1000.0, 0.05, 0.0);
+            let mut b = noisy(&mut rng, 6, 500.0, 0.05, 0.0);
+            if trial % 2 == 0 {
+                b[2] /= 20.0;
+            } else {
+                a[1] /= 20.0;
+            }
+            sides.push((result(&a), result(&b)));
+            let pairs: Vec<Pair> =
+                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+            let v = decide_all(&pairs, &Rule::default());
+            if matches!(v[27], Verdict::Win { winner: 0, tested: true, .. }) {
+                found += 1;
+            }
+        }
+        assert!(found >= trials * 95 / 100, "found in {found} of {trials}");
+    }
+
+    #[test]
+    fn a_file_set_family_is_decided_on_ops_per_second() {
+        // Two file-set tests that move no bytes: decided (in one family) on ops/s, not MiB/s.
+        let ops = |xs: &[f64]| {
+            let mut t = result(&[0.0; 5]);
+            t.figure = Figure::OpsPerS;
+            for (r, x) in t.reps.iter_mut().zip(xs) {
+                r.ops_per_s = *x;
+            }
+            t
+        };
+        let a =
+            [ops(&[1000.0, 1010.0, 990.0, 1005.0, 995.0]), ops(&[50.0, 51.0, 49.0, 50.5, 49.5])];
+        let b = [ops(&[500.0, 505.0, 495.0, 502.0, 498.0]), ops(&[50.2, 50.8, 49.4, 50.1, 49.7])];
+        let pairs: Vec<Pair> =
+            a.iter().zip(&b).map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+        let v = decide_all(&pairs, &Rule::default());
+        match &v[0] {
+            Verdict::Win { winner: 0, factor, tested: true } => {
+                assert!((factor - 2.0).abs() < 0.02)
+            }
+            v => panic!("{v:?}"),
+        }
+        assert!(matches!(v[1], Verdict::Draw { tested: true, .. }), "{:?}", v[1]);
+        // The same test ranked on MiB/s has no figure (0 MiB/s): not compared, saying which.
+        let mut m = a[0].clone();
+        m.figure = Figure::MibPerS;
+        match decide(&m, "A", &b[0], "B", &Rule::default()) {
+            Verdict::NotCompared { reason } => assert!(reason.contains("MiB/s"), "{reason}"),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn forty_fold_slowdown_with_one_slow_repetition() {
+        // The case that `diff` called "no significant change" with Welch's t-test on 3 vs 3.
+        let before = result(&[953.0, 960.0, 948.0, 955.0, 30.0]);
+        let after = result(&[25.0, 24.0, 26.0, 25.5, 24.5]);
+        assert!(matches!(
+            decide(&before, "A", &after, "B", &Rule::default()),
+            Verdict::Win { winner: 0, tested: true, .. }
+        ));
+        // With 3 repetitions nothing is trimmed: the honest answer is a draw (module docs).
+        let before = result(&[953.0, 960.0, 30.0]);
+        let after = result(&[25.0, 24.0, 26.0]);
+        assert!(matches!(
+            decide(&before, "A", &after, "B", &Rule::default()),
+            Verdict::Draw { tested: true, .. }
+        ));
     }
 }

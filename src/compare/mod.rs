@@ -13,7 +13,7 @@ use crate::engine::EngineOptions;
 use crate::explain::{self, Explanation};
 use crate::observe::facts::Facts;
 use crate::observe::host::HostInfo;
-use crate::result::{Figure, RunReport, Stats};
+use crate::result::{Figure, RunReport, Stats, TestResult};
 use crate::testbed::TestbedEnv;
 pub use decision::{Rule, Verdict};
 use serde::{Deserialize, Serialize};
@@ -163,21 +163,17 @@ pub fn build_report(
     let baseline = 0;
     let ntests = configs.first().map(|c| c.run.tests.len()).unwrap_or(0);
     let mut tests = Vec::with_capacity(ntests);
-    for ti in 0..ntests {
+    let sides: Vec<(&str, &[TestResult])> =
+        configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
+    let verdicts = decision::versus_baseline(&sides, baseline, &opts.rule);
+    for (ti, vs) in verdicts.into_iter().enumerate() {
         let base = &configs[baseline];
         let bt = &base.run.tests[ti];
         let medians = |f: fn(&crate::result::Summary) -> &Stats| -> Vec<Option<f64>> {
             configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| f(s).median)).collect()
         };
-        let vs: Vec<Option<Verdict>> = configs
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                (i != baseline).then(|| {
-                    decision::decide(bt, &base.label, &c.run.tests[ti], &c.label, &opts.rule)
-                })
-            })
-            .collect();
+        // Medians of the figure of merit: what the verdicts rank.
+        let merit: Vec<Option<f64>> = configs.iter().map(|c| c.run.tests[ti].median()).collect();
         let facts: Vec<Option<Facts>> = configs
             .iter()
             .map(|c| {
@@ -189,8 +185,19 @@ pub fn build_report(
             .iter()
             .enumerate()
             .map(|(i, v): (usize, &Option<Verdict>)| match v {
-                Some(Verdict::Win { winner, .. }) => {
-                    let (wi, li) = if *winner == 0 { (baseline, i) } else { (i, baseline) };
+                Some(v @ (Verdict::Win { .. } | Verdict::Draw { .. })) => {
+                    // A win, or a draw whose medians lie further apart than the minimum effect
+                    // (its facts are shown, marked "not significant").
+                    let winner = match (v, merit[baseline], merit[i]) {
+                        (Verdict::Win { winner, .. }, _, _) => *winner,
+                        (Verdict::Draw { factor, .. }, Some(a), Some(b))
+                            if *factor >= 1.0 + opts.rule.min_effect =>
+                        {
+                            usize::from(b > a)
+                        }
+                        _ => return Vec::new(),
+                    };
+                    let (wi, li) = if winner == 0 { (baseline, i) } else { (i, baseline) };
                     match (&facts[wi], &facts[li]) {
                         (Some(fw), Some(fl)) => explain::explain(
                             &explain::Side { label: &configs[wi].label, facts: fw },
@@ -296,7 +303,7 @@ pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummar
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn row(id: &str, v: Verdict) -> TestRow {
@@ -339,5 +346,63 @@ mod tests {
         assert_eq!(s.lines[2], "UFS outpaces ZFS in 4 tests by a mean factor of 3.1");
         assert_eq!(s.lines[3], "ZFS equals UFS (draw) in 2 tests");
         assert!(s.lines[4].starts_with("2 tests could not be compared: test 5: no data"));
+    }
+
+    /// A configuration whose one test ran with `mibs` per repetition and spent `sync` of each
+    /// second inside fsync.
+    pub(crate) fn config(label: &str, mibs: &[f64], sync: u64) -> ConfigResult {
+        let mut t = decision::tests::result(mibs);
+        for r in &mut t.reps {
+            r.phases[0].sync_nanos = sync;
+            r.phases[0].bytes_written = 64 << 20;
+            r.phases[0].wall_nanos = 1_000_000_000;
+        }
+        t.finalize();
+        ConfigResult {
+            label: label.into(),
+            env: None,
+            run: RunReport {
+                fsbench_version: String::new(),
+                started_unix_s: 0,
+                host: Default::default(),
+                target: Default::default(),
+                suite: "s".into(),
+                scale: "quick".into(),
+                repeat: mibs.len() as u32,
+                tests: vec![t],
+                interrupted: false,
+            },
+        }
+    }
+
+    #[test]
+    fn a_draw_with_a_large_gap_gets_its_facts_marked_not_significant() {
+        let opts = CompareOptions {
+            engine: Default::default(),
+            rule: Rule::default(),
+            fresh_per_test: false,
+        };
+        // Medians 1.8x apart, but one side is so noisy that the test cannot tell: a draw.
+        let configs = vec![
+            config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
+            config("xfs", &[180.0, 185.0, 175.0], 100_000_000),
+        ];
+        let r = build_report(configs, &opts, 0, false);
+        assert!(
+            matches!(r.tests[0].vs_baseline[1], Some(Verdict::Draw { .. })),
+            "{:?}",
+            r.tests[0]
+        );
+        assert!(!r.tests[0].why[1].is_empty(), "facts for the draw");
+        let text = crate::output::compare::render(&r, false);
+        assert!(text.contains("xfs 1.8X faster than ext4 in medians: NOT SIGNIFICANT"), "{text}");
+        assert!(text.contains("fsync"), "{text}");
+        // Medians within the minimum effect: no facts.
+        let configs = vec![
+            config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
+            config("xfs", &[102.0, 101.0, 103.0], 100_000_000),
+        ];
+        let r = build_report(configs, &opts, 0, false);
+        assert!(r.tests[0].why[1].is_empty());
     }
 }

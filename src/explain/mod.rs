@@ -368,7 +368,8 @@ fn extents(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     ))
 }
 
-/// Dirty data left in memory at the end of the phase: one side deferred the writing.
+/// Dirty data the phase left in memory (its own, not earlier tests'): one side deferred the
+/// writing.
 fn dirty_held(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     let (a, b) = (w.facts.dirty_after_bytes?, l.facts.dirty_after_bytes?);
     let written = w.facts.bytes_written.max(l.facts.bytes_written);
@@ -379,7 +380,7 @@ fn dirty_held(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     Some((
         0.8,
         format!(
-            "dirty page cache at the end of the phase: {} {}, {} {} (of {} written): one side defers writeback",
+            "dirty page cache the phase left: {} {}, {} {} (of {} written): one side defers writeback",
             l.label,
             fmt_bytes(b),
             w.label,

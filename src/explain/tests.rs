@@ -149,7 +149,7 @@ fn dirty_data_held_back() {
     ext4.dirty_after_bytes = Some(20 * MIB);
     let t = explain(&side("zfs", &zfs), &side("ext4", &ext4), 3);
     assert!(
-        t[0].text.starts_with("dirty page cache at the end of the phase: ext4 20M, zfs 400M"),
+        t[0].text.starts_with("dirty page cache the phase left: ext4 20M, zfs 400M"),
         "{}",
         t[0].text
     );

@@ -40,7 +40,8 @@ pub struct Facts {
     pub sys_nanos_per_op: f64,
     /// Time inside fsync/fdatasync / (wall × threads).
     pub sync_share: f64,
-    /// Dirty page cache at the end of the last timed phase.
+    /// Dirty page cache the last timed phase left: `Dirty` at its end minus `Dirty` at its start
+    /// (0 if it fell), so dirty data earlier tests left behind is not counted.
     pub dirty_after_bytes: Option<u64>,
     /// Resident memory of the filesystem daemon at the end.
     pub daemon_rss_bytes: Option<u64>,
@@ -151,12 +152,41 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         } else {
             0.0
         },
-        dirty_after_bytes: last.and_then(|p| p.memory.map(|m| m.after.dirty_bytes)),
+        dirty_after_bytes: last.and_then(|p| {
+            p.memory.map(|m| m.after.dirty_bytes.saturating_sub(m.before.dirty_bytes))
+        }),
         daemon_rss_bytes: last.and_then(|p| p.memory.and_then(|m| m.after.daemon_rss_bytes)),
         daemon_cpu_share: daemon_cpu
             .filter(|_| rep.wall_nanos > 0)
             .map(|c| c as f64 / rep.wall_nanos as f64),
         extents: rep.extents.clone(),
         trace,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::memory::{MemDelta, MemSample};
+    use crate::result::PhaseResult;
+
+    #[test]
+    fn dirty_data_is_what_the_phase_left_not_what_earlier_tests_left() {
+        let mib = 1u64 << 20;
+        let phase = |before: u64, after: u64| PhaseResult {
+            timed: true,
+            bytes_written: 4 * mib,
+            memory: Some(MemDelta {
+                before: MemSample { dirty_bytes: before, ..Default::default() },
+                after: MemSample { dirty_bytes: after, ..Default::default() },
+            }),
+            ..Default::default()
+        };
+        // 139 MiB dirty left by earlier tests, 3 MiB added by this 4 MiB phase.
+        let rep = RepResult { phases: vec![phase(139 * mib, 142 * mib)], ..Default::default() };
+        assert_eq!(of(&rep, 1).dirty_after_bytes, Some(3 * mib));
+        // Writeback of earlier data during the phase: the counter fell, nothing is left.
+        let rep = RepResult { phases: vec![phase(139 * mib, 100 * mib)], ..Default::default() };
+        assert_eq!(of(&rep, 1).dirty_after_bytes, Some(0));
     }
 }

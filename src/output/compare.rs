@@ -23,6 +23,29 @@ fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
         Verdict::Draw { .. } => "draw".into(),
         Verdict::NotCompared { .. } => "not compared".into(),
     }
+    .to_string()
+        + match v {
+            Verdict::Win { tested: false, .. } => " (untested)",
+            _ => "",
+        }
+}
+
+/// A loud line when a verdict rests on a single repetition (no noise estimate).
+fn untested_warning(r: &Report) -> String {
+    let n = r
+        .tests
+        .iter()
+        .flat_map(|t| t.vs_baseline.iter().flatten())
+        .filter(|v| {
+            matches!(v, Verdict::Win { tested: false, .. } | Verdict::Draw { tested: false, .. })
+        })
+        .count();
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "WARNING: {n} verdicts rest on a single repetition: there is NO noise estimate, wins marked (untested) may be noise. Use --repeat 5 or more.\n"
+    )
 }
 
 /// A configuration's figure: the median, its unit when the header has none, and for ops/s tests
@@ -115,11 +138,8 @@ pub fn render(r: &Report, details: bool) -> String {
         Some(Figure::OpsPerS) => "ops/s: median over repetitions (file-set operations; s: elapsed seconds of the timed phases)",
         None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases): median over repetitions",
     };
-    out.push_str(&format!(
-        "{what}. Winner: Welch's t-test on log throughput, 95%, and at least {:.0}% apart; with one repetition, at least {:.0}% apart (no test). Otherwise: draw.\n",
-        r.rule.min_effect * 100.0,
-        r.rule.single_run_effect * 100.0
-    ));
+    out.push_str(&format!("{what}. {}\n", crate::compare::decision::rule_text(&r.rule)));
+    out.push_str(&untested_warning(r));
     for p in &r.pairs {
         out.push('\n');
         for l in &p.lines {
@@ -129,9 +149,11 @@ pub fn render(r: &Report, details: bool) -> String {
     out.push_str(&why_section(r));
     if details {
         out.push_str(&details_section(r));
+        out.push_str(&super::reps::section(r));
     }
     let mut notes = Vec::new();
     for c in &r.configs {
+        notes.extend(super::reps::first_rep_note(Some(&c.label), &c.run.tests));
         let mut short = Vec::new();
         let mut noisy = Vec::new();
         for tr in &c.run.tests {
@@ -177,15 +199,7 @@ pub fn render(r: &Report, details: bool) -> String {
     out.push_str("\nConfigurations:\n");
     for c in &r.configs {
         match &c.env {
-            Some(e) => out.push_str(&format!(
-                "  {}: {} on {}{}; mounted {} {}\n",
-                c.label,
-                e.mkfs_cmdline.as_deref().unwrap_or(&e.fstype),
-                e.backing,
-                e.tool_version.as_deref().map(|v| format!("; {v}")).unwrap_or_default(),
-                e.fstype,
-                e.mount_options,
-            )),
+            Some(e) => out.push_str(&format!("  {}: {}\n", c.label, e.summary_line())),
             None => out.push_str(&format!(
                 "  {}: existing directory on {} ({})\n",
                 c.label, c.run.target.fs_type, c.run.target.mount_options
@@ -291,18 +305,32 @@ fn why_section(r: &Report) -> String {
     let mut out = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
-            let Some(Verdict::Win { winner, factor, .. }) = v else { continue };
-            let (w, l) = if *winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
+            // Wins, and draws whose medians differ by more than the minimum effect (the rule
+            // filled `why` for those; the faster median is the "winner" of the facts).
+            let (winner, factor, significant) = match v {
+                Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
+                Some(Verdict::Draw { factor, .. }) if !row.why[i].is_empty() => {
+                    let (a, b) = (row.median(r.baseline), row.median(i));
+                    (usize::from(b > a), *factor, false)
+                }
+                _ => continue,
+            };
+            let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
             if out.is_empty() {
                 out.push_str("\nWhy (observed facts that differ most):\n");
             }
             out.push_str(&format!(
-                "  test {} ({}): {} {:.1}X faster than {}\n",
+                "  test {} ({}): {} {:.1}X faster than {}{}\n",
                 row.id,
                 r.configs[0].run.tests[ti].name,
                 r.configs[w].label,
                 factor,
-                r.configs[l].label
+                r.configs[l].label,
+                if significant {
+                    ""
+                } else {
+                    " in medians: NOT SIGNIFICANT (a draw; the facts may be noise too)"
+                }
             ));
             let why = &row.why[i];
             if why.is_empty() {

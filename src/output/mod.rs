@@ -10,6 +10,7 @@ pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod reps;
 pub mod table;
 pub mod units;
 

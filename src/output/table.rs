@@ -182,6 +182,7 @@ pub fn render(report: &RunReport) -> String {
         out.push_str(";\nfigures are medians of the repetitions; CV and CI (95% confidence interval of the mean, Student's t) are of the figure\nthe test is ranked on");
     }
     out.push_str(". resident: page-cache share of the file before the timed phase (✗: precondition not met).\n");
+    notes.extend(super::reps::first_rep_note(None, &report.tests));
     if report.interrupted {
         notes.push("run interrupted: figures are what was measured before the stop".into());
     }

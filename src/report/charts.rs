@@ -42,6 +42,10 @@ pub struct Bar {
     pub range: Option<(f64, f64)>,
     /// Drawn hatched/faded: the figure is not comparable (failed, cache unmet).
     pub muted: bool,
+    /// Each completed repetition's figure, in the order run: drawn as a strip of dots on the bar;
+    /// a first repetition that stands out ([`crate::stats::summary::first_rep_stands_out`]) is
+    /// drawn as a red ring.
+    pub reps: Vec<f64>,
 }
 
 /// One latency curve: values at quantiles.
@@ -89,7 +93,10 @@ pub fn throughput_bars(title: &str, unit: &str, bars: &[Bar]) -> Result<String, 
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let xmax = bars
             .iter()
-            .map(|b| b.range.map(|r| r.1).unwrap_or(b.value).max(b.value))
+            .map(|b| {
+                let top = b.reps.iter().copied().fold(b.value, f64::max);
+                b.range.map(|r| r.1).unwrap_or(top).max(top)
+            })
             .fold(0.0f64, f64::max)
             .max(1e-9)
             * 1.12;
@@ -146,7 +153,20 @@ pub fn throughput_bars(title: &str, unit: &str, bars: &[Bar]) -> Result<String, 
                         .map_err(|e| err(&e))?;
                 }
             }
-            let end = b.range.map(|r| r.1).unwrap_or(b.value).max(b.value);
+            // The repetitions: small dots with a white rim, visible on the bar and beside it.
+            let first_odd = crate::stats::summary::first_rep_stands_out(&b.reps).is_some();
+            for (k, v) in b.reps.iter().enumerate() {
+                let at = chart.backend_coord(&(*v, centre()));
+                if k == 0 && first_odd {
+                    root.draw(&Circle::new(at, 5, RGBColor(200, 0, 0).stroke_width(2)))
+                        .map_err(|e| err(&e))?;
+                } else {
+                    root.draw(&Circle::new(at, 3, WHITE.filled())).map_err(|e| err(&e))?;
+                    root.draw(&Circle::new(at, 2, BLACK.mix(0.8).filled())).map_err(|e| err(&e))?;
+                }
+            }
+            let top = b.reps.iter().copied().fold(b.value, f64::max);
+            let end = b.range.map(|r| r.1).unwrap_or(top).max(top);
             let text_style = (FONT, 12)
                 .into_font()
                 .color(&RGBColor(60, 60, 60))
@@ -185,11 +205,22 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
         // Whole decades, so the log axis always has labelled ticks at both ends.
         let ylo = 10f64.powf((lo.max(1) as f64).log10().floor());
         let yhi = 10f64.powf((hi.max(2) as f64).log10().ceil()).max(ylo * 10.0);
+        // Room for the longest tick label ("100.00ms" was clipped to "00.00ms" in a fixed 56 px):
+        // every label lies between the two decades, about 7.5 px per character at 13 px.
+        let mut widest = 0;
+        let mut d = ylo;
+        while d <= yhi * 1.001 {
+            for m in [1.0, 2.0, 5.0] {
+                widest = widest.max(nanos((d * m) as u64).chars().count());
+            }
+            d *= 10.0;
+        }
+        let y_label_px = 16 + (widest as f64 * 7.5).ceil() as u32;
         let mut chart = ChartBuilder::on(&root)
             .margin_top(8)
             .margin_right(16)
             .x_label_area_size(30)
-            .y_label_area_size(56)
+            .y_label_area_size(y_label_px)
             .build_cartesian_2d(0.0..xmax, (ylo..yhi).log_scale())
             .map_err(|e| err(&e))?;
         chart
@@ -223,7 +254,8 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
         if curves.len() > 1 {
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                // Percentile curves rise to the right: the lower right is where they are not.
+                .position(SeriesLabelPosition::LowerRight)
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(200, 200, 200))
                 .label_font((FONT, 12))
@@ -291,11 +323,26 @@ mod tests {
                 value: 100.0,
                 range: Some((90.0, 110.0)),
                 muted: false,
+                reps: vec![100.0, 95.0, 105.0],
             },
-            Bar { label: "xfs".into(), config: 1, value: 230.0, range: None, muted: false },
+            Bar {
+                label: "xfs".into(),
+                config: 1,
+                value: 230.0,
+                range: None,
+                muted: false,
+                reps: vec![],
+            },
         ];
         let s = throughput_bars("t", "MiB/s", &bars).unwrap();
         assert!(s.starts_with("<svg") && s.contains("ext4") && s.contains("230"), "{s}");
+        // One dot (rim and centre) per repetition, no red ring.
+        assert_eq!(s.matches("<circle").count(), 6, "{s}");
+        assert!(!s.contains("#C80000"), "{s}");
+        let slow_first = Bar { reps: vec![20.0, 100.0, 101.0, 99.0], ..bars[0].clone() };
+        let s = throughput_bars("t", "MiB/s", &[slow_first]).unwrap();
+        assert_eq!(s.matches("<circle").count(), 1 + 3 * 2, "{s}");
+        assert!(s.contains("#C80000"), "the first repetition is ringed in red: {s}");
         let mut h = crate::stats::latency::new_histogram();
         for v in 1..10_000u64 {
             h.record(v * 100).unwrap();

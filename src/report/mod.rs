@@ -7,6 +7,7 @@
 //! configuration), so the report shows exactly what the terminal table showed.
 
 pub mod charts;
+pub mod plain;
 
 use crate::compare::{Report, Verdict};
 use crate::output::units::{nanos, sig3, utc};
@@ -217,6 +218,11 @@ fn run_section(
     if r.interrupted {
         out.push_str("<p class=\"warn\">This run did not finish (interrupted or killed): the figures are what was measured before it stopped.</p>\n");
     }
+    let _ = writeln!(
+        out,
+        "<details class=\"plain\" open><summary>Plain-text summary (to paste into an e-mail)</summary><pre class=\"plain\" style=\"overflow-x:auto;font-size:12px\">{}</pre></details>",
+        esc(&plain::summary(r, &run.command_line))
+    );
     legend(out, r);
     head_to_head(out, r);
     why_panel(out, r);
@@ -340,9 +346,8 @@ fn head_to_head(out: &mut String, r: &Report) {
     if n > 1 {
         let _ = writeln!(
             out,
-            "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the mean, Student's t). Winner: Welch's t-test on log throughput, two-sided 95%, and at least {:.0}% apart; with one repetition at least {:.0}% apart (no test). Otherwise: draw.</p>",
-            r.rule.min_effect * 100.0,
-            r.rule.single_run_effect * 100.0
+            "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the mean, Student's t). {}</p>",
+            esc(&crate::compare::decision::rule_text(&r.rule))
         );
         out.push_str("<div class=\"summary\">");
         for p in &r.pairs {
@@ -365,15 +370,31 @@ fn why_panel(out: &mut String, r: &Report) {
     let mut items = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
-            let Some(Verdict::Win { winner, factor, .. }) = v else { continue };
-            let (w, l) = if *winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
+            // Wins, and draws whose medians lie further apart than the minimum effect (their
+            // facts are filled by the rule), marked not significant.
+            let (winner, factor, significant) = match v {
+                Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
+                Some(Verdict::Draw { factor, .. })
+                    if row.why.get(i).is_some_and(|w| !w.is_empty()) =>
+                {
+                    let (a, b) = (row.median(r.baseline), row.median(i));
+                    (usize::from(b > a), *factor, false)
+                }
+                _ => continue,
+            };
+            let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
             let _ = write!(
                 items,
-                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}<ul>",
+                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}{}<ul>",
                 esc(&row.id),
                 esc(&r.configs[0].run.tests[ti].name),
                 esc(&r.configs[w].label),
-                esc(&r.configs[l].label)
+                esc(&r.configs[l].label),
+                if significant {
+                    ""
+                } else {
+                    " in medians: <b>not significant</b> (a draw; the facts may be noise too)"
+                }
             );
             match row.why.get(i).filter(|w| !w.is_empty()) {
                 Some(why) => {
@@ -468,7 +489,7 @@ fn per_test(
     prefix: &str,
 ) -> Result<(), ReportError> {
     out.push_str("<h3>Throughput and latency per test</h3>\n");
-    out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1. Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
+    out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
     for (ti, row) in r.tests.iter().enumerate() {
         let bars: Vec<Bar> = r
             .configs
@@ -489,6 +510,7 @@ fn per_test(
                     value: m.median,
                     range,
                     muted: !comparable(t),
+                    reps: t.reps.iter().filter(|r| r.complete).map(|r| t.figure.value(r)).collect(),
                 })
             })
             .collect();
@@ -1013,5 +1035,27 @@ mod tests {
     fn escapes() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
         assert_eq!(file_part("4/a b"), "4_a_b");
+    }
+
+    #[test]
+    fn why_panel_shows_wide_draws_as_not_significant() {
+        use crate::compare::tests::config;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let configs = vec![
+            config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
+            config("xfs", &[180.0, 185.0, 175.0], 100_000_000),
+        ];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let mut out = String::new();
+        why_panel(&mut out, &r);
+        assert!(
+            out.contains("xfs 1.8× faster than ext4 in medians: <b>not significant</b>"),
+            "{out}"
+        );
+        assert!(out.contains("fsync"), "{out}");
     }
 }

@@ -43,6 +43,40 @@ pub struct TestbedEnv {
     pub io_scheduler: Option<String>,
 }
 
+impl TestbedEnv {
+    /// One line for a configuration list: the configuration as requested, the mkfs (or
+    /// `zpool create`) command, the backing, the mount options in effect *and* the superblock
+    /// options (where `data=writeback` or `noatime`-like filesystem options show), the I/O
+    /// scheduler, and zfs properties in effect.
+    pub fn summary_line(&self) -> String {
+        let mut s = format!("requested {}; ", self.config);
+        if let Some(m) = &self.mkfs_cmdline {
+            s.push_str(m);
+            for p in &self.post_create_cmdlines {
+                s.push_str(&format!(" && {p}"));
+            }
+            s.push_str(" on ");
+        }
+        s.push_str(&self.backing);
+        if let Some(v) = &self.tool_version {
+            s.push_str(&format!("; {v}"));
+        }
+        s.push_str(&format!("; in effect: {} {}", self.fstype, self.mount_options));
+        if !self.super_options.is_empty() {
+            s.push_str(&format!(" (superblock: {})", self.super_options));
+        }
+        if let Some(sc) = &self.io_scheduler {
+            s.push_str(&format!("; I/O scheduler {sc}"));
+        }
+        if !self.zfs_properties.is_empty() {
+            let props: Vec<String> =
+                self.zfs_properties.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!("; zfs {}", props.join(" ")));
+        }
+        s
+    }
+}
+
 /// The tool that creates `kind` and its version, from the tool itself or else from dpkg.
 pub fn tool_version(kind: FsKind) -> Option<String> {
     let (program, flag, package) = match kind {
@@ -83,4 +117,42 @@ pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> 
             .collect()
     })
     .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_line_shows_requested_and_effective_options() {
+        let e = TestbedEnv {
+            kind: FsKind::Ext4,
+            label: "wb".into(),
+            config: "ext4:mount=data=writeback".into(),
+            mkfs_cmdline: Some("mkfs.ext4 -F -q /dev/loop3".into()),
+            post_create_cmdlines: vec![],
+            tool_version: Some("mke2fs 1.47.0".into()),
+            fstype: "ext4".into(),
+            mount_source: "/dev/loop3".into(),
+            mount_options: "rw,relatime".into(),
+            super_options: "rw,data=writeback".into(),
+            zfs_properties: vec![],
+            device_size_bytes: 1 << 30,
+            devices: 1,
+            backing: "1 fallocated image(s)".into(),
+            block_devices: vec!["loop3".into()],
+            io_scheduler: Some("mq-deadline".into()),
+        };
+        let l = e.summary_line();
+        assert!(l.starts_with("requested ext4:mount=data=writeback; mkfs.ext4"), "{l}");
+        assert!(l.contains("in effect: ext4 rw,relatime (superblock: rw,data=writeback)"), "{l}");
+        assert!(l.ends_with("; I/O scheduler mq-deadline"), "{l}");
+        let z = TestbedEnv {
+            zfs_properties: vec![("compression".into(), "on".into())],
+            super_options: String::new(),
+            io_scheduler: None,
+            ..e
+        };
+        assert!(z.summary_line().ends_with("; zfs compression=on"), "{}", z.summary_line());
+    }
 }

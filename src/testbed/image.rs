@@ -1,4 +1,9 @@
-//! Files on the host: the testbed's directory and its sparse image files.
+//! Files on the host: the testbed's directory and its image files.
+//!
+//! Images are created sparse (mkfs discards the whole device anyway, which punches holes into the
+//! file through the loop device), and once the filesystem is made the holes are filled by
+//! [`Image::fill_holes`] according to [`ImageAlloc`], so that the first repetition of a
+//! benchmark does not pay for the host filesystem allocating the image's blocks.
 
 use super::error::{Result, TestbedError};
 use super::state::{Resource, StateDir};
@@ -114,7 +119,45 @@ pub fn remove_owned_dir_at(parent: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io
     Ok(())
 }
 
-/// A sparse image file; deleted on teardown.
+/// How an image's blocks are allocated on the host before a benchmark (`--image-alloc`; its
+/// values are the variants' names in lower case).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageAlloc {
+    /// Leave the image sparse: the host allocates blocks on first write (fsbench 0.1).
+    Sparse,
+    /// `fallocate(2)` the holes: blocks reserved as unwritten extents; the first write to each
+    /// still converts its extent (a journal update on the host), which is cheap. The default:
+    /// it costs no data written.
+    #[default]
+    Allocate,
+    /// Write zeros into every hole: every block of the image is allocated and written on the host
+    /// before the benchmark. Costs writing the image once.
+    Zero,
+}
+
+impl ImageAlloc {
+    /// The name used on the command line and in descriptions.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageAlloc::Sparse => "sparse",
+            ImageAlloc::Allocate => "allocate",
+            ImageAlloc::Zero => "zero",
+        }
+    }
+}
+
+/// An image file (created sparse, see [`ImageAlloc`]); deleted on teardown.
 pub type ImageFile = Guard<Image>;
 
 /// What an [`ImageFile`] owns.
@@ -125,6 +168,13 @@ pub struct Image {
 }
 
 impl Image {
+    /// Fill the image's holes as `mode` says (after mkfs: data already written is left alone).
+    /// Returns the bytes that were holes.
+    pub fn fill_holes(&self, mode: ImageAlloc) -> Result<u64> {
+        fill_holes(&self.path, mode)
+            .map_err(|e| TestbedError::io("allocating image", &self.path, e))
+    }
+
     /// The image's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -171,6 +221,62 @@ impl Guard<Image> {
     }
 }
 
+/// The holes of the file at `path`: (offset, length) ranges, from SEEK_HOLE/SEEK_DATA.
+pub fn holes(path: &Path) -> io::Result<Vec<(u64, u64)>> {
+    use rustix::fs::{seek, SeekFrom};
+    let f = fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let mut out = Vec::new();
+    let mut pos = 0u64;
+    while pos < len {
+        let hole = seek(&f, SeekFrom::Hole(pos)).map_err(io::Error::from)?;
+        if hole >= len {
+            break;
+        }
+        let data = match seek(&f, SeekFrom::Data(hole)) {
+            Ok(d) => d.min(len),
+            // ENXIO: no data after `hole`.
+            Err(rustix::io::Errno::NXIO) => len,
+            Err(e) => return Err(e.into()),
+        };
+        out.push((hole, data - hole));
+        pos = data;
+    }
+    Ok(out)
+}
+
+fn fill_holes(path: &Path, mode: ImageAlloc) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    if mode == ImageAlloc::Sparse {
+        return Ok(0);
+    }
+    let holes = holes(path)?;
+    let f = fs::OpenOptions::new().write(true).open(path)?;
+    let zeros = vec![0u8; 1 << 20];
+    let mut total = 0;
+    for (off, len) in holes {
+        total += len;
+        match mode {
+            ImageAlloc::Allocate => {
+                rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::KEEP_SIZE, off, len)
+                    .map_err(io::Error::from)?
+            }
+            ImageAlloc::Zero => {
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(zeros.len() as u64) as usize;
+                    f.write_all_at(&zeros[..n], off + done)?;
+                    done += n as u64;
+                }
+            }
+            ImageAlloc::Sparse => {}
+        }
+    }
+    // On the host's disk before the benchmark starts, not written back during it.
+    f.sync_all()?;
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +300,34 @@ mod tests {
         dir.teardown().unwrap();
         assert!(!d.exists());
         assert!(sd.read_all().unwrap().is_empty());
+    }
+
+    #[test]
+    fn holes_are_filled_and_data_is_kept() {
+        use std::os::unix::fs::FileExt;
+        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        let sd = StateDir::new(tmp.path().join("state"));
+        for mode in [ImageAlloc::Allocate, ImageAlloc::Zero] {
+            let img = ImageFile::create(&tmp.path().join(format!("{mode:?}.img")), 64 << 20, &sd)
+                .unwrap();
+            // What mkfs wrote: 1 MiB at 8 MiB.
+            let f = fs::OpenOptions::new().write(true).open(img.path()).unwrap();
+            f.write_all_at(&[7u8; 1 << 20], 8 << 20).unwrap();
+            drop(f);
+            let before = holes(img.path()).unwrap();
+            assert_eq!(before.iter().map(|h| h.1).sum::<u64>(), 63 << 20, "{before:?}");
+            assert_eq!(img.fill_holes(mode).unwrap(), 63 << 20);
+            let md = fs::metadata(img.path()).unwrap();
+            assert_eq!(md.len(), 64 << 20);
+            assert!(md.blocks() * 512 >= 64 << 20, "{mode:?}: {} blocks", md.blocks());
+            let data = fs::read(img.path()).unwrap();
+            assert!(data[8 << 20..9 << 20].iter().all(|b| *b == 7), "{mode:?} kept the data");
+            assert!(data[..8 << 20].iter().all(|b| *b == 0));
+            if mode == ImageAlloc::Zero {
+                assert!(holes(img.path()).unwrap().is_empty());
+            }
+            img.teardown().unwrap();
+        }
     }
 
     #[test]

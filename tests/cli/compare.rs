@@ -217,10 +217,19 @@ fn not_root_says_what_needs_root() {
         skip("needs root to switch to an unprivileged user with runuser");
         return;
     }
+    // A copy of the binary that `nobody` can run wherever the checkout lies (a checkout in a
+    // 0700 directory is not reachable for other users), started from `/`.
+    use std::os::unix::fs::PermissionsExt;
+    let d = TestDir::new();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = d.path().join("fsbench");
+    std::fs::copy(bin(), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
     let o = Command::new("runuser")
         .args(["-u", "nobody", "--"])
-        .arg(bin())
+        .arg(&exe)
         .args(["compare", "ext4", "xfs", "--test", "10"])
+        .current_dir("/")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

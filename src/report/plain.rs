@@ -1,0 +1,141 @@
+//! The plain-text summary at the top of each run in the HTML report: ASCII columns that survive
+//! being pasted into a mailing list or an issue (no box drawing, no colour, fixed width).
+
+use crate::compare::{Report, Verdict};
+use crate::output::units::sig3;
+
+/// The summary of a comparison (or of a single run: one configuration, no verdicts).
+pub fn summary(r: &Report, command_line: &str) -> String {
+    let mut out = format!(
+        "fsbench {}: suite {}, scale {}, {} repetition{} per configuration\n",
+        r.fsbench_version,
+        r.suite,
+        r.scale,
+        r.repeat,
+        if r.repeat == 1 { "" } else { "s" }
+    );
+    if !command_line.is_empty() {
+        out.push_str(&format!("$ {command_line}\n"));
+    }
+    out.push('\n');
+    let width = |s: &str| s.chars().count();
+    let name_w = r.tests.iter().map(|t| width(&t.name)).max().unwrap_or(4).max(4);
+    let cols: Vec<String> = r.configs.iter().map(|c| format!("{} (median)", c.label)).collect();
+    let mut header = format!("{:<5} {:<name_w$}", "test", "name");
+    for c in &cols {
+        header.push_str(&format!("  {c:>12}"));
+    }
+    if r.configs.len() > 1 {
+        header.push_str("  verdict against ");
+        header.push_str(&r.configs[r.baseline].label);
+    }
+    out.push_str(header.trim_end());
+    out.push('\n');
+    for row in &r.tests {
+        let mut line = format!("{:<5} {:<name_w$}", row.id, row.name);
+        for (i, c) in cols.iter().enumerate() {
+            let v = row.median(i).map(sig3);
+            line.push_str(&format!(
+                "  {:>w$}",
+                v.unwrap_or_else(|| "-".into()),
+                w = width(c).max(12)
+            ));
+        }
+        let verdicts: Vec<String> = row
+            .vs_baseline
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let label = &r.configs[i].label;
+                Some(match v.as_ref()? {
+                    Verdict::Win { winner, factor, tested } => format!(
+                        "{} {factor:.2}x faster{}",
+                        if *winner == 0 { &r.configs[r.baseline].label } else { label },
+                        if *tested { "" } else { " (UNTESTED: one repetition)" }
+                    ),
+                    Verdict::Draw { .. } => format!("{label}: draw"),
+                    Verdict::NotCompared { reason } => format!("{label}: not compared ({reason})"),
+                })
+            })
+            .collect();
+        if !verdicts.is_empty() {
+            line.push_str("  ");
+            line.push_str(&verdicts.join("; "));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str("\nFigures: MiB/s (ops/s for file-set tests), median over repetitions.\n");
+    if r.configs.len() > 1 {
+        out.push_str(&wrap(&crate::compare::decision::rule_text(&r.rule), 96));
+    }
+    for p in &r.pairs {
+        out.push('\n');
+        for l in &p.lines {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    out.push_str("\nConfigurations:\n");
+    for c in &r.configs {
+        match &c.env {
+            Some(e) => out.push_str(&format!("  {}: {}\n", c.label, e.summary_line())),
+            None => out.push_str(&format!(
+                "  {}: existing directory on {} ({})\n",
+                c.label, c.run.target.fs_type, c.run.target.mount_options
+            )),
+        }
+    }
+    out
+}
+
+/// Word-wrap `text` at `width` columns, each line ending in a newline.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for w in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_summary_is_ascii_columns_with_verdicts() {
+        use crate::compare::tests::config;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let configs = vec![
+            config("ext4", &[100.0, 101.0, 99.0], 0),
+            config("xfs", &[230.0, 228.0, 232.0], 0),
+        ];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let s = summary(&r, "fsbench compare ext4 xfs");
+        assert!(s.contains("$ fsbench compare ext4 xfs"), "{s}");
+        let row = s.lines().find(|l| l.starts_with("1 ")).unwrap();
+        assert!(
+            row.contains("100") && row.contains("230") && row.contains("xfs 2.30x faster"),
+            "{s}"
+        );
+        assert!(!s.contains('│') && !s.contains('┆'), "no box drawing: {s}");
+        assert!(s.contains("Benjamini-Hochberg"), "{s}");
+        assert!(s.lines().filter(|l| !l.starts_with('$')).all(|l| l.chars().count() <= 100), "{s}");
+    }
+}
