@@ -1,6 +1,7 @@
 # fsbench: the two Quick-start commands and their parts.
 #   make demo   install what is missing, build, compare ext4 and xfs on loop-backed images
-#   make test   install test dependencies, run every test (as root nothing is skipped)
+#   make test   install test dependencies, run every test (as root nothing is skipped), then the
+#               multi-client tests again in a build with MPI (`--features mpi`, under mpirun)
 
 CARGO ?= cargo
 FSBENCH := target/release/fsbench
@@ -12,12 +13,13 @@ demo: deps build
 
 test: test-deps
 	$(CARGO) test --all-targets
+	$(CARGO) test --features mpi --test mpi
 
 deps:
 	scripts/install-deps.sh
 
 test-deps:
-	scripts/install-deps.sh test
+	scripts/install-deps.sh test mpi
 
 build:
 	$(CARGO) build --release
@@ -25,6 +27,7 @@ build:
 lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --all-targets --features mpi -- -D warnings
 
 bench: build
 	scripts/install-deps.sh bench

@@ -21,6 +21,7 @@
 //! - [`cli`]: the `fsbench` command line.
 
 pub mod cli;
+pub mod cluster;
 pub mod compare;
 pub mod diff;
 pub mod driver;

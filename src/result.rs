@@ -142,6 +142,9 @@ pub enum Warning {
         /// Why.
         reason: String,
     },
+    /// A multi-client run's stonewall (`--stonewall`) ended the timed phases: the figure
+    /// counts the work every rank completed.
+    Stonewalled,
     /// Free text: what fsbench 0.1 stored (its warnings were text).
     Note {
         /// The text.
@@ -200,6 +203,9 @@ impl std::fmt::Display for Warning {
                 write!(f, " in {:.0} ms, after the last phase (outside the timing)", *nanos as f64 / 1e6)
             }
             Warning::NotVerified { reason } => write!(f, "--verify: {reason}"),
+            Warning::Stonewalled => f.write_str(
+                "stonewalled: the timed phases stopped at the stonewall; the figure counts the work every rank completed (smallest rank × ranks)",
+            ),
             Warning::Note { text } => f.write_str(text),
         }
     }
@@ -252,6 +258,7 @@ enum WarningDetail {
     NotVerified {
         reason: String,
     },
+    Stonewalled,
     Note {
         text: String,
     },
@@ -275,6 +282,7 @@ impl From<Warning> for WarningJson {
                 WarningDetail::Verified { repetition, blocks_intact, blocks_unwritten, nanos }
             }
             Warning::NotVerified { reason } => WarningDetail::NotVerified { reason },
+            Warning::Stonewalled => WarningDetail::Stonewalled,
             Warning::Note { text } => WarningDetail::Note { text },
         };
         WarningJson { detail, message }
@@ -298,6 +306,7 @@ impl From<WarningJson> for Warning {
                 Warning::Verified { repetition, blocks_intact, blocks_unwritten, nanos }
             }
             WarningDetail::NotVerified { reason } => Warning::NotVerified { reason },
+            WarningDetail::Stonewalled => Warning::Stonewalled,
             WarningDetail::Note { text } => Warning::Note { text },
         }
     }
@@ -324,6 +333,9 @@ pub struct RunReport {
     pub tests: Vec<TestResult>,
     /// True when the run was stopped by Ctrl-C/SIGTERM.
     pub interrupted: bool,
+    /// Multi-client runs (`--mpi`): ranks, hosts and their clocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::model::ClusterInfo>,
 }
 
 /// Where tests ran.
@@ -422,6 +434,10 @@ pub struct RepResult {
     /// The figure its test is ranked on (set by [`TestResult::finalize`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<Figure>,
+    /// Multi-client runs (`--mpi`): each rank's share, the spread and the per-host breakdown;
+    /// the figures above are the aggregate over all ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::model::ClusterRep>,
 }
 
 /// One phase of one repetition.

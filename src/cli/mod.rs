@@ -3,6 +3,7 @@
 
 mod compare;
 mod integrity;
+mod mpi_run;
 mod profile;
 mod progress;
 mod record;

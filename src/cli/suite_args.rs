@@ -145,6 +145,7 @@ impl DataArgs {
             seed: self.seed,
             trace: self.trace,
             verify: self.verify,
+            hooks: Default::default(),
         }
     }
 }

@@ -371,6 +371,7 @@ pub(crate) mod tests {
                 repeat: mibs.len() as u32,
                 tests: vec![t],
                 interrupted: false,
+                cluster: None,
             },
         }
     }

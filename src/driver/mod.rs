@@ -228,6 +228,7 @@ pub fn drive(
                 repeat: plan.engine.repeat,
                 tests: Vec::new(),
                 interrupted: false,
+                cluster: None,
             }
         })
         .collect();

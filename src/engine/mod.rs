@@ -14,6 +14,7 @@
 pub mod buffer;
 pub mod direct;
 pub mod fileset;
+pub mod hooks;
 pub mod ioengine;
 pub mod layout;
 pub mod runner;

@@ -5,6 +5,7 @@
 //! set-up, the workers a phase starts and the tear-down differ ([`Files`]).
 
 use super::fileset::{self, fill_of, FillShared, FsCounters, SlotState, SlotWork};
+use super::hooks::PhaseOutcome;
 use super::ioengine::{IoEngine, Mmap, Null, Psync, Uring};
 use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
@@ -41,6 +42,8 @@ pub struct EngineOptions {
     /// Write verified data and check the data test's files after each repetition
     /// (`--verify`, [`super::verify`]).
     pub verify: bool,
+    /// Called around each phase (a multi-client run's barrier and clock); no-ops by default.
+    pub hooks: super::hooks::Hooks,
 }
 
 impl Default for EngineOptions {
@@ -51,6 +54,7 @@ impl Default for EngineOptions {
             seed: 0x00f5_be4c,
             trace: false,
             verify: false,
+            hooks: Default::default(),
         }
     }
 }
@@ -126,11 +130,11 @@ pub fn run_test(
     for rep in reps {
         let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
         let warnings = &mut result.warnings;
-        let (rep_result, outcome) = match Files::make(test, dir) {
+        let (rep_result, outcome) = match Files::make(test, dir, opts) {
             Ok(mut files) => {
                 let out =
                     run_rep(test, &mut files, target, devices, opts, seed, rep, progress, warnings);
-                files.remove();
+                files.remove(test, opts);
                 out
             }
             Err(msg) => (None, RepOutcome::Failed(msg)),
@@ -178,20 +182,31 @@ enum Files<'t> {
 
 impl<'t> Files<'t> {
     /// Name (and, for a fileset, make) the test's files under `dir`; nothing is written yet.
-    fn make(test: &'t TestDef, dir: &Path) -> Result<Files<'t>, String> {
+    /// With several processes in one directory ([`super::hooks::PhaseHooks::share`]), a
+    /// shared file is one for all of them; files of one thread and filesets get the process's
+    /// index in their names.
+    fn make(test: &'t TestDef, dir: &Path, opts: &EngineOptions) -> Result<Files<'t>, String> {
         let fs = &test.files;
+        let share = opts.hooks.0.share();
         if !test.is_fileset() {
             let paths: Vec<PathBuf> = if test.files.shared {
                 vec![dir.join(format!("t{}.dat", test.id))]
+            } else if let Some((i, _)) = share {
+                (0..test.threads).map(|k| dir.join(format!("t{}.r{i}.{k}.dat", test.id))).collect()
             } else {
                 (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
             };
-            for p in &paths {
-                let _ = std::fs::remove_file(p);
+            if removes_files(test, opts) {
+                for p in &paths {
+                    let _ = std::fs::remove_file(p);
+                }
             }
             return Ok(Files::Data { paths });
         }
-        let root_path = dir.join(format!("t{}.set", test.id));
+        let root_path = match share {
+            Some((i, _)) => dir.join(format!("t{}.r{i}.set", test.id)),
+            None => dir.join(format!("t{}.set", test.id)),
+        };
         let _ = std::fs::remove_dir_all(&root_path);
         std::fs::create_dir(&root_path)
             .map_err(|e| format!("creating {}: {e}", root_path.display()))?;
@@ -208,12 +223,15 @@ impl<'t> Files<'t> {
         Ok(Files::Set { fs, root_path, root, states })
     }
 
-    /// Remove every file (and a fileset's directories).
-    fn remove(self) {
+    /// Remove every file (and a fileset's directories); a file shared by several processes
+    /// only by the first.
+    fn remove(self, test: &TestDef, opts: &EngineOptions) {
         match self {
             Files::Data { paths } => {
-                for p in &paths {
-                    let _ = std::fs::remove_file(p);
+                if removes_files(test, opts) {
+                    for p in &paths {
+                        let _ = std::fs::remove_file(p);
+                    }
                 }
             }
             Files::Set { fs, root_path, root, states } => {
@@ -243,19 +261,16 @@ impl<'t> Files<'t> {
     ) -> Result<bool, String> {
         match self {
             Files::Data { paths } => {
-                if !test.files.prefill {
+                // A file shared by several processes is prefilled once, whole, by the first.
+                let others_fill =
+                    test.files.shared && opts.hooks.0.share().is_some_and(|(i, _)| i > 0);
+                if !test.files.prefill || others_fill {
                     return Ok(true);
                 }
                 progress.phase_start(test, rep, "setup", Some(test.footprint_bytes()));
+                let size = file_size(test, opts);
                 let verify = opts.verify.then_some(opts.seed);
-                let r = prefill(
-                    paths,
-                    test.files.size_bytes(),
-                    opts.compress_percent,
-                    seed,
-                    verify,
-                    progress,
-                );
+                let r = prefill(paths, size, opts.compress_percent, seed, verify, progress);
                 progress.phase_end();
                 r.map_err(|e| format!("setup: {e}"))
             }
@@ -351,10 +366,21 @@ fn run_rep(
             }
         }
     }
-    match files.set_up(test, opts, seed, rep, progress) {
-        Ok(true) => {}
-        Ok(false) => return (None, RepOutcome::Interrupted),
-        Err(msg) => return (None, RepOutcome::Failed(msg)),
+    // The set-up, and each phase, between the hooks: every process of a multi-client run
+    // starts it together and agrees on its outcome.
+    let hooks = &*opts.hooks.0;
+    let local = match hooks.before_phase(test, rep, "setup") {
+        Err(e) => PhaseOutcome::Failed(format!("setup: {e}")),
+        Ok(()) => match files.set_up(test, opts, seed, rep, progress) {
+            Ok(true) => PhaseOutcome::Ok,
+            Ok(false) => PhaseOutcome::Interrupted,
+            Err(msg) => PhaseOutcome::Failed(msg),
+        },
+    };
+    match hooks.after_phase(test, rep, "setup", None, local) {
+        PhaseOutcome::Ok => {}
+        PhaseOutcome::Interrupted => return (None, RepOutcome::Interrupted),
+        PhaseOutcome::Failed(e) => return (None, RepOutcome::Failed(e)),
     }
     let mut phases = Vec::new();
     let mut timed_hist = OpHistograms::default();
@@ -381,7 +407,11 @@ fn run_rep(
         let tracer = if opts.trace && phase.timed { start_trace(devices, warnings) } else { None };
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
-        let run = run_phase(test, phase, files, opts, files.phase_seed(seed, pi), progress);
+        let released = hooks.before_phase(test, rep, &phase.name);
+        let run = match &released {
+            Ok(()) => run_phase(test, phase, files, opts, files.phase_seed(seed, pi), progress),
+            Err(_) => PhaseRun::default(),
+        };
         let after = Snapshot::take(devices);
         let trace = tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
@@ -395,6 +425,9 @@ fn run_rep(
         progress.phase_end();
         let mut pr = phase_result(test, phase, &run, check, before.delta(&after));
         pr.memory = Some(memory);
+        if run.stonewalled {
+            pr.ended_by = Some(STONEWALLED.into());
+        }
         if let Some(t) = &trace {
             if t.events_lost > 0 || t.events_over_limit > 0 {
                 let (events_lost, events_over_limit) = (t.events_lost, t.events_over_limit);
@@ -407,18 +440,35 @@ fn run_rep(
             timed_hist.merge(&run.hist);
         }
         phases.push(pr);
-        if let Some(e) = run.synced.as_ref().and_then(|s| s.1.as_ref()) {
-            outcome = RepOutcome::Failed(format!("phase `{}`: {e}", phase.name));
-            break;
-        }
-        if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
+        let local = if let Err(e) = released {
+            if crate::sys::signals::interrupted() {
+                PhaseOutcome::Interrupted
+            } else {
+                PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
+            }
+        } else if let Some(e) = run.synced.as_ref().and_then(|s| s.1.as_ref()) {
+            PhaseOutcome::Failed(format!("phase `{}`: {e}", phase.name))
+        } else if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
             let note = files.state_note(&run.outs);
-            outcome = RepOutcome::Failed(format!("phase `{}`: {e}{note}", phase.name));
-            break;
-        }
-        if run.outs.iter().any(|o| o.interrupted) {
-            outcome = RepOutcome::Interrupted;
-            break;
+            PhaseOutcome::Failed(format!("phase `{}`: {e}{note}", phase.name))
+        } else if run.outs.iter().any(|o| o.interrupted) {
+            PhaseOutcome::Interrupted
+        } else {
+            PhaseOutcome::Ok
+        };
+        let start = run.outs.iter().map(|o| o.start).min();
+        let end = run.outs.iter().map(|o| o.end).max();
+        let end = end.map(|e| run.synced.as_ref().map(|s| s.0.max(e)).unwrap_or(e));
+        match hooks.after_phase(test, rep, &phase.name, start.zip(end), local) {
+            PhaseOutcome::Ok => {}
+            PhaseOutcome::Failed(e) => {
+                outcome = RepOutcome::Failed(e);
+                break;
+            }
+            PhaseOutcome::Interrupted => {
+                outcome = RepOutcome::Interrupted;
+                break;
+            }
         }
     }
     if opts.verify && matches!(outcome, RepOutcome::Ok) {
@@ -747,6 +797,7 @@ fn expected_ops(test: &TestDef, fs: &FileSet, phase: &PhaseDef) -> Option<u64> {
 }
 
 /// What a phase's workers did, merged, with a fill phase's series.
+#[derive(Default)]
 struct PhaseRun {
     outs: Vec<WorkerOutput>,
     hist: OpHistograms,
@@ -755,6 +806,8 @@ struct PhaseRun {
     fill_reached: bool,
     /// When the end-of-phase syncfs of a fileset phase returned, and its error.
     synced: Option<(Instant, Option<String>)>,
+    /// The stonewall ended the phase.
+    stonewalled: bool,
 }
 
 /// Run one phase: one worker thread per test thread, started together behind a barrier,
@@ -792,25 +845,25 @@ fn run_phase_on<E: IoEngine>(
     // fileset phase (whose counters also feed the fill monitor).
     let data_counters: Vec<PaddedCounter> = (0..n).map(|_| PaddedCounter::default()).collect();
     let set_counters: Vec<FsCounters> = (0..n).map(|_| FsCounters::default()).collect();
-    let mut run = PhaseRun {
-        outs: Vec::new(),
-        hist: OpHistograms::default(),
-        series: None,
-        fill_range: None,
-        fill_reached: false,
-        synced: None,
-    };
+    let mut run = PhaseRun::default();
+    let stonewall = if phase.timed { opts.hooks.0.stonewall() } else { None };
     let mut fill_state: Option<(Option<f64>, Instant, FillShared)> = None;
     let (works, counters): (Vec<Work<'_>>, Vec<&std::sync::atomic::AtomicU64>) = match files {
         Files::Data { paths } => {
-            let size = test.files.size_bytes();
+            let size = file_size(test, opts);
+            // Threads of all processes sharing the file, and this process's first among them.
+            let (first, all) = match opts.hooks.0.share() {
+                Some((i, c)) if test.files.shared => (i as usize * n, c as usize * n),
+                _ => (0, n),
+            };
             let works = (0..n)
                 .map(|k| {
                     let (path, region_start, region_len) = if test.files.shared {
-                        let per = size / n as u64;
+                        let g = first + k;
+                        let per = size / all as u64;
                         // The last thread takes the remainder.
-                        let len = if k == n - 1 { size - per * k as u64 } else { per };
-                        (&paths[0], per * k as u64, len)
+                        let len = if g == all - 1 { size - per * g as u64 } else { per };
+                        (&paths[0], per * g as u64, len)
                     } else {
                         (&paths[k], 0, size)
                     };
@@ -869,12 +922,30 @@ fn run_phase_on<E: IoEngine>(
                 })
             })
             .collect();
+        // The stonewall counts from here, just after the workers were spawned.
+        let wall_at = stonewall.map(|d| Instant::now() + d);
         while finished.load(Ordering::Acquire) < n {
-            std::thread::sleep(Duration::from_millis(50));
+            let tick = Duration::from_millis(50);
+            let nap = match wall_at {
+                Some(t) => t.saturating_duration_since(Instant::now()).min(tick),
+                None => tick,
+            };
+            std::thread::sleep(nap.max(Duration::from_millis(1)));
+            if !run.stonewalled && wall_at.is_some_and(|t| Instant::now() >= t) {
+                run.stonewalled = true;
+                phase_stop.store(true, Ordering::Relaxed);
+            }
             progress.phase_progress(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
         }
         handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     });
+    if run.stonewalled && run.outs.iter().all(|o| o.error.is_none()) {
+        // Stopped by the stonewall, not by a signal or a failing worker.
+        let signalled = crate::sys::signals::interrupted();
+        for o in &mut run.outs {
+            o.interrupted = signalled;
+        }
+    }
     for o in &run.outs {
         run.hist.merge(&o.hist);
     }
@@ -903,6 +974,23 @@ fn run_phase_on<E: IoEngine>(
     }
     run
 }
+
+/// Whether this process removes the test's files: a file shared by several processes is
+/// removed by the first only (the others may still be reading its extent map).
+fn removes_files(test: &TestDef, opts: &EngineOptions) -> bool {
+    !(test.files.shared && opts.hooks.0.share().is_some_and(|(i, _)| i > 0))
+}
+
+/// Size of a test's file: a shared file used by several processes is as many times larger.
+fn file_size(test: &TestDef, opts: &EngineOptions) -> u64 {
+    match opts.hooks.0.share() {
+        Some((_, c)) if test.files.shared => test.files.size_bytes() * c as u64,
+        _ => test.files.size_bytes(),
+    }
+}
+
+/// `ended_by` of a timed phase that the stonewall stopped.
+pub const STONEWALLED: &str = "stonewall";
 
 /// Turn the marks a fill phase recorded (cumulative: fill, nanos, bytes, files) into steps,
 /// with a last, partial step to where the phase ended when that moved the fill by at least 1%
@@ -1020,6 +1108,7 @@ fn rep_result(
         phases,
         extents: None,
         file_ops: 0,
+        cluster: None,
         figure: Some(crate::result::Figure::of_test(test)),
     }
 }

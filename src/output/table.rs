@@ -29,6 +29,10 @@ pub fn render(report: &RunReport) -> String {
     let multi = report.repeat > 1;
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    if table.width().is_some_and(|w| w < 40) {
+        // A terminal that reports no usable width (mpirun gives ranks a pty of width 0).
+        table.set_width(150);
+    }
     let mut header = vec!["test", "name", "MiB/s", "ops/s", "s"];
     if multi {
         header.extend(["CV", "95% CI"]);

@@ -403,6 +403,7 @@ impl RunRecord {
             repeat: self.repeat,
             tests: c.tests.clone(),
             interrupted: self.status == RunStatus::Interrupted || self.unfinished(),
+            cluster: None,
         })
     }
 
@@ -425,6 +426,7 @@ impl RunRecord {
                 seed: self.options.seed,
                 trace: false,
                 verify: false,
+                hooks: Default::default(),
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

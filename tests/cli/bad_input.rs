@@ -174,3 +174,17 @@ fn compress_percent_out_of_range() {
     );
     assert!(d.entries().is_empty());
 }
+
+#[test]
+fn mpi_without_the_feature_says_how_to_build_it() {
+    if cfg!(feature = "mpi") {
+        skip("built with --features mpi: tests/mpi.rs covers --mpi");
+        return;
+    }
+    let d = TestDir::new();
+    expect_bad(
+        &["run", "--mpi", "--dir", d.path().to_str().unwrap()],
+        &["--features mpi", "scripts/install-deps.sh mpi", "mpirun"],
+    );
+    assert!(d.entries().is_empty(), "{:?}", d.entries());
+}
