@@ -12,6 +12,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Profiles drop the whole page cache (`--cold`) and time cold starts: the tests of this file take
+/// turns, so one test's `drop_caches`, preload or I/O load does not land inside another's
+/// recording or timing.
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn skip_reason(programs: &[&str]) -> Option<String> {
     if !fsbench::sys::is_root() {
         return Some("needs root (loop devices, tracefs, fanotify)".into());
@@ -207,12 +215,14 @@ fn cold_profile_lists_exactly_the_files_read(spec: &str) {
 #[test]
 fn ext4_cold_profile_lists_exactly_the_files_read() {
     skip_unless!("mkfs.ext4", "strace", "dumpe2fs", "debugfs");
+    let _turn = turn();
     cold_profile_lists_exactly_the_files_read("ext4");
 }
 
 #[test]
 fn xfs_cold_profile_lists_exactly_the_files_read() {
     skip_unless!("mkfs.xfs", "strace");
+    let _turn = turn();
     cold_profile_lists_exactly_the_files_read("xfs");
 }
 
@@ -241,6 +251,7 @@ fn compare(mnt: &Path, dir: &Path, list: &Path, script: &str, name: &str) -> Val
 #[test]
 fn ext4_preload_speeds_up_the_cold_start_and_an_unrelated_list_does_not() {
     skip_unless!("mkfs.ext4");
+    let _turn = turn();
     let dir = workdir();
     let tb = testbed("ext4", dir.path());
     let mnt = tb.mountpoint().to_path_buf();
@@ -292,6 +303,7 @@ fn fsbench_instances(pid: u32) -> Vec<String> {
 #[test]
 fn failures_deletions_and_ctrl_c() {
     skip_unless!("mkfs.ext4");
+    let _turn = turn();
     let dir = workdir();
     let tb = testbed("ext4", dir.path());
     let mnt = tb.mountpoint().to_path_buf();
@@ -369,17 +381,23 @@ fn failures_deletions_and_ctrl_c() {
 #[test]
 fn without_root_profile_says_why() {
     skip_unless!("setpriv");
+    let _turn = turn();
+    // A copy of the binary that `nobody` can run wherever the checkout lies (a checkout in a
+    // 0700 directory is not reachable for other users), started from `/`.
+    use std::os::unix::fs::PermissionsExt;
+    let d = workdir();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = d.path().join("fsbench");
+    std::fs::copy(env!("CARGO_BIN_EXE_fsbench"), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
     let o = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .arg(&exe)
         .args(["profile", "--mount", "/", "--", "true"])
+        .current_dir("/")
         .output()
         .unwrap();
     let t = text(&o);
-    if t.contains("Permission denied") && !t.contains("profil") {
-        eprintln!("skipped: the test binary is not executable by nobody: {t}");
-        return;
-    }
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("needs root") && t.contains("tracefs") && t.contains("fanotify"), "{t}");
 }
@@ -387,6 +405,7 @@ fn without_root_profile_says_why() {
 #[test]
 fn ext4_rm65536_profile_shows_the_journal_and_metadata_share() {
     skip_unless!("mkfs.ext4", "dumpe2fs", "debugfs");
+    let _turn = turn();
     let dir = workdir();
     let tb = testbed("ext4", dir.path());
     let mnt = tb.mountpoint().to_path_buf();
@@ -430,6 +449,7 @@ fn ext4_rm65536_profile_shows_the_journal_and_metadata_share() {
 #[test]
 fn io_scheduler_axis_sets_and_records_the_scheduler() {
     skip_unless!("mkfs.ext4");
+    let _turn = turn();
     let dir = workdir();
     let probe = testbed("ext4", dir.path());
     let dev = probe.block_devices()[0].clone();
