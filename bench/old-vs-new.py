@@ -24,7 +24,7 @@ def fsb(binary, line):
     out = vs.run([binary, "run", "--no-store", "--dir", str(work / "fsb"), "--workload", str(line.toml), "--format", "json"])
     t = json.loads(out)["tests"][0]
     p = [p for p in t["reps"][0]["phases"] if p["timed"]][0]
-    return t["summary"]["ops_per_s_median"], (p["cpu_user_nanos"] + p["cpu_sys_nanos"]) / p["data_ops"], t["warnings"]
+    return vs.summary_medians(t["summary"])[0], (p["cpu_user_nanos"] + p["cpu_sys_nanos"]) / p["data_ops"], t["warnings"]
 try:
     (work / "fsb").mkdir()
     rng = random.Random(7)

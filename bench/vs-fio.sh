@@ -168,8 +168,17 @@ def measure_fsbench(line, fsbench, workdir):
     t = json.loads(out)["tests"][0]
     if t["status"].get("state") != "ok":
         raise RuntimeError(f"fsbench {line.name}: {t['status']}")
-    s = t["summary"]
-    return {"ops_s": s["ops_per_s_median"], "mib_s": s["median"], "warnings": t["warnings"]}
+    ops_s, mib_s = summary_medians(t["summary"])
+    return {"ops_s": ops_s, "mib_s": mib_s, "warnings": t["warnings"]}
+
+
+def summary_medians(s):
+    """(ops/s, MiB/s) medians of a test's JSON summary: fsbench 0.2 nests one statistics object
+    per figure (`ops_per_s.median`); 0.1 had flat `ops_per_s_median` and `median` (an old binary
+    is compared with `--baseline`)."""
+    if "ops_per_s_median" in s:
+        return s["ops_per_s_median"], s["median"]
+    return s["ops_per_s"]["median"], s["mib_per_s"]["median"]
 
 
 def fio_args(line, path, gtod_reduce):
@@ -324,6 +333,7 @@ def bench(args, fsbench, lines, work):
                     binary = fsbench if tool == "fsbench" else Path(args.baseline)
                     m = measure_fsbench(line, binary, work / "fsbench")
                     for w in m.pop("warnings"):
+                        w = w.get("message", w) if isinstance(w, dict) else w  # 0.2: objects
                         print(f"  {tool} warning ({line.name}): {w}", file=sys.stderr)
                 elif tool == "cloop":
                     m = measure_cloop(line, path, cloop)
