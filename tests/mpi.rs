@@ -46,6 +46,10 @@ impl Scratch {
     fn path(&self) -> &Path {
         self.0.path()
     }
+    /// This test's own state directory (`FSBENCH_STATE_DIR`).
+    fn state(&self) -> std::path::PathBuf {
+        self.path().join("state")
+    }
     fn leftovers(&self) -> Vec<String> {
         std::fs::read_dir(self.path())
             .unwrap()
@@ -248,6 +252,9 @@ amount = { passes = 1000000 }
 "#,
     );
     let mut child = mpirun(4, &["--dir", d.path().to_str().unwrap(), "--workload", &w])
+        // The ranks' state records go to this test's own directory (a killed rank leaves its
+        // record there, and `testbed cleanup` in the same directory removes what it names).
+        .env("FSBENCH_STATE_DIR", d.state())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -325,6 +332,15 @@ fn a_killed_rank_fails_the_run_in_bounded_time_and_is_named() {
     let all = seen.join("\n");
     assert!(all.contains("rank 2"), "{all}");
     assert!(all.contains("Killed") || all.contains("signal 9"), "{all}");
+    // The killed rank could not remove its work directory; its record names it, and
+    // `testbed cleanup` removes it.
+    let o = Command::new(bin())
+        .args(["testbed", "cleanup"])
+        .env("FSBENCH_STATE_DIR", d.state())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(d.leftovers().is_empty(), "left behind after cleanup: {:?}", d.leftovers());
 }
 
 #[test]
