@@ -121,25 +121,11 @@ impl Cmd {
 
     /// Run to completion; return stdout on success, a [`CmdError`] with stderr otherwise.
     pub fn run(&self) -> Result<String, CmdError> {
-        let out = Command::new(&self.program)
-            .args(&self.args)
-            .env("PATH", search_path())
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| CmdError::Spawn {
-                cmdline: self.cmdline(),
-                source,
-                hint: self.hint.clone(),
-            })?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        let out = self.output()?;
+        if out.code == Some(0) {
+            Ok(out.stdout)
         } else {
-            Err(CmdError::Failed {
-                cmdline: self.cmdline(),
-                status: out.status.to_string(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            })
+            Err(CmdError::Failed { cmdline: out.cmdline, status: out.status, stderr: out.stderr })
         }
     }
 }
