@@ -9,7 +9,7 @@ FSBENCH := target/release/fsbench
 .PHONY: demo test deps test-deps build lint bench
 
 demo: deps build
-	$(FSBENCH) compare ext4 xfs --scale quick --repeat 3
+	$(FSBENCH) compare ext4 xfs --scale quick
 
 test: test-deps
 	$(CARGO) test --all-targets

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Old vs new fsbench binary on vs-fio.sh's lines, interleaved with the C loop.
 
-Usage: bench/old-vs-new.py NEW_FSBENCH OLD_FSBENCH LINES ROUNDS   (LINES: a,b,... of vs-fio.sh)
+Usage: bench/old-vs-new.py NEW_FSBENCH OLD_FSBENCH LINES ROUNDS [DIR]   (LINES: a,b,... of vs-fio.sh)
+
+DIR (default /var/tmp) holds the files. On a machine where other processes drop the page cache
+(`echo 3 > drop_caches`, as fsbench's own uncached tests do), cached lines measured on a disk
+filesystem lose their cache mid-run; a tmpfs (`/dev/shm`) cannot be evicted, and the harness
+does the same work on it (the kernel's copy path differs from a disk filesystem's page cache).
 
 Per round the three tools run in a shuffled order. Reported per line: the median [min-max] of
 the per-round ratios of ops/s (new/old, new/C, old/C) and of CPU time per op (user + sys of the
@@ -13,11 +18,11 @@ import importlib.machinery, json, random, statistics, sys, tempfile, shutil, os,
 from pathlib import Path
 HERE = Path(__file__).resolve().parent
 vs = importlib.machinery.SourceFileLoader("vs", str(HERE / "vs-fio.sh")).load_module()
-if len(sys.argv) != 5:
+if len(sys.argv) not in (5, 6):
     sys.exit(__doc__)
 NEW, OLD = sys.argv[1], sys.argv[2]
 lines = sys.argv[3].split(","); rounds = int(sys.argv[4])
-work = Path(tempfile.mkdtemp(prefix="fsbench-old-vs-new-", dir="/var/tmp"))
+work = Path(tempfile.mkdtemp(prefix="fsbench-old-vs-new-", dir=sys.argv[5] if len(sys.argv) == 6 else "/var/tmp"))
 CLOOP = str(work / "cloop")
 subprocess.run(["gcc", "-O2", "-pthread", "-o", CLOOP, str(HERE / "cloop.c")], check=True)
 def fsb(binary, line):

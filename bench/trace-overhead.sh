@@ -6,6 +6,8 @@
 # direct I/O, runs examples/trace_overhead.rs (alternating traced and untraced runs), then
 # detaches the device and removes the directory. Needs root.
 #   [IMAGE_PARENT=/var/tmp] bench/trace-overhead.sh [SECONDS_PER_RUN=3] [ROUNDS=12] [THREADS=1]
+# fsbench lengthens a timed phase shorter than --min-time by repeating it; peers do the work once.
+export FSBENCH_MIN_TIME=${FSBENCH_MIN_TIME:-0}
 set -euo pipefail
 secs=${1:-3}
 rounds=${2:-12}

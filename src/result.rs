@@ -79,8 +79,12 @@ impl Figure {
 
 /// Something the user should know about a test's figures, carried in the result and worded by
 /// its [`std::fmt::Display`] (every output prints the same words).
+///
+/// As JSON: an object with `kind` (the variant in snake case), its fields, and `message`, the
+/// words every output prints (ignored when read back). `remote = "Self"` makes the derived code
+/// inherent functions, which the `Serialize`/`Deserialize` impls below wrap.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "WarningJson", from = "WarningJson")]
+#[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// Repetitions vary by more than [`NOISY_CV`].
     Noisy {
@@ -137,6 +141,16 @@ pub enum Warning {
         /// Time the check took.
         nanos: u64,
     },
+    /// `--verify` checked a fileset test's files as they were read, inside the phases (the
+    /// time is each phase's `verify_nanos`, outside the op latencies).
+    VerifiedOnRead {
+        /// Repetition (1-based).
+        repetition: u32,
+        /// Bytes read and checked.
+        bytes_checked: u64,
+        /// Time spent making and checking verified data over the repetition's phases.
+        nanos: u64,
+    },
     /// `--verify` cannot check this test.
     NotVerified {
         /// Why.
@@ -145,6 +159,18 @@ pub enum Warning {
     /// A multi-client run's stonewall (`--stonewall`) ended the timed phases: the figure
     /// counts the work every rank completed.
     Stonewalled,
+    /// `--repeat auto`: how many repetitions the test got and what stopped adding more.
+    Repetitions {
+        /// Completed repetitions.
+        count: u32,
+        /// `ci` (the confidence interval reached the target), `max`, `budget` or `failed`.
+        stopped_by: String,
+        /// The widest 95% CI half-width of the figure over the configurations, relative
+        /// (0.05 = ±5%); None when it could not be computed.
+        ci: Option<f64>,
+        /// The target half-width.
+        target_ci: f64,
+    },
     /// Free text: what fsbench 0.1 stored (its warnings were text).
     Note {
         /// The text.
@@ -169,7 +195,7 @@ impl std::fmt::Display for Warning {
             ),
             Warning::ShortPhase { wall_nanos } => write!(
                 f,
-                "timed phase lasted only {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use a larger --scale",
+                "timed phase lasted only {:.1} ms; below {} ms start-up and scheduler noise dominate the figure: use --min-time (the default 0.5s lengthens it) or a larger --scale",
                 *wall_nanos as f64 / 1e6,
                 SHORT_PHASE.as_millis()
             ),
@@ -202,113 +228,53 @@ impl std::fmt::Display for Warning {
                 }
                 write!(f, " in {:.0} ms, after the last phase (outside the timing)", *nanos as f64 / 1e6)
             }
+            Warning::VerifiedOnRead { repetition, bytes_checked, nanos } => write!(
+                f,
+                "repetition {repetition}: verify: {} of file data checked intact as it was read; {:.0} ms making and checking verified data inside the phases (in their wall time, outside the op latencies)",
+                crate::workload::size::fmt_bytes(*bytes_checked),
+                *nanos as f64 / 1e6
+            ),
             Warning::NotVerified { reason } => write!(f, "--verify: {reason}"),
             Warning::Stonewalled => f.write_str(
                 "stonewalled: the timed phases stopped at the stonewall; the figure counts the work every rank completed (smallest rank × ranks)",
             ),
+            Warning::Repetitions { count, stopped_by, ci, target_ci } => {
+                let ci = match ci {
+                    Some(c) => format!("95% CI ±{:.1}%", c * 100.0),
+                    None => "95% CI unknown".into(),
+                };
+                let why = match stopped_by.as_str() {
+                    "ci" => format!("{ci}, within the target ±{:.0}%", target_ci * 100.0),
+                    "max" => format!("{ci}: stopped at the most repetitions (--max-repeat)"),
+                    "budget" => format!("{ci}: stopped by the time budget (--time-budget)"),
+                    _ => format!("{ci}: stopped ({stopped_by})"),
+                };
+                write!(f, "--repeat auto: {count} repetitions, {why}")
+            }
             Warning::Note { text } => f.write_str(text),
         }
     }
 }
 
-/// A warning as JSON: its fields, `kind`, and `message`, the words every output prints.
-#[derive(Serialize, Deserialize)]
-struct WarningJson {
-    #[serde(flatten)]
-    detail: WarningDetail,
-    #[serde(default)]
-    message: String,
-}
-
-/// [`Warning`]'s fields without the JSON wrapper (serde needs a second type for `into`).
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum WarningDetail {
-    Noisy {
-        cv: f64,
-    },
-    ShortPhase {
-        wall_nanos: u64,
-    },
-    CacheNotMet {
-        phase: String,
-        required: CacheReq,
-        resident_fraction: f64,
-        method: String,
-        sampled: bool,
-    },
-    TraceUnavailable {
-        reason: String,
-    },
-    TraceLost {
-        phase: String,
-        error: String,
-    },
-    TraceIncomplete {
-        phase: String,
-        events_lost: u64,
-        events_over_limit: u64,
-    },
-    Verified {
-        repetition: u32,
-        blocks_intact: u64,
-        blocks_unwritten: u64,
-        nanos: u64,
-    },
-    NotVerified {
-        reason: String,
-    },
-    Stonewalled,
-    Note {
-        text: String,
-    },
-}
-
-impl From<Warning> for WarningJson {
-    fn from(w: Warning) -> Self {
-        let message = w.to_string();
-        let detail = match w {
-            Warning::Noisy { cv } => WarningDetail::Noisy { cv },
-            Warning::ShortPhase { wall_nanos } => WarningDetail::ShortPhase { wall_nanos },
-            Warning::CacheNotMet { phase, required, resident_fraction, method, sampled } => {
-                WarningDetail::CacheNotMet { phase, required, resident_fraction, method, sampled }
-            }
-            Warning::TraceUnavailable { reason } => WarningDetail::TraceUnavailable { reason },
-            Warning::TraceLost { phase, error } => WarningDetail::TraceLost { phase, error },
-            Warning::TraceIncomplete { phase, events_lost, events_over_limit } => {
-                WarningDetail::TraceIncomplete { phase, events_lost, events_over_limit }
-            }
-            Warning::Verified { repetition, blocks_intact, blocks_unwritten, nanos } => {
-                WarningDetail::Verified { repetition, blocks_intact, blocks_unwritten, nanos }
-            }
-            Warning::NotVerified { reason } => WarningDetail::NotVerified { reason },
-            Warning::Stonewalled => WarningDetail::Stonewalled,
-            Warning::Note { text } => WarningDetail::Note { text },
-        };
-        WarningJson { detail, message }
+impl Serialize for Warning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct WithMessage<'a> {
+            #[serde(flatten, serialize_with = "tagged")]
+            detail: &'a Warning,
+            message: String,
+        }
+        fn tagged<S: serde::Serializer>(w: &&Warning, s: S) -> Result<S::Ok, S::Error> {
+            Warning::serialize(w, s)
+        }
+        WithMessage { detail: self, message: self.to_string() }.serialize(s)
     }
 }
 
-impl From<WarningJson> for Warning {
-    fn from(j: WarningJson) -> Self {
-        match j.detail {
-            WarningDetail::Noisy { cv } => Warning::Noisy { cv },
-            WarningDetail::ShortPhase { wall_nanos } => Warning::ShortPhase { wall_nanos },
-            WarningDetail::CacheNotMet { phase, required, resident_fraction, method, sampled } => {
-                Warning::CacheNotMet { phase, required, resident_fraction, method, sampled }
-            }
-            WarningDetail::TraceUnavailable { reason } => Warning::TraceUnavailable { reason },
-            WarningDetail::TraceLost { phase, error } => Warning::TraceLost { phase, error },
-            WarningDetail::TraceIncomplete { phase, events_lost, events_over_limit } => {
-                Warning::TraceIncomplete { phase, events_lost, events_over_limit }
-            }
-            WarningDetail::Verified { repetition, blocks_intact, blocks_unwritten, nanos } => {
-                Warning::Verified { repetition, blocks_intact, blocks_unwritten, nanos }
-            }
-            WarningDetail::NotVerified { reason } => Warning::NotVerified { reason },
-            WarningDetail::Stonewalled => Warning::Stonewalled,
-            WarningDetail::Note { text } => Warning::Note { text },
-        }
+impl<'de> Deserialize<'de> for Warning {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Unknown fields, `message` among them, are ignored by the tagged form.
+        Warning::deserialize(d)
     }
 }
 
@@ -438,6 +404,9 @@ pub struct RepResult {
     /// the figures above are the aggregate over all ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::cluster::model::ClusterRep>,
+    /// zfs: the dataset's `compressratio` after the last phase ([`crate::observe::compress`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
 }
 
 /// One phase of one repetition.
@@ -474,10 +443,26 @@ pub struct PhaseResult {
     /// Files opened with O_DIRECT: the page cache was bypassed.
     #[serde(default)]
     pub direct: bool,
+    /// Files opened with O_DSYNC or O_SYNC: every write waited for the device, so time in
+    /// `write()` is time in a sync.
+    #[serde(default)]
+    pub sync_writes: bool,
+    /// io_uring phases: the ring's batching, polling and registration options as run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uring: Option<crate::workload::UringOpts>,
     /// Block-device counter changes over the phase, when the target has devices.
     pub device: Option<DeviceDelta>,
     /// Time spent inside fsync/fdatasync, summed over threads.
     pub sync_nanos: u64,
+    /// `--verify`: time spent making verified write data and checking data as it was read,
+    /// summed over threads; inside `wall_nanos`, outside every op's latency. 0 without
+    /// `--verify`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verify_nanos: u64,
+    /// `--verify`: bytes checked as they were read (fileset tests; a data test's files are
+    /// checked after the repetition).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verified_bytes: u64,
     /// Page cache, dirty and writeback memory (and a filesystem daemon's RSS) around the phase.
     pub memory: Option<crate::observe::memory::MemDelta>,
     /// Block-layer trace of the phase (`--trace`).
@@ -504,6 +489,40 @@ pub struct PhaseResult {
     /// `no free file slot`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_by: Option<String>,
+    /// Timed passes of the phase's pattern (`--min-time`): a short phase is run again, and its
+    /// figures (time, bytes, operations, CPU, latency) are the sums over every pass. 0 in
+    /// records made before this field existed: read it with [`PhaseResult::passes`].
+    #[serde(default = "default_passes")]
+    pub passes: u32,
+    /// The test's roles that ran beside this phase (`[[test.role]]`), each with its figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleResult>,
+}
+
+fn default_passes() -> u32 {
+    1
+}
+
+/// What a role (threads with their own file and pattern beside a timed phase) did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoleResult {
+    /// Role name.
+    pub name: String,
+    /// Its threads.
+    pub threads: u32,
+    /// From the release of its threads to the last one's close (it is stopped when the
+    /// phase's own threads are done).
+    pub wall_nanos: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Read + write operations.
+    pub data_ops: u64,
+    /// (bytes read + written) / wall time.
+    pub mib_per_s: f64,
+    /// Latency per op kind (its writes, fsyncs, ...).
+    pub latency: Vec<OpLatency>,
 }
 
 /// One step of a fill phase's throughput-versus-fill series.
@@ -560,6 +579,31 @@ fn default_iodepth() -> u32 {
 }
 
 impl PhaseResult {
+    /// Timed passes of the pattern (at least 1).
+    pub fn passes(&self) -> u32 {
+        self.passes.max(1)
+    }
+
+    /// Add another pass of the same phase (`--min-time`): times, bytes, operations, CPU and
+    /// sync time are summed, so per-byte and per-operation figures stay right. Latency, device
+    /// counters, memory and trace are the caller's (they span every pass).
+    pub fn add_pass(&mut self, o: &PhaseResult) {
+        self.wall_nanos += o.wall_nanos;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.data_ops += o.data_ops;
+        self.cpu_user_nanos += o.cpu_user_nanos;
+        self.cpu_sys_nanos += o.cpu_sys_nanos;
+        self.sync_nanos += o.sync_nanos;
+        self.file_ops += o.file_ops;
+        self.skipped_ops += o.skipped_ops;
+        self.files_created += o.files_created;
+        self.passes = self.passes() + o.passes();
+        if !o.cache.met && self.cache.met {
+            self.cache = o.cache.clone();
+        }
+    }
+
     /// `io_uring qd16 direct`: the engine, its depth when above 1, and O_DIRECT; empty for the
     /// default (psync, depth 1, buffered).
     pub fn io_label(&self) -> String {
@@ -573,7 +617,37 @@ impl PhaseResult {
         if self.direct {
             v.push("direct".into());
         }
+        v.extend(self.uring_flags().map(String::from));
         v.join(" ")
+    }
+
+    /// `psync qd1 buffered`, `io_uring qd16 direct sqpoll`: the engine, depth and O_DIRECT
+    /// always, and io_uring's polling and registration options that differ from the default.
+    pub fn io_words(&self) -> String {
+        let engine = if self.engine.is_empty() { "psync" } else { self.engine.as_str() };
+        let mut s = format!(
+            "{engine} qd{} {}",
+            self.iodepth,
+            if self.direct { "direct" } else { "buffered" }
+        );
+        for f in self.uring_flags() {
+            s.push(' ');
+            s.push_str(f);
+        }
+        s
+    }
+
+    /// io_uring options that differ from the default, as words.
+    fn uring_flags(&self) -> impl Iterator<Item = &'static str> {
+        let u = self.uring.unwrap_or_default();
+        [
+            (u.sqpoll, "sqpoll"),
+            (u.iopoll, "iopoll"),
+            (u.fixedbufs, "fixedbufs"),
+            (!u.registerfiles, "unregistered-files"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
     }
 }
 
@@ -609,6 +683,10 @@ pub struct DeviceDelta {
     pub write_bytes: u64,
     /// Time the device was busy (io_ticks), milliseconds.
     pub busy_ms: u64,
+    /// Device-wide: the target is a directory on a device fsbench did not make (shared with the
+    /// rest of the machine), so these counters include other processes' I/O.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 impl DeviceDelta {
@@ -624,6 +702,7 @@ impl DeviceDelta {
         self.writes_merged += o.writes_merged;
         self.write_bytes += o.write_bytes;
         self.busy_ms += o.busy_ms;
+        self.shared |= o.shared;
     }
 }
 
@@ -696,6 +775,12 @@ impl TestResult {
             status: TestStatus::Skipped { reason: reason.into() },
             ..TestResult::new(test)
         }
+    }
+
+    /// How the test's I/O ran ([`PhaseResult::io_words`] of the median repetition's first
+    /// timed phase); None when no repetition ran.
+    pub fn io_words(&self) -> Option<String> {
+        self.median_rep()?.phases.iter().find(|p| p.timed).map(|p| p.io_words())
     }
 
     /// The repetition whose figure of merit is the median (for per-test detail columns).
@@ -794,5 +879,43 @@ impl RepResult {
             .filter(|l| l.op.is_data())
             .max_by_key(|l| l.count)
             .or_else(|| self.latency.iter().filter(|l| l.op.is_fileset()).max_by_key(|l| l.count))
+    }
+}
+
+/// serde: leave a zero counter out of the JSON.
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_are_json_objects_with_kind_fields_and_message_and_read_back() {
+        let ws = vec![
+            Warning::Noisy { cv: 0.25 },
+            Warning::TraceIncomplete {
+                phase: "write".into(),
+                events_lost: 3,
+                events_over_limit: 0,
+            },
+            Warning::Stonewalled,
+            Warning::Note { text: "old words".into() },
+        ];
+        let v = serde_json::to_value(&ws).unwrap();
+        assert_eq!(v[0]["kind"], "noisy");
+        assert_eq!(v[0]["cv"], 0.25);
+        assert_eq!(v[0]["message"], ws[0].to_string());
+        assert_eq!(v[1]["kind"], "trace_incomplete");
+        assert_eq!(v[1]["events_lost"], 3);
+        assert_eq!(v[2]["kind"], "stonewalled");
+        assert_eq!(v[2]["message"], ws[2].to_string());
+        assert_eq!(v[3]["text"], "old words");
+        let back: Vec<Warning> = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ws);
+        // `message` may be missing (it is only for readers).
+        let w: Warning = serde_json::from_str(r#"{"kind":"short_phase","wall_nanos":5}"#).unwrap();
+        assert_eq!(w, Warning::ShortPhase { wall_nanos: 5 });
     }
 }

@@ -66,6 +66,14 @@ fn mpirun(np: u32, args: &[&str]) -> Command {
     c
 }
 
+/// `compare --mpi` of directories, without the store.
+fn mpirun_compare(np: u32, args: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np", &np.to_string()]);
+    c.arg(bin()).args(["compare", "--mpi", "--no-store"]).args(args);
+    c
+}
+
 fn workload(dir: &Path, body: &str) -> String {
     let p = dir.join("w.toml");
     std::fs::write(&p, format!("[suite]\nname = \"mpi\"\ndescription = \"mpi tests\"\n{body}"))
@@ -372,9 +380,12 @@ amount = { passes = 1 }
 "#,
     );
     let dir = d.path().to_str().unwrap();
-    let o = mpirun(4, &["--mpi-shared", "--dir", dir, "--workload", &w, "--format", "json"])
-        .output()
-        .unwrap();
+    let o = mpirun(
+        4,
+        &["--mpi-shared", "--dir", dir, "--workload", &w, "--format", "json", "--verify"],
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", err(&o));
     let r = json(&o);
     assert_eq!(r["cluster"]["mode"], "shared");
@@ -402,6 +413,156 @@ amount = { passes = 1 }
     assert_eq!(e["mapped_bytes"].as_u64().unwrap(), size, "{e}");
     // Reading every region back found the data (a hole or a short file would end it early).
     assert_eq!(read["bytes_read"].as_u64().unwrap(), size);
+    // --verify read the whole file back once (rank 0, after every rank's last phase): every
+    // 4 KiB block holds what its writer wrote for that offset, none was left unwritten.
+    let verified: Vec<&Value> =
+        t["warnings"].as_array().unwrap().iter().filter(|w| w["kind"] == "verified").collect();
+    assert_eq!(verified.len(), 1, "{}", t["warnings"]);
+    assert_eq!(verified[0]["blocks_intact"].as_u64().unwrap(), size / 4096, "{}", verified[0]);
+    assert_eq!(verified[0]["blocks_unwritten"], 0, "{}", verified[0]);
+    assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
+}
+
+#[test]
+fn compare_mpi_runs_every_directory_from_every_rank_and_reduces_each() {
+    need_mpi!();
+    let d = Scratch::new();
+    let w = workload(d.path(), WRITE);
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let html = d.path().join("r.html");
+    let args = ["--workload", &w, "--format", "json", "--repeat", "2", "--report"];
+    let o = mpirun_compare(4, &[&[a, b][..], &args[..], &[html.to_str().unwrap()]].concat())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let r = json(&o);
+    let configs = r["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 2);
+    for (c, label) in configs.iter().zip([a, b]) {
+        assert_eq!(c["label"], label);
+        let run = &c["run"];
+        assert_eq!(run["cluster"]["ranks"], 4);
+        let t = &run["tests"][0];
+        assert_eq!(t["status"]["state"], "ok", "{t}");
+        assert_eq!(t["reps"].as_array().unwrap().len(), 2);
+        for rep in t["reps"].as_array().unwrap() {
+            let ranks = rep["cluster"]["per_rank"].as_array().unwrap();
+            assert_eq!(ranks.len(), 4);
+            let sum: u64 = ranks.iter().map(|x| x["bytes"].as_u64().unwrap()).sum();
+            assert_eq!(sum, rep["bytes"].as_u64().unwrap(), "sum of ranks = aggregate");
+            assert_eq!(sum, 4 * (8 << 20));
+            // Each rank's windows are this directory's, one for the timed phase, and the
+            // aggregate time spans them.
+            let first = ranks
+                .iter()
+                .map(|x| x["windows"][0]["start_s"].as_f64().unwrap())
+                .fold(f64::MAX, f64::min);
+            let last = ranks
+                .iter()
+                .map(|x| x["windows"][0]["end_s"].as_f64().unwrap())
+                .fold(f64::MIN, f64::max);
+            assert!(ranks.iter().all(|x| x["windows"].as_array().unwrap().len() == 1));
+            let wall = rep["wall_nanos"].as_u64().unwrap() as f64;
+            assert!(((last - first) * 1e9 - wall).abs() <= 1.0, "{} vs {wall}", last - first);
+        }
+    }
+    // The comparison itself: one line per test with both medians.
+    assert_eq!(r["tests"].as_array().unwrap().len(), 1, "{}", r["tests"]);
+    // The HTML report (rank 0 only) has the per-rank bars and the per-host table.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Clients (MPI)") && page.contains("4 ranks on 1 host(s)"));
+    for rank in 0..4 {
+        assert_eq!(page.matches(&format!("rank {rank} (")).count(), 2, "a bar per directory");
+    }
+    assert!(page.contains("<th>host</th>"));
+    for dir in [a, b] {
+        let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+        assert!(left.is_empty(), "{dir}: {left:?}");
+    }
+}
+
+#[test]
+fn compare_mpi_takes_directories_only() {
+    need_mpi!();
+    let d = Scratch::new();
+    let w = workload(d.path(), WRITE);
+    let o =
+        mpirun_compare(2, &[d.path().to_str().unwrap(), "ext4", "--workload", &w, "--no-report"])
+            .output()
+            .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("`ext4` is not a directory"), "{}", err(&o));
+}
+
+#[test]
+fn a_shared_fileset_is_one_directory_holding_every_ranks_own_files() {
+    need_mpi!();
+    let d = Scratch::new();
+    // 4 ranks × 2 threads, 100 files each rank (400 in the shared set), made before the phase;
+    // the stat phase runs until the stonewall, while this test looks at the directory.
+    let w = workload(
+        d.path(),
+        r#"
+[[test]]
+id = "md"
+name = "shared-md"
+description = "one fileset for all ranks"
+threads = 2
+fileset = { count = 100, flat = true, size = "0", prefill = true }
+[[test.phase]]
+name = "stat"
+pattern = [{ op = "stat", pick = "next" }]
+amount = { passes = 1000000 }
+"#,
+    );
+    let dir = d.path().to_str().unwrap();
+    let child = mpirun(
+        4,
+        &["--mpi-shared", "--dir", dir, "--workload", &w, "--format", "json", "--stonewall", "5"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // One work directory (rank 0's), one set in it, with f0..f399: every rank's files, under
+    // names no other rank used.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut seen = None;
+    while Instant::now() < deadline && seen.is_none() {
+        std::thread::sleep(Duration::from_millis(100));
+        let ws = d.leftovers();
+        if ws.len() != 1 {
+            continue;
+        }
+        let set = d.path().join(&ws[0]).join("tmd.rep0.set");
+        let Ok(rd) = std::fs::read_dir(&set) else { continue };
+        let mut names: Vec<String> = rd
+            .map_while(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if names.len() >= 400 {
+            names.sort();
+            seen = Some((ws, names));
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let (ws, names) = seen.expect("the shared set never held 400 files");
+    assert_eq!(ws.len(), 1, "one work directory for all ranks: {ws:?}");
+    let mut want: Vec<String> = (0..400).map(|i| format!("f{i}")).collect();
+    want.sort();
+    assert_eq!(names, want, "each slot once, no other names");
+    let r = json(&o);
+    assert_eq!(r["cluster"]["mode"], "shared");
+    let t = &r["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{t}");
+    let rep = &t["reps"][0];
+    let ranks = rep["cluster"]["per_rank"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4);
+    assert!(ranks.iter().all(|x| x["ops"].as_u64().unwrap() > 0), "every rank worked: {ranks:?}");
     assert!(d.leftovers().is_empty(), "{:?}", d.leftovers());
 }
 
@@ -473,4 +634,33 @@ amount = { passes = 1 }
     // Every rank stopped after the write phase: the read phase ran nowhere.
     assert_eq!(t["reps"][0]["phases"].as_array().unwrap().len(), 1, "{t}");
     assert!(fs.0.leftovers().is_empty(), "{:?}", fs.0.leftovers());
+}
+
+#[test]
+fn a_stored_multi_client_run_keeps_its_clients_for_a_later_report() {
+    need_mpi!();
+    let d = Scratch::new();
+    let w = workload(d.path(), WRITE);
+    let dir = d.path().join("w");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("results.sqlite");
+    let (dir, db) = (dir.to_str().unwrap(), db.to_str().unwrap());
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"]);
+    c.arg(bin()).args(["run", "--mpi", "--db", db, "--dir", dir, "--workload", &w]);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    // The report made later from the database has the per-rank bars and the per-host table.
+    let html = d.path().join("later.html");
+    let o = Command::new(bin())
+        .args(["report", "1", "--db", db, "-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Clients (MPI)") && page.contains("2 ranks on 1 host(s)"), "no panel");
+    for rank in 0..2 {
+        assert!(page.contains(&format!("rank {rank} (")), "no bar of rank {rank}");
+    }
+    assert!(page.contains("<th>host</th>"));
 }

@@ -349,12 +349,17 @@ fn bad_options_leave_nothing_behind() {
 
     if skip_reason(&["zfs-fuse", "zpool", "zfs"]).is_none() {
         let _g = zfs_lock();
-        let pools_before = zpool_names();
+        // Only this process's pools (`fsbench_PID_N`): other fsbench processes share the daemon.
+        let own = || {
+            let prefix = format!("fsbench_{}_", std::process::id());
+            zpool_names().into_iter().filter(|n| n.starts_with(&prefix)).collect::<Vec<_>>()
+        };
+        let pools_before = own();
         let e = Testbed::up(&FsConfig::parse("zfs:compression=lz4").unwrap(), &opts(dir.path()))
             .unwrap_err();
         assert!(e.to_string().contains("compression=lz4"), "{e}");
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "workdir not empty");
-        assert_eq!(zpool_names(), pools_before);
+        assert_eq!(own(), pools_before);
     }
 }
 
@@ -552,4 +557,41 @@ fn cleanup_after_kill_9() {
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "workdir not empty after cleanup"
     );
+}
+
+/// The zfs-fuse watchdog's abort path, without a real deadlock: a watch with a tiny limit over
+/// a stretch that outlasts it aborts the FUSE connection of this testbed's pool only; the
+/// mount then fails with ENOTCONN instead of hanging, and the teardown still removes
+/// everything.
+#[test]
+fn zfs_watchdog_aborts_only_its_pools_fuse_connection_and_teardown_still_runs() {
+    use fsbench::testbed::zfs_watch::{connections, Watch};
+    skip_unless!("zfs-fuse", "zpool", "zfs");
+    let _g = zfs_lock();
+    let dir = workdir();
+    let cfg = FsConfig::parse("zfs").unwrap();
+    let tb = Testbed::up(&cfg, &TestbedOptions { size_bytes: 128 * MIB, ..opts(dir.path()) })
+        .unwrap_or_else(|e| panic!("zfs: {e}"));
+    let mp = tb.mountpoint().to_path_buf();
+    let tb_dir = mp.parent().unwrap().to_path_buf();
+    let pool = tb.zfs_pool().unwrap().to_string();
+    write_file(&mp.join("hello"), MIB as usize);
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let conns = connections(&mi, &pool);
+    assert_eq!(conns.len(), 1, "{pool}: {conns:?}");
+    assert_eq!(conns[0].0, mp);
+    let ctl = Path::new("/sys/fs/fuse/connections").join(conns[0].1.to_string());
+    assert!(ctl.join("abort").exists(), "{}", ctl.display());
+    let w = Watch::arm_for(&pool, "reading the data set", Duration::from_millis(50));
+    std::thread::sleep(Duration::from_millis(1500));
+    let msg = w.finish().expect("the watch fired");
+    assert!(msg.contains("reading the data set did not finish within 1 s"), "{msg}");
+    assert!(
+        msg.contains(&format!("aborted FUSE connection {} of pool {pool}", conns[0].1)),
+        "{msg}"
+    );
+    let e = std::fs::read_dir(&mp).map(drop).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENOTCONN), "{e}");
+    tb.teardown().unwrap_or_else(|e| panic!("teardown after the abort: {e}"));
+    assert_nothing_left(&tb_dir, &mp, Some(&pool));
 }

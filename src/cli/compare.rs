@@ -4,12 +4,12 @@ use super::testbed_args::TestbedArgs;
 use super::{progress::Bar, record, ExitCode, UserError};
 use crate::compare::{self, CompareOptions, Rule};
 use crate::driver::{Order, Plan, Spec, TargetSet, Targets};
+use crate::engine::EngineOptions;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::store::read::RunKind;
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `fsbench compare`.
@@ -26,10 +26,15 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub workload: super::suite_args::SuiteArgs,
 
-    /// Interleaved repetitions per test and configuration. 3 or more lets a significance test
-    /// decide winners.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    /// Interleaved repetitions per test and configuration (1-1000), or `auto` (default): 5
+    /// rounds, then more rounds of the tests whose 95% confidence interval is wider than
+    /// --target-ci on a configuration, up to --max-repeat or --time-budget. With one repetition
+    /// there is no noise estimate and no test.
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub repeat: super::suite_args::Repeat,
+
+    #[command(flatten)]
+    pub auto: super::suite_args::AutoArgs,
 
     /// Output format on stdout (`html`: the report on stdout; --report writes it to a file
     /// too).
@@ -67,6 +72,9 @@ pub struct CompareArgs {
     /// Do not write the HTML report.
     #[arg(long, conflicts_with = "report")]
     pub no_report: bool,
+
+    #[command(flatten)]
+    pub mpi: super::mpi_run::MpiArgs,
 }
 
 /// When filesystems are recreated.
@@ -80,13 +88,19 @@ pub enum Fresh {
 }
 
 const COMPARE_HELP: &str = "\
-Each configuration gets its own sparse image file(s) in --workdir, attached as loop devices with
-direct I/O, made with mkfs and mounted; zfs pools run on zfs-fuse (started and stopped if needed).
+Each configuration gets its own image file(s) in --workdir (allocated with fallocate by default;
+see --image-alloc), attached as loop devices with direct I/O, made with mkfs and mounted; zfs pools run on zfs-fuse (started and stopped if needed).
 Everything is removed afterwards, also on errors and Ctrl-C; after a crash, `fsbench testbed
 cleanup` removes what was left. Needs root; comparing directories you mounted does not.
 
 Runs are interleaved: every configuration runs a test before any runs it again, in an order that
 rotates, so drift on a noisy machine does not favour one side.
+
+Repetitions (default --repeat auto): 5 rounds, then further rounds of each test whose 95%
+confidence interval (20%-trimmed mean of log figures) is wider than --target-ci on a
+configuration, until --max-repeat or --time-budget (the first 5 rounds always run); a note says
+how many each test got and what stopped it. Each timed phase lasts at least --min-time (0.5s): a
+shorter one runs again (see --min-time), and its figures are totals over its passes.
 
 Decision rule per test: the estimator is the median of the test's figure of merit on each
 configuration: MiB/s for data tests, ops/s for file-set tests (metadata, rm65536, mail, postmark,
@@ -105,15 +119,19 @@ mean of the winning factors, as in the 2005 study.
 Examples:
   fsbench compare ext4 xfs --scale quick
   fsbench compare ext4:mount=data=writeback,nobarrier ext4:mount=nodelalloc xfs --test 1,3,9
-  fsbench compare ext4 xfs btrfs zfs --scale quick --repeat 3 --format json > cmp.json
+  fsbench compare ext4 xfs btrfs zfs --scale quick --repeat 5 --format json > cmp.json
   fsbench compare /mnt/a /mnt/b --test 4,14";
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if a.mpi.mpi {
+        return super::mpi_run::compare(a);
+    }
     // Stage 1: validate everything before any I/O.
     if a.workload.print_workload()? {
         return Ok(ExitCode::Success);
     }
     let suite = a.workload.load()?;
+    let auto = a.auto.plan(a.repeat)?;
     if !(a.min_effect >= 0.0 && a.min_effect < 1000.0) {
         return Err(
             UserError(format!("--min-effect {} must be a percentage >= 0", a.min_effect)).into()
@@ -132,8 +150,13 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if !targets.up()? {
         return Ok(ExitCode::Interrupted);
     }
+    // The mounted filesystems' free space (their metadata takes part of the image): a test
+    // that cannot fit is refused before any of its I/O; the guards remove the testbeds.
+    if !a.workload.no_space_check {
+        targets.check_space(&suite)?;
+    }
     let opts = CompareOptions {
-        engine: a.data.engine(a.repeat),
+        engine: a.data.engine(a.repeat.least()),
         rule: Rule { min_effect: a.min_effect / 100.0, ..Rule::default() },
         fresh_per_test: a.fresh == Fresh::PerTest,
     };
@@ -142,23 +165,46 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         engine: opts.engine.clone(),
         order: Order::Interleaved,
         fresh_per_test: opts.fresh_per_test,
+        auto,
     };
     let options = RunOptions {
         rule: opts.rule,
         fresh_per_test: opts.fresh_per_test,
         seed: a.data.seed,
         compress_percent: a.data.compress_percent,
+        cluster: None,
     };
-    let meta = RunMeta::new(RunKind::Compare, &suite, a.repeat, options);
-    let bar = Bar::new(suite.tests.len() * targets.count() * a.repeat as usize, 1);
-    let (outcome, mut recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
+    let meta = RunMeta::new(RunKind::Compare, &suite, a.repeat.least(), options);
+    let bar = Bar::new(suite.tests.len() * targets.count() * a.repeat.least() as usize, 1);
+    let (outcome, recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();
+    // With --repeat auto the header gives the most repetitions a test got.
+    let opts = CompareOptions {
+        engine: EngineOptions {
+            repeat: outcome.runs.iter().map(|r| r.repeat).max().unwrap_or(1),
+            ..opts.engine
+        },
+        ..opts
+    };
     let report = compare::from_outcome(outcome, &targets, &opts);
 
     // Stage 3: tear down (errors reported after the output), then output.
     let teardown = targets.teardown();
-    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&report)?;
-    std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    finish(&a, &report, recording, &meta, status, teardown)
+}
+
+/// Output, the HTML report and the exit status of a comparison (`compare --mpi`: on rank 0).
+pub(super) fn finish(
+    a: &CompareArgs,
+    report: &compare::Report,
+    mut recording: record::Recording,
+    meta: &RunMeta,
+    status: crate::store::read::RunStatus,
+    teardown: anyhow::Result<()>,
+) -> anyhow::Result<ExitCode> {
+    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(report)?;
+    // A closed stdout (`| head`) must not skip the report, the teardown or the store below.
+    let printed = super::out_bytes(&bytes);
     let mut report_error = None;
     if !a.no_report {
         let run = crate::report::ReportRun {
@@ -194,6 +240,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::Interrupted);
     }
     recording.outcome()?;
+    printed.context("writing to stdout")?;
     if let Some(e) = report_error {
         return Err(e);
     }

@@ -1,8 +1,12 @@
 //! `fsbench integrity CONFIG...`: what each filesystem does with corrupted blocks.
 
+use super::record::{now_unix_s, RecordArgs};
 use super::{ExitCode, UserError};
 use crate::integrity::{self, Fault, IntegrityOptions};
+use crate::store::read::RunStatus;
+use crate::store::{IntegrityRecorder, RunMeta, StoreError};
 use crate::testbed::{FsConfig, TestbedOptions, DEFAULT_WORKDIR};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -30,9 +34,10 @@ pub struct IntegrityArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
-    /// Also damage metadata blocks (directory blocks, inodes, tree nodes). These cases exercise
-    /// the kernel's error paths for corrupted metadata: a kernel filesystem bug there can oops
-    /// or hang the machine. Run them on a machine you can afford to reboot.
+    /// Also damage metadata blocks (directory blocks, inodes, tree nodes; on zfs the ZAP, dnode
+    /// and indirect blocks zdb names). These cases exercise the kernel's error paths for
+    /// corrupted metadata: a kernel filesystem bug there can oops or hang the machine. Run them
+    /// on a machine you can afford to reboot.
     #[arg(long)]
     pub metadata: bool,
 
@@ -51,6 +56,9 @@ pub struct IntegrityArgs {
     /// Size of each image.
     #[arg(long, value_name = "SIZE", default_value = "512M", value_parser = parse_size)]
     pub size: u64,
+
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 const AFTER_HELP: &str = "\
@@ -72,7 +80,12 @@ Outcomes:
 Only image files fsbench created for the run are written to, only while the filesystem is
 offline. Needs root. Examples:
   fsbench integrity ext4 xfs btrfs btrfs:profile=raid1:devices=2 zfs zfs:layout=mirror:devices=2
-  fsbench integrity btrfs --faults zero --seed 7 --format json > btrfs.json";
+  fsbench integrity btrfs --faults zero --seed 7 --format json > btrfs.json
+
+Each run is stored in the results database (unless --no-store): `fsbench history` lists it,
+`fsbench show RUN` prints its matrix again (table, json, csv, html), `fsbench report RUN` writes
+the HTML report (a matrix per configuration, cells coloured by outcome, the evidence of each
+case on hover and unfolded below).";
 
 fn parse_size(s: &str) -> Result<u64, String> {
     crate::workload::size::parse_bytes(s)
@@ -104,16 +117,51 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
             ..TestbedOptions::default()
         },
     };
+    // The database is opened (and checked) before anything is built.
+    let store = a.record.open()?;
+    let faults: Vec<&str> = a.faults.iter().map(|f| f.name()).collect();
+    let meta = RunMeta::integrity(a.seed, &faults.join(","));
+    let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+    let mut rec = match store {
+        Some(s) => {
+            let path = s.path().to_path_buf();
+            Some(
+                s.begin_integrity(&meta, &labels)
+                    .with_context(|| format!("recording the run in {}", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let mut failed: Option<anyhow::Error> = None;
+    let mut record = |rec: &mut Option<IntegrityRecorder>, r: Result<(), StoreError>| {
+        if let Err(e) = r {
+            eprintln!("fsbench: warning: recording stopped, results are no longer stored: {e}");
+            let path = rec.take().map(|r| r.path().display().to_string()).unwrap_or_default();
+            failed = Some(anyhow::Error::new(e).context(format!(
+                "the results above are complete, but they are not all stored in {path}"
+            )));
+        }
+    };
     let mut results = Vec::new();
     let mut out = std::io::stdout().lock();
-    for cfg in &configs {
+    for (ci, cfg) in configs.iter().enumerate() {
         let size = a.size.max(cfg.kind.min_device_bytes());
         let opts = IntegrityOptions {
             testbed: TestbedOptions { size_bytes: size, ..opts.testbed.clone() },
             ..opts.clone()
         };
         eprintln!("fsbench integrity: {} ...", cfg.label);
-        let m = integrity::run_config(cfg, &opts, &mut |line| eprintln!("  {line}"));
+        let m = integrity::run_config(cfg, &opts, &mut |i, case| {
+            eprintln!("  {}", integrity::matrix::evidence_line(case));
+            if let Some(r) = rec.as_mut() {
+                let done = r.record_case(ci, i, case);
+                record(&mut rec, done);
+            }
+        });
+        if let Some(r) = rec.as_mut() {
+            let done = r.finish_config(ci, &m);
+            record(&mut rec, done);
+        }
         if a.format == IntegrityFormat::Table {
             // Printed as each configuration ends, so a later failure loses nothing.
             writeln!(out, "{}", m.render())?;
@@ -128,7 +176,30 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &results)?;
         writeln!(out)?;
     }
-    if crate::sys::signals::interrupted() {
+    let interrupted = crate::sys::signals::interrupted();
+    let status = if interrupted {
+        RunStatus::Interrupted
+    } else if results.iter().any(|m| m.error.is_some()) {
+        RunStatus::Failed
+    } else {
+        RunStatus::Ok
+    };
+    if let Some(r) = rec.as_mut() {
+        match r.finish(status, now_unix_s()) {
+            Ok(()) => eprintln!(
+                "fsbench: stored as run {} in {} (fsbench show {}; fsbench report {})",
+                r.run_id(),
+                r.path().display(),
+                r.run_id(),
+                r.run_id()
+            ),
+            Err(e) => record(&mut rec, Err(e)),
+        }
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if interrupted {
         return Ok(ExitCode::Interrupted);
     }
     if results.iter().any(|m| m.error.is_some()) {

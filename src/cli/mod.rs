@@ -27,6 +27,32 @@ pub enum ExitCode {
     BadInput = 2,
     /// Stopped by Ctrl-C or SIGTERM.
     Interrupted = 130,
+    /// Standard output was a pipe its reader closed (`fsbench history | head -1`): the output
+    /// stopped quietly, after every testbed was torn down. 128 + SIGPIPE, as a shell reports a
+    /// tool that SIGPIPE ended; fsbench keeps SIGPIPE ignored so that teardown always runs.
+    BrokenPipe = 141,
+}
+
+/// Write `text` to standard output. A closed pipe is returned as an error (`main` turns it
+/// into a quiet exit 141), never a panic as with `print!`.
+pub(crate) fn out(text: &str) -> std::io::Result<()> {
+    out_bytes(text.as_bytes())
+}
+
+/// [`out`] for bytes.
+pub(crate) fn out_bytes(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(bytes)?;
+    o.flush()
+}
+
+/// Whether `e` was caused by writing to a pipe whose reader has gone.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 impl ExitCode {
@@ -124,6 +150,7 @@ pub fn main() -> i32 {
     };
     match r {
         Ok(code) => code as i32,
+        Err(e) if is_broken_pipe(&e) => ExitCode::BrokenPipe as i32,
         Err(e) => {
             print_error(&e);
             match e.downcast_ref::<UserError>() {
@@ -158,8 +185,52 @@ pub struct UserError(pub String);
 
 /// Print an error with its whole chain of causes.
 fn print_error(e: &anyhow::Error) {
-    eprintln!("fsbench: error: {e}");
+    for l in error_lines(e) {
+        eprintln!("{l}");
+    }
+}
+
+/// The lines of an error: the error, then each cause whose text an earlier line does not
+/// already hold (a step that quotes its command's failure, then that failure again, would
+/// print the command's output several times).
+pub fn error_lines(e: &anyhow::Error) -> Vec<String> {
+    let mut shown = vec![e.to_string()];
+    let mut out = vec![format!("fsbench: error: {e}")];
     for cause in e.chain().skip(1) {
-        eprintln!("  caused by: {cause}");
+        let text = cause.to_string();
+        if shown.iter().any(|s| s.contains(&text)) {
+            continue;
+        }
+        out.push(format!("  caused by: {text}"));
+        shown.push(text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::cmd::CmdError;
+    use crate::testbed::TestbedError;
+    use anyhow::Context;
+
+    #[test]
+    fn a_rejected_mount_prints_the_commands_output_once() {
+        let failed = CmdError::Failed {
+            cmdline: "mount -t ext4 -o bogusopt /dev/loop9 /x".into(),
+            status: "exit status: 32".into(),
+            stderr: "mount: /x: wrong fs type, bad option\nkernel log: ext4: Unknown parameter 'bogusopt'".into(),
+        };
+        let e = TestbedError::Rejected {
+            step: "mount".into(),
+            options: "bogusopt".into(),
+            source: Box::new(TestbedError::cmd("mount", failed)),
+        };
+        let e = Err::<(), _>(e).context("setting up ext4").unwrap_err();
+        let lines = error_lines(&e).join("\n");
+        assert_eq!(lines.matches("wrong fs type").count(), 1, "{lines}");
+        assert_eq!(lines.matches("Unknown parameter 'bogusopt'").count(), 1, "{lines}");
+        assert!(lines.starts_with("fsbench: error: setting up ext4"), "{lines}");
+        assert!(lines.contains("caused by: mount refused the options given (bogusopt)"), "{lines}");
     }
 }

@@ -1,30 +1,31 @@
-//! `fsbench run --mpi`: the same run on every rank of an MPI job, reduced on rank 0.
+//! `fsbench run --mpi` and `fsbench compare --mpi`: the same run (or comparison of
+//! directories) on every rank of an MPI job, reduced on rank 0.
 //!
 //! Rank 0 loads and validates the workload and broadcasts it, so every rank runs the same
-//! definition or all stop with rank 0's message. Each rank checks its --dir and works in its own
-//! subdirectory there (file per process). The clocks are aligned ([`crate::cluster::clock`]),
-//! the engine's phase hooks put a barrier before each phase and agree on its outcome after it,
-//! and at the end every rank's results go to rank 0, which reduces them
-//! ([`crate::cluster::reduce`]) and alone writes the output and the results database.
+//! definition or all stop with rank 0's message. Every rank checks the directories, then
+//! [`crate::cluster::session`] drives the plan through the suite driver on every rank (the
+//! cluster's phase hooks: a barrier before each phase, the global clock, agreement after it)
+//! and reduces every rank's results on rank 0, which alone writes the output and the results
+//! database.
 
+use super::compare::CompareArgs;
 use super::progress::Bar;
 use super::run::RunArgs;
 use super::{record, ExitCode, UserError};
-use crate::cluster::hooks::{agree, ClusterHooks};
-use crate::cluster::model::{ClusterInfo, RankInfo};
-use crate::cluster::reduce::{reduce, RankReport};
-use crate::cluster::{clock, Comm};
-use crate::engine::hooks::{Hooks, PhaseOutcome};
-use crate::engine::{self, EngineOptions, NoProgress, Progress, Target};
+use crate::cluster::hooks::agree;
+use crate::cluster::session::{self, SessionEnd, SessionOptions};
+use crate::cluster::Comm;
+use crate::compare::{CompareOptions, Rule};
+use crate::driver::{Order, Outcome, PhaseOutcome, Plan, Spec, TargetSet};
+use crate::engine::{NoProgress, Progress};
 use crate::output::{exporter, ExportOptions};
-use crate::result::TestStatus;
 use crate::store::read::{RunKind, RunStatus};
 use crate::store::write::ConfigStart;
 use crate::store::{RunMeta, RunOptions};
 use crate::workload::Suite;
 use anyhow::Context;
 use clap::Args;
-use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,15 +48,16 @@ pub struct MpiArgs {
     /// With --mpi: all ranks work in one directory (made by rank 0 in DIR) and share each
     /// test's shared file, which is then ranks times the size, every thread of every rank
     /// writing or reading its own region with sequential offsets, or anywhere in the file with
-    /// random ones (IOR's default, shared-file mode). Tests with a file per thread, and
-    /// filesets, get a file or directory per rank in that directory.
+    /// random ones (IOR's default, shared-file mode). A fileset is one set in one directory
+    /// tree for all ranks, ranks times the files, each thread of each rank with its own names
+    /// (mdtest's shared-directory mode). Files of one thread get the rank in their names.
     #[arg(long, requires = "mpi")]
     pub mpi_shared: bool,
 
     /// With --mpi: a rank waiting longer than this at a barrier for the others ends the whole
     /// job with a message naming where it waited (a rank hung in the kernel, or died without
     /// mpirun noticing).
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = positive_secs)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = positive_secs, requires = "mpi")]
     pub mpi_timeout: f64,
 }
 
@@ -66,6 +68,67 @@ fn positive_secs(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A session's common start on every rank: MPI, the suite rank 0 validated (shared-fileset
+/// sized with --mpi-shared), the directories checked on every rank. None: rank 0 rejected the
+/// input and every rank stops (rank 0 returned the error).
+struct Start {
+    comm: Arc<dyn Comm>,
+    suite: Suite,
+}
+
+fn start(
+    mpi: &MpiArgs,
+    load: &dyn Fn() -> anyhow::Result<Suite>,
+    dirs: &[PathBuf],
+    check: &dyn Fn(&Suite) -> Result<(), String>,
+) -> anyhow::Result<Option<Start>> {
+    let comm =
+        crate::cluster::init(Some(Duration::from_secs_f64(mpi.mpi_timeout))).map_err(UserError)?;
+    let rank = comm.rank();
+    // Stage 1: rank 0 validates the workload; every rank runs what it broadcast.
+    let Some(suite) = share_suite(&*comm, load)? else { return Ok(None) };
+    let suite = if mpi.mpi_shared { session::shared_suite(&suite, comm.size()) } else { suite };
+    let local = match check(&suite) {
+        Ok(()) => PhaseOutcome::Ok,
+        Err(e) => PhaseOutcome::Failed(e),
+    };
+    if let PhaseOutcome::Failed(msg) = agree(&*comm, local)? {
+        if rank == 0 {
+            return Err(UserError(format!("{msg} (checking {})", show(dirs))).into());
+        }
+        return Ok(None);
+    }
+    Ok(Some(Start { comm, suite }))
+}
+
+fn show(dirs: &[PathBuf]) -> String {
+    dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn options(mpi: &MpiArgs) -> SessionOptions {
+    SessionOptions { stonewall_s: mpi.stonewall, shared: mpi.mpi_shared }
+}
+
+/// The exit code of a rank other than 0: rank 0 reports the run and its status. A failed test
+/// exits 0 here, because a non-zero exit of any rank makes mpirun end the job, possibly before
+/// rank 0 has written the results that say which rank failed and why.
+fn contributed(status: RunStatus) -> ExitCode {
+    match status {
+        RunStatus::Interrupted => ExitCode::Interrupted,
+        _ => ExitCode::Success,
+    }
+}
+
+/// Engine options of a multi-client run: `--repeat auto` runs its minimum (5) as a fixed count
+/// (ranks must agree on every repetition), and `--min-time` does not apply (a phase is one
+/// window across all processes).
+fn mpi_engine(
+    data: &super::suite_args::DataArgs,
+    repeat: super::suite_args::Repeat,
+) -> crate::engine::EngineOptions {
+    crate::engine::EngineOptions { min_time: Duration::ZERO, ..data.engine(repeat.least()) }
+}
+
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.fs.is_some() {
         return Err(UserError(
@@ -73,244 +136,193 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let comm = crate::cluster::init(Some(Duration::from_secs_f64(a.mpi.mpi_timeout)))
-        .map_err(UserError)?;
-    let rank = comm.rank();
-
-    // Stage 1: rank 0 validates the workload; every rank runs what it broadcast.
-    let suite = share_suite(&*comm, &a)?;
-    let Some(suite) = suite else { return Ok(ExitCode::BadInput) };
     let Some(dir) = a.dir.clone() else {
         return Err(UserError("--mpi needs --dir".into()).into());
     };
-    let local =
-        match crate::driver::TargetSet::new(&[crate::driver::Spec::Dir(dir.clone())], &|c| {
-            a.testbed.options(c, Some(&suite))
-        }) {
-            Ok(_) => PhaseOutcome::Ok,
-            Err(e) => PhaseOutcome::Failed(format!("{e:#}")),
-        };
-    if let PhaseOutcome::Failed(msg) = agree(&*comm, local)? {
-        if rank == 0 {
-            return Err(UserError(msg).into());
-        }
+    let dirs = [dir.clone()];
+    let check = |suite: &Suite| {
+        TargetSet::new(&[Spec::Dir(dir.clone())], &|c| a.testbed.options(c, Some(suite)))
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
+    };
+    let Some(Start { comm, suite }) = start(&a.mpi, &|| a.workload.load(), &dirs, &check)? else {
         return Ok(ExitCode::BadInput);
-    }
+    };
+    let rank = comm.rank();
     let store = if rank == 0 { a.record.open()? } else { None };
 
-    // Stage 2: one clock, then the run with the cluster's phase hooks.
-    let sync = clock::sync(&*comm)?;
-    let info = RankInfo {
-        rank,
-        host: comm.host(),
-        pid: std::process::id(),
-        dir: dir.display().to_string(),
-        clock: sync.clone(),
-        monotonic_minus_common_s: {
-            let c = clock::GlobalClock::new(&*comm, &sync);
-            monotonic_now() - c.now()
-        },
+    // Stage 2: every rank drives the run; rank 0 gets the reduced outcome.
+    let plan = Plan {
+        suite: &suite,
+        engine: mpi_engine(&a.data, a.repeat),
+        order: Order::InTurn,
+        fresh_per_test: false,
+        auto: None,
     };
-    // One write, so lines of ranks that mpirun merges into one stream do not interleave.
-    let line = format!(
-        "fsbench: rank {rank} of {} on {} (pid {}) runs in {}/{}; clock: {}, offset {:+.1} µs ± {:.1} µs\n",
-        comm.size(),
-        info.host,
-        info.pid,
-        dir.display(),
-        if a.mpi.mpi_shared { ".fsbench-* of rank 0 (shared)".to_string() } else { format!(".fsbench-{}-*", info.pid) },
-        sync.method,
-        sync.offset_s * 1e6,
-        sync.uncertainty_s * 1e6
-    );
-    let _ = std::io::stderr().write_all(line.as_bytes());
-    let stonewall = a.mpi.stonewall.map(Duration::from_secs_f64);
-    let hooks = Arc::new(ClusterHooks::new(comm.clone(), sync, stonewall, a.mpi.mpi_shared));
-    let opts = EngineOptions { hooks: Hooks(hooks.clone()), ..a.data.engine(a.repeat) };
-    let target = Target::dir(&dir);
     let bar;
     let progress: &dyn Progress = if rank == 0 {
-        bar = Bar::new(suite.tests.len(), a.repeat);
+        bar = Bar::new(suite.tests.len(), a.repeat.least());
         &bar
     } else {
         &NoProgress
     };
-    let scale = a.workload.scale.to_string();
-    let mine = run_rank(&*comm, &suite, &target, &opts, progress, &scale, a.mpi.mpi_shared)
-        .with_context(|| format!("rank {rank}: running in {}", dir.display()));
-    // A rank that could not even start still reports, so rank 0 is not left waiting.
-    let mine = match mine {
-        Ok(r) => Ok(RankReport { info, report: r, windows: hooks.windows() }),
-        Err(e) => Err(format!("rank {rank} (host {}): {e:#}", info.host)),
+    let dirs = vec![(dir.clone(), dir.display().to_string())];
+    let outcome = match session::run(comm, &plan, dirs, &options(&a.mpi), progress)
+        .with_context(|| format!("rank {rank}: running in {}", dir.display()))?
+    {
+        SessionEnd::Reduced(o) => o,
+        SessionEnd::Contributed(s) => return Ok(contributed(s)),
     };
-    let bytes = serde_json::to_vec(&mine).context("encoding this rank's results")?;
-    comm.barrier("the end of the run")?;
-    let all = comm.gather(&bytes)?;
-    if rank != 0 {
-        return Ok(match &mine {
-            Ok(r) if r.report.interrupted => ExitCode::Interrupted,
-            Ok(_) => ExitCode::Success,
-            Err(_) => ExitCode::TestFailed,
-        });
-    }
 
-    // Stage 3 (rank 0): reduce, record, output.
-    let mut ranks = Vec::with_capacity(all.len());
-    for (r, b) in all.iter().enumerate() {
-        let got: Result<RankReport, String> = serde_json::from_slice(b)
-            .with_context(|| format!("decoding the results of rank {r}"))?;
-        ranks.push(got.map_err(anyhow::Error::msg)?);
-    }
-    let mut report = ranks[0].report.clone();
-    report.tests = reduce(&ranks, a.mpi.mpi_shared);
-    report.interrupted = ranks.iter().any(|r| r.report.interrupted);
-    let mut hosts: Vec<String> = Vec::new();
-    for r in &ranks {
-        if !hosts.contains(&r.info.host) {
-            hosts.push(r.info.host.clone());
-        }
-    }
-    report.cluster = Some(ClusterInfo {
-        ranks: ranks.len() as u32,
-        hosts,
-        mode: if a.mpi.mpi_shared { "shared" } else { "file-per-process" }.into(),
-        stonewall_s: a.mpi.stonewall,
-        clock_uncertainty_s: ranks.iter().map(|r| r.info.clock.uncertainty_s).fold(0.0, f64::max),
-        clock_check_same_host_s: ClusterInfo::same_host_check(
-            &ranks.iter().map(|r| r.info.clone()).collect::<Vec<_>>(),
-        ),
-        rank_info: ranks.iter().map(|r| r.info.clone()).collect(),
-    });
-
-    let config = ConfigStart {
-        label: report.target.label.clone(),
-        env: None,
-        target: report.target.clone(),
-    };
+    // Stage 3 (rank 0): record, output.
     let options = RunOptions {
         seed: a.data.seed,
         compress_percent: a.data.compress_percent,
+        cluster: outcome.runs.first().and_then(|r| r.cluster.clone()),
         ..Default::default()
     };
-    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat, options);
-    let mut recording =
-        record::Recording::begin(store, &meta, std::slice::from_ref(&config), &suite.tests)?;
-    for (pos, t) in report.tests.iter().enumerate() {
-        recording.test(0, pos, t);
-    }
-    let status = if report.interrupted {
-        RunStatus::Interrupted
-    } else if report.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })) {
-        RunStatus::Failed
-    } else {
-        RunStatus::Ok
-    };
-    recording.finish(&[(&config, &report.tests)], status);
-    let started = report.started_unix_s;
-    let interrupted = report.interrupted;
-    let opts = crate::compare::CompareOptions {
-        engine: a.data.engine(a.repeat),
-        rule: crate::compare::Rule::default(),
+    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat.least(), options);
+    let mut recording = record_all(store, &meta, &suite, &outcome)?;
+    let status = outcome.status();
+    let opts = CompareOptions {
+        engine: plan.engine.clone(),
+        rule: Rule::default(),
         fresh_per_test: false,
     };
-    let run = report.clone();
-    let out = crate::compare::build_report(
-        vec![crate::compare::ConfigResult { label: config.label.clone(), env: None, run }],
+    let spread_of = outcome.runs[0].clone();
+    let report = crate::compare::build_report(
+        outcome.runs.into_iter().map(config_result).collect(),
         &opts,
-        started,
-        interrupted,
+        spread_of.started_unix_s,
+        outcome.interrupted,
     );
-    let bytes = exporter(a.format, ExportOptions::default()).export(&out)?;
-    std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    let bytes = exporter(a.format, ExportOptions::default()).export(&report)?;
+    let printed = super::out_bytes(&bytes);
     if status != RunStatus::Interrupted {
         recording.outcome()?;
     }
-    print_spread(&report);
-    if report.interrupted {
-        return Ok(ExitCode::Interrupted);
-    }
-    if report.tests.iter().any(|t| matches!(t.status, TestStatus::Failed { .. })) {
-        return Ok(ExitCode::TestFailed);
-    }
-    Ok(ExitCode::Success)
+    printed.context("writing to stdout")?;
+    print_spread(&spread_of);
+    Ok(ExitCode::of(status))
 }
 
-/// This rank's part of the suite: in a work directory of its own, or (`shared`) in one that rank
-/// 0 makes (and removes at the end, after every rank is done) and names to the others.
-fn run_rank(
-    comm: &dyn Comm,
+/// `compare --mpi DIR DIR...`: the directories compared, interleaved as `compare` does, from
+/// every rank at once.
+pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if !(a.min_effect >= 0.0 && a.min_effect < 1000.0) {
+        return Err(
+            UserError(format!("--min-effect {} must be a percentage >= 0", a.min_effect)).into()
+        );
+    }
+    let dirs: Vec<PathBuf> = a.configs.iter().map(PathBuf::from).collect();
+    if let Some(c) = a.configs.iter().find(|c| !std::path::Path::new(c).is_dir()) {
+        return Err(UserError(format!(
+            "compare --mpi compares directories every rank sees; `{c}` is not a directory (a testbed per rank is not supported)"
+        ))
+        .into());
+    }
+    let specs: Vec<Spec> = dirs.iter().map(|d| Spec::Dir(d.clone())).collect();
+    let check = |suite: &Suite| {
+        TargetSet::new(&specs, &|c| a.testbed.options(c, Some(suite)))
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
+    };
+    let Some(Start { comm, suite }) = start(&a.mpi, &|| a.workload.load(), &dirs, &check)? else {
+        return Ok(ExitCode::BadInput);
+    };
+    let rank = comm.rank();
+    let store = if rank == 0 { a.record.open()? } else { None };
+    let opts = CompareOptions {
+        engine: mpi_engine(&a.data, a.repeat),
+        rule: Rule { min_effect: a.min_effect / 100.0, ..Rule::default() },
+        fresh_per_test: false,
+    };
+    let plan = Plan {
+        suite: &suite,
+        engine: opts.engine.clone(),
+        order: Order::Interleaved,
+        fresh_per_test: false,
+        auto: None,
+    };
+    let bar;
+    let progress: &dyn Progress = if rank == 0 {
+        bar = Bar::new(suite.tests.len() * dirs.len() * a.repeat.least() as usize, 1);
+        &bar
+    } else {
+        &NoProgress
+    };
+    let labelled = dirs
+        .iter()
+        .zip(&a.configs)
+        .map(|(d, c)| (d.clone(), crate::workload::limits::escape_controls(c)))
+        .collect();
+    let outcome = match session::run(comm, &plan, labelled, &options(&a.mpi), progress)
+        .with_context(|| format!("rank {rank}: comparing {}", show(&dirs)))?
+    {
+        SessionEnd::Reduced(o) => o,
+        SessionEnd::Contributed(s) => return Ok(contributed(s)),
+    };
+    let options = RunOptions {
+        rule: opts.rule,
+        fresh_per_test: false,
+        seed: a.data.seed,
+        compress_percent: a.data.compress_percent,
+        cluster: outcome.runs.first().and_then(|r| r.cluster.clone()),
+    };
+    let meta = RunMeta::new(RunKind::Compare, &suite, a.repeat.least(), options);
+    let recording = record_all(store, &meta, &suite, &outcome)?;
+    let status = outcome.status();
+    let started = outcome.runs.first().map(|r| r.started_unix_s).unwrap_or(0);
+    let runs = outcome.runs.clone();
+    let report = crate::compare::build_report(
+        outcome.runs.into_iter().map(config_result).collect(),
+        &opts,
+        started,
+        outcome.interrupted,
+    );
+    let code = super::compare::finish(&a, &report, recording, &meta, status, Ok(()));
+    for r in &runs {
+        print_spread(r);
+    }
+    code
+}
+
+fn config_result(run: crate::result::RunReport) -> crate::compare::ConfigResult {
+    crate::compare::ConfigResult { label: run.target.label.clone(), env: None, run }
+}
+
+/// Rank 0 records the reduced outcome (the store sees one run, as from one host).
+fn record_all(
+    store: Option<crate::store::Store>,
+    meta: &RunMeta,
     suite: &Suite,
-    target: &Target<'_>,
-    opts: &EngineOptions,
-    progress: &dyn Progress,
-    scale: &str,
-    shared: bool,
-) -> anyhow::Result<crate::result::RunReport> {
-    let ws = if comm.rank() == 0 || !shared {
-        Some(crate::engine::Workspace::create(&target.dir))
-    } else {
-        None
-    };
-    let path = if shared {
-        let made = match &ws {
-            // The name in --dir (`path()` is this process's /proc/self/fd link).
-            Some(Ok(w)) => Ok(w.shown_path().display().to_string()),
-            Some(Err(e)) => Err(e.to_string()),
-            None => Ok(String::new()),
-        };
-        let b = comm.broadcast(serde_json::to_vec(&made)?)?;
-        let got: Result<String, String> = serde_json::from_slice(&b)?;
-        match (&ws, got) {
-            (Some(Ok(w)), Ok(_)) => w.path().to_path_buf(),
-            (_, Ok(name)) => std::path::PathBuf::from(name),
-            (_, Err(e)) => return Err(anyhow::Error::msg(e)),
-        }
-    } else {
-        match &ws {
-            Some(Ok(w)) => w.path().to_path_buf(),
-            Some(Err(e)) => return Err(anyhow::anyhow!("{e}")),
-            None => unreachable!("every rank makes its own directory"),
-        }
-    };
-    let mut report = crate::result::RunReport {
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_unix_s: record::now_unix_s(),
-        host: crate::observe::host::HostInfo::current(),
-        target: engine::runner::target_info(target),
-        suite: suite.name.clone(),
-        scale: scale.to_string(),
-        repeat: opts.repeat,
-        tests: Vec::new(),
-        interrupted: false,
-        cluster: None,
-    };
-    let devices = report.target.devices.clone();
-    for (idx, test) in suite.tests.iter().enumerate() {
-        let reps = 0..opts.repeat.max(1);
-        let r = engine::run_test(test, target, &devices, &path, opts, idx as u64, reps, progress);
-        if r.status == TestStatus::Interrupted {
-            report.interrupted = true;
-        }
-        report.tests.push(r);
-        if report.interrupted {
-            break;
+    outcome: &Outcome,
+) -> anyhow::Result<record::Recording> {
+    let configs: Vec<ConfigStart> = outcome
+        .runs
+        .iter()
+        .map(|r| ConfigStart { label: r.target.label.clone(), env: None, target: r.target.clone() })
+        .collect();
+    let mut recording = record::Recording::begin(store, meta, &configs, &suite.tests)?;
+    for (i, run) in outcome.runs.iter().enumerate() {
+        for (pos, t) in run.tests.iter().enumerate() {
+            recording.test(i, pos, t);
         }
     }
-    if shared {
-        comm.barrier("the end of the shared run")?;
-    }
-    drop(ws);
-    Ok(report)
+    let finished: Vec<(&ConfigStart, &[crate::result::TestResult])> =
+        configs.iter().zip(&outcome.runs).map(|(c, r)| (c, r.tests.as_slice())).collect();
+    recording.finish(&finished, outcome.status());
+    Ok(recording)
 }
 
 /// Rank 0 loads the suite and broadcasts it (or its error). None on other ranks when rank 0
 /// rejected it (rank 0 returns the error itself).
-fn share_suite(comm: &dyn Comm, a: &RunArgs) -> anyhow::Result<Option<Suite>> {
-    let local: Result<Suite, String> = if comm.rank() == 0 {
-        a.workload.load().map_err(|e| format!("{e:#}"))
-    } else {
-        Err(String::new())
-    };
+fn share_suite(
+    comm: &dyn Comm,
+    load: &dyn Fn() -> anyhow::Result<Suite>,
+) -> anyhow::Result<Option<Suite>> {
+    let local: Result<Suite, String> =
+        if comm.rank() == 0 { load().map_err(|e| format!("{e:#}")) } else { Err(String::new()) };
     let bytes = comm.broadcast(serde_json::to_vec(&local).context("encoding the workload")?)?;
     let got: Result<Suite, String> =
         serde_json::from_slice(&bytes).context("decoding the workload rank 0 sent")?;
@@ -319,12 +331,6 @@ fn share_suite(comm: &dyn Comm, a: &RunArgs) -> anyhow::Result<Option<Suite>> {
         Err(msg) if comm.rank() == 0 => Err(UserError(msg).into()),
         Err(_) => Ok(None),
     }
-}
-
-/// CLOCK_MONOTONIC in seconds.
-fn monotonic_now() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Per-rank spread on stderr, after the table.
@@ -345,8 +351,9 @@ fn print_spread(report: &crate::result::RunReport) {
         let Some(cr) = &rep.cluster else { continue };
         let unit = if rep.file_ops > 0 { "ops/s" } else { "MiB/s" };
         eprintln!(
-            "  test {}: per rank {unit} min {:.1} / median {:.1} / max {:.1}, slowest rank {} ({}){}",
+            "  test {} on {}: per rank {unit} min {:.1} / median {:.1} / max {:.1}, slowest rank {} ({}){}",
             t.id,
+            report.target.label,
             cr.spread.min,
             cr.spread.median,
             cr.spread.max,

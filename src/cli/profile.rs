@@ -46,6 +46,10 @@ pub struct ProfileArgs {
     /// --repeat times each (default 10), decided with compare's rule.
     #[arg(long, conflicts_with = "compare_preload")]
     pub measure_overhead: bool,
+    /// Results database and --no-store: the profile is recorded as a run of kind `profile`
+    /// (`fsbench history`, `show ID`, `report ID`).
+    #[command(flatten)]
+    pub record: super::record::RecordArgs,
     /// The command and its arguments (after `--`).
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -118,8 +122,27 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             ExitCode::Success
         });
     }
+    // The command, the scope and root are checked first (a missing command is bad input,
+    // nothing traced; without root, the reason); then the database is opened before anything
+    // runs, so one that cannot be used stops the command before any I/O (as `run` does).
+    profile::preflight(&opts).map_err(user)?;
+    let mut store = a.record.open()?;
+    let started = super::record::now_unix_s();
     let p = profile::run(&opts).map_err(user)?;
     eprint!("{}", p.render());
+    let mut stored = true;
+    if let Some(s) = store.as_mut() {
+        match s.record_profile(&p, started) {
+            Ok(id) => eprintln!(
+                "fsbench: recorded as run {id} in {} (fsbench show {id}, fsbench report {id})",
+                s.path().display()
+            ),
+            Err(e) => {
+                eprintln!("fsbench: the profile could not be stored: {e}");
+                stored = false;
+            }
+        }
+    }
     if let Some(j) = &a.json {
         write_json(j, &p)?;
     }
@@ -138,6 +161,8 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     } else if p.exit.code != 0 && p.exit.stopped_by.is_none() {
         eprintln!("fsbench: the command exited with code {}", p.exit.code);
         ExitCode::TestFailed
+    } else if !stored {
+        ExitCode::TestFailed
     } else {
         ExitCode::Success
     })
@@ -146,7 +171,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
 fn write_json<T: serde::Serialize>(path: &PathBuf, v: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(v)?;
     if path.as_os_str() == "-" {
-        println!("{text}");
+        super::out(&format!("{text}\n"))?;
     } else {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }

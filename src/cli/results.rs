@@ -3,10 +3,11 @@
 use super::record::DbArg;
 use super::{ExitCode, UserError};
 use crate::compare::Rule;
+use crate::integrity::html::IntegrityRun;
 use crate::output::units::utc;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::report::ReportRun;
-use crate::store::HistoryFilter;
+use crate::store::{HistoryFilter, RunKind};
 use anyhow::Context;
 use clap::Args;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
@@ -138,20 +139,29 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     ]);
     for r in runs {
         let date = utc(r.started_unix_s);
+        // An integrity run has no scale: it stores its fault list there, shown after the
+        // configurations instead.
+        let (scale, configs) = match r.kind {
+            RunKind::Integrity => {
+                ("-".to_string(), format!("{} (faults: {})", r.labels.join(" vs "), r.scale))
+            }
+            _ => (r.scale.clone(), r.labels.join(" vs ")),
+        };
         t.add_row(vec![
             Cell::new(r.id).set_alignment(CellAlignment::Right),
             Cell::new(date.trim_end_matches(" UTC")),
             Cell::new(r.kind.as_str()),
             Cell::new(&r.suite),
-            Cell::new(&r.scale),
+            Cell::new(scale),
             Cell::new(r.repeat).set_alignment(CellAlignment::Right),
             Cell::new(format!("{}/{}", r.tests_done, r.tests_total))
                 .set_alignment(CellAlignment::Right),
             Cell::new(r.status_text()),
-            Cell::new(r.labels.join(" vs ")),
+            Cell::new(configs),
         ]);
     }
-    println!("{}", t.to_string().lines().map(str::trim_end).collect::<Vec<_>>().join("\n"));
+    let text = t.to_string().lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    super::out(&format!("{text}\n"))?;
     Ok(ExitCode::Success)
 }
 
@@ -159,6 +169,12 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
 pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = a.db.open_read_only()?;
     let rec = store.load(a.run)?;
+    if rec.kind == RunKind::Integrity {
+        return show_integrity(&store, &rec, a.format);
+    }
+    if rec.kind == RunKind::Profile {
+        return show_profile(&store, a.run, a.format);
+    }
     if rec.unfinished() {
         eprintln!(
             "fsbench: run {} did not finish (still running, or killed): showing the tests recorded so far",
@@ -166,7 +182,126 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&rec.report())?;
-    std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    super::out_bytes(&bytes).context("writing to stdout")?;
+    Ok(ExitCode::Success)
+}
+
+/// An integrity run as its HTML report sees it.
+fn integrity_run(
+    store: &crate::store::Store,
+    rec: &crate::store::RunRecord,
+) -> anyhow::Result<IntegrityRun> {
+    let status = match (rec.status, rec.unfinished()) {
+        (_, true) => "incomplete (killed, or still running)".to_string(),
+        (s, false) => s.as_str().to_string(),
+    };
+    Ok(IntegrityRun {
+        id: Some(rec.id),
+        command_line: rec.command_line.clone(),
+        started_unix_s: rec.started_unix_s,
+        status,
+        configs: store.load_integrity(rec.id)?,
+    })
+}
+
+/// `fsbench show RUN` of an integrity run: the matrices as `fsbench integrity` printed them
+/// (table, json), a row per case (csv), or the HTML report.
+fn show_integrity(
+    store: &crate::store::Store,
+    rec: &crate::store::RunRecord,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
+    if rec.unfinished() {
+        eprintln!(
+            "fsbench: run {} did not finish (still running, or killed): showing the cases recorded so far",
+            rec.id
+        );
+    }
+    let run = integrity_run(store, rec)?;
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Table => {
+            for m in &run.configs {
+                writeln!(out, "{}", m.render())?;
+            }
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &run.configs)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(&mut out);
+            w.write_record([
+                "config",
+                "target",
+                "fault",
+                "outcome",
+                "expected",
+                "block",
+                "device",
+                "offset_bytes",
+                "evidence",
+            ])?;
+            for m in &run.configs {
+                for c in &m.cases {
+                    let d = c.damaged.first();
+                    w.write_record([
+                        m.config.as_str(),
+                        c.target.name(),
+                        c.fault.name(),
+                        c.outcome.name(),
+                        m.expected(c.target).map(|e| e.name()).unwrap_or(""),
+                        c.block.as_str(),
+                        &d.map(|d| d.device.to_string()).unwrap_or_default(),
+                        &d.map(|d| d.offset_bytes.to_string()).unwrap_or_default(),
+                        &crate::integrity::matrix::evidence_line(c),
+                    ])?;
+                }
+            }
+            w.flush()?;
+        }
+        Format::Html => out.write_all(crate::integrity::html::render(&[run]).as_bytes())?,
+        other => {
+            return Err(UserError(format!(
+                "run {} is an integrity run: it shows as table, json, csv or html, not {other:?}",
+                rec.id
+            ))
+            .into())
+        }
+    }
+    Ok(ExitCode::Success)
+}
+
+/// The stored profile of run `id`, or a bad-input error saying what is missing.
+fn stored_profile(store: &crate::store::Store, id: i64) -> anyhow::Result<crate::profile::Profile> {
+    store.load_profile(id)?.ok_or_else(|| {
+        UserError(format!("run {id} is a profile, but its profile is not in the database")).into()
+    })
+}
+
+/// `fsbench show ID` of a profile: the summary as `profile` printed it (table), the whole
+/// profile (json), one row per file (csv), or the profile's page (html).
+fn show_profile(store: &crate::store::Store, id: i64, format: Format) -> anyhow::Result<ExitCode> {
+    let p = stored_profile(store, id)?;
+    let bytes = match format {
+        Format::Table => p.render().into_bytes(),
+        Format::Json => {
+            let mut v = serde_json::to_vec_pretty(&p)?;
+            v.push(b'\n');
+            v
+        }
+        Format::Csv => p.files_csv().context("writing the CSV")?,
+        Format::Html => crate::profile::html::render(&p)
+            .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?
+            .into_bytes(),
+        Format::Bonnie => {
+            return Err(UserError(format!(
+                "run {id} is a profile: --format bonnie shows bonnie++'s tables of a run or                  comparison; a profile shows as table, json, csv (one row per file) or html"
+            ))
+            .into())
+        }
+    };
+    super::out_bytes(&bytes).context("writing to stdout")?;
     Ok(ExitCode::Success)
 }
 
@@ -180,18 +315,76 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
     let store = a.db.open_read_only()?;
     let ra = store.load(a.run_a)?;
     let rb = store.load(a.run_b)?;
+    for r in [&ra, &rb] {
+        if r.kind == RunKind::Integrity {
+            return Err(UserError(format!(
+                "run {} is an integrity run (a matrix, no figures to compare); `fsbench show {}` prints it",
+                r.id, r.id
+            ))
+            .into());
+        }
+        if r.kind == RunKind::Profile {
+            return Err(UserError(format!(
+                "run {} is a profile: diff compares the tests of runs and comparisons;                  `fsbench show {}` prints the profile",
+                r.id, r.id
+            ))
+            .into());
+        }
+    }
     let rule = Rule { min_effect: a.min_effect / 100.0, ..Rule::default() };
     let d = crate::diff::diff_runs(&ra, &rb, &rule);
-    print!("{}", d.text);
+    if d.rows.is_empty() {
+        // An empty table and "0 compared" would read as "no change".
+        let mut msg = format!(
+            "no tests in common between run {} (suite {}) and run {} (suite {})",
+            ra.id, ra.suite, rb.id, rb.suite
+        );
+        // Configurations that did not pair say why (at most a few lines).
+        for n in d.notes.iter().filter(|n| !n.starts_with("test ")).take(4) {
+            msg.push_str(&format!("\n  {n}"));
+        }
+        return Err(UserError(msg).into());
+    }
+    super::out(&d.text)?;
     Ok(if d.regressions() > 0 { ExitCode::TestFailed } else { ExitCode::Success })
 }
 
 /// `fsbench report RUN... -o FILE.html`.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let store = a.db.open_read_only()?;
+    let records = a.runs.iter().map(|id| store.load(*id)).collect::<Result<Vec<_>, _>>()?;
+    let integrity = records.iter().filter(|r| r.kind == RunKind::Integrity).count();
+    if integrity > 0 {
+        if integrity < records.len() {
+            return Err(UserError(
+                "integrity runs have a report of their own: give `fsbench report` either only integrity runs or none".into(),
+            )
+            .into());
+        }
+        let runs =
+            records.iter().map(|r| integrity_run(&store, r)).collect::<anyhow::Result<Vec<_>>>()?;
+        let html = crate::integrity::html::render(&runs);
+        return write_report(&a, html.as_bytes());
+    }
     let mut runs = Vec::new();
-    for id in &a.runs {
-        runs.push(ReportRun::from_record(&store.load(*id)?));
+    let mut profile = None;
+    for rec in &records {
+        if rec.kind == RunKind::Profile {
+            let id = rec.id;
+            if a.runs.len() > 1 {
+                return Err(UserError(format!(
+                    "run {id} is a profile: its report is a page of its own; \
+                     run `fsbench report {id}` alone"
+                ))
+                .into());
+            }
+            profile = Some(stored_profile(&store, id)?);
+            continue;
+        }
+        runs.push(ReportRun::from_record(rec));
+    }
+    if let Some(p) = profile {
+        return report_profile(&p, a.runs[0], a.output.as_deref(), a.svg_dir.is_some());
     }
     let path = match &a.output {
         Some(p) => crate::report::write_html(&runs, p, a.svg_dir.as_deref())
@@ -209,5 +402,62 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.svg_dir {
         eprintln!("fsbench: charts written to {}", d.display());
     }
+    Ok(ExitCode::Success)
+}
+
+/// Write an integrity report where `fsbench report` writes its reports (`-o FILE`, or a new
+/// `fsbench-report-RUN....html`).
+fn write_report(a: &ReportArgs, html: &[u8]) -> anyhow::Result<ExitCode> {
+    if a.svg_dir.is_some() {
+        eprintln!("fsbench: note: an integrity report has no charts; --svg-dir is ignored");
+    }
+    let path = match &a.output {
+        Some(p) => crate::sys::outfile::replace(p, html)
+            .map(|()| p.clone())
+            .with_context(|| format!("writing the report {}", p.display()))?,
+        None => {
+            let ids: Vec<String> = a.runs.iter().map(|i| i.to_string()).collect();
+            let p = PathBuf::from(format!("fsbench-report-{}.html", ids.join("-")));
+            crate::sys::outfile::create_unique(&p, html)
+                .with_context(|| format!("writing the report {}", p.display()))?
+        }
+    };
+    eprintln!("fsbench: report written to {}", path.display());
+    Ok(ExitCode::Success)
+}
+
+/// `fsbench report ID` of a profile: the page `profile --html` writes.
+fn report_profile(
+    p: &crate::profile::Profile,
+    id: i64,
+    output: Option<&std::path::Path>,
+    svg: bool,
+) -> anyhow::Result<ExitCode> {
+    if svg {
+        return Err(UserError(format!(
+            "run {id} is a profile: its charts are drawn into the page; --svg-dir is for              reports of runs and comparisons"
+        ))
+        .into());
+    }
+    let page =
+        crate::profile::html::render(p).map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+    let path = match output {
+        Some(o) => o.to_path_buf(),
+        None => {
+            // Never replace a file fsbench named itself (NAME-2.html if it is taken).
+            let mut n = 1;
+            loop {
+                let suffix = if n == 1 { String::new() } else { format!("-{n}") };
+                let c = PathBuf::from(format!("fsbench-report-{id}{suffix}.html"));
+                if !c.exists() {
+                    break c;
+                }
+                n += 1;
+            }
+        }
+    };
+    std::fs::write(&path, page)
+        .with_context(|| format!("writing the report {}", path.display()))?;
+    eprintln!("fsbench: report written to {}", path.display());
     Ok(ExitCode::Success)
 }

@@ -8,22 +8,22 @@ use crate::store::read::RunKind;
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `fsbench run`.
 #[derive(Debug, Args)]
 #[command(after_help = STATS_HELP)]
+// Where to run: --dir DIR or --fs CONFIG (or a fio file's `directory=`); clap's message names
+// them all when none is given.
+#[command(group(clap::ArgGroup::new("target")
+    .args(["dir", "fs", "fio", "print_workload"])
+    .required(true)
+    .multiple(true)))]
 pub struct RunArgs {
     /// Directory to run in. fsbench makes a subdirectory `.fsbench-PID-N` there and removes it
     /// afterwards (also on errors and Ctrl-C).
     /// With --fio, the jobs' `directory=` is used when --dir is not given.
-    #[arg(
-        long,
-        value_name = "DIR",
-        required_unless_present_any = ["fs", "fio", "print_workload"],
-        conflicts_with = "fs"
-    )]
+    #[arg(long, value_name = "DIR", conflicts_with = "fs")]
     pub dir: Option<PathBuf>,
 
     /// Instead of --dir: build this filesystem on loop-backed images, run there, and remove it
@@ -37,14 +37,24 @@ pub struct RunArgs {
     #[command(flatten)]
     pub workload: super::suite_args::SuiteArgs,
 
-    /// Repetitions of each test. With 2 or more, the table shows the median, CV and a 95%
-    /// confidence interval of the mean.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    /// Repetitions of each test (1-1000), or `auto`: 5, then more for each test until the 95%
+    /// confidence interval of its figure is within --target-ci, --max-repeat or --time-budget.
+    /// With 2 or more, the table shows the median, CV and a 95% confidence interval of the mean.
+    #[arg(long, value_name = "N|auto", default_value = "1")]
+    pub repeat: super::suite_args::Repeat,
+
+    #[command(flatten)]
+    pub auto: super::suite_args::AutoArgs,
 
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    /// Also print, per test, the observed facts (device requests and their sizes, write
+    /// amplification, device reads, CPU, where the time went, dirty memory, extents) and the
+    /// figure of every repetition in the order run.
+    #[arg(long)]
+    pub details: bool,
 
     #[command(flatten)]
     pub data: super::suite_args::DataArgs,
@@ -57,7 +67,9 @@ pub struct RunArgs {
 }
 
 const STATS_HELP: &str = "\
-Statistics: each test runs --repeat times on freshly made files. MiB/s is bytes read+written in
+Statistics: each test runs --repeat times on freshly made files (auto: 5, then more until the 95%
+CI of its figure is within --target-ci, --max-repeat or --time-budget); a timed phase shorter
+than --min-time (0.5s) runs again and its figures are totals over the passes. MiB/s is bytes read+written in
 the timed phases divided by their wall time, ops/s operations per second (file-set operations
 for file-set tests), s the elapsed seconds of the timed phases. A test is ranked on MiB/s, a
 file-set test (metadata, rm65536, mail, postmark, untar) on ops/s; the table shows medians, and
@@ -80,6 +92,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let suite = a.workload.load()?;
+    let auto = a.auto.plan(a.repeat)?;
     if a.dir.is_none() && a.fs.is_none() {
         // Only --fio gets here without either (clap): its jobs' directory= is the run directory.
         let dir = a.workload.fio_translation()?.and_then(|t| t.directory);
@@ -114,17 +127,18 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     space(&targets)?;
     let plan = Plan {
         suite: &suite,
-        engine: a.data.engine(a.repeat),
+        engine: a.data.engine(a.repeat.least()),
         order: Order::InTurn,
         fresh_per_test: false,
+        auto,
     };
     let options = RunOptions {
         seed: a.data.seed,
         compress_percent: a.data.compress_percent,
         ..Default::default()
     };
-    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat, options);
-    let bar = Bar::new(suite.tests.len(), a.repeat);
+    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat.least(), options);
+    let bar = Bar::new(suite.tests.len(), a.repeat.least());
     let (outcome, mut recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();
     let opts = CompareOptions {
@@ -136,10 +150,11 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     targets.teardown()?;
 
     // Stage 3: output.
-    let bytes = exporter(a.format, ExportOptions::default()).export(&report)?;
-    std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&report)?;
+    let printed = super::out_bytes(&bytes);
     if status != crate::store::read::RunStatus::Interrupted {
         recording.outcome()?;
     }
+    printed.context("writing to stdout")?;
     Ok(ExitCode::of(status))
 }

@@ -25,7 +25,7 @@ pub fn run(cmd: SuiteCmd) -> anyhow::Result<ExitCode> {
         SuiteCmd::List => {
             for s in suites::SUITES {
                 let n = s.toml.matches("[[test]]").count();
-                println!("{:<10} {:>3} tests  {}", s.name, n, s.summary);
+                super::out(&format!("{:<10} {:>3} tests  {}\n", s.name, n, s.summary))?;
             }
         }
         SuiteCmd::Show { name, as_fio: true } => {
@@ -35,7 +35,7 @@ pub fn run(cmd: SuiteCmd) -> anyhow::Result<ExitCode> {
                 free_memory: mem.free_memory(),
             };
             let suite = crate::workload::load(&crate::workload::SuiteSource::Embedded(name), &ctx)?;
-            print!("{}", crate::fio::export::suite_to_fio(&suite));
+            super::out(&crate::fio::export::suite_to_fio(&suite))?;
         }
         SuiteCmd::Show { name, as_fio: false } => {
             let s = suites::get(&name).ok_or_else(|| {
@@ -44,7 +44,7 @@ pub fn run(cmd: SuiteCmd) -> anyhow::Result<ExitCode> {
                     suites::names().join(", ")
                 ))
             })?;
-            print!("{}", s.toml);
+            super::out(s.toml)?;
         }
     }
     Ok(ExitCode::Success)

@@ -20,8 +20,9 @@ pub struct SuiteArgs {
     pub workload: Option<PathBuf>,
 
     /// A fio job file instead of a suite: each job becomes a test (jobs must be separated by
-    /// `stonewall`, as fsbench runs tests one after another). Options fsbench cannot run exactly
-    /// are refused with their line; `--print-workload` shows the translation. See docs/fio.md.
+    /// `stonewall`, as fsbench runs tests one after another). Options fsbench runs differently in
+    /// a detail (libaio as io_uring, ...) get a note; those it cannot run are refused with their
+    /// line; `--print-workload` shows the translation and its notes. See docs/fio.md.
     #[arg(long, value_name = "JOB.fio", conflicts_with = "suite")]
     pub fio: Option<PathBuf>,
 
@@ -102,7 +103,7 @@ impl SuiteArgs {
         };
         // Check it loads, so what is printed is what would run.
         self.load()?;
-        print!("{text}");
+        super::out(&text)?;
         Ok(true)
     }
 }
@@ -134,6 +135,40 @@ pub struct DataArgs {
     /// Fileset tests are not verified yet.
     #[arg(long)]
     pub verify: bool,
+
+    /// Shortest timed phase: a data test's timed phase that ends sooner is run again on the
+    /// same files (its pattern, not the set-up; cache precondition made again, untimed) until
+    /// its passes last this long together; a file-set test is run again whole. Figures are
+    /// totals over the passes (the JSON's `passes`). 0 runs every phase once (fsbench 0.1).
+    /// The test suite sets FSBENCH_MIN_TIME=0 to keep its runs short.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "0.5s",
+        env = "FSBENCH_MIN_TIME",
+        value_parser = parse_min_time
+    )]
+    pub min_time: std::time::Duration,
+}
+
+/// `0.5s`, `500ms`, `2` (seconds), `0`.
+fn parse_min_time(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 3600.0 => {
+            Ok(std::time::Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(format!(
+            "`{s}` is not a duration from 0 to 1 hour: write e.g. 0.5s, 500ms or 0 (every phase once)"
+        )),
+    }
 }
 
 impl DataArgs {
@@ -145,7 +180,104 @@ impl DataArgs {
             seed: self.seed,
             trace: self.trace,
             verify: self.verify,
-            hooks: Default::default(),
+            stonewall: None,
+            share: None,
+            min_time: self.min_time,
         }
+    }
+}
+
+/// `--repeat N` or `--repeat auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// Exactly this many repetitions of every test.
+    Count(u32),
+    /// At least 5, more until each test's figure is known well enough ([`AutoArgs`]).
+    Auto,
+}
+
+impl std::str::FromStr for Repeat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Repeat, String> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(Repeat::Auto);
+        }
+        match s.parse::<u32>() {
+            Ok(n) if (1..=1000).contains(&n) => Ok(Repeat::Count(n)),
+            _ => Err(format!("`{s}`: give a count from 1 to 1000, or `auto`")),
+        }
+    }
+}
+
+impl std::fmt::Display for Repeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Repeat::Count(n) => write!(f, "{n}"),
+            Repeat::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// The options of `--repeat auto`.
+#[derive(Debug, Args)]
+pub struct AutoArgs {
+    /// With --repeat auto: stop adding repetitions to a test once the 95% confidence interval
+    /// of its figure is within ± this many percent on every configuration.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub target_ci: f64,
+
+    /// With --repeat auto: the most repetitions of a test (at least 5, the least it starts with).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(5..=1000))]
+    pub max_repeat: u32,
+
+    /// With --repeat auto: start no repetition beyond the first 5 once the run has lasted this
+    /// long (e.g. 10min, 300s; 0: no budget). The first 5 always run.
+    #[arg(long, value_name = "DURATION", default_value = "5min", value_parser = parse_budget)]
+    pub time_budget: std::time::Duration,
+}
+
+impl AutoArgs {
+    /// The driver's plan for `repeat` (None for a fixed count), checked.
+    pub fn plan(
+        &self,
+        repeat: Repeat,
+    ) -> Result<Option<crate::driver::AutoRepeat>, super::UserError> {
+        if !(self.target_ci > 0.0 && self.target_ci.is_finite()) {
+            return Err(super::UserError(format!(
+                "--target-ci {} must be a percentage above 0",
+                self.target_ci
+            )));
+        }
+        Ok(match repeat {
+            Repeat::Count(_) => None,
+            Repeat::Auto => Some(crate::driver::AutoRepeat {
+                max: self.max_repeat,
+                target_ci: self.target_ci / 100.0,
+                budget: (!self.time_budget.is_zero()).then_some(self.time_budget),
+                ..Default::default()
+            }),
+        })
+    }
+}
+
+impl Repeat {
+    /// Repetitions known before the run: the count, or auto's minimum.
+    pub fn least(self) -> u32 {
+        match self {
+            Repeat::Count(n) => n,
+            Repeat::Auto => crate::driver::AutoRepeat::default().min,
+        }
+    }
+}
+
+/// `90s`, `10min`, `1h`, `300` (seconds), `0` (none).
+fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let units = [("ms", 1e-3), ("min", 60.0), ("m", 60.0), ("h", 3600.0), ("s", 1.0)];
+    let (num, scale) =
+        units.iter().find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k))).unwrap_or((t, 1.0));
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(std::time::Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("`{s}` is not a duration: write e.g. 300s, 10min, 1h or 0 (none)")),
     }
 }

@@ -1,6 +1,6 @@
 //! `fsbench testbed up|down|cleanup`.
 
-use super::testbed_args::TestbedArgs;
+use super::testbed_args::UpArgs;
 use super::{ExitCode, UserError};
 use crate::testbed::{self, FsConfig, Testbed};
 use anyhow::Context;
@@ -15,7 +15,7 @@ pub enum TestbedCmd {
         /// Filesystem configuration, e.g. `xfs` or `ext4:mount=data=writeback`.
         config: String,
         #[command(flatten)]
-        testbed: TestbedArgs,
+        testbed: UpArgs,
         /// Use this block device instead of image files. Its data is destroyed; needs
         /// --destroy-data. Refused if mounted, holding a mounted partition, the root device, or
         /// carrying a filesystem or partition-table signature (unless --force).
@@ -53,6 +53,7 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         TestbedCmd::Up { config, testbed: ta, device, destroy_data, force } => {
             let cfg = FsConfig::parse(&config).map_err(|e| UserError(e.to_string()))?;
+            let ta = ta.testbed();
             let mut opts = ta.options(&cfg, None);
             if ta.size.is_none() {
                 opts.size_bytes = opts.size_bytes.max(testbed::DEFAULT_SIZE_BYTES);
@@ -69,13 +70,13 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
                 "fsbench: {} is mounted ({}; {}). Remove it with `fsbench testbed down {name}`.",
                 env.label, env.backing, env.mount_options
             );
-            println!("{}", mnt.display());
+            super::out(&format!("{}\n", mnt.display()))?;
         }
         TestbedCmd::Down { name: None, all: false } => {
             let kept = testbed::cleanup::kept_testbeds(&testbed::StateDir::default())
                 .context("reading the kept testbeds")?;
             if kept.is_empty() {
-                println!("no kept testbeds");
+                super::out("no kept testbeds\n")?;
             }
             for (name, rec) in kept {
                 let mnt = rec.entries.iter().find_map(|e| match &e.resource {
@@ -85,7 +86,10 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
                     testbed::Resource::ZfsPool { name } => Some(format!("zfs pool {name}")),
                     _ => None,
                 });
-                println!("{name}\t{}", mnt.unwrap_or_else(|| "(not mounted)".into()));
+                super::out(&format!(
+                    "{name}\t{}\n",
+                    mnt.unwrap_or_else(|| "(not mounted)".into())
+                ))?;
             }
             eprintln!("fsbench: remove one with `fsbench testbed down NAME`, all with --all");
         }
@@ -100,14 +104,14 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
                 }
                 r => r.context("removing kept testbeds")?,
             };
-            print!("{report}");
+            super::out(&report.to_string())?;
             if !report.is_clean() {
                 return Ok(ExitCode::TestFailed);
             }
         }
         TestbedCmd::Cleanup => {
             let report = testbed::cleanup_leftovers().context("cleaning up")?;
-            print!("{report}");
+            super::out(&report.to_string())?;
             if !report.is_clean() {
                 return Ok(ExitCode::TestFailed);
             }

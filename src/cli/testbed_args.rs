@@ -8,7 +8,8 @@ use std::path::PathBuf;
 /// Where and how big the loop-backed images are.
 #[derive(Debug, Clone, Args)]
 pub struct TestbedArgs {
-    /// Directory for image files and mount points (removed afterwards).
+    /// Directory for image files and mount points (what fsbench makes there is removed
+    /// afterwards).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
 
@@ -68,5 +69,34 @@ mod tests {
         let fixed = TestbedArgs { size: Some(1 << 30), image_alloc: ImageAlloc::Sparse, ..a };
         let o = fixed.options(&FsConfig::parse("ext4").unwrap(), None);
         assert_eq!((o.size_bytes, o.image_alloc), (1 << 30, ImageAlloc::Sparse));
+    }
+}
+
+/// `testbed up`'s options: a kept testbed has no suite to size it for and no phases to evict.
+#[derive(Debug, Clone, Args)]
+pub struct UpArgs {
+    /// Directory for the image files and the mount point (kept until `fsbench testbed down`).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+
+    /// Size of each image (e.g. 2G). Default: 1 GiB, or the filesystem's minimum if larger.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// How image files are allocated on the host once mkfs is done: `allocate` (fallocate every
+    /// hole, no data written), `zero` (write zeros into every hole) or `sparse` (leave them).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ImageAlloc::Allocate)]
+    pub image_alloc: ImageAlloc,
+}
+
+impl UpArgs {
+    /// The shared testbed options these stand for.
+    pub fn testbed(&self) -> TestbedArgs {
+        TestbedArgs {
+            workdir: self.workdir.clone(),
+            size: self.size,
+            remount_evict: false,
+            image_alloc: self.image_alloc,
+        }
     }
 }

@@ -1,19 +1,22 @@
-//! The engine's phase hooks for a multi-client run: a barrier before each phase (so phases
-//! start together), each phase's window on the global clock, and agreement after it (one rank
-//! failing fails it on every rank, named with its host, instead of leaving the others waiting).
+//! The suite driver's phase hooks ([`crate::driver::Hooks`]) for a multi-client run: a barrier
+//! before each phase (so phases start together), each phase's window on the global clock, and
+//! agreement after it (one rank failing fails it on every rank, named with its host, instead of
+//! leaving the others waiting).
 
 use super::clock::GlobalClock;
 use super::model::{ClockSync, PhaseWindow};
 use super::{ClusterError, Comm};
-use crate::engine::hooks::{PhaseHooks, PhaseOutcome};
-use crate::workload::TestDef;
+use crate::driver::{Hooks, PhaseOutcome, PhasePoint};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A phase window of this rank, keyed by test and repetition.
+/// A phase window of this rank, keyed by target, test and repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedWindow {
+    /// Label of the target.
+    #[serde(default)]
+    pub target: String,
     /// Test id.
     pub test: String,
     /// Repetition.
@@ -29,8 +32,6 @@ pub const START_MARGIN: Duration = Duration::from_millis(50);
 pub struct ClusterHooks {
     comm: Arc<dyn Comm>,
     clock: ClockSync,
-    stonewall: Option<Duration>,
-    shared: bool,
     windows: Mutex<Vec<RecordedWindow>>,
 }
 
@@ -42,15 +43,9 @@ enum Wire {
 }
 
 impl ClusterHooks {
-    /// Hooks over `comm` with this rank's measured `clock`; `shared`: all ranks work in one
-    /// directory and share each test's shared file (`--mpi-shared`).
-    pub fn new(
-        comm: Arc<dyn Comm>,
-        clock: ClockSync,
-        stonewall: Option<Duration>,
-        shared: bool,
-    ) -> Self {
-        ClusterHooks { comm, clock, stonewall, shared, windows: Mutex::new(Vec::new()) }
+    /// Hooks over `comm` with this rank's measured `clock`.
+    pub fn new(comm: Arc<dyn Comm>, clock: ClockSync) -> Self {
+        ClusterHooks { comm, clock, windows: Mutex::new(Vec::new()) }
     }
 
     /// A barrier, then a start at one instant: leaving a barrier is not simultaneous (each rank
@@ -132,31 +127,36 @@ pub fn agree(comm: &dyn Comm, local: PhaseOutcome) -> Result<PhaseOutcome, Clust
     })
 }
 
-fn place(test: &TestDef, rep: u32, phase: &str) -> String {
-    format!("phase `{phase}` of test {} (repetition {})", test.id, rep + 1)
+fn place(at: &PhasePoint<'_>) -> String {
+    format!(
+        "phase `{}` of test {} (repetition {}) on {}",
+        at.phase,
+        at.test.id,
+        at.rep + 1,
+        at.target
+    )
 }
 
-impl PhaseHooks for ClusterHooks {
-    fn before_phase(&self, test: &TestDef, rep: u32, phase: &str) -> Result<(), String> {
-        let at = format!("the barrier before {}", place(test, rep, phase));
-        self.start_together(&at).map_err(|e| e.to_string())
+impl Hooks for ClusterHooks {
+    fn before_phase(&self, at: &PhasePoint<'_>) -> Result<(), String> {
+        let place = format!("the barrier before {}", place(at));
+        self.start_together(&place).map_err(|e| e.to_string())
     }
 
     fn after_phase(
         &self,
-        test: &TestDef,
-        rep: u32,
-        phase: &str,
+        at: &PhasePoint<'_>,
         window: Option<(Instant, Instant)>,
         local: PhaseOutcome,
     ) -> PhaseOutcome {
         if let Some((start, end)) = window {
             let clock = GlobalClock::new(&*self.comm, &self.clock);
             let w = RecordedWindow {
-                test: test.id.clone(),
-                rep,
+                target: at.target.to_string(),
+                test: at.test.id.clone(),
+                rep: at.rep,
                 window: PhaseWindow {
-                    phase: phase.to_string(),
+                    phase: at.phase.to_string(),
                     start_s: clock.at(start),
                     end_s: clock.at(end),
                 },
@@ -171,14 +171,6 @@ impl PhaseHooks for ClusterHooks {
             Err(e) => PhaseOutcome::Failed(format!("rank {}: {e}", self.comm.rank())),
         }
     }
-
-    fn stonewall(&self) -> Option<Duration> {
-        self.stonewall
-    }
-
-    fn share(&self) -> Option<(u32, u32)> {
-        self.shared.then(|| (self.comm.rank(), self.comm.size()))
-    }
 }
 
 #[cfg(test)]
@@ -186,7 +178,7 @@ mod tests {
     use super::*;
     use crate::cluster::Single;
 
-    fn test_def() -> TestDef {
+    fn test_def() -> crate::workload::TestDef {
         let suite = crate::workload::load(
             &crate::workload::SuiteSource::Embedded("unit14".into()),
             &crate::workload::ResolveCtx { scale: "quick".parse().unwrap(), free_memory: 1 << 30 },
@@ -197,12 +189,13 @@ mod tests {
 
     #[test]
     fn one_rank_agrees_with_itself_and_records_windows() {
-        let h = ClusterHooks::new(Arc::new(Single::default()), ClockSync::default(), None, false);
+        let h = ClusterHooks::new(Arc::new(Single::default()), ClockSync::default());
         let t = test_def();
-        assert_eq!(h.before_phase(&t, 0, "write"), Ok(()));
+        let at = PhasePoint { target: "/mnt", test: &t, rep: 0, phase: "write" };
+        assert_eq!(h.before_phase(&at), Ok(()));
         let a = Instant::now();
         let b = a + Duration::from_millis(10);
-        let o = h.after_phase(&t, 0, "write", Some((a, b)), PhaseOutcome::Failed("ENOSPC".into()));
+        let o = h.after_phase(&at, Some((a, b)), PhaseOutcome::Failed("ENOSPC".into()));
         match o {
             PhaseOutcome::Failed(r) => {
                 assert!(r.starts_with("rank 0 (host "), "{r}");
@@ -212,9 +205,11 @@ mod tests {
         }
         let w = h.windows();
         assert_eq!(w.len(), 1);
+        assert_eq!((w[0].target.as_str(), w[0].window.phase.as_str()), ("/mnt", "write"));
         assert!((w[0].window.end_s - w[0].window.start_s - 0.010).abs() < 1e-6);
+        let read = PhasePoint { phase: "read", ..at };
         assert_eq!(
-            h.after_phase(&t, 0, "read", None, PhaseOutcome::Interrupted),
+            h.after_phase(&read, None, PhaseOutcome::Interrupted),
             PhaseOutcome::Interrupted
         );
     }

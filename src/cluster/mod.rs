@@ -19,6 +19,7 @@ pub mod model;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod reduce;
+pub mod session;
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! What a multi-client run adds to the result: who ran, on which clock, and each rank's share.
 
+use crate::observe::memory::MemDelta;
 use crate::result::DeviceDelta;
 use serde::{Deserialize, Serialize};
 
@@ -145,6 +146,22 @@ pub struct HostShare {
     pub cpu_sys_nanos: u64,
     /// Its block devices over the timed phases (read once per host: ranks on one host share
     /// them).
+    pub device: Option<DeviceDelta>,
+    /// Its observations per phase (timed or not): memory and devices, read by its first rank.
+    #[serde(default)]
+    pub phases: Vec<HostPhase>,
+}
+
+/// What one host's observers saw during one phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostPhase {
+    /// Phase name.
+    pub phase: String,
+    /// Whether it counts in the figures.
+    pub timed: bool,
+    /// Page cache, dirty and writeback memory of the host before and after it.
+    pub memory: Option<MemDelta>,
+    /// The host's block devices over it.
     pub device: Option<DeviceDelta>,
 }
 

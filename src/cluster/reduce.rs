@@ -5,8 +5,9 @@
 //! latest end of any rank on the common clock, figure = total / time. Per-rank figures (each
 //! rank's bytes over its own time) are kept with their spread. Latency histograms are merged
 //! (HdrHistogram addition is exact: the merged percentiles are those of all operations). CPU is
-//! summed, and kept per host; device counters are read once per host (ranks on one host see
-//! the same devices) and summed over hosts.
+//! summed, and kept per host; device counters and memory (page cache, dirty, writeback) are
+//! observations of a host, not of a rank: they are taken from the first rank of each host
+//! (ranks on one host see the same devices and memory), kept per host and summed over hosts.
 //!
 //! Stonewalling (IOR `-D`): the ranks stopped at the stonewall with different amounts of work
 //! done. The figure counts only the work every rank completed (the smallest rank's bytes times
@@ -14,8 +15,9 @@
 //! the work really done is in `total_bytes`.
 
 use super::hooks::RecordedWindow;
-use super::model::{ClusterRep, HostShare, PhaseWindow, RankFigure, RankInfo, Spread};
+use super::model::{ClusterRep, HostPhase, HostShare, PhaseWindow, RankFigure, RankInfo, Spread};
 use crate::engine::runner::STONEWALLED;
+use crate::observe::memory::{MemDelta, MemSample};
 use crate::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RunReport, TestResult, TestStatus,
 };
@@ -29,21 +31,25 @@ use std::collections::BTreeMap;
 pub struct RankReport {
     /// Who.
     pub info: RankInfo,
-    /// Its own run, as a single-process run would report it.
-    pub report: RunReport,
+    /// Its own runs, one per target, as a single-process run would report them.
+    pub runs: Vec<RunReport>,
     /// Its timed-phase windows on the common clock.
     pub windows: Vec<RecordedWindow>,
 }
 
-/// Merge the ranks' reports (in rank order, rank 0 first) into one run report. `shared`: the
-/// ranks shared their files (`--mpi-shared`), so rank 0's extent map is the files' map.
-pub fn reduce(ranks: &[RankReport], shared: bool) -> Vec<TestResult> {
-    let Some(first) = ranks.first() else { return Vec::new() };
-    (0..first.report.tests.len())
+/// Merge the ranks' results on target `target` (ranks in rank order, rank 0 first) into one
+/// run's tests. `shared`: the ranks shared their files (`--mpi-shared`), so rank 0's extent
+/// map is the files' map.
+pub fn reduce(ranks: &[RankReport], target: usize, shared: bool) -> Vec<TestResult> {
+    let Some(first) = ranks.first().and_then(|r| r.runs.get(target)) else { return Vec::new() };
+    let label = first.target.label.as_str();
+    (0..first.tests.len())
         .map(|i| {
-            let parts: Vec<(&RankReport, &TestResult)> =
-                ranks.iter().filter_map(|r| r.report.tests.get(i).map(|t| (r, t))).collect();
-            let mut t = reduce_test(&parts);
+            let parts: Vec<(&RankReport, &TestResult)> = ranks
+                .iter()
+                .filter_map(|r| r.runs.get(target).and_then(|run| run.tests.get(i)).map(|t| (r, t)))
+                .collect();
+            let mut t = reduce_test(&parts, label);
             if shared {
                 for (k, rep) in t.reps.iter_mut().enumerate() {
                     rep.extents = parts[0].1.reps.get(k).and_then(|r| r.extents.clone());
@@ -54,7 +60,7 @@ pub fn reduce(ranks: &[RankReport], shared: bool) -> Vec<TestResult> {
         .collect()
 }
 
-fn reduce_test(parts: &[(&RankReport, &TestResult)]) -> TestResult {
+fn reduce_test(parts: &[(&RankReport, &TestResult)], label: &str) -> TestResult {
     let base = parts[0].1;
     let mut out = TestResult {
         id: base.id.clone(),
@@ -95,7 +101,7 @@ fn reduce_test(parts: &[(&RankReport, &TestResult)]) -> TestResult {
     }
     let nreps = parts.iter().map(|(_, t)| t.reps.len()).min().unwrap_or(0);
     for k in 0..nreps {
-        out.reps.push(reduce_rep(parts, k));
+        out.reps.push(reduce_rep(parts, label, k));
     }
     out.complete_reps = out.reps.iter().filter(|r| r.complete).count() as u32;
     out.finalize();
@@ -105,11 +111,15 @@ fn reduce_test(parts: &[(&RankReport, &TestResult)]) -> TestResult {
     out
 }
 
-fn windows_of<'a>(r: &'a RankReport, test: &str, rep: u32) -> Vec<&'a PhaseWindow> {
-    r.windows.iter().filter(|w| w.test == test && w.rep == rep).map(|w| &w.window).collect()
+fn windows_of<'a>(r: &'a RankReport, label: &str, test: &str, rep: u32) -> Vec<&'a PhaseWindow> {
+    r.windows
+        .iter()
+        .filter(|w| w.target == label && w.test == test && w.rep == rep)
+        .map(|w| &w.window)
+        .collect()
 }
 
-fn reduce_rep(parts: &[(&RankReport, &TestResult)], k: usize) -> RepResult {
+fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> RepResult {
     let test_id = &parts[0].1.id;
     let reps: Vec<&RepResult> = parts.iter().map(|(_, t)| &t.reps[k]).collect();
     let nphases = reps.iter().map(|r| r.phases.len()).min().unwrap_or(0);
@@ -134,8 +144,9 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], k: usize) -> RepResult {
         p.cache.met = ps.iter().all(|x| x.cache.met);
         p.cache.resident_fraction =
             ps.iter().map(|x| x.cache.resident_fraction).sum::<f64>() / ps.len() as f64;
-        p.device =
-            sum_devices(ps.iter().enumerate().filter(|(i, _)| first_of_host[*i]).map(|(_, x)| *x));
+        let hosts = || ps.iter().enumerate().filter(|(i, _)| first_of_host[*i]).map(|(_, x)| *x);
+        p.device = sum_devices(hosts());
+        p.memory = sum_memory(hosts());
         if ps.iter().any(|x| x.ended_by.as_deref() == Some(STONEWALLED)) {
             p.ended_by = Some(STONEWALLED.into());
             stonewalled |= p.timed;
@@ -144,7 +155,7 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], k: usize) -> RepResult {
         let win: Vec<&PhaseWindow> = parts
             .iter()
             .filter_map(|(r, _)| {
-                windows_of(r, test_id, k as u32).into_iter().find(|w| w.phase == p.name)
+                windows_of(r, label, test_id, k as u32).into_iter().find(|w| w.phase == p.name)
             })
             .collect();
         if win.len() == parts.len() {
@@ -178,7 +189,7 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], k: usize) -> RepResult {
                 host: r.info.host.clone(),
                 bytes: rep.bytes,
                 ops,
-                windows: windows_of(r, test_id, k as u32).into_iter().cloned().collect(),
+                windows: windows_of(r, label, test_id, k as u32).into_iter().cloned().collect(),
                 wall_nanos: rep.wall_nanos,
                 mib_per_s: per(rep.bytes as f64 / (1u64 << 20) as f64),
                 ops_per_s: per(ops as f64),
@@ -218,6 +229,7 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], k: usize) -> RepResult {
         latency,
         phases,
         extents: None,
+        compress_ratio: None,
         file_ops: if fileset { ops } else { 0 },
         figure: reps[0].figure,
         cluster: Some(ClusterRep {
@@ -251,6 +263,29 @@ fn sum_devices<'a>(ps: impl Iterator<Item = &'a PhaseResult>) -> Option<DeviceDe
     let mut acc: Option<DeviceDelta> = None;
     for d in ps.filter_map(|p| p.device.as_ref()) {
         acc.get_or_insert_with(DeviceDelta::default).add(d);
+    }
+    acc
+}
+
+/// Memory of several hosts around a phase: each sample summed over the hosts (a daemon's RSS
+/// and CPU too, when every host reports one).
+fn sum_memory<'a>(ps: impl Iterator<Item = &'a PhaseResult>) -> Option<MemDelta> {
+    fn add(a: &mut MemSample, b: &MemSample) {
+        a.cached_bytes += b.cached_bytes;
+        a.dirty_bytes += b.dirty_bytes;
+        a.writeback_bytes += b.writeback_bytes;
+        a.daemon_rss_bytes = a.daemon_rss_bytes.zip(b.daemon_rss_bytes).map(|(x, y)| x + y);
+        a.daemon_cpu_nanos = a.daemon_cpu_nanos.zip(b.daemon_cpu_nanos).map(|(x, y)| x + y);
+    }
+    let mut acc: Option<MemDelta> = None;
+    for m in ps.filter_map(|p| p.memory.as_ref()) {
+        match &mut acc {
+            None => acc = Some(*m),
+            Some(a) => {
+                add(&mut a.before, &m.before);
+                add(&mut a.after, &m.after);
+            }
+        }
     }
     acc
 }
@@ -301,6 +336,16 @@ fn per_host(parts: &[(&RankReport, &TestResult)], reps: &[&RepResult]) -> Vec<Ho
         h.cpu_sys_nanos += rep.cpu_sys_nanos;
         if first {
             h.device = sum_devices(rep.phases.iter().filter(|p| p.timed));
+            h.phases = rep
+                .phases
+                .iter()
+                .map(|p| HostPhase {
+                    phase: p.name.clone(),
+                    timed: p.timed,
+                    memory: p.memory,
+                    device: p.device.clone(),
+                })
+                .collect();
         }
     }
     hosts
@@ -326,6 +371,10 @@ mod tests {
             cpu_sys_nanos: 1000,
             latency: h.summaries(),
             ended_by: ended_by.map(String::from),
+            memory: Some(MemDelta {
+                before: MemSample { dirty_bytes: 1 << 20, ..Default::default() },
+                after: MemSample { dirty_bytes: bytes, ..Default::default() },
+            }),
             ..Default::default()
         }
     }
@@ -357,7 +406,7 @@ mod tests {
         };
         RankReport {
             info: RankInfo { rank: r, host: host.into(), ..Default::default() },
-            report: RunReport {
+            runs: vec![RunReport {
                 fsbench_version: String::new(),
                 started_unix_s: 0,
                 host: Default::default(),
@@ -368,8 +417,9 @@ mod tests {
                 tests: vec![test],
                 interrupted: false,
                 cluster: None,
-            },
+            }],
             windows: vec![RecordedWindow {
+                target: String::new(),
                 test: "1".into(),
                 rep: 0,
                 window: PhaseWindow { phase: "write".into(), start_s: start, end_s: end },
@@ -384,7 +434,7 @@ mod tests {
             rank(1, "a", phase(4 << 20, 2_000_000_000, &[300], None), 10.5, 12.5),
             rank(2, "b", phase(4 << 20, 1_000_000_000, &[400], None), 10.2, 11.2),
         ];
-        let t = &reduce(&ranks, false)[0];
+        let t = &reduce(&ranks, 0, false)[0];
         let r = &t.reps[0];
         assert_eq!(r.bytes, 16 << 20);
         assert_eq!(r.wall_nanos, 2_500_000_000);
@@ -403,6 +453,13 @@ mod tests {
         assert_eq!(c.per_host[0].bytes, 12 << 20);
         assert_eq!(r.cpu_sys_nanos, 3000);
         assert!(!c.stonewalled);
+        // Memory is a host's: read from the first rank of each host, kept per host, summed
+        // over hosts in the aggregate (rank 1 shares host a's memory and is not counted again).
+        let dirty = |h: &HostShare| h.phases[0].memory.unwrap().after.dirty_bytes;
+        assert_eq!((dirty(&c.per_host[0]), dirty(&c.per_host[1])), (8 << 20, 4 << 20));
+        assert_eq!(c.per_host[0].phases[0].phase, "write");
+        let m = r.phases[0].memory.unwrap();
+        assert_eq!((m.before.dirty_bytes, m.after.dirty_bytes), (2 << 20, 12 << 20));
     }
 
     #[test]
@@ -411,7 +468,7 @@ mod tests {
             rank(0, "a", phase(8 << 20, 1_000_000_000, &[100], Some(STONEWALLED)), 0.0, 1.0),
             rank(1, "a", phase(2 << 20, 1_000_000_000, &[100], Some(STONEWALLED)), 0.0, 1.0),
         ];
-        let t = &reduce(&ranks, false)[0];
+        let t = &reduce(&ranks, 0, false)[0];
         let r = &t.reps[0];
         let c = r.cluster.as_ref().unwrap();
         assert!(c.stonewalled);
@@ -427,8 +484,8 @@ mod tests {
             rank(0, "a", phase(1 << 20, 1, &[1], None), 0.0, 1.0),
             rank(1, "b", phase(1 << 20, 1, &[1], None), 0.0, 1.0),
         ];
-        ranks[1].report.tests[0].status = TestStatus::Failed { reason: "EIO".into() };
-        let t = &reduce(&ranks, false)[0];
+        ranks[1].runs[0].tests[0].status = TestStatus::Failed { reason: "EIO".into() };
+        let t = &reduce(&ranks, 0, false)[0];
         assert_eq!(t.status, TestStatus::Failed { reason: "rank 1 (host b): EIO".into() });
     }
 }

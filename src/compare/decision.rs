@@ -26,8 +26,10 @@
 //!   must reach `1 + single_run_effect` (default 10%) to name a winner, and the verdict says it was
 //!   not tested (`tested: false`); outputs say so loudly, and `diff` does not count such a
 //!   difference as a regression.
-//! - A test that failed, was interrupted, or whose cache precondition did not hold on a side is
-//!   not compared ("could not run"), with the reason.
+//! - A test that failed or was interrupted on a side is not compared ("could not run"), with the
+//!   reason. Repetitions whose cache precondition did not hold (on a shared machine another
+//!   process may evict the file: `drop_caches` is global) are left out of the decision; the test
+//!   is not compared when that leaves no repetition, or one of several.
 //!
 //! What is achievable with few repetitions: the test assumes log-normal repetition noise. A
 //! distribution-free test cannot do better than its smallest p-value: an exact permutation or rank
@@ -88,22 +90,46 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
         TestStatus::Interrupted => return Err(format!("interrupted on {label}")),
         TestStatus::Skipped { reason } => return Err(format!("not run on {label}: {reason}")),
     }
-    let unmet = t.reps.iter().flat_map(|r| r.phases.iter()).find(|p| p.timed && !p.cache.met);
-    if let Some(p) = unmet {
-        return Err(format!(
-            "cache precondition ({:?}) not met on {label}: {:.0}% resident after {}",
-            p.cache.required,
-            p.cache.resident_fraction * 100.0,
-            p.cache.method
-        )
-        .to_lowercase());
+    // A repetition whose cache precondition did not hold measured something else (another
+    // process evicted the file, or filled memory): it is left out. The test is not compared
+    // when none is left, or one of several (one repetition cannot show the noise).
+    let met = |r: &crate::result::RepResult| r.phases.iter().all(|p| !p.timed || p.cache.met);
+    let complete: Vec<&crate::result::RepResult> = t.reps.iter().filter(|r| r.complete).collect();
+    let good: Vec<&crate::result::RepResult> =
+        complete.iter().copied().filter(|r| met(r)).collect();
+    if good.len() < complete.len() && good.len() < 2 {
+        let unmet = complete.iter().flat_map(|r| r.phases.iter()).find(|p| p.timed && !p.cache.met);
+        if let Some(p) = unmet {
+            return Err(format!(
+                "cache precondition ({:?}) not met on {label} in {} of {} repetitions: {:.0}% resident after {}",
+                p.cache.required,
+                complete.len() - good.len(),
+                complete.len(),
+                p.cache.resident_fraction * 100.0,
+                p.cache.method
+            )
+            .to_lowercase());
+        }
     }
     // The test's figure of merit (what its median and summary are of).
-    let v: Vec<f64> = t.reps.iter().filter(|r| r.complete).map(|r| t.figure.value(r)).collect();
+    let v: Vec<f64> = good.iter().map(|r| t.figure.value(r)).collect();
     if v.is_empty() || v.iter().any(|x| x.is_nan() || *x <= 0.0) {
         return Err(format!("no {} figure on {label}", t.figure.unit()));
     }
     Ok(v)
+}
+
+/// How well a test's figure is known, for `--repeat auto`: the half-width of the 95%
+/// confidence interval of the 20%-trimmed mean of the log figures (the quantity the rule's
+/// Yuen test compares; for log-symmetric noise it estimates the log of the median), as a
+/// relative factor: 0.05 means the interval is the estimate ×/÷ 1.05. `None` below 2 values or
+/// for a non-positive figure.
+pub fn relative_ci(figures: &[f64]) -> Option<f64> {
+    if figures.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        return None;
+    }
+    let logs: Vec<f64> = figures.iter().map(|x| x.ln()).collect();
+    crate::stats::significance::trimmed_mean_ci95(&logs).map(|(_, h)| h.exp_m1())
 }
 
 /// False discovery rate of a family of comparisons (Benjamini–Hochberg level).
@@ -357,6 +383,31 @@ pub(crate) mod tests {
         match decide(&result(&[1.0]), "ext4", &b, "tmpfs", &Rule::default()) {
             Verdict::NotCompared { reason } => {
                 assert!(reason.contains("not met on tmpfs"), "{reason}")
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn a_repetition_whose_cache_was_evicted_is_left_out_not_the_test() {
+        // 5 repetitions, one measured with the file evicted by another process (a slow outlier
+        // of another kind): the other 4 decide.
+        let a = result(&[100.0, 102.0, 98.0, 101.0, 99.0]);
+        let mut b = result(&[230.0, 225.0, 235.0, 228.0, 232.0]);
+        b.reps[2] = rep(3.0, false);
+        match decide(&a, "ext4", &b, "xfs", &Rule::default()) {
+            Verdict::Win { winner: 1, factor, tested: true } => {
+                assert!((factor - 2.3).abs() < 0.05)
+            }
+            v => panic!("{v:?}"),
+        }
+        // One good repetition of several cannot show the noise: not compared, saying how many.
+        for i in 1..5 {
+            b.reps[i] = rep(3.0, false);
+        }
+        match decide(&a, "ext4", &b, "xfs", &Rule::default()) {
+            Verdict::NotCompared { reason } => {
+                assert!(reason.contains("not met on xfs in 4 of 5 repetitions"), "{reason}")
             }
             v => panic!("{v:?}"),
         }

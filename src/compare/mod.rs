@@ -199,11 +199,13 @@ pub fn build_report(
                     };
                     let (wi, li) = if winner == 0 { (baseline, i) } else { (i, baseline) };
                     match (&facts[wi], &facts[li]) {
-                        (Some(fw), Some(fl)) => explain::explain(
-                            &explain::Side { label: &configs[wi].label, facts: fw },
-                            &explain::Side { label: &configs[li].label, facts: fl },
-                            3,
-                        ),
+                        (Some(fw), Some(fl)) => {
+                            let w = explain::Side { label: &configs[wi].label, facts: fw };
+                            let l = explain::Side { label: &configs[li].label, facts: fl };
+                            let mut v = explain::explain(&w, &l, 3);
+                            v.extend(explain::context(&w, &l));
+                            v
+                        }
                         _ => Vec::new(),
                     }
                 }
@@ -243,6 +245,18 @@ pub fn build_report(
     }
 }
 
+/// What a sentence quoting a win adds when the win rests on a single repetition: it is not a
+/// tested difference. One wording for the summary lines, the "Why" headings and the HTML.
+pub const UNTESTED_WORDS: &str = "untested: one repetition, no noise estimate";
+
+/// ` (untested: ...)` after a quoted verdict that is an untested win, else nothing.
+pub fn untested_mark(v: &Verdict) -> String {
+    match v {
+        Verdict::Win { tested: false, .. } => format!(" ({UNTESTED_WORDS})"),
+        _ => String::new(),
+    }
+}
+
 /// The study's lines for baseline `a` against configuration `b` (index `bi` in the rows).
 pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummary {
     let mut s = PairSummary {
@@ -257,10 +271,18 @@ pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummar
         lines: vec![],
     };
     let (mut fa, mut fb) = (Vec::new(), Vec::new());
+    // Wins of a and of b that rest on one repetition (no noise estimate).
+    let (mut ua, mut ub) = (0u32, 0u32);
     for row in rows {
         match row.vs_baseline.get(bi).and_then(|v| v.as_ref()) {
-            Some(Verdict::Win { winner: 0, factor, .. }) => fa.push(*factor),
-            Some(Verdict::Win { factor, .. }) => fb.push(*factor),
+            Some(Verdict::Win { winner: 0, factor, tested }) => {
+                fa.push(*factor);
+                ua += u32::from(!tested);
+            }
+            Some(Verdict::Win { factor, tested, .. }) => {
+                fb.push(*factor);
+                ub += u32::from(!tested);
+            }
             Some(Verdict::Draw { .. }) => s.draws += 1,
             Some(Verdict::NotCompared { reason }) => {
                 s.not_compared.push((row.id.clone(), reason.clone()))
@@ -277,15 +299,20 @@ pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummar
     let compared = s.a_wins + s.b_wins + s.draws;
     s.lines.push(format!("of {} compared between {a} and {b}:", tests(compared)));
     // Larger winner first, as the study wrote it.
-    let mut sides = [(b, s.b_wins, s.b_mean_factor, a), (a, s.a_wins, s.a_mean_factor, b)];
+    let mut sides = [(b, s.b_wins, s.b_mean_factor, a, ub), (a, s.a_wins, s.a_mean_factor, b, ua)];
     if s.a_wins > s.b_wins {
         sides.swap(0, 1);
     }
-    for (w, n, f, l) in sides {
+    for (w, n, f, l, untested) in sides {
+        let mark = match untested {
+            0 => String::new(),
+            u if u == n => format!(" ({UNTESTED_WORDS})"),
+            u => format!(" ({u} of them {UNTESTED_WORDS})"),
+        };
         match f {
-            Some(f) => {
-                s.lines.push(format!("{w} outpaces {l} in {} by a mean factor of {f:.1}", tests(n)))
-            }
+            Some(f) => s
+                .lines
+                .push(format!("{w} outpaces {l} in {} by a mean factor of {f:.1}{mark}", tests(n))),
             None => s.lines.push(format!("{w} outpaces {l} in no test")),
         }
     }
@@ -398,6 +425,12 @@ pub(crate) mod tests {
         let text = crate::output::compare::render(&r, false);
         assert!(text.contains("xfs 1.8X faster than ext4 in medians: NOT SIGNIFICANT"), "{text}");
         assert!(text.contains("fsync"), "{text}");
+        // Where each side's time went, after the reasons.
+        assert!(
+            text.contains("    - where the time went (share of wall time × threads): ext4: "),
+            "{text}"
+        );
+        assert!(r.tests[0].why[1].last().is_some_and(|e| e.rule == "time_split"));
         // Medians within the minimum effect: no facts.
         let configs = vec![
             config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
@@ -405,5 +438,49 @@ pub(crate) mod tests {
         ];
         let r = build_report(configs, &opts, 0, false);
         assert!(r.tests[0].why[1].is_empty());
+    }
+
+    #[test]
+    fn untested_wins_are_marked_wherever_they_are_quoted() {
+        let opts = CompareOptions {
+            engine: Default::default(),
+            rule: Rule::default(),
+            fresh_per_test: false,
+        };
+        // One repetition each, twice as fast: a win, but with no noise estimate.
+        let configs =
+            vec![config("ext4", &[100.0], 900_000_000), config("xfs", &[200.0], 100_000_000)];
+        let r = build_report(configs, &opts, 0, false);
+        assert!(
+            matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { tested: false, .. })),
+            "{:?}",
+            r.tests[0].vs_baseline
+        );
+        let mark = format!("({UNTESTED_WORDS})");
+        let line = r.pairs[0].lines.iter().find(|l| l.starts_with("xfs outpaces")).unwrap();
+        assert!(line.ends_with(&format!("by a mean factor of 2.0 {mark}")), "{line}");
+        // The loser's line quotes no win: nothing to mark.
+        let other = r.pairs[0].lines.iter().find(|l| l.starts_with("ext4 outpaces")).unwrap();
+        assert!(!other.contains("untested"), "{other}");
+        let text = crate::output::compare::render(&r, false);
+        assert!(text.contains(&format!("xfs 2.0X faster than ext4 {mark}")), "{text}");
+        assert!(text.contains(line.as_str()), "{text}");
+        let plain = crate::report::plain::summary(&r, "fsbench compare");
+        assert!(plain.contains("untested: one repetition"), "{plain}");
+        let run = crate::report::ReportRun {
+            id: None,
+            kind: crate::store::RunKind::Compare,
+            command_line: String::new(),
+            report: r.clone(),
+        };
+        let (html, _) = crate::report::render(&[run]).unwrap();
+        assert!(
+            html.contains(&format!("xfs 2.0× faster than ext4 {mark}")),
+            "no mark in the HTML Why"
+        );
+        assert!(
+            html.contains(&format!("by a mean factor of 2.0 {mark}")),
+            "no mark in the HTML summary"
+        );
     }
 }

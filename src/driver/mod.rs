@@ -5,12 +5,19 @@
 //!   `run`), or `Interleaved` (repetition by repetition, test by test, every target once before
 //!   any runs again, in an order that rotates with the test and repetition: `compare`).
 //!   Repetition k uses the same random seed on every target, so each does the same operations.
-//! - [`Hooks`]: called before and after every phase the engine runs (where a multi-client run
-//!   will put its barrier), reached from the engine's phase loop through the [`Progress`] it
-//!   already receives.
+//! - [`Hooks`]: called before and after every phase the engine runs, the one mechanism for
+//!   acting at the edges of a timed phase: a multi-client run ([`crate::cluster`]) puts its
+//!   barrier, its global clock stamps and its agreement on the outcome there. The driver hands
+//!   them to the engine with every unit of work.
+//! - [`Targets::workspace`]: the work directory of a unit (by default one this process makes
+//!   and removes; a multi-client run shares one between ranks).
 //! - `on_test`: called with a test's results so far after each unit of work (where the store
 //!   commits, so a crash loses at most the unit in flight).
 //! - Ctrl-C/SIGTERM: checked before every unit; what was not reached is marked skipped.
+//! - [`AutoRepeat`] (`--repeat auto`, hyperfine's and Criterion's approach): at least `min`
+//!   repetitions, then more (in the same order: interleaved rounds for `compare`) for each test
+//!   whose figure is not yet known to within the target, until `max` or the time budget; why
+//!   each test stopped is recorded on it ([`crate::result::Warning::Repetitions`]).
 //!
 //! [`targets`] has the lifecycle of the targets themselves (directories and testbeds).
 
@@ -19,10 +26,29 @@ pub mod targets;
 use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
 use crate::result::{RunReport, TestResult, TestStatus};
 use crate::testbed::TestbedEnv;
-use crate::workload::{Suite, TestDef};
-use std::sync::Mutex;
+use crate::workload::Suite;
+use std::path::{Path, PathBuf};
 
+pub use crate::engine::hooks::{Hooks, NoHooks, PhaseOutcome, PhasePoint};
 pub use targets::{Spec, TargetError, TargetSet};
+
+/// The directory a unit of work puts its files in.
+pub enum WorkDir {
+    /// Made by this process, removed when dropped.
+    Own(Workspace),
+    /// Owned by someone else (a work directory several processes share, removed by its maker).
+    Shared(PathBuf),
+}
+
+impl WorkDir {
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        match self {
+            WorkDir::Own(w) => w.path(),
+            WorkDir::Shared(p) => p,
+        }
+    }
+}
 
 /// The targets a suite runs on, as the driver needs them.
 pub trait Targets {
@@ -34,6 +60,11 @@ pub trait Targets {
     fn env(&self, i: usize) -> Option<TestbedEnv>;
     /// Make target `i` afresh before a test (a new filesystem); a no-op for directories.
     fn refresh(&mut self, i: usize) -> anyhow::Result<()>;
+    /// A work directory on target `i` for the next unit: by default a fresh one this process
+    /// makes in the target's directory.
+    fn workspace(&mut self, i: usize) -> anyhow::Result<WorkDir> {
+        Ok(WorkDir::Own(Workspace::create(&self.target(i).dir)?))
+    }
 }
 
 /// In which order targets × tests × repetitions run.
@@ -46,31 +77,6 @@ pub enum Order {
     Interleaved,
 }
 
-/// One phase of one repetition, as the hooks see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PhasePoint {
-    /// Index of the target.
-    pub target: usize,
-    /// Test id.
-    pub test: String,
-    /// Repetition index.
-    pub rep: u32,
-    /// Phase name (`setup` for a test's untimed file preparation).
-    pub phase: String,
-}
-
-/// Called around every phase the engine runs. The default methods do nothing.
-pub trait Hooks: Sync {
-    /// Just before the phase starts (after its cache precondition is established).
-    fn before_phase(&self, _at: &PhasePoint) {}
-    /// Just after it ended.
-    fn after_phase(&self, _at: &PhasePoint) {}
-}
-
-/// [`Hooks`] that do nothing.
-pub struct NoHooks;
-impl Hooks for NoHooks {}
-
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Plan<'a> {
@@ -82,6 +88,89 @@ pub struct Plan<'a> {
     pub order: Order,
     /// Make each target afresh before every test.
     pub fresh_per_test: bool,
+    /// `--repeat auto`: add repetitions until each test's figure is known well enough (then
+    /// `engine.repeat` is ignored).
+    pub auto: Option<AutoRepeat>,
+}
+
+/// `--repeat auto`: how many repetitions, and when to stop adding them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoRepeat {
+    /// Repetitions every test gets (5: the least at which Yuen's test trims one outlier).
+    pub min: u32,
+    /// Most repetitions of a test.
+    pub max: u32,
+    /// Stop adding repetitions to a test when the 95% confidence interval of its figure is
+    /// within ± this share (0.05 = ±5%) on every target ([`crate::compare::decision::relative_ci`]).
+    pub target_ci: f64,
+    /// No repetition beyond `min` starts once the run has lasted this long.
+    pub budget: Option<std::time::Duration>,
+}
+
+impl Default for AutoRepeat {
+    fn default() -> Self {
+        AutoRepeat { min: 5, max: 10, target_ci: 0.05, budget: None }
+    }
+}
+
+/// Why `--repeat auto` stopped adding repetitions to a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The confidence interval reached the target.
+    Ci,
+    /// The most repetitions were run.
+    Max,
+    /// The time budget was spent.
+    Budget,
+    /// The test failed (or could not be measured) on a target.
+    Failed,
+}
+
+impl Stop {
+    /// The word outputs use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::Ci => "ci",
+            Stop::Max => "max",
+            Stop::Budget => "budget",
+            Stop::Failed => "failed",
+        }
+    }
+}
+
+/// Whether test results `on` (one per target, or the one target of a `run`) need another
+/// repetition after `done` rounds: `None` to go on, or why to stop. `spent`: whether the
+/// budget is used up. Also returns the widest relative CI half-width over the targets.
+pub fn auto_verdict(
+    a: &AutoRepeat,
+    on: &[&TestResult],
+    done: u32,
+    spent: bool,
+) -> (Option<Stop>, Option<f64>) {
+    let mut widest: Option<f64> = Some(0.0);
+    for t in on {
+        if t.status != TestStatus::Ok {
+            return (Some(Stop::Failed), None);
+        }
+        let xs: Vec<f64> =
+            t.reps.iter().filter(|r| r.complete).map(|r| t.figure.value(r)).collect();
+        match crate::compare::decision::relative_ci(&xs) {
+            Some(w) => widest = widest.map(|m| m.max(w)),
+            None => widest = None,
+        }
+    }
+    let stop = if done < a.min {
+        None
+    } else if widest.is_some_and(|w| w <= a.target_ci) {
+        Some(Stop::Ci)
+    } else if done >= a.max {
+        Some(Stop::Max)
+    } else if spent {
+        Some(Stop::Budget)
+    } else {
+        None
+    };
+    (stop, widest)
 }
 
 /// One unit of work: repetitions `reps` of test `test` on target `target`.
@@ -151,54 +240,153 @@ impl Outcome {
     }
 }
 
-/// Forwards progress and calls the hooks around each phase.
-struct Hooked<'a> {
-    progress: &'a dyn Progress,
-    hooks: &'a dyn Hooks,
-    target: usize,
-    current: Mutex<Option<PhasePoint>>,
-}
-
-impl Hooked<'_> {
-    fn begin(&self, test: &TestDef, rep: u32, phase: &str) {
-        let at =
-            PhasePoint { target: self.target, test: test.id.clone(), rep, phase: phase.into() };
-        self.hooks.before_phase(&at);
-        if let Ok(mut c) = self.current.lock() {
-            *c = Some(at);
-        }
-    }
-}
-
-impl Progress for Hooked<'_> {
-    fn target_start(&self, label: &str) {
-        self.progress.target_start(label)
-    }
-    fn phase_start(&self, test: &TestDef, rep: u32, phase: &str, expected_bytes: Option<u64>) {
-        self.begin(test, rep, phase);
-        self.progress.phase_start(test, rep, phase, expected_bytes)
-    }
-    fn phase_start_ops(&self, test: &TestDef, rep: u32, phase: &str, expected_ops: Option<u64>) {
-        self.begin(test, rep, phase);
-        self.progress.phase_start_ops(test, rep, phase, expected_ops)
-    }
-    fn phase_progress(&self, done: u64) {
-        self.progress.phase_progress(done)
-    }
-    fn phase_end(&self) {
-        self.progress.phase_end();
-        let at = self.current.lock().ok().and_then(|mut c| c.take());
-        if let Some(at) = at {
-            self.hooks.after_phase(&at);
-        }
-    }
-}
-
 fn now_unix_s() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// The driver's state while it runs units.
+struct State<'p, 'a> {
+    plan: &'p Plan<'a>,
+    targets: &'p mut dyn Targets,
+    progress: &'p dyn Progress,
+    hooks: &'p dyn Hooks,
+    on_test: &'p mut dyn FnMut(usize, usize, &TestResult),
+    /// Per target and test, the results so far.
+    acc: Vec<Vec<Option<TestResult>>>,
+    /// In turn, a target keeps one work directory for the whole suite; interleaved, each unit
+    /// makes its own (the target may be made afresh in between).
+    ws: Option<(usize, WorkDir)>,
+    last_target: Option<usize>,
+    /// Per target, its devices as found when the run started.
+    devices: Vec<Vec<String>>,
+}
+
+impl State<'_, '_> {
+    /// Run one unit; `Ok(true)`: interrupted, stop.
+    fn step(&mut self, unit: &Unit) -> anyhow::Result<bool> {
+        if crate::sys::signals::interrupted() {
+            return Ok(true);
+        }
+        let plan = self.plan;
+        let (i, ti) = (unit.target, unit.test);
+        if plan.fresh_per_test {
+            self.ws = None;
+            self.targets.refresh(i)?;
+        }
+        if plan.order == Order::Interleaved || self.last_target != Some(i) {
+            self.progress.target_start(&self.targets.target(i).label);
+            self.last_target = Some(i);
+        }
+        if plan.order == Order::Interleaved || self.ws.as_ref().is_none_or(|(w, _)| *w != i) {
+            drop(self.ws.take()); // the old one goes before the new one is made
+            self.ws = Some((i, self.targets.workspace(i)?));
+        }
+        let target = self.targets.target(i);
+        let Some((_, dir)) = &self.ws else { unreachable!("made above") };
+        let devices = self.devices[i].clone();
+        let test = &plan.suite.tests[ti];
+        let r = engine::run_test(
+            test,
+            &target,
+            &devices,
+            dir.path(),
+            &plan.engine,
+            ti as u64,
+            unit.reps.clone(),
+            self.progress,
+            self.hooks,
+        );
+        if plan.order == Order::Interleaved {
+            self.ws = None;
+        }
+        let stop = r.status == TestStatus::Interrupted;
+        match &mut self.acc[i][ti] {
+            Some(a) => a.merge(r),
+            slot @ None => *slot = Some(r),
+        }
+        if let Some(a) = &self.acc[i][ti] {
+            (self.on_test)(i, ti, a);
+        }
+        Ok(stop)
+    }
+
+    /// `--repeat auto` in the plan's order; `Ok(true)`: interrupted.
+    fn auto(&mut self, a: &AutoRepeat) -> anyhow::Result<bool> {
+        let started = std::time::Instant::now();
+        let spent = || a.budget.is_some_and(|b| started.elapsed() >= b);
+        let (n, tests) = (self.targets.count(), self.plan.suite.tests.len());
+        let max = a.max.max(a.min).max(1);
+        match self.plan.order {
+            Order::Interleaved => {
+                // Rounds as `schedule` makes them, each with the tests still open; a test's
+                // stop applies on every target (they are compared on the same repetitions).
+                let mut open = vec![true; tests];
+                for rep in 0..max {
+                    for (test, _) in open.clone().iter().enumerate().filter(|(_, o)| **o) {
+                        for k in 0..n {
+                            let target = (k + rep as usize + test) % n;
+                            let unit = Unit { target, test, reps: rep..rep + 1 };
+                            if self.step(&unit)? {
+                                return Ok(true);
+                            }
+                        }
+                    }
+                    for (test, o) in open.iter_mut().enumerate().filter(|(_, o)| **o) {
+                        let on: Vec<usize> = (0..n).collect();
+                        if self.close(a, &on, test, rep + 1, spent()) {
+                            *o = false;
+                        }
+                    }
+                    if !open.contains(&true) {
+                        break;
+                    }
+                }
+            }
+            Order::InTurn => {
+                for target in 0..n {
+                    for test in 0..tests {
+                        for rep in 0..max {
+                            let unit = Unit { target, test, reps: rep..rep + 1 };
+                            if self.step(&unit)? {
+                                return Ok(true);
+                            }
+                            if self.close(a, &[target], test, rep + 1, spent()) {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Decide whether `test` on targets `on` is done after `done` repetitions; when it is,
+    /// record why on each of them. Returns whether it is done.
+    fn close(&mut self, a: &AutoRepeat, on: &[usize], test: usize, done: u32, spent: bool) -> bool {
+        let results: Vec<&TestResult> =
+            on.iter().filter_map(|i| self.acc[*i][test].as_ref()).collect();
+        if results.len() < on.len() {
+            return false;
+        }
+        let (stop, widest) = auto_verdict(a, &results, done, spent);
+        let Some(stop) = stop else { return false };
+        for i in on {
+            if let Some(t) = self.acc[*i][test].as_mut() {
+                t.warn(crate::result::Warning::Repetitions {
+                    count: t.reps.iter().filter(|r| r.complete).count() as u32,
+                    stopped_by: stop.as_str().into(),
+                    ci: widest,
+                    target_ci: a.target_ci,
+                });
+                (self.on_test)(*i, test, t);
+            }
+        }
+        true
+    }
 }
 
 /// Run `plan` on `targets`.
@@ -210,7 +398,7 @@ pub fn drive(
     targets: &mut dyn Targets,
     progress: &dyn Progress,
     hooks: &dyn Hooks,
-    on_test: &mut dyn FnMut(usize, usize, &TestResult),
+    on_test: &'_ mut dyn FnMut(usize, usize, &TestResult),
 ) -> anyhow::Result<Outcome> {
     let suite = plan.suite;
     let n = targets.count();
@@ -232,63 +420,40 @@ pub fn drive(
             }
         })
         .collect();
-    let mut acc: Vec<Vec<Option<TestResult>>> = vec![vec![None; suite.tests.len()]; n];
+    let acc: Vec<Vec<Option<TestResult>>> = vec![vec![None; suite.tests.len()]; n];
+    let devices = runs.iter().map(|r| r.target.devices.clone()).collect();
+    let mut st = State {
+        plan,
+        targets,
+        progress,
+        hooks,
+        on_test,
+        acc,
+        ws: None,
+        last_target: None,
+        devices,
+    };
     let mut interrupted = false;
-    // In turn, a target keeps one work directory for the whole suite; interleaved, each unit
-    // makes its own (the target may be made afresh in between).
-    let mut ws: Option<(usize, Workspace)> = None;
-    let mut last_target = None;
-    for unit in schedule(plan.order, n, suite.tests.len(), plan.engine.repeat) {
-        if crate::sys::signals::interrupted() {
-            interrupted = true;
-            break;
+    match plan.auto {
+        None => {
+            for unit in schedule(plan.order, n, suite.tests.len(), plan.engine.repeat) {
+                if st.step(&unit)? {
+                    interrupted = true;
+                    break;
+                }
+            }
         }
-        let (i, ti) = (unit.target, unit.test);
-        if plan.fresh_per_test {
-            ws = None;
-            targets.refresh(i)?;
-        }
-        let target = targets.target(i);
-        if plan.order == Order::Interleaved || last_target != Some(i) {
-            progress.target_start(&target.label);
-            last_target = Some(i);
-        }
-        if plan.order == Order::Interleaved || ws.as_ref().is_none_or(|(w, _)| *w != i) {
-            ws = Some((i, Workspace::create(&target.dir)?));
-        }
-        let Some((_, dir)) = &ws else { unreachable!("made above") };
-        let hooked = Hooked { progress, hooks, target: i, current: Mutex::new(None) };
-        let devices = runs[i].target.devices.clone();
-        let test = &suite.tests[ti];
-        let r = engine::run_test(
-            test,
-            &target,
-            &devices,
-            dir.path(),
-            &plan.engine,
-            ti as u64,
-            unit.reps.clone(),
-            &hooked,
-        );
-        if plan.order == Order::Interleaved {
-            ws = None;
-        }
-        let stop = r.status == TestStatus::Interrupted;
-        match &mut acc[i][ti] {
-            Some(a) => a.merge(r),
-            slot @ None => *slot = Some(r),
-        }
-        if let Some(a) = &acc[i][ti] {
-            on_test(i, ti, a);
-        }
-        if stop {
-            interrupted = true;
-            break;
-        }
+        Some(a) => interrupted = st.auto(&a)?,
     }
+    let State { mut acc, ws, .. } = st;
     drop(ws);
     for (i, run) in runs.iter_mut().enumerate() {
         run.interrupted = interrupted;
+        if plan.auto.is_some() {
+            // The most repetitions any test got (each test says how many it has).
+            let most = acc[i].iter().flatten().map(|t| t.reps.len() as u32).max();
+            run.repeat = most.unwrap_or(0).max(1);
+        }
         for (ti, test) in suite.tests.iter().enumerate() {
             run.tests.push(
                 acc[i][ti].take().unwrap_or_else(|| {
@@ -305,21 +470,34 @@ mod tests {
     use super::*;
     use crate::workload::{ResolveCtx, Scale, SuiteSource};
 
-    /// Records every hook call.
+    /// Records every hook call; fails phase `w` of test `fail` after it ran (as a multi-client
+    /// run does when another rank failed).
     #[derive(Default)]
-    struct Log(Mutex<Vec<String>>);
+    struct Log {
+        calls: std::sync::Mutex<Vec<String>>,
+        fail: Option<&'static str>,
+    }
     impl Hooks for Log {
-        fn before_phase(&self, at: &PhasePoint) {
-            self.0
-                .lock()
-                .unwrap()
-                .push(format!("before {} {} {} {}", at.target, at.test, at.rep, at.phase));
+        fn before_phase(&self, at: &PhasePoint<'_>) -> Result<(), String> {
+            let line = format!("before {} {} {} {}", at.target, at.test.id, at.rep, at.phase);
+            self.calls.lock().unwrap().push(line);
+            Ok(())
         }
-        fn after_phase(&self, at: &PhasePoint) {
-            self.0
-                .lock()
-                .unwrap()
-                .push(format!("after {} {} {} {}", at.target, at.test, at.rep, at.phase));
+        fn after_phase(
+            &self,
+            at: &PhasePoint<'_>,
+            window: Option<(std::time::Instant, std::time::Instant)>,
+            local: PhaseOutcome,
+        ) -> PhaseOutcome {
+            let w = window.map(|(a, b)| b >= a);
+            let line = format!("after {} {} {} {} {w:?}", at.target, at.test.id, at.rep, at.phase);
+            self.calls.lock().unwrap().push(line);
+            match self.fail {
+                Some(t) if t == at.test.id && at.phase == "w" => {
+                    PhaseOutcome::Failed("rank 3 (host h): EIO".into())
+                }
+                _ => local,
+            }
         }
     }
 
@@ -368,6 +546,7 @@ mod tests {
             engine: EngineOptions { repeat: 2, ..Default::default() },
             order: Order::InTurn,
             fresh_per_test: false,
+            auto: None,
         };
         let out =
             drive(&plan, &mut dirs, &engine::NoProgress, &NoHooks, &mut |_, _, _| {}).unwrap();
@@ -389,6 +568,7 @@ mod tests {
             engine: EngineOptions { repeat: 2, ..Default::default() },
             order: Order::Interleaved,
             fresh_per_test: false,
+            auto: None,
         };
         let log = Log::default();
         let mut handed = Vec::new();
@@ -410,11 +590,14 @@ mod tests {
                 (1, 1, 2)
             ]
         );
-        let log = log.0.into_inner().unwrap();
-        assert_eq!(log.len(), 16, "one before and one after per phase: {log:?}");
-        assert_eq!(log[0], "before 0 a 0 w");
-        assert_eq!(log[1], "after 0 a 0 w");
-        assert_eq!(log[2], "before 1 a 0 w");
+        let log = log.calls.into_inner().unwrap();
+        // Per unit: around the set-up (no window: untimed), then around the phase.
+        assert_eq!(log.len(), 32, "one before and one after per phase: {log:?}");
+        assert_eq!(log[0], "before d0 a 0 setup");
+        assert_eq!(log[1], "after d0 a 0 setup None");
+        assert_eq!(log[2], "before d0 a 0 w");
+        assert_eq!(log[3], "after d0 a 0 w Some(true)", "with the phase's window");
+        assert_eq!(log[4], "before d1 a 0 setup");
         assert!(!out.interrupted && !out.failed());
         for run in &out.runs {
             assert_eq!(run.scale, "1", "the suite carries its scale");
@@ -434,6 +617,188 @@ mod tests {
         for d in &dirs.0 {
             assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "work directories removed");
         }
+    }
+
+    /// Runs `text` (a suite file) on one directory with `min_time`, 2 repetitions.
+    fn run_with_min_time(text: &str, min_time: std::time::Duration) -> RunReport {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.toml");
+        std::fs::write(&p, text).unwrap();
+        let ctx = ResolveCtx { scale: Scale::Factor(1.0), free_memory: 1 << 30 };
+        let suite = crate::workload::load(&SuiteSource::File(p), &ctx).unwrap();
+        let mut dirs = Dirs(vec![tempfile::tempdir().unwrap()]);
+        let plan = Plan {
+            suite: &suite,
+            engine: EngineOptions { repeat: 2, min_time, ..Default::default() },
+            order: Order::InTurn,
+            fresh_per_test: false,
+            auto: None,
+        };
+        let out =
+            drive(&plan, &mut dirs, &engine::NoProgress, &NoHooks, &mut |_, _, _| {}).unwrap();
+        assert!(!out.failed(), "{:?}", out.runs[0].tests[0].status);
+        assert_eq!(std::fs::read_dir(dirs.0[0].path()).unwrap().count(), 0, "files removed");
+        out.runs.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn min_time_repeats_a_short_phase_and_keeps_figures_per_byte() {
+        // A 64 KiB file created and written, then read twice: each phase lasts well under 40 ms.
+        let text = "[[test]]\nid = \"a\"\nname = \"w\"\nfile = { size = \"64K\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { passes = 2 }\n";
+        let min = std::time::Duration::from_millis(40);
+        let run = run_with_min_time(text, min);
+        for r in &run.tests[0].reps {
+            for (p, per_pass) in r.phases.iter().zip([64u64 << 10, 128 << 10]) {
+                assert!(
+                    p.passes() > 1,
+                    "{} ran {} pass(es) in {} ns",
+                    p.name,
+                    p.passes,
+                    p.wall_nanos
+                );
+                assert!(p.wall_nanos >= min.as_nanos() as u64, "{}: {} ns", p.name, p.wall_nanos);
+                assert_eq!(p.bytes_read + p.bytes_written, per_pass * p.passes() as u64);
+                assert_eq!(p.data_ops, per_pass / 4096 * p.passes() as u64);
+                let ops: u64 = p.latency.iter().filter(|l| l.op.is_data()).map(|l| l.count).sum();
+                assert_eq!(ops, p.data_ops, "latency counts every pass");
+            }
+            // The repetition's figure is bytes over the summed time of every pass.
+            let bytes: u64 = r.phases.iter().map(|p| p.bytes_read + p.bytes_written).sum();
+            let secs = r.phases.iter().map(|p| p.wall_nanos).sum::<u64>() as f64 / 1e9;
+            assert_eq!(r.bytes, bytes);
+            assert!((r.mib_per_s - bytes as f64 / 1048576.0 / secs).abs() < 1e-6 * r.mib_per_s);
+        }
+        // --min-time 0: one pass, as before.
+        let run = run_with_min_time(text, std::time::Duration::ZERO);
+        assert!(run.tests[0].reps.iter().flat_map(|r| &r.phases).all(|p| p.passes() == 1));
+    }
+
+    #[test]
+    fn min_time_runs_a_file_set_test_again_whole() {
+        // Create, stat and remove 40 files: a second create pass on the same set would find
+        // no free slot, so the whole test runs again and every phase counts each run.
+        let text = "[[test]]\nid = \"f\"\nname = \"files\"\nfileset = { count = 40, flat = true, size = 0 }\n[[test.phase]]\nname = \"create\"\npattern = [{ op = \"create\", pick = \"next\" }]\namount = { passes = 1 }\n[[test.phase]]\nname = \"stat\"\npattern = [{ op = \"stat\", pick = \"next\" }]\namount = { passes = 1 }\n[[test.phase]]\nname = \"delete\"\npattern = [{ op = \"unlink\", pick = \"next\" }]\namount = { passes = 1 }\n";
+        let min = std::time::Duration::from_millis(40);
+        let run = run_with_min_time(text, min);
+        for r in &run.tests[0].reps {
+            let n = r.phases[0].passes();
+            assert!(n > 1, "ran once in {} ns", r.wall_nanos);
+            assert!(r.wall_nanos >= min.as_nanos() as u64);
+            for p in &r.phases {
+                assert_eq!(p.passes(), n, "{}: every phase runs as often", p.name);
+                assert_eq!(p.file_ops, 40 * n as u64, "{}", p.name);
+                assert_eq!(p.skipped_ops, 0, "{}: each run works on a set of its own", p.name);
+            }
+            assert_eq!(r.phases[0].files_created, 40 * n as u64);
+            assert_eq!(r.file_ops, 3 * 40 * n as u64);
+            let secs = r.wall_nanos as f64 / 1e9;
+            assert!((r.ops_per_s - r.file_ops as f64 / secs).abs() < 1e-6 * r.ops_per_s);
+        }
+    }
+
+    /// The `--repeat auto` note on a test: (count, stopped_by).
+    fn auto_note(t: &TestResult) -> Option<(u32, String)> {
+        t.warnings.iter().find_map(|w| match w {
+            crate::result::Warning::Repetitions { count, stopped_by, .. } => {
+                Some((*count, stopped_by.clone()))
+            }
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn repeat_auto_stops_at_the_target_the_maximum_or_the_budget() {
+        let suite = suite();
+        let mut dirs = Dirs(vec![tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()]);
+        let run = |dirs: &mut Dirs, order, auto: AutoRepeat| {
+            let plan = Plan {
+                suite: &suite,
+                engine: EngineOptions { repeat: 1, ..Default::default() },
+                order,
+                fresh_per_test: false,
+                auto: Some(auto),
+            };
+            let mut handed = Vec::new();
+            let out = drive(&plan, dirs, &engine::NoProgress, &NoHooks, &mut |i, ti, t| {
+                handed.push((i, ti, t.reps.len()))
+            })
+            .unwrap();
+            assert!(!out.failed());
+            (out, handed)
+        };
+        // A target no real figure reaches: every test runs to the maximum, in compare's order.
+        let never = AutoRepeat { min: 5, max: 7, target_ci: 1e-12, budget: None };
+        let (out, handed) = run(&mut dirs, Order::Interleaved, never);
+        for r in &out.runs {
+            assert_eq!(r.repeat, 7, "the header gives the most repetitions");
+            for t in &r.tests {
+                assert_eq!(t.reps.len(), 7);
+                assert_eq!(auto_note(t), Some((7, "max".into())));
+            }
+        }
+        // Round 1 rotates as `schedule` does; the note is handed over too (one call per test
+        // and target when it closes).
+        assert_eq!(&handed[..4], &[(0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1)]);
+        assert_eq!(handed.len(), 2 * 2 * 7 + 4);
+        // A target every figure meets: the minimum, stopped by the CI.
+        let always = AutoRepeat { target_ci: 1e9, ..never };
+        let (out, _) = run(&mut dirs, Order::Interleaved, always);
+        assert!(out
+            .runs
+            .iter()
+            .flat_map(|r| &r.tests)
+            .all(|t| t.reps.len() == 5 && auto_note(t) == Some((5, "ci".into()))));
+        // A budget spent at once: the minimum, stopped by the budget.
+        let spent = AutoRepeat { budget: Some(std::time::Duration::from_nanos(1)), ..never };
+        let (out, _) = run(&mut dirs, Order::InTurn, spent);
+        assert!(out
+            .runs
+            .iter()
+            .flat_map(|r| &r.tests)
+            .all(|t| t.reps.len() == 5 && auto_note(t) == Some((5, "budget".into()))));
+    }
+
+    #[test]
+    fn repeat_auto_closes_a_test_when_every_target_is_known_well_enough() {
+        use crate::compare::decision::tests::result;
+        let a = AutoRepeat { min: 5, max: 10, target_ci: 0.05, budget: None };
+        let tight = result(&[100.0, 101.0, 99.0, 100.5, 99.5]);
+        let wide = result(&[100.0, 150.0, 70.0, 120.0, 90.0]);
+        assert_eq!(auto_verdict(&a, &[&tight, &tight], 5, false).0, Some(Stop::Ci));
+        assert_eq!(auto_verdict(&a, &[&tight, &tight], 4, false).0, None, "not before min");
+        // One configuration still noisy: go on, until the maximum or the budget.
+        let (stop, widest) = auto_verdict(&a, &[&tight, &wide], 5, false);
+        assert_eq!(stop, None);
+        assert!(widest.unwrap() > 0.05, "{widest:?}");
+        assert_eq!(auto_verdict(&a, &[&tight, &wide], 10, false).0, Some(Stop::Max));
+        assert_eq!(auto_verdict(&a, &[&tight, &wide], 6, true).0, Some(Stop::Budget));
+        let mut failed = tight.clone();
+        failed.status = TestStatus::Failed { reason: "ENOSPC".into() };
+        assert_eq!(auto_verdict(&a, &[&failed, &tight], 1, false).0, Some(Stop::Failed));
+    }
+
+    #[test]
+    fn a_hook_fails_a_phase_and_the_test_with_its_reason() {
+        let suite = suite();
+        let mut dirs = Dirs(vec![tempfile::tempdir().unwrap()]);
+        let plan = Plan {
+            suite: &suite,
+            engine: EngineOptions { repeat: 2, ..Default::default() },
+            order: Order::InTurn,
+            fresh_per_test: false,
+            auto: None,
+        };
+        let log = Log { fail: Some("b"), ..Default::default() };
+        let out = drive(&plan, &mut dirs, &engine::NoProgress, &log, &mut |_, _, _| {}).unwrap();
+        let (a, b) = (&out.runs[0].tests[0], &out.runs[0].tests[1]);
+        assert_eq!(a.status, TestStatus::Ok);
+        assert_eq!(b.status, TestStatus::Failed { reason: "rank 3 (host h): EIO".into() });
+        assert_eq!((a.complete_reps, b.complete_reps), (2, 0));
+        assert!(out.failed());
+        // Test b stopped after its first phase: repetition 2 never started.
+        let calls = log.calls.into_inner().unwrap();
+        assert_eq!(calls.iter().filter(|c| c.contains(" b ")).count(), 4, "{calls:?}");
+        assert!(!calls.iter().any(|c| c.contains(" b 1 ")), "{calls:?}");
     }
 
     #[test]

@@ -153,14 +153,27 @@ impl TargetSet {
 
     /// Check that `suite`'s files fit: in each directory, and on each testbed of `run --fs`
     /// that is up (call it again after [`TargetSet::up`]).
+    ///
+    /// A testbed not yet up is checked against its image size (a `--size` smaller than a test's
+    /// files, memory-relative sizes such as `freemem/2` included, as they were resolved when
+    /// the suite was loaded); one that is up, against its mounted filesystem's free space.
     pub fn check_space(&self, suite: &crate::workload::Suite) -> Result<(), TargetError> {
+        use crate::workload::limits;
         for s in &self.0 {
-            let dir = match s {
-                Side::Dir { path, .. } => path.as_path(),
-                Side::Bed { bed: Some(b), from_fs: true, .. } => b.mountpoint(),
-                Side::Bed { .. } => continue,
-            };
-            crate::workload::limits::check_space(suite, dir).map_err(TargetError::NoSpace)?;
+            match s {
+                Side::Dir { path, .. } => {
+                    limits::check_space(suite, path, limits::DIR_REMEDY)
+                        .map_err(TargetError::NoSpace)?;
+                }
+                Side::Bed { bed: Some(b), .. } => {
+                    limits::check_space(suite, b.mountpoint(), limits::BED_REMEDY)
+                        .map_err(TargetError::NoSpace)?;
+                }
+                Side::Bed { bed: None, opts, config, .. } => {
+                    limits::check_fits(suite, opts.size_bytes, &config.label)
+                        .map_err(TargetError::NoSpace)?;
+                }
+            }
         }
         Ok(())
     }

@@ -96,6 +96,12 @@ impl WritePool {
         }
     }
 
+    /// The whole pool, where every window lies (io_uring registers it with `fixedbufs`).
+    pub fn region(&mut self) -> (*mut u8, usize) {
+        let b = self.buf.as_mut_slice();
+        (b.as_mut_ptr(), b.len())
+    }
+
     /// The data of a write of `len` bytes at `off`, held in `slot` (the request's queue slot,
     /// so a window stays untouched while its request is in flight): the verified content in
     /// verified mode, else the next window.
@@ -110,6 +116,16 @@ impl WritePool {
                 &self.buf.as_slice()[start..start + len]
             }
         }
+    }
+
+    /// The verified content of bytes `[off, off + len)` of file `file` (a verified pool of one
+    /// slot, whose file changes from write to write: a fileset's files).
+    #[inline]
+    pub fn window_of(&mut self, file: u64, off: u64, len: usize) -> &[u8] {
+        if let Some(v) = &mut self.verified {
+            v.file = file;
+        }
+        self.window_at(0, off, len)
     }
 
     /// The next `len`-byte window (page-aligned start, so usable with O_DIRECT).

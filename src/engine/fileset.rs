@@ -1,5 +1,6 @@
-//! The fileset worker: one thread's share of a phase of a metadata test. The hot loop of
-//! create/stat/unlink/... the way [`super::worker`] is the hot loop of reads and writes.
+//! The fileset side of the worker: one thread's share of a phase of a metadata test, as an op
+//! source ([`SlotOps`]) that the one worker loop ([`super::worker`]) drives: create, stat,
+//! unlink, ... each done synchronously through the engine inside `issue`.
 //!
 //! Threads partition the slots: thread k of T owns slots k, k+T, k+2T, ... so no two threads
 //! ever touch the same file and nothing is locked. Each thread keeps its slots' state (file
@@ -14,21 +15,22 @@
 //! `fsync = true` inside a create or append is recorded as `fsync`, and an `fsync_dir = true`
 //! as `fsyncdir`, not as part of the op. A durable `replace` includes its fsync (the fsync is
 //! what the idiom costs). Directories a create needed and had to make are recorded as `mkdir`.
+//! With `--verify`, making written data and checking read data is timed apart and subtracted
+//! from the op's latency (it is the phase's `verify_nanos`).
 
 use super::buffer::{AlignedBuf, WritePool};
-use super::ioengine::IoEngine;
+use super::ioengine::{Completion, IoEngine};
 use super::layout::{Mapping, PathBuf0};
-use super::worker::{failed_output, WorkerError, WorkerOutput};
+use super::worker::{now_ns, Issue, OpSource, WorkerError, WorkerOutput};
+use crate::integrity::block::{self, BlockId, BLOCK_BYTES};
 use crate::stats::latency::OpHistograms;
-use crate::sys::rusage::CpuSample;
-use crate::workload::{Amount, FileSet, Layout, MetaOp, OpKind, PhaseDef, Pick};
+use crate::workload::{Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PhaseDef, Pick};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 /// Which slots of one thread hold a file. Kept across the phases of a repetition.
@@ -37,12 +39,44 @@ pub struct SlotState {
     bits: Vec<u64>,
     n: u64,
     live: u64,
+    /// `--verify`: per slot, whose verified content its file holds and how long it is.
+    contents: Vec<Content>,
+}
+
+/// `--verify`: what a slot's file holds: the verified content of file `file`
+/// ([`super::verify`]), `size` bytes of it. A file keeps its content when renamed to another
+/// slot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Content {
+    /// The file id the content was made for (the global slot it was created in).
+    pub file: u64,
+    /// Bytes written.
+    pub size: u64,
 }
 
 impl SlotState {
     /// `n` empty slots.
     pub fn new(n: u64) -> SlotState {
-        SlotState { bits: vec![0; n.div_ceil(64) as usize], n, live: 0 }
+        SlotState { bits: vec![0; n.div_ceil(64) as usize], n, live: 0, contents: Vec::new() }
+    }
+
+    /// `n` empty slots that also remember their files' verified content (`--verify`).
+    pub fn verified(n: u64) -> SlotState {
+        SlotState { contents: vec![Content::default(); n as usize], ..SlotState::new(n) }
+    }
+
+    /// The verified content of slot `s`'s file (`--verify` only).
+    #[inline]
+    pub fn content(&self, s: u64) -> Content {
+        self.contents.get(s as usize).copied().unwrap_or_default()
+    }
+
+    /// Record slot `s`'s content (no-op without `--verify`).
+    #[inline]
+    pub fn set_content(&mut self, s: u64, c: Content) {
+        if let Some(x) = self.contents.get_mut(s as usize) {
+            *x = c;
+        }
     }
 
     /// Number of slots.
@@ -249,6 +283,10 @@ pub struct SlotWork<'a> {
     pub fileset: &'a FileSet,
     /// The set's root directory.
     pub root: &'a OwnedFd,
+    /// Its path (for messages).
+    pub root_path: &'a Path,
+    /// `--verify`: the seed of the verified content written and checked on read.
+    pub verify: Option<u64>,
     /// This thread's index.
     pub thread: u32,
     /// Threads in the phase.
@@ -272,6 +310,7 @@ struct Ctx<'a, E: IoEngine> {
     /// The engine every system call of an op goes through.
     eng: E,
     root: BorrowedFd<'a>,
+    root_path: &'a Path,
     map: Mapping,
     fs: &'a FileSet,
     thread: u64,
@@ -280,6 +319,8 @@ struct Ctx<'a, E: IoEngine> {
     path: PathBuf0,
     path2: PathBuf0,
     pool: WritePool,
+    /// `--verify`: what checks reads.
+    verify: Option<SetVerify>,
     rbuf: AlignedBuf,
     dirbuf: Vec<u8>,
     rng: fastrand::Rng,
@@ -288,6 +329,28 @@ struct Ctx<'a, E: IoEngine> {
     bytes_written: u64,
     creates: u64,
     sync_nanos: u64,
+    /// Time spent making and checking verified data (kept out of op latencies).
+    verify_nanos: u64,
+    verified_bytes: u64,
+}
+
+/// `--verify` in a fileset worker: buffers to check what is read against.
+struct SetVerify {
+    seed: u64,
+    /// The bytes a read should have returned.
+    expected: AlignedBuf,
+    /// A 4 KiB scratch cell.
+    cell: Vec<u8>,
+}
+
+/// A read returned other bytes than were written.
+struct Corruption {
+    /// Offset of the first bad byte's 4 KiB block (or of the end, for a wrong length).
+    offset: u64,
+    /// The block expected there, or the expected length.
+    expected: Result<BlockId, u64>,
+    /// What was found.
+    found: String,
 }
 
 /// Why an op did not complete.
@@ -296,6 +359,8 @@ enum OpErr {
     Skip,
     /// A system call failed.
     Fail(&'static str, Errno),
+    /// `--verify`: a read returned other bytes than were written.
+    Corrupt(Box<Corruption>),
 }
 
 type OpResult = Result<(), OpErr>;
@@ -307,125 +372,177 @@ fn fail(what: &'static str) -> impl Fn(Errno) -> OpErr {
 const FILE_MODE: Mode = Mode::from_raw_mode(0o644);
 const DIR_MODE: Mode = Mode::from_raw_mode(0o755);
 
-/// Run one fileset worker: wait at `barrier`, then do the phase's pattern until its amount is
-/// done.
-pub fn run<E: IoEngine>(
-    phase: &PhaseDef,
-    plan: &mut SlotWork<'_>,
-    seed: u64,
-    compress_percent: u8,
-    barrier: &Barrier,
-    stop: &super::worker::StopFlags<'_>,
-) -> WorkerOutput {
-    let counters = &plan.counters[plan.thread as usize];
-    let fs = plan.fileset;
-    let ws = fs.write_size as usize;
-    let max_append =
-        phase.pattern.entries().iter().flat_map(|e| e.choices.iter()).filter_map(|(_, o)| o.size);
-    let max_write = max_append.map(|d| d.max()).max().unwrap_or(0).min(ws as u64) as usize;
-    let eng = match E::setup(1) {
-        Ok(e) => e,
-        Err(e) => {
-            barrier.wait();
-            stop.phase.store(true, Ordering::Relaxed);
-            let what = format!("setting up engine {}", E::NAME);
-            return failed_output(Instant::now(), CpuSample::thread_now(), what, e);
-        }
-    };
-    let mut cx = Ctx {
-        eng,
-        root: plan.root.as_fd(),
-        map: Mapping::new(fs.layout),
-        fs,
-        thread: plan.thread as u64,
-        threads: plan.threads as u64,
-        slots: &mut *plan.slots,
-        path: PathBuf0::default(),
-        path2: PathBuf0::default(),
-        pool: WritePool::new(ws.max(max_write).max(1), compress_percent, seed),
-        rbuf: AlignedBuf::new(ws.max(1)),
-        dirbuf: Vec::with_capacity(64 << 10),
-        rng: fastrand::Rng::with_seed(seed),
-        hist: OpHistograms::default(),
-        bytes_read: 0,
-        bytes_written: 0,
-        creates: 0,
-        sync_nanos: 0,
-    };
-    // One cursor and one permutation per (entry, choice), made before the barrier.
-    let pattern = phase.pattern.entries();
-    let mut cursors: Vec<Vec<Cursor>> =
-        pattern.iter().map(|e| vec![Cursor::default(); e.choices.len()]).collect();
-    let perms: Vec<Vec<Permutation>> = pattern
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            (0..e.choices.len())
-                .map(|j| {
-                    let n = space(&cx, e.choices[j].1.kind);
-                    Permutation::new(n, seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
-                })
-                .collect()
-        })
-        .collect();
-    let totals: Vec<u32> = pattern.iter().map(|e| e.choices.iter().map(|c| c.0).sum()).collect();
-    // Directory-space ops start where this thread's share begins, so threads spread out.
-    for (i, e) in pattern.iter().enumerate() {
-        for (j, (_, o)) in e.choices.iter().enumerate() {
-            if matches!(o.kind, OpKind::Readdir | OpKind::Fsyncdir) {
-                let n = space(&cx, o.kind);
-                cursors[i][j].pos = n * cx.thread / cx.threads;
+/// A fileset's ops for one worker: the thread's slots, and the pattern's whole-file and
+/// namespace ops, each done synchronously inside [`OpSource::issue`] (one or a few system
+/// calls through the engine's provided methods) and accounted at once. Driven by the one worker
+/// loop ([`super::worker`]).
+pub struct SlotOps<'a, E: IoEngine> {
+    cx: Ctx<'a, E>,
+    phase: &'a PhaseDef,
+    pattern: &'a [MetaEntry],
+    /// One cursor and one permutation per (entry, choice).
+    cursors: Vec<Vec<Cursor>>,
+    perms: Vec<Vec<Permutation>>,
+    /// Per entry, the sum of its choices' weights.
+    totals: Vec<u32>,
+    /// Ops a `passes` or `share` amount asks for.
+    passes_ops: Option<u64>,
+    deadline: Option<Instant>,
+    fill: Option<&'a FillShared>,
+    counters: &'a FsCounters,
+    all_counters: &'a [FsCounters],
+    next_check: u64,
+    /// Pattern ops issued (including skipped ones).
+    ops: u64,
+    /// Index of the next pattern entry.
+    i: usize,
+}
+
+impl<'a, E: IoEngine> SlotOps<'a, E> {
+    /// Everything the fileset loop needs, allocated now (before the barrier).
+    pub(super) fn new(
+        eng: E,
+        phase: &'a PhaseDef,
+        plan: &'a mut SlotWork<'_>,
+        seed: u64,
+        compress_percent: u8,
+    ) -> SlotOps<'a, E> {
+        let fs = plan.fileset;
+        let ws = fs.write_size as usize;
+        let max_append = phase
+            .pattern
+            .entries()
+            .iter()
+            .flat_map(|e| e.choices.iter())
+            .filter_map(|(_, o)| o.size);
+        let max_write = max_append.map(|d| d.max()).max().unwrap_or(0).min(ws as u64) as usize;
+        let pool_len = ws.max(max_write).max(1);
+        let verify = plan.verify.map(|vseed| SetVerify {
+            seed: vseed,
+            expected: AlignedBuf::new(ws.max(1)),
+            cell: vec![0u8; crate::integrity::block::BLOCK_BYTES],
+        });
+        let cx = Ctx {
+            eng,
+            root: plan.root.as_fd(),
+            root_path: plan.root_path,
+            map: Mapping::new(fs.layout),
+            fs,
+            thread: plan.thread as u64,
+            threads: plan.threads as u64,
+            slots: &mut *plan.slots,
+            path: PathBuf0::default(),
+            path2: PathBuf0::default(),
+            pool: match verify {
+                Some(ref v) => WritePool::verified(pool_len, 1, v.seed, 0),
+                None => WritePool::new(pool_len, compress_percent, seed),
+            },
+            verify,
+            rbuf: AlignedBuf::new(ws.max(1)),
+            dirbuf: Vec::with_capacity(64 << 10),
+            rng: fastrand::Rng::with_seed(seed),
+            hist: OpHistograms::default(),
+            bytes_read: 0,
+            bytes_written: 0,
+            creates: 0,
+            sync_nanos: 0,
+            verify_nanos: 0,
+            verified_bytes: 0,
+        };
+        let pattern = phase.pattern.entries();
+        let mut cursors: Vec<Vec<Cursor>> =
+            pattern.iter().map(|e| vec![Cursor::default(); e.choices.len()]).collect();
+        let perms: Vec<Vec<Permutation>> = pattern
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                (0..e.choices.len())
+                    .map(|j| {
+                        let n = space(&cx, e.choices[j].1.kind);
+                        Permutation::new(n, seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
+                    })
+                    .collect()
+            })
+            .collect();
+        let totals: Vec<u32> =
+            pattern.iter().map(|e| e.choices.iter().map(|c| c.0).sum()).collect();
+        // Directory-space ops start where this thread's share begins, so threads spread out.
+        for (i, e) in pattern.iter().enumerate() {
+            for (j, (_, o)) in e.choices.iter().enumerate() {
+                if matches!(o.kind, OpKind::Readdir | OpKind::Fsyncdir) {
+                    let n = space(&cx, o.kind);
+                    cursors[i][j].pos = n * cx.thread / cx.threads;
+                }
             }
         }
+        let first = pattern[0].choices[0].1.kind;
+        let passes_ops = match phase.amount {
+            Amount::Passes(p) => Some(p as u64 * space(&cx, first) * pattern.len() as u64),
+            Amount::Share(f) => {
+                Some((f * space(&cx, first) as f64).ceil() as u64 * pattern.len() as u64)
+            }
+            _ => None,
+        };
+        SlotOps {
+            counters: &plan.counters[plan.thread as usize],
+            all_counters: plan.counters,
+            fill: plan.fill,
+            cx,
+            phase,
+            pattern,
+            cursors,
+            perms,
+            totals,
+            passes_ops,
+            deadline: None,
+            next_check: FILL_CHECK_BYTES,
+            ops: 0,
+            i: 0,
+        }
     }
-    let first = pattern[0].choices[0].1.kind;
-    let passes_ops = match phase.amount {
-        Amount::Passes(p) => Some(p as u64 * space(&cx, first) * pattern.len() as u64),
-        Amount::Share(f) => {
-            Some((f * space(&cx, first) as f64).ceil() as u64 * pattern.len() as u64)
-        }
-        _ => None,
-    };
 
-    let mut ops = 0u64;
-    let mut file_ops = 0u64;
-    let mut skipped = 0u64;
-    let mut error = None;
-    let mut interrupted = false;
-    let mut enospc = false;
-    let fill = plan.fill;
-    let mut next_check = FILL_CHECK_BYTES;
+    fn publish(&self) {
+        self.counters.ops.store(self.ops, Ordering::Relaxed);
+        self.counters.bytes_written.store(self.cx.bytes_written, Ordering::Relaxed);
+        self.counters.creates.store(self.cx.creates, Ordering::Relaxed);
+    }
+}
 
-    barrier.wait();
-    let cpu0 = CpuSample::thread_now();
-    let start = Instant::now();
-    let deadline = match phase.amount {
-        Amount::Seconds(s) => Some(start + Duration::from_secs_f64(s)),
-        _ => None,
-    };
-    let mut i = 0usize;
-    loop {
-        if stop.phase.load(Ordering::Relaxed) || stop.signal.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
+impl<E: IoEngine> OpSource<E> for SlotOps<'_, E> {
+    fn engine(&mut self) -> &mut E {
+        &mut self.cx.eng
+    }
+
+    fn depth(&self) -> usize {
+        1
+    }
+
+    fn begin(&mut self, start_ns: u64, _out: &mut WorkerOutput) -> Option<u64> {
+        if let Amount::Seconds(s) = self.phase.amount {
+            self.deadline = Some(Instant::now() + Duration::from_secs_f64(s));
         }
-        if fill.is_some_and(|f| f.reached.load(Ordering::Relaxed)) {
-            break;
+        Some(start_ns)
+    }
+
+    fn issue(&mut self, _inflight: usize, _t0: u64, out: &mut WorkerOutput) -> Issue {
+        if self.fill.is_some_and(|f| f.reached.load(Ordering::Relaxed)) {
+            return Issue::End;
         }
-        let done = match phase.amount {
-            Amount::Ops(k) => ops >= k,
-            Amount::Passes(_) | Amount::Share(_) => ops >= passes_ops.unwrap_or(0),
-            Amount::Seconds(_) => deadline.is_some_and(|d| Instant::now() >= d),
+        let done = match self.phase.amount {
+            Amount::Ops(k) => self.ops >= k,
+            Amount::Passes(_) | Amount::Share(_) => self.ops >= self.passes_ops.unwrap_or(0),
+            Amount::Seconds(_) => self.deadline.is_some_and(|d| Instant::now() >= d),
             Amount::Fill(_) | Amount::Bytes(_) => false,
         };
         if done {
-            break;
+            return Issue::End;
         }
-        let e = &pattern[i];
+        let i = self.i;
+        let e = &self.pattern[i];
         let j = if e.choices.len() == 1 {
             0
         } else {
-            let mut r = cx.rng.u32(0..totals[i]);
+            let mut r = self.cx.rng.u32(0..self.totals[i]);
             let mut j = 0;
             while r >= e.choices[j].0 {
                 r -= e.choices[j].0;
@@ -434,63 +551,61 @@ pub fn run<E: IoEngine>(
             j
         };
         let op = e.choices[j].1;
-        let in_passes = passes_ops.is_some();
-        let res = do_op(&mut cx, &op, &mut cursors[i][j], &perms[i][j], in_passes);
-        ops += 1;
-        i += 1;
-        if i == pattern.len() {
-            i = 0;
+        let in_passes = self.passes_ops.is_some();
+        let res = do_op(&mut self.cx, &op, &mut self.cursors[i][j], &self.perms[i][j], in_passes);
+        self.ops += 1;
+        self.i += 1;
+        if self.i == self.pattern.len() {
+            self.i = 0;
         }
         match res {
-            Ok(()) => file_ops += 1,
-            Err(OpErr::Skip) => skipped += 1,
-            Err(OpErr::Fail(_, Errno::NOSPC)) if fill.is_some() => {
-                enospc = true;
-                if let Some(f) = fill {
+            Ok(()) => out.file_ops += 1,
+            Err(OpErr::Skip) => out.skipped_ops += 1,
+            Err(OpErr::Fail(_, Errno::NOSPC)) if self.fill.is_some() => {
+                out.enospc = true;
+                if let Some(f) = self.fill {
                     f.reached.store(true, Ordering::Relaxed);
                 }
-                break;
+                return Issue::End;
             }
             Err(OpErr::Fail(what, errno)) => {
-                error = Some(op_error(&cx, what, &op, errno, file_ops));
-                break;
+                out.error = Some(op_error(&self.cx, what, &op, errno, out.file_ops));
+                return Issue::End;
+            }
+            Err(OpErr::Corrupt(c)) => {
+                out.error = Some(corrupt_error(&self.cx, &c));
+                return Issue::End;
             }
         }
-        counters.ops.store(ops, Ordering::Relaxed);
-        counters.bytes_written.store(cx.bytes_written, Ordering::Relaxed);
-        counters.creates.store(cx.creates, Ordering::Relaxed);
-        if let Some(f) = fill {
-            if cx.bytes_written >= next_check {
-                next_check = cx.bytes_written + FILL_CHECK_BYTES;
-                if let Ok(v) = fill_of(cx.root) {
-                    f.observe(v, plan.counters);
+        self.publish();
+        if let Some(f) = self.fill {
+            if self.cx.bytes_written >= self.next_check {
+                self.next_check = self.cx.bytes_written + FILL_CHECK_BYTES;
+                if let Ok(v) = fill_of(self.cx.root) {
+                    f.observe(v, self.all_counters);
                 }
             }
         }
+        Issue::Done
     }
-    counters.ops.store(ops, Ordering::Relaxed);
-    counters.bytes_written.store(cx.bytes_written, Ordering::Relaxed);
-    counters.creates.store(cx.creates, Ordering::Relaxed);
 
-    if error.is_some() {
-        stop.phase.store(true, Ordering::Relaxed);
+    fn complete(&mut self, _c: Completion, _t1: u64, _out: &mut WorkerOutput) -> bool {
+        unreachable!("fileset ops complete inside issue")
     }
-    let end = Instant::now();
-    WorkerOutput {
-        hist: cx.hist,
-        bytes_read: cx.bytes_read,
-        bytes_written: cx.bytes_written,
-        file_ops,
-        skipped_ops: skipped,
-        creates: cx.creates,
-        sync_nanos: cx.sync_nanos,
-        start,
-        end,
-        cpu: CpuSample::thread_now().since(cpu0),
-        error,
-        interrupted,
-        enospc,
-        data_ops: 0,
+
+    fn reaped(&mut self, _t1: u64, _out: &WorkerOutput) {}
+
+    fn finish(&mut self, t0: u64, _clean: bool, out: &mut WorkerOutput) -> u64 {
+        self.publish();
+        let cx = &mut self.cx;
+        std::mem::swap(&mut out.hist, &mut cx.hist);
+        out.bytes_read = cx.bytes_read;
+        out.bytes_written = cx.bytes_written;
+        out.creates = cx.creates;
+        out.sync_nanos = cx.sync_nanos;
+        out.verify_nanos = cx.verify_nanos;
+        out.verified_bytes = cx.verified_bytes;
+        t0
     }
 }
 
@@ -636,8 +751,9 @@ fn do_op<E: IoEngine>(
             let g = global(cx, s);
             cx.map.file(&mut cx.path, g);
             let size = cx.fs.size.sample(&mut cx.rng);
-            create(cx, op, size)?;
+            create(cx, op, size, g)?;
             cx.slots.set(s, true);
+            cx.slots.set_content(s, Content { file: g, size });
             cx.creates += 1;
             if op.fsync_dir {
                 fsync_parent(cx)?;
@@ -677,20 +793,37 @@ fn do_op<E: IoEngine>(
                 let g = global(cx, s);
                 cx.map.file(&mut cx.path, g);
             }
+            let content = cx.slots.content(s);
+            let v0 = cx.verify_nanos;
             let t0 = Instant::now();
             let fd = cx
                 .eng
                 .openat(cx.root, cx.path.c_str(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(fail("open"))?;
+            let mut pos = 0u64;
             loop {
                 let n = cx.eng.read(fd.as_fd(), cx.rbuf.as_mut_slice()).map_err(fail("read"))?;
                 if n == 0 {
                     break;
                 }
+                if cx.verify.is_some() {
+                    check_read(cx, fd.as_fd(), content.file, pos, n)?;
+                }
+                pos += n as u64;
                 cx.bytes_read += n as u64;
             }
+            if cx.verify.is_some() && pos != content.size {
+                let found = format!("{pos} bytes");
+                let c = Corruption {
+                    offset: pos.min(content.size),
+                    expected: Err(content.size),
+                    found,
+                };
+                return Err(OpErr::Corrupt(Box::new(c)));
+            }
             cx.eng.close(fd).map_err(fail("close"))?;
-            cx.hist.record(OpKind::Readwhole, t0.elapsed().as_nanos() as u64);
+            let d = (t0.elapsed().as_nanos() as u64).saturating_sub(cx.verify_nanos - v0);
+            cx.hist.record(OpKind::Readwhole, d);
             Ok(())
         }
         OpKind::Append => {
@@ -700,6 +833,8 @@ fn do_op<E: IoEngine>(
                 cx.map.file(&mut cx.path, g);
             }
             let size = op.size.unwrap_or(cx.fs.size).sample(&mut cx.rng);
+            let content = cx.slots.content(s);
+            let v0 = cx.verify_nanos;
             let t0 = Instant::now();
             let fd = cx
                 .eng
@@ -710,10 +845,12 @@ fn do_op<E: IoEngine>(
                     Mode::empty(),
                 )
                 .map_err(fail("open"))?;
-            write_all(cx, &fd, size)?;
+            write_all(cx, &fd, size, content.file, content.size)?;
+            cx.slots.set_content(s, Content { size: content.size + size, ..content });
             let fsync_ns = if op.fsync { fsync_fd(cx, &fd)? } else { 0 };
             cx.eng.close(fd).map_err(fail("close"))?;
-            let d = (t0.elapsed().as_nanos() as u64).saturating_sub(fsync_ns);
+            let excluded = fsync_ns + (cx.verify_nanos - v0);
+            let d = (t0.elapsed().as_nanos() as u64).saturating_sub(excluded);
             cx.hist.record(OpKind::Append, d);
             Ok(())
         }
@@ -724,6 +861,7 @@ fn do_op<E: IoEngine>(
             cx.map.file(&mut cx.path2, g);
             cx.path2.push_tmp();
             let size = cx.fs.size.sample(&mut cx.rng);
+            let v0 = cx.verify_nanos;
             let t0 = Instant::now();
             let fd = cx
                 .eng
@@ -734,13 +872,15 @@ fn do_op<E: IoEngine>(
                     FILE_MODE,
                 )
                 .map_err(fail("open temporary"))?;
-            write_all(cx, &fd, size)?;
+            write_all(cx, &fd, size, g, 0)?;
             cx.eng.fsync(fd.as_fd()).map_err(fail("fsync temporary"))?;
             cx.eng.close(fd).map_err(fail("close"))?;
             cx.eng
                 .renameat(cx.root, cx.path2.c_str(), cx.path.c_str())
                 .map_err(fail("rename over"))?;
-            cx.hist.record(OpKind::Replace, t0.elapsed().as_nanos() as u64);
+            cx.slots.set_content(s, Content { file: g, size });
+            let d = (t0.elapsed().as_nanos() as u64).saturating_sub(cx.verify_nanos - v0);
+            cx.hist.record(OpKind::Replace, d);
             if op.fsync_dir {
                 fsync_parent(cx)?;
             }
@@ -764,6 +904,8 @@ fn do_op<E: IoEngine>(
             cx.hist.record(OpKind::Rename, t0.elapsed().as_nanos() as u64);
             cx.slots.set(s, false);
             cx.slots.set(d, true);
+            let moved = cx.slots.content(s);
+            cx.slots.set_content(d, moved);
             if op.fsync_dir {
                 let same = cx.path.same_parent(&cx.path2);
                 fsync_parent(cx)?;
@@ -840,7 +982,7 @@ fn do_op<E: IoEngine>(
 
 /// open(O_CREAT|O_EXCL) the file at `cx.path`, making missing parent directories, write
 /// `size` bytes, fsync if asked, close.
-fn create<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, size: u64) -> OpResult {
+fn create<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, size: u64, file: u64) -> OpResult {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
     let t0 = Instant::now();
     let fd = match cx.eng.openat(cx.root, cx.path.c_str(), flags, FILE_MODE) {
@@ -854,25 +996,27 @@ fn create<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, size: u64) -> OpResult 
                 .openat(cx.root, cx.path.c_str(), flags, FILE_MODE)
                 .map_err(fail("create"))?;
             // The directories are recorded as mkdir; the create keeps its own time.
-            return finish_create(cx, op, fd, size, t0, mk);
+            return finish_create(cx, op, fd, (size, file), t0, mk);
         }
         Err(e) => return Err(OpErr::Fail("create", e)),
     };
-    finish_create(cx, op, fd, size, t0, 0)
+    finish_create(cx, op, fd, (size, file), t0, 0)
 }
 
 fn finish_create<E: IoEngine>(
     cx: &mut Ctx<'_, E>,
     op: &MetaOp,
     fd: OwnedFd,
-    size: u64,
+    (size, file): (u64, u64),
     t0: Instant,
     excluded: u64,
 ) -> OpResult {
-    write_all(cx, &fd, size)?;
+    let v0 = cx.verify_nanos;
+    write_all(cx, &fd, size, file, 0)?;
     let fsync_ns = if op.fsync { fsync_fd(cx, &fd)? } else { 0 };
     cx.eng.close(fd).map_err(fail("close"))?;
-    let d = (t0.elapsed().as_nanos() as u64).saturating_sub(fsync_ns + excluded);
+    let excluded = fsync_ns + excluded + (cx.verify_nanos - v0);
+    let d = (t0.elapsed().as_nanos() as u64).saturating_sub(excluded);
     cx.hist.record(OpKind::Create, d);
     Ok(())
 }
@@ -901,12 +1045,29 @@ fn make_parents<E: IoEngine>(cx: &mut Ctx<'_, E>) -> OpResult {
     Ok(())
 }
 
-fn write_all<E: IoEngine>(cx: &mut Ctx<'_, E>, fd: &OwnedFd, size: u64) -> OpResult {
+/// Write `size` bytes to `fd` in `write_size` pieces; with `--verify`, the verified content of
+/// file `file` from offset `off` (where the file's end is), timed as verify time.
+fn write_all<E: IoEngine>(
+    cx: &mut Ctx<'_, E>,
+    fd: &OwnedFd,
+    size: u64,
+    file: u64,
+    off: u64,
+) -> OpResult {
     let ws = cx.fs.write_size;
     let mut left = size;
     while left > 0 {
         let n = left.min(ws) as usize;
-        let w = cx.eng.write(fd.as_fd(), cx.pool.window(n)).map_err(fail("write"))?;
+        let buf = if cx.verify.is_some() {
+            let a = now_ns();
+            let at = off + (size - left);
+            let buf = cx.pool.window_of(file, at, n);
+            cx.verify_nanos += now_ns() - a;
+            buf
+        } else {
+            cx.pool.window(n)
+        };
+        let w = cx.eng.write(fd.as_fd(), buf).map_err(fail("write"))?;
         if w == 0 {
             return Err(OpErr::Fail("write", Errno::NOSPC));
         }
@@ -914,6 +1075,58 @@ fn write_all<E: IoEngine>(cx: &mut Ctx<'_, E>, fd: &OwnedFd, size: u64) -> OpRes
         cx.bytes_written += w as u64;
     }
     Ok(())
+}
+
+/// `--verify`: check the `n` bytes just read into `cx.rbuf` at offset `pos` of file `file`
+/// against the verified content; timed as verify time. On a mismatch, the 4 KiB block holding
+/// the first bad byte is read again (`pread`, once) to say what it holds.
+fn check_read<E: IoEngine>(
+    cx: &mut Ctx<'_, E>,
+    fd: BorrowedFd<'_>,
+    file: u64,
+    pos: u64,
+    n: usize,
+) -> OpResult {
+    let a = now_ns();
+    let Some(v) = cx.verify.as_mut() else { return Ok(()) };
+    let expected = &mut v.expected.as_mut_slice()[..n];
+    super::verify::fill_range(expected, &mut v.cell, v.seed, file, pos);
+    let got = &cx.rbuf.as_slice()[..n];
+    let bad = if got == &*expected {
+        None
+    } else {
+        got.iter().zip(expected.iter()).position(|(x, y)| x != y)
+    };
+    cx.verify_nanos += now_ns() - a;
+    cx.verified_bytes += n as u64;
+    let Some(k) = bad else { return Ok(()) };
+    let at = (pos + k as u64) / BLOCK_BYTES as u64 * BLOCK_BYTES as u64;
+    let id = super::verify::cell_id(v.seed, file, at);
+    let mut cell = vec![0u8; BLOCK_BYTES];
+    let found = match rustix::io::pread(fd, &mut cell, at) {
+        Ok(m) if m == BLOCK_BYTES => block::check(id, &cell).to_string(),
+        Ok(m) if cell[..m].iter().all(|b| *b == 0) => "zeroes".to_string(),
+        Ok(m) => format!("other bytes in the file's last {m} bytes"),
+        Err(e) => format!("a block that could not be read again ({e})"),
+    };
+    Err(OpErr::Corrupt(Box::new(Corruption { offset: at, expected: Ok(id), found })))
+}
+
+/// The error of a verified read that found other bytes.
+#[cold]
+fn corrupt_error<E: IoEngine>(cx: &Ctx<'_, E>, c: &Corruption) -> WorkerError {
+    let path = cx.root_path.join(String::from_utf8_lossy(cx.path.bytes()).as_ref());
+    let (what, error) = match &c.expected {
+        Ok(id) => (
+            format!("verify: {} at offset {}", path.display(), c.offset),
+            format!("expected the block of {id}, found {}", c.found),
+        ),
+        Err(size) => (
+            format!("verify: {}", path.display()),
+            format!("expected {size} bytes, found {}", c.found),
+        ),
+    };
+    WorkerError { what, error, errno: None }
 }
 
 /// fsync an open file; returns the nanoseconds it took (recorded as `fsync`).

@@ -1,10 +1,11 @@
-//! Hooks around each phase of a repetition: where a multi-client run (`crate::cluster`) puts
-//! its barrier, its global clock and its agreement on the outcome. A single-process run uses
-//! [`NoHooks`], whose methods do nothing.
+//! Hooks around each phase of a repetition: the one place where something outside the engine
+//! acts at the edges of a timed phase. The suite driver ([`crate::driver::drive`]) hands them to
+//! the engine for every unit of work; a multi-client run ([`crate::cluster::hooks`]) puts its
+//! barrier, its global clock stamps and its agreement on the outcome there. A single-process
+//! run uses [`NoHooks`], whose methods do nothing.
 
 use crate::workload::TestDef;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How a phase (or the untimed set-up) ended on this process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,13 +18,27 @@ pub enum PhaseOutcome {
     Interrupted,
 }
 
-/// Called by the runner on every process of a run, in the same order on each: `before_phase`
-/// and `after_phase` once for the set-up (phase name `setup`, only when the test has one) and
-/// once for every phase, for as long as the outcome they agree on is [`PhaseOutcome::Ok`].
-pub trait PhaseHooks: Send + Sync {
+/// One phase of one repetition, as the hooks see it.
+#[derive(Debug, Clone, Copy)]
+pub struct PhasePoint<'a> {
+    /// Label of the target.
+    pub target: &'a str,
+    /// The test.
+    pub test: &'a TestDef,
+    /// Repetition index.
+    pub rep: u32,
+    /// Phase name (`setup` for the test's untimed file preparation).
+    pub phase: &'a str,
+}
+
+/// Called by the engine on every process of a run, in the same order on each: `before_phase`
+/// and `after_phase` once for the set-up of each repetition (phase `setup`, also when there is
+/// nothing to prepare: the processes agree their files are ready) and once for every phase,
+/// for as long as the outcome they agree on is [`PhaseOutcome::Ok`].
+pub trait Hooks: Sync {
     /// Just before the phase's workers are released (after its cache precondition is made).
     /// An error abandons the repetition with that reason.
-    fn before_phase(&self, _test: &TestDef, _rep: u32, _phase: &str) -> Result<(), String> {
+    fn before_phase(&self, _at: &PhasePoint<'_>) -> Result<(), String> {
         Ok(())
     }
     /// After the phase: `window` is when its first worker started and its last one ended (None
@@ -31,45 +46,28 @@ pub trait PhaseHooks: Send + Sync {
     /// goes on with (a multi-client run fails everywhere when one client failed).
     fn after_phase(
         &self,
-        _test: &TestDef,
-        _rep: u32,
-        _phase: &str,
+        _at: &PhasePoint<'_>,
         _window: Option<(Instant, Instant)>,
         local: PhaseOutcome,
     ) -> PhaseOutcome {
         local
     }
-    /// Stonewalling: stop each timed phase at the next operation boundary after this long,
-    /// and count it as complete (IOR's `-D`).
-    fn stonewall(&self) -> Option<Duration> {
-        None
-    }
-    /// Several processes share the work directory: `Some((index, count))` for process
-    /// `index` of `count`. A test's shared file is then one file for all processes, `count`
-    /// times the size, each thread of each process taking its own region (IOR's shared-file
-    /// mode); only process 0 prefills it. Files of one thread and filesets get the process's
-    /// index in their names.
-    fn share(&self) -> Option<(u32, u32)> {
-        None
-    }
 }
 
 /// Hooks that do nothing (a single-process run).
 pub struct NoHooks;
-impl PhaseHooks for NoHooks {}
+impl Hooks for NoHooks {}
 
-/// The hooks of a run, carried in the engine options.
-#[derive(Clone)]
-pub struct Hooks(pub Arc<dyn PhaseHooks>);
-
-impl Default for Hooks {
-    fn default() -> Self {
-        Hooks(Arc::new(NoHooks))
-    }
-}
-
-impl std::fmt::Debug for Hooks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Hooks")
-    }
+/// Several processes share one work directory (`--mpi-shared`): this is process `index` of
+/// `count`. A test's shared file is then one file for all of them, `count` times the size,
+/// each thread of each process taking its own region (IOR's shared-file mode); only process 0
+/// prefills and removes it. Files of one thread get the process's index in their names; a
+/// fileset is one set for all, its slots partitioned over every thread of every process
+/// (mdtest's shared-directory mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// This process.
+    pub index: u32,
+    /// Processes sharing the directory.
+    pub count: u32,
 }

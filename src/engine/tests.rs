@@ -1,6 +1,7 @@
 //! The queued path of the worker, driven at depth 16 with the `null` engine (through the
 //! runner, as a workload) and with a counting engine (through the worker, to see the queue).
 
+use super::hooks::NoHooks;
 use super::ioengine::{Caps, Completion, Io, IoEngine, IoKind, Null};
 use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
 use super::{run_test, EngineOptions, NoProgress, Target};
@@ -48,7 +49,7 @@ fn null_engine_at_depth_16_does_every_op_and_records_each_latency() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::dir(dir.path());
     let opts = EngineOptions::default();
-    let r = run_test(t, &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress);
+    let r = run_test(t, &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress, &NoHooks);
     assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
     let rep = &r.reps[0];
     let read = &rep.phases[0];

@@ -5,10 +5,15 @@
 //! remembering what was written. fio's `verify=crc32c` has the same shape (a header per
 //! `verify_interval` block).
 //!
-//! Cost: writes generate their data in the timed loop (one 4 KiB cell per cell touched, no
-//! allocation); the check reads every test file once after the repetition's last phase, outside
+//! Data tests: the check reads every test file once after the repetition's last phase, outside
 //! every timed phase, and its time is reported as a warning line. Cells that read as zeros are
-//! counted as never written, except in prefilled files, where every cell was written.
+//! counted as never written, except in prefilled files, where every cell was written. Fileset
+//! tests: each whole-file read is checked as it is read, against the content of the file the
+//! slot holds ([`super::fileset::Content`]).
+//!
+//! Cost: writes generate their data inside the timed phase (one 4 KiB cell per cell touched, no
+//! allocation), and fileset reads are checked there; the worker times both apart
+//! (`verify_nanos` of the phase: in its wall time, outside every op's latency).
 
 use crate::integrity::block::{self, BlockId, Found, BLOCK_BYTES};
 use std::fs::File;
@@ -222,6 +227,11 @@ amount = { passes = 1 }
     struct Corrupter {
         dir: std::path::PathBuf,
         at: Option<u64>,
+        /// The phase before which the damage is done.
+        before: &'static str,
+        /// Files expected in the test's directory then (None: any number; the first by name
+        /// is damaged).
+        files: Option<usize>,
     }
 
     impl crate::engine::Progress for Corrupter {
@@ -233,7 +243,7 @@ amount = { passes = 1 }
             _b: Option<u64>,
         ) {
             let Some(at) = self.at else { return };
-            if phase != "read" {
+            if phase != self.before {
                 return;
             }
             fn files(d: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -248,21 +258,44 @@ amount = { passes = 1 }
             }
             let mut v = Vec::new();
             files(&self.dir, &mut v);
-            assert_eq!(v.len(), 1, "{v:?}");
+            v.sort();
+            if let Some(n) = self.files {
+                assert_eq!(v.len(), n, "{v:?}");
+            }
+            assert!(!v.is_empty());
             File::options().write(true).open(&v[0]).unwrap().write_all_at(b"oops", at).unwrap();
         }
     }
 
     fn run(at: Option<u64>, verify: bool) -> crate::result::TestResult {
+        run_on(
+            WRITE_THEN_READ,
+            Corrupter { dir: Default::default(), at, before: "read", files: Some(1) },
+            verify,
+        )
+    }
+
+    fn run_on(text: &str, mut p: Corrupter, verify: bool) -> crate::result::TestResult {
         use crate::workload::{self, ResolveCtx, Scale};
-        let spec = workload::spec::parse(WRITE_THEN_READ, "v.toml").unwrap();
+        let spec = workload::spec::parse(text, "v.toml").unwrap();
         let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
         let suite = workload::validate::resolve(&spec, "v.toml", &ctx).unwrap();
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let target = crate::engine::Target::dir(dir.path());
         let opts = crate::engine::EngineOptions { verify, ..Default::default() };
-        let p = Corrupter { dir: dir.path().to_path_buf(), at };
-        crate::engine::run_test(&suite.tests[0], &target, &[], dir.path(), &opts, 0, 0..1, &p)
+        p.dir = dir.path().to_path_buf();
+        let hooks = crate::engine::hooks::NoHooks;
+        crate::engine::run_test(
+            &suite.tests[0],
+            &target,
+            &[],
+            dir.path(),
+            &opts,
+            0,
+            0..1,
+            &p,
+            &hooks,
+        )
     }
 
     #[test]
@@ -288,5 +321,85 @@ amount = { passes = 1 }
         assert!(reason.contains("bits changed"), "{reason}");
         // Without --verify the same damage goes unnoticed.
         assert_eq!(run(Some(300_000), false).status, TestStatus::Ok);
+        // Making the verified data is timed apart from the writes: in the write phase's
+        // `verify_nanos`, not in a phase that made none.
+        let phases = &clean.reps[0].phases;
+        assert!(phases[0].verify_nanos > 0, "{:?}", phases[0].verify_nanos);
+        assert_eq!(phases[1].verify_nanos, 0);
+        assert_eq!(run(None, false).reps[0].phases[0].verify_nanos, 0);
+    }
+
+    /// A fileset test: files of uneven sizes, written in pieces that do not fall on 4 KiB
+    /// blocks, appended to, renamed and replaced, then read back whole.
+    const FILESET_WRITE_THEN_READ: &str = r#"
+[[test]]
+id = "fv"
+name = "fileset-write-then-read"
+fileset = { count = 64, flat = true, size = { uniform = ["5000", "20000"] }, write_size = "3000" }
+
+[[test.phase]]
+name = "create"
+pattern = [{ op = "create", pick = "next" }]
+amount = { ops = 40 }
+
+[[test.phase]]
+name = "churn"
+pattern = [
+  { op = "append", pick = "random", size = { uniform = ["1", "5000"] } },
+  { op = "rename", pick = "random" },
+  { op = "replace", pick = "random" },
+]
+amount = { ops = 60 }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "readwhole", pick = "shuffle" }]
+amount = { passes = 1 }
+"#;
+
+    fn run_fileset(at: Option<u64>, verify: bool) -> crate::result::TestResult {
+        let p = Corrupter { dir: Default::default(), at, before: "read", files: None };
+        run_on(FILESET_WRITE_THEN_READ, p, verify)
+    }
+
+    #[test]
+    fn a_corruption_between_the_write_and_read_phases_fails_a_fileset_test() {
+        use crate::result::{TestStatus, Warning};
+        use crate::workload::OpKind;
+        let clean = run_fileset(None, true);
+        assert_eq!(clean.status, TestStatus::Ok, "{:?}", clean.status);
+        let phases = &clean.reps[0].phases;
+        let read = phases.iter().find(|p| p.name == "read").unwrap();
+        // Every byte read was checked, and checking took time apart from the reads'.
+        assert!(read.bytes_read > 40 * 5000, "{}", read.bytes_read);
+        assert_eq!(read.verified_bytes, read.bytes_read);
+        assert!(read.verify_nanos > 0);
+        let churn = phases.iter().find(|p| p.name == "churn").unwrap();
+        for k in [OpKind::Append, OpKind::Rename, OpKind::Replace] {
+            let n = churn.latency.iter().find(|l| l.op == k).map_or(0, |l| l.count);
+            assert!(n > 0, "the churn phase did {k:?}: {:?}", churn.latency);
+        }
+        let create = phases.iter().find(|p| p.name == "create").unwrap();
+        assert!(create.verify_nanos > 0, "making verified data is timed in the writing phase");
+        assert!(
+            clean.warnings.iter().any(|w| matches!(w, Warning::VerifiedOnRead { bytes_checked, .. } if *bytes_checked == read.bytes_read)),
+            "{:?}",
+            clean.warnings
+        );
+        // 4 bytes at offset 5000 of one file: its second 4 KiB block (whole in every file).
+        let bad = run_fileset(Some(5000), true);
+        let TestStatus::Failed { reason } = &bad.status else {
+            panic!("not failed: {:?}", bad.status)
+        };
+        // File, offset, expected and found.
+        assert!(reason.contains("phase `read`: verify: "), "{reason}");
+        assert!(reason.contains(".set/"), "names the file: {reason}");
+        assert!(reason.contains("at offset 4096: expected the block of file "), "{reason}");
+        assert!(reason.contains(" offset 4096 generation 1"), "{reason}");
+        assert!(reason.contains("bits changed"), "{reason}");
+        // Without --verify the same damage goes unnoticed, and nothing is timed as verify.
+        let plain = run_fileset(Some(5000), false);
+        assert_eq!(plain.status, TestStatus::Ok, "{:?}", plain.status);
+        assert!(plain.reps[0].phases.iter().all(|p| p.verify_nanos == 0 && p.verified_bytes == 0));
     }
 }

@@ -1,27 +1,36 @@
-//! The worker: one thread's share of a phase. This is the hot loop.
+//! The worker: one thread's share of a phase. This is the hot loop, and there is one for every
+//! test: [`drive`] runs it over an [`OpSource`], which is either a data file's queued reads and
+//! writes ([`FileOps`], here) or a fileset's whole-file and namespace ops
+//! ([`super::fileset::SlotOps`]).
 //!
 //! Everything a worker needs is allocated before it waits at the start barrier: its engine, its
-//! buffers (one read buffer per queue slot), its histograms, its random generator. Per operation
-//! it does: pick a size and an offset (integer arithmetic and one wyrand step), queue it on the
-//! engine ([`IoEngine::queue`]; with `psync`, the system call), reap it, one clock read per reap
-//! (at depth 1 the end of one op is the start of the next, so one `clock_gettime` per op, through
-//! the vDSO), one histogram increment, a relaxed store of its progress counter and a relaxed load
-//! of the stop flags. No allocation, no lock, no formatting. The worker is generic over the
-//! engine, so all of this is monomorphised and inlined per engine.
+//! buffers (one read buffer per queue slot), its queue bookkeeping, its histograms, its random
+//! generator. The loop then does, per operation: poll the stop flags (two relaxed loads), ask the
+//! source to issue an op ([`OpSource::issue`]: a data op picks a size and an offset, integer
+//! arithmetic and one wyrand step, and queues it on the engine, which for `psync` is the system
+//! call; a fileset op does its system calls and completes at once), and while requests are in
+//! flight reap at least one, read the clock once per reap, and hand each completion to the source
+//! ([`OpSource::complete`]: one histogram increment, counters, a relaxed store of the progress
+//! counter). At depth 1 the end of one op is the start of the next, so one clock read per op.
+//! No allocation, no lock, no formatting (except when building an error, once).
+//!
+//! Everything is generic over the engine and the source, so it is monomorphised and inlined per
+//! pair: the data path of `psync` compiles to the straight loop it was before queues existed
+//! (queue-slot bookkeeping is skipped at compile time for engines of depth 1).
 
 use super::buffer::{AlignedBuf, WritePool};
-use super::fileset::SlotWork;
+use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
 use crate::stats::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
-use crate::workload::{Amount, OffsetMode, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall};
+use crate::workload::{Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall};
 use std::fs::OpenOptions;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A counter on its own cache line, so threads updating theirs do not share lines.
 #[repr(align(64))]
@@ -104,6 +113,11 @@ pub struct WorkerOutput {
     pub enospc: bool,
     /// Nanoseconds inside fsync/fdatasync (files and directories).
     pub sync_nanos: u64,
+    /// `--verify`: nanoseconds spent making verified data and checking it, inside the phase's
+    /// wall time but outside every op's latency.
+    pub verify_nanos: u64,
+    /// `--verify`: bytes of file data checked as they were read (fileset tests).
+    pub verified_bytes: u64,
     /// When this worker was released.
     pub start: Instant,
     /// When it finished (after close).
@@ -129,6 +143,8 @@ impl WorkerOutput {
             creates: 0,
             enospc: false,
             sync_nanos: 0,
+            verify_nanos: 0,
+            verified_bytes: 0,
             start,
             end: start,
             cpu: CpuTime::default(),
@@ -144,6 +160,226 @@ pub struct StopFlags<'a> {
     pub phase: &'a AtomicBool,
     /// Set by Ctrl-C / SIGTERM.
     pub signal: &'a AtomicBool,
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds (the clock `Instant` reads), read through the vDSO by
+/// rustix: cheaper than `Instant::now()` plus `Instant - Instant` (glibc's wrapper, and a
+/// checked subtraction of two timespecs with a u128 conversion), and op latencies are
+/// differences of plain integers.
+#[inline(always)]
+pub(super) fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// What [`OpSource::issue`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Issue {
+    /// A request was queued on the engine; it completes in a later reap.
+    Queued,
+    /// An op was done synchronously, and accounted (fileset ops).
+    Done,
+    /// Nothing can be queued until the queue drains (a sync covers every write before it).
+    Wait,
+    /// Nothing more to issue: the amount is done (a source may still issue a sync that a
+    /// later completion makes due), or an op failed (`out.error` is set).
+    End,
+}
+
+/// The ops a worker issues: the one loop ([`drive`]) asks a source for them and hands back
+/// what the engine completed. Implemented by a data file's queued reads and writes
+/// ([`FileOps`]) and a fileset's whole-file and namespace ops ([`SlotOps`]).
+///
+/// Every method is called in the worker thread after the start barrier, so inside the timed
+/// phase; implementations allocate nothing (they are built, with all their memory, before the
+/// barrier).
+pub(super) trait OpSource<E: IoEngine> {
+    /// The engine the source issues through. The source owns it, so the engine (and any
+    /// request still in flight) is dropped before the buffers its requests point into.
+    fn engine(&mut self) -> &mut E;
+
+    /// Requests kept in flight (1 for sources whose ops complete inside `issue`).
+    fn depth(&self) -> usize;
+
+    /// The timed start (a data file is opened here). `start_ns` is the release from the
+    /// barrier; returns the clock at the end, or `None` after setting `out.error`.
+    fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64>;
+
+    /// Issue the next op; `inflight` requests are queued and not yet reaped, `t0` is the clock
+    /// at the last reap (the queueing time of a request queued now).
+    fn issue(&mut self, inflight: usize, t0: u64, out: &mut WorkerOutput) -> Issue;
+
+    /// Account one completion reaped at `t1`. `false`: stop issuing (the op failed, or the
+    /// worker is draining after a failure).
+    fn complete(&mut self, c: Completion, t1: u64, out: &mut WorkerOutput) -> bool;
+
+    /// After the completions of one reap: publish progress, and see whether the phase's time
+    /// is up (then `issue` says `End`).
+    fn reaped(&mut self, t1: u64, out: &WorkerOutput);
+
+    /// The timed end, after the last completion (a data file's end-of-phase sync and close);
+    /// `clean` when nothing failed or was interrupted. Returns the clock at the end.
+    fn finish(&mut self, t0: u64, clean: bool, out: &mut WorkerOutput) -> u64;
+}
+
+/// Run one worker: set up engine `E`, wait at `barrier`, then do the phase's pattern on the
+/// worker's files until its amount is done. `progress` is the worker's progress counter (bytes
+/// of a data phase, ops of a fileset phase), read by the runner every 50 ms.
+///
+/// The one entry point for every worker thread: the source (a data file or fileset slots) and
+/// the engine are made here, before the barrier, and [`drive`] runs the loop.
+pub fn run<E: IoEngine>(
+    plan: &mut WorkerPlan<'_>,
+    barrier: &Barrier,
+    stop: &StopFlags<'_>,
+    progress: &AtomicU64,
+) -> WorkerOutput {
+    let (phase, seed, compress_percent) = (plan.phase, plan.seed, plan.compress_percent);
+    match &mut plan.work {
+        Work::File(f) => {
+            let depth = plan.iodepth.max(1);
+            let engine = E::setup(depth).and_then(|mut e| e.configure(&plan.uring).map(|()| e));
+            match engine {
+                Ok(e) => {
+                    let mut src =
+                        FileOps::new(e, phase, f, seed, compress_percent, depth, progress);
+                    match src.register_buffers() {
+                        Ok(()) => drive::<E, _>(&mut src, barrier, stop),
+                        Err(e) => setup_failed::<E>(e, barrier, stop),
+                    }
+                }
+                Err(e) => setup_failed::<E>(e, barrier, stop),
+            }
+        }
+        Work::Slots(w) => match E::setup(1) {
+            Ok(e) => {
+                let mut src = SlotOps::new(e, phase, w, seed, compress_percent);
+                drive::<E, _>(&mut src, barrier, stop)
+            }
+            Err(e) => setup_failed::<E>(e, barrier, stop),
+        },
+    }
+}
+
+/// An engine that could not be set up: wait with the others, then fail the phase.
+fn setup_failed<E: IoEngine>(
+    e: std::io::Error,
+    barrier: &Barrier,
+    stop: &StopFlags<'_>,
+) -> WorkerOutput {
+    barrier.wait();
+    stop.phase.store(true, Ordering::Relaxed);
+    let what = format!("setting up engine {}", E::NAME);
+    failed_output(Instant::now(), CpuSample::thread_now(), what, e)
+}
+
+/// The output of a worker that failed before its first op.
+pub(super) fn failed_output(
+    start: Instant,
+    cpu0: CpuSample,
+    what: String,
+    e: std::io::Error,
+) -> WorkerOutput {
+    WorkerOutput {
+        start,
+        end: Instant::now(),
+        cpu: CpuSample::thread_now().since(cpu0),
+        error: Some(WorkerError { what, errno: e.raw_os_error(), error: e.to_string() }),
+        ..WorkerOutput::at(start)
+    }
+}
+
+/// The worker loop, for every source and engine.
+///
+/// Issue ops while fewer than `depth` requests are in flight (a source whose ops complete
+/// inside `issue` never has any in flight), commit, reap at least one, read the clock once, and
+/// hand each completion to the source, which records its latency from its queueing to that
+/// clock read. Stop flags are polled before every op.
+#[inline(always)]
+fn drive<E: IoEngine, S: OpSource<E>>(
+    src: &mut S,
+    barrier: &Barrier,
+    stop: &StopFlags<'_>,
+) -> WorkerOutput {
+    // An engine of depth 1 keeps one request in flight whatever the test says: a constant, so
+    // the loop below compiles to queue-then-reap.
+    let depth = if E::CAPS.max_depth == 1 { 1 } else { src.depth() };
+    let mut comps = vec![Completion::default(); depth];
+    // Its histograms are allocated here too; the times are set after the barrier.
+    let mut out = WorkerOutput::at(Instant::now());
+
+    barrier.wait();
+    let cpu0 = CpuSample::thread_now();
+    let start = Instant::now();
+    let start_ns = now_ns();
+    (out.start, out.end) = (start, start);
+    let Some(mut t0) = src.begin(start_ns, &mut out) else {
+        stop.phase.store(true, Ordering::Relaxed);
+        out.end = Instant::now();
+        out.cpu = CpuSample::thread_now().since(cpu0);
+        return out;
+    };
+    let mut inflight = 0usize;
+    // A stop flag or a failure ended the issuing; in-flight requests are still reaped.
+    let mut stopped = false;
+    loop {
+        let mut ended = false;
+        while !stopped && inflight < depth {
+            if stop.phase.load(Ordering::Relaxed) || stop.signal.load(Ordering::Relaxed) {
+                out.interrupted = true;
+                stopped = true;
+                break;
+            }
+            match src.issue(inflight, t0, &mut out) {
+                Issue::Queued => inflight += 1,
+                Issue::Done => {}
+                Issue::Wait => break,
+                Issue::End => {
+                    ended = true;
+                    stopped = out.error.is_some();
+                    break;
+                }
+            }
+        }
+        if inflight == 0 && (stopped || ended) {
+            break;
+        }
+        if inflight == 0 {
+            continue; // a Wait with nothing in flight: the source issues on the next call
+        }
+        let eng = src.engine();
+        let n = match eng.commit().and_then(|()| eng.reap(1, &mut comps)) {
+            Ok(n) => n,
+            Err(e) => {
+                out.error.get_or_insert(WorkerError {
+                    what: format!("reaping completions from engine {}", E::NAME),
+                    errno: e.raw_os_error(),
+                    error: e.to_string(),
+                });
+                break;
+            }
+        };
+        let t1 = now_ns();
+        for c in &comps[..n] {
+            inflight -= 1;
+            if !src.complete(*c, t1, &mut out) {
+                stopped = true;
+            }
+        }
+        src.reaped(t1, &out);
+        t0 = t1;
+    }
+    let clean = out.error.is_none() && !out.interrupted;
+    if out.error.is_some() {
+        stop.phase.store(true, Ordering::Relaxed);
+    }
+    src.finish(t0, clean, &mut out);
+    if out.error.is_some() {
+        stop.phase.store(true, Ordering::Relaxed);
+    }
+    out.end = Instant::now();
+    out.cpu = CpuSample::thread_now().since(cpu0);
+    out
 }
 
 /// How a data file is opened: read-write when the phase writes or creates, and the phase's
@@ -172,8 +408,19 @@ struct InFlight {
     kind: OpKind,
     len: usize,
     off: u64,
-    /// When it was queued: its latency runs from here to the reap that returned it.
-    stamp: Instant,
+    /// When it was queued (ns): its latency runs from here to the reap that returned it.
+    stamp: u64,
+}
+
+/// Where a data file's periodic sync is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SyncState {
+    /// Not due.
+    Idle,
+    /// Due: queued once the queue is empty.
+    Due(SyncCall),
+    /// Queued: nothing else is queued until the next reap.
+    Alone,
 }
 
 /// The request kind of a sync call.
@@ -186,364 +433,363 @@ fn sync_io(call: SyncCall) -> IoKind {
     }
 }
 
-/// The output of a worker that failed before its first op.
-pub(super) fn failed_output(
-    start: Instant,
-    cpu0: CpuSample,
-    what: String,
-    e: std::io::Error,
-) -> WorkerOutput {
-    WorkerOutput {
-        start,
-        end: Instant::now(),
-        cpu: CpuSample::thread_now().since(cpu0),
-        error: Some(WorkerError { what, errno: e.raw_os_error(), error: e.to_string() }),
-        ..WorkerOutput::at(start)
-    }
+/// A data file's ops: reads, writes and syncs queued on one open file.
+///
+/// Amounts are counted as ops are queued (bytes, ops, passes) or completed (seconds), so a
+/// deeper queue does the same work. A sync (periodic or in the pattern) waits until the queue
+/// is empty, so it covers every write before it.
+pub(super) struct FileOps<'a, E: IoEngine> {
+    /// Declared first: dropped (finishing any request still in flight) before the buffers.
+    engine: E,
+    phase: &'a PhaseDef,
+    pattern: &'a [OpDef],
+    work: &'a FileWork<'a>,
+    options: OpenOptions,
+    file: Option<OwnedFd>,
+    fd: RawFd,
+    /// One read buffer per queue slot, each `stride` bytes, page-aligned.
+    rbuf: AlignedBuf,
+    stride: usize,
+    pool: WritePool,
+    verified: bool,
+    rng: fastrand::Rng,
+    /// Per queue slot (the request's tag): what is in flight there.
+    slots: Box<[InFlight]>,
+    /// Free queue slots: a stack of `nfree` tags (unused by engines of depth 1: tag 0).
+    free: Box<[u32]>,
+    nfree: usize,
+    progress: &'a AtomicU64,
+    /// End of a timed amount (ns), else `u64::MAX`.
+    deadline: u64,
+    /// Next marks (cumulative bytes / writes) at which the periodic sync is due.
+    sync_at_bytes: u64,
+    sync_at_ops: u64,
+    /// Where the periodic sync is.
+    sync_state: SyncState,
+    writes: u64,
+    seq_pos: u64,
+    passes: u32,
+    last_off: u64,
+    issued_ops: u64,
+    issued_bytes: u64,
+    /// Index of the next pattern op.
+    i: usize,
+    /// The amount is queued (or the time is up): only a due sync is still issued.
+    done: bool,
 }
 
-/// Run one worker: set up engine `E`, wait at `barrier`, then do the phase's pattern on the
-/// worker's files until its amount is done. `progress` is the worker's progress counter (bytes
-/// of a data phase, ops of a fileset phase), read by the runner every 50 ms.
-///
-/// The one entry point for every worker thread; data files and fileset slots differ in how an
-/// op is issued (queued requests on an open file, [`run_file`]; synchronous whole-file and
-/// namespace ops, [`super::fileset::run`]), both through the engine.
-pub fn run<E: IoEngine>(
-    plan: &mut WorkerPlan<'_>,
-    barrier: &Barrier,
-    stop: &StopFlags<'_>,
-    progress: &AtomicU64,
-) -> WorkerOutput {
-    let (phase, seed, compress_percent) = (plan.phase, plan.seed, plan.compress_percent);
-    match &mut plan.work {
-        Work::File(f) => run_file::<E>(
-            plan.phase,
-            f,
-            seed,
-            compress_percent,
-            (plan.iodepth, &plan.uring),
-            barrier,
-            stop,
+impl<'a, E: IoEngine> FileOps<'a, E> {
+    /// Everything the data loop needs, allocated now (before the barrier).
+    fn new(
+        engine: E,
+        phase: &'a PhaseDef,
+        work: &'a FileWork<'a>,
+        seed: u64,
+        compress_percent: u8,
+        depth: u32,
+        progress: &'a AtomicU64,
+    ) -> FileOps<'a, E> {
+        let pattern = phase.pattern.data();
+        let writes = pattern.iter().any(|o| o.kind == OpKind::Write);
+        let max_size = pattern.iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
+        let depth = depth.max(1) as usize;
+        let stride = max_size.div_ceil(super::buffer::ALIGN) * super::buffer::ALIGN;
+        let pool = match work.verify {
+            Some((vseed, file)) => WritePool::verified(max_size, depth, vseed, file),
+            None => WritePool::new(max_size, compress_percent, seed),
+        };
+        let sync = phase.sync;
+        FileOps {
+            engine,
+            phase,
+            pattern,
+            work,
+            options: open_options(&phase.open, writes),
+            file: None,
+            fd: -1,
+            rbuf: AlignedBuf::new(stride * depth),
+            stride,
+            pool,
+            verified: work.verify.is_some(),
+            rng: fastrand::Rng::with_seed(seed),
+            slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0 }; depth].into(),
+            free: (0..depth as u32).rev().collect(),
+            nfree: depth,
             progress,
-        ),
-        Work::Slots(w) => super::fileset::run::<E>(phase, w, seed, compress_percent, barrier, stop),
+            deadline: u64::MAX,
+            sync_at_bytes: sync.every_bytes.unwrap_or(u64::MAX),
+            sync_at_ops: sync.every_ops.unwrap_or(u64::MAX),
+            sync_state: SyncState::Idle,
+            writes: 0,
+            seq_pos: 0,
+            passes: 0,
+            last_off: 0,
+            issued_ops: 0,
+            issued_bytes: 0,
+            i: 0,
+            done: false,
+        }
+    }
+
+    /// Hand the read buffers and the write pool to the engine (io_uring registers them with
+    /// `fixedbufs`), before the barrier. The engine is the first field, so it is dropped (and
+    /// any request still in flight finished) before the buffers are freed.
+    fn register_buffers(&mut self) -> std::io::Result<()> {
+        let reads = self.rbuf.as_mut_slice();
+        let reads = (reads.as_mut_ptr(), reads.len());
+        let bufs = [reads, self.pool.region()];
+        self.engine.register_buffers(&bufs)
+    }
+
+    /// The next free queue slot (a constant 0 for engines of depth 1).
+    #[inline(always)]
+    fn peek_tag(&self) -> u32 {
+        if E::CAPS.max_depth == 1 {
+            0
+        } else {
+            self.free[self.nfree - 1]
+        }
+    }
+
+    #[inline(always)]
+    fn take_tag(&mut self) -> u32 {
+        if E::CAPS.max_depth == 1 {
+            0
+        } else {
+            self.nfree -= 1;
+            self.free[self.nfree]
+        }
+    }
+
+    #[inline(always)]
+    fn put_tag(&mut self, tag: u32) {
+        if E::CAPS.max_depth != 1 {
+            self.free[self.nfree] = tag;
+            self.nfree += 1;
+        }
+    }
+
+    /// The periodic sync: queued once the queue is empty, and alone (nothing is queued
+    /// beside it before it is reaped).
+    #[inline(never)]
+    fn periodic_sync(&mut self, inflight: usize, t0: u64, out: &mut WorkerOutput) -> Issue {
+        let call = match self.sync_state {
+            SyncState::Due(call) if inflight == 0 => call,
+            SyncState::Alone => {
+                self.sync_state = SyncState::Idle;
+                return Issue::Wait;
+            }
+            _ => return Issue::Wait,
+        };
+        self.sync_state = SyncState::Alone;
+        let tag = self.take_tag();
+        self.slots[tag as usize] = InFlight { kind: call.kind(), len: 0, off: 0, stamp: t0 };
+        let io = Io {
+            kind: sync_io(call),
+            fd: self.fd,
+            buf: std::ptr::null_mut(),
+            len: 0,
+            offset: 0,
+            tag,
+        };
+        // SAFETY: a sync has no buffer; the file outlives every request.
+        if let Err(e) = unsafe { self.engine.queue(io) } {
+            out.error = Some(sync_error(call, e));
+            self.put_tag(tag);
+            return Issue::End;
+        }
+        Issue::Queued
     }
 }
 
-/// The data-file worker: queued requests on one open file.
-///
-/// One loop for every engine and depth: queue requests while fewer than `iodepth` are in flight
-/// (a sync waits until the queue is empty, so it covers every write before it), commit, reap at
-/// least one, read the clock once, and account each completion with the latency from its
-/// queueing to that clock read. At depth 1 that is one clock read per op (the end of one op is
-/// the start of the next), as before queues existed. Amounts are counted as ops are queued
-/// (bytes, ops, passes) or completed (seconds), so a deeper queue does the same work.
-#[allow(clippy::too_many_arguments)]
-fn run_file<E: IoEngine>(
-    phase: &PhaseDef,
-    plan: &FileWork<'_>,
-    seed: u64,
-    compress_percent: u8,
-    (iodepth, uring): (u32, &crate::workload::UringOpts),
-    barrier: &Barrier,
-    stop: &StopFlags<'_>,
-    progress: &AtomicU64,
-) -> WorkerOutput {
-    let writes = phase.pattern.data().iter().any(|o| o.kind == OpKind::Write);
-    let max_size =
-        phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
-    let depth = iodepth.max(1) as usize;
-    // One read buffer per queue slot, each page-aligned.
-    let stride = max_size.div_ceil(super::buffer::ALIGN) * super::buffer::ALIGN;
-    let mut rbuf = AlignedBuf::new(stride * depth);
-    let rbase = rbuf.as_mut_slice().as_mut_ptr();
-    let mut pool = match plan.verify {
-        Some((vseed, file)) => WritePool::verified(max_size, depth, vseed, file),
-        None => WritePool::new(max_size, compress_percent, seed),
-    };
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut hist = OpHistograms::default();
-    let options = open_options(&phase.open, writes);
-    let pattern = phase.pattern.data();
-    let mut slots: Vec<InFlight> = Vec::with_capacity(depth);
-    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-    let mut comps = vec![Completion::default(); depth];
-    // Declared after the buffers, so it is dropped (and any request of an engine that fails
-    // mid-phase is finished) before they are freed.
-    let engine = E::setup(depth as u32).and_then(|mut e| e.configure(uring).map(|()| e));
+impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
+    #[inline(always)]
+    fn engine(&mut self) -> &mut E {
+        &mut self.engine
+    }
 
-    barrier.wait();
-    let cpu0 = CpuSample::thread_now();
-    let start = Instant::now();
-    let mut engine = match engine {
-        Ok(e) => e,
-        Err(e) => {
-            stop.phase.store(true, Ordering::Relaxed);
-            return failed_output(start, cpu0, format!("setting up engine {}", E::NAME), e);
-        }
-    };
-    let file = match engine.open(plan.path, &options) {
-        Ok(f) => f,
-        Err(e) => {
-            stop.phase.store(true, Ordering::Relaxed);
-            let what = format!("open {}", plan.path.display());
-            return failed_output(start, cpu0, what, e);
-        }
-    };
-    let mut t0 = Instant::now();
-    hist.record(OpKind::Open, (t0 - start).as_nanos() as u64);
-    let fd = file.as_raw_fd();
-    slots.resize(depth, InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: t0 });
+    fn depth(&self) -> usize {
+        self.slots.len()
+    }
 
-    let deadline = match phase.amount {
-        Amount::Seconds(s) => Some(start + Duration::from_secs_f64(s)),
-        _ => None,
-    };
-    let sync = phase.sync;
-    // Next marks (cumulative bytes / writes) at which the periodic sync is due.
-    let mut sync_at_bytes = sync.every_bytes.unwrap_or(u64::MAX);
-    let mut sync_at_ops = sync.every_ops.unwrap_or(u64::MAX);
-    let mut out_bytes_read = 0u64;
-    let mut out_bytes_written = 0u64;
-    let mut data_ops = 0u64;
-    let mut sync_nanos = 0u64;
-    let mut error: Option<WorkerError> = None;
-    let mut interrupted = false;
-    let mut writes = 0u64;
-    let mut seq_pos = 0u64;
-    let mut passes = 0u32;
-    let mut last_off = 0u64;
-    let mut issued_ops = 0u64;
-    let mut issued_bytes = 0u64;
-    let mut i = 0usize;
-    let mut inflight = 0usize;
-    // Pattern ops may still be queued.
-    let mut queueing = true;
-    // A periodic sync is due: it is queued once the queue is empty.
-    let mut pending_sync: Option<SyncCall> = None;
-
-    loop {
-        // Queue.
-        loop {
-            if let Some(call) = pending_sync {
-                if inflight == 0 {
-                    pending_sync = None;
-                    let tag = free.pop().unwrap_or(0);
-                    slots[tag as usize] = InFlight { kind: call.kind(), len: 0, off: 0, stamp: t0 };
-                    let io = Io {
-                        kind: sync_io(call),
-                        fd,
-                        buf: std::ptr::null_mut(),
-                        len: 0,
-                        offset: 0,
-                        tag,
-                    };
-                    // SAFETY: a sync has no buffer; `file` outlives every request.
-                    if let Err(e) = unsafe { engine.queue(io) } {
-                        error = Some(sync_error(call, e));
-                        queueing = false;
-                        free.push(tag);
-                        break;
-                    }
-                    inflight += 1;
-                }
-                break;
-            }
-            if !queueing || inflight == depth {
-                break;
-            }
-            if stop.phase.load(Ordering::Relaxed) || stop.signal.load(Ordering::Relaxed) {
-                interrupted = true;
-                queueing = false;
-                break;
-            }
-            let op = &pattern[i];
-            let (kind, len, off, buf) = match op.kind {
-                OpKind::Fsync | OpKind::Fdatasync => {
-                    if inflight > 0 {
-                        // The sync covers every write queued before it.
-                        break;
-                    }
-                    let k =
-                        if op.kind == OpKind::Fsync { IoKind::Fsync } else { IoKind::Fdatasync };
-                    (k, 0usize, 0u64, std::ptr::null_mut())
-                }
-                _ => {
-                    let mut size = match op.size {
-                        SizeDist::Fixed(n) => n,
-                        d => d.sample(&mut rng),
-                    };
-                    let off = match op.offset {
-                        OffsetMode::Sequential => {
-                            size = size.min(plan.region_len - seq_pos);
-                            plan.region_start + seq_pos
-                        }
-                        OffsetMode::Random => {
-                            let slots = (plan.file_size - size) / op.align;
-                            rng.u64(0..=slots) * op.align
-                        }
-                        OffsetMode::Last => last_off,
-                    };
-                    let len = size as usize;
-                    if op.kind == OpKind::Read {
-                        let tag_slot = *free.last().unwrap_or(&0) as usize;
-                        // SAFETY: slot `tag_slot`'s window lies inside `rbuf` (depth × stride).
-                        let p = unsafe { rbase.add(tag_slot * stride) };
-                        (IoKind::Read, len, off, p)
-                    } else {
-                        let tag_slot = *free.last().unwrap_or(&0) as usize;
-                        (
-                            IoKind::Write,
-                            len,
-                            off,
-                            pool.window_at(tag_slot, off, len).as_ptr() as *mut u8,
-                        )
-                    }
-                }
-            };
-            let tag = free.pop().unwrap_or(0);
-            slots[tag as usize] = InFlight { kind: op.kind, len, off, stamp: t0 };
-            let io = Io { kind, fd, buf, len, offset: off, tag };
-            // SAFETY: `buf` is slot `tag`'s part of `rbuf` (reads) or a window of `pool`
-            // (writes, never written to), both alive and unmoved until the worker returns, and
-            // the slot is not reused before its completion is reaped; `file` outlives them.
-            if let Err(e) = unsafe { engine.queue(io) } {
-                error = Some(WorkerError {
-                    what: format!("queueing {} of {len} bytes at offset {off}", op.kind.name()),
-                    errno: e.raw_os_error(),
-                    error: e.to_string(),
-                });
-                free.push(tag);
-                queueing = false;
-                break;
-            }
-            inflight += 1;
-            i += 1;
-            if i == pattern.len() {
-                i = 0;
-            }
-            issued_ops += 1;
-            if op.kind.is_data() {
-                issued_bytes += len as u64;
-                last_off = off;
-                if op.offset == OffsetMode::Sequential {
-                    seq_pos += len as u64;
-                    if seq_pos >= plan.region_len {
-                        seq_pos = 0;
-                        passes += 1;
-                    }
-                }
-            }
-            let done = match phase.amount {
-                Amount::Bytes(b) => issued_bytes >= b,
-                Amount::Ops(k) => issued_ops >= k,
-                Amount::Seconds(_) => false,
-                // The rest of the pattern cycle still runs (a rewrite's write after the read
-                // that completed the pass).
-                Amount::Passes(p) => passes >= p && i == 0,
-                Amount::Fill(_) | Amount::Share(_) => {
-                    unreachable!("validation admits fill and share only for filesets")
-                }
-            };
-            if done {
-                queueing = false;
-            }
-        }
-        if inflight == 0 {
-            break;
-        }
-        // Reap.
-        let reaped = engine.commit().and_then(|()| engine.reap(1, &mut comps));
-        let n = match reaped {
-            Ok(n) => n,
+    fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
+        let file = match self.engine.open(self.work.path, &self.options) {
+            Ok(f) => f,
             Err(e) => {
-                error.get_or_insert(WorkerError {
-                    what: format!("reaping completions from engine {}", E::NAME),
-                    errno: e.raw_os_error(),
-                    error: e.to_string(),
-                });
-                break;
+                let what = format!("open {}", self.work.path.display());
+                out.error =
+                    Some(WorkerError { what, errno: e.raw_os_error(), error: e.to_string() });
+                return None;
             }
         };
-        let t1 = Instant::now();
-        for c in &comps[..n] {
-            let s = slots[c.tag as usize];
-            free.push(c.tag);
-            inflight -= 1;
-            if error.is_some() {
-                continue; // draining after a failure
-            }
-            if c.res < 0 || (c.res == 0 && s.len > 0) {
-                let (err, errno) = if c.res < 0 {
-                    let e = std::io::Error::from_raw_os_error((-c.res) as i32);
-                    (e.to_string(), e.raw_os_error())
-                } else {
-                    ("unexpected end of file".to_string(), None)
-                };
-                let what = if s.kind.is_data() {
-                    format!("{} of {} bytes at offset {}", s.kind.name(), s.len, s.off)
-                } else {
-                    s.kind.name().to_string()
-                };
-                error = Some(WorkerError { what, error: err, errno });
-                queueing = false;
-                pending_sync = None;
-                continue;
-            }
-            let d = (t1 - s.stamp).as_nanos() as u64;
-            hist.record(s.kind, d);
-            match s.kind {
-                OpKind::Read => {
-                    data_ops += 1;
-                    out_bytes_read += c.res as u64;
-                }
-                OpKind::Write => {
-                    data_ops += 1;
-                    out_bytes_written += c.res as u64;
-                    writes += 1;
-                    if out_bytes_written >= sync_at_bytes || writes >= sync_at_ops {
-                        if sync.call.is_some() {
-                            pending_sync = sync.call;
-                        }
-                        while sync_at_bytes <= out_bytes_written {
-                            sync_at_bytes =
-                                sync_at_bytes.saturating_add(sync.every_bytes.unwrap_or(u64::MAX));
-                        }
-                        while sync_at_ops <= writes {
-                            sync_at_ops =
-                                sync_at_ops.saturating_add(sync.every_ops.unwrap_or(u64::MAX));
-                        }
-                    }
-                }
-                _ => sync_nanos += d,
-            }
-            if s.kind.is_data() {
-                progress.store(out_bytes_read + out_bytes_written, Ordering::Relaxed);
-            }
+        let t0 = now_ns();
+        out.hist.record(OpKind::Open, t0.saturating_sub(start_ns));
+        self.fd = file.as_raw_fd();
+        self.file = Some(file);
+        if let Amount::Seconds(s) = self.phase.amount {
+            self.deadline = start_ns.saturating_add((s * 1e9) as u64);
         }
-        if deadline.is_some_and(|d| t1 >= d) {
-            queueing = false;
-        }
-        t0 = t1;
+        Some(t0)
     }
 
-    if error.is_some() {
-        stop.phase.store(true, Ordering::Relaxed);
-    } else if !interrupted {
-        if let Some(call) = sync.at_end {
+    #[inline(always)]
+    fn issue(&mut self, inflight: usize, t0: u64, out: &mut WorkerOutput) -> Issue {
+        if self.sync_state != SyncState::Idle {
+            return self.periodic_sync(inflight, t0, out);
+        }
+        if self.done {
+            return Issue::End;
+        }
+        let op = &self.pattern[self.i];
+        let (kind, len, off, buf, stamp) = match op.kind {
+            OpKind::Read | OpKind::Write => {
+                let mut size = match op.size {
+                    SizeDist::Fixed(n) => n,
+                    d => d.sample(&mut self.rng),
+                };
+                let off = match op.offset {
+                    OffsetMode::Sequential => {
+                        size = size.min(self.work.region_len - self.seq_pos);
+                        self.work.region_start + self.seq_pos
+                    }
+                    OffsetMode::Random => {
+                        let slots = (self.work.file_size - size) / op.align;
+                        self.rng.u64(0..=slots) * op.align
+                    }
+                    OffsetMode::Last => self.last_off,
+                };
+                let len = size as usize;
+                let slot = self.peek_tag() as usize;
+                if op.kind == OpKind::Read {
+                    // SAFETY: slot `slot`'s window lies inside `rbuf` (depth × stride).
+                    let p =
+                        unsafe { self.rbuf.as_mut_slice().as_mut_ptr().add(slot * self.stride) };
+                    (IoKind::Read, len, off, p, t0)
+                } else if !self.verified {
+                    let p = self.pool.window_at(slot, off, len).as_ptr() as *mut u8;
+                    (IoKind::Write, len, off, p, t0)
+                } else {
+                    // Verified data is made here, inside the phase: timed on its own and kept
+                    // out of the write's latency.
+                    let a = now_ns();
+                    let p = self.pool.window_at(slot, off, len).as_ptr() as *mut u8;
+                    let b = now_ns();
+                    out.verify_nanos += b - a;
+                    (IoKind::Write, len, off, p, t0 + (b - a))
+                }
+            }
+            OpKind::Fsync | OpKind::Fdatasync => {
+                if inflight > 0 {
+                    return Issue::Wait;
+                }
+                let k = if op.kind == OpKind::Fsync { IoKind::Fsync } else { IoKind::Fdatasync };
+                (k, 0usize, 0u64, std::ptr::null_mut(), t0)
+            }
+            _ => unreachable!("validation admits only data and sync ops in a data pattern"),
+        };
+        let tag = self.take_tag();
+        self.slots[tag as usize] = InFlight { kind: op.kind, len, off, stamp };
+        let io = Io { kind, fd: self.fd, buf, len, offset: off, tag };
+        // SAFETY: `buf` is slot `tag`'s part of `rbuf` (reads) or a window of `pool` (writes,
+        // never written to while in flight), both alive and unmoved until the source is
+        // dropped (after the engine), and the slot is not reused before its completion is
+        // reaped; the file stays open until `finish`.
+        if let Err(e) = unsafe { self.engine.queue(io) } {
+            out.error = Some(WorkerError {
+                what: format!("queueing {} of {len} bytes at offset {off}", op.kind.name()),
+                errno: e.raw_os_error(),
+                error: e.to_string(),
+            });
+            self.put_tag(tag);
+            return Issue::End;
+        }
+        self.i += 1;
+        if self.i == self.pattern.len() {
+            self.i = 0;
+        }
+        self.issued_ops += 1;
+        if op.kind.is_data() {
+            self.issued_bytes += len as u64;
+            self.last_off = off;
+            if op.offset == OffsetMode::Sequential {
+                self.seq_pos += len as u64;
+                if self.seq_pos >= self.work.region_len {
+                    self.seq_pos = 0;
+                    self.passes += 1;
+                }
+            }
+        }
+        let done = match self.phase.amount {
+            Amount::Bytes(b) => self.issued_bytes >= b,
+            Amount::Ops(k) => self.issued_ops >= k,
+            Amount::Seconds(_) => false,
+            // The rest of the pattern cycle still runs (a rewrite's write after the read that
+            // completed the pass).
+            Amount::Passes(p) => self.passes >= p && self.i == 0,
+            Amount::Fill(_) | Amount::Share(_) => {
+                unreachable!("validation admits fill and share only for filesets")
+            }
+        };
+        self.done = done;
+        Issue::Queued
+    }
+
+    #[inline(always)]
+    fn complete(&mut self, c: Completion, t1: u64, out: &mut WorkerOutput) -> bool {
+        let s = self.slots[c.tag as usize];
+        self.put_tag(c.tag);
+        if out.error.is_some() {
+            return false; // draining after a failure
+        }
+        if c.res < 0 || (c.res == 0 && s.len > 0) {
+            out.error = Some(completion_error(s, c.res));
+            self.sync_state = SyncState::Idle;
+            return false;
+        }
+        let d = t1.saturating_sub(s.stamp);
+        out.hist.record(s.kind, d);
+        match s.kind {
+            OpKind::Read => {
+                out.data_ops += 1;
+                out.bytes_read += c.res as u64;
+            }
+            OpKind::Write => {
+                out.data_ops += 1;
+                out.bytes_written += c.res as u64;
+                self.writes += 1;
+                if out.bytes_written >= self.sync_at_bytes || self.writes >= self.sync_at_ops {
+                    self.sync_due(out.bytes_written);
+                }
+            }
+            _ => out.sync_nanos += d,
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn reaped(&mut self, t1: u64, out: &WorkerOutput) {
+        self.progress.store(out.bytes_read + out.bytes_written, Ordering::Relaxed);
+        if t1 >= self.deadline {
+            self.done = true;
+        }
+    }
+
+    fn finish(&mut self, mut t0: u64, clean: bool, out: &mut WorkerOutput) -> u64 {
+        let Some(file) = self.file.take() else { return t0 };
+        if let (true, Some(call)) = (clean, self.phase.sync.at_end) {
             let io = Io {
                 kind: sync_io(call),
-                fd,
+                fd: self.fd,
                 buf: std::ptr::null_mut(),
                 len: 0,
                 offset: 0,
                 tag: 0,
             };
-            // SAFETY: a sync has no buffer; the queue is empty and `file` is open.
-            let r = unsafe { engine.queue(io) }
-                .and_then(|()| engine.commit())
-                .and_then(|()| engine.reap(1, &mut comps));
+            let mut comps = [Completion::default()];
+            // SAFETY: a sync has no buffer; the queue is empty and the file is open.
+            let r = unsafe { self.engine.queue(io) }
+                .and_then(|()| self.engine.commit())
+                .and_then(|()| self.engine.reap(1, &mut comps));
             let r = match r {
                 Ok(1) if comps[0].res >= 0 => Ok(()),
                 Ok(1) => Err(std::io::Error::from_raw_os_error((-comps[0].res) as i32)),
@@ -552,47 +798,65 @@ fn run_file<E: IoEngine>(
             };
             match r {
                 Ok(()) => {
-                    let t1 = Instant::now();
-                    let d = (t1 - t0).as_nanos() as u64;
-                    hist.record(call.kind(), d);
-                    sync_nanos += d;
+                    let t1 = now_ns();
+                    let d = t1.saturating_sub(t0);
+                    out.hist.record(call.kind(), d);
+                    out.sync_nanos += d;
                     t0 = t1;
                 }
-                Err(e) => {
-                    error = Some(sync_error(call, e));
-                    stop.phase.store(true, Ordering::Relaxed);
-                }
+                Err(e) => out.error = Some(sync_error(call, e)),
             }
         }
+        // close() is part of the timed phase: NFS and some FUSE filesystems flush on close.
+        let close_err = self.engine.close(file);
+        let end = now_ns();
+        out.hist.record(OpKind::Close, end.saturating_sub(t0));
+        if let (None, Err(e)) = (&out.error, close_err) {
+            let e = std::io::Error::from(e);
+            out.error = Some(WorkerError {
+                what: "close".into(),
+                errno: e.raw_os_error(),
+                error: e.to_string(),
+            });
+        }
+        end
     }
-    // close() is part of the timed phase: NFS and some FUSE filesystems flush on close.
-    let close_err = engine.close(file);
-    let end = Instant::now();
-    hist.record(OpKind::Close, (end - t0).as_nanos() as u64);
-    if let (None, Err(e)) = (&error, close_err) {
-        let e = std::io::Error::from(e);
-        error = Some(WorkerError {
-            what: "close".into(),
-            errno: e.raw_os_error(),
-            error: e.to_string(),
-        });
-        stop.phase.store(true, Ordering::Relaxed);
+}
+
+impl<E: IoEngine> FileOps<'_, E> {
+    /// A write reached a periodic sync mark: queue the sync once the queue drains, and move
+    /// the marks past what is written.
+    #[inline(never)]
+    fn sync_due(&mut self, written: u64) {
+        let sync = self.phase.sync;
+        if let Some(call) = sync.call {
+            self.sync_state = SyncState::Due(call);
+        }
+        while self.sync_at_bytes <= written {
+            self.sync_at_bytes =
+                self.sync_at_bytes.saturating_add(sync.every_bytes.unwrap_or(u64::MAX));
+        }
+        while self.sync_at_ops <= self.writes {
+            self.sync_at_ops = self.sync_at_ops.saturating_add(sync.every_ops.unwrap_or(u64::MAX));
+        }
     }
-    drop(engine);
-    drop(rbuf);
-    WorkerOutput {
-        hist,
-        bytes_read: out_bytes_read,
-        bytes_written: out_bytes_written,
-        data_ops,
-        sync_nanos,
-        start,
-        end,
-        cpu: CpuSample::thread_now().since(cpu0),
-        error,
-        interrupted,
-        ..WorkerOutput::at(start)
-    }
+}
+
+/// The error of a failed completion.
+#[cold]
+fn completion_error(s: InFlight, res: i64) -> WorkerError {
+    let (error, errno) = if res < 0 {
+        let e = std::io::Error::from_raw_os_error((-res) as i32);
+        (e.to_string(), e.raw_os_error())
+    } else {
+        ("unexpected end of file".to_string(), None)
+    };
+    let what = if s.kind.is_data() {
+        format!("{} of {} bytes at offset {}", s.kind.name(), s.len, s.off)
+    } else {
+        s.kind.name().to_string()
+    };
+    WorkerError { what, error, errno }
 }
 
 fn sync_error(call: SyncCall, e: std::io::Error) -> WorkerError {

@@ -50,11 +50,32 @@ pub const RULES: &[(&str, Rule)] = &[
     ("dirty_held", dirty_held),
 ];
 
+/// Rules that cite device counters or the block trace.
+pub const DEVICE_RULES: &[&str] = &[
+    "bio_merging",
+    "device_wait",
+    "device_busy",
+    "request_size",
+    "write_amplification",
+    "cache_reads",
+];
+
+/// Rules that cite device reads.
+pub const READ_RULES: &[&str] = &["device_wait", "cache_reads"];
+
 /// Explanations for `winner` beating `loser`, heaviest first (at most `max`). Empty when
 /// nothing observed differs enough.
 pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanation> {
+    let sides = [winner, loser];
+    let shared = sides.iter().any(|s| s.facts.device_shared());
+    let cache_lost = sides.iter().any(|s| s.facts.cache_not_met);
     let mut v: Vec<Explanation> = RULES
         .iter()
+        // Device-wide counters (a shared device) include other processes' I/O, and the device
+        // reads of a side whose cached file was evicted by something else are not its
+        // filesystem's doing: neither is cited as the filesystem's behaviour.
+        .filter(|(name, _)| !(shared && DEVICE_RULES.contains(name)))
+        .filter(|(name, _)| !(cache_lost && READ_RULES.contains(name)))
         .filter_map(|(name, rule)| {
             rule(winner, loser).map(|(weight, text)| Explanation {
                 rule: name.to_string(),
@@ -66,6 +87,81 @@ pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanati
     v.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     v.truncate(max);
     v
+}
+
+/// Rule names of the context lines [`context`] adds: not reasons, the figures to read them by.
+pub const CONTEXT: &[&str] = &["time_split", "block_trace"];
+
+impl Explanation {
+    /// A context line (where the time went, the block trace), not a reason.
+    pub fn is_context(&self) -> bool {
+        CONTEXT.contains(&self.rule.as_str())
+    }
+}
+
+/// Context for a gap, shown after the reasons whether or not a rule fired: where each side's
+/// threads spent their time (data calls, syncs, open/close/metadata, off CPU, a FUSE daemon's
+/// CPU), and with `--trace` what the block layer saw (bios queued and merged, request sizes,
+/// queue depth, device latency). Weight 0: never outranks a reason.
+pub fn context(winner: &Side<'_>, loser: &Side<'_>) -> Vec<Explanation> {
+    let mut v = Vec::new();
+    let line = |rule: &str, text: String| Explanation { rule: rule.into(), weight: 0.0, text };
+    let time: Vec<String> = [loser, winner]
+        .iter()
+        .filter_map(|s| Some(format!("{}: {}", s.label, time_words(s.facts)?)))
+        .collect();
+    if !time.is_empty() {
+        v.push(line(
+            "time_split",
+            format!("where the time went (share of wall time × threads): {}", time.join("; ")),
+        ));
+    }
+    let trace: Vec<String> = [loser, winner]
+        .iter()
+        .filter_map(|s| Some(format!("{}: {}", s.label, trace_words(s.facts.trace.as_ref()?))))
+        .collect();
+    if !trace.is_empty() {
+        v.push(line("block_trace", format!("block trace: {}", trace.join("; "))));
+    }
+    v
+}
+
+/// One side's time split, with its FUSE daemon's CPU beside the threads' own.
+fn time_words(f: &Facts) -> Option<String> {
+    let t = f.time.as_ref()?;
+    let mut s = t.words();
+    if let Some(d) = f.daemon_cpu_share {
+        s.push_str(&format!(", FUSE daemon {:.0}% of a core", d * 100.0));
+    }
+    Some(s)
+}
+
+/// What the block trace saw, reads and writes that happened.
+fn trace_words(t: &crate::observe::facts::TraceFacts) -> String {
+    let mut parts = Vec::new();
+    for (what, d) in [("write", &t.writes), ("read", &t.reads)] {
+        if d.bios == 0 && d.requests == 0 {
+            continue;
+        }
+        let avg =
+            |bytes: u64, n: u64| bytes.checked_div(n).map(fmt_bytes).unwrap_or_else(|| "-".into());
+        parts.push(format!(
+            "{} {what} bios of {} ({} merged) issued as {} requests of {}",
+            count(d.bios),
+            avg(d.bio_bytes, d.bios),
+            count(d.bio_merges),
+            count(d.requests),
+            avg(d.request_bytes, d.requests)
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("no block I/O".into());
+    }
+    parts.push(format!("queue depth up to {}", t.max_queue_depth));
+    if let Some(p) = t.device_p99_nanos {
+        parts.push(format!("device latency p99 {}", crate::output::units::nanos(p)));
+    }
+    parts.join(", ")
 }
 
 /// The sentence used when no rule fires.
@@ -312,10 +408,17 @@ fn sys_cpu_per_op(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
         return None;
     }
     let fmt = |n: f64| crate::output::units::nanos(n as u64);
+    // A FUSE filesystem works in its daemon: its CPU is counted as the filesystem's.
+    let daemon = match (l.facts.daemon_cpu_nanos, w.facts.daemon_cpu_nanos) {
+        (Some(_), Some(_)) => "; both counting their FUSE daemon's CPU",
+        (Some(_), None) => "; its FUSE daemon's CPU counted as system CPU",
+        (None, Some(_)) => "; the winner's FUSE daemon's CPU counted as system CPU",
+        (None, None) => "",
+    };
     Some((
         (b / a).ln(),
         format!(
-            "{} spent {:.1}x the system CPU per operation ({} vs {})",
+            "{} spent {:.1}x the system CPU per operation ({} vs {}{daemon})",
             l.label,
             b / a,
             fmt(b),

@@ -140,6 +140,15 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     if u.iopoll {
         job.push_str("hipri=1\n");
     }
+    if t.engine == crate::workload::EngineKind::IoUring {
+        if u.fixedbufs {
+            job.push_str("fixedbufs=1\n");
+        }
+        // fio registers no file unless asked (fsbench's default is to register).
+        if u.registerfiles && !u.sqpoll {
+            job.push_str("registerfiles=1\n");
+        }
+    }
     match (rbs, wbs) {
         (Some(r), Some(w)) if r != w => job.push_str(&format!("bs={},{}\n", size(r), size(w))),
         (Some(b), _) | (None, Some(b)) => job.push_str(&format!("bs={}\n", size(b))),

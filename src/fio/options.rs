@@ -67,6 +67,16 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "sqthread_poll", aliases: &[], meaning: "io_uring: sqpoll = true" },
     FioOption { name: "hipri", aliases: &[], meaning: "io_uring: iopoll = true (needs direct=1)" },
     FioOption {
+        name: "fixedbufs",
+        aliases: &[],
+        meaning: "io_uring: fixedbufs = true (buffers registered, READ_FIXED/WRITE_FIXED)",
+    },
+    FioOption {
+        name: "registerfiles",
+        aliases: &[],
+        meaning: "io_uring: registerfiles (fio's default 0 is kept: without it fsbench names the file by descriptor too; sqthread_poll implies it)",
+    },
+    FioOption {
         name: "ioengine",
         aliases: &[],
         meaning: "psync, sync and pvsync run as psync; io_uring; libaio runs as io_uring (said so); mmap",

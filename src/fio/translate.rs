@@ -507,6 +507,27 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         }
     }
 
+    // io_uring's own options: fio knows them only with ioengine=io_uring (the batch options are
+    // fio's, for every engine that queues).
+    let uring_opts = ["sqthread_poll", "hipri", "fixedbufs", "registerfiles"];
+    if engine != "io_uring" || job.str("ioengine")?.is_some_and(|(e, _)| e == "libaio") {
+        if let Some(k) = uring_opts.into_iter().find(|k| job.get(k).is_some()) {
+            let e = job.str("ioengine")?.map(|v| v.0).unwrap_or("psync");
+            return Err(job.err(k, job.line(k), format!("an option of ioengine=io_uring, and this job's ioengine is {e}: set ioengine=io_uring or remove it")));
+        }
+    }
+    let sqpoll = job.bool("sqthread_poll")?.filter(|b| *b);
+    // fio registers the file only when asked (registerfiles=1) or with sqthread_poll, which
+    // needs it; fsbench's default is to register, so the translation always says which.
+    let registerfiles = (engine == "io_uring")
+        .then_some(job.bool("registerfiles")?.unwrap_or(false) || sqpoll.is_some());
+    if job.bool("registerfiles")? == Some(false) && sqpoll.is_some() {
+        notes.push(
+            "registerfiles=0 with sqthread_poll: fio registers the file anyway, so does fsbench"
+                .into(),
+        );
+    }
+
     // Syncs.
     let every_fsync = job.int("fsync")?.filter(|(n, _)| *n > 0);
     let every_fdatasync = job.int("fdatasync")?.filter(|(n, _)| *n > 0);
@@ -567,7 +588,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             return Err(job.err(
                 "verify",
                 line,
-                format!("`{v}`: fsbench does not verify data; remove verify (or use verify=0)"),
+                format!("`{v}`: fsbench does not write fio's verify headers; remove verify (or use verify=0) and pass --verify instead (fsbench's own check: every 4 KiB block carries its file, offset, seed and a CRC-32, read back and checked after each repetition)"),
             ));
         }
     }
@@ -688,12 +709,15 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         direct: direct.then_some(true),
         iodepth_batch: uring_int(job, "iodepth_batch")?,
         iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
-        sqpoll: job.bool("sqthread_poll")?.filter(|b| *b),
+        sqpoll,
         iopoll: job.bool("hipri")?.filter(|b| *b),
+        fixedbufs: job.bool("fixedbufs")?.filter(|b| *b),
+        registerfiles,
         figure: None,
         file: Some(FileSpec { size: SizeExpr::Bytes(file_bytes), shared, prefill }),
         fileset: None,
         phases,
+        roles: Vec::new(),
     };
     Ok((test, notes))
 }

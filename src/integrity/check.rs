@@ -128,18 +128,16 @@ pub fn scrub_or_check(tb: &mut Testbed) -> Result<CheckRun, TestbedError> {
                 .zfs_pool()
                 .ok_or_else(|| TestbedError::Check("zfs testbed without a pool".into()))?
                 .to_string();
-            let o = Cmd::new("zpool")
-                .args(["scrub", &pool])
-                .output()
+            use crate::testbed::zfs_watch as watch;
+            let o = watch::output(watch::zcmd("zpool").args(["scrub", &pool]), Some(&pool))
                 .map_err(|e| TestbedError::cmd("zpool scrub", e))?;
             add(&mut run, &o);
             run.status = o.status.clone();
             let deadline = Instant::now() + Duration::from_secs(300);
             let status = loop {
-                let s = Cmd::new("zpool")
-                    .args(["status", "-v", &pool])
-                    .output()
-                    .map_err(|e| TestbedError::cmd("zpool status", e))?;
+                let s =
+                    watch::output(watch::zcmd("zpool").args(["status", "-v", &pool]), Some(&pool))
+                        .map_err(|e| TestbedError::cmd("zpool status", e))?;
                 if !s.stdout.contains("in progress") || Instant::now() > deadline {
                     break s;
                 }

@@ -79,14 +79,18 @@ pub struct Case {
     pub kernel_log: Vec<String>,
     /// Whether the zfs-fuse daemon was gone after the case.
     pub daemon_died: bool,
+    /// The zfs-fuse watchdog cut a file operation of the case off (the daemon stopped
+    /// answering; the pool's FUSE connection was aborted): what it said.
+    #[serde(default)]
+    pub hung: Option<String>,
     /// Why the case could not be run, or what else went wrong (teardown).
     pub note: Option<String>,
 }
 
-/// The outcome from the evidence. Precedence: crash, mount failure (unavailable), silent, lost
+/// The outcome from the evidence. Precedence: crash (the daemon died or hung, a kernel oops), mount failure (unavailable), silent, lost
 /// files (unavailable), repaired, detected, unaffected; "silent" wins over a later detection because wrong data was already returned.
 pub fn classify(case: &Case, kernel_trouble: bool, kernel_detected: bool) -> Outcome {
-    if case.daemon_died || kernel_trouble {
+    if case.daemon_died || case.hung.is_some() || kernel_trouble {
         return Outcome::Crash;
     }
     let (Some(first), Some(second)) = (&case.first_read, &case.second_read) else {
@@ -115,6 +119,28 @@ pub fn classify(case: &Case, kernel_trouble: bool, kernel_detected: bool) -> Out
     }
 }
 
+/// What the expected truths say `config` does with a damaged `target` (file data and
+/// parity only; `None` for metadata and for configurations without a stated expectation):
+/// ext2/3/4 and xfs return damaged data silently (no data checksums); btrfs and zfs detect it;
+/// a btrfs mirror and a zfs mirror or raidz repair one damaged copy (or parity), and detect
+/// damage to every copy.
+pub fn expected(config: &crate::testbed::FsConfig, target: Target) -> Option<Outcome> {
+    use crate::testbed::{FsKind, ZfsLayout};
+    let redundant = super::data_copies(config) > 1
+        || (config.kind == FsKind::Zfs
+            && matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_)));
+    match (config.kind, target) {
+        (FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 | FsKind::Xfs, Target::Data) => {
+            Some(Outcome::Silent)
+        }
+        (FsKind::Btrfs | FsKind::Zfs, Target::Data | Target::Parity) => {
+            Some(if redundant { Outcome::Repaired } else { Outcome::Detected })
+        }
+        (FsKind::Btrfs | FsKind::Zfs, Target::DataAllCopies) => Some(Outcome::Detected),
+        _ => None,
+    }
+}
+
 /// One configuration's cases.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigMatrix {
@@ -138,14 +164,14 @@ impl ConfigMatrix {
         self.cases.iter().find(|c| c.target == target && c.fault == fault).map(|c| c.outcome)
     }
 
-    /// The matrix as a terminal table, then one evidence line per case.
-    pub fn render(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "{} (seed {}, {:.0} s)", self.config, self.seed, self.elapsed_seconds);
-        if let Some(e) = &self.error {
-            let _ = writeln!(s, "  not run: {e}");
-            return s;
-        }
+    /// The expected outcome of a case of this configuration ([`expected`]), if stated.
+    pub fn expected(&self, target: Target) -> Option<Outcome> {
+        let config = crate::testbed::FsConfig::parse(&self.config).ok()?;
+        expected(&config, target)
+    }
+
+    /// The faults and the targets of the cases, in the order they ran.
+    pub fn axes(&self) -> (Vec<Target>, Vec<Fault>) {
         let mut faults: Vec<Fault> = Vec::new();
         let mut targets: Vec<Target> = Vec::new();
         for c in &self.cases {
@@ -156,6 +182,19 @@ impl ConfigMatrix {
                 targets.push(c.target);
             }
         }
+        (targets, faults)
+    }
+
+    /// The matrix as a terminal table, then one evidence line per case. A cell that differs
+    /// from the expected truth says so (`silent (expected detected)`).
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "{} (seed {}, {:.0} s)", self.config, self.seed, self.elapsed_seconds);
+        if let Some(e) = &self.error {
+            let _ = writeln!(s, "  not run: {e}");
+            return s;
+        }
+        let (targets, faults) = self.axes();
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
         let mut header = vec!["block \\ fault".to_string()];
@@ -164,7 +203,13 @@ impl ConfigMatrix {
         for target in &targets {
             let mut row = vec![target.describe().to_string()];
             for f in &faults {
-                row.push(self.outcome(*target, *f).map(Outcome::name).unwrap_or("-").to_string());
+                row.push(match (self.outcome(*target, *f), self.expected(*target)) {
+                    (None, _) => "-".to_string(),
+                    (Some(o), Some(e)) if o != e && o != Outcome::NotRun => {
+                        format!("{} (expected {})", o.name(), e.name())
+                    }
+                    (Some(o), _) => o.name().to_string(),
+                });
             }
             t.add_row(row);
         }
@@ -228,6 +273,9 @@ pub fn evidence_line(c: &Case) -> String {
     if c.daemon_died {
         s.push_str("; zfs-fuse DIED");
     }
+    if let Some(h) = &c.hung {
+        let _ = write!(s, "; HUNG: {h}");
+    }
     if let Some(n) = &c.note {
         let _ = write!(s, "; note: {}", first_line(n));
     }
@@ -290,6 +338,7 @@ mod tests {
             second_read: Some(ReadBack { intact_blocks: 10, ..Default::default() }),
             kernel_log: vec![],
             daemon_died: false,
+            hung: None,
             note: None,
         }
     }
@@ -328,6 +377,9 @@ mod tests {
         assert_eq!(classify(&scrubbed, false, false), Outcome::Repaired);
         assert_eq!(classify(&case(), false, true), Outcome::Repaired, "kernel said it fixed it");
         assert_eq!(classify(&case(), true, false), Outcome::Crash);
+        let mut hung = case();
+        hung.hung = Some("reading the data set did not finish within 300 s".into());
+        assert_eq!(classify(&hung, false, false), Outcome::Crash);
         let mut gone = case();
         gone.online_error = Some("mount: wrong fs type".into());
         gone.first_read = None;
@@ -342,5 +394,35 @@ mod tests {
         let mut unreadable_dir = case();
         unreadable_dir.first_read.as_mut().unwrap().lost.push(eio());
         assert_eq!(classify(&unreadable_dir, false, false), Outcome::Unavailable);
+    }
+
+    #[test]
+    fn expected_truths_per_configuration() {
+        let e = |c: &str, t| expected(&crate::testbed::FsConfig::parse(c).unwrap(), t);
+        assert_eq!(e("ext4", Target::Data), Some(Outcome::Silent));
+        assert_eq!(e("xfs", Target::Data), Some(Outcome::Silent));
+        assert_eq!(e("btrfs", Target::Data), Some(Outcome::Detected));
+        assert_eq!(e("zfs", Target::Data), Some(Outcome::Detected));
+        assert_eq!(e("btrfs:profile=raid1:devices=2", Target::Data), Some(Outcome::Repaired));
+        assert_eq!(e("zfs:layout=mirror:devices=2", Target::Data), Some(Outcome::Repaired));
+        assert_eq!(
+            e("zfs:layout=mirror:devices=2", Target::DataAllCopies),
+            Some(Outcome::Detected)
+        );
+        assert_eq!(e("zfs:layout=raidz", Target::Parity), Some(Outcome::Repaired));
+        assert_eq!(e("ext4", Target::Inode), None, "no stated truth for metadata");
+        // The terminal matrix marks a cell that differs from the truth.
+        let mut m = ConfigMatrix {
+            config: "zfs".into(),
+            environment: None,
+            seed: 1,
+            cases: vec![case()],
+            error: None,
+            elapsed_seconds: 1.0,
+        };
+        m.cases[0].outcome = Outcome::Silent;
+        assert!(m.render().contains("silent (expected detected)"), "{}", m.render());
+        m.cases[0].outcome = Outcome::Detected;
+        assert!(!m.render().contains("expected"), "{}", m.render());
     }
 }

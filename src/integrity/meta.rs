@@ -6,7 +6,17 @@
 //! | ext2/3/4 | `debugfs -R "blocks /DIR"`: the directory's first block | `debugfs -R "imap /FILE"`: the inode table block holding the file's inode |
 //! | xfs | `xfs_db -r -c "convert inode INO fsbyte"` of the directory (a small directory lives in its inode: short form) | the same for the file |
 //! | btrfs | (in the same fs-tree leaf as the inode) | `btrfs inspect-internal dump-tree -t 5`: the leaf holding the file's INODE_ITEM, mapped with `btrfs-map-logical` to every copy (metadata is DUP on one device, RAID1 on two) |
-//! | zfs | not located yet (zdb's dnode and DVA output is the way) | not located yet |
+//! | zfs | `zdb -e -p DEVDIR -dddddd POOL` on the exported pool: the directory's ZAP block (its object's level-0 block) | the same listing: the block of the dataset's dnode array (object 0) holding the file's dnode (512 bytes each, 32 to a 16 KiB block) |
+//!
+//! zfs also has an **indirect block** row: the level-1 block (block pointers) of a file of
+//! more than one 128 KiB record. zdb names each block by its DVAs (`vdev:offset:asize`, hex);
+//! the offset counts from the end of the vdev's front labels and boot area (4 MiB), so a DVA's
+//! bytes are at `4 MiB + offset` in the image of that vdev (every child's image for a
+//! mirror). zfs keeps two copies (ditto blocks, two DVAs) of such metadata even on one device;
+//! both are found, one is damaged. Blocks in the vdev labels (the first 4 MiB and the last
+//! 512 KiB of each device) are never targets; raidz is not located (its DVAs are spread over
+//! the children with parity). The target is the DVA's allocated size (`asize`: the block as
+//! written, compressed metadata included, rounded up to the sector).
 //!
 //! The whole filesystem block is the target (4 KiB, a btrfs node is 16 KiB): IRON's unit.
 
@@ -14,6 +24,7 @@ use super::locate::BlockCopy;
 use super::target::Target;
 use crate::sys::cmd::Cmd;
 use crate::testbed::FsKind;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Metadata targets located on `kind`.
@@ -23,8 +34,20 @@ pub fn targets(kind: FsKind) -> Vec<Target> {
             vec![Target::Directory, Target::Inode]
         }
         FsKind::Btrfs => vec![Target::Inode],
-        FsKind::Zfs | FsKind::Tmpfs => Vec::new(),
+        FsKind::Zfs => vec![Target::Directory, Target::Inode, Target::Indirect],
+        FsKind::Tmpfs => Vec::new(),
     }
+}
+
+/// A zfs testbed's pool, for `zdb` (which reads the exported pool's devices itself).
+#[derive(Debug, Clone)]
+pub struct ZfsPool {
+    /// The pool's name.
+    pub name: String,
+    /// The directory of links to its devices (`zdb -e -p DEVDIR`).
+    pub devdir: PathBuf,
+    /// Its layout (how a DVA's vdev maps to devices).
+    pub layout: crate::testbed::ZfsLayout,
 }
 
 /// A located metadata block.
@@ -65,6 +88,7 @@ pub fn find(
     subject: &Subject,
     devices: &[PathBuf],
     images: &[PathBuf],
+    zfs: Option<&ZfsPool>,
 ) -> Result<MetaBlock, String> {
     let mut log = String::new();
     let dev = devices.first().ok_or("no device")?;
@@ -134,10 +158,167 @@ pub fn find(
             }
             Ok(MetaBlock { copies, len: nodesize as usize, tool_output: log })
         }
-        FsKind::Zfs | FsKind::Tmpfs => {
-            Err(format!("{} metadata blocks are not located", kind.name()))
+        FsKind::Zfs => {
+            let pool = zfs.ok_or("a zfs testbed without a pool")?;
+            find_zfs(target, subject, images, pool, &mut log)
+        }
+        FsKind::Tmpfs => Err(format!("{} metadata blocks are not located", kind.name())),
+    }
+}
+
+/// Bytes before a DVA's offset on each vdev: two 256 KiB labels and the 3.5 MiB boot area.
+pub const ZFS_LABEL_FRONT: u64 = 4 << 20;
+/// The two labels at the end of each vdev.
+pub const ZFS_LABEL_BACK: u64 = 512 << 10;
+/// The dnode array's block size, and a dnode's size (zfs-fuse's pool version).
+const DNODE_BLOCK: u64 = 16 << 10;
+const DNODE_BYTES: u64 = 512;
+
+/// One block of an object as zdb lists it under "Indirect blocks:".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZdbBlock {
+    /// Offset of the block in the object (bytes; for an indirect block, of the first byte it
+    /// covers).
+    pub offset: u64,
+    /// Level: 0 for data (or a ZAP or dnode block), 1 and up for indirect blocks.
+    pub level: u32,
+    /// The DVAs: (vdev, offset, allocated size), bytes.
+    pub dvas: Vec<(u64, u64, u64)>,
+}
+
+/// The blocks of `object` of `dataset` in a `zdb -dddddd` listing.
+pub fn zdb_object_blocks(dump: &str, dataset: &str, object: u64) -> Vec<ZdbBlock> {
+    let mut in_dataset = false;
+    let mut in_object = false;
+    let mut header_next = false;
+    let mut out = Vec::new();
+    for l in dump.lines() {
+        if let Some(rest) = l.strip_prefix("Dataset ") {
+            in_dataset = rest.split_whitespace().next() == Some(dataset);
+            in_object = false;
+            continue;
+        }
+        if !in_dataset {
+            continue;
+        }
+        let t = l.trim();
+        if t.starts_with("Object ") && t.contains("lvl") {
+            header_next = true;
+            continue;
+        }
+        if header_next {
+            header_next = false;
+            in_object =
+                t.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()) == Some(object);
+            continue;
+        }
+        if !in_object {
+            continue;
+        }
+        let w: Vec<&str> = t.split_whitespace().collect();
+        let level = w.get(1).and_then(|x| x.strip_prefix('L')).and_then(|x| x.parse().ok());
+        let (Some(off), Some(level)) =
+            (w.first().and_then(|x| u64::from_str_radix(x, 16).ok()), level)
+        else {
+            continue;
+        };
+        let dvas: Vec<(u64, u64, u64)> = w[2..]
+            .iter()
+            .map_while(|d| {
+                let mut p = d.split(':').map(|x| u64::from_str_radix(x, 16));
+                match (p.next(), p.next(), p.next(), p.next()) {
+                    (Some(Ok(v)), Some(Ok(o)), Some(Ok(a)), None) => Some((v, o, a)),
+                    _ => None,
+                }
+            })
+            .collect();
+        if !dvas.is_empty() {
+            out.push(ZdbBlock { offset: off, level, dvas });
         }
     }
+    out
+}
+
+fn find_zfs(
+    target: Target,
+    subject: &Subject,
+    images: &[PathBuf],
+    pool: &ZfsPool,
+    log: &mut String,
+) -> Result<MetaBlock, String> {
+    use crate::testbed::zfs_watch as watch;
+    use crate::testbed::ZfsLayout;
+    let cmd = watch::zcmd("zdb").args(["-e", "-p"]).arg(&pool.devdir).args(["-dddddd", &pool.name]);
+    let line = cmd.cmdline();
+    let o = watch::output(cmd, None).map_err(|e| e.to_string())?;
+    if !o.success() {
+        return Err(format!("`{line}` failed ({}): {}", o.status, o.text()));
+    }
+    let (object, level, offset, what) = match target {
+        Target::Directory => (subject.ino, 0, 0, "the directory's ZAP block"),
+        Target::Inode => {
+            (0, 0, subject.ino * DNODE_BYTES / DNODE_BLOCK * DNODE_BLOCK, "the dnode block")
+        }
+        Target::Indirect => (subject.ino, 1, 0, "the file's first level-1 indirect block"),
+        _ => return Err(format!("{} is not a zfs metadata target", target.name())),
+    };
+    let blocks = zdb_object_blocks(&o.stdout, &pool.name, object);
+    let b = blocks
+        .iter()
+        .find(|b| b.level == level && b.offset == offset)
+        .ok_or_else(|| {
+            format!(
+                "`{line}` lists no L{level} block at offset {offset:#x} of object {object} of dataset {}",
+                pool.name
+            )
+        })?;
+    // Only the lines of the object, for the record (the whole listing is long).
+    let _ = writeln!(
+        log,
+        "$ {line}
+{what}: object {object} of dataset {}, L{level} at offset {offset:#x}: DVAs {}",
+        pool.name,
+        b.dvas.iter().map(|(v, o, a)| format!("{v}:{o:x}:{a:x}")).collect::<Vec<_>>().join(" ")
+    );
+    for l in o.stdout.lines().filter(|l| {
+        let t = l.trim_start();
+        b.dvas.iter().any(|(v, o, a)| t.contains(&format!(" {v}:{o:x}:{a:x}")))
+    }) {
+        let _ = writeln!(log, "{l}");
+    }
+    let mut copies = Vec::new();
+    let asize = b.dvas[0].2;
+    for &(vdev, off, a) in &b.dvas {
+        if a != asize {
+            return Err(format!("the block's DVAs differ in size:\n{log}"));
+        }
+        let devices: Vec<usize> = match pool.layout {
+            ZfsLayout::Single | ZfsLayout::Stripe(_) => vec![vdev as usize],
+            ZfsLayout::Mirror(n) if vdev == 0 => (0..n).collect(),
+            _ => return Err(format!("zfs {} metadata is not located", pool.layout.name())),
+        };
+        for d in devices {
+            let image =
+                images.get(d).ok_or_else(|| format!("no device {d} for DVA vdev {vdev}"))?;
+            let at = ZFS_LABEL_FRONT + off;
+            let size = std::fs::metadata(image).map_err(|e| e.to_string())?.len();
+            if at + a > size.saturating_sub(ZFS_LABEL_BACK) {
+                return Err(format!("DVA {vdev}:{off:x} lies in the vdev's end labels"));
+            }
+            copies.push(BlockCopy { device: d, image: image.clone(), offset_bytes: at });
+        }
+    }
+    // Every copy zdb names must hold the same bytes, not all zero: the check that the DVA
+    // arithmetic (label offset, vdev to device) found the block.
+    let bytes: Vec<Vec<u8>> = copies
+        .iter()
+        .map(|c| super::fault::read_copy(c, asize as usize).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    if bytes.iter().any(|b| *b != bytes[0]) || bytes[0].iter().all(|&x| x == 0) {
+        return Err(format!("the copies zdb names are not one block (differ or are zero):\n{log}"));
+    }
+    let _ = writeln!(log, "(the {} copies hold the same {asize} bytes)", copies.len());
+    Ok(MetaBlock { copies, len: asize as usize, tool_output: std::mem::take(log) })
 }
 
 fn ext_block_size(dumpe2fs: &str) -> Result<u64, String> {
@@ -196,5 +377,44 @@ mod tests {
         assert_eq!(leaf_of_inode(dump, 263), Some(30490624));
         assert_eq!(leaf_of_inode(dump, 256), Some(30474240));
         assert_eq!(leaf_of_inode(dump, 999), None);
+    }
+
+    #[test]
+    fn zdb_blocks_of_an_object() {
+        let dump = "Dataset mos [META], ID 0, cr_txg 4\n\
+\n    Object  lvl   iblk   dblk  dsize  lsize   %full  type\n\
+         6    1    16K    512     8K    512  100.00  object array\n\
+Indirect blocks:\n\
+               0 L0 0:aa000:1000 0:3aa000:1000 200L/200P F=1 B=4/4\n\
+Dataset fsbench_1_0 [ZPL], ID 16, cr_txg 1, 768K, 6 objects\n\
+\n    Object  lvl   iblk   dblk  dsize  lsize   %full  type\n\
+         0    7    16K    16K  56.0K    16K   18.75  DMU dnode (K=inherit) (Z=inherit)\n\
+Indirect blocks:\n\
+               0 L6       0:dd000:1000 0:303d000:1000 4000L/400P F=6 B=7/7\n\
+               0       L0 0:d7000:1000 0:3037000:1000 4000L/600P F=6 B=7/7\n\
+\n    Object  lvl   iblk   dblk  dsize  lsize   %full  type\n\
+         6    2    16K   128K   648K   640K  100.00  ZFS plain file\n\
+\tpath\t/d0/f1\n\
+Indirect blocks:\n\
+               0 L1  0:d6000:1000 0:3036000:1000 4000L/400P F=5 B=7/7\n\
+               0  L0 0:36000:20000 20000L/20000P F=1 B=7/7\n\
+           20000  L0 0:56000:20000 20000L/20000P F=1 B=7/7\n\
+\n\t\tsegment [0000000000000000, 00000000000a0000) size  640K\n";
+        let f = zdb_object_blocks(dump, "fsbench_1_0", 6);
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert_eq!(
+            f[0],
+            ZdbBlock {
+                offset: 0,
+                level: 1,
+                dvas: vec![(0, 0xd6000, 0x1000), (0, 0x3036000, 0x1000)]
+            }
+        );
+        assert_eq!(f[2], ZdbBlock { offset: 0x20000, level: 0, dvas: vec![(0, 0x56000, 0x20000)] });
+        // Object 6 of the MOS is another object; object 0 of the dataset is its dnode array.
+        let d = zdb_object_blocks(dump, "fsbench_1_0", 0);
+        assert_eq!(d.iter().map(|b| b.level).collect::<Vec<_>>(), [6, 0]);
+        assert_eq!(d[1].dvas[1], (0, 0x3037000, 0x1000));
+        assert!(zdb_object_blocks(dump, "fsbench_1_0", 9).is_empty());
     }
 }

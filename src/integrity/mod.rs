@@ -22,6 +22,7 @@ pub mod block;
 pub mod check;
 pub mod dataset;
 pub mod fault;
+pub mod html;
 pub mod locate;
 pub mod matrix;
 pub mod meta;
@@ -102,11 +103,12 @@ pub fn validate(config: &FsConfig) -> Result<(), IntegrityError> {
     }
 }
 
-/// Run every case of one configuration; `progress` gets a line per case.
+/// Run every case of one configuration; `on_case` gets each case (and its position) as it
+/// ends.
 pub fn run_config(
     config: &FsConfig,
     opts: &IntegrityOptions,
-    progress: &mut dyn FnMut(&str),
+    on_case: &mut dyn FnMut(usize, &Case),
 ) -> ConfigMatrix {
     let start = Instant::now();
     let mut m = ConfigMatrix {
@@ -145,7 +147,7 @@ pub fn run_config(
             let case_seed = mix(opts.seed, ti as u64);
             match run_case(config, opts, target, *fault, case_seed, &mut m.environment) {
                 Ok(c) => {
-                    progress(&matrix::evidence_line(&c));
+                    on_case(m.cases.len(), &c);
                     m.cases.push(c);
                 }
                 Err(e) => {
@@ -207,6 +209,7 @@ fn run_case(
         second_read: None,
         kernel_log: Vec::new(),
         daemon_died: false,
+        hung: None,
         note: None,
     };
     let ds = DataSet::new(opts.seed);
@@ -217,7 +220,8 @@ fn run_case(
         locate_meta(&mut tb, &ds, target, fault, mix(opts.seed, u64::MAX - 1), case_seed)
     } else {
         let block_seed = mix(opts.seed, u64::MAX);
-        ds.write(&mnt).map_err(|e| format!("writing the data set: {e}")).and_then(|_| {
+        let written = watched(&tb, "writing the data set", &mut case.hung, || ds.write(&mnt));
+        written.map_err(|e| format!("writing the data set: {e}")).and_then(|_| {
             if target == Target::Parity {
                 locate_parity(&mut tb, &ds, fault, block_seed, case_seed)
             } else {
@@ -286,7 +290,8 @@ fn run_case(
     match tb.online() {
         Err(e) => case.online_error = Some(e.to_string()),
         Ok(()) => {
-            case.first_read = Some(ds.read_back(&mnt));
+            let read = watched(&tb, "reading the data set", &mut case.hung, || ds.read_back(&mnt));
+            case.first_read = Some(read);
             match check::scrub_or_check(&mut tb) {
                 Ok(c) => case.check = Some(c),
                 Err(e) => case.note = Some(format!("scrub/check: {e}")),
@@ -294,7 +299,12 @@ fn run_case(
             // Cold caches for the second read: offline and online again.
             let again = tb.offline().and_then(|_| tb.online());
             match again {
-                Ok(()) => case.second_read = Some(ds.read_back(&mnt)),
+                Ok(()) => {
+                    let read = watched(&tb, "reading the data set again", &mut case.hung, || {
+                        ds.read_back(&mnt)
+                    });
+                    case.second_read = Some(read);
+                }
                 Err(e) => case.online_error = Some(format!("after the scrub/check: {e}")),
             }
         }
@@ -310,6 +320,18 @@ fn run_case(
     );
     finish(&mut case, tb);
     Ok(case)
+}
+
+/// Run `f`, file operations on `tb`'s filesystem, under the zfs-fuse watchdog when `tb` is a
+/// zfs pool ([`crate::testbed::zfs_watch::Watch`]): if they hang, the pool's FUSE connection is
+/// aborted (so they return with ENOTCONN) and `hung` gets the watchdog's message.
+fn watched<T>(tb: &Testbed, what: &str, hung: &mut Option<String>, f: impl FnOnce() -> T) -> T {
+    let watch = tb.zfs_pool().map(|p| crate::testbed::zfs_watch::Watch::arm(p, what));
+    let r = f();
+    if let Some(m) = watch.and_then(|w| w.finish()) {
+        *hung = Some(m);
+    }
+    r
 }
 
 /// Tear the testbed down, noting a failure in the case.
@@ -462,24 +484,46 @@ fn locate_meta(
     ds.write_part(&mnt, dataset::Part::First).map_err(|e| format!("writing the data set: {e}"))?;
     let mut rng = fastrand::Rng::with_seed(block_seed);
     let dir = ds.dirs[rng.usize(..ds.dirs.len())].clone();
-    let file = ds
-        .files
+    // The first file of each directory is written in the first part.
+    let firsts: Vec<&dataset::DataFile> = ds
+        .dirs
         .iter()
-        .find(|f| f.path.parent() == Some(dir.as_path()))
-        .ok_or("a directory without files")?;
+        .filter_map(|d| ds.files.iter().find(|f| f.path.parent() == Some(d.as_path())))
+        .collect();
+    let file = if target == Target::Indirect {
+        // A file of more than one record has indirect blocks.
+        let big: Vec<_> = firsts.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
+        if big.is_empty() {
+            return Err(
+                "no file of this seed's data set has an indirect block; try another --seed".into(),
+            );
+        }
+        *big[rng.usize(..big.len())]
+    } else {
+        *firsts
+            .iter()
+            .find(|f| f.path.parent() == Some(dir.as_path()))
+            .ok_or("a directory without files")?
+    };
     let rel = if target == Target::Directory { dir.clone() } else { file.path.clone() };
     let ino = std::fs::metadata(mnt.join(&rel))
         .map_err(|e| format!("stat {}: {e}", rel.display()))?
         .ino();
     let subject = meta::Subject { rel: rel.clone(), ino };
     let (devices, images) = (tb.loop_devices(), tb.image_paths());
+    let zfs = match (tb.zfs_pool(), tb.zfs_devdir()) {
+        (Some(name), Some(devdir)) => {
+            Some(meta::ZfsPool { name: name.to_string(), devdir, layout: tb.config().zfs.layout })
+        }
+        _ => None,
+    };
     tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
-    let old = meta::find(kind, target, &subject, &devices, &images)?;
+    let old = meta::find(kind, target, &subject, &devices, &images, zfs.as_ref())?;
     let old_bytes = fault::read_copy(&old.copies[0], old.len).map_err(|e| e.to_string())?;
     tb.online().map_err(|e| format!("mounting again: {e}"))?;
     ds.write_part(&mnt, dataset::Part::Rest).map_err(|e| format!("writing the data set: {e}"))?;
     tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
-    let mb = meta::find(kind, target, &subject, &devices, &images)?;
+    let mb = meta::find(kind, target, &subject, &devices, &images, zfs.as_ref())?;
     let now = fault::read_copy(&mb.copies[0], mb.len).map_err(|e| e.to_string())?;
     if fault == Fault::Stale && (now == old_bytes || old.len != mb.len) {
         return Err(format!(
@@ -496,6 +540,7 @@ fn locate_meta(
     let method = match kind {
         FsKind::Xfs => "xfs_db",
         FsKind::Btrfs => "btrfs inspect-internal dump-tree + btrfs-map-logical",
+        FsKind::Zfs => "zdb",
         _ => "debugfs",
     };
     Ok(Located {

@@ -14,9 +14,12 @@ pub enum Target {
     Parity,
     /// A directory's block (metadata; `--metadata`).
     Directory,
-    /// The block holding a file's inode (ext4, xfs) or its tree leaf (btrfs) (metadata;
-    /// `--metadata`).
+    /// The block holding a file's inode (ext4, xfs), its tree leaf (btrfs) or its dnode (zfs)
+    /// (metadata; `--metadata`).
     Inode,
+    /// A file's first indirect block (zfs: the level-1 block of block pointers of a file of
+    /// more than one record) (metadata; `--metadata`).
+    Indirect,
 }
 
 impl Target {
@@ -28,6 +31,7 @@ impl Target {
             Target::Parity => "parity",
             Target::Directory => "directory",
             Target::Inode => "inode",
+            Target::Indirect => "indirect",
         }
     }
 
@@ -39,11 +43,12 @@ impl Target {
             Target::Parity => "parity (raidz1)",
             Target::Directory => "directory block",
             Target::Inode => "inode / tree leaf",
+            Target::Indirect => "indirect block",
         }
     }
 
     /// Whether this is a metadata target (run only with `--metadata`).
     pub fn is_metadata(self) -> bool {
-        matches!(self, Target::Directory | Target::Inode)
+        matches!(self, Target::Directory | Target::Inode | Target::Indirect)
     }
 }

@@ -1,7 +1,8 @@
 //! Facts derived from what a repetition observed: the numbers an explanation can cite.
 
 use crate::observe::extents::ExtentSummary;
-use crate::result::{DeviceDelta, RepResult};
+use crate::result::{DeviceDelta, PhaseResult, RepResult};
+use crate::workload::OpKind;
 use serde::{Deserialize, Serialize};
 
 /// Share of one core per thread at or above which a test counts as CPU-bound.
@@ -36,12 +37,21 @@ pub struct Facts {
     pub sys_share: f64,
     /// CPU-bound (at least [`CPU_BOUND_PCT`]).
     pub cpu_bound: bool,
-    /// System CPU per data operation.
+    /// Filesystem CPU per operation: the threads' system CPU, plus a FUSE daemon's whole CPU
+    /// (a FUSE filesystem does in its daemon the work an in-kernel one does in system time).
     pub sys_nanos_per_op: f64,
+    /// CPU (user + system) the filesystem daemon used over the timed phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_cpu_nanos: Option<u64>,
+    /// Where the threads' time went (data calls, syncs, open/close/metadata, off CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimeSplit>,
     /// Time inside fsync/fdatasync / (wall × threads).
     pub sync_share: f64,
     /// Dirty page cache the last timed phase left: `Dirty` at its end minus `Dirty` at its start
-    /// (0 if it fell), so dirty data earlier tests left behind is not counted.
+    /// (0 if it fell), so dirty data earlier tests left behind is not counted; None when the
+    /// rise is more than the phase could have dirtied ([`phase_dirty`]): `Dirty` is machine-wide,
+    /// and another process wrote it.
     pub dirty_after_bytes: Option<u64>,
     /// Resident memory of the filesystem daemon at the end.
     pub daemon_rss_bytes: Option<u64>,
@@ -51,6 +61,18 @@ pub struct Facts {
     pub extents: Option<ExtentSummary>,
     /// From the block trace, when the run was traced.
     pub trace: Option<TraceFacts>,
+    /// A timed phase required a cached file and did not get it (something else evicted it):
+    /// its device reads are not the filesystem's doing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_not_met: bool,
+}
+
+impl Facts {
+    /// The device counters are device-wide (a user's directory on a shared device): they
+    /// include other processes' I/O.
+    pub fn device_shared(&self) -> bool {
+        self.device.as_ref().is_some_and(|d| d.shared)
+    }
 }
 
 /// Block-trace totals over the timed phases (reads or writes).
@@ -81,6 +103,153 @@ pub struct TraceFacts {
     pub device_p99_nanos: Option<u64>,
 }
 
+/// Where the threads' time went over the timed phases, from the per-kind latency histograms of
+/// each phase: count × mean of each kind (the HdrHistogram's mean is within its 0.1% bucket
+/// bound). The kinds are disjoint: a create's or append's own fsync is recorded as `fsync`, not
+/// as `create`, and a create's new directories as `mkdir`. Nothing is added to the hot loop.
+/// With queued I/O (io_uring above depth 1) requests overlap: a phase's call times are scaled
+/// down to fill at most its thread time.
+///
+/// "Blocked on the device" is not measured per thread (delay accounting would need a global
+/// sysctl, a read in every worker and gives 10 ms ticks); off CPU time and the device's busy
+/// share ([`Facts::device_busy_share`]) stand for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeSplit {
+    /// Wall time × threads of the timed phases: the time there was to spend.
+    pub thread_nanos: u64,
+    /// In `read()` and `write()` (files not opened O_DSYNC/O_SYNC).
+    pub data_nanos: u64,
+    /// In fsync, fdatasync, syncfs, a directory's fsync, and `write()` to files opened
+    /// O_DSYNC/O_SYNC (each waits for the device).
+    pub sync_nanos: u64,
+    /// In open, close and metadata calls: create, unlink, stat, readdir, mkdir, rmdir, rename,
+    /// and the whole-file operations (replace, append, read-whole), each with its own I/O.
+    pub meta_nanos: u64,
+    /// CPU (user + system) the threads used.
+    pub cpu_nanos: u64,
+}
+
+impl TimeSplit {
+    /// The split of the timed phases among `phases` run with `threads` threads.
+    pub fn of<'a>(phases: impl IntoIterator<Item = &'a PhaseResult>, threads: u32) -> TimeSplit {
+        let mut t = TimeSplit::default();
+        for p in phases.into_iter().filter(|p| p.timed) {
+            let n = if p.threads > 0 { p.threads } else { threads.max(1) };
+            let phase_nanos = p.wall_nanos * u64::from(n);
+            t.thread_nanos += phase_nanos;
+            t.cpu_nanos += p.cpu_user_nanos + p.cpu_sys_nanos;
+            let before = (t.data_nanos, t.sync_nanos, t.meta_nanos);
+            for l in &p.latency {
+                let ns = (l.mean_nanos * l.count as f64) as u64;
+                let slot = match l.op {
+                    OpKind::Read => &mut t.data_nanos,
+                    OpKind::Write if p.sync_writes => &mut t.sync_nanos,
+                    OpKind::Write => &mut t.data_nanos,
+                    OpKind::Fsync | OpKind::Fdatasync | OpKind::Fsyncdir | OpKind::Syncfs => {
+                        &mut t.sync_nanos
+                    }
+                    OpKind::Open
+                    | OpKind::Close
+                    | OpKind::Create
+                    | OpKind::Unlink
+                    | OpKind::Stat
+                    | OpKind::Readdir
+                    | OpKind::Mkdir
+                    | OpKind::Rmdir
+                    | OpKind::Rename
+                    | OpKind::Replace
+                    | OpKind::Append
+                    | OpKind::Readwhole => &mut t.meta_nanos,
+                };
+                *slot += ns;
+            }
+            // Queued I/O (io_uring at a depth above 1): requests overlap, so their latencies
+            // add up to more than the time there was; the phase's calls fill at most its time.
+            let spent =
+                (t.data_nanos - before.0) + (t.sync_nanos - before.1) + (t.meta_nanos - before.2);
+            if spent > phase_nanos {
+                let scale = phase_nanos as f64 / spent as f64;
+                let fit = |now: u64, was: u64| was + ((now - was) as f64 * scale) as u64;
+                t.data_nanos = fit(t.data_nanos, before.0);
+                t.sync_nanos = fit(t.sync_nanos, before.1);
+                t.meta_nanos = fit(t.meta_nanos, before.2);
+            }
+        }
+        t
+    }
+
+    /// `x` as a share of the threads' time (0 when there was none).
+    pub fn share(&self, x: u64) -> f64 {
+        if self.thread_nanos == 0 {
+            0.0
+        } else {
+            x as f64 / self.thread_nanos as f64
+        }
+    }
+
+    /// Time outside the recorded calls: the benchmark's own loop between calls, and threads
+    /// that finished early waiting for the last one.
+    pub fn other_nanos(&self) -> u64 {
+        self.thread_nanos.saturating_sub(self.data_nanos + self.sync_nanos + self.meta_nanos)
+    }
+
+    /// Time the threads were not on a CPU: blocked on the device, on locks or on a FUSE daemon,
+    /// or waiting for a CPU on a busy machine.
+    pub fn off_cpu_nanos(&self) -> u64 {
+        self.thread_nanos.saturating_sub(self.cpu_nanos)
+    }
+
+    /// In words: `syncs 71%, read/write 20%, open/close/metadata 4%, elsewhere 5%; off CPU 80%`,
+    /// largest first, shares under 1% left out.
+    pub fn words(&self) -> String {
+        let mut parts = [
+            ("read/write", self.data_nanos),
+            ("syncs", self.sync_nanos),
+            ("open/close/metadata", self.meta_nanos),
+            ("elsewhere", self.other_nanos()),
+        ];
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        let v: Vec<String> = parts
+            .iter()
+            .map(|(n, x)| (n, self.share(*x)))
+            .filter(|(_, s)| *s >= 0.01)
+            .map(|(n, s)| format!("{n} {:.0}%", s * 100.0))
+            .collect();
+        format!("{}; off CPU {:.0}%", v.join(", "), self.share(self.off_cpu_nanos()) * 100.0)
+    }
+}
+
+/// CPU (user + system) a filesystem daemon (zfs-fuse) used over the timed phases of `rep`; None
+/// when there is no daemon (or a phase could not read it).
+pub fn daemon_cpu_nanos(rep: &RepResult) -> Option<u64> {
+    if !rep.phases.iter().any(|p| p.timed) {
+        return None;
+    }
+    rep.phases
+        .iter()
+        .filter(|p| p.timed)
+        .map(|p| {
+            p.memory.and_then(|m| {
+                Some(m.after.daemon_cpu_nanos?.saturating_sub(m.before.daemon_cpu_nanos?))
+            })
+        })
+        .sum()
+}
+
+/// Pages a phase can dirty beyond its own bytes: journal, inode tables, directories, and a
+/// partly written page counting whole (a 2 KiB write dirties 4 KiB).
+const DIRTY_SLACK_BYTES: u64 = 8 << 20;
+
+/// The rise of `Dirty` over phase `p`, or None when it is more than `p` could have dirtied
+/// (2 × its bytes written + 4 KiB per file operation + [`DIRTY_SLACK_BYTES`]): the counter is
+/// machine-wide, and on a shared machine other processes' writes land in it too.
+pub fn phase_dirty(p: &PhaseResult) -> Option<u64> {
+    let m = p.memory?;
+    let rise = m.after.dirty_bytes.saturating_sub(m.before.dirty_bytes);
+    let most = 2 * p.bytes_written + 4096 * (p.file_ops + p.files_created) + DIRTY_SLACK_BYTES;
+    (rise <= most).then_some(rise)
+}
+
 /// Derive the facts of one repetition of a test run with `threads` threads.
 pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let timed: Vec<_> = rep.phases.iter().filter(|p| p.timed).collect();
@@ -98,14 +267,7 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let last = timed.last();
     // Data operations, or a fileset test's file operations (create, stat, unlink...).
     let ops = rep.data_ops + rep.file_ops;
-    let daemon_cpu: Option<u64> = timed
-        .iter()
-        .map(|p| {
-            p.memory.and_then(|m| {
-                Some(m.after.daemon_cpu_nanos?.saturating_sub(m.before.daemon_cpu_nanos?))
-            })
-        })
-        .sum();
+    let daemon_cpu = daemon_cpu_nanos(rep);
     let mut trace: Option<TraceFacts> = None;
     for p in &timed {
         if let Some(t) = &p.trace {
@@ -142,25 +304,28 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         cpu_pct_per_thread: rep.cpu_pct_per_thread,
         sys_share: if cpu > 0 { rep.cpu_sys_nanos as f64 / cpu as f64 } else { 0.0 },
         cpu_bound: rep.cpu_pct_per_thread >= CPU_BOUND_PCT,
-        sys_nanos_per_op: if rep.data_ops > 0 {
-            rep.cpu_sys_nanos as f64 / rep.data_ops as f64
+        sys_nanos_per_op: if ops > 0 {
+            (rep.cpu_sys_nanos + daemon_cpu.unwrap_or(0)) as f64 / ops as f64
         } else {
             0.0
         },
+        daemon_cpu_nanos: daemon_cpu,
+        time: Some(TimeSplit::of(&rep.phases, threads)).filter(|t| t.thread_nanos > 0),
         sync_share: if rep.wall_nanos > 0 {
             sync as f64 / (rep.wall_nanos as f64 * threads.max(1) as f64)
         } else {
             0.0
         },
-        dirty_after_bytes: last.and_then(|p| {
-            p.memory.map(|m| m.after.dirty_bytes.saturating_sub(m.before.dirty_bytes))
-        }),
+        dirty_after_bytes: last.and_then(|p| phase_dirty(p)),
         daemon_rss_bytes: last.and_then(|p| p.memory.and_then(|m| m.after.daemon_rss_bytes)),
         daemon_cpu_share: daemon_cpu
             .filter(|_| rep.wall_nanos > 0)
             .map(|c| c as f64 / rep.wall_nanos as f64),
         extents: rep.extents.clone(),
         trace,
+        cache_not_met: timed
+            .iter()
+            .any(|p| p.cache.required == crate::workload::CacheReq::Cached && !p.cache.met),
     }
 }
 
@@ -169,6 +334,114 @@ mod tests {
     use super::*;
     use crate::observe::memory::{MemDelta, MemSample};
     use crate::result::PhaseResult;
+
+    fn lat(op: OpKind, count: u64, mean_nanos: f64) -> crate::result::OpLatency {
+        crate::result::OpLatency {
+            op,
+            count,
+            mean_nanos,
+            min_nanos: 0,
+            p50_nanos: 0,
+            p90_nanos: 0,
+            p99_nanos: 0,
+            p999_nanos: 0,
+            max_nanos: 0,
+            histogram_b64: String::new(),
+        }
+    }
+
+    #[test]
+    fn time_split_from_the_latency_of_each_kind() {
+        let ms = 1_000_000u64;
+        // 2 threads × 100 ms: 50 ms in writes, 120 ms in fsync, 10 ms in open/close.
+        let phase = |sync_writes: bool| PhaseResult {
+            timed: true,
+            threads: 2,
+            wall_nanos: 100 * ms,
+            cpu_sys_nanos: 30 * ms,
+            cpu_user_nanos: 10 * ms,
+            sync_writes,
+            latency: vec![
+                lat(OpKind::Write, 100, 500_000.0),
+                lat(OpKind::Fsync, 4, 30_000_000.0),
+                lat(OpKind::Open, 2, 4_000_000.0),
+                lat(OpKind::Close, 2, 1_000_000.0),
+            ],
+            ..Default::default()
+        };
+        let set_up = PhaseResult { timed: false, wall_nanos: 900 * ms, ..phase(false) };
+        let t = TimeSplit::of(&[set_up.clone(), phase(false)], 2);
+        assert_eq!(
+            (t.thread_nanos, t.data_nanos, t.sync_nanos, t.meta_nanos, t.cpu_nanos),
+            (200 * ms, 50 * ms, 120 * ms, 10 * ms, 40 * ms)
+        );
+        assert_eq!(t.other_nanos(), 20 * ms);
+        assert_eq!(t.off_cpu_nanos(), 160 * ms);
+        assert_eq!(
+            t.words(),
+            "syncs 60%, read/write 25%, elsewhere 10%, open/close/metadata 5%; off CPU 80%"
+        );
+        // O_DSYNC: every write waits for the device, its time is sync time.
+        let t = TimeSplit::of(&[phase(true)], 2);
+        assert_eq!((t.data_nanos, t.sync_nanos), (0, 170 * ms));
+        // Queued reads overlap (depth 8): 400 ms of latency in 200 ms of thread time fill it,
+        // no share above 100%.
+        let mut q = phase(false);
+        q.latency = vec![lat(OpKind::Read, 800, 500_000.0)];
+        let t = TimeSplit::of(&[q], 2);
+        assert_eq!((t.data_nanos, t.other_nanos()), (200 * ms, 0));
+    }
+
+    #[test]
+    fn a_fuse_daemons_cpu_is_the_filesystems_cpu() {
+        use crate::observe::memory::{MemDelta, MemSample};
+        let ms = 1_000_000u64;
+        let cpu = |n: u64| MemSample { daemon_cpu_nanos: Some(n), ..Default::default() };
+        let rep = RepResult {
+            wall_nanos: 1000 * ms,
+            data_ops: 1000,
+            cpu_sys_nanos: 10 * ms,
+            phases: vec![PhaseResult {
+                timed: true,
+                threads: 1,
+                wall_nanos: 1000 * ms,
+                memory: Some(MemDelta { before: cpu(5000 * ms), after: cpu(5470 * ms) }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let f = of(&rep, 1);
+        assert_eq!(f.daemon_cpu_nanos, Some(470 * ms));
+        assert_eq!(f.daemon_cpu_share, Some(0.47));
+        // (10 ms of the threads' system CPU + 470 ms of the daemon's) / 1000 operations.
+        assert_eq!(f.sys_nanos_per_op, 480_000.0);
+        // No daemon: the threads' system CPU alone.
+        let plain = RepResult {
+            phases: vec![PhaseResult { memory: None, ..rep.phases[0].clone() }],
+            ..rep
+        };
+        assert_eq!(
+            (of(&plain, 1).daemon_cpu_nanos, of(&plain, 1).sys_nanos_per_op),
+            (None, 10_000.0)
+        );
+    }
+
+    #[test]
+    fn a_cached_phase_whose_cache_was_not_met_is_flagged() {
+        use crate::result::CacheCheck;
+        use crate::workload::CacheReq;
+        let phase = |required: CacheReq, met: bool, timed: bool| PhaseResult {
+            timed,
+            cache: CacheCheck { required, resident_fraction: 0.9565, method: String::new(), met },
+            ..Default::default()
+        };
+        let rep = |phases| RepResult { phases, ..Default::default() };
+        assert!(of(&rep(vec![phase(CacheReq::Cached, false, true)]), 1).cache_not_met);
+        assert!(!of(&rep(vec![phase(CacheReq::Cached, true, true)]), 1).cache_not_met);
+        // An untimed phase's, or an uncached phase's, does not concern device reads of a cache.
+        assert!(!of(&rep(vec![phase(CacheReq::Cached, false, false)]), 1).cache_not_met);
+        assert!(!of(&rep(vec![phase(CacheReq::Uncached, false, true)]), 1).cache_not_met);
+    }
 
     #[test]
     fn dirty_data_is_what_the_phase_left_not_what_earlier_tests_left() {
@@ -188,5 +461,9 @@ mod tests {
         // Writeback of earlier data during the phase: the counter fell, nothing is left.
         let rep = RepResult { phases: vec![phase(139 * mib, 100 * mib)], ..Default::default() };
         assert_eq!(of(&rep, 1).dirty_after_bytes, Some(0));
+        // A rise of 239 MiB during a 4 MiB phase is another process's (the counter is
+        // machine-wide): not this phase's, so not a fact.
+        let rep = RepResult { phases: vec![phase(mib, 240 * mib)], ..Default::default() };
+        assert_eq!(of(&rep, 1).dirty_after_bytes, None);
     }
 }

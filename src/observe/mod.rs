@@ -4,6 +4,7 @@
 //! from them ([`facts`]) feed the explanations of `compare`.
 
 pub mod blockstat;
+pub mod compress;
 pub mod extents;
 pub mod facts;
 pub mod host;

@@ -4,6 +4,7 @@
 use super::units::sig3;
 use crate::compare::TestRow;
 use crate::compare::{Report, Verdict};
+use crate::observe::facts::Facts;
 use crate::result::{Figure, TestStatus, Warning};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
@@ -44,7 +45,7 @@ fn untested_warning(r: &Report) -> String {
         return String::new();
     }
     format!(
-        "WARNING: {n} verdicts rest on a single repetition: there is NO noise estimate, wins marked (untested) may be noise. Use --repeat 5 or more.\n"
+        "WARNING: {n} verdicts rest on a single repetition: there is NO noise estimate, wins marked (untested) may be noise. Use --repeat auto (the default) or --repeat 5 or more.\n"
     )
 }
 
@@ -147,6 +148,9 @@ pub fn render(r: &Report, details: bool) -> String {
         }
     }
     out.push_str(&why_section(r));
+    out.push_str(&super::roles::section(
+        r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())),
+    ));
     if details {
         out.push_str(&details_section(r));
         out.push_str(&super::reps::section(r));
@@ -156,6 +160,7 @@ pub fn render(r: &Report, details: bool) -> String {
         notes.extend(super::reps::first_rep_note(Some(&c.label), &c.run.tests));
         let mut short = Vec::new();
         let mut noisy = Vec::new();
+        let mut auto: Vec<((u32, String), Vec<String>)> = Vec::new();
         for tr in &c.run.tests {
             if let TestStatus::Failed { reason } = &tr.status {
                 notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
@@ -164,9 +169,48 @@ pub fn render(r: &Report, details: bool) -> String {
                 match w {
                     Warning::ShortPhase { .. } => short.push(tr.id.clone()),
                     Warning::Noisy { cv } => noisy.push(format!("{} ({:.0}%)", tr.id, cv * 100.0)),
+                    Warning::Repetitions { count, stopped_by, ci, .. } => {
+                        let key = (*count, stopped_by.clone());
+                        let item = match ci {
+                            Some(c) => format!("{} (±{:.1}%)", tr.id, c * 100.0),
+                            None => tr.id.clone(),
+                        };
+                        match auto.iter_mut().find(|(k, _)| *k == key) {
+                            Some((_, v)) => v.push(item),
+                            None => auto.push((key, vec![item])),
+                        }
+                    }
                     _ => notes.push(format!("{} test {}: {w}", c.label, tr.id)),
                 }
             }
+        }
+        if let Some(target) = c.run.tests.iter().flat_map(|t| &t.warnings).find_map(|w| match w {
+            Warning::Repetitions { target_ci, .. } => Some(*target_ci),
+            _ => None,
+        }) {
+            // --repeat auto: how many repetitions each test got, and what stopped it.
+            let groups: Vec<String> = auto
+                .iter()
+                .map(|((n, why), ids)| {
+                    let why = match why.as_str() {
+                        "ci" => "CI within target".to_string(),
+                        "max" => "--max-repeat reached".into(),
+                        "budget" => "--time-budget spent".into(),
+                        w => w.to_string(),
+                    };
+                    format!(
+                        "{n} ({why}) in test{} {}",
+                        if ids.len() == 1 { "" } else { "s" },
+                        ids.join(", ")
+                    )
+                })
+                .collect();
+            notes.push(format!(
+                "{}: --repeat auto (target: 95% CI within ±{:.0}%; ± is the widest CI of the test over the configurations compared): {}",
+                c.label,
+                target * 100.0,
+                groups.join("; ")
+            ));
         }
         if !noisy.is_empty() {
             notes.push(format!(
@@ -179,7 +223,7 @@ pub fn render(r: &Report, details: bool) -> String {
         }
         if !short.is_empty() {
             notes.push(format!(
-                "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use a larger --scale or --repeat)",
+                "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use --min-time or a larger --scale)",
                 c.label,
                 crate::result::SHORT_PHASE.as_millis(),
                 if short.len() == 1 { "" } else { "s" },
@@ -204,6 +248,9 @@ pub fn render(r: &Report, details: bool) -> String {
                 "  {}: existing directory on {} ({})\n",
                 c.label, c.run.target.fs_type, c.run.target.mount_options
             )),
+        }
+        if let Some(w) = crate::observe::compress::words(&c.run.tests) {
+            out.push_str(&format!("    {w}\n"));
         }
     }
     out
@@ -307,6 +354,7 @@ fn why_section(r: &Report) -> String {
         for (i, v) in row.vs_baseline.iter().enumerate() {
             // Wins, and draws whose medians differ by more than the minimum effect (the rule
             // filled `why` for those; the faster median is the "winner" of the facts).
+            let mark = v.as_ref().map(crate::compare::untested_mark).unwrap_or_default();
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. }) if !row.why[i].is_empty() => {
@@ -320,7 +368,7 @@ fn why_section(r: &Report) -> String {
                 out.push_str("\nWhy (observed facts that differ most):\n");
             }
             out.push_str(&format!(
-                "  test {} ({}): {} {:.1}X faster than {}{}\n",
+                "  test {} ({}): {} {:.1}X faster than {}{mark}{}\n",
                 row.id,
                 r.configs[0].run.tests[ti].name,
                 r.configs[w].label,
@@ -333,7 +381,7 @@ fn why_section(r: &Report) -> String {
                 }
             ));
             let why = &row.why[i];
-            if why.is_empty() {
+            if why.iter().all(|e| e.is_context()) {
                 out.push_str(&format!("    - {}\n", crate::explain::NOTHING));
             }
             for e in why {
@@ -346,6 +394,22 @@ fn why_section(r: &Report) -> String {
 
 /// Per test, per configuration: block, CPU, memory and extent facts.
 fn details_section(r: &Report) -> String {
+    let mut rows = Vec::new();
+    for row in &r.tests {
+        for (i, c) in r.configs.iter().enumerate() {
+            if let Some(f) = &row.facts[i] {
+                rows.push((row.id.as_str(), c.label.as_str(), f));
+            }
+        }
+    }
+    let configs: Vec<(&str, &[crate::result::TestResult])> =
+        r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
+    details_table(&rows) + &verify_lines(&configs)
+}
+
+/// The details table: one row per (test id, configuration label, facts of its median
+/// repetition). A FUSE daemon's CPU is shown beside the threads' own.
+pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
     use crate::workload::size::fmt_bytes;
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
@@ -358,50 +422,98 @@ fn details_section(r: &Report) -> String {
         "dev writes (avg)",
         "dev reads (avg)",
         "write amp",
-        "dev read/read",
+        "dev/read",
         "CPU/thr (sys)",
-        "sys/op",
-        "in sync",
+        "fs CPU/op",
+        "rw/sync/md",
+        "off CPU",
         "dirty after",
         "extents (largest)",
     ]);
-    for row in &r.tests {
-        for (i, c) in r.configs.iter().enumerate() {
-            let Some(f) = &row.facts[i] else { continue };
-            let d = f.device.as_ref();
-            let req = |n: Option<u64>, avg: Option<f64>| match (n, avg) {
-                (Some(n), Some(a)) => format!("{n} ({})", fmt_bytes(a as u64)),
-                (Some(n), None) => n.to_string(),
-                _ => "-".into(),
-            };
-            let opt = |x: Option<f64>, suffix: &str| {
-                x.map(|v| format!("{v:.2}{suffix}")).unwrap_or_else(|| "-".into())
-            };
-            t.add_row(vec![
-                row.id.clone(),
-                c.label.clone(),
-                req(d.map(|d| d.writes_completed), f.avg_write_request_bytes),
-                req(d.map(|d| d.reads_completed), f.avg_read_request_bytes),
-                opt(f.write_amplification, "x"),
-                opt(f.device_read_share, ""),
+    for (id, label, f) in rows {
+        let d = f.device.as_ref();
+        let wide = if f.device_shared() { "*" } else { "" };
+        let req = |n: Option<u64>, avg: Option<f64>| match (n, avg) {
+            (Some(n), Some(a)) => format!("{n} ({})", fmt_bytes(a as u64)),
+            (Some(n), None) => n.to_string(),
+            _ => "-".into(),
+        };
+        let opt = |x: Option<f64>, suffix: &str| {
+            x.map(|v| format!("{v:.2}{suffix}")).unwrap_or_else(|| "-".into())
+        };
+        let pct = |x: f64| format!("{:.0}%", x * 100.0);
+        let (split, off) = match &f.time {
+            Some(tm) => (
                 format!(
-                    "{:.0}% ({:.0}%){}",
-                    f.cpu_pct_per_thread,
-                    f.sys_share * 100.0,
-                    if f.cpu_bound { " bound" } else { "" }
+                    "{:.0}/{:.0}/{:.0}%",
+                    tm.share(tm.data_nanos) * 100.0,
+                    tm.share(tm.sync_nanos) * 100.0,
+                    tm.share(tm.meta_nanos) * 100.0
                 ),
-                crate::output::units::nanos(f.sys_nanos_per_op as u64),
-                format!("{:.0}%", f.sync_share * 100.0),
-                f.dirty_after_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
-                match &f.extents {
-                    Some(e) if e.note.is_none() => {
-                        format!("{} ({})", e.extents, fmt_bytes(e.largest_bytes))
-                    }
-                    Some(e) => e.note.clone().unwrap_or_default(),
-                    None => "-".into(),
-                },
-            ]);
+                pct(tm.share(tm.off_cpu_nanos())),
+            ),
+            None => (format!("-/{}/-", pct(f.sync_share)), "-".into()),
+        };
+        t.add_row(vec![
+            id.to_string(),
+            label.to_string(),
+            req(d.map(|d| d.writes_completed), f.avg_write_request_bytes) + wide,
+            req(d.map(|d| d.reads_completed), f.avg_read_request_bytes) + wide,
+            opt(f.write_amplification, "x"),
+            opt(f.device_read_share, ""),
+            format!(
+                "{:.0}% ({:.0}%){}{}",
+                f.cpu_pct_per_thread,
+                f.sys_share * 100.0,
+                if f.cpu_bound { " bound" } else { "" },
+                f.daemon_cpu_share
+                    .map(|d| format!(" +daemon {:.0}%", d * 100.0))
+                    .unwrap_or_default()
+            ),
+            crate::output::units::nanos(f.sys_nanos_per_op as u64),
+            split,
+            off,
+            f.dirty_after_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
+            match &f.extents {
+                Some(e) if e.note.is_none() => {
+                    format!("{} ({})", e.extents, fmt_bytes(e.largest_bytes))
+                }
+                Some(e) => e.note.clone().unwrap_or_default(),
+                None => "-".into(),
+            },
+        ]);
+    }
+    let wide = if rows.iter().any(|(_, _, f)| f.device_shared()) {
+        "*: device-wide, other processes' I/O included (a directory on a device fsbench did not make).\n"
+    } else {
+        ""
+    };
+    format!(
+        "\nDetails (median repetition, timed phases):\n{t}\n{wide}CPU/thr: the threads' CPU, % of a core per thread (system share); +daemon: a FUSE daemon's CPU, % of one core.\ndev writes, dev reads: requests completed (mean size). dev/read: bytes read from the device / bytes the test read.\nfs CPU/op: system CPU per operation, a FUSE daemon's CPU included. rw/sync/md: share of wall time × threads\nin read/write, in syncs (fsync, fdatasync, O_DSYNC writes), in open/close/metadata calls. off CPU: blocked (device,\nlocks, FUSE daemon) or waiting for a CPU. dirty after: dirty page cache the phase itself left.\n"
+    )
+}
+
+/// `--verify`: per test and configuration, the time spent making and checking verified data
+/// inside the timed phases (in their wall time, outside the op latencies), mean per
+/// repetition over all threads. Empty without `--verify`.
+pub fn verify_lines(configs: &[(&str, &[crate::result::TestResult])]) -> String {
+    let mut out = String::new();
+    for (label, tests) in configs {
+        for t in tests.iter() {
+            let timed = || t.reps.iter().flat_map(|rep| rep.phases.iter().filter(|p| p.timed));
+            let nanos: u64 = timed().map(|p| p.verify_nanos).sum();
+            if nanos == 0 || t.reps.is_empty() {
+                continue;
+            }
+            let thread_nanos: u64 = timed().map(|p| p.wall_nanos * p.threads as u64).sum();
+            out.push_str(&format!(
+                "verify: {} on {}: {} per repetition making and checking verified data in the timed phases ({:.1}% of the threads' time; in the wall time, not in op latencies)\n",
+                t.id,
+                label,
+                crate::output::units::nanos(nanos / t.reps.len() as u64),
+                100.0 * nanos as f64 / thread_nanos.max(1) as f64
+            ));
         }
     }
-    format!("\nDetails (median repetition, timed phases):\n{t}\n")
+    out
 }

@@ -51,6 +51,7 @@ const HEADER: &[&str] = &[
     "engine",
     "iodepth",
     "direct",
+    "device_wide",
 ];
 
 impl Exporter for CsvExporter {
@@ -132,6 +133,11 @@ fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
                 first_timed.map(|p| p.engine.clone()).unwrap_or_default(),
                 first_timed.map(|p| p.iodepth.to_string()).unwrap_or_default(),
                 first_timed.map(|p| p.direct.to_string()).unwrap_or_default(),
+                // The device columns count other processes' I/O too (a user's directory on a
+                // device fsbench did not make).
+                r.map(|r| r.phases.iter().any(|p| p.device.as_ref().is_some_and(|d| d.shared)))
+                    .map(|b| b.to_string())
+                    .unwrap_or_default(),
             ];
             w.write_record(&row)?;
         }

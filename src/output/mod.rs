@@ -11,6 +11,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod reps;
+pub mod roles;
 pub mod table;
 pub mod units;
 

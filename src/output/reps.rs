@@ -56,6 +56,16 @@ pub fn section(r: &Report) -> String {
     out
 }
 
+/// `run --details`: each repetition's figure per test.
+pub fn run_section(tests: &[TestResult]) -> String {
+    let mut out =
+        String::from("\nRepetitions (figure of each, in the order run; ! = first stands out):\n");
+    for t in tests {
+        out.push_str(&format!("  test {:<14} {} {}\n", t.id, strip(t), t.figure.unit()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

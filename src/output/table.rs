@@ -17,7 +17,17 @@ pub struct TableExporter {
 impl Exporter for TableExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
         Ok(match super::single(report) {
-            Some(run) => render(run),
+            Some(run) => {
+                let mut out = render(run);
+                if self.details {
+                    out.push_str(&details(run));
+                }
+                // A testbed made for the run: how it was made and mounted, options in effect.
+                if let Some(e) = report.configs.first().and_then(|c| c.env.as_ref()) {
+                    out.push_str(&format!("\nConfiguration: {}\n", e.summary_line()));
+                }
+                out
+            }
             None => super::compare::render(report, self.details),
         }
         .into_bytes())
@@ -108,7 +118,12 @@ pub fn render(report: &RunReport) -> String {
                     r.cpu_user_nanos as f64 / 1e9,
                     r.cpu_sys_nanos as f64 / 1e9
                 )));
-                row.push(num(format!("{:.0}%", r.cpu_pct_per_thread)));
+                // A FUSE filesystem works in its daemon: its CPU (% of one core) beside.
+                let daemon = crate::observe::facts::daemon_cpu_nanos(r)
+                    .filter(|_| r.wall_nanos > 0)
+                    .map(|d| format!(" +{:.0}% daemon", d as f64 * 100.0 / r.wall_nanos as f64))
+                    .unwrap_or_default();
+                row.push(num(format!("{:.0}%{daemon}", r.cpu_pct_per_thread)));
                 row.push(num(residency_cell(r)));
             }
             (TestStatus::Failed { reason }, _) => {
@@ -188,7 +203,36 @@ pub fn render(report: &RunReport) -> String {
         out.push_str(";\nfigures are medians of the repetitions; CV and CI (95% confidence interval of the mean, Student's t) are of the figure\nthe test is ranked on");
     }
     out.push_str(". resident: page-cache share of the file before the timed phase (✗: precondition not met).\n");
+    if report
+        .tests
+        .iter()
+        .filter_map(|t| t.median_rep())
+        .any(|r| crate::observe::facts::daemon_cpu_nanos(r).is_some())
+    {
+        out.push_str("%core/thr: +N% daemon is the CPU of the filesystem's FUSE daemon (zfs-fuse) over the timed phases, % of one\ncore: the work an in-kernel filesystem does in the threads' system time.\n");
+    }
+    out.push_str(&super::roles::section(std::iter::once((
+        report.target.label.as_str(),
+        report.tests.as_slice(),
+    ))));
+    if report
+        .tests
+        .iter()
+        .flat_map(|t| t.reps.iter().flat_map(|r| r.phases.iter()))
+        .any(|p| p.device.as_ref().is_some_and(|d| d.shared))
+    {
+        notes.push(format!(
+            "device counters of {} are device-wide: fsbench did not make this device, so they \
+             include other processes' I/O",
+            if report.target.devices.is_empty() {
+                "the target's device".to_string()
+            } else {
+                report.target.devices.join(",")
+            }
+        ));
+    }
     notes.extend(super::reps::first_rep_note(None, &report.tests));
+    notes.extend(crate::observe::compress::words(&report.tests));
     if report.interrupted {
         notes.push("run interrupted: figures are what was measured before the stop".into());
     }
@@ -201,11 +245,39 @@ pub fn render(report: &RunReport) -> String {
     out
 }
 
+/// `run --details`: the observed facts of each test's median repetition and the figure of every
+/// repetition in the order run.
+pub fn details(report: &RunReport) -> String {
+    let facts: Vec<(&str, crate::observe::facts::Facts)> = report
+        .tests
+        .iter()
+        .filter_map(|t| {
+            Some((t.id.as_str(), crate::observe::facts::of(t.median_rep()?, t.threads)))
+        })
+        .collect();
+    let rows: Vec<(&str, &str, &crate::observe::facts::Facts)> =
+        facts.iter().map(|(id, f)| (*id, report.target.label.as_str(), f)).collect();
+    let mut out = super::compare::details_table(&rows);
+    out.push_str(&super::compare::verify_lines(&[(
+        report.target.label.as_str(),
+        report.tests.as_slice(),
+    )]));
+    out.push_str(&super::reps::run_section(&report.tests));
+    out
+}
+
 fn residency_cell(r: &crate::result::RepResult) -> String {
     let Some(p) = r.phases.iter().find(|p| p.timed) else {
         return String::new();
     };
     let c = &p.cache;
+    // Nothing to be resident: the phase creates its files, or (no requirement) it moves no
+    // data (unlink, stat, empty files).
+    let moved: u64 =
+        r.phases.iter().filter(|p| p.timed).map(|p| p.bytes_read + p.bytes_written).sum();
+    if c.required == CacheReq::Any && (c.method == crate::engine::runner::CREATED || moved == 0) {
+        return "-".into();
+    }
     let word = match c.required {
         CacheReq::Cached => "cached ",
         CacheReq::Uncached => "uncached ",

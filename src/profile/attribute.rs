@@ -237,6 +237,14 @@ pub fn device_map(
                 m.ranges.extend(g);
                 m.has_geometry = true;
             }
+            // On a device fsbench did not make (the root disk) the tool may not be allowed to
+            // read it: a quiet note, the first line of what it said.
+            Err(e) if w.shared => m.notes.push(format!(
+                "no ext metadata map of {} (a shared device): {}; its metadata reads count as \
+                 unattributed",
+                w.source,
+                e.lines().last().unwrap_or_default().trim()
+            )),
             Err(e) => m.notes.push(format!("ext metadata map of {}: {e}", w.source)),
         }
     }

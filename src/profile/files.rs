@@ -60,9 +60,13 @@ pub struct FileProfile {
     /// Pages inserted with no read or fault context (created by writes, or readahead started
     /// by another path).
     pub pages_other: u64,
-    /// Bytes asked for by buffered read syscalls (whole pages: `mm_filemap_get_pages` ranges),
-    /// cached or not.
+    /// Bytes read syscalls returned for this file (exact: the return values of `read`,
+    /// `pread64`, `readv`, `preadv`, `preadv2`, [`super::syscalls`]), cached or not.
     pub read_syscall_bytes: u64,
+    /// Bytes write syscalls returned for this file (`write`, `pwrite64`, `writev`, `pwritev`,
+    /// `pwritev2`).
+    #[serde(default)]
+    pub write_syscall_bytes: u64,
     /// Bytes dirtied by writes (whole pages, `writeback_dirty_folio`).
     pub dirtied_bytes: u64,
     /// Bytes read from the device for this file (FIEMAP attribution).
@@ -323,6 +327,7 @@ mod tests {
             fs_dev: 5,
             st_dev: 0,
             partition_start_sectors: 0,
+            shared: false,
         }];
         let pages = vec![
             // read of pages 0..=1 misses, the kernel reads 0..=3 (2 pages ahead)

@@ -7,6 +7,7 @@
 //! - [`opens`]: files opened (fanotify).
 //! - [`record`]: one run under the recorders (block instance, process instance, fanotify).
 //! - [`files`]: one row per file: kind, first open, pages brought in by cause.
+//! - [`syscalls`]: exact bytes through read and write syscalls per file.
 //! - [`attribute`]: blocks to files (FIEMAP) and metadata (ext geometry, REQ_META).
 //! - [`summary`]: the summary and its text.
 //! - [`html`]: the page with the pictures and the per-file table (`--html`).
@@ -25,6 +26,7 @@ pub mod record;
 pub mod scope;
 pub mod spawn;
 pub mod summary;
+pub mod syscalls;
 
 use crate::observe::trace::pagecache::PageKind;
 use crate::observe::trace::{TraceError, TraceOptions};
@@ -148,6 +150,60 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// One row per file (first-touch order as recorded), for spreadsheets: path, kind, the
+    /// pages brought in by cause, the bytes through syscalls and from the device.
+    pub fn files_csv(&self) -> Result<Vec<u8>, csv::Error> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "path",
+            "kind",
+            "directory",
+            "deleted",
+            "size_bytes",
+            "first_open_ms",
+            "opened_by_pid",
+            "opens",
+            "first_touch_ms",
+            "pages_read",
+            "pages_fault",
+            "pages_readahead",
+            "pages_other",
+            "read_syscall_bytes",
+            "write_syscall_bytes",
+            "dirtied_bytes",
+            "device_read_bytes",
+            "device_write_bytes",
+            "device_requests",
+        ])?;
+        let opt = |v: Option<String>| v.unwrap_or_default();
+        for f in &self.files {
+            w.write_record([
+                f.display_name(),
+                f.kind.clone(),
+                f.is_dir.to_string(),
+                f.deleted.to_string(),
+                f.size_bytes.to_string(),
+                opt(f.first_open_ms.map(|m| format!("{m:.3}"))),
+                opt(f.opened_by.map(|p| p.to_string())),
+                f.opens.to_string(),
+                opt(f.first_touch_ms.map(|m| format!("{m:.3}"))),
+                f.pages_read.to_string(),
+                f.pages_fault.to_string(),
+                f.pages_readahead.to_string(),
+                f.pages_other.to_string(),
+                f.read_syscall_bytes.to_string(),
+                f.write_syscall_bytes.to_string(),
+                f.dirtied_bytes.to_string(),
+                f.device_read_bytes.to_string(),
+                f.device_write_bytes.to_string(),
+                f.device_requests.to_string(),
+            ])?;
+        }
+        w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    }
+}
+
 /// First-touch ranges from the insertions (coalesced while they extend the previous range of
 /// the same file).
 fn touched(
@@ -190,6 +246,22 @@ pub fn profile_once(
     let raw = record::record(&opts.argv, watched, opts.duration, &opts.trace)?;
     let tree = files::process_tree(raw.root_pid, &raw.pages);
     let (mut rows, index) = files::build(watched, &raw.opens, &raw.pages, &tree, raw.t0_ns);
+    match &raw.sys {
+        Ok(sys) => {
+            let b = syscalls::attribute(sys, &raw.pages, watched, &index);
+            for r in rows.iter_mut() {
+                r.read_syscall_bytes = 0;
+            }
+            for (row, (rd, wr)) in b.per_file {
+                rows[row].read_syscall_bytes = rd;
+                rows[row].write_syscall_bytes = wr;
+            }
+        }
+        Err(e) => notes.push(format!(
+            "syscall tracepoints unavailable ({e}): bytes read through syscalls are counted in \
+             whole pages, bytes written are not counted"
+        )),
+    }
     let mut maps = Vec::new();
     for (i, w) in watched.iter().enumerate() {
         let held = |row: usize| {
@@ -221,10 +293,12 @@ pub fn profile_once(
     let requests =
         attribute::requests(&raw.block, &raw.block_devices, &dev_fs, watched, &maps, raw.t0_ns);
     let touched = touched(&raw.pages, &index, watched);
-    let mut s = summary::summarize(&mut rows, &requests, tree.len());
-    s.wall_seconds = raw.t1_ns.saturating_sub(raw.t0_ns) as f64 / 1e9;
+    let shared: Vec<String> =
+        watched.iter().filter(|w| w.shared).filter_map(|w| w.block_device.clone()).collect();
+    let wall_seconds = raw.t1_ns.saturating_sub(raw.t0_ns) as f64 / 1e9;
+    let mut s = summary::summarize(&mut rows, &requests, tree.len(), wall_seconds, &shared);
     s.exit_code = raw.exit.code;
-    s.events_lost = raw.lost_block + raw.lost_pages + raw.over_limit;
+    s.events_lost = raw.lost_block + raw.lost_pages + raw.over_limit + raw.lost_sys;
     s.opens_lost = raw.opens.overflows;
     if !raw.block_devices.is_empty() {
         notes.push(format!(
@@ -263,9 +337,9 @@ pub fn profile_once(
     })
 }
 
-/// `fsbench profile`: check the command and the scope (nothing is traced when either is
-/// wrong), then profile `repeat` runs.
-pub fn run(opts: &ProfileOptions) -> Result<Profile, ProfileError> {
+/// What is checked before anything is traced (or recorded): the command exists and is
+/// executable, the watched filesystems, root. Returns the watched filesystems.
+pub fn preflight(opts: &ProfileOptions) -> Result<Vec<scope::Watched>, ProfileError> {
     let first = opts.argv.first().ok_or_else(|| {
         ProfileError::BadInput("no command given: fsbench profile [OPTIONS] -- CMD ARGS...".into())
     })?;
@@ -278,6 +352,13 @@ pub fn run(opts: &ProfileOptions) -> Result<Profile, ProfileError> {
                 .into(),
         ));
     }
+    Ok(watched)
+}
+
+/// `fsbench profile`: check the command and the scope (nothing is traced when either is
+/// wrong), then profile `repeat` runs.
+pub fn run(opts: &ProfileOptions) -> Result<Profile, ProfileError> {
+    let watched = preflight(opts)?;
     let mut p = profile_once(opts, &watched)?;
     for _ in 1..opts.repeat.max(1) {
         if crate::sys::signals::interrupted() {

@@ -8,11 +8,14 @@
 //! - The *process* instance traces the page-cache events and forks of the command and its
 //!   descendants only: `set_event_pid` holds the command's pid, `options/event-fork` adds each
 //!   child as it is forked. Filemap events are also filtered to the watched filesystems.
+//! - The *syscall* instance traces the read/write/close/open syscalls of the same tree, for
+//!   the exact bytes per file ([`super::syscalls`]).
 //! - fanotify reports the opens.
 
 use super::opens::{OpenWatcher, Opens};
 use super::scope::Watched;
 use super::spawn::{self, Exit};
+use super::syscalls::{SysDecoder, SysEvent, SysKind, REQUIRED, SYSCALLS};
 use super::ProfileError;
 use crate::observe::trace::event::{Decoder, Event, Kind};
 use crate::observe::trace::pagecache::{PageDecoder, PageEvent, PageKind};
@@ -49,6 +52,44 @@ pub struct Raw {
     pub lost_pages: u64,
     /// Events over the in-memory cap.
     pub over_limit: u64,
+    /// Read/write/close/open syscall events of the command's tree, in time order; `Err`: why
+    /// they could not be traced (then syscall bytes are counted in whole pages).
+    pub sys: Result<Vec<SysEvent>, String>,
+    /// Syscall events lost in the ring buffer.
+    pub lost_sys: u64,
+}
+
+/// The syscall instance: the [`SYSCALLS`] tracepoints of the command's tree (`set_event_pid`
+/// and `event-fork`, as the process instance), exits of reads and writes only when they moved
+/// bytes.
+fn syscall_instance(
+    state: &StateDir,
+    pid: u32,
+    opts: &TraceOptions,
+) -> Result<Recording<SysDecoder>, ProfileError> {
+    let inst = Instance::create(state)?;
+    let mut formats = Vec::new();
+    for &(name, field, kind) in SYSCALLS {
+        match event_format(&inst, "syscalls", name) {
+            Ok(t) => formats.push((kind, field, t, name)),
+            Err(e) if REQUIRED.contains(&name) => return Err(e.into()),
+            Err(_) => {}
+        }
+    }
+    let refs: Vec<(SysKind, &str, &str)> =
+        formats.iter().map(|(k, f, t, _)| (*k, *f, t.as_str())).collect();
+    let decoder = SysDecoder::new(&refs)
+        .map_err(|e| TraceError::Unavailable(format!("unexpected tracepoint format: {e}")))?;
+    configure(&inst, opts)?;
+    inst.write("set_event_pid", &pid.to_string())?;
+    inst.write("options/event-fork", "1")?;
+    for (kind, _, _, name) in &formats {
+        if matches!(kind, SysKind::ExitRead | SysKind::ExitWrite) {
+            inst.write(&format!("events/syscalls/{name}/filter"), "ret > 0")?;
+        }
+        inst.write(&format!("events/syscalls/{name}/enable"), "1")?;
+    }
+    Ok(Recording::start(inst, decoder, opts)?)
 }
 
 fn block_instance(
@@ -133,11 +174,19 @@ pub fn record(
     let mut held = spawn::spawn_held(argv)?;
     let root_pid = held.pid();
     let pages = process_instance(&state, watched, root_pid, opts)?;
+    let sys = syscall_instance(&state, root_pid, opts).map_err(|e| e.to_string());
     let t0_ns = now_mono_ns();
     held.release()?;
     let exit = held.wait(limit)?;
     let t1_ns = now_mono_ns();
     let pages = pages.stop()?;
+    let (sys, lost_sys) = match sys {
+        Ok(r) => match r.stop() {
+            Ok(r) => (Ok(r.events), r.lost + r.over_limit),
+            Err(e) => (Err(e.to_string()), 0),
+        },
+        Err(e) => (Err(e), 0),
+    };
     let block = match block {
         Some(b) => Some(b.stop()?),
         None => None,
@@ -159,5 +208,7 @@ pub fn record(
         lost_block,
         lost_pages: pages.lost,
         over_limit: over_b + pages.over_limit,
+        sys,
+        lost_sys,
     })
 }

@@ -27,6 +27,16 @@ pub struct Watched {
     /// Where the block device starts on its disk, in 512-byte sectors (0 unless a partition):
     /// request events carry disk sectors, FIEMAP gives filesystem offsets.
     pub partition_start_sectors: u64,
+    /// Other processes use the block device: it is not a loop device, or it holds the root
+    /// filesystem (the command's binary and libraries). Its request counts include their I/O.
+    #[serde(default)]
+    pub shared: bool,
+}
+
+/// Whether block device `name` is used by the rest of the machine: anything but a loop device
+/// (a disk or partition), or a device holding `/`.
+pub fn shared_device(name: &str, holds_root: bool) -> bool {
+    holds_root || !name.starts_with("loop")
 }
 
 fn block_name(source: &str) -> Option<String> {
@@ -47,6 +57,8 @@ fn watched(m: &Mount) -> Result<Watched, ProfileError> {
         .and_then(|n| std::fs::read_to_string(format!("/sys/class/block/{n}/start")).ok())
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(0);
+    let shared =
+        block_device.as_deref().is_some_and(|n| shared_device(n, m.mountpoint == Path::new("/")));
     Ok(Watched {
         mountpoint: m.mountpoint.clone(),
         fs_type: m.fstype.clone(),
@@ -55,6 +67,7 @@ fn watched(m: &Mount) -> Result<Watched, ProfileError> {
         fs_dev,
         st_dev,
         partition_start_sectors,
+        shared,
     })
 }
 

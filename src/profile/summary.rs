@@ -4,8 +4,11 @@
 //! - *time with a read in flight*: the union of the intervals between issue and completion of
 //!   the traced read requests (device busy with reads). It bounds from above how long the
 //!   command can have waited for reads.
+//!   Computed per device and over all devices (the union of every device's intervals), and
+//!   clipped to the command's wall time (tracing starts before and ends after the command).
 //! - *seek total*: the sum over consecutive issued data requests on a device of
 //!   |start of this one - end of the previous one|, in bytes (0 for back-to-back requests).
+//!   Per device only: the distance between requests on two devices means nothing.
 //!   *Sorted*: the same sum had the same requests been issued in device-offset order, which is
 //!   what a preload sorted by offset, or a layout that stores the files in the order they are
 //!   read, would approach.
@@ -51,6 +54,44 @@ pub struct TopFile {
     pub pages_in: u64,
 }
 
+/// One traced device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSummary {
+    /// Kernel name (`loop3`, `vda`).
+    pub device: String,
+    /// Other processes use it (the root disk): its counts include their I/O.
+    pub shared: bool,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Read requests.
+    pub read_requests: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Write requests.
+    pub write_requests: u64,
+    /// Time with a read in flight on this device, seconds (within the wall time).
+    pub read_in_flight_seconds: f64,
+    /// Seek total in issue order, bytes.
+    pub seek_total_bytes: u64,
+    /// Seek total if sorted by offset, bytes.
+    pub seek_sorted_bytes: u64,
+}
+
+/// The length of the union of the intervals `(start, end)`, each clipped to `[lo, hi]`.
+pub fn union_length(intervals: &mut [(f64, f64)], lo: f64, hi: f64) -> f64 {
+    intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut until = lo;
+    for &(a, b) in intervals.iter() {
+        let (a, b) = (a.max(until), b.min(hi));
+        if b > a {
+            total += b - a;
+            until = b;
+        }
+    }
+    total
+}
+
 /// The summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -88,10 +129,14 @@ pub struct Summary {
     pub write_attribution: Attribution,
     /// Pages brought into the page cache, by cause, in bytes: read, fault, readahead, other.
     pub pages_in_bytes: [u64; 4],
-    /// Seek total of the data requests in issue order, bytes.
-    pub seek_total_bytes: u64,
-    /// Seek total had they been issued sorted by offset, bytes.
-    pub seek_sorted_bytes: u64,
+    /// Seek total of the data requests in issue order, bytes, when one device was traced
+    /// (with more, see `devices`: seeks are never summed across devices).
+    pub seek_total_bytes: Option<u64>,
+    /// Seek total had they been issued sorted by offset, bytes (one device, as above).
+    pub seek_sorted_bytes: Option<u64>,
+    /// Per traced device.
+    #[serde(default)]
+    pub devices: Vec<DeviceSummary>,
     /// Top files by device bytes read.
     pub top_by_bytes: Vec<TopFile>,
     /// Top files by requests.
@@ -129,24 +174,47 @@ fn share(a: u64, b: u64) -> f64 {
 }
 
 /// Fill in the per-file device columns from the requests and compute the summary.
-pub fn summarize(files: &mut [FileProfile], requests: &[Request], processes: usize) -> Summary {
-    let mut s = Summary { processes, ..Default::default() };
-    let mut busy_until = 0f64;
-    let mut busy_ms = 0f64;
+/// `wall_seconds` bounds the time with a read in flight; `shared` names the traced devices
+/// other processes use.
+pub fn summarize(
+    files: &mut [FileProfile],
+    requests: &[Request],
+    processes: usize,
+    wall_seconds: f64,
+    shared: &[String],
+) -> Summary {
+    let mut s = Summary { processes, wall_seconds, ..Default::default() };
+    let mut devs: BTreeMap<&str, DeviceSummary> = BTreeMap::new();
+    let mut busy: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     let mut lat_sum = 0f64;
     let mut lat_n = 0u64;
     let mut last_end: BTreeMap<&str, u64> = BTreeMap::new();
     let mut by_dev: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
+    let wall_ms = wall_seconds * 1e3;
     for r in requests {
+        // On a shared device, what was issued before the command started (`t_ms` is 0 for
+        // those: the time is counted from the start) or after it ended is other processes'.
+        if shared.contains(&r.device) && !(r.t_ms > 0.0 && r.t_ms <= wall_ms) {
+            continue;
+        }
         let read = r.op == Op::Read;
+        let d = devs.entry(r.device.as_str()).or_insert_with(|| DeviceSummary {
+            device: r.device.clone(),
+            shared: shared.contains(&r.device),
+            ..Default::default()
+        });
         match r.op {
             Op::Read => {
                 s.device_read_bytes += r.bytes;
                 s.device_read_requests += 1;
+                d.read_bytes += r.bytes;
+                d.read_requests += 1;
             }
             Op::Write => {
                 s.device_write_bytes += r.bytes;
                 s.device_write_requests += 1;
+                d.write_bytes += r.bytes;
+                d.write_requests += 1;
             }
             Op::Flush => s.flushes += 1,
             _ => {}
@@ -156,21 +224,14 @@ pub fn summarize(files: &mut [FileProfile], requests: &[Request], processes: usi
         }
         let start = r.sector * 512;
         if let Some(prev) = last_end.insert(r.device.as_str(), start + r.bytes) {
-            s.seek_total_bytes += start.abs_diff(prev);
+            d.seek_total_bytes += start.abs_diff(prev);
         }
         by_dev.entry(r.device.as_str()).or_default().push((start, r.bytes));
         if read {
             if let Some(l) = r.latency_us {
                 lat_sum += l;
                 lat_n += 1;
-                let (a, b) = (r.t_ms, r.t_ms + l / 1e3);
-                if a >= busy_until {
-                    busy_ms += b - a;
-                    busy_until = b;
-                } else if b > busy_until {
-                    busy_ms += b - busy_until;
-                    busy_until = b;
-                }
+                busy.entry(r.device.as_str()).or_default().push((r.t_ms, r.t_ms + l / 1e3));
             }
         }
         let att = if read { &mut s.read_attribution } else { &mut s.write_attribution };
@@ -203,13 +264,28 @@ pub fn summarize(files: &mut [FileProfile], requests: &[Request], processes: usi
             }
         }
     }
-    for reqs in by_dev.values_mut() {
+    for (dev, reqs) in by_dev.iter_mut() {
         reqs.sort_unstable();
+        let d = devs.get_mut(dev).expect("every device with requests has a summary");
         for w in reqs.windows(2) {
-            s.seek_sorted_bytes += w[1].0.abs_diff(w[0].0 + w[0].1);
+            d.seek_sorted_bytes += w[1].0.abs_diff(w[0].0 + w[0].1);
         }
     }
-    s.read_in_flight_seconds = busy_ms / 1e3;
+    let mut all: Vec<(f64, f64)> = Vec::new();
+    for (dev, v) in busy.iter_mut() {
+        all.extend_from_slice(v);
+        if let Some(d) = devs.get_mut(dev) {
+            d.read_in_flight_seconds = union_length(v, 0.0, wall_ms) / 1e3;
+        }
+    }
+    s.read_in_flight_seconds = union_length(&mut all, 0.0, wall_ms) / 1e3;
+    s.devices = devs.into_values().collect();
+    let with_data: Vec<&DeviceSummary> =
+        s.devices.iter().filter(|d| d.read_requests + d.write_requests > 0).collect();
+    if let [d] = with_data[..] {
+        s.seek_total_bytes = Some(d.seek_total_bytes);
+        s.seek_sorted_bytes = Some(d.seek_sorted_bytes);
+    }
     s.read_latency_mean_us = (lat_n > 0).then(|| lat_sum / lat_n as f64);
     let pb = page_bytes();
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
@@ -316,12 +392,32 @@ pub fn render(command: &str, s: &Summary, notes: &[String]) -> String {
         s.device_write_requests,
         s.flushes
     );
+    let many = s.devices.len() > 1;
     let _ = writeln!(
         o,
-        "  blocked:   {:.3} s with a read in flight ({:.0}% of the wall time){lat}",
+        "  blocked:   {:.3} s with a read in flight{} ({:.0}% of the wall time){lat}",
         s.read_in_flight_seconds,
+        if many { " on any watched device" } else { "" },
         if s.wall_seconds > 0.0 { s.read_in_flight_seconds / s.wall_seconds * 100.0 } else { 0.0 }
     );
+    if many || s.devices.iter().any(|d| d.shared) {
+        for d in &s.devices {
+            let _ = writeln!(
+                o,
+                "    {:<8} read {} in {} requests, wrote {} in {} requests, {:.3} s with a read \
+                 in flight, seeks {} in issue order, {} if sorted{}",
+                format!("{}:", d.device),
+                human(d.read_bytes),
+                d.read_requests,
+                human(d.write_bytes),
+                d.write_requests,
+                d.read_in_flight_seconds,
+                human(d.seek_total_bytes),
+                human(d.seek_sorted_bytes),
+                if d.shared { "; shared: its counts include other processes' I/O" } else { "" }
+            );
+        }
+    }
     let a = &s.read_attribution;
     let meta: Vec<String> =
         a.metadata_bytes.iter().map(|(k, v)| format!("{k} {}", human(*v))).collect();
@@ -356,12 +452,16 @@ pub fn render(command: &str, s: &Summary, notes: &[String]) -> String {
         human(po),
         s.files_touched
     );
-    let _ = writeln!(
-        o,
-        "  seeks:     {} in issue order, {} if sorted by offset",
-        human(s.seek_total_bytes),
-        human(s.seek_sorted_bytes)
-    );
+    if let (Some(t), Some(so)) = (s.seek_total_bytes, s.seek_sorted_bytes) {
+        let _ = writeln!(
+            o,
+            "  seeks:     {} in issue order, {} if sorted by offset",
+            human(t),
+            human(so)
+        );
+    } else if many {
+        let _ = writeln!(o, "  seeks:     per device (above); not summed across devices");
+    }
     let _ = writeln!(
         o,
         "  complete:  {}",
@@ -439,13 +539,13 @@ mod tests {
                 vec![f(4096), Part { owner: Owner::Unattributed, bytes: 4096 }],
             ),
         ];
-        let s = summarize(&mut files, &reqs, 1);
+        let s = summarize(&mut files, &reqs, 1, 1.0, &[]);
         assert_eq!(s.device_read_bytes, 16384);
         assert_eq!(s.device_read_requests, 3);
         // |1 MiB - 4096| + |4096 - (1 MiB + 4096)|
-        assert_eq!(s.seek_total_bytes, (1 << 20) - 4096 + (1 << 20));
+        assert_eq!(s.seek_total_bytes, Some((1 << 20) - 4096 + (1 << 20)));
         // sorted: [0,4096) [4096,12288) [1 MiB, ..): 0 + (1 MiB - 12288)
-        assert_eq!(s.seek_sorted_bytes, (1 << 20) - 12288);
+        assert_eq!(s.seek_sorted_bytes, Some((1 << 20) - 12288));
         assert!((s.read_in_flight_seconds - 0.002).abs() < 1e-9);
         assert_eq!(s.read_attribution.files_bytes, 8192);
         assert!((s.named_share() - 0.5).abs() < 1e-12);
@@ -456,6 +556,68 @@ mod tests {
         let text = render("x", &s, &[]);
         assert!(text.contains("1 files"), "{text}");
         assert!(text.contains("50.0% to named files"), "{text}");
+    }
+
+    #[test]
+    fn read_in_flight_is_a_union_within_the_wall_time() {
+        // Unsorted, nested and overlapping intervals: union of [0,3) and [5,6) = 4.
+        let mut v = vec![(5.0, 6.0), (0.0, 2.0), (1.0, 3.0), (0.5, 1.0)];
+        assert!((union_length(&mut v, 0.0, 100.0) - 4.0).abs() < 1e-12);
+        // Clipped to [0, 2.5]: [0, 2.5) only.
+        assert!((union_length(&mut v, 0.0, 2.5) - 2.5).abs() < 1e-12);
+        // Requests issued before the command and completed after it, on two devices, out of
+        // time order: never more than the wall time.
+        let mut files: Vec<FileProfile> = Vec::new();
+        let mut a = req(0.0, 0, 4096, 5e6, vec![]);
+        a.device = "vda".into();
+        let b = req(10.0, 0, 4096, 5e6, vec![]);
+        let mut c = req(2.0, 64, 4096, 3e6, vec![]);
+        c.device = "vda".into();
+        let s = summarize(&mut files, &[b, a, c], 1, 1.0, &[]);
+        assert!(s.read_in_flight_seconds <= 1.0 + 1e-9, "{}", s.read_in_flight_seconds);
+        assert!((s.read_in_flight_seconds - 1.0).abs() < 1e-9);
+        for d in &s.devices {
+            assert!(d.read_in_flight_seconds <= 1.0 + 1e-9, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn seeks_are_per_device_and_shared_devices_say_so() {
+        let mut files: Vec<FileProfile> = Vec::new();
+        // loop0: 0 then 8 (back to back: 4096 = 8 sectors): no seek.
+        // vda: 1 GiB away from everything on loop0, 0 then 16 (4096 bytes gap).
+        let gib = (1u64 << 30) / 512;
+        let mut v1 = req(0.5, gib, 4096, 100.0, vec![]);
+        v1.device = "vda".into();
+        let mut v2 = req(1.5, gib + 16, 4096, 100.0, vec![]);
+        v2.device = "vda".into();
+        let reqs = vec![req(0.0, 0, 4096, 100.0, vec![]), v1, req(1.0, 8, 4096, 100.0, vec![]), v2];
+        let s = summarize(&mut files, &reqs, 1, 1.0, &["vda".to_string()]);
+        assert_eq!(s.devices.len(), 2);
+        let by = |n: &str| s.devices.iter().find(|d| d.device == n).unwrap().clone();
+        assert_eq!(by("loop0").seek_total_bytes, 0);
+        assert_eq!(by("vda").seek_total_bytes, 4096);
+        assert_eq!(by("vda").seek_sorted_bytes, 4096);
+        assert!(by("vda").shared && !by("loop0").shared);
+        assert_eq!(by("vda").read_bytes, 8192);
+        // On the shared device, requests issued before the command started (t_ms 0) or after
+        // it ended are other processes' and not counted; on fsbench's own device they are.
+        let mut before = req(0.0, 0, 4096, 100.0, vec![]);
+        before.device = "vda".into();
+        let mut after = req(1500.0, 0, 4096, 100.0, vec![]);
+        after.device = "vda".into();
+        let mut all = reqs.clone();
+        all.extend([before, after, req(1500.0, 64, 4096, 100.0, vec![])]);
+        let s2 = summarize(&mut files, &all, 1, 1.0, &["vda".to_string()]);
+        let by2 = |n: &str| s2.devices.iter().find(|d| d.device == n).unwrap().clone();
+        assert_eq!(by2("vda").read_requests, 2);
+        assert_eq!(by2("loop0").read_requests, 3);
+        // Not summed across devices.
+        assert_eq!(s.seek_total_bytes, None);
+        let text = render("x", &s, &[]);
+        assert!(text.contains("not summed across devices"), "{text}");
+        assert!(text.contains("vda:") && text.contains("include other processes' I/O"), "{text}");
+        assert!(!text.contains("GiB"), "{text}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! configuration), so the report shows exactly what the terminal table showed.
 
 pub mod charts;
+pub mod cluster;
 pub mod plain;
 
 use crate::compare::{Report, Verdict};
@@ -227,6 +228,7 @@ fn run_section(
     head_to_head(out, r);
     why_panel(out, r);
     per_test(out, charts, r, &prefix)?;
+    cluster::panel(out, charts, r, &prefix)?;
     cpu_panel(out, r);
     device_panel(out, r);
     trace_panel(out, r);
@@ -254,7 +256,7 @@ fn head_to_head(out: &mut String, r: &Report) {
     };
     let n = r.configs.len();
     let two = n == 2;
-    out.push_str("<h3>Head to head</h3>\n<table class=\"h2h\">\n<thead><tr><th>test</th><th>description</th>");
+    out.push_str("<h3>Head to head</h3>\n<table class=\"h2h\">\n<thead><tr><th>test</th><th>description</th><th title=\"engine, queue depth per thread, O_DIRECT or buffered\">I/O</th>");
     for (i, c) in r.configs.iter().enumerate() {
         let _ = write!(
             out,
@@ -273,7 +275,15 @@ fn head_to_head(out: &mut String, r: &Report) {
     out.push_str("</tr></thead>\n<tbody>\n");
     for (ti, row) in r.tests.iter().enumerate() {
         let desc = r.configs.first().map(|c| c.run.tests[ti].description.as_str()).unwrap_or("");
-        let _ = write!(out, "<tr><td class=\"id\">{}</td><td>{}</td>", esc(&row.id), esc(desc));
+        // Engine, depth and O_DIRECT come from the workload: the same in every configuration.
+        let io = r.configs.iter().find_map(|c| c.run.tests[ti].io_words()).unwrap_or_default();
+        let _ = write!(
+            out,
+            "<tr><td class=\"id\">{}</td><td>{}</td><td class=\"io\">{}</td>",
+            esc(&row.id),
+            esc(desc),
+            esc(&io)
+        );
         // The winner's cell is highlighted.
         let winner = match row.vs_baseline.iter().flatten().next() {
             Some(Verdict::Win { winner, .. }) if two => {
@@ -372,6 +382,7 @@ fn why_panel(out: &mut String, r: &Report) {
         for (i, v) in row.vs_baseline.iter().enumerate() {
             // Wins, and draws whose medians lie further apart than the minimum effect (their
             // facts are filled by the rule), marked not significant.
+            let mark = esc(&v.as_ref().map(crate::compare::untested_mark).unwrap_or_default());
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. })
@@ -385,7 +396,7 @@ fn why_panel(out: &mut String, r: &Report) {
             let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
             let _ = write!(
                 items,
-                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}{}<ul>",
+                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}{mark}{}<ul>",
                 esc(&row.id),
                 esc(&r.configs[0].run.tests[ti].name),
                 esc(&r.configs[w].label),
@@ -396,16 +407,13 @@ fn why_panel(out: &mut String, r: &Report) {
                     " in medians: <b>not significant</b> (a draw; the facts may be noise too)"
                 }
             );
-            match row.why.get(i).filter(|w| !w.is_empty()) {
-                Some(why) => {
-                    for e in why {
-                        let _ = write!(items, "<li>{}</li>", esc(&e.text));
-                    }
-                }
-                None => {
-                    let _ =
-                        write!(items, "<li class=\"muted\">{}</li>", esc(crate::explain::NOTHING));
-                }
+            let why = row.why.get(i).map(Vec::as_slice).unwrap_or_default();
+            if why.iter().all(|e| e.is_context()) {
+                let _ = write!(items, "<li class=\"muted\">{}</li>", esc(crate::explain::NOTHING));
+            }
+            for e in why {
+                let class = if e.is_context() { " class=\"muted\"" } else { "" };
+                let _ = write!(items, "<li{class}>{}</li>", esc(&e.text));
             }
             items.push_str("</ul></li>\n");
         }
@@ -413,7 +421,7 @@ fn why_panel(out: &mut String, r: &Report) {
     if !items.is_empty() {
         let _ = write!(
             out,
-            "<h3>Why</h3>\n<p class=\"rule\">Observed facts that differ most between winner and loser (device requests, CPU, time in fsync, extents, memory).</p>\n<ul class=\"why\">\n{items}</ul>\n"
+            "<h3>Why</h3>\n<p class=\"rule\">Observed facts that differ most between winner and loser (device requests, CPU, time in fsync, extents, memory); in grey, where each side's time went and, with <code>--trace</code>, what the block layer saw.</p>\n<ul class=\"why\">\n{items}</ul>\n"
         );
     }
 }
@@ -602,7 +610,7 @@ fn bar_cell(value: f64, max: f64, i: usize, text: &str, title: &str) -> String {
 }
 
 fn cpu_panel(out: &mut String, r: &Report) {
-    out.push_str("<h3>CPU per operation</h3>\n<p class=\"rule\">User + system CPU time of all threads over the timed phases, divided by the read/write operations (median repetition). Lower is cheaper.</p>\n<table class=\"panel\"><thead><tr><th>test</th>");
+    out.push_str("<h3>CPU per operation</h3>\n<p class=\"rule\">User + system CPU time of all threads over the timed phases, plus a FUSE daemon's (zfs-fuse) CPU, divided by the read/write operations, or the file operations of a file-set test (median repetition). Lower is cheaper.</p>\n<table class=\"panel\"><thead><tr><th>test</th>");
     for (i, c) in r.configs.iter().enumerate() {
         let _ = write!(
             out,
@@ -618,8 +626,12 @@ fn cpu_panel(out: &mut String, r: &Report) {
             .iter()
             .map(|c| {
                 let m = c.run.tests[ti].median_rep()?;
-                (m.data_ops > 0).then(|| {
-                    ((m.cpu_user_nanos + m.cpu_sys_nanos) as f64 / m.data_ops as f64 / 1e3, m)
+                // File-set tests: per file operation (create, unlink, ...); a FUSE daemon's
+                // CPU is the filesystem's and counts.
+                let ops = if m.file_ops > 0 { m.file_ops } else { m.data_ops };
+                let daemon = crate::observe::facts::daemon_cpu_nanos(m).unwrap_or(0);
+                (ops > 0).then(|| {
+                    ((m.cpu_user_nanos + m.cpu_sys_nanos + daemon) as f64 / ops as f64 / 1e3, m)
                 })
             })
             .collect();
@@ -633,8 +645,11 @@ fn cpu_panel(out: &mut String, r: &Report) {
         for (i, v) in per_op.iter().enumerate() {
             match v {
                 Some((us, m)) => {
+                    let daemon = crate::observe::facts::daemon_cpu_nanos(m)
+                        .map(|d| format!(", FUSE daemon {:.3} s", d as f64 / 1e9))
+                        .unwrap_or_default();
                     let title = format!(
-                        "user {:.3} s, system {:.3} s, {:.0}% of a core per thread",
+                        "user {:.3} s, system {:.3} s, {:.0}% of a core per thread{daemon}",
                         m.cpu_user_nanos as f64 / 1e9,
                         m.cpu_sys_nanos as f64 / 1e9,
                         m.cpu_pct_per_thread
@@ -835,7 +850,7 @@ fn device_panel(out: &mut String, r: &Report) {
             esc(&id),
             swatch(i),
             esc(&label),
-            esc(&d.devices.join(",")),
+            esc(&(d.devices.join(",") + if d.shared { " (device-wide)" } else { "" })),
             d.reads_completed,
             mib(d.read_bytes),
             d.writes_completed,
@@ -902,6 +917,9 @@ fn environment(out: &mut String, run: &ReportRun) {
                 }
                 for (k, v) in &e.zfs_properties {
                     opts.push_str(&format!("\n{k}={v}"));
+                }
+                if let Some(w) = crate::observe::compress::words(&c.run.tests) {
+                    opts.push_str(&format!("\n{w}"));
                 }
                 (
                     e.fstype.clone(),
@@ -1002,7 +1020,9 @@ p.rule { color:var(--muted); font-size:12px; margin:6px 0; max-width:1100px; }
 table { border-collapse:collapse; }
 table.h2h, table.panel { width:100%; }
 th, td { padding:5px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
-th { font-weight:600; background:#f6f7f8; font-size:12.5px; }
+th { font-weight:600; background:#f6f7f8; font-size:12.5px; overflow-wrap:anywhere; }
+table.h2h td:nth-child(2) { min-width:16em; }
+table.h2h th:first-child { overflow-wrap:normal; }
 td.num, th.num { text-align:right; font-variant-numeric: tabular-nums; }
 td.id { font-weight:600; white-space:nowrap; }
 td.win { background:#e8f3e6; font-weight:600; }
@@ -1057,5 +1077,39 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("fsync"), "{out}");
+        // Where the time went, in grey after the reasons.
+        assert!(out.contains("<li class=\"muted\">where the time went"), "{out}");
+    }
+
+    #[test]
+    fn cpu_per_file_operation_counts_a_fuse_daemon() {
+        use crate::compare::tests::config;
+        use crate::observe::memory::{MemDelta, MemSample};
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let mut configs = vec![config("ext4", &[1.0], 0), config("zfs", &[1.0], 0)];
+        let cpu = |n: u64| MemSample { daemon_cpu_nanos: Some(n), ..Default::default() };
+        for (i, c) in configs.iter_mut().enumerate() {
+            // A file-set test: 1000 unlinks, no read or write, 5 ms of the threads' CPU.
+            let t = &mut c.run.tests[0];
+            t.figure = Figure::OpsPerS;
+            let r = &mut t.reps[0];
+            (r.data_ops, r.file_ops, r.cpu_sys_nanos) = (0, 1000, 5_000_000);
+            if i == 1 {
+                // zfs-fuse's daemon used 15 ms more.
+                r.phases[0].memory =
+                    Some(MemDelta { before: cpu(1_000_000), after: cpu(16_000_000) });
+            }
+            t.finalize();
+        }
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let mut out = String::new();
+        cpu_panel(&mut out, &r);
+        assert!(out.contains("<span>5.00</span>"), "ext4 5 µs per unlink: {out}");
+        assert!(out.contains("<span>20.0</span>"), "zfs 5 + 15 µs per unlink: {out}");
+        assert!(out.contains("FUSE daemon 0.015 s"), "{out}");
     }
 }

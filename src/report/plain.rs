@@ -19,15 +19,30 @@ pub fn summary(r: &Report, command_line: &str) -> String {
     }
     out.push('\n');
     let width = |s: &str| s.chars().count();
+    // Long labels (`ext4:mount=data=writeback,noatime`) would push the table past a mail's
+    // width: the columns are then named A, B, C... with a legend above.
+    let short = r.configs.len() > 1 && r.configs.iter().any(|c| width(&c.label) > 12);
+    let names: Vec<String> = r
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| if short { letter(i) } else { c.label.clone() })
+        .collect();
+    if short {
+        for (n, c) in names.iter().zip(&r.configs) {
+            out.push_str(&format!("{n} = {}\n", c.label));
+        }
+        out.push('\n');
+    }
     let name_w = r.tests.iter().map(|t| width(&t.name)).max().unwrap_or(4).max(4);
-    let cols: Vec<String> = r.configs.iter().map(|c| format!("{} (median)", c.label)).collect();
+    let cols: Vec<String> = names.iter().map(|n| format!("{n} (median)")).collect();
     let mut header = format!("{:<5} {:<name_w$}", "test", "name");
     for c in &cols {
         header.push_str(&format!("  {c:>12}"));
     }
     if r.configs.len() > 1 {
         header.push_str("  verdict against ");
-        header.push_str(&r.configs[r.baseline].label);
+        header.push_str(&names[r.baseline]);
     }
     out.push_str(header.trim_end());
     out.push('\n');
@@ -46,11 +61,11 @@ pub fn summary(r: &Report, command_line: &str) -> String {
             .iter()
             .enumerate()
             .filter_map(|(i, v)| {
-                let label = &r.configs[i].label;
+                let label = &names[i];
                 Some(match v.as_ref()? {
                     Verdict::Win { winner, factor, tested } => format!(
                         "{} {factor:.2}x faster{}",
-                        if *winner == 0 { &r.configs[r.baseline].label } else { label },
+                        if *winner == 0 { &names[r.baseline] } else { label },
                         if *tested { "" } else { " (UNTESTED: one repetition)" }
                     ),
                     Verdict::Draw { .. } => format!("{label}: draw"),
@@ -78,14 +93,38 @@ pub fn summary(r: &Report, command_line: &str) -> String {
     out.push_str("\nConfigurations:\n");
     for c in &r.configs {
         match &c.env {
-            Some(e) => out.push_str(&format!("  {}: {}\n", c.label, e.summary_line())),
+            // Wrapped like the rest, for a mail.
+            Some(e) => {
+                out.push_str(&indent(&wrap(&format!("{}: {}", c.label, e.summary_line()), 94)))
+            }
             None => out.push_str(&format!(
                 "  {}: existing directory on {} ({})\n",
                 c.label, c.run.target.fs_type, c.run.target.mount_options
             )),
         }
+        if let Some(w) = crate::observe::compress::words(&c.run.tests) {
+            out.push_str(&indent(&wrap(&w, 94)));
+        }
     }
     out
+}
+
+/// Short name of configuration `i`: A, B, ... Z, then A2, B2, ...
+fn letter(i: usize) -> String {
+    let c = (b'A' + (i % 26) as u8) as char;
+    if i < 26 {
+        c.to_string()
+    } else {
+        format!("{c}{}", i / 26 + 1)
+    }
+}
+
+/// `text` with two spaces before every line, continuation lines four.
+fn indent(text: &str) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| format!("{}{l}\n", if i == 0 { "  " } else { "    " }))
+        .collect()
 }
 
 /// Word-wrap `text` at `width` columns, each line ending in a newline.
@@ -137,5 +176,26 @@ mod tests {
         assert!(!s.contains('│') && !s.contains('┆'), "no box drawing: {s}");
         assert!(s.contains("Benjamini-Hochberg"), "{s}");
         assert!(s.lines().filter(|l| !l.starts_with('$')).all(|l| l.chars().count() <= 100), "{s}");
+    }
+
+    #[test]
+    fn long_labels_are_lettered_with_a_legend_and_lines_fit_a_mail() {
+        use crate::compare::tests::config;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let configs = vec![
+            config("ext4:mount=data=writeback,noatime", &[100.0, 101.0, 99.0], 0),
+            config("ext4:mount=nodelalloc", &[230.0, 228.0, 232.0], 0),
+            config("xfs:mkfs=-l size=64m", &[100.0, 102.0, 99.0], 0),
+        ];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let s = summary(&r, "");
+        assert!(s.contains("A = ext4:mount=data=writeback,noatime\nB = ext4:mount=nodelalloc\nC = xfs:mkfs=-l size=64m\n"), "{s}");
+        let row = s.lines().find(|l| l.starts_with("1 ")).unwrap();
+        assert!(row.contains("B 2.30x faster") && row.contains("C: draw"), "{s}");
+        assert!(s.lines().all(|l| l.chars().count() <= 100), "{s}");
     }
 }

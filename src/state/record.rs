@@ -343,8 +343,12 @@ impl StateDir {
                 continue;
             }
             let path = self.dir.join(&name);
-            let text = secure::read_regular(dir.as_fd(), &name)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let text = match secure::read_regular(dir.as_fd(), &name) {
+                Ok(t) => t,
+                // Its process ended and removed it between the listing and the read.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+            };
             let rec: ProcessRecord = serde_json::from_slice(&text).map_err(|e| {
                 io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
             })?;

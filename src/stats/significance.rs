@@ -153,6 +153,21 @@ fn trimmed_parts(xs: &[f64]) -> (f64, f64, usize, usize) {
     (tmean, d, h, g)
 }
 
+/// 20% trimmed mean of `xs` and the half-width of its two-sided 95% confidence interval
+/// (Tukey–McLaughlin: standard error from the winsorized variance, Student's t with h − 1
+/// degrees of freedom, h the values kept): the one-sample form of [`yuen_welch`]. Needs at least
+/// 2 values kept; `None` otherwise.
+pub fn trimmed_mean_ci95(xs: &[f64]) -> Option<(f64, f64)> {
+    if xs.len() < 2 || xs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (tmean, d, h, _) = trimmed_parts(xs);
+    if h < 2 {
+        return None;
+    }
+    Some((tmean, crate::stats::summary::t975(h - 1) * d.max(0.0).sqrt()))
+}
+
 /// Yuen–Welch test of `a` against `b` (see the module docs). Needs at least 2 values per side;
 /// `None` otherwise.
 pub fn yuen_welch(a: &[f64], b: &[f64]) -> Option<TwoSample> {

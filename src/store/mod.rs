@@ -14,6 +14,8 @@
 //! [`schema`] has the tables and migrations, [`write`] records runs as they happen, [`read`]
 //! loads them back into the result types.
 
+pub mod integrity;
+pub mod profile;
 pub mod read;
 pub mod schema;
 pub mod write;
@@ -21,6 +23,7 @@ pub mod write;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
+pub use integrity::IntegrityRecorder;
 pub use read::{HistoryFilter, RunKind, RunRecord, RunSummary};
 pub use write::{Recorder, RunMeta, RunOptions};
 
@@ -262,6 +265,19 @@ impl Store {
             // check_existing refused this already; a second process may have upgraded since.
             return Err(newer(&self.path, from));
         }
+        if from == latest {
+            return Ok(());
+        }
+        // A migration may rebuild a table that others reference (SQLite's ALTER TABLE page:
+        // foreign keys off, which cannot change inside a transaction; `foreign_key_check`
+        // before each commit). Dropping the old table would otherwise cascade its deletes.
+        self.conn.execute_batch("PRAGMA foreign_keys = OFF;").map_err(|e| self.err(e))?;
+        let done = self.migrate_steps(from);
+        let on = self.conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(|e| self.err(e));
+        done.and(on)
+    }
+
+    fn migrate_steps(&mut self, from: i64) -> Result<()> {
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
             let path = self.path.clone();
             // IMMEDIATE takes the write lock before reading the version, so two fsbench processes
@@ -278,6 +294,18 @@ impl Store {
                 continue;
             }
             tx.execute_batch(sql).map_err(|e| sql_err(&path, e))?;
+            let dangling: i64 = tx
+                .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0))
+                .map_err(|e| sql_err(&path, e))?;
+            if dangling > 0 {
+                return Err(sql_err(
+                    &path,
+                    rusqlite::Error::SqliteFailure(
+                        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+                        Some(format!("migration {} left {dangling} dangling references", i + 1)),
+                    ),
+                ));
+            }
             tx.execute_batch(&format!(
                 "PRAGMA user_version = {}; PRAGMA application_id = {};",
                 i + 1,

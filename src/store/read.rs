@@ -19,6 +19,10 @@ pub enum RunKind {
     Run,
     /// `fsbench compare`.
     Compare,
+    /// `fsbench profile` (schema 3 and later).
+    Profile,
+    /// `fsbench integrity` (schema 3 and later).
+    Integrity,
 }
 
 impl RunKind {
@@ -27,7 +31,16 @@ impl RunKind {
         match self {
             RunKind::Run => "run",
             RunKind::Compare => "compare",
+            RunKind::Profile => "profile",
+            RunKind::Integrity => "integrity",
         }
+    }
+
+    /// As stored; `None` for a kind this fsbench does not know.
+    pub fn parse(s: &str) -> Option<RunKind> {
+        [RunKind::Run, RunKind::Compare, RunKind::Profile, RunKind::Integrity]
+            .into_iter()
+            .find(|k| k.as_str() == s)
     }
 }
 
@@ -165,19 +178,26 @@ fn parse<T: DeserializeOwned>(run: i64, what: &'static str, s: &str) -> Result<T
 impl Store {
     /// Runs, newest first.
     pub fn history(&self, f: &HistoryFilter) -> Result<Vec<RunSummary>> {
+        // The integrity tables exist from their migration on (a database opened read-only is
+        // not migrated).
+        let integrity_label = if self.has_table("integrity_configs")? {
+            " OR EXISTS (SELECT 1 FROM integrity_configs c WHERE c.run_id = r.id AND instr(c.label, ?2) > 0)"
+        } else {
+            ""
+        };
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT r.id, r.kind, r.started_unix_s, r.status, r.pid, r.suite, r.scale, r.repeat,
                     (SELECT group_concat(label, char(31)) FROM (SELECT label FROM configs WHERE run_id = r.id ORDER BY position)),
                     (SELECT count(*) FROM tests t JOIN configs c ON t.config_id = c.id WHERE c.run_id = r.id AND t.complete_reps > 0),
                     (SELECT count(*) FROM tests t JOIN configs c ON t.config_id = c.id WHERE c.run_id = r.id)
                  FROM runs r
                  WHERE (?1 IS NULL OR r.suite = ?1)
-                   AND (?2 IS NULL OR EXISTS (SELECT 1 FROM configs c WHERE c.run_id = r.id AND instr(c.label, ?2) > 0))
+                   AND (?2 IS NULL OR EXISTS (SELECT 1 FROM configs c WHERE c.run_id = r.id AND instr(c.label, ?2) > 0){integrity_label})
                  ORDER BY r.started_unix_s DESC, r.id DESC
-                 LIMIT ?3",
-            )
+                 LIMIT ?3"
+            ))
             .map_err(|e| self.err(e))?;
         let limit = f.limit.map(i64::from).unwrap_or(-1);
         let rows = stmt
@@ -187,11 +207,7 @@ impl Store {
                 let pid: i64 = r.get(4)?;
                 Ok(RunSummary {
                     id: r.get(0)?,
-                    kind: if r.get::<_, String>(1)? == "compare" {
-                        RunKind::Compare
-                    } else {
-                        RunKind::Run
-                    },
+                    kind: RunKind::parse(&r.get::<_, String>(1)?).unwrap_or(RunKind::Run),
                     started_unix_s: r.get::<_, i64>(2)?.max(0) as u64,
                     status,
                     alive: status == RunStatus::Running && process_alive(pid),
@@ -206,7 +222,23 @@ impl Store {
                 })
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+        let mut runs = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))?;
+        drop(stmt);
+        // A profile has no configurations: its label is the command it profiled.
+        let ids: Vec<i64> =
+            runs.iter().filter(|r| r.kind == RunKind::Profile).map(|r| r.id).collect();
+        let commands = self.profile_commands(&ids)?;
+        for r in &mut runs {
+            if let Some(c) = commands.get(&r.id) {
+                r.labels = vec![c.clone()];
+            }
+        }
+        // An integrity run keeps its configurations and cases in tables of its own.
+        for r in runs.iter_mut().filter(|r| r.kind == RunKind::Integrity) {
+            let (labels, done, total) = self.integrity_summary(r.id)?;
+            (r.labels, r.tests_done, r.tests_total) = (labels, done, total);
+        }
+        Ok(runs)
     }
 
     /// Load a whole run.
@@ -245,7 +277,7 @@ impl Store {
         let status = RunStatus::parse(&status);
         let mut rec = RunRecord {
             id,
-            kind: if kind == "compare" { RunKind::Compare } else { RunKind::Run },
+            kind: RunKind::parse(&kind).unwrap_or(RunKind::Run),
             started_unix_s: started.max(0) as u64,
             finished_unix_s: finished.map(|f| f.max(0) as u64),
             status,
@@ -403,7 +435,7 @@ impl RunRecord {
             repeat: self.repeat,
             tests: c.tests.clone(),
             interrupted: self.status == RunStatus::Interrupted || self.unfinished(),
-            cluster: None,
+            cluster: self.options.cluster.clone(),
         })
     }
 
@@ -426,7 +458,9 @@ impl RunRecord {
                 seed: self.options.seed,
                 trace: false,
                 verify: false,
-                hooks: Default::default(),
+                stonewall: None,
+                share: None,
+                min_time: Default::default(),
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

@@ -86,6 +86,93 @@ CREATE INDEX runs_started ON runs(started_unix_s);
 ALTER TABLE tests ADD COLUMN model INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE tests ADD COLUMN figure TEXT;
 "#,
+    // 3: two more kinds of run, `fsbench profile` and `fsbench integrity`, which keep their
+    // results in tables of their own keyed by `runs.id`. SQLite cannot change a CHECK in place,
+    // so `runs` is rebuilt (the procedure of SQLite's ALTER TABLE page; `migrate` runs it with
+    // foreign keys off and checks them before committing).
+    r#"
+CREATE TABLE runs_new (
+    id               INTEGER PRIMARY KEY,
+    kind             TEXT NOT NULL CHECK (kind IN ('run', 'compare', 'profile', 'integrity')),
+    started_unix_s   INTEGER NOT NULL,
+    finished_unix_s  INTEGER,
+    status           TEXT NOT NULL,
+    pid              INTEGER NOT NULL,
+    fsbench_version  TEXT NOT NULL,
+    suite            TEXT NOT NULL,
+    scale            TEXT NOT NULL,
+    repeat           INTEGER NOT NULL,
+    host_json        TEXT NOT NULL,
+    command_line     TEXT NOT NULL,
+    options_json     TEXT NOT NULL
+);
+INSERT INTO runs_new (id, kind, started_unix_s, finished_unix_s, status, pid, fsbench_version,
+                      suite, scale, repeat, host_json, command_line, options_json)
+    SELECT id, kind, started_unix_s, finished_unix_s, status, pid, fsbench_version,
+           suite, scale, repeat, host_json, command_line, options_json FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_new RENAME TO runs;
+CREATE INDEX runs_started ON runs(started_unix_s);
+"#,
+    // 4: `fsbench profile` results: one row per profile run (kind 'profile'), the whole
+    // profile as JSON (every file, every request and its attribution) beside the summary
+    // figures a query needs.
+    r#"
+CREATE TABLE profiles (
+    run_id                  INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    command                 TEXT NOT NULL,
+    exit_code               INTEGER NOT NULL,
+    wall_seconds            REAL NOT NULL,
+    files_opened            INTEGER NOT NULL,
+    device_read_bytes       INTEGER NOT NULL,
+    device_read_requests    INTEGER NOT NULL,
+    device_write_bytes      INTEGER NOT NULL,
+    read_in_flight_seconds  REAL NOT NULL,
+    -- share (0..1) of the bytes read that belong to named files or metadata
+    attributed_share        REAL NOT NULL,
+    -- no event lost
+    complete                INTEGER NOT NULL,
+    profile_json            TEXT NOT NULL
+);
+"#,
+    // 5: the matrix of `fsbench integrity` (runs.kind = 'integrity'): a row per configuration and
+    // a row per (target, fault) case, with the figures a query needs as columns (outcome, the
+    // block, the first damaged copy's device and offset) and the whole case as JSON (every
+    // copy, each read's findings, the scrub/check output, the tools' location output, the
+    // kernel log lines). Cases are committed as they end.
+    r#"
+CREATE TABLE integrity_configs (
+    id               INTEGER PRIMARY KEY,
+    run_id           INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position         INTEGER NOT NULL,
+    label            TEXT NOT NULL,
+    seed             INTEGER NOT NULL,
+    -- testbed environment of the first case (mkfs command, mount options, zfs properties)
+    env_json         TEXT,
+    -- why the configuration stopped (NULL: every case ran)
+    error            TEXT,
+    elapsed_seconds  REAL NOT NULL,
+    UNIQUE (run_id, position)
+);
+CREATE TABLE integrity_cases (
+    id             INTEGER PRIMARY KEY,
+    config_id      INTEGER NOT NULL REFERENCES integrity_configs(id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,
+    -- block type (data, data-all-copies, parity, directory, inode, indirect) and fault
+    target         TEXT NOT NULL,
+    fault          TEXT NOT NULL,
+    -- silent | detected | repaired | unavailable | crash | unaffected | not_run
+    outcome        TEXT NOT NULL,
+    block          TEXT NOT NULL,
+    -- the first damaged copy: device index in the configuration and byte offset in its image
+    device         INTEGER,
+    offset_bytes   INTEGER,
+    -- the case's one-line evidence, as printed under the terminal matrix
+    evidence       TEXT NOT NULL,
+    case_json      TEXT NOT NULL,
+    UNIQUE (config_id, position)
+);
+"#,
 ];
 
 /// The result model written into `tests.model` (see migration 2).

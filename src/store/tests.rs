@@ -357,3 +357,116 @@ fn databases_of_fsbench_0_1_migrate_and_take_new_runs() {
     assert_eq!(back.warnings, t.warnings);
     check_v01(&s);
 }
+
+#[test]
+fn migration_3_rebuilds_runs_without_losing_rows_and_takes_the_new_kinds() {
+    let d = tempfile::tempdir().unwrap();
+    let p = v01_copy(&d);
+    let s = Store::open(&p).unwrap();
+    assert!(schema::latest_version() >= 3);
+    // The rebuild of `runs` kept every configuration and repetition that references it.
+    check_v01(&s);
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let orphans: i64 = c
+        .query_row(
+            "SELECT count(*) FROM configs WHERE run_id NOT IN (SELECT id FROM runs)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
+    for kind in ["profile", "integrity"] {
+        c.execute(
+            "INSERT INTO runs (kind, started_unix_s, status, pid, fsbench_version, suite, scale, repeat, host_json, command_line, options_json)
+             VALUES (?1, 1, 'ok', 1, 'x', 's', 'quick', 1, '{}', 'c', '{}')",
+            [kind],
+        )
+        .unwrap();
+    }
+    assert!(c
+        .execute(
+            "INSERT INTO runs (kind, started_unix_s, status, pid, fsbench_version, suite, scale, repeat, host_json, command_line, options_json)
+             VALUES ('bogus', 1, 'ok', 1, 'x', 's', 'quick', 1, '{}', 'c', '{}')",
+            [],
+        )
+        .is_err());
+    // The store turns foreign keys back on after migrating.
+    let on: i64 = s.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+    assert_eq!(on, 1);
+}
+
+fn a_profile() -> crate::profile::Profile {
+    use crate::profile::{files::FileProfile, spawn::Exit, summary::Summary, Profile};
+    Profile {
+        command: vec!["cat".into(), "/mnt/a b".into()],
+        filesystems: Vec::new(),
+        cold: None,
+        exit: Exit { code: 3, signal: None, stopped_by: None },
+        runs_wall_seconds: vec![0.25, 0.5],
+        summary: Summary {
+            wall_seconds: 0.25,
+            exit_code: 3,
+            files_opened: 1,
+            device_read_bytes: 8192,
+            device_read_requests: 2,
+            ..Default::default()
+        },
+        files: vec![FileProfile {
+            path: "/mnt/a b".into(),
+            kind: "no extension".into(),
+            read_syscall_bytes: 1234,
+            ..Default::default()
+        }],
+        requests: Vec::new(),
+        touched: Vec::new(),
+        notes: vec!["a note".into()],
+    }
+}
+
+#[test]
+fn a_profile_is_a_run_of_kind_profile_in_a_migrated_0_1_database() {
+    let d = tempfile::tempdir().unwrap();
+    let p = v01_copy(&d);
+    // Read-only, 0.1's database has no profiles table: nothing is a profile, nothing fails.
+    let s = Store::open_read_only(&p).unwrap();
+    assert_eq!(s.load_profile(1).unwrap().map(|p| p.command), None);
+    assert_eq!(s.history(&HistoryFilter::default()).unwrap().len(), 3);
+    drop(s);
+    let mut s = Store::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), schema::latest_version());
+    let prof = a_profile();
+    let id = s.record_profile(&prof, 1_800_000_000).unwrap();
+    drop(s);
+    let s = Store::open_read_only(&p).unwrap();
+    check_v01(&s);
+    let rec = s.load(id).unwrap();
+    assert_eq!(rec.kind, RunKind::Profile);
+    assert_eq!(rec.status, RunStatus::Failed, "the command exited 3");
+    assert_eq!((rec.suite.as_str(), rec.repeat), ("profile", 2));
+    assert!(rec.configs.is_empty());
+    let back = s.load_profile(id).unwrap().expect("stored profile");
+    assert_eq!(back.command, prof.command);
+    assert_eq!(back.summary, prof.summary);
+    assert_eq!(back.files, prof.files);
+    assert_eq!(s.load_profile(1).unwrap().map(|p| p.command), None, "run 1 is no profile");
+    let h = s.history(&HistoryFilter::default()).unwrap();
+    assert_eq!(h.len(), 4);
+    let row = h.iter().find(|r| r.id == id).unwrap();
+    assert_eq!((row.kind, row.labels.clone()), (RunKind::Profile, vec!["cat /mnt/a b".into()]));
+    assert_eq!((row.tests_done, row.tests_total), (0, 0));
+    // The summary columns hold the figures.
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let (bytes, reqs, exit): (i64, i64, i64) = c
+        .query_row(
+            "SELECT device_read_bytes, device_read_requests, exit_code FROM profiles WHERE run_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((bytes, reqs, exit), (8192, 2, 3));
+    // Deleting the run deletes its profile (foreign key, cascade).
+    c.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+    c.execute("DELETE FROM runs WHERE id = ?1", [id]).unwrap();
+    let left: i64 = c.query_row("SELECT count(*) FROM profiles", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0);
+}

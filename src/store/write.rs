@@ -34,6 +34,10 @@ pub struct RunOptions {
     /// Share of zeros in written blocks.
     #[serde(default)]
     pub compress_percent: u8,
+    /// Multi-client runs (`--mpi`): ranks, hosts and clocks, for the report's Clients panel
+    /// (each repetition's per-rank figures are in its stored result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::model::ClusterInfo>,
 }
 
 /// What is known about a run when it starts.
@@ -65,30 +69,39 @@ impl RunMeta {
         repeat: u32,
         options: RunOptions,
     ) -> RunMeta {
-        let args: Vec<String> = std::env::args()
-            .map(|a| {
-                if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
-                {
-                    format!("'{}'", a.replace('\'', r"'\''"))
-                } else {
-                    a
-                }
-            })
-            .collect();
         RunMeta {
             kind,
-            started_unix_s: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
+            started_unix_s: now_unix_s(),
             suite: suite.name.clone(),
             scale: suite.scale.to_string(),
             repeat,
             host: HostInfo::current(),
-            command_line: args.join(" "),
+            command_line: command_line(),
             options,
         }
     }
+}
+
+/// Seconds since the epoch.
+pub(crate) fn now_unix_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// This process's command line as typed (arguments with blanks or quotes single-quoted).
+pub(crate) fn command_line() -> String {
+    let args: Vec<String> = std::env::args()
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a
+            }
+        })
+        .collect();
+    args.join(" ")
 }
 
 /// One configuration (a `run` has exactly one).
@@ -109,7 +122,7 @@ pub struct Recorder {
     config_ids: Vec<i64>,
 }
 
-fn to_json<T: Serialize>(v: &T) -> String {
+pub(crate) fn to_json<T: Serialize>(v: &T) -> String {
     // The result types are plain data (no maps with non-string keys), so this cannot fail.
     serde_json::to_string(v).unwrap_or_else(|e| format!("{{\"serialize_error\":\"{e}\"}}"))
 }
@@ -138,25 +151,7 @@ fn begin_tx(
 ) -> rusqlite::Result<(i64, Vec<i64>)> {
     let e = |e| e;
     {
-        tx.execute(
-            "INSERT INTO runs (kind, started_unix_s, status, pid, fsbench_version, suite, scale, repeat, host_json, command_line, options_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                meta.kind.as_str(),
-                meta.started_unix_s as i64,
-                RunStatus::Running.as_str(),
-                std::process::id(),
-                env!("CARGO_PKG_VERSION"),
-                meta.suite,
-                meta.scale,
-                meta.repeat,
-                to_json(&meta.host),
-                meta.command_line,
-                to_json(&meta.options),
-            ],
-        )
-        .map_err(e)?;
-        let run_id = tx.last_insert_rowid();
+        let run_id = insert_run(tx, meta)?;
         let mut config_ids = Vec::new();
         for (pos, c) in configs.iter().enumerate() {
             tx.execute(
@@ -244,6 +239,28 @@ impl Recorder {
             source: rusqlite::Error::InvalidParameterName(format!("configuration {config}")),
         })
     }
+}
+
+/// Insert the run's row (status running); returns its id.
+pub(super) fn insert_run(tx: &Transaction<'_>, meta: &RunMeta) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO runs (kind, started_unix_s, status, pid, fsbench_version, suite, scale, repeat, host_json, command_line, options_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            meta.kind.as_str(),
+            meta.started_unix_s as i64,
+            RunStatus::Running.as_str(),
+            std::process::id(),
+            env!("CARGO_PKG_VERSION"),
+            meta.suite,
+            meta.scale,
+            meta.repeat,
+            to_json(&meta.host),
+            meta.command_line,
+            to_json(&meta.options),
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
 }
 
 /// Upsert one test row and append the repetitions not stored yet.

@@ -20,6 +20,18 @@ pub enum CmdError {
         /// A hint, e.g. the Debian package that provides the program.
         hint: Option<String>,
     },
+    /// The program did not finish within its time limit ([`Cmd::timeout`]) and was killed.
+    #[error("`{cmdline}` did not return within {seconds} s and was killed{}{}", fmt_stderr(stderr), if note.is_empty() { String::new() } else { format!("; {note}") })]
+    TimedOut {
+        /// The command line as the user would type it.
+        cmdline: String,
+        /// The limit, seconds.
+        seconds: u64,
+        /// What it printed on stderr until then.
+        stderr: String,
+        /// What was done about it (e.g. the FUSE connection that was aborted).
+        note: String,
+    },
     /// The program ran and exited non-zero (or was killed by a signal).
     #[error("`{cmdline}` failed ({status}){}", fmt_stderr(stderr))]
     Failed {
@@ -49,12 +61,13 @@ pub struct Cmd {
     program: String,
     args: Vec<String>,
     hint: Option<String>,
+    timeout: Option<std::time::Duration>,
 }
 
 impl Cmd {
     /// A command running `program` (looked up in `PATH`, plus `/sbin` and `/usr/sbin`).
     pub fn new(program: impl Into<String>) -> Self {
-        Cmd { program: program.into(), args: Vec::new(), hint: None }
+        Cmd { program: program.into(), args: Vec::new(), hint: None, timeout: None }
     }
 
     /// Append one argument.
@@ -81,6 +94,13 @@ impl Cmd {
         self
     }
 
+    /// Kill the program (SIGKILL) if it has not finished after `limit`, and fail with
+    /// [`CmdError::TimedOut`]: for commands that can hang (a zfs-fuse daemon that deadlocked).
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
     /// The command line as a user would type it (for messages and logs).
     pub fn cmdline(&self) -> String {
         let mut s = self.program.clone();
@@ -99,6 +119,9 @@ impl Cmd {
     /// status: for tools whose non-zero exit is a finding, not a failure (`e2fsck -n` exits 4
     /// when it finds errors). Only a program that cannot be started is an error.
     pub fn output(&self) -> Result<CmdOutput, CmdError> {
+        if let Some(limit) = self.timeout {
+            return self.output_within(limit);
+        }
         let out = Command::new(&self.program)
             .args(&self.args)
             .env("PATH", search_path())
@@ -116,6 +139,81 @@ impl Cmd {
             status: out.status.to_string(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// [`Cmd::output`] with a time limit. The pipes are read by two threads (a child that
+    /// fills one must not block); after the limit the child is killed and, if it is stuck where
+    /// even SIGKILL must wait (uninterruptible sleep), left to a thread that reaps it later, so
+    /// the caller never waits longer than the limit plus a few seconds.
+    fn output_within(&self, limit: std::time::Duration) -> Result<CmdOutput, CmdError> {
+        use std::io::Read;
+        use std::time::{Duration, Instant};
+        let mut child = Command::new(&self.program)
+            .args(&self.args)
+            .env("PATH", search_path())
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| CmdError::Spawn {
+                cmdline: self.cmdline(),
+                source,
+                hint: self.hint.clone(),
+            })?;
+        let reader = |r: Option<Box<dyn Read + Send>>| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            if let Some(mut r) = r {
+                std::thread::spawn(move || {
+                    let mut buf = Vec::new();
+                    let _ = r.read_to_end(&mut buf);
+                    let _ = tx.send(buf);
+                });
+            }
+            rx
+        };
+        let out_rx = reader(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+        let err_rx = reader(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+        let text = |rx: &std::sync::mpsc::Receiver<Vec<u8>>, wait: Duration| {
+            String::from_utf8_lossy(&rx.recv_timeout(wait).unwrap_or_default()).into_owned()
+        };
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    return Ok(CmdOutput {
+                        cmdline: self.cmdline(),
+                        code: status.code(),
+                        status: status.to_string(),
+                        stdout: text(&out_rx, Duration::from_secs(5)),
+                        stderr: text(&err_rx, Duration::from_secs(5)),
+                    })
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                _ => break,
+            }
+        }
+        let _ = child.kill();
+        let gone = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < gone && !matches!(child.try_wait(), Ok(Some(_))) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !matches!(child.try_wait(), Ok(Some(_))) {
+            // Reaped whenever it can die; no zombie is left for the life of this process.
+            std::thread::spawn(move || {
+                let _ = child.wait();
+            });
+        }
+        Err(CmdError::TimedOut {
+            cmdline: self.cmdline(),
+            seconds: limit.as_secs_f64().ceil() as u64,
+            stderr: text(&err_rx, Duration::from_millis(200)),
+            note: String::new(),
         })
     }
 
@@ -214,5 +312,28 @@ mod tests {
     #[test]
     fn success_returns_stdout() {
         assert_eq!(Cmd::new("echo").arg("hi").run().unwrap(), "hi\n");
+    }
+
+    #[test]
+    fn a_command_past_its_time_limit_is_killed_and_named() {
+        let start = std::time::Instant::now();
+        let err = Cmd::new("sh")
+            .args(["-c", "echo waiting >&2; exec sleep 60"])
+            .timeout(std::time::Duration::from_millis(500))
+            .run()
+            .unwrap_err();
+        // Well under the sleep: killed at the limit, not waited for.
+        assert!(start.elapsed() < std::time::Duration::from_secs(30), "{:?}", start.elapsed());
+        assert!(matches!(err, CmdError::TimedOut { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(msg.contains("did not return within 1 s") && msg.contains("sh -c"), "{msg}");
+        assert!(msg.contains("waiting"), "stderr so far is kept: {msg}");
+        // Within the limit, the output is as without one.
+        let o = Cmd::new("sh")
+            .args(["-c", "echo found; echo note >&2; exit 4"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!((o.code, o.text()), (Some(4), "found\nnote".to_string()));
     }
 }

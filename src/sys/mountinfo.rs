@@ -37,9 +37,16 @@ pub fn is_mounted(mountpoint: &Path) -> bool {
 }
 
 impl MountEntry {
-    /// Per-mount and per-superblock options together (`rw,relatime,rw,data=ordered`).
+    /// Per-mount and per-superblock options together, each once (`rw,relatime,data=ordered`:
+    /// both lists say `rw`).
     pub fn options(&self) -> String {
-        format!("{},{}", self.mount_options, self.super_options)
+        let mut seen: Vec<&str> = Vec::new();
+        for o in self.mount_options.split(',').chain(self.super_options.split(',')) {
+            if !o.is_empty() && !seen.contains(&o) {
+                seen.push(o);
+            }
+        }
+        seen.join(",")
     }
 }
 
@@ -128,7 +135,17 @@ mod tests {
         let m = mount_of(Path::new("/")).expect("root is mounted");
         assert_eq!(m.mountpoint, Path::new("/"));
         let e = parse(SAMPLE);
-        assert_eq!(e[0].options(), "rw,relatime,rw");
+        // Both lists say rw: once.
+        assert_eq!(e[0].options(), "rw,relatime");
+        assert_eq!(
+            MountEntry {
+                mount_options: "rw,noatime".into(),
+                super_options: "rw,logbsize=256k,noatime".into(),
+                ..Default::default()
+            }
+            .options(),
+            "rw,noatime,logbsize=256k"
+        );
     }
 
     #[test]

@@ -107,9 +107,15 @@ pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> 
     if names.is_empty() {
         return Vec::new();
     }
-    let out = Cmd::new("zfs")
-        .args(["get", "-H", "-o", "property,value", &names.join(","), dataset])
-        .run();
+    let get = super::zfs_watch::zcmd("zfs").args([
+        "get",
+        "-H",
+        "-o",
+        "property,value",
+        &names.join(","),
+        dataset,
+    ]);
+    let out = super::zfs_watch::run(get, Some(dataset.split('/').next().unwrap_or(dataset)));
     out.map(|o| {
         o.lines()
             .filter_map(|l| l.split_once('\t'))

@@ -34,6 +34,7 @@ pub mod preflight;
 pub mod sched;
 pub mod sizing;
 pub mod zfs;
+pub mod zfs_watch;
 
 /// The state records (a library part of its own, [`crate::state`]; re-exported here).
 pub use crate::state::process;

@@ -31,10 +31,47 @@ impl MountSpec {
         c.arg(&self.source).arg(&self.target).hint("install the Debian package mount")
     }
 
-    /// Run `mount`.
+    /// Run `mount`. When it fails, the kernel's own line about an option the user gave (the
+    /// `dmesg` tail `mount` points to, e.g. "xfs: unknown mount option [nobarrier]") is added
+    /// to what `mount` said.
     pub fn mount(&self) -> Result<()> {
-        self.command().run().map(drop).map_err(|e| TestbedError::cmd("mount", e))
+        let since = uptime_seconds();
+        self.command().run().map(drop).map_err(|e| {
+            let e = match (e, &self.options, since) {
+                (CmdError::Failed { cmdline, status, mut stderr }, Some(o), Some(since)) => {
+                    let log = Cmd::new("dmesg").run().unwrap_or_default();
+                    if let Some(line) = kernel_line(&log, o, since - 1.0) {
+                        stderr = format!("{}\nkernel log: {line}", stderr.trim_end());
+                    }
+                    CmdError::Failed { cmdline, status, stderr }
+                }
+                (e, ..) => e,
+            };
+            TestbedError::cmd("mount", e)
+        })
     }
+}
+
+fn uptime_seconds() -> Option<f64> {
+    let t = std::fs::read_to_string("/proc/uptime").ok()?;
+    t.split_whitespace().next()?.parse().ok()
+}
+
+/// The last kernel log line (`dmesg` output, `[seconds] text`) at or after `since` seconds
+/// that names one of the mount options `options` (`a,b=1`), without its time stamp.
+pub fn kernel_line(log: &str, options: &str, since: f64) -> Option<String> {
+    let names: Vec<&str> = options
+        .split(',')
+        .map(|o| o.split('=').next().unwrap_or(o).trim())
+        .filter(|n| n.len() >= 2)
+        .collect();
+    log.lines().rev().find_map(|l| {
+        let rest = l.trim_start().strip_prefix('[')?;
+        let (ts, text) = rest.split_once(']')?;
+        let ts: f64 = ts.trim().parse().ok()?;
+        let text = text.trim();
+        (ts >= since && names.iter().any(|n| text.contains(n))).then(|| text.to_string())
+    })
 }
 
 /// Unmount `target`, retrying briefly while it is busy (a process may be closing files).
@@ -131,6 +168,28 @@ impl Guard<Mounted> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernel_line_naming_a_rejected_option_is_found() {
+        let log = "[  100.5] xfs: unknown mount option [nobarrier].\n\
+                   [  200.0] loop1: detected capacity change from 0 to 32768\n\
+                   [  200.1] XFS (loop1): Mounting V5 Filesystem\n\
+                   [  200.2] xfs: unknown mount option [nobarrier].\n\
+                   [  200.3] loop2: detected capacity change\n";
+        assert_eq!(
+            kernel_line(log, "nobarrier", 199.0).as_deref(),
+            Some("xfs: unknown mount option [nobarrier].")
+        );
+        // An older line (before this mount) is not quoted.
+        assert_eq!(kernel_line(log, "nobarrier", 300.0), None);
+        // Options with values are matched by name.
+        let log = "[  5.0] ext4: Unknown parameter 'bogusopt'\n";
+        assert_eq!(
+            kernel_line(log, "noatime,bogusopt=3", 4.0).as_deref(),
+            Some("ext4: Unknown parameter 'bogusopt'")
+        );
+        assert_eq!(kernel_line(log, "noatime", 4.0), None);
+    }
 
     #[test]
     fn mount_command_line() {

@@ -38,6 +38,11 @@ impl Testbed {
         self.pool().map(|p| p.name())
     }
 
+    /// The directory of links to a zfs testbed's devices (`zpool import -d`, `zdb -e -p`).
+    pub fn zfs_devdir(&self) -> Option<PathBuf> {
+        self.pool().map(|p| p.devdir().to_path_buf())
+    }
+
     fn pool(&self) -> Option<&zfs::ZfsPool> {
         self.guards.iter().find_map(|g| match g {
             Owned::Pool(p) => Some(p),

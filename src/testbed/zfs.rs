@@ -25,6 +25,7 @@ use super::config::ZfsLayout;
 use super::error::{Result, TestbedError};
 use super::process::ProcessId;
 use super::state::{Resource, StateDir};
+use super::zfs_watch as watch;
 use crate::state::{Guard, Recorded, Release};
 use crate::sys::cmd::Cmd;
 use serde::{Deserialize, Serialize};
@@ -45,10 +46,7 @@ pub fn daemon_running() -> bool {
 
 /// Names of imported pools (`zpool list -H -o name`).
 pub fn imported_pools() -> Result<Vec<String>> {
-    let out = Cmd::new("zpool")
-        .args(["list", "-H", "-o", "name"])
-        .hint(HINT)
-        .run()
+    let out = watch::run(watch::zcmd("zpool").args(["list", "-H", "-o", "name"]), None)
         .map_err(|e| TestbedError::cmd("listing zfs pools", e))?;
     Ok(out.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect())
 }
@@ -203,8 +201,13 @@ fn start_daemon(dir: &StateDir) -> Result<()> {
     let _ = dir.remove_file(&pidfile);
     // --no-kstat-mount: otherwise the daemon mounts /zfs-kstat, one more thing to clean up.
     // zfs-fuse daemonises; the command returns once the child is forked.
-    if let Err(e) =
-        Cmd::new("zfs-fuse").arg("-p").arg(&pidfile).arg("--no-kstat-mount").hint(HINT).run()
+    if let Err(e) = Cmd::new("zfs-fuse")
+        .arg("-p")
+        .arg(&pidfile)
+        .arg("--no-kstat-mount")
+        .hint(HINT)
+        .timeout(watch::limit())
+        .run()
     {
         let _ = dir.remove_file(&dir.path().join(DAEMON_RECORD));
         return Err(TestbedError::cmd("starting zfs-fuse", e));
@@ -402,14 +405,10 @@ impl Guard<Pool> {
         );
         let cmd = create_command(name, layout, vdevs, mountpoint);
         // On failure the guard's Drop destroys a pool that came into being anyway.
-        cmd.run().map_err(|e| TestbedError::cmd("creating zfs pool", e))?;
+        watch::run(cmd, Some(name)).map_err(|e| TestbedError::cmd("creating zfs pool", e))?;
         for (k, v) in properties {
-            Cmd::new("zfs")
-                .arg("set")
-                .arg(format!("{k}={v}"))
-                .arg(name)
-                .hint(HINT)
-                .run()
+            let set = watch::zcmd("zfs").arg("set").arg(format!("{k}={v}")).arg(name);
+            watch::run(set, Some(name))
                 .map_err(|e| TestbedError::cmd(format!("setting zfs property {k}={v}"), e))?;
         }
         Ok(guard)
@@ -437,11 +436,10 @@ impl Pool {
 
 /// The `zpool create` command line for a layout.
 pub fn create_command(name: &str, layout: ZfsLayout, vdevs: &[PathBuf], mountpoint: &Path) -> Cmd {
-    let mut cmd = Cmd::new("zpool")
+    let mut cmd = watch::zcmd("zpool")
         .args(["create", "-f", "-o", "cachefile=none", "-m"])
         .arg(mountpoint)
-        .arg(name)
-        .hint(HINT);
+        .arg(name);
     if let Some(kw) = layout.vdev_keyword() {
         cmd = cmd.arg(kw);
     }
@@ -463,7 +461,7 @@ pub fn export_import(name: &str, devdir: &Path) -> Result<()> {
 pub fn export(name: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        match Cmd::new("zpool").args(["export", name]).run() {
+        match watch::run(watch::zcmd("zpool").args(["export", name]), Some(name)) {
             Ok(_) => return Ok(()),
             Err(crate::sys::cmd::CmdError::Failed { ref stderr, .. })
                 if stderr.contains("busy") && Instant::now() < deadline =>
@@ -477,11 +475,9 @@ pub fn export(name: &str) -> Result<()> {
 
 /// `zpool import -o cachefile=none -d DEVDIR NAME`: only the testbed's own devices are scanned.
 pub fn import(name: &str, devdir: &Path) -> Result<()> {
-    Cmd::new("zpool")
-        .args(["import", "-o", "cachefile=none", "-d"])
-        .arg(devdir)
-        .arg(name)
-        .run()
+    let cmd =
+        watch::zcmd("zpool").args(["import", "-o", "cachefile=none", "-d"]).arg(devdir).arg(name);
+    watch::run(cmd, Some(name))
         .map(drop)
         .map_err(|e| TestbedError::cmd(format!("importing zfs pool {name}"), e))
 }
@@ -492,10 +488,7 @@ pub fn pool_vdevs(name: &str) -> Result<Option<Vec<PathBuf>>> {
     if !daemon_running() || !imported_pools()?.iter().any(|p| p == name) {
         return Ok(None);
     }
-    let out = Cmd::new("zpool")
-        .args(["status", name])
-        .hint(HINT)
-        .run()
+    let out = watch::run(watch::zcmd("zpool").args(["status", name]), Some(name))
         .map_err(|e| TestbedError::cmd(format!("reading the devices of zfs pool {name}"), e))?;
     Ok(Some(parse_vdevs(&out)))
 }
@@ -522,7 +515,7 @@ pub fn destroy_verified(name: &str) -> Result<bool> {
     }
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        match Cmd::new("zpool").args(["destroy", "-f", name]).run() {
+        match watch::run(watch::zcmd("zpool").args(["destroy", "-f", name]), Some(name)) {
             Ok(_) => return Ok(true),
             Err(crate::sys::cmd::CmdError::Failed { ref stderr, .. })
                 if stderr.contains("busy") && Instant::now() < deadline =>

@@ -194,6 +194,16 @@ pub const IOPOLL: Key = with_default(
     key(Test, "iopoll", Bool, "io_uring: completions are polled (IORING_SETUP_IOPOLL; fio's `hipri`); needs `direct = true` and a device with poll queues, else the test fails saying so"),
     "false",
 );
+/// `fixedbufs`.
+pub const FIXEDBUFS: Key = with_default(
+    key(Test, "fixedbufs", Bool, "io_uring: register the worker's data buffers with the ring once (IORING_REGISTER_BUFFERS; fio's `fixedbufs`), so reads and writes are READ_FIXED/WRITE_FIXED and the kernel does not map and pin the pages per op. The buffers are locked in memory: without CAP_IPC_LOCK they must fit in `ulimit -l`, else the test fails saying so"),
+    "false",
+);
+/// `registerfiles`.
+pub const REGISTERFILES: Key = with_default(
+    key(Test, "registerfiles", Bool, "io_uring: register the test's file with the ring (IORING_REGISTER_FILES; fio's `registerfiles`), so requests name it by index and skip the file-table lookup per op; `false` names it by descriptor, as fio does by default"),
+    "true",
+);
 /// `open`.
 pub const OPEN: Key = with_values(
     with_default(
@@ -274,10 +284,13 @@ pub const KEYS: &[Key] = &[
     IODEPTH_BATCH_COMPLETE,
     SQPOLL,
     IOPOLL,
+    FIXEDBUFS,
+    REGISTERFILES,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
     key(Test, "fileset", Table, "instead of `file`: many files (see [Filesets](#filesets))"),
+    key(Test, "role", Table, "`[[test.role]]`, repeatable: threads with a file and a pattern of their own that run beside every timed phase until the test's own threads are done (see [Roles](#roles)); the test is ranked on its own threads"),
     key(Phase, "name", Str, "phase name; required"),
     with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
     with_values(

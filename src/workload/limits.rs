@@ -78,20 +78,50 @@ pub fn check_suite_bounded(suite: &Suite, allow_long: bool) -> Result<(), String
 
 /// Refuse tests whose files cannot fit in `dir` (statvfs: bytes available to this user), before
 /// any I/O. Fill phases fill whatever they are given and are not counted.
-pub fn check_space(suite: &Suite, dir: &Path) -> Result<(), String> {
+/// `remedy` ends the message ([`DIR_REMEDY`] or [`BED_REMEDY`]).
+pub fn check_space(suite: &Suite, dir: &Path, remedy: &str) -> Result<(), String> {
     let Ok(st) = rustix::fs::statvfs(dir) else {
         return Ok(());
     };
     let available = st.f_bavail.saturating_mul(st.f_frsize);
-    for t in &suite.tests {
+    for t in suite.tests.iter().filter(|t| !fills(t)) {
         let need = t.footprint_bytes();
         if need > available {
             return Err(format!(
-                "test {} needs {} of files, but {} has {} free; use a smaller --scale or size, or another directory (--no-space-check runs it anyway, to see the filesystem run full)",
+                "test {} ({}) needs {} of files, but {} has {} free; {remedy} (--no-space-check runs it anyway, to see the filesystem run full)",
                 escape_controls(&t.id),
+                t.name,
                 crate::workload::size::fmt_bytes(need),
                 dir.display(),
                 crate::workload::size::fmt_bytes(available)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a phase of `t` fills the filesystem it is given (its size is the filesystem's).
+fn fills(t: &crate::workload::TestDef) -> bool {
+    t.phases.iter().any(|p| matches!(p.amount, crate::workload::Amount::Fill(_)))
+}
+
+/// What to do when a directory is too small.
+pub const DIR_REMEDY: &str = "use a smaller --scale or size, or another directory";
+/// What to do when a testbed is too small.
+pub const BED_REMEDY: &str = "use a smaller --scale, or a larger --size (or leave --size out: the testbed is then sized for the suite)";
+
+/// Refuse tests whose files cannot fit in a testbed image of `image_bytes` (`label`'s), before
+/// it is made. The filesystem's own metadata takes more, which the check after mounting sees.
+pub fn check_fits(suite: &Suite, image_bytes: u64, label: &str) -> Result<(), String> {
+    for t in suite.tests.iter().filter(|t| !fills(t)) {
+        let need = t.footprint_bytes();
+        if need > image_bytes {
+            return Err(format!(
+                "test {} ({}) needs {} of files, but the {label} testbed's image is {}; {BED_REMEDY} (--no-space-check runs it anyway, to see the filesystem run full)",
+                escape_controls(&t.id),
+                t.name,
+                crate::workload::size::fmt_bytes(need),
+                crate::workload::size::fmt_bytes(image_bytes),
             ));
         }
     }

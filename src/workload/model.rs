@@ -46,14 +46,38 @@ pub struct TestDef {
     pub files: FileSet,
     /// Phases in order.
     pub phases: Vec<PhaseDef>,
+    /// Roles that run beside each timed phase ([`RoleDef`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleDef>,
+}
+
+/// A role: `threads` threads, each on a data file of its own, doing `phase`'s pattern beside
+/// every timed phase of the test until the test's own threads are done (`phase.amount` is
+/// then only a bound). Its figures are reported apart from the test's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoleDef {
+    /// Name (`writer`).
+    pub name: String,
+    /// Threads.
+    pub threads: u32,
+    /// Size of each thread's file, bytes.
+    pub file_bytes: u64,
+    /// Filled before the first phase (untimed).
+    pub prefill: bool,
+    /// Seconds it runs before the test's own threads are released.
+    #[serde(default)]
+    pub lead_seconds: f64,
+    /// Open flags, pattern and sync policy (not timed as a phase of its own).
+    pub phase: PhaseDef,
 }
 
 fn one() -> u32 {
     1
 }
 
-/// How the io_uring engine batches and polls (the test's `iodepth_batch`,
-/// `iodepth_batch_complete`, `sqpoll`, `iopoll`; fio's options of the same names).
+/// How the io_uring engine batches, polls and registers (the test's `iodepth_batch`,
+/// `iodepth_batch_complete`, `sqpoll`, `iopoll`, `fixedbufs`, `registerfiles`; fio's options of
+/// the same names, `sqthread_poll` and `hipri` for the polling ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UringOpts {
     /// Submit once this many requests are queued; 0: everything queued goes in at each reap.
@@ -64,11 +88,30 @@ pub struct UringOpts {
     pub sqpoll: bool,
     /// IORING_SETUP_IOPOLL: completions are polled (O_DIRECT on a device with poll queues).
     pub iopoll: bool,
+    /// IORING_REGISTER_BUFFERS: the worker's data buffers are registered once, and reads and
+    /// writes are READ_FIXED/WRITE_FIXED (no page pinning per op).
+    #[serde(default)]
+    pub fixedbufs: bool,
+    /// IORING_REGISTER_FILES: the file is registered once and named by index (no file-table
+    /// lookup per op). Results stored before the option existed had it on.
+    #[serde(default = "yes")]
+    pub registerfiles: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for UringOpts {
     fn default() -> Self {
-        UringOpts { batch_submit: 0, batch_complete: 1, sqpoll: false, iopoll: false }
+        UringOpts {
+            batch_submit: 0,
+            batch_complete: 1,
+            sqpoll: false,
+            iopoll: false,
+            fixedbufs: false,
+            registerfiles: true,
+        }
     }
 }
 
@@ -636,6 +679,12 @@ impl TestDef {
 
     /// Bytes a test's files occupy (for sizing a testbed).
     pub fn footprint_bytes(&self) -> u64 {
+        let roles: u64 = self.roles.iter().map(|r| r.file_bytes * r.threads as u64).sum();
+        roles + self.own_footprint_bytes()
+    }
+
+    /// Bytes the test's own files occupy (without its roles' files).
+    fn own_footprint_bytes(&self) -> u64 {
         let fs = &self.files;
         if !self.is_fileset() {
             return fs.size_bytes() * fs.count;

@@ -89,6 +89,14 @@ pub struct TestSpec {
     /// io_uring: completions are polled, not interrupt-driven (IORING_SETUP_IOPOLL; O_DIRECT).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iopoll: Option<bool>,
+    /// io_uring: the data buffers are registered with the ring (IORING_REGISTER_BUFFERS;
+    /// fio's `fixedbufs`), so reads and writes are READ_FIXED/WRITE_FIXED (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixedbufs: Option<bool>,
+    /// io_uring: the test's file is registered with the ring (IORING_REGISTER_FILES; fio's
+    /// `registerfiles`; default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registerfiles: Option<bool>,
     /// The test's file(s) (data tests). Exactly one of `file` and `fileset`.
     #[serde(default)]
     pub file: Option<FileSpec>,
@@ -98,6 +106,40 @@ pub struct TestSpec {
     /// Phases, run in order; at least one must be timed.
     #[serde(rename = "phase")]
     pub phases: Vec<PhaseSpec>,
+    /// Roles: threads with a file and a pattern of their own that run beside every timed
+    /// phase until the test's own threads are done (e.g. a streaming writer beside a reader).
+    #[serde(rename = "role", default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleSpec>,
+}
+
+/// `[[test.role]]`: threads with a file and a pattern of their own that run beside each timed
+/// phase of the test, from its start until the test's own threads (the foreground) are done.
+/// Their figures (latency per op, bytes) are reported apart; the test is ranked on its own
+/// threads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleSpec {
+    /// Role name, e.g. `writer`.
+    pub name: String,
+    /// Threads of the role (default 1), each on its own file.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// The role's file: its size (scaled by `--scale`) and whether it is filled before the
+    /// first phase (`shared` is ignored: each role thread has its own file).
+    pub file: FileSpec,
+    /// Open flags: `create`, `trunc`, `append`, `dsync`, `sync`.
+    #[serde(default)]
+    pub open: Vec<String>,
+    /// The operations, repeated in order while the foreground runs (sequential offsets wrap
+    /// at the end of the file).
+    pub pattern: Vec<OpSpec>,
+    /// When to call fsync/fdatasync.
+    #[serde(default)]
+    pub sync: SyncSpec,
+    /// Seconds the role runs before the test's own threads are released (default 0), so
+    /// they meet it in its steady state.
+    #[serde(default)]
+    pub lead: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -200,7 +242,7 @@ pub enum CacheReq {
 }
 
 /// One entry of a phase's pattern.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpSpec {
     /// `read`, `write`, `fsync` or `fdatasync` (file tests); `create`, `unlink`, `stat`, ...

@@ -11,7 +11,9 @@ use super::keys;
 use super::model::*;
 use super::scale::Scale;
 use super::size::{fmt_bytes, SizeDistSpec};
-use super::spec::{AmountSpec, FilesetSpec, OpSpec, PhaseSpec, SuiteSpec, SyncSpec, TestSpec};
+use super::spec::{
+    AmountSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
+};
 use super::WorkloadError;
 
 /// What resolution needs from the outside world.
@@ -214,6 +216,15 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         return Err(loc.err("no timed phase: set timed = true on at least one phase"));
     }
     let uring = resolve_uring(t, engine, iodepth, direct).map_err(|m| loc.err(m))?;
+    let mut roles = Vec::with_capacity(t.roles.len());
+    for r in &t.roles {
+        roles.push(resolve_role(r, origin, &t.id, ctx)?);
+        if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
+            return Err(
+                loc.err(format!("two roles are named `{}`: give each its own name", r.name))
+            );
+        }
+    }
     Ok(TestDef {
         id: t.id.clone(),
         name: t.name.clone(),
@@ -225,8 +236,74 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         figure: resolve_figure(t).map_err(|m| loc.err(m))?,
         files,
         phases,
+        roles,
     })
 }
+
+/// A role's file and pattern, checked like a data test's phase; it runs until the foreground
+/// is done, so its amount is only a bound ([`ROLE_BOUND_SECONDS`]).
+fn resolve_role(
+    r: &RoleSpec,
+    origin: &str,
+    test: &str,
+    ctx: &ResolveCtx,
+) -> Result<RoleDef, WorkloadError> {
+    let name = format!("role {}", r.name);
+    let loc = Loc { origin, test, phase: Some(&name), entry: None };
+    if r.name.trim().is_empty()
+        || !r.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(loc.err("a role's name is 1 or more of A-Z a-z 0-9 - _ (it names its files)"));
+    }
+    if r.threads == 0 || r.threads > MAX_THREADS {
+        return Err(loc.err(format!("threads = {}: give a role 1 to {MAX_THREADS}", r.threads)));
+    }
+    let raw_size = r.file.size.resolve(ctx.free_memory);
+    let size = ctx.scale.apply(raw_size);
+    if size == 0 {
+        return Err(loc.err("file size is 0: give the role's file a size such as \"64M\""));
+    }
+    let files = FileSet {
+        count: 1,
+        shared: false,
+        layout: Layout::Flat,
+        size: SizeDist::Fixed(size),
+        prefill: r.file.prefill,
+        write_size: DEFAULT_WRITE_SIZE,
+    };
+    let spec = PhaseSpec {
+        name: r.name.clone(),
+        timed: true,
+        cache: CacheReq::Any,
+        open: r.open.clone(),
+        pattern: r.pattern.clone(),
+        amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
+        sync: r.sync.clone(),
+    };
+    let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
+    if phase.open.direct {
+        return Err(loc.err("open = [\"direct\"] is not supported for roles yet"));
+    }
+    let (needs, _) = uses_files(&phase);
+    if needs.is_some() && !r.file.prefill && !phase.open.trunc {
+        return Err(loc.err("this role reads a file nothing has written: set file.prefill = true"));
+    }
+    let lead_seconds = r.lead.unwrap_or(0.0);
+    if !(lead_seconds.is_finite() && (0.0..=3600.0).contains(&lead_seconds)) {
+        return Err(loc.err(format!("lead = {lead_seconds}: give 0 to 3600 seconds")));
+    }
+    Ok(RoleDef {
+        lead_seconds,
+        name: r.name.clone(),
+        threads: r.threads,
+        file_bytes: size,
+        prefill: r.file.prefill,
+        phase,
+    })
+}
+
+/// The bound on a role's work: it is stopped when the foreground is done, long before.
+pub const ROLE_BOUND_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
 
 /// The io_uring options, checked against the engine, the depth and O_DIRECT.
 fn resolve_uring(
@@ -240,6 +317,8 @@ fn resolve_uring(
         ("iodepth_batch_complete", t.iodepth_batch_complete.is_some()),
         ("sqpoll", t.sqpoll.is_some()),
         ("iopoll", t.iopoll.is_some()),
+        ("fixedbufs", t.fixedbufs.is_some()),
+        ("registerfiles", t.registerfiles.is_some()),
     ];
     if engine != EngineKind::IoUring {
         if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
@@ -254,6 +333,8 @@ fn resolve_uring(
         batch_complete: t.iodepth_batch_complete.unwrap_or(1),
         sqpoll: t.sqpoll.unwrap_or(false),
         iopoll: t.iopoll.unwrap_or(false),
+        fixedbufs: t.fixedbufs.unwrap_or(false),
+        registerfiles: t.registerfiles.unwrap_or(true),
     };
     for (k, v) in [("iodepth_batch", o.batch_submit), ("iodepth_batch_complete", o.batch_complete)]
     {

@@ -219,8 +219,10 @@ fn not_root_says_what_needs_root() {
     }
     // A copy of the binary that `nobody` can run wherever the checkout lies (a checkout in a
     // 0700 directory is not reachable for other users), started from `/`.
+    // The copy's directory is made right under /var/tmp (mode 1777), not under TestDir's
+    // /var/tmp/fsbench-tests, which a umask of 077 makes 0700 too.
     use std::os::unix::fs::PermissionsExt;
-    let d = TestDir::new();
+    let d = tempfile::Builder::new().prefix("fsbench-nobody-").tempdir_in("/var/tmp").unwrap();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let exe = d.path().join("fsbench");
     std::fs::copy(bin(), &exe).unwrap();
@@ -378,6 +380,8 @@ fn trace_agrees_with_block_counters() {
         "--workload",
         wl.to_str().unwrap(),
         "--trace",
+        "--repeat",
+        "1",
         "--workdir",
         work.path().to_str().unwrap(),
     ]);
@@ -403,12 +407,33 @@ fn trace_agrees_with_block_counters() {
         );
         assert!(!tr["request_sizes_write"].as_array().unwrap().is_empty());
     }
+    // The facts the explanations cite carry the trace and where the time went, per side; a
+    // gap with reasons ("Why") ends with them.
+    let row = &v["tests"][0];
+    for f in row["facts"].as_array().unwrap() {
+        assert!(f["trace"]["writes"]["bios"].as_u64().unwrap() > 0, "{f}");
+        assert!(f["trace"]["max_queue_depth"].as_u64().unwrap() > 0, "{f}");
+        let t = &f["time"];
+        assert!(t["thread_nanos"].as_u64().unwrap() > 0, "{f}");
+        assert!(t["data_nanos"].as_u64().unwrap() + t["sync_nanos"].as_u64().unwrap() > 0, "{f}");
+    }
+    let why = row["why"][1].as_array().unwrap();
+    if !why.is_empty() {
+        let rules: Vec<&str> = why.iter().map(|e| e["rule"].as_str().unwrap()).collect();
+        assert!(rules.ends_with(&["time_split", "block_trace"]), "{rules:?}");
+    }
     assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
     let inst: Vec<_> = std::fs::read_dir("/sys/kernel/tracing/instances")
         .map(|r| {
             r.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .filter(|n| n.starts_with("fsbench-"))
+                // Left behind = its process (fsbench-PID-N) has ended; other tests' fsbench
+                // processes trace at the same time.
+                .filter(|n| {
+                    let pid = n.split('-').nth(1).unwrap_or("");
+                    !std::path::Path::new("/proc").join(pid).exists()
+                })
                 .collect()
         })
         .unwrap_or_default();

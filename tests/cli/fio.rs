@@ -164,7 +164,7 @@ fn engine_depth_and_direct_show_in_table_and_csv() {
     };
     let o = args("table");
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("u [io_uring qd8]"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("u [io_uring qd8 unregistered-files]"), "{}", stdout(&o));
     let o = args("csv");
     let text = stdout(&o);
     let mut lines = text.lines();
@@ -172,6 +172,66 @@ fn engine_depth_and_direct_show_in_table_and_csv() {
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
     assert_eq!((col("engine"), col("iodepth"), col("direct")), ("io_uring", "8", "false"));
+    let o = args("bonnie");
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Not the bonnie suite: the tables are blank, and the I/O line names no bonnie test.
+    assert!(!stdout(&o).contains("I/O (engine"), "{}", stdout(&o));
+    let o = args("html");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("<td class=\"io\">io_uring qd8 buffered unregistered-files</td>"));
+    // The store keeps them: the recorded run's JSON, and its HTML report.
+    let db = dir.path().join("results.sqlite");
+    let db = db.to_str().unwrap();
+    let (_, o) = run_json(&[
+        "run",
+        "--fio",
+        job.to_str().unwrap(),
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--db",
+        db,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fsbench(&["show", "1", "--db", db, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ph = &v["tests"][0]["reps"][0]["phases"][0];
+    assert_eq!(
+        (ph["engine"].as_str(), ph["iodepth"].as_u64(), ph["direct"].as_bool()),
+        (Some("io_uring"), Some(8), Some(false)),
+        "{ph}"
+    );
+    assert_eq!(ph["uring"]["registerfiles"], false, "fio's default: no registered file");
+    let html = dir.path().join("r.html");
+    let o = fsbench(&["report", "1", "--db", db, "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("<td class=\"io\">io_uring qd8 buffered unregistered-files</td>"));
+}
+
+#[test]
+fn bonnie_format_names_each_tests_engine_depth_and_direct() {
+    let work = TestDir::new();
+    let o = fsbench(&[
+        "run",
+        "--suite",
+        "bonnie",
+        "--scale",
+        "0.01",
+        "--test",
+        "block",
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--no-store",
+        "--format",
+        "bonnie",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("I/O (engine, depth, O_DIRECT): block psync qd1 buffered\n"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -238,4 +298,63 @@ fn suite_as_fio_is_a_job_file_fio_accepts() {
     let f = dir.write("u14.fio", &text);
     let o = std::process::Command::new("fio").arg("--parse-only").arg(&f).output().unwrap();
     assert!(o.status.success(), "fio refused it: {}", stderr(&o));
+}
+
+/// `compare --fio`: one job file on two fresh filesystems, interleaved, end to end.
+#[test]
+fn compare_runs_a_job_file_on_two_configurations() {
+    if !is_root() || !std::path::Path::new("/dev/loop-control").exists() || !have("mkfs.ext4") {
+        skip("needs root, loop devices and mkfs.ext4 (e2fsprogs)");
+        return;
+    }
+    let dir = TestDir::new();
+    let work = TestDir::new();
+    let job = dir.write(
+        "two.fio",
+        "[global]\nsize=${FSB_SIZE}\nio_size=1m\nstonewall\n\n[qd8-direct]\nioengine=io_uring\niodepth=8\ndirect=1\nrw=randread\n\n[seq-write]\nrw=write\nbs=64k\nend_fsync=1\n",
+    );
+    let mut c = command();
+    c.env("FSB_SIZE", "8m").args([
+        "compare",
+        "ext4",
+        "tmpfs",
+        "--fio",
+        job.to_str().unwrap(),
+        "--workdir",
+        work.path().to_str().unwrap(),
+        "--size",
+        "128M",
+        "--no-store",
+        "--no-report",
+        "--format",
+        "json",
+    ]);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}); stderr:\n{}", stderr(&o)));
+    let configs = v["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 2);
+    for c in configs {
+        let tests = c["run"]["tests"].as_array().unwrap();
+        let ids: Vec<&str> = tests.iter().map(|t| t["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["qd8-direct", "seq-write"], "{}", c["label"]);
+        for t in tests {
+            assert_eq!(t["status"]["state"], "ok", "{} {t}", c["label"]);
+        }
+        let ph = &tests[0]["reps"][0]["phases"].as_array().unwrap().last().unwrap();
+        assert_eq!(
+            (ph["engine"].as_str(), ph["iodepth"].as_u64(), ph["direct"].as_bool()),
+            (Some("io_uring"), Some(8), Some(true)),
+            "{}",
+            c["label"]
+        );
+        assert_eq!(ph["bytes_read"], 1 << 20);
+    }
+    // Each test was decided between the two: a winner or a draw.
+    for r in v["tests"].as_array().unwrap() {
+        let outcome = r["vs_baseline"][1]["outcome"].as_str().unwrap_or("");
+        assert!(["win", "draw"].contains(&outcome), "{r}");
+    }
+    assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
 }

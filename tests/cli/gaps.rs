@@ -245,6 +245,14 @@ fn rejected_mkfs_and_mount_options_and_sizes_are_bad_input() {
         let o = fsbench(&["run", "--fs", fs, "--test", "10", "--scale", "1/64", "--workdir", w]);
         assert_bad(&o, needle);
         assert!(work.entries().is_empty(), "{fs}: {:?}", work.entries());
+        // The failed command and its output once, not once per layer of the error.
+        let e = stderr(&o);
+        assert_eq!(e.matches("` failed (").count(), 1, "{fs}: {e}");
+        let dmesg = std::process::Command::new("dmesg").output();
+        if fs.starts_with("ext4:mount") && dmesg.is_ok_and(|d| d.status.success()) {
+            // The kernel says which option it refused.
+            assert!(e.contains("kernel log: ") && e.contains("'no_such_option'"), "{e}");
+        }
     }
     let o = fsbench(&["run", "--fs", "ext4", "--size", "1E", "--test", "10", "--workdir", w]);
     assert_bad(&o, "not enough space");
@@ -325,6 +333,71 @@ fn compare_checks_each_directory_for_space() {
         "[[test]]\nid = \"big\"\nname = \"n\"\nfile = { size = \"1E\" }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n",
     );
     let o = fsbench(&["compare", s(a.path()), s(b.path()), "--workload", s(&f), "--no-store"]);
-    assert_bad(&o, "test big needs 1048576T of files");
+    assert_bad(&o, "test big (n) needs 1048576T of files");
     assert!(a.entries().is_empty() && b.entries().is_empty());
+}
+
+/// A testbed of a given --size that a test's files cannot fit in is refused before it is made,
+/// memory-relative sizes (`freemem/2`, unit14's test 8) included: exit 2 naming the test, not a
+/// run into ENOSPC.
+#[test]
+fn compare_checks_a_sized_testbed_for_space_including_freemem_sizes() {
+    let d = TestDir::new();
+    let work = TestDir::new();
+    // Half of free memory: more than 64 MiB on any machine that runs the tests.
+    let f = d.write(
+        "mem.toml",
+        "[[test]]\nid = \"8\"\nname = \"half-of-memory\"\nfile = { size = \"freemem/2\" }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\"]\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\n",
+    );
+    let o = fsbench(&[
+        "compare",
+        "ext4",
+        "xfs",
+        "--workload",
+        s(&f),
+        "--size",
+        "64M",
+        "--workdir",
+        s(work.path()),
+        "--no-store",
+    ]);
+    assert_bad(&o, "test 8 (half-of-memory) needs ");
+    assert!(stderr(&o).contains("testbed's image is 64M"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("larger --size"), "{}", stderr(&o));
+    assert!(work.entries().is_empty(), "{:?}", work.entries());
+}
+
+/// Help says what the commands do: compare's images are fallocated by default (not sparse);
+/// `testbed up` keeps its work directory, has no suite to size for and no phases to evict.
+#[test]
+fn testbed_help_is_true() {
+    let o = fsbench(&["compare", "--help"]);
+    let h = stdout(&o);
+    assert!(!h.contains("sparse image file"), "{h}");
+    assert!(h.contains("allocated with fallocate by default"), "{h}");
+    let o = fsbench(&["testbed", "up", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = stdout(&o);
+    for wrong in ["removed afterwards", "largest test", "--remount-evict"] {
+        assert!(!h.contains(wrong), "{wrong}: {h}");
+    }
+    assert!(h.contains("kept until `fsbench testbed down`"), "{h}");
+    assert!(h.contains("Default: 1 GiB"), "{h}");
+    // The options that apply are still there.
+    for opt in ["--workdir", "--size", "--image-alloc", "--device"] {
+        assert!(h.contains(opt), "{opt}: {h}");
+    }
+}
+
+/// `fsbench run` alone names both ways to say where to run, not only --dir.
+#[test]
+fn run_without_a_target_names_dir_and_fs() {
+    let o = fsbench(&["run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("--dir <DIR>") && err.contains("--fs <CONFIG>"), "{err}");
+    // --fs and --dir together are still refused.
+    let o = fsbench(&["run", "--fs", "ext4", "--dir", "/nonexistent"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }

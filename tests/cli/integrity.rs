@@ -191,3 +191,120 @@ fn metadata_cases_run_only_when_asked_and_keep_the_machine_up() {
         }
     }
 }
+
+#[test]
+fn a_run_is_stored_and_history_show_and_report_give_its_matrix() {
+    if !is_root() || !std::path::Path::new("/dev/loop-control").exists() {
+        skip("needs root and loop devices");
+        return;
+    }
+    let work = TestDir::new();
+    let db = work.path().join("results.sqlite");
+    let db = db.to_str().unwrap();
+    let img = work.path().join("imgs");
+    std::fs::create_dir(&img).unwrap();
+    let o = fsbench(&[
+        "integrity",
+        "ext4",
+        "--faults",
+        "zero",
+        "--seed",
+        "5",
+        "--workdir",
+        img.to_str().unwrap(),
+        "--db",
+        db,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = stdout(&o);
+    assert!(stderr(&o).contains("stored as run 1"), "{}", stderr(&o));
+
+    let h = fsbench(&["history", "--db", db]);
+    let h = stdout(&h);
+    let line = h.lines().find(|l| l.contains("integrity")).unwrap_or_else(|| panic!("{h}"));
+    assert!(line.contains("ext4") && line.contains("1/1") && line.contains(" ok"), "{h}");
+    // The fault list is not in the scale column (an integrity run has no scale).
+    assert!(line.contains("ext4 (faults: zero)"), "{h}");
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    let head: Vec<&str> = h.lines().next().unwrap().split_whitespace().collect();
+    // "started (UTC)" and the date are both two words: the columns line up.
+    let scale = head.iter().position(|c| *c == "scale").unwrap();
+    assert_eq!(cols[scale], "-", "{h}");
+
+    // show: the same matrix as printed; JSON as `integrity --format json`; a CSV row per case.
+    let t = fsbench(&["show", "1", "--db", db]);
+    assert!(t.status.success(), "{}", stderr(&t));
+    assert_eq!(stdout(&t), printed);
+    let (v, _) = run_json(&["show", "1", "--db", db]);
+    assert_eq!(v[0]["config"], "ext4");
+    let c = &v[0]["cases"][0];
+    assert_eq!((c["target"].as_str(), c["fault"].as_str()), (Some("data"), Some("zero")));
+    assert_eq!(c["outcome"], "silent", "ext4 has no data checksums: {c}");
+    assert!(c["damaged"][0]["offset_bytes"].as_u64().unwrap() > 0, "{c}");
+    assert!(!c["tool_location"]["output"].as_str().unwrap().is_empty(), "tool output kept: {c}");
+    let csv = stdout(&fsbench(&["show", "1", "--db", db, "--format", "csv"]));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(rows[1].starts_with("ext4,data,zero,silent,silent,"), "{csv}");
+    let b = fsbench(&["show", "1", "--db", db, "--format", "bonnie"]);
+    assert_eq!(b.status.code(), Some(2), "{}", stderr(&b));
+
+    // report: the HTML matrix, the cell coloured and carrying its evidence.
+    let html = work.path().join("r.html");
+    let r = fsbench(&["report", "1", "--db", db, "-o", html.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("<tr><th>file data (one copy)</th><td class=\"o o-silent\""), "{html}");
+    assert!(html.contains("title=\"data/zero: "), "{html}");
+    assert!(html.contains("<details id=\"r0-c0-k0\">"), "{html}");
+    // diff has nothing to compare in a matrix.
+    let d = fsbench(&["diff", "1", "1", "--db", db]);
+    assert_eq!(d.status.code(), Some(2), "{}", stderr(&d));
+    assert!(stderr(&d).contains("integrity run"), "{}", stderr(&d));
+
+    // --no-store leaves the database as it was.
+    let o = fsbench(&[
+        "integrity",
+        "ext4",
+        "--faults",
+        "zero",
+        "--workdir",
+        img.to_str().unwrap(),
+        "--no-store",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("stored as run"), "{}", stderr(&o));
+    let h = stdout(&fsbench(&["history", "--db", db]));
+    assert_eq!(h.lines().filter(|l| l.contains("integrity")).count(), 1, "{h}");
+    assert!(std::fs::read_dir(&img).unwrap().next().is_none(), "images left behind");
+}
+
+#[test]
+fn zfs_metadata_blocks_are_located_with_zdb_and_one_ditto_copy_never_loses_data() {
+    let Some(v) =
+        integrity(&["zfs", "--metadata"], "zero", &[("zfs-fuse", "zfs-fuse"), ("zdb", "zfs-fuse")])
+    else {
+        return;
+    };
+    let cases = v[0]["cases"].as_array().unwrap();
+    let targets: Vec<&str> = cases.iter().map(|c| c["target"].as_str().unwrap()).collect();
+    assert_eq!(targets, ["data", "directory", "inode", "indirect"]);
+    for c in cases.iter().filter(|c| c["target"] != "data") {
+        // zdb named the block; its two DVAs (ditto copies, on the one device) hold the same
+        // bytes, past the front labels; one of them was damaged.
+        let out = c["tool_location"]["output"].as_str().unwrap();
+        assert!(out.contains("zdb -e -p") && out.contains("copies hold the same"), "{c}");
+        let copies = c["copies"].as_array().unwrap();
+        assert_eq!(copies.len(), 2, "{c}");
+        for cp in copies {
+            assert!(cp["offset_bytes"].as_u64().unwrap() >= 4 << 20, "in the labels: {c}");
+        }
+        assert_eq!(c["damaged"].as_array().unwrap().len(), 1, "{c}");
+        // zfs reads the other copy (and rewrites the bad one): the data set stays intact.
+        // "unaffected" when the damaged copy was freed (rewritten elsewhere) before any read.
+        let o = c["outcome"].as_str().unwrap();
+        assert!(o == "repaired" || o == "unaffected", "{c}");
+        assert_eq!(c["second_read"]["read_errors"].as_array().unwrap().len(), 0, "{c}");
+        assert_eq!(c["second_read"]["mismatches"].as_array().unwrap().len(), 0, "{c}");
+    }
+}

@@ -9,6 +9,7 @@ mod fsruns;
 mod gaps;
 mod integrity;
 mod metadata;
+mod roles;
 mod run;
 mod security;
 mod signals;

@@ -153,6 +153,9 @@ fn test12_pattern_op_by_op() {
             "run",
             // strace counts every pwrite of the process; the results store would add SQLite's.
             "--no-store",
+            // One pass of the pattern (the default --min-time would repeat it).
+            "--min-time",
+            "0",
             "--dir",
             run_dir.to_str().unwrap(),
             "--test",
@@ -206,6 +209,9 @@ fn test3_sizes_and_fsync_points_op_by_op() {
             "run",
             // strace counts every pwrite of the process; the results store would add SQLite's.
             "--no-store",
+            // One pass of the pattern (the default --min-time would repeat it).
+            "--min-time",
+            "0",
             "--dir",
             run_dir.to_str().unwrap(),
             "--test",
@@ -326,4 +332,103 @@ fn short_phase_warns() {
     let o =
         fsbench(&["run", "--dir", d.path().to_str().unwrap(), "--test", "14", "--scale", "1/64"]);
     assert!(stdout(&o).contains("start-up and scheduler noise dominate"), "{}", stdout(&o));
+}
+
+const TINY: &str = "[[test]]\nid = \"w\"\nname = \"write-64k\"\nfile = { size = \"64K\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n";
+
+#[test]
+fn min_time_lengthens_a_short_phase_by_default() {
+    let (dir, d) = (TestDir::new(), TestDir::new());
+    let wl = d.write("tiny.toml", TINY);
+    let args = ["run", "--dir", dir.path().to_str().unwrap(), "--workload", wl.to_str().unwrap()];
+    let args = [&args[..], &["--no-store"]].concat();
+    let run = |extra: &[&str]| {
+        // Without the test suite's FSBENCH_MIN_TIME=0: the default applies.
+        let o = command()
+            .env_remove("FSBENCH_MIN_TIME")
+            .args(&args)
+            .args(extra)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["tests"][0]["reps"][0]["phases"][0].clone()
+    };
+    // Writing 64 KiB into the page cache takes well under a millisecond: the default 0.5 s
+    // makes it run many times, and its figures count every pass.
+    let p = run(&[]);
+    assert!(u(&p["passes"]) > 10, "{p}");
+    // At least 0.5 s, unless the cap of 1000 passes came first.
+    assert!(u(&p["wall_nanos"]) >= 500_000_000 || u(&p["passes"]) == 1000, "{p}");
+    assert_eq!(u(&p["bytes_written"]), 64 * 1024 * u(&p["passes"]));
+    let p = run(&["--min-time", "0"]);
+    assert_eq!((u(&p["passes"]), u(&p["bytes_written"])), (1, 64 * 1024), "{p}");
+    let p = run(&["--min-time", "20ms"]);
+    assert!(u(&p["wall_nanos"]) >= 20_000_000, "{p}");
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+#[test]
+fn repeat_auto_says_per_test_how_many_repetitions_and_why() {
+    let (dir, d) = (TestDir::new(), TestDir::new());
+    let wl = d.write("tiny.toml", TINY);
+    let (dp, wp) = (dir.path().to_str().unwrap(), wl.to_str().unwrap());
+    let base = ["run", "--dir", dp, "--workload", wp, "--no-store"];
+    // Any interval meets a target of ±100000%: the first 5 repetitions, stopped by the CI.
+    let mut a = base.to_vec();
+    a.extend(["--repeat", "auto", "--target-ci", "100000"]);
+    let (v, o) = run_json(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = &v["tests"][0];
+    assert_eq!(t["reps"].as_array().unwrap().len(), 5);
+    let w = t["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "repetitions");
+    let w = w.unwrap_or_else(|| panic!("{}", t["warnings"]));
+    assert_eq!((u(&w["count"]), w["stopped_by"].as_str()), (5, Some("ci")), "{w}");
+    assert!(w["message"].as_str().unwrap().contains("--repeat auto: 5 repetitions"), "{w}");
+    // A target no figure meets: up to --max-repeat.
+    let mut a = base.to_vec();
+    a.extend(["--repeat", "auto", "--target-ci", "0.0000001", "--max-repeat", "6"]);
+    let (v, _) = run_json(&a);
+    let w = &v["tests"][0]["warnings"];
+    assert!(w.to_string().contains("\"stopped_by\":\"max\""), "{w}");
+    assert_eq!(v["tests"][0]["reps"].as_array().unwrap().len(), 6);
+    let table =
+        stdout(&fsbench(&[&base[..], &["--repeat", "auto", "--target-ci", "100000"]].concat()));
+    assert!(table.contains("--repeat auto: 5 repetitions"), "{table}");
+    // Bad values are refused before anything runs.
+    for bad in [
+        &["--repeat", "0"][..],
+        &["--repeat", "often"],
+        &["--min-time", "-1"],
+        &["--time-budget", "soon"],
+    ] {
+        let o = fsbench(&[&base[..], bad].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+    }
+}
+
+/// A directory on a device fsbench did not make (/var/tmp, the machine's own disk): its device
+/// counters include other processes' I/O, and every output says so.
+#[test]
+fn device_counters_of_a_users_directory_are_labelled_device_wide() {
+    let d = TestDir::new();
+    let wl = d.write("w.toml", TINY);
+    let (dp, wp) = (d.path().to_str().unwrap(), wl.to_str().unwrap());
+    let o = fsbench(&["run", "--dir", dp, "--workload", wp, "--no-store", "--format", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let mut rows = csv::Reader::from_reader(out.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = rows.records().next().unwrap().unwrap();
+    if row[col("device_read_bytes")].is_empty() {
+        println!("skipped: the test directory is on no block device (tmpfs, overlay)");
+        return;
+    }
+    assert_eq!(&row[col("device_wide")], "true", "{out}");
+    let o = fsbench(&["run", "--dir", dp, "--workload", wp, "--no-store", "--details"]);
+    let text = stdout(&o);
+    assert!(text.contains("are device-wide") && text.contains("other processes' I/O"), "{text}");
+    assert!(text.contains("*: device-wide"), "{text}");
 }

@@ -342,3 +342,62 @@ fn the_report_renders_in_headless_chromium() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+/// A reader that closes the pipe (`fsbench history | head -1`) ends the output quietly with
+/// exit 141 (128 + SIGPIPE), never a panic and never "error: writing to stdout".
+#[test]
+fn a_closed_stdout_pipe_ends_quietly_with_141() {
+    let (dir, d) = (TestDir::new(), TestDir::new());
+    let db = d.path().join("results.sqlite");
+    let wl = d.write("w.toml", &write_workload(""));
+    let o = fsbench(&["run", "--dir", p(dir.path()), "--workload", p(&wl), "--db", p(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in [
+        vec!["history", "--db", p(&db)],
+        vec!["show", "1", "--format", "json", "--db", p(&db)],
+        vec!["show", "1", "--db", p(&db)],
+    ] {
+        // The read end is closed before fsbench starts: its first write meets EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = command().args(&args).stdout(writer).stderr(Stdio::piped()).output().unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked") && !err.contains("error"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
+    }
+}
+
+/// Two runs with no test in common: an error naming both runs and suites (exit 2), not an
+/// empty table that reads as "no change".
+#[test]
+fn diff_of_runs_with_no_tests_in_common_is_refused() {
+    let (dir, d) = (TestDir::new(), TestDir::new());
+    let db = d.path().join("results.sqlite");
+    let wl = d.write("w.toml", &write_workload(""));
+    let o = fsbench(&["run", "--dir", p(dir.path()), "--workload", p(&wl), "--db", p(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fsbench(&[
+        "run",
+        "--dir",
+        p(dir.path()),
+        "--test",
+        "14",
+        "--scale",
+        "1/64",
+        "--db",
+        p(&db),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fsbench(&["diff", "1", "2", "--db", p(&db)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}\n{}", stdout(&o));
+    let want = format!(
+        "no tests in common between run 1 (suite {}) and run 2 (suite unit14)",
+        wl.display()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // A run against itself still compares.
+    let same = fsbench(&["diff", "1", "1", "--db", p(&db)]);
+    assert!(same.status.success() && stdout(&same).contains("1 compared"), "{}", stdout(&same));
+}

@@ -47,13 +47,15 @@ pub fn command() -> Command {
 
 /// Keep `c` (fsbench itself, or a wrapper such as strace or runuser that starts it) off the
 /// user's results database and working directory: `XDG_DATA_HOME` and the working directory
-/// become scratch directories under Cargo's target/tmp.
+/// become scratch directories under Cargo's target/tmp. `FSBENCH_MIN_TIME=0`: each phase runs
+/// once (a test of --min-time removes it or passes the option).
 pub fn isolate(c: &mut Command) -> &mut Command {
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fsbench-cli");
     let (data, cwd) = (scratch.join("xdg-data"), scratch.join("cwd"));
     std::fs::create_dir_all(&data).unwrap();
     std::fs::create_dir_all(&cwd).unwrap();
-    c.env("XDG_DATA_HOME", data).current_dir(cwd)
+    // Every phase once (--min-time 0), unless a test asks for more: runs stay short.
+    c.env("XDG_DATA_HOME", data).env("FSBENCH_MIN_TIME", "0").current_dir(cwd)
 }
 
 /// Run fsbench with args; return the output.

@@ -195,6 +195,14 @@ pub trait IoEngine: Send + Sized {
         Ok(())
     }
 
+    /// Hand the engine the worker's data buffers, once, after [`IoEngine::configure`] and
+    /// before the first request (untimed): every data request's buffer lies inside one of them.
+    /// io_uring registers them with the ring when asked (`fixedbufs`); other engines ignore
+    /// them.
+    fn register_buffers(&mut self, _bufs: &[(*mut u8, usize)]) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// Queue one request.
     ///
     /// # Safety

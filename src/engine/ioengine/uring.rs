@@ -6,7 +6,11 @@
 //! the requests the worker queued since the last reap go in one call), then matches each
 //! completion to its request by `user_data` (the worker's tag), in whatever order the kernel
 //! completes them. The test's file is registered with the ring at its first request, so requests
-//! name it by index and the kernel skips the file-table lookup per op (fio's `registerfiles`).
+//! name it by index and the kernel skips the file-table lookup per op (fio's `registerfiles`;
+//! `registerfiles = false` names it by descriptor, fio's default). With `fixedbufs` the worker's
+//! read buffers and write pool are registered once ([`IoEngine::register_buffers`]), and reads
+//! and writes become READ_FIXED/WRITE_FIXED naming the buffer by index, so the kernel does not
+//! map and pin the user pages per request (fio's `fixedbufs`).
 //!
 //! Short transfers: a read or write that moved fewer bytes than asked is resubmitted for the
 //! rest (buffer, length and offset advanced) and completes once, with the whole length, when the
@@ -22,6 +26,7 @@
 //! complete requests short and out of order.
 
 use super::{Caps, Completion, Io, IoEngine, IoKind};
+use crate::workload::UringOpts;
 use std::io;
 
 /// Largest queue depth (entries of the ring; fio's io_uring engine allows 4096 too).
@@ -29,9 +34,13 @@ pub const URING_MAX_DEPTH: u32 = 4096;
 
 /// A submission and completion queue: the real ring, or a fake in tests.
 pub trait Ring: Sized {
-    /// Make a ring for `entries` requests in flight, with SQ polling and polled completions
-    /// when asked.
-    fn new(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<Self>;
+    /// Make a ring for `entries` requests in flight, with SQ polling, polled completions and
+    /// file registration as `opts` asks (buffers are registered later, by
+    /// [`Ring::register_buffers`]).
+    fn new(entries: u32, opts: &UringOpts) -> io::Result<Self>;
+    /// Register the data buffers (fio's `fixedbufs`): from then on every read and write must
+    /// lie inside one of them, and goes to the kernel as READ_FIXED/WRITE_FIXED.
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> io::Result<()>;
     /// Put a request in the submission queue (no system call). `Ok(false)` when the submission
     /// queue is full (submit first).
     ///
@@ -40,19 +49,73 @@ pub trait Ring: Sized {
     unsafe fn push(&mut self, io: &Io) -> io::Result<bool>;
     /// Submit what was pushed and wait until at least `want` completions are available.
     fn submit_and_wait(&mut self, want: usize) -> io::Result<()>;
+    /// Wait until the submission queue has a free entry (with SQ polling the kernel's poller
+    /// takes entries on its own time, and frees them after it has posted their completions).
+    fn wait_for_room(&mut self) -> io::Result<()>;
     /// Take one completion: `(user_data, result)`.
     fn pop(&mut self) -> Option<(u64, i32)>;
 }
 
+/// Most buffers a worker registers (its read buffers and its write pool).
+const MAX_FIXED_BUFS: usize = 2;
+
 /// The kernel's ring.
 pub struct KernelRing {
     ring: io_uring::IoUring,
+    /// Register the file (`registerfiles`).
+    register_files: bool,
     /// The file registered at index 0 (-1: none yet).
     registered: i32,
+    /// Registered buffers as `[start, end)` addresses; the first `nbufs` are in use.
+    bufs: [(usize, usize); MAX_FIXED_BUFS],
+    nbufs: usize,
+}
+
+impl KernelRing {
+    /// Index of the registered buffer holding `[addr, addr + len)`.
+    #[inline(always)]
+    fn buf_index(&self, addr: *mut u8, len: usize) -> io::Result<u16> {
+        let a = addr as usize;
+        for (k, &(start, end)) in self.bufs[..self.nbufs].iter().enumerate() {
+            if a >= start && a + len <= end {
+                return Ok(k as u16);
+            }
+        }
+        Err(io::Error::other("fixedbufs: a request's buffer lies outside the registered buffers"))
+    }
+}
+
+/// The submission entry of `io` on file `$fd` (`types::Fixed` or `types::Fd`); `$index` is the
+/// registered buffer's index (None: not registered).
+macro_rules! entry {
+    ($io:expr, $fd:expr, $index:expr) => {{
+        use io_uring::{opcode, types};
+        let (io, fd) = ($io, $fd);
+        match (io.kind, $index) {
+            (IoKind::Read, None) => {
+                opcode::Read::new(fd, io.buf, io.len as u32).offset(io.offset).build()
+            }
+            (IoKind::Read, Some(i)) => {
+                opcode::ReadFixed::new(fd, io.buf, io.len as u32, i).offset(io.offset).build()
+            }
+            (IoKind::Write, None) => {
+                opcode::Write::new(fd, io.buf, io.len as u32).offset(io.offset).build()
+            }
+            (IoKind::Write, Some(i)) => {
+                opcode::WriteFixed::new(fd, io.buf, io.len as u32, i).offset(io.offset).build()
+            }
+            (IoKind::Fsync, _) => opcode::Fsync::new(fd).build(),
+            (IoKind::Fdatasync, _) => {
+                opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build()
+            }
+            (IoKind::Syncfs, _) => return Err(io::Error::other("syncfs has no io_uring opcode")),
+        }
+    }};
 }
 
 impl Ring for KernelRing {
-    fn new(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<Self> {
+    fn new(entries: u32, opts: &UringOpts) -> io::Result<Self> {
+        let (sqpoll, iopoll) = (opts.sqpoll, opts.iopoll);
         let mut b = io_uring::IoUring::builder();
         if sqpoll {
             // The poller sleeps after 1 s without submissions (fio's sqthread_poll default).
@@ -77,29 +140,59 @@ impl Ring for KernelRing {
             }
             Err(e) => return Err(unavailable(e)),
         };
-        Ok(KernelRing { ring, registered: -1 })
+        Ok(KernelRing {
+            ring,
+            register_files: opts.registerfiles,
+            registered: -1,
+            bufs: [(0, 0); MAX_FIXED_BUFS],
+            nbufs: 0,
+        })
+    }
+
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+        if bufs.len() > MAX_FIXED_BUFS {
+            return Err(io::Error::other("fixedbufs: more buffers than the engine registers"));
+        }
+        let iov: Vec<libc::iovec> =
+            bufs.iter().map(|&(p, n)| libc::iovec { iov_base: p.cast(), iov_len: n }).collect();
+        // SAFETY: the worker keeps these buffers alive and unmoved for the engine's lifetime
+        // (they are declared before it, so dropped after it; dropping the ring unregisters).
+        if let Err(e) = unsafe { self.ring.submitter().register_buffers(&iov) } {
+            let total: usize = bufs.iter().map(|b| b.1).sum();
+            let size = crate::workload::size::fmt_bytes(total as u64);
+            let why = match e.raw_os_error() {
+                Some(libc::ENOMEM) => format!("the kernel would not lock {size} of buffers in memory ({e}): raise the locked-memory limit (ulimit -l) or run as root, lower iodepth or the op size, or set fixedbufs = false"),
+                Some(libc::EFAULT) | Some(libc::EINVAL) | Some(libc::EOVERFLOW) => format!("the kernel refused to register {size} of buffers ({e}); each may be at most 1 GiB (iodepth × largest op): lower iodepth or the op size, or set fixedbufs = false"),
+                _ => format!("registering {size} of buffers failed ({e}); set fixedbufs = false"),
+            };
+            return Err(io::Error::new(e.kind(), format!("fixedbufs = true: {why}")));
+        }
+        for (k, &(p, n)) in bufs.iter().enumerate() {
+            self.bufs[k] = (p as usize, p as usize + n);
+        }
+        self.nbufs = bufs.len();
+        Ok(())
     }
 
     #[inline(always)]
     unsafe fn push(&mut self, io: &Io) -> io::Result<bool> {
-        use io_uring::{opcode, types};
-        if io.fd != self.registered {
-            // Once per worker and phase (one file): later requests name it by index.
-            if self.registered >= 0 {
-                self.ring.submitter().unregister_files()?;
+        let index = if self.nbufs > 0 && matches!(io.kind, IoKind::Read | IoKind::Write) {
+            Some(self.buf_index(io.buf, io.len)?)
+        } else {
+            None
+        };
+        let e = if self.register_files {
+            if io.fd != self.registered {
+                // Once per worker and phase (one file): later requests name it by index.
+                if self.registered >= 0 {
+                    self.ring.submitter().unregister_files()?;
+                }
+                self.ring.submitter().register_files(&[io.fd])?;
+                self.registered = io.fd;
             }
-            self.ring.submitter().register_files(&[io.fd])?;
-            self.registered = io.fd;
-        }
-        let fd = types::Fixed(0);
-        let e = match io.kind {
-            IoKind::Read => opcode::Read::new(fd, io.buf, io.len as u32).offset(io.offset).build(),
-            IoKind::Write => {
-                opcode::Write::new(fd, io.buf, io.len as u32).offset(io.offset).build()
-            }
-            IoKind::Fsync => opcode::Fsync::new(fd).build(),
-            IoKind::Fdatasync => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
-            IoKind::Syncfs => return Err(io::Error::other("syncfs has no io_uring opcode")),
+            entry!(io, io_uring::types::Fixed(0), index)
+        } else {
+            entry!(io, io_uring::types::Fd(io.fd), index)
         };
         // SAFETY: the caller keeps the buffer and fd valid until the completion is reaped.
         let pushed = unsafe { self.ring.submission().push(&e.user_data(u64::from(io.tag))) };
@@ -110,6 +203,16 @@ impl Ring for KernelRing {
     fn submit_and_wait(&mut self, want: usize) -> io::Result<()> {
         loop {
             match self.ring.submit_and_wait(want) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn wait_for_room(&mut self) -> io::Result<()> {
+        loop {
+            match self.ring.submitter().squeue_wait() {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -165,6 +268,8 @@ pub struct Uring<R: Ring = KernelRing> {
     batch_complete: usize,
     /// Polled completions: an EOPNOTSUPP completion means the device cannot poll.
     iopoll: bool,
+    /// Register the worker's buffers when it hands them over (`fixedbufs`).
+    fixedbufs: bool,
 }
 
 impl<R: Ring> Uring<R> {
@@ -175,9 +280,19 @@ impl<R: Ring> Uring<R> {
         if !unsafe { self.ring.push(io)? } {
             self.ring.submit_and_wait(0)?;
             self.unsubmitted = 0;
+            // Without SQ polling the submission above emptied the queue. With it, the poller
+            // may have posted a completion before it released the request's entry (a cached
+            // read completes while it is being submitted): wait for the entry.
+            let mut waits = 0;
             // SAFETY: as above.
-            if !unsafe { self.ring.push(io)? } {
-                return Err(io::Error::other("io_uring submission queue full after submitting"));
+            while !unsafe { self.ring.push(io)? } {
+                if waits == 1000 {
+                    return Err(io::Error::other(
+                        "io_uring submission queue still full after 1000 waits for room",
+                    ));
+                }
+                self.ring.wait_for_room()?;
+                waits += 1;
             }
         }
         self.in_ring += 1;
@@ -243,7 +358,7 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
         let placeholder =
             Io { kind: IoKind::Read, fd: -1, buf: std::ptr::null_mut(), len: 0, offset: 0, tag: 0 };
         Ok(Uring {
-            ring: R::new(depth, false, false)?,
+            ring: R::new(depth, &UringOpts::default())?,
             pending: vec![Pending { io: placeholder, done: 0 }; depth as usize],
             in_ring: 0,
             unsubmitted: 0,
@@ -251,16 +366,26 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
             batch_submit: 0,
             batch_complete: 1,
             iopoll: false,
+            fixedbufs: false,
         })
     }
 
-    fn configure(&mut self, o: &crate::workload::UringOpts) -> io::Result<()> {
-        if o.sqpoll || o.iopoll {
-            self.ring = R::new(self.pending.len() as u32, o.sqpoll, o.iopoll)?;
+    fn configure(&mut self, o: &UringOpts) -> io::Result<()> {
+        let d = UringOpts::default();
+        if (o.sqpoll, o.iopoll, o.registerfiles) != (d.sqpoll, d.iopoll, d.registerfiles) {
+            self.ring = R::new(self.pending.len() as u32, o)?;
         }
         self.batch_submit = o.batch_submit as usize;
         self.batch_complete = o.batch_complete.max(1) as usize;
         self.iopoll = o.iopoll;
+        self.fixedbufs = o.fixedbufs;
+        Ok(())
+    }
+
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+        if self.fixedbufs {
+            self.ring.register_buffers(bufs)?;
+        }
         Ok(())
     }
 

@@ -217,7 +217,7 @@ fn combinations_fsbench_cannot_express_are_refused() {
             "never opens a path or device",
         ),
         ("[a]\nsize=1m\nfilename=f\nnumjobs=4\n", "t.fio:3: `filename`", "whole file"),
-        ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "does not verify"),
+        ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "pass --verify instead"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
         ("[a]\nsize=1m\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n", "`rwmixwrite`", "add up to 100"),
         ("[a]\nsize=1m\nioengine=windowsaio\n", "t.fio:3: `ioengine`", "not supported"),
@@ -245,5 +245,152 @@ fn notes_for_options_without_effect() {
         one("[a]\nsize=1m\nrw=read\nrwmixread=30\nfsync=2\nrandrepeat=0\nblockalign=8k\n");
     for want in ["rwmixread", "fsync/fdatasync=N", "randrepeat=0", "blockalign"] {
         assert!(notes.iter().any(|n| n.contains(want)), "{want}: {notes:?}");
+    }
+}
+
+/// Every option of the table (and every alias) is read: each has a job here that uses it, which
+/// translates, and a check of what it became. An option added to the table without a line here
+/// fails the test.
+#[test]
+fn every_supported_option_and_alias_is_read() {
+    type Check = fn(&TestSpec, &[String], &Translation) -> bool;
+    let cases: &[(&str, &str, Check)] = &[
+        ("name", "name=nice\n", |t, _, _| t.name == "nice"),
+        ("description", "description=words\n", |t, _, _| t.description == "words"),
+        ("rw", "rw=randwrite\n", |t, _, _| op(t, 0, 0).op.as_deref() == Some("write")),
+        ("readwrite", "readwrite=randread\n", |t, _, _| {
+            op(t, 0, 0).offset.as_deref() == Some("random")
+        }),
+        ("rwmixread", "rw=randrw\nrwmixread=75\n", |t, _, _| {
+            op(t, 0, 0).repeat == Some(3) && op(t, 0, 1).repeat.is_none()
+        }),
+        ("rwmixwrite", "rw=randrw\nrwmixwrite=75\n", |t, _, _| op(t, 0, 1).repeat == Some(3)),
+        ("bs", "bs=8k\n", |t, _, _| fixed(op(t, 0, 0)) == 8192),
+        ("blocksize", "blocksize=16k\n", |t, _, _| fixed(op(t, 0, 0)) == 16384),
+        ("bsrange", "bsrange=2k-2k\n", |t, _, _| fixed(op(t, 0, 0)) == 2048),
+        ("blocksize_range", "blocksize_range=2k-2k\n", |t, _, _| fixed(op(t, 0, 0)) == 2048),
+        ("bssplit", "bssplit=32k/100\n", |t, _, _| fixed(op(t, 0, 0)) == 32768),
+        ("blockalign", "rw=randread\nblockalign=512\n", |t, _, _| {
+            op(t, 0, 0).align.map(|b| b.0) == Some(512)
+        }),
+        ("ba", "rw=randread\nba=1k\n", |t, _, _| op(t, 0, 0).align.map(|b| b.0) == Some(1024)),
+        ("numjobs", "numjobs=3\n", |t, _, _| t.threads == 3),
+        ("size", "", |t, _, _| t.file.as_ref().map(|f| f.size) == Some(SizeExpr::Bytes(1 << 20))),
+        ("filesize", "filesize=2m\n", |t, _, _| {
+            t.file.as_ref().map(|f| f.size) == Some(SizeExpr::Bytes(2 << 20))
+        }),
+        ("io_size", "io_size=256k\n", |t, _, _| bytes(&t.phases[0].amount) == 256 << 10),
+        ("io_limit", "io_limit=128k\n", |t, _, _| bytes(&t.phases[0].amount) == 128 << 10),
+        ("nrfiles", "nrfiles=1\n", |t, _, _| t.file.is_some()),
+        ("nr_files", "nr_files=1\n", |t, _, _| t.file.is_some()),
+        ("filename", "filename=data\n", |t, _, _| t.file.as_ref().is_some_and(|f| f.shared)),
+        ("directory", "directory=/srv/x\n", |_, _, tr| tr.directory.as_deref() == Some("/srv/x")),
+        ("direct", "direct=1\n", |t, _, _| t.direct == Some(true)),
+        ("sync", "rw=write\nsync=dsync\n", |t, _, _| t.phases[0].open.contains(&"dsync".into())),
+        ("fsync", "rw=write\nfsync=4\n", |t, _, _| t.phases[0].sync.every_ops == Some(4)),
+        ("fdatasync", "rw=write\nfdatasync=2\n", |t, _, _| {
+            t.phases[0].sync.call.as_deref() == Some("fdatasync")
+        }),
+        ("end_fsync", "rw=write\nend_fsync=1\n", |t, _, _| {
+            t.phases[0].sync.at_end.as_deref() == Some("fsync")
+        }),
+        ("fsync_on_close", "rw=write\nfsync_on_close=1\n", |t, _, _| {
+            t.phases[0].sync.at_end.as_deref() == Some("fsync")
+        }),
+        ("iodepth", "ioengine=io_uring\niodepth=8\n", |t, _, _| t.iodepth == Some(8)),
+        ("iodepth_batch", "ioengine=io_uring\niodepth=8\niodepth_batch=4\n", |t, _, _| {
+            t.iodepth_batch == Some(4)
+        }),
+        (
+            "iodepth_batch_submit",
+            "ioengine=io_uring\niodepth=8\niodepth_batch_submit=2\n",
+            |t, _, _| t.iodepth_batch == Some(2),
+        ),
+        (
+            "iodepth_batch_complete",
+            "ioengine=io_uring\niodepth=8\niodepth_batch_complete=3\n",
+            |t, _, _| t.iodepth_batch_complete == Some(3),
+        ),
+        (
+            "iodepth_batch_complete_min",
+            "ioengine=io_uring\niodepth=8\niodepth_batch_complete_min=5\n",
+            |t, _, _| t.iodepth_batch_complete == Some(5),
+        ),
+        ("sqthread_poll", "ioengine=io_uring\nsqthread_poll=1\n", |t, _, _| {
+            t.sqpoll == Some(true) && t.registerfiles == Some(true)
+        }),
+        ("hipri", "ioengine=io_uring\ndirect=1\nhipri\n", |t, _, _| t.iopoll == Some(true)),
+        ("fixedbufs", "ioengine=io_uring\nfixedbufs=1\n", |t, _, _| t.fixedbufs == Some(true)),
+        ("registerfiles", "ioengine=io_uring\nregisterfiles=1\n", |t, _, _| {
+            t.registerfiles == Some(true)
+        }),
+        ("ioengine", "ioengine=io_uring\n", |t, _, _| {
+            // fio's default: the file is not registered.
+            t.engine.as_deref() == Some("io_uring") && t.registerfiles == Some(false)
+        }),
+        ("runtime", "time_based\nruntime=2s\n", |t, _, _| t.phases[0].amount.seconds == Some(2.0)),
+        ("timeout", "time_based\ntimeout=500ms\n", |t, _, _| {
+            t.phases[0].amount.seconds == Some(0.5)
+        }),
+        ("time_based", "time_based=1\nruntime=1m\n", |t, _, _| {
+            t.phases[0].amount.seconds == Some(60.0)
+        }),
+        ("ramp_time", "ramp_time=1\n", |t, _, _| t.phases.len() == 2 && !t.phases[0].timed),
+        ("norandommap", "rw=randread\nnorandommap\n", |_, n, _| {
+            !n.iter().any(|n| n.contains("random map"))
+        }),
+        ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
+        ("offset", "offset=0\n", |t, _, _| t.file.is_some()),
+        ("thread", "thread\n", |t, _, _| t.threads == 1),
+        ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
+        ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
+        ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("wait_for_previous", "wait_for_previous\n", |t, _, _| t.file.is_some()),
+        ("verify", "verify=0\n", |t, _, _| t.file.is_some()),
+    ];
+    for (name, lines, check) in cases {
+        let text = format!("[job]\nsize=1m\n{lines}");
+        let t = tr(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let test = &t.spec.tests[0];
+        assert!(check(test, &t.notes, &t), "{name}: {test:?} {:?}", t.notes);
+    }
+    let covered: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    for o in options::OPTIONS {
+        for n in std::iter::once(&o.name).chain(o.aliases) {
+            assert!(covered.contains(n), "option `{n}` has no case in this test");
+        }
+    }
+}
+
+#[test]
+fn io_uring_options_with_another_engine_are_refused_with_their_line() {
+    for (opt, engine) in [
+        ("fixedbufs=1", "psync"),
+        ("registerfiles=1", "libaio"),
+        ("sqthread_poll=1", "sync"),
+        ("hipri", "psync"),
+    ] {
+        let e = err(&format!("[a]\nsize=1m\nioengine={engine}\n{opt}\n"));
+        let name = opt.split('=').next().unwrap();
+        assert!(e.starts_with(&format!("t.fio:4: `{name}`")), "{e}");
+        assert!(e.contains(&format!("ioengine is {engine}")), "{e}");
+    }
+}
+
+/// `docs/fio.md`'s option table names every option of the table, and no other.
+#[test]
+fn docs_table_lists_the_supported_options() {
+    let doc = include_str!("../../../docs/fio.md");
+    let mut documented = Vec::new();
+    for line in doc.lines().filter(|l| l.starts_with("| `")) {
+        let first = line.split('|').nth(1).unwrap_or("");
+        documented.extend(first.split('`').skip(1).step_by(2).map(|n| n.to_string()));
+    }
+    for o in options::OPTIONS {
+        assert!(documented.iter().any(|d| d == o.name), "docs/fio.md does not list `{}`", o.name);
+    }
+    for d in &documented {
+        let known = d.starts_with('[') || options::lookup(d).is_some();
+        assert!(known, "docs/fio.md lists `{d}`, which the option table does not have");
     }
 }

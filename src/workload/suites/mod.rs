@@ -57,6 +57,11 @@ pub const SUITES: &[EmbeddedSuite] = &[
         toml: include_str!("rm65536.toml"),
     },
     EmbeddedSuite {
+        name: "starve",
+        summary: "a reader's latency (random 4K; whole file) beside a streaming writer with fsync",
+        toml: include_str!("starve.toml"),
+    },
+    EmbeddedSuite {
         name: "bonnie",
         summary: "bonnie++ phases: block write/rewrite/read, seeks, seq/random create/stat/delete",
         toml: include_str!("bonnie.toml"),

@@ -28,6 +28,14 @@ struct FakeRing {
     /// Complete the newest submitted request first (out of order).
     lifo: bool,
     enters: usize,
+    /// Buffers handed to `register_buffers`.
+    registered: Vec<(*mut u8, usize)>,
+    /// When `Some(n)`: a submission queue of `n` entries whose entries are released only by
+    /// `wait_for_room` (one each), as an SQ poller that lags behind its completions.
+    sq_cap: Option<usize>,
+    /// Entries released so far (with `sq_cap`).
+    room: usize,
+    waits: usize,
 }
 
 // SAFETY: test-only; the fake is used in the thread that made it.
@@ -38,11 +46,21 @@ thread_local! {
 }
 
 impl Ring for FakeRing {
-    fn new(_entries: u32, _sqpoll: bool, _iopoll: bool) -> io::Result<Self> {
+    fn new(_entries: u32, _opts: &UringOpts) -> io::Result<Self> {
         let (script, lifo) = SETUP.with(|s| s.borrow_mut().take()).unwrap_or_default();
         Ok(FakeRing { script: script.into(), lifo, ..Default::default() })
     }
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+        self.registered.extend_from_slice(bufs);
+        Ok(())
+    }
     unsafe fn push(&mut self, io: &Io) -> io::Result<bool> {
+        if let Some(cap) = self.sq_cap {
+            // Entries in use: every push so far minus the ones released.
+            if self.log.len() >= cap + self.room {
+                return Ok(false);
+            }
+        }
         self.sq.push(*io);
         self.log.push(*io);
         Ok(true)
@@ -62,6 +80,11 @@ impl Ring for FakeRing {
             };
             self.cq.push_back((u64::from(io.tag), res));
         }
+        Ok(())
+    }
+    fn wait_for_room(&mut self) -> io::Result<()> {
+        self.waits += 1;
+        self.room += 1;
         Ok(())
     }
     fn pop(&mut self) -> Option<(u64, i32)> {
@@ -174,12 +197,7 @@ fn one_enter_per_reap_when_completions_are_waited_for() {
 fn batch_submit_and_batch_complete() {
     let mut bufs = vec![[0u8; 512]; 8];
     let mut e = engine(&[], false, 8);
-    let o = crate::workload::UringOpts {
-        batch_submit: 4,
-        batch_complete: 8,
-        sqpoll: false,
-        iopoll: false,
-    };
+    let o = UringOpts { batch_submit: 4, batch_complete: 8, ..UringOpts::default() };
     e.configure(&o).unwrap();
     for (k, b) in bufs.iter_mut().enumerate().take(3) {
         unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
@@ -283,4 +301,162 @@ fn uring_options_are_checked_at_validation() {
     assert!(e.contains("set direct = true"), "{e}");
     let e = load("iodepth = 16").unwrap_err();
     assert!(e.contains("engine = \"io_uring\""), "{e}");
+    let o = load("engine = \"io_uring\"").unwrap();
+    assert_eq!((o.fixedbufs, o.registerfiles), (false, true), "the defaults");
+    let o = load("engine = \"io_uring\"\nfixedbufs = true\nregisterfiles = false").unwrap();
+    assert_eq!((o.fixedbufs, o.registerfiles), (true, false));
+    for k in ["fixedbufs = true", "registerfiles = false"] {
+        let e = load(k).unwrap_err();
+        let name = k.split(' ').next().unwrap();
+        assert!(e.contains(&format!("{name} is an option of the io_uring engine")), "{e}");
+    }
+}
+
+#[test]
+fn buffers_reach_the_ring_only_with_fixedbufs() {
+    let mut buf = vec![0u8; 8192];
+    let region = [(buf.as_mut_ptr(), buf.len())];
+    let mut e = engine(&[], false, 2);
+    e.register_buffers(&region).unwrap();
+    assert!(e.ring.registered.is_empty(), "fixedbufs is off by default");
+    let mut e = engine(&[], false, 2);
+    e.configure(&UringOpts { fixedbufs: true, ..UringOpts::default() }).unwrap();
+    e.register_buffers(&region).unwrap();
+    assert_eq!(e.ring.registered, region);
+}
+
+/// A kernel ring with `opts`, or None (and a printed reason) where io_uring is unavailable.
+fn kernel_ring(depth: u32, opts: &UringOpts) -> Option<Uring<KernelRing>> {
+    let e = Uring::<KernelRing>::setup(depth).and_then(|mut e| e.configure(opts).map(|()| e));
+    match e {
+        Ok(e) => Some(e),
+        Err(err) => {
+            eprintln!("skipped: io_uring unavailable here: {err}");
+            None
+        }
+    }
+}
+
+#[test]
+fn fixed_buffers_write_and_read_through_the_registered_regions() {
+    use crate::engine::buffer::AlignedBuf;
+    use std::os::fd::AsRawFd;
+    let f = tempfile::tempfile().unwrap();
+    let opts = UringOpts { fixedbufs: true, ..UringOpts::default() };
+    let Some(mut e) = kernel_ring(8, &opts) else { return };
+    // As the worker: one region of read buffers, one write pool.
+    let mut rbuf = AlignedBuf::new(8 * 4096);
+    let mut wbuf = AlignedBuf::new(8 * 4096);
+    for (i, b) in wbuf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i % 253) as u8;
+    }
+    let (rp, wp) = (rbuf.as_mut_slice().as_mut_ptr(), wbuf.as_mut_slice().as_mut_ptr());
+    e.register_buffers(&[(rp, 8 * 4096), (wp, 8 * 4096)]).unwrap();
+    assert_eq!(e.ring.nbufs, 2);
+    let io = |kind, buf: *mut u8, k: usize| Io {
+        kind,
+        fd: f.as_raw_fd(),
+        buf: unsafe { buf.add(k * 4096) },
+        len: 4096,
+        offset: (k * 4096) as u64,
+        tag: k as u32,
+    };
+    for k in 0..8 {
+        unsafe { e.queue(io(IoKind::Write, wp, k)).unwrap() };
+    }
+    let got = reap_all(&mut e, 8);
+    assert!(got.iter().all(|c| c.res == 4096), "{got:?}");
+    for k in 0..8 {
+        unsafe { e.queue(io(IoKind::Read, rp, k)).unwrap() };
+    }
+    let got = reap_all(&mut e, 8);
+    assert!(got.iter().all(|c| c.res == 4096), "{got:?}");
+    assert_eq!(rbuf.as_slice(), wbuf.as_slice(), "read back what was written");
+    // A buffer outside the registered regions is refused before it reaches the kernel.
+    let mut stray = [0u8; 4096];
+    let e2 = unsafe { e.queue(io(IoKind::Read, stray.as_mut_ptr(), 0)) }.unwrap_err();
+    assert!(e2.to_string().contains("outside the registered buffers"), "{e2}");
+}
+
+#[test]
+fn unregistered_file_reads_by_descriptor() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(&[7u8; 8192]).unwrap();
+    let opts = UringOpts { registerfiles: false, ..UringOpts::default() };
+    let Some(mut e) = kernel_ring(2, &opts) else { return };
+    let mut b = [0u8; 4096];
+    let io = Io {
+        kind: IoKind::Read,
+        fd: f.as_raw_fd(),
+        buf: b.as_mut_ptr(),
+        len: 4096,
+        offset: 4096,
+        tag: 1,
+    };
+    unsafe { e.queue(io).unwrap() };
+    let got = reap_all(&mut e, 1);
+    assert_eq!(got, [Completion { tag: 1, res: 4096 }]);
+    assert_eq!(e.ring.registered, -1, "no file was registered");
+    assert_eq!(b, [7u8; 4096]);
+}
+
+#[test]
+fn a_lagging_sq_poller_is_waited_for_not_an_error() {
+    // Four entries, released only when waited for: the fifth request must wait, not fail.
+    let mut bufs = vec![[0u8; 512]; 8];
+    let mut e = engine(&[], false, 8);
+    e.ring.sq_cap = Some(4);
+    for (k, b) in bufs.iter_mut().enumerate() {
+        unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
+    }
+    assert_eq!(e.ring.waits, 4, "one wait per request beyond the four entries");
+    assert_eq!(reap_all(&mut e, 8).len(), 8);
+}
+
+/// An EIO completion, driven through the real worker: the phase fails with the op, its offset
+/// and the reason (the runner makes that the test's failure; the ENOSPC CLI test shows it end to
+/// end), and nothing after the failure is counted.
+#[test]
+fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
+    use crate::engine::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
+    use std::sync::atomic::AtomicBool;
+    let ctx =
+        crate::workload::ResolveCtx { scale: crate::workload::Scale::Paper, free_memory: 1 << 30 };
+    let text = "[[test]]\nid = \"e\"\nname = \"e\"\nengine = \"io_uring\"\niodepth = 4\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { ops = 64 }\n";
+    let spec = crate::workload::spec::parse(text, "t").unwrap();
+    let suite = crate::workload::validate::resolve(&spec, "t", &ctx).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
+    // The fake ring completes requests in order; the third one fails with EIO.
+    SETUP.with(|s| {
+        *s.borrow_mut() = Some((vec![Script::Full, Script::Full, Script::Res(-libc::EIO)], false))
+    });
+    let stop_phase = AtomicBool::new(false);
+    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+    let work = FileWork {
+        path: &path,
+        file_size: 1 << 20,
+        region_start: 0,
+        region_len: 1 << 20,
+        verify: None,
+    };
+    let mut plan = WorkerPlan {
+        phase: &suite.tests[0].phases[0],
+        seed: 1,
+        compress_percent: 0,
+        iodepth: 4,
+        uring: Default::default(),
+        work: Work::File(work),
+    };
+    let ctr = PaddedCounter::default();
+    let out = worker::run::<Uring<FakeRing>>(&mut plan, &std::sync::Barrier::new(1), &stop, &ctr.0);
+    let e = out.error.expect("the EIO completion fails the phase");
+    assert_eq!(e.errno, Some(libc::EIO));
+    let msg = e.to_string();
+    assert!(msg.contains("read") && msg.contains("offset 8192"), "{msg}");
+    assert!(msg.contains("Input/output error"), "{msg}");
+    assert!(out.data_ops < 64, "ops after the failure were counted: {}", out.data_ops);
 }

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Summarise bench/flips.sh OUTDIR [FSBENCH]: per pair, verdicts that differ between the two
+identical runs (flips), tests `fsbench diff` flags as regressed (A/A false positives), wall time
+and load of each run; over all runs, first repetition / median of the others per test and
+configuration. With FSBENCH, verdicts and diffs are decided again from the recorded repetitions
+by that binary (`fsbench show N --format json`, `fsbench diff 1 2`): a newer decision rule on
+the same measurements.
+"""
+import json, re, statistics, subprocess, sys, os
+
+out = sys.argv[1]
+redecide = sys.argv[2] if len(sys.argv) > 2 else None
+log = open(os.path.join(out, "log")).read().splitlines()
+walls, loads = {}, {}
+for l in log:
+    m = re.match(r"pair (\d+) run (\d) (start|end) \S+ (?:rc (\d+) wall (\S+) load )?(\S+) (\S+) (\S+)", l)
+    if m:
+        key = (int(m[1]), int(m[2]))
+        loads.setdefault(key, []).append(m[6])
+        if m[3] == "end":
+            walls[key] = (float(m[5]), int(m[4]))
+
+
+def verdict(v):
+    if v is None:
+        return None
+    if v["outcome"] == "win":
+        return ("win", v["winner"], v["tested"])
+    return (v["outcome"],)
+
+
+ratios = {}  # (label, test) -> list of first/median(others)
+flips_total, pairs_done, fp_total = 0, 0, 0
+print("| pair | flips (of 14; of them compared↔not) | flipped tests | diff: regressed (of 28) | wall run 1 / run 2 (s) | load 1-min before→after run 1; run 2 |")
+print("|---|---|---|---|---|---|")
+for p in range(1, 100):
+    d = os.path.join(out, f"pair{p}")
+    if not os.path.isdir(d):
+        break
+    runs = []
+    db = os.path.join(d, "results.sqlite")
+    for k in (1, 2):
+        try:
+            if redecide:
+                j = subprocess.run([redecide, "show", str(k), "--format", "json", "--db", db],
+                                   capture_output=True, check=True).stdout
+                runs.append(json.loads(j))
+            else:
+                runs.append(json.load(open(os.path.join(d, f"run{k}.json"))))
+        except Exception:
+            runs.append(None)
+    for r in runs:
+        if not r:
+            continue
+        for c in r["configs"]:
+            for t in c["run"]["tests"]:
+                xs = [rep["mib_per_s"] if t.get("figure", "mib_per_s") == "mib_per_s" else rep["ops_per_s"]
+                      for rep in t["reps"] if rep["complete"]]
+                if len(xs) >= 3 and xs[0] > 0:
+                    ratios.setdefault((c["label"], t["id"]), []).append(xs[0] / statistics.median(xs[1:]))
+    if None in runs:
+        print(f"| {p} | (incomplete) | | | | |")
+        continue
+    v1 = {t["id"]: verdict(t["vs_baseline"][1]) for t in runs[0]["tests"]}
+    v2 = {t["id"]: verdict(t["vs_baseline"][1]) for t in runs[1]["tests"]}
+    flipped = [i for i in v1 if v1[i] != v2.get(i)]
+    nc = sum(1 for i in flipped if "not_compared" in (v1[i] or ("",))[0] + (v2.get(i) or ("",))[0])
+    if redecide:
+        diff = subprocess.run([redecide, "diff", "1", "2", "--db", db], capture_output=True, text=True).stdout
+    else:
+        diff = open(os.path.join(d, "diff.txt")).read() if os.path.exists(os.path.join(d, "diff.txt")) else ""
+    m = re.search(r"(\d+) compared: (\d+) regressed significantly, (\d+) improved", diff)
+    reg = f"{m[2]} (improved {m[3]}, of {m[1]})" if m else "?"
+    if m:
+        fp_total += int(m[2])
+    flips_total += len(flipped)
+    pairs_done += 1
+    w = " / ".join(f"{walls.get((p, k), ('?',))[0]:.0f}" for k in (1, 2))
+    ld = "; ".join("→".join(loads.get((p, k), [])) for k in (1, 2))
+    print(f"| {p} | {len(flipped)} ({nc} compared↔not compared) | {', '.join(flipped)} | {reg} | {w} | {ld} |")
+print(f"\npairs complete: {pairs_done}; flips in total: {flips_total}; diff regressions in total: {fp_total}")
+print("\nfirst repetition / median of the others (per run; runs with >= 3 repetitions):")
+allr = []
+for (label, tid), rs in sorted(ratios.items(), key=lambda x: (x[0][0], int(x[0][1]) if x[0][1].isdigit() else 0)):
+    allr += rs
+    print(f"  {label:5} test {tid:>2}: " + " ".join(f"{r:.2f}" for r in rs))
+if allr:
+    allr.sort()
+    q = lambda f: allr[min(len(allr) - 1, int(f * len(allr)))]
+    print(f"  all {len(allr)}: median {statistics.median(allr):.2f}, 10th pct {q(0.1):.2f}, 90th pct {q(0.9):.2f}, "
+          f"below 0.8: {sum(r < 0.8 for r in allr)}, above 1.25: {sum(r > 1.25 for r in allr)}")

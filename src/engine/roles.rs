@@ -1,0 +1,139 @@
+//! Roles: threads with a file and a pattern of their own that run beside each timed phase of
+//! a test (`[[test.role]]`), e.g. a streaming writer with periodic fsync beside a reader whose
+//! latency is the figure (the `starve` suite).
+//!
+//! A role's threads are ordinary data workers ([`super::worker::run`] on the psync engine),
+//! released together `lead` seconds before the phase's own threads, and stopped (their own stop flag)
+//! as soon as the phase's own threads are done; so they load the filesystem for exactly the
+//! foreground's time. Their latencies and bytes are merged per role and reported beside the
+//! phase ([`RoleResult`]); the test's figures are its own threads' only.
+
+use super::ioengine::Psync;
+use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
+use crate::result::RoleResult;
+use crate::stats::latency::OpHistograms;
+use crate::workload::{RoleDef, TestDef};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+
+/// The files of a test's roles: `t<ID>.role-<NAME>.<K>.dat` in the test's directory
+/// (`t<ID>.role-<NAME>.r<I>.<K>.dat` for process `I` of several sharing the directory).
+pub fn paths(test: &TestDef, dir: &Path, process: Option<u32>) -> Vec<Vec<PathBuf>> {
+    let rank = process.map(|i| format!("r{i}.")).unwrap_or_default();
+    test.roles
+        .iter()
+        .map(|r| {
+            (0..r.threads)
+                .map(|k| dir.join(format!("t{}.role-{}.{rank}{k}.dat", test.id, r.name)))
+                .collect()
+        })
+        .collect()
+}
+
+/// Remove the roles' files.
+pub fn remove(paths: &[Vec<PathBuf>]) {
+    for p in paths.iter().flatten() {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Run `foreground` (the phase's own threads) with every role of `test` beside it. Returns the
+/// foreground's value, each role's figures, and the first error of a role.
+pub fn beside<T>(
+    test: &TestDef,
+    paths: &[Vec<PathBuf>],
+    seed: u64,
+    compress_percent: u8,
+    foreground: impl FnOnce() -> T,
+) -> (T, Vec<RoleResult>, Option<String>) {
+    if test.roles.is_empty() {
+        return (foreground(), Vec::new(), None);
+    }
+    let stop = AtomicBool::new(false);
+    let flags = StopFlags { phase: &stop, signal: crate::sys::signals::flag() };
+    let n: usize = test.roles.iter().map(|r| r.threads as usize).sum();
+    let barrier = Barrier::new(n);
+    let counters: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let mut plans: Vec<(usize, WorkerPlan<'_>)> = Vec::with_capacity(n);
+    for (ri, (r, files)) in test.roles.iter().zip(paths).enumerate() {
+        for (k, path) in files.iter().enumerate() {
+            plans.push((
+                ri,
+                WorkerPlan {
+                    phase: &r.phase,
+                    seed: seed ^ 0x5eed_0000 ^ ((ri as u64) << 8) ^ k as u64,
+                    compress_percent,
+                    iodepth: 1,
+                    uring: Default::default(),
+                    work: Work::File(FileWork {
+                        path,
+                        file_size: r.file_bytes,
+                        region_start: 0,
+                        region_len: r.file_bytes,
+                        verify: None,
+                    }),
+                },
+            ));
+        }
+    }
+    let (value, outs) = std::thread::scope(|s| {
+        let handles: Vec<_> = plans
+            .into_iter()
+            .zip(&counters)
+            .map(|((ri, mut plan), ctr)| {
+                let (barrier, flags) = (&barrier, &flags);
+                s.spawn(move || (ri, worker::run::<Psync>(&mut plan, barrier, flags, ctr)))
+            })
+            .collect();
+        // The roles' lead: the foreground meets them in their steady state.
+        let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
+        let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(lead);
+        while std::time::Instant::now() < until && !crate::sys::signals::interrupted() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let value = foreground();
+        stop.store(true, Ordering::Relaxed);
+        let outs: Vec<(usize, WorkerOutput)> =
+            handles.into_iter().map(|h| h.join().expect("role thread panicked")).collect();
+        (value, outs)
+    });
+    let mut results = Vec::with_capacity(test.roles.len());
+    let mut error = None;
+    for (ri, r) in test.roles.iter().enumerate() {
+        let mine: Vec<&WorkerOutput> =
+            outs.iter().filter(|(i, _)| *i == ri).map(|o| &o.1).collect();
+        results.push(role_result(r, &mine));
+        if let Some(e) = mine.iter().find_map(|o| o.error.as_ref()) {
+            error.get_or_insert_with(|| format!("role `{}`: {e}", r.name));
+        }
+    }
+    (value, results, error)
+}
+
+fn role_result(r: &RoleDef, outs: &[&WorkerOutput]) -> RoleResult {
+    let mut hist = OpHistograms::default();
+    for o in outs {
+        hist.merge(&o.hist);
+    }
+    let start = outs.iter().map(|o| o.start).min();
+    let end = outs.iter().map(|o| o.end).max();
+    let wall_nanos = start.zip(end).map_or(0, |(s, e)| (e - s).as_nanos() as u64);
+    let bytes_read: u64 = outs.iter().map(|o| o.bytes_read).sum();
+    let bytes_written: u64 = outs.iter().map(|o| o.bytes_written).sum();
+    let secs = wall_nanos as f64 / 1e9;
+    RoleResult {
+        name: r.name.clone(),
+        threads: r.threads,
+        wall_nanos,
+        bytes_read,
+        bytes_written,
+        data_ops: outs.iter().map(|o| o.data_ops).sum(),
+        mib_per_s: if secs > 0.0 {
+            (bytes_read + bytes_written) as f64 / (1u64 << 20) as f64 / secs
+        } else {
+            0.0
+        },
+        latency: hist.summaries(),
+    }
+}
