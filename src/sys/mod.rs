@@ -1,11 +1,12 @@
 //! Thin, safe wrappers over the operating system: external commands, signals, memory facts,
-//! page-cache control and per-thread CPU accounting.
+//! page-cache control, pseudo-filesystem mounts and per-thread CPU accounting.
 
 pub mod cache;
 pub mod cmd;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod outfile;
+pub mod pseudofs;
 pub mod rusage;
 pub mod signals;
 

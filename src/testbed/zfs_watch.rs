@@ -6,9 +6,10 @@
 //! file operation on a pool fsbench made can be watched ([`Watch`]). When either runs over,
 //! the FUSE connection of **that pool's mount only** is aborted
 //! (`/sys/fs/fuse/connections/N/abort`, N the minor of the mount's anonymous device in
-//! `/proc/self/mountinfo`): every request waiting on it fails with ENOTCONN, the stuck
-//! operation returns, the error says what happened, and the teardown still runs (destroying a
-//! pool whose connection was aborted works: the daemon drops the dead mount). Only pools of
+//! `/proc/self/mountinfo`; fusectl is mounted there for the abort if it is not already):
+//! every request waiting on it fails with ENOTCONN, the stuck operation returns, the error
+//! says what happened, and the teardown still runs (destroying a pool whose connection was
+//! aborted works: the daemon drops the dead mount). Only pools of
 //! this process (`fsbench_PID_N`) are ever aborted; other users' pools and mounts are left alone.
 //!
 //! The limit is [`limit`]: `FSBENCH_ZFS_TIMEOUT_S` seconds, default 300 — far beyond what a
@@ -76,6 +77,16 @@ pub fn abort_pool(pool: &str) -> String {
     if conns.is_empty() {
         return format!("pool {pool} has no FUSE mount to abort");
     }
+    // A fresh machine may not have fusectl mounted: mount it for the abort, and unmount it after.
+    let _fusectl = match crate::sys::pseudofs::Scoped::ensure("fusectl", FUSECTL) {
+        Ok(m) => m,
+        Err(e) => {
+            return format!(
+                "could not abort pool {pool}'s FUSE mount: fusectl is not mounted at {FUSECTL} \
+                 and mounting it failed: {e}"
+            )
+        }
+    };
     let mut done = Vec::new();
     for (mnt, n) in conns {
         let ctl = PathBuf::from(FUSECTL).join(n.to_string()).join("abort");

@@ -307,6 +307,7 @@ fn a_rejected_zfs_property_is_bad_input_and_leaves_nothing() {
     if skip_testbeds(&["zfs-fuse", "zpool", "zfs"]) {
         return;
     }
+    let _zfs = zfs_serial();
     let work = TestDir::new();
     let o = fsbench(&[
         "run",

@@ -27,6 +27,7 @@ fn integrity(configs: &[&str], faults: &str, tools: &[(&str, &str)]) -> Option<V
             return None;
         }
     }
+    let _zfs = configs.iter().any(|c| c.starts_with("zfs")).then(zfs_serial);
     let work = TestDir::new();
     let mut args = vec!["integrity"];
     args.extend(configs);

@@ -335,7 +335,7 @@ fn ctrl_c_in_a_large_run_stops_within_a_second_and_removes_everything() {
     let sent = Instant::now();
     // SAFETY: signalling the child we spawned, by its pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let status = wait_within(&mut child, Duration::from_secs(600), "the run after Ctrl-C");
     let exited = sent.elapsed();
     reader.join().unwrap();
     let lines: Vec<(Instant, String)> = rx.try_iter().collect();

@@ -5,7 +5,9 @@
 //! Also: 6 concurrent runs on one database, a full disk under the database, and cleanup of a
 //! crashed run's work directory while another run is live and a testbed is kept.
 
-use crate::util::{command, have, is_root, skip, stderr, stdout, TestDir};
+use crate::util::{
+    command, have, is_root, skip, stderr, stdout, wait_within, zfs_serial, TestDir,
+};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -375,7 +377,8 @@ fn cleanup_after_kill_9_removes_the_work_directory_only_of_the_dead_run() {
     assert!(stdout(&o).contains("running fsbench processes"), "{}", stdout(&o));
     // SAFETY: signalling our own child by pid.
     unsafe { libc::kill(live.id() as i32, libc::SIGINT) };
-    assert_eq!(live.wait().unwrap().code(), Some(130));
+    let st = wait_within(&mut live, Duration::from_secs(600), "the live run after Ctrl-C");
+    assert_eq!(st.code(), Some(130));
     assert!(live_dir.entries().is_empty(), "{:?}", live_dir.entries());
 }
 
@@ -487,6 +490,7 @@ fn cleanup_with_a_live_zfs_run_and_a_kept_testbed_removes_only_the_crashed_run()
             return;
         }
     }
+    let _zfs = zfs_serial();
     let t = TestDir::new();
     let state = t.path().join("state");
     let work = TestDir::new();
@@ -531,7 +535,8 @@ fn cleanup_with_a_live_zfs_run_and_a_kept_testbed_removes_only_the_crashed_run()
     // SAFETY: our own child, by pid.
     unsafe { libc::kill(live.id() as i32, libc::SIGINT) };
     tidy.pids.clear();
-    assert_eq!(live.wait().unwrap().code(), Some(130));
+    let st = wait_within(&mut live, Duration::from_secs(600), "the live run after Ctrl-C");
+    assert_eq!(st.code(), Some(130));
     let o = fsbench_in(&state, &["testbed", "down", &name]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(std::fs::read_dir(work.path()).unwrap().next().is_none(), "all gone");

@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Path of the fsbench binary under test.
 pub fn bin() -> PathBuf {
@@ -54,8 +56,38 @@ pub fn isolate(c: &mut Command) -> &mut Command {
     let (data, cwd) = (scratch.join("xdg-data"), scratch.join("cwd"));
     std::fs::create_dir_all(&data).unwrap();
     std::fs::create_dir_all(&cwd).unwrap();
-    // Every phase once (--min-time 0), unless a test asks for more: runs stay short.
-    c.env("XDG_DATA_HOME", data).env("FSBENCH_MIN_TIME", "0").current_dir(cwd)
+    // Every phase once (--min-time 0), unless a test asks for more: runs stay short. A zfs-fuse
+    // that stops answering fails the test in minutes (the watchdog aborts the pool's FUSE
+    // connection) instead of hanging the suite: healthy zfs commands take seconds.
+    c.env("XDG_DATA_HOME", data)
+        .env("FSBENCH_MIN_TIME", "0")
+        .env(fsbench::testbed::zfs_watch::TIMEOUT_ENV, "120")
+        .current_dir(cwd)
+}
+
+/// Held by every test here that uses zfs: zfs-fuse can deadlock when several processes create,
+/// import and scrub pools at once (seen in CI with two integrity tests side by side), so this
+/// suite uses it one test at a time. fsbench's own watchdog covers users who do not.
+pub fn zfs_serial() -> MutexGuard<'static, ()> {
+    static ZFS: Mutex<()> = Mutex::new(());
+    ZFS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Wait for a child of this test for at most `limit`; past it, kill it (our own child, by pid)
+/// and fail, so a stuck child never hangs the suite.
+pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {} s; killed", limit.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Run fsbench with args; return the output.

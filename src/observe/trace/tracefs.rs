@@ -9,8 +9,8 @@
 //! and a comparison may trace from several threads).
 
 use super::TraceError;
+use crate::sys::pseudofs;
 use crate::state::{Guard, Recorded, Release, Resource, StateDir};
-use std::ffi::CString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,35 +37,10 @@ fn mount_count() -> std::sync::MutexGuard<'static, MountCount> {
 
 /// Where tracefs is mounted now, if anywhere we look.
 pub fn find_tracefs() -> Option<PathBuf> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mounts = crate::observe::mountinfo::parse(&text);
-    let is = |p: &str| mounts.iter().any(|m| m.fstype == "tracefs" && m.mountpoint == Path::new(p));
-    [TRACEFS, TRACEFS_DEBUGFS].into_iter().find(|p| is(p)).map(PathBuf::from)
-}
-
-fn mount_tracefs(at: &str) -> io::Result<()> {
-    let src = CString::new("nodev").map_err(io::Error::other)?;
-    let target = CString::new(at).map_err(io::Error::other)?;
-    let fstype = CString::new("tracefs").map_err(io::Error::other)?;
-    // SAFETY: all pointers are valid NUL-terminated strings for the duration of the call.
-    let rc =
-        unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn umount(at: &str) -> io::Result<()> {
-    let target = CString::new(at).map_err(io::Error::other)?;
-    // SAFETY: a valid NUL-terminated path.
-    let rc = unsafe { libc::umount2(target.as_ptr(), 0) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    [TRACEFS, TRACEFS_DEBUGFS]
+        .into_iter()
+        .find(|p| pseudofs::is_mounted("tracefs", p))
+        .map(PathBuf::from)
 }
 
 /// A use of tracefs; the mount made for it (if any) goes when the last use does.
@@ -81,7 +56,7 @@ impl TracefsRef {
         let root = match find_tracefs() {
             Some(r) => r,
             None => {
-                mount_tracefs(TRACEFS).map_err(|e| {
+                pseudofs::mount("tracefs", TRACEFS).map_err(|e| {
                     TraceError::Unavailable(format!(
                         "tracefs is not mounted and mounting it at {TRACEFS} failed: {e}"
                     ))
@@ -107,7 +82,7 @@ impl Drop for TracefsRef {
         if mc.users == 0 && mc.mounted_by_us {
             // Best effort: another process may hold a file open in it (EBUSY); then it stays,
             // which is harmless.
-            if umount(TRACEFS).is_ok() {
+            if pseudofs::umount(TRACEFS).is_ok() {
                 mc.mounted_by_us = false;
             }
         }
