@@ -5,9 +5,7 @@
 //! Also: 6 concurrent runs on one database, a full disk under the database, and cleanup of a
 //! crashed run's work directory while another run is live and a testbed is kept.
 
-use crate::util::{
-    command, have, is_root, skip, stderr, stdout, wait_within, zfs_serial, TestDir,
-};
+use crate::util::{command, have, is_root, skip, stderr, stdout, wait_within, zfs_serial, TestDir};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -9,8 +9,8 @@
 //! and a comparison may trace from several threads).
 
 use super::TraceError;
-use crate::sys::pseudofs;
 use crate::state::{Guard, Recorded, Release, Resource, StateDir};
+use crate::sys::pseudofs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
