@@ -113,18 +113,41 @@ macro_rules! entry {
     }};
 }
 
+/// (DEFER_TASKRUN with SINGLE_ISSUER, COOP_TASKRUN), tried in this order.
+const TASKRUN_LEVELS: [(bool, bool); 3] = [(true, true), (false, true), (false, false)];
+
 impl Ring for KernelRing {
     fn new(entries: u32, opts: &UringOpts) -> io::Result<Self> {
         let (sqpoll, iopoll) = (opts.sqpoll, opts.iopoll);
-        let mut b = io_uring::IoUring::builder();
-        if sqpoll {
-            // The poller sleeps after 1 s without submissions (fio's sqthread_poll default).
-            b.setup_sqpoll(1000);
+        // Completion handling, newest first; a kernel that refuses a level (EINVAL) gets the
+        // next. DEFER_TASKRUN (6.1): completions are posted when this thread waits for them,
+        // not by interrupting it; it needs SINGLE_ISSUER (one thread submits: the worker
+        // makes, uses and drops its ring). COOP_TASKRUN (5.19): no interrupt to post them.
+        // fio sets the same. SQ polling posts from its own thread: none of these.
+        let levels: &[(bool, bool)] = if sqpoll { &[(false, false)] } else { &TASKRUN_LEVELS };
+        let mut built = Err(io::Error::from_raw_os_error(libc::EINVAL));
+        for &(defer, coop) in levels {
+            let mut b = io_uring::IoUring::builder();
+            if sqpoll {
+                // The poller sleeps after 1 s without submissions (fio's sqthread_poll default).
+                b.setup_sqpoll(1000);
+            }
+            if iopoll {
+                b.setup_iopoll();
+            }
+            if defer {
+                b.setup_single_issuer().setup_defer_taskrun();
+            }
+            if coop {
+                b.setup_coop_taskrun();
+            }
+            built = b.build(entries.max(1));
+            match &built {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => continue,
+                _ => break,
+            }
         }
-        if iopoll {
-            b.setup_iopoll();
-        }
-        let ring = match b.build(entries.max(1)) {
+        let ring = match built {
             Ok(r) => r,
             Err(e) if sqpoll && e.raw_os_error() == Some(libc::EPERM) => {
                 return Err(io::Error::new(e.kind(), format!("sqpoll = true: the kernel refused a submission-queue polling thread ({e}); run as root (or with CAP_SYS_NICE), or set sqpoll = false")));

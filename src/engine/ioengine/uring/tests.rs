@@ -460,3 +460,30 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
     assert!(msg.contains("Input/output error"), "{msg}");
     assert!(out.data_ops < 64, "ops after the failure were counted: {}", out.data_ops);
 }
+
+/// The kernel's (major, minor) version, from uname.
+fn kernel_version() -> (u32, u32) {
+    let u = rustix::system::uname();
+    let r = u.release().to_string_lossy();
+    let mut it = r.split(|c: char| !c.is_ascii_digit()).filter_map(|p| p.parse().ok());
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
+
+#[test]
+fn a_workers_ring_takes_completions_when_it_waits_as_fios_does() {
+    // 6.1 has DEFER_TASKRUN (with SINGLE_ISSUER): completions are posted when the worker waits
+    // for them instead of interrupting it. Older kernels fall back a level at a time.
+    let Some(e) = kernel_ring(8, &UringOpts::default()) else { return };
+    let v = kernel_version();
+    if v >= (6, 1) {
+        assert!(e.ring.ring.params().is_setup_single_issuer(), "kernel {v:?}");
+    }
+    // SQ polling posts completions from the poller's thread: no DEFER_TASKRUN with it.
+    if rustix::process::geteuid().is_root() {
+        let opts = UringOpts { sqpoll: true, ..UringOpts::default() };
+        if let Some(e) = kernel_ring(8, &opts) {
+            assert!(e.ring.ring.params().is_setup_sqpoll());
+            assert!(!e.ring.ring.params().is_setup_single_issuer());
+        }
+    }
+}
