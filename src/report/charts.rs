@@ -2,6 +2,8 @@
 //! sans-serif font, so no font files are read or embedded).
 
 use crate::output::units::{nanos, sig3};
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -80,6 +82,51 @@ fn shorten(s: &str, max: usize) -> String {
 }
 
 const FONT: &str = "sans-serif";
+/// Longest row label of a bar chart, in characters ([`shorten`] keeps the end).
+const BAR_LABEL_CHARS: usize = 22;
+
+/// The frame of a horizontal bar chart (throughput per configuration, a figure per rank): one
+/// row per label, the first on top (row `labels.len() - 1 - i` holds label `i`), a value axis
+/// from 0 to `xmax` described by `x_desc`, light vertical grid lines.
+pub(super) fn bar_frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    labels: &[&str],
+    xmax: f64,
+    x_desc: &str,
+    err: &dyn Fn(&dyn std::fmt::Display) -> ChartError,
+) -> Result<
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>,
+    ChartError,
+> {
+    let n = labels.len().max(1);
+    let label_chars =
+        labels.iter().map(|l| l.chars().count()).max().unwrap_or(4).min(BAR_LABEL_CHARS);
+    let mut chart = ChartBuilder::on(root)
+        .margin_top(8)
+        .margin_right(16)
+        .x_label_area_size(30)
+        .y_label_area_size(14 + 7 * label_chars as u32)
+        .build_cartesian_2d(0.0..xmax, (0..n as i32).into_segmented())
+        .map_err(|e| err(&e))?;
+    let shown: Vec<String> = labels.iter().rev().map(|l| shorten(l, BAR_LABEL_CHARS)).collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .x_labels(5)
+        .x_desc(x_desc)
+        .x_label_formatter(&|v| if *v == 0.0 { "0".into() } else { sig3(*v) })
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => shown.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 13))
+        .draw()
+        .map_err(|e| err(&e))?;
+    Ok(chart)
+}
 
 /// Horizontal bars of throughput, one per configuration, with error bars.
 /// `unit` is the figure's unit (`MiB/s`, `ops/s`), written on the axis.
@@ -100,33 +147,10 @@ pub fn throughput_bars(title: &str, unit: &str, bars: &[Bar]) -> Result<String, 
             .fold(0.0f64, f64::max)
             .max(1e-9)
             * 1.12;
-        let label_chars = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4).min(22);
-        let mut chart = ChartBuilder::on(&root)
-            .margin_top(8)
-            .margin_right(16)
-            .x_label_area_size(30)
-            .y_label_area_size(14 + 7 * label_chars as u32)
-            .build_cartesian_2d(0.0..xmax, (0..n as i32).into_segmented())
-            .map_err(|e| err(&e))?;
+        let labels: Vec<&str> = bars.iter().map(|b| b.label.as_str()).collect();
+        let mut chart = bar_frame(&root, &labels, xmax, &format!("{unit} (median)"), &err)?;
         // The first configuration (the baseline) on top: segment n-1 is the top row.
         let row = |i: usize| (n - 1 - i) as i32;
-        let labels: Vec<String> = bars.iter().rev().map(|b| shorten(&b.label, 22)).collect();
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .x_labels(5)
-            .x_desc(format!("{unit} (median)"))
-            .x_label_formatter(&|v| if *v == 0.0 { "0".into() } else { sig3(*v) })
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 13))
-            .draw()
-            .map_err(|e| err(&e))?;
         for (i, b) in bars.iter().enumerate() {
             let c = colour(b.config);
             let style = if b.muted { c.mix(0.3).filled() } else { c.filled() };

@@ -3,7 +3,7 @@
 //! share per rank beside it, and a per-host table (ranks, bytes, CPU, devices, memory).
 //! Nothing is shown for single-process runs.
 
-use super::charts::{colour, ChartError};
+use super::charts::{bar_frame, colour, ChartError};
 use super::{esc, file_part, swatch, Chart, ReportError};
 use crate::cluster::model::{ClusterRep, HostShare};
 use crate::compare::Report;
@@ -43,33 +43,10 @@ pub fn rank_bars(
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let top = bars.iter().map(|b| b.value).chain(even_share.iter().map(|e| e.1));
         let xmax = top.fold(0.0f64, f64::max).max(1e-9) * 1.15;
-        let label_chars = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4).min(24);
-        let mut chart = ChartBuilder::on(&root)
-            .margin_top(8)
-            .margin_right(16)
-            .x_label_area_size(30)
-            .y_label_area_size(14 + 7 * label_chars as u32)
-            .build_cartesian_2d(0.0..xmax, (0..n as i32).into_segmented())
-            .map_err(|e| err(&e))?;
+        let labels: Vec<&str> = bars.iter().map(|b| b.label.as_str()).collect();
+        let x_desc = format!("{unit} per rank (median repetition)");
+        let mut chart = bar_frame(&root, &labels, xmax, &x_desc, &err)?;
         let row = |i: usize| (n - 1 - i) as i32;
-        let labels: Vec<String> =
-            bars.iter().rev().map(|b| b.label.chars().take(24).collect()).collect();
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .x_labels(5)
-            .x_desc(format!("{unit} per rank (median repetition)"))
-            .x_label_formatter(&|v| if *v == 0.0 { "0".into() } else { sig3(*v) })
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
-            .label_style(("sans-serif", 12))
-            .axis_desc_style(("sans-serif", 12))
-            .draw()
-            .map_err(|e| err(&e))?;
         for (i, b) in bars.iter().enumerate() {
             let (y0, y1) = (SegmentValue::Exact(row(i)), SegmentValue::Exact(row(i) + 1));
             let mut rect = Rectangle::new([(0.0, y0), (b.value, y1)], colour(b.config).filled());
