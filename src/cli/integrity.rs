@@ -49,7 +49,7 @@ pub struct IntegrityArgs {
     #[arg(long, value_enum, default_value_t = IntegrityFormat::Table)]
     pub format: IntegrityFormat,
 
-    /// Directory for image files and mount points (sparse images; removed afterwards).
+    /// Directory for image files and mount points (images fallocated; removed afterwards).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
 
