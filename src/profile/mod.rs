@@ -300,6 +300,13 @@ pub fn profile_once(
     s.exit_code = raw.exit.code;
     s.events_lost = raw.lost_block + raw.lost_pages + raw.over_limit + raw.lost_sys;
     s.opens_lost = raw.opens.overflows;
+    if raw.opens.not_held > 0 {
+        notes.push(format!(
+            "{} opened files were not kept open for mapping (at most {} are, within the \
+             open-file limit): any of them deleted during the run could not be mapped to blocks",
+            raw.opens.not_held, raw.opens.held_limit
+        ));
+    }
     if !raw.block_devices.is_empty() {
         notes.push(format!(
             "device requests of {} are traced from every process (the command's own I/O is \

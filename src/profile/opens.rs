@@ -46,6 +46,11 @@ pub struct Opens {
     pub events: Vec<OpenEvent>,
     /// `FAN_Q_OVERFLOW` events: opens lost because the queue was full.
     pub overflows: u64,
+    /// Files seen but not kept open: [`Opens::held`] was at its limit.
+    pub not_held: u64,
+    /// How many descriptors [`Opens::held`] may keep: [`MAX_HELD`], or fewer when the
+    /// open-file limit is lower (a reserve is left for the rest of fsbench).
+    pub held_limit: usize,
     /// The first descriptor fanotify gave for each (dev, inode), kept open until the profile
     /// is made: a file deleted during the run can still be mapped (FIEMAP through
     /// `/proc/self/fd/N`). Its space is freed when the profile is done. At most
@@ -53,8 +58,11 @@ pub struct Opens {
     pub held: std::collections::HashMap<(u64, u64), std::fs::File>,
 }
 
-/// Most descriptors kept (the open-file limit is raised to allow them).
+/// Most descriptors kept (the open-file limit is raised to allow them, up to its hard limit).
 pub const MAX_HELD: usize = 60_000;
+/// Descriptors left to the rest of fsbench (tracing buffers, the command's pipes, the store)
+/// and to fanotify itself, which needs one for every event it reads.
+const FD_RESERVE: usize = 1024;
 
 impl Opens {
     /// A path that reaches (dev, ino) even after it was unlinked.
@@ -63,15 +71,22 @@ impl Opens {
     }
 }
 
-/// Raise the soft open-file limit to the hard one (for [`Opens::held`]).
-fn raise_nofile() {
-    let l = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+/// Raise the soft open-file limit to the hard one (for [`Opens::held`]); returns how many
+/// descriptors may be held: below the limit by [`FD_RESERVE`], so holding files never makes
+/// fsbench's own opens, or fanotify's, fail with EMFILE.
+fn raise_nofile() -> usize {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let l = getrlimit(Resource::Nofile);
     if l.current < l.maximum {
-        let _ = rustix::process::setrlimit(
-            rustix::process::Resource::Nofile,
-            rustix::process::Rlimit { current: l.maximum, maximum: l.maximum },
-        );
+        let _ = setrlimit(Resource::Nofile, Rlimit { current: l.maximum, maximum: l.maximum });
     }
+    held_limit(getrlimit(Resource::Nofile).current)
+}
+
+/// [`MAX_HELD`] within an open-file limit `soft` (`None`: unlimited).
+fn held_limit(soft: Option<u64>) -> usize {
+    let room = soft.map_or(usize::MAX, |s| usize::try_from(s).unwrap_or(usize::MAX));
+    MAX_HELD.min(room.saturating_sub(FD_RESERVE))
 }
 
 /// A running watcher.
@@ -120,12 +135,12 @@ impl OpenWatcher {
                 )));
             }
         }
-        raise_nofile();
+        let limit = raise_nofile();
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("fsbench-opens".into())
-            .spawn(move || read_loop(fan, stop2))
+            .spawn(move || read_loop(fan, stop2, limit))
             .map_err(|e| ProfileError::Unavailable(format!("starting the open watcher: {e}")))?;
         Ok(OpenWatcher { stop, thread: Some(thread) })
     }
@@ -146,8 +161,8 @@ impl Drop for OpenWatcher {
     }
 }
 
-fn read_loop(fan: OwnedFd, stop: Arc<AtomicBool>) -> Opens {
-    let mut out = Opens::default();
+fn read_loop(fan: OwnedFd, stop: Arc<AtomicBool>, held_limit: usize) -> Opens {
+    let mut out = Opens { held_limit, ..Opens::default() };
     let mut buf = vec![0u8; 64 * 1024];
     let meta_len = std::mem::size_of::<libc::fanotify_event_metadata>();
     loop {
@@ -198,13 +213,30 @@ fn read_loop(fan: OwnedFd, stop: Arc<AtomicBool>) -> Opens {
                     is_dir: md.is_dir(),
                     size: md.len(),
                 });
-                if out.held.len() < MAX_HELD {
-                    out.held.entry((md.dev(), md.ino())).or_insert(f);
+                let key = (md.dev(), md.ino());
+                if out.held.len() < out.held_limit {
+                    out.held.entry(key).or_insert(f);
+                } else if !out.held.contains_key(&key) {
+                    out.not_held += 1;
                 }
             }
         }
         if stopping {
             return out;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_files_stay_below_the_open_file_limit() {
+        // 20,000 is this VM's hard limit: holding 60,000 would make every later open fail.
+        assert_eq!(held_limit(Some(20_000)), 20_000 - FD_RESERVE);
+        assert_eq!(held_limit(Some(1_048_576)), MAX_HELD);
+        assert_eq!(held_limit(None), MAX_HELD);
+        assert_eq!(held_limit(Some(100)), 0);
     }
 }
