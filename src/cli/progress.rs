@@ -1,9 +1,12 @@
-//! A progress bar on stderr (hidden when stderr is not a terminal).
+//! Progress on stderr: a bar on a terminal; otherwise (a log file, CI, `nohup`) one plain line
+//! as each test starts, with the time since the start, so a long run is never silent.
 
 use crate::engine::Progress;
 use crate::workload::TestDef;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// indicatif bar driven by the engine's progress callbacks.
 pub struct Bar {
@@ -12,6 +15,9 @@ pub struct Bar {
     repeat: u32,
     test_pos: Mutex<(String, usize)>,
     label: Mutex<String>,
+    /// stderr is not a terminal: lines instead of a bar.
+    lines: bool,
+    started: Instant,
 }
 
 impl Bar {
@@ -23,6 +29,8 @@ impl Bar {
             repeat,
             test_pos: Mutex::new((String::new(), 0)),
             label: Mutex::new(String::new()),
+            lines: !std::io::stderr().is_terminal(),
+            started: Instant::now(),
         }
     }
 }
@@ -55,16 +63,37 @@ impl Progress for Bar {
 
 impl Bar {
     fn start(&self, test: &TestDef, rep: u32, phase: &str, expected: Option<u64>, ops: bool) {
-        let idx = {
+        let label = self.label.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let (idx, new_test) = {
             let mut tp = self.test_pos.lock().unwrap_or_else(|e| e.into_inner());
-            let key =
-                format!("{}\0{}", self.label.lock().unwrap_or_else(|e| e.into_inner()), test.id);
-            if tp.0 != key {
+            let key = format!("{label}\0{}", test.id);
+            let new_test = tp.0 != key;
+            if new_test {
                 tp.0 = key;
                 tp.1 += 1;
             }
-            tp.1
+            (tp.1, new_test)
         };
+        // Repetitions added by --repeat auto can go past the planned count.
+        let of = if idx <= self.total_tests {
+            format!("{idx}/{}", self.total_tests)
+        } else {
+            idx.to_string()
+        };
+        if self.lines {
+            if new_test {
+                let s = self.started.elapsed().as_secs();
+                let on = if label.is_empty() { String::new() } else { format!("{label}: ") };
+                eprintln!(
+                    "fsbench: [{of}] {on}test {} {} ({}:{:02} elapsed)",
+                    test.id,
+                    test.name,
+                    s / 60,
+                    s % 60
+                );
+            }
+            return;
+        }
         let pb = match expected {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
             None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
@@ -85,10 +114,7 @@ impl Bar {
         } else {
             String::new()
         };
-        pb.set_prefix(format!(
-            "[{idx}/{}] test {} {}{rep} {phase}",
-            self.total_tests, test.id, test.name
-        ));
+        pb.set_prefix(format!("[{of}] test {} {}{rep} {phase}", test.id, test.name));
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(pb);
     }
 }

@@ -334,6 +334,20 @@ fn short_phase_warns() {
     assert!(stdout(&o).contains("start-up and scheduler noise dominate"), "{}", stdout(&o));
 }
 
+#[test]
+fn without_a_terminal_each_test_start_is_a_line_on_stderr() {
+    let d = TestDir::new();
+    let dir = d.path().to_str().unwrap();
+    let o = fsbench(&["run", "--dir", dir, "--test", "1,10", "--scale", "1/64", "--no-store"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("fsbench: [")).collect();
+    assert_eq!(lines.len(), 2, "one line per test: {e}");
+    assert!(lines[0].starts_with(&format!("fsbench: [1/2] {dir}: test 1 ")), "{e}");
+    assert!(lines[1].starts_with(&format!("fsbench: [2/2] {dir}: test 10 ")), "{e}");
+    assert!(lines.iter().all(|l| l.ends_with(" elapsed)")), "{e}");
+}
+
 const TINY: &str = "[[test]]\nid = \"w\"\nname = \"write-64k\"\nfile = { size = \"64K\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n";
 
 #[test]
