@@ -13,7 +13,7 @@ use crate::compare::{decision, Rule, Verdict};
 use crate::output::units::{sig3, utc};
 use crate::result::{Figure, TestResult};
 use crate::store::RunRecord;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment};
 
 /// How one test changed between the runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -225,11 +225,7 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
     };
     let in_header = unit.map(|u| format!(" {}", u.unit())).unwrap_or_default();
     let any_ops = d.rows.iter().any(|r| r.figure == Figure::OpsPerS);
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none() {
-        t.set_width(150);
-    }
+    let mut t = crate::output::frame::table();
     t.set_header(vec![
         "test".to_string(),
         "name".to_string(),
@@ -239,6 +235,8 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
         "change".to_string(),
         "verdict".to_string(),
     ]);
+    // Names and verdicts wrap; figures and changes stay whole.
+    crate::output::frame::wrap_only(&mut t, &[1, 2, 6]);
     for r in &d.rows {
         let change = match (r.median_a, r.median_b) {
             (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),

@@ -6,7 +6,7 @@ use crate::compare::TestRow;
 use crate::compare::{Report, Verdict};
 use crate::observe::facts::Facts;
 use crate::result::{Figure, TestStatus, Warning};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment};
 
 /// Short text of a verdict of `other` against the baseline.
 fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
@@ -71,12 +71,7 @@ pub fn render(r: &Report, details: bool) -> String {
     let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
     let two = labels.len() == 2;
     let base = labels.first().copied().unwrap_or("");
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none() {
-        // Not a terminal: wrap descriptions as a 150-column terminal would.
-        t.set_width(150);
-    }
+    let mut t = super::frame::table();
     // One unit in the header when every test has the same figure of merit; else each cell says.
     let unit = match r.tests.first().map(|t| t.figure) {
         Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
@@ -85,6 +80,8 @@ pub fn render(r: &Report, details: bool) -> String {
     };
     let in_header = unit.map(|u| format!(" {}", u.unit())).unwrap_or_default();
     let mut header: Vec<String> = vec!["test".into(), "description".into()];
+    // The description and the verdicts may wrap; the figures may not.
+    let mut wrap = vec![1];
     for (i, l) in labels.iter().enumerate() {
         header.push(if i == r.baseline && !two {
             format!("{l} (baseline){in_header}")
@@ -92,13 +89,16 @@ pub fn render(r: &Report, details: bool) -> String {
             format!("{l}{in_header}")
         });
         if i != r.baseline && !two {
+            wrap.push(header.len());
             header.push(format!("{l} vs {base}"));
         }
     }
     if two {
+        wrap.push(header.len());
         header.push("winning FS / delta".into());
     }
     t.set_header(header);
+    super::frame::wrap_only(&mut t, &wrap);
     for (ti, row) in r.tests.iter().enumerate() {
         let desc = r.configs[0].run.tests[ti].description.clone();
         let mut cells = vec![Cell::new(&row.id), Cell::new(desc)];
@@ -411,11 +411,7 @@ fn details_section(r: &Report) -> String {
 /// repetition). A FUSE daemon's CPU is shown beside the threads' own.
 pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
     use crate::workload::size::fmt_bytes;
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none() {
-        t.set_width(150);
-    }
+    let mut t = super::frame::table();
     t.set_header([
         "test",
         "config",

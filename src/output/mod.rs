@@ -8,6 +8,7 @@
 pub mod bonnie;
 pub mod compare;
 pub mod csv;
+pub mod frame;
 pub mod html;
 pub mod json;
 pub mod reps;

@@ -6,7 +6,7 @@ use super::Exporter;
 use crate::compare::Report;
 use crate::result::{Figure, RunReport, TestStatus};
 use crate::workload::{CacheReq, OpKind};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment};
 
 /// Human-readable table and notes; for a comparison the head-to-head table.
 pub struct TableExporter {
@@ -37,12 +37,7 @@ impl Exporter for TableExporter {
 /// Render the report as text.
 pub fn render(report: &RunReport) -> String {
     let multi = report.repeat > 1;
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    if table.width().is_some_and(|w| w < 40) {
-        // A terminal that reports no usable width (mpirun gives ranks a pty of width 0).
-        table.set_width(150);
-    }
+    let mut table = super::frame::table();
     let mut header = vec!["test", "name", "MiB/s", "ops/s", "s"];
     if multi {
         header.extend(["CV", "95% CI"]);
@@ -60,6 +55,9 @@ pub fn render(report: &RunReport) -> String {
         "resident",
     ]);
     table.set_header(header);
+    // Nothing wraps: a test's name and its figures are read (and grepped) whole; a table wider
+    // than the terminal is wrapped by the terminal.
+    super::frame::wrap_only(&mut table, &[]);
     let mut notes: Vec<String> = Vec::new();
     for t in &report.tests {
         let r = t.median_rep();
