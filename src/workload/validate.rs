@@ -91,7 +91,15 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
             return Err(Loc { origin, test: &t.id, phase: None, entry: None }
                 .err("duplicate test id; give every [[test]] its own id"));
         }
-        tests.push(resolve_test(t, origin, ctx)?);
+        let mut def = resolve_test(t, origin, ctx)?;
+        if let Some(note) = scaled_note(&def, ctx.scale) {
+            def.description = if def.description.is_empty() {
+                note
+            } else {
+                format!("{} [{note}]", def.description)
+            };
+        }
+        tests.push(def);
     }
     Ok(Suite {
         name: spec.suite.name.clone().unwrap_or_else(|| origin.to_string()),
@@ -99,6 +107,36 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
         scale: ctx.scale,
         tests,
     })
+}
+
+/// What a test works on at a scale other than the one its description was written for (the
+/// paper's): descriptions quote the paper's sizes, and a reader of a `--scale quick` table must
+/// not take them for what was measured. `None` at the paper's scale.
+fn scaled_note(t: &TestDef, scale: super::scale::Scale) -> Option<String> {
+    if scale.factor() == 1.0 {
+        return None;
+    }
+    let b = |n: u64| {
+        let s = super::size::fmt_bytes(n);
+        match s.strip_suffix(['K', 'M', 'G', 'T']) {
+            Some(num) => format!("{num} {}iB", &s[num.len()..]),
+            None => format!("{s} bytes"),
+        }
+    };
+    let mut parts = Vec::new();
+    match (t.files.size, t.files.count) {
+        (SizeDist::Fixed(0), n) => parts.push(format!("{n} empty files")),
+        (SizeDist::Fixed(s), 1) => parts.push(format!("a {} file", b(s))),
+        (SizeDist::Fixed(s), n) => parts.push(format!("{n} files of {}", b(s))),
+        (_, n) => parts.push(format!("{n} files")),
+    }
+    for p in t.phases.iter().filter(|p| p.timed) {
+        if let Amount::Bytes(n) = p.amount {
+            let of = if t.phases.len() > 1 { format!(" in {}", p.name) } else { String::new() };
+            parts.push(format!("{} of I/O{of}", b(n)));
+        }
+    }
+    Some(format!("at scale {scale}: {}", parts.join(", ")))
 }
 
 fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef, WorkloadError> {
@@ -1121,6 +1159,25 @@ mod fileset_tests {
         assert_eq!(p.pattern.entries()[1].choices[0].1.pick, Pick::Shuffle);
         let q = load(&t, Scale::Quick).unwrap();
         assert_eq!(q.tests[0].files.count, 2500, "files_per_dir 100 -> 25");
+    }
+
+    #[test]
+    fn a_scaled_description_says_what_is_measured_at_that_scale() {
+        let data = "[suite]\nname = \"s\"\n[[test]]\nid = \"d\"\nname = \"d\"\ndescription = \"write 1 GB into a 128 MB file\"\nfile = { size = \"128M\" }\n[[test.phase]]\nname = \"w\"\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { bytes = \"1G\" }\n";
+        let paper = load(data, Scale::Paper).unwrap();
+        assert_eq!(paper.tests[0].description, "write 1 GB into a 128 MB file");
+        let quick = load(data, Scale::Quick).unwrap();
+        assert_eq!(
+            quick.tests[0].description,
+            "write 1 GB into a 128 MB file [at scale quick: a 32 MiB file, 256 MiB of I/O]"
+        );
+        let t = test(
+            "{ count = 65536, flat = true, size = \"0\", prefill = true }",
+            "[{ op = \"unlink\" }]",
+            "{ passes = 1 }",
+        );
+        let q = load(&t, Scale::Quick).unwrap();
+        assert_eq!(q.tests[0].description, "at scale quick: 16384 empty files");
     }
 
     #[test]
