@@ -28,6 +28,7 @@ Needs root (loop devices, mkfs.ext4, mount), fio and a release fsbench. Everythi
 
 Usage: bench/uring-vs-fio.sh [--rounds 3] [--seconds 3] [--fsbench PATH] [--json FILE]
        [--lines null,direct-shm,direct-disk,buffered] [--file-size MIB]
+       [--fsbench-option 'KEY = VALUE']...
 """
 
 import argparse
@@ -116,7 +117,7 @@ def dev_read_bytes(dev):
     return int(Path(f"/sys/block/{name}/stat").read_text().split()[2]) * 512
 
 
-def fsbench_line(fsbench, bed, depth, direct, seconds, work, engine="io_uring"):
+def fsbench_line(fsbench, bed, depth, direct, seconds, work, engine="io_uring", extra=()):
     cache = "" if direct or engine == "null" else 'cache = "cached"\n'
     size = NULL_FILE_SIZE if engine == "null" else FILE_SIZE
     toml = work / f"l-{bed.name}-{engine}-{depth}-{direct}.toml"
@@ -127,7 +128,7 @@ name = "randread-4k"
 engine = "{engine}"
 iodepth = {depth}
 direct = {str(direct).lower()}
-file = {{ size = "{size}" }}
+{"".join(e + chr(10) for e in extra)}file = {{ size = "{size}" }}
 [[test.phase]]
 name = "randread"
 {cache}pattern = [{{ op = "read", size = "4K", offset = "random", align = "4K" }}]
@@ -202,6 +203,9 @@ def main():
     ap.add_argument("--file-size", type=int, default=256, metavar="MIB",
                     help="file size of the I/O lines in MiB (default 256); smaller files make "
                          "rounds shorter, so fewer are lost to others' drop_caches")
+    ap.add_argument("--fsbench-option", action="append", default=[], metavar="'KEY = VALUE'",
+                    help="a workload key for fsbench's io_uring lines, as TOML (repeatable), "
+                         "e.g. 'iodepth_batch = 1' to submit each request at once as fio does")
     ap.add_argument("--lines", default="",
                     help="comma-separated prefixes of the lines to run (null, direct-shm, "
                          "direct-disk, buffered); default: all")
@@ -232,6 +236,8 @@ def main():
               f"{os.cpu_count()} CPUs, {run(['fio', '--version']).strip()}, fsbench {args.fsbench}")
         print(f"rounds {args.rounds} x {args.seconds} s per tool and line, file {FILE_SIZE >> 20} MiB, "
               f"load average at start %.2f %.2f %.2f" % os.getloadavg())
+        if args.fsbench_option:
+            print(f"fsbench io_uring lines with: {'; '.join(args.fsbench_option)}")
         rng = random.Random(args.seed)
         res = {n: {"fsbench": [], "fio": [], "flagged": [], "load": []} for n, *_ in lines}
         for r in range(args.rounds):
@@ -242,8 +248,9 @@ def main():
                 for tool in order:
                     drops = cache_drops()
                     if tool == "fsbench":
+                        extra = args.fsbench_option if engine == "io_uring" else ()
                         m = fsbench_line(args.fsbench, bed, depth, direct, args.seconds, work,
-                                         engine)
+                                         engine, extra)
                     else:
                         m = fio_line(bed, depth, direct, args.seconds, engine)
                     m["cache_drops"] = cache_drops() - drops
