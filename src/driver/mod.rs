@@ -643,12 +643,14 @@ mod tests {
 
     #[test]
     fn min_time_repeats_a_short_phase_and_keeps_figures_per_byte() {
-        // A 64 KiB file created and written, then read twice: each phase lasts well under 40 ms.
-        let text = "[[test]]\nid = \"a\"\nname = \"w\"\nfile = { size = \"64K\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { passes = 2 }\n";
-        let min = std::time::Duration::from_millis(40);
+        // A 1 MiB file created and written, then read twice: each phase lasts well under 100 ms
+        // (a few ms), so it is repeated, a few dozen times rather than hundreds (each pass has
+        // untimed set-up and accounting: ~30 ms in a debug build, ~3 ms in a release one).
+        let text = "[[test]]\nid = \"a\"\nname = \"w\"\nfile = { size = \"1M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"4K\" }]\namount = { passes = 1 }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { passes = 2 }\n";
+        let min = std::time::Duration::from_millis(100);
         let run = run_with_min_time(text, min);
         for r in &run.tests[0].reps {
-            for (p, per_pass) in r.phases.iter().zip([64u64 << 10, 128 << 10]) {
+            for (p, per_pass) in r.phases.iter().zip([1u64 << 20, 2 << 20]) {
                 assert!(
                     p.passes() > 1,
                     "{} ran {} pass(es) in {} ns",
