@@ -722,9 +722,10 @@ pub struct Stats {
     pub max: f64,
     /// Sample standard deviation / mean (0 with one repetition).
     pub cv: f64,
-    /// 95% CI of the mean, low end (None with one repetition).
+    /// 95% CI of the geometric mean, low end (None with one repetition; see
+    /// [`crate::stats::summary::ci95`]).
     pub ci95_low: Option<f64>,
-    /// 95% CI of the mean, high end.
+    /// 95% CI of the geometric mean, high end.
     pub ci95_high: Option<f64>,
 }
 

@@ -39,7 +39,7 @@ pub struct RunArgs {
 
     /// Repetitions of each test (1-1000), or `auto`: 5, then more for each test until the 95%
     /// confidence interval of its figure is within --target-ci, --max-repeat or --time-budget.
-    /// With 2 or more, the table shows the median, CV and a 95% confidence interval of the mean.
+    /// With 2 or more, the table shows the median, CV and a 95% confidence interval of the geometric mean.
     #[arg(long, value_name = "N|auto", default_value = "1")]
     pub repeat: super::suite_args::Repeat,
 
@@ -74,7 +74,8 @@ the timed phases divided by their wall time, ops/s operations per second (file-s
 for file-set tests), s the elapsed seconds of the timed phases. A test is ranked on MiB/s, a
 file-set test (metadata, rm65536, mail, postmark, untar) on ops/s; the table shows medians, and
 of that figure the coefficient of variation (sample sd / mean) and a two-sided 95% confidence
-interval of the mean from Student's t distribution (mean ± t(0.975, n-1)·s/√n). Latency percentiles come from an
+interval of its geometric mean: Student's t on the logarithms, exp(m ± t(0.975, n-1)·s/√n) with
+m and s the mean and sd of the log figures (asymmetric, never below 0). Latency percentiles come from an
 HdrHistogram with 3 significant digits (each within 0.1%).
 
 Cache: `cached` phases read the file first, `uncached` phases fsync, fadvise(DONTNEED) and (as

@@ -198,7 +198,7 @@ pub fn render(report: &RunReport) -> String {
     out.push('\n');
     out.push_str("MiB/s: bytes read+written in the timed phases / their wall time (includes open, syncs, close); ops/s: read/write\noperations per second, file-set operations (create, stat, unlink, ...) for file-set tests; s: elapsed seconds of the timed\nphases. Tests are ranked on MiB/s, file-set tests on ops/s. Latency columns: the main op");
     if multi {
-        out.push_str(";\nfigures are medians of the repetitions; CV and CI (95% confidence interval of the mean, Student's t) are of the figure\nthe test is ranked on");
+        out.push_str(";\nfigures are medians of the repetitions; CV and CI (95% confidence interval of the geometric mean: Student's t on the logs) are of the figure\nthe test is ranked on");
     }
     out.push_str(". resident: page-cache share of the file before the timed phase (✗: precondition not met).\n");
     if report

@@ -312,7 +312,7 @@ fn head_to_head(out: &mut String, r: &Report) {
                     if let Some((lo, hi)) = ci {
                         let _ = write!(
                             fig,
-                            "<br><span class=\"ci\" title=\"95% confidence interval of the mean\">{}–{}</span>",
+                            "<br><span class=\"ci\" title=\"95% confidence interval of the geometric mean\">{}–{}</span>",
                             sig3(lo),
                             sig3(hi)
                         );
@@ -356,7 +356,7 @@ fn head_to_head(out: &mut String, r: &Report) {
     if n > 1 {
         let _ = writeln!(
             out,
-            "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the mean, Student's t). {}</p>",
+            "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the geometric mean, Student's t on the logs). {}</p>",
             esc(&crate::compare::decision::rule_text(&r.rule))
         );
         out.push_str("<div class=\"summary\">");
@@ -369,7 +369,7 @@ fn head_to_head(out: &mut String, r: &Report) {
         }
         out.push_str("</div>\n");
     } else {
-        let _ = writeln!(out, "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the mean, Student's t).</p>");
+        let _ = writeln!(out, "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the geometric mean, Student's t on the logs).</p>");
     }
 }
 
@@ -497,7 +497,7 @@ fn per_test(
     prefix: &str,
 ) -> Result<(), ReportError> {
     out.push_str("<h3>Throughput and latency per test</h3>\n");
-    out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
+    out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the geometric mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
     for (ti, row) in r.tests.iter().enumerate() {
         let bars: Vec<Bar> = r
             .configs

@@ -300,7 +300,8 @@ fn repeat_gives_statistics_and_table() {
     let (lo, med, hi) =
         (s["min"].as_f64().unwrap(), s["median"].as_f64().unwrap(), s["max"].as_f64().unwrap());
     assert!(lo <= med && med <= hi);
-    assert!(s["ci95_low"].as_f64().unwrap() <= s["mean"].as_f64().unwrap());
+    let (cl, ch) = (s["ci95_low"].as_f64().unwrap(), s["ci95_high"].as_f64().unwrap());
+    assert!(0.0 < cl && cl <= ch, "{s}");
     assert_eq!(v["tests"][0]["reps"].as_array().unwrap().len(), 3);
 }
 
