@@ -1202,11 +1202,17 @@ fn run_phase_on<E: IoEngine>(
         while finished.load(Ordering::Acquire) < n {
             let tick = Duration::from_millis(50);
             let nap = match wall_at {
-                Some(t) => t.saturating_duration_since(Instant::now()).min(tick),
-                None => tick,
+                Some(t) if !run.stonewalled => {
+                    t.saturating_duration_since(Instant::now()).min(tick)
+                }
+                _ => tick,
             };
-            // A worker's end (or all of them gone) wakes this early; else the tick passes.
-            let _ = done_rx.recv_timeout(nap.max(Duration::from_millis(1)));
+            // A worker's end wakes this early; else the tick passes. Every sender gone with
+            // fewer finished: a worker panicked (`join` below says so).
+            let woke = done_rx.recv_timeout(nap.max(Duration::from_millis(1)));
+            if woke == Err(std::sync::mpsc::RecvTimeoutError::Disconnected) {
+                break;
+            }
             if !run.stonewalled && wall_at.is_some_and(|t| Instant::now() >= t) {
                 run.stonewalled = true;
                 phase_stop.store(true, Ordering::Relaxed);
