@@ -88,9 +88,24 @@ pub fn abort_pool(pool: &str) -> String {
         }
     };
     let mut done = Vec::new();
+    let mut remounts = Vec::new();
     for (mnt, n) in conns {
         let ctl = PathBuf::from(FUSECTL).join(n.to_string()).join("abort");
-        match std::fs::write(&ctl, b"1") {
+        let mut wrote = std::fs::write(&ctl, b"1");
+        // Another process that had mounted fusectl for its own abort may have unmounted it
+        // meanwhile: mount it again (for as long as this abort) and retry.
+        for _ in 0..2 {
+            match &wrote {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if let Ok(g) = crate::sys::pseudofs::Scoped::ensure("fusectl", FUSECTL) {
+                        remounts.push(g);
+                    }
+                    wrote = std::fs::write(&ctl, b"1");
+                }
+                _ => break,
+            }
+        }
+        match wrote {
             Ok(()) => done.push(format!(
                 "aborted FUSE connection {n} of pool {pool} ({}: now fails with ENOTCONN)",
                 mnt.display()
