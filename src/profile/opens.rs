@@ -46,7 +46,8 @@ pub struct Opens {
     pub events: Vec<OpenEvent>,
     /// `FAN_Q_OVERFLOW` events: opens lost because the queue was full.
     pub overflows: u64,
-    /// Files seen but not kept open: [`Opens::held`] was at its limit.
+    /// Files (distinct device and inode) seen but not kept open: [`Opens::held`] was at its
+    /// limit.
     pub not_held: u64,
     /// How many descriptors [`Opens::held`] may keep: [`MAX_HELD`], or fewer when the
     /// open-file limit is lower (a reserve is left for the rest of fsbench).
@@ -61,8 +62,11 @@ pub struct Opens {
 /// Most descriptors kept (the open-file limit is raised to allow them, up to its hard limit).
 pub const MAX_HELD: usize = 60_000;
 /// Descriptors left to the rest of fsbench (tracing buffers, the command's pipes, the store)
-/// and to fanotify itself, which needs one for every event it reads.
-const FD_RESERVE: usize = 1024;
+/// and to fanotify itself, which opens one for every event of a read: a read of [`READ_BUF`]
+/// holds up to 2,730 events of 24 bytes.
+const FD_RESERVE: usize = 4096;
+/// Bytes read from fanotify at a time.
+const READ_BUF: usize = 64 * 1024;
 
 impl Opens {
     /// A path that reaches (dev, ino) even after it was unlinked.
@@ -163,7 +167,8 @@ impl Drop for OpenWatcher {
 
 fn read_loop(fan: OwnedFd, stop: Arc<AtomicBool>, held_limit: usize) -> Opens {
     let mut out = Opens { held_limit, ..Opens::default() };
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; READ_BUF];
+    let mut not_held = std::collections::HashSet::new();
     let meta_len = std::mem::size_of::<libc::fanotify_event_metadata>();
     loop {
         let stopping = stop.load(Ordering::Acquire);
@@ -216,7 +221,7 @@ fn read_loop(fan: OwnedFd, stop: Arc<AtomicBool>, held_limit: usize) -> Opens {
                 let key = (md.dev(), md.ino());
                 if out.held.len() < out.held_limit {
                     out.held.entry(key).or_insert(f);
-                } else if !out.held.contains_key(&key) {
+                } else if !out.held.contains_key(&key) && not_held.insert(key) {
                     out.not_held += 1;
                 }
             }
@@ -235,6 +240,7 @@ mod tests {
     fn held_files_stay_below_the_open_file_limit() {
         // 20,000 is this VM's hard limit: holding 60,000 would make every later open fail.
         assert_eq!(held_limit(Some(20_000)), 20_000 - FD_RESERVE);
+        assert!(FD_RESERVE > READ_BUF / std::mem::size_of::<libc::fanotify_event_metadata>());
         assert_eq!(held_limit(Some(1_048_576)), MAX_HELD);
         assert_eq!(held_limit(None), MAX_HELD);
         assert_eq!(held_limit(Some(100)), 0);
