@@ -4,7 +4,7 @@
 use crate::engine::Progress;
 use crate::workload::TestDef;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -84,7 +84,9 @@ impl Bar {
             if new_test {
                 let s = self.started.elapsed().as_secs();
                 let on = if label.is_empty() { String::new() } else { format!("{label}: ") };
-                eprintln!(
+                // Not eprintln!: a closed stderr must not end the run before its teardown.
+                let _ = writeln!(
+                    std::io::stderr().lock(),
                     "fsbench: [{of}] {on}test {} {} ({}:{:02} elapsed)",
                     test.id,
                     test.name,
