@@ -426,6 +426,8 @@ pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
         "dirty after",
         "extents (largest)",
     ]);
+    // Configurations wrap; counts and sizes stay whole.
+    super::frame::wrap_only(&mut t, &[1]);
     for (id, label, f) in rows {
         let d = f.device.as_ref();
         let wide = if f.device_shared() { "*" } else { "" };
