@@ -83,7 +83,7 @@ fn shorten(s: &str, max: usize) -> String {
 
 const FONT: &str = "sans-serif";
 /// Longest row label of a bar chart, in characters ([`shorten`] keeps the end).
-const BAR_LABEL_CHARS: usize = 22;
+pub(super) const BAR_LABEL_CHARS: usize = 22;
 
 /// The frame of a horizontal bar chart (throughput per configuration, a figure per rank): one
 /// row per label, the first on top (row `labels.len() - 1 - i` holds label `i`), a value axis

@@ -25,6 +25,20 @@ pub struct RankBar {
     pub slowest: bool,
 }
 
+/// `rank N (host)`, the host cut short (keeping its start) so the label fits a chart row
+/// whole: cutting the end of the label instead would lose the rank number.
+fn rank_label(rank: impl std::fmt::Display, host: &str) -> String {
+    const MAX: usize = super::charts::BAR_LABEL_CHARS;
+    let head = format!("rank {rank} (");
+    let room = MAX.saturating_sub(head.chars().count() + 1);
+    if host.chars().count() <= room {
+        format!("{head}{host})")
+    } else {
+        let keep: String = host.chars().take(room.saturating_sub(1)).collect();
+        format!("{head}{keep}…)")
+    }
+}
+
 /// Horizontal bars, one per rank (grouped by configuration), of each rank's own figure;
 /// a dashed line per configuration at the aggregate divided by the ranks: a rank below it
 /// held the others back.
@@ -119,7 +133,7 @@ pub fn panel(
             let Some(cr) = &m.cluster else { continue };
             for (k, pr) in cr.per_rank.iter().enumerate() {
                 bars.push(RankBar {
-                    label: format!("rank {} ({})", pr.rank, pr.host),
+                    label: rank_label(pr.rank, &pr.host),
                     config: i,
                     value: figure_of(cr, k, ops),
                     slowest: pr.rank == cr.spread.slowest_rank,
@@ -203,6 +217,14 @@ fn host_row(out: &mut String, test: &str, i: usize, label: &str, h: &HostShare) 
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_host_name_is_cut_and_the_rank_kept() {
+        assert_eq!(super::rank_label(3, "n1"), "rank 3 (n1)");
+        let l = super::rank_label(12, "node-a.cluster.example.org");
+        assert!(l.starts_with("rank 12 (node-a") && l.ends_with("…)"), "{l}");
+        assert!(l.chars().count() <= super::super::charts::BAR_LABEL_CHARS, "{l}");
+    }
     use super::*;
     use crate::cluster::model::{ClusterInfo, HostPhase, RankFigure, Spread};
     use crate::compare::{CompareOptions, ConfigResult};
