@@ -141,7 +141,7 @@ pub const THREADS: Key = with_bounds(
 /// `engine`.
 pub const ENGINE: Key = with_values(
     with_default(
-        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `io_uring` (requests queued in a ring, `iodepth` in flight, submitted and reaped in one `io_uring_enter` per reap, the file registered, completions posted when the thread waits for them (DEFER_TASKRUN, as fio; older kernels: COOP_TASKRUN or none); short transfers resubmitted; data tests), `mmap` (reads and writes copy from and into a shared mapping of the file, syncs are msync; data tests with `file.prefill = true`), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
+        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `io_uring` (requests queued in a ring, `iodepth` in flight, submitted and reaped in one `io_uring_enter` per reap, the file registered, completions posted when the thread waits for them (DEFER_TASKRUN, as fio; older kernels: COOP_TASKRUN or none; with `sqpoll`, none); short transfers resubmitted; data tests), `mmap` (reads and writes copy from and into a shared mapping of the file, syncs are msync; data tests with `file.prefill = true`), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
         "psync",
     ),
     &["psync", "io_uring", "mmap", "null"],

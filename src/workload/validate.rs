@@ -132,7 +132,8 @@ fn scaled_note(t: &TestDef, scale: super::scale::Scale) -> Option<String> {
     }
     for p in t.phases.iter().filter(|p| p.timed) {
         if let Amount::Bytes(n) = p.amount {
-            let of = if t.phases.len() > 1 { format!(" in {}", p.name) } else { String::new() };
+            let timed = t.phases.iter().filter(|p| p.timed).count();
+            let of = if timed > 1 { format!(" in {}", p.name) } else { String::new() };
             parts.push(format!("{} of I/O{of}", b(n)));
         }
     }
