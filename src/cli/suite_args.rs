@@ -223,7 +223,7 @@ impl std::fmt::Display for Repeat {
 pub struct AutoArgs {
     /// With --repeat auto: stop adding repetitions to a test once the 95% confidence interval
     /// of its figure is within ± this many percent on every configuration.
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = parse_target_ci)]
     pub target_ci: f64,
 
     /// With --repeat auto: the most repetitions of a test (at least 5, the least it starts with).
@@ -271,6 +271,13 @@ impl Repeat {
 }
 
 /// `90s`, `10min`, `1h`, `300` (seconds), `0` (none).
+fn parse_target_ci(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a percentage above 0: write e.g. 5 (±5%) or 2.5")),
+    }
+}
+
 fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
     let units = [("ms", 1e-3), ("min", 60.0), ("m", 60.0), ("h", 3600.0), ("s", 1.0)];
