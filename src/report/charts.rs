@@ -106,7 +106,9 @@ pub(super) fn bar_frame<'a, 'b>(
         .margin_right(16)
         .x_label_area_size(30)
         .y_label_area_size(14 + 7 * label_chars as u32)
-        .build_cartesian_2d(0.0..xmax, (0..n as i32).into_segmented())
+        // 0..k segmented has k + 1 rows: 0..n left an empty row on top of every chart. One
+        // bar keeps 0..1 (0..0 has no height).
+        .build_cartesian_2d(0.0..xmax, (0..(n as i32 - 1).max(1)).into_segmented())
         .map_err(|e| err(&e))?;
     let shown: Vec<String> = labels.iter().rev().map(|l| shorten(l, BAR_LABEL_CHARS)).collect();
     chart
