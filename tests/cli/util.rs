@@ -152,7 +152,17 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        // Busy for a moment after an io_uring run: the kernel drops a ring's registered file in
+        // a work item after the process has exited. Retry for up to 10 s, then detach it
+        // (lazy), so no test leaves a mount behind.
+        let t = Instant::now();
+        while !Command::new("umount").arg(self.dir.path()).status().is_ok_and(|s| s.success()) {
+            if t.elapsed() > Duration::from_secs(10) {
+                let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
