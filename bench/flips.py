@@ -30,6 +30,8 @@ def verdict(v):
 
 
 ratios = {}  # (label, test) -> list of first/median(others)
+later = []  # any later repetition / median of the others
+stops = {}  # (repetitions, what stopped --repeat auto) -> tests
 flips_total, pairs_done, fp_total = 0, 0, 0
 print("| pair | flips (of 14; of them compared↔not) | flipped tests | diff: regressed (of 28) | wall run 1 / run 2 (s) | load 1-min before→after run 1; run 2 |")
 print("|---|---|---|---|---|---|")
@@ -58,6 +60,11 @@ for p in range(1, 100):
                       for rep in t["reps"] if rep["complete"]]
                 if len(xs) >= 3 and xs[0] > 0:
                     ratios.setdefault((c["label"], t["id"]), []).append(xs[0] / statistics.median(xs[1:]))
+                    for k in range(1, len(xs)):
+                        later.append(xs[k] / statistics.median(xs[:k] + xs[k + 1:]))
+                for w in t.get("warnings", []):
+                    if w.get("kind") == "repetitions":
+                        stops[(w["count"], w["stopped_by"])] = stops.get((w["count"], w["stopped_by"]), 0) + 1
     if None in runs:
         print(f"| {p} | (incomplete) | | | | |")
         continue
@@ -89,3 +96,12 @@ if allr:
     q = lambda f: allr[min(len(allr) - 1, int(f * len(allr)))]
     print(f"  all {len(allr)}: median {statistics.median(allr):.2f}, 10th pct {q(0.1):.2f}, 90th pct {q(0.9):.2f}, "
           f"below 0.8: {sum(r < 0.8 for r in allr)}, above 1.25: {sum(r > 1.25 for r in allr)}")
+if later:
+    later.sort()
+    q = lambda f: later[min(len(later) - 1, int(f * len(later)))]
+    print(f"  any later repetition / median of the others, {len(later)}: median {statistics.median(later):.2f}, "
+          f"10th pct {q(0.1):.2f}, 90th pct {q(0.9):.2f}")
+if stops:
+    print("\n--repeat auto: tests by (repetitions, what stopped them), over every run and configuration:")
+    for (n, why), c in sorted(stops.items()):
+        print(f"  {n} repetitions, stopped by {why}: {c}")
