@@ -128,7 +128,9 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
         job.push_str(&format!("iodepth={}\n", t.iodepth));
     }
     let u = t.uring;
-    if u.batch_submit > 0 {
+    // fio submits each request as it is queued (iodepth_batch_submit=1), as fsbench does by
+    // default above depth 1; at depth 1 there is only ever one request to submit.
+    if u.batch_submit > 1 {
         job.push_str(&format!("iodepth_batch_submit={}\n", u.batch_submit));
     }
     if u.batch_complete > 1 {

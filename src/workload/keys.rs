@@ -141,7 +141,7 @@ pub const THREADS: Key = with_bounds(
 /// `engine`.
 pub const ENGINE: Key = with_values(
     with_default(
-        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `io_uring` (requests queued in a ring, `iodepth` in flight, submitted and reaped in one `io_uring_enter` per reap, the file registered, completions posted when the thread waits for them (DEFER_TASKRUN, as fio; older kernels: COOP_TASKRUN or none; with `sqpoll`, none); short transfers resubmitted; data tests), `mmap` (reads and writes copy from and into a shared mapping of the file, syncs are msync; data tests with `file.prefill = true`), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
+        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `io_uring` (requests queued in a ring, `iodepth` in flight, each submitted as it is queued (see `iodepth_batch`) and reaped as they complete, the file registered, completions posted when the thread waits for them (DEFER_TASKRUN, as fio; older kernels: COOP_TASKRUN or none; with `sqpoll`, none); short transfers resubmitted; data tests), `mmap` (reads and writes copy from and into a shared mapping of the file, syncs are msync; data tests with `file.prefill = true`), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
         "psync",
     ),
     &["psync", "io_uring", "mmap", "null"],
@@ -171,7 +171,7 @@ pub const DIRECT: Key = with_default(
 );
 /// `iodepth_batch`.
 pub const IODEPTH_BATCH: Key = with_bounds(
-    key(Test, "iodepth_batch", Int, "io_uring: submit once this many requests are queued (fio's `iodepth_batch`); default: everything queued is submitted at each reap, in the same system call that waits"),
+    key(Test, "iodepth_batch", Int, "io_uring: submit once this many requests are queued (fio's `iodepth_batch`); default 1 as in fio (each request is submitted as soon as it is queued); at iodepth 1 the request is submitted with the wait for it, in one system call; iodepth_batch = iodepth submits everything queued at each reap"),
     1,
     4096,
 );

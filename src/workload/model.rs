@@ -80,7 +80,8 @@ fn one() -> u32 {
 /// the same names, `sqthread_poll` and `hipri` for the polling ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UringOpts {
-    /// Submit once this many requests are queued; 0: everything queued goes in at each reap.
+    /// Submit once this many requests are queued; 0: everything queued goes in at each reap
+    /// (the default at iodepth 1; above it the default is 1, fio's).
     pub batch_submit: u32,
     /// Wait for at least this many completions per reap (at most the requests in flight).
     pub batch_complete: u32,

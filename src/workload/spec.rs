@@ -77,7 +77,8 @@ pub struct TestSpec {
     /// Open the test's files with O_DIRECT in every phase (default false).
     #[serde(default)]
     pub direct: Option<bool>,
-    /// io_uring: submit once this many requests are queued (default: all queued, at each reap).
+    /// io_uring: submit once this many requests are queued (default: 1 above depth 1, as fio;
+    /// at depth 1 the request goes in with the wait for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iodepth_batch: Option<u32>,
     /// io_uring: wait for at least this many completions per reap (default 1).

@@ -1,11 +1,13 @@
 //! `io_uring`: asynchronous I/O through a submission and a completion ring (the `io-uring`
 //! crate, used blocking: no async runtime), as fio's `io_uring` engine and its `t/io_uring`.
 //!
-//! [`IoEngine::queue`] writes a submission entry (no system call); [`IoEngine::reap`] submits
-//! everything queued and waits for completions in one `io_uring_enter` (fio's batch submit: all
-//! the requests the worker queued since the last reap go in one call), then matches each
-//! completion to its request by `user_data` (the worker's tag), in whatever order the kernel
-//! completes them. The test's file is registered with the ring at its first request, so requests
+//! [`IoEngine::queue`] writes a submission entry, and submits once `iodepth_batch` entries are
+//! waiting (1 by default above depth 1, as in fio: each request goes to the kernel as soon as it
+//! is queued, so the device does not wait while the worker handles completions);
+//! [`IoEngine::reap`] submits whatever is still queued and waits for completions in one
+//! `io_uring_enter` (at depth 1, the default, the request goes in with the wait for it), then
+//! matches each completion to its request by `user_data` (the worker's tag), in whatever order
+//! the kernel completes them. The test's file is registered with the ring at its first request, so requests
 //! name it by index and the kernel skips the file-table lookup per op (fio's `registerfiles`;
 //! `registerfiles = false` names it by descriptor, fio's default). With `fixedbufs` the worker's
 //! read buffers and write pool are registered once ([`IoEngine::register_buffers`]), and reads

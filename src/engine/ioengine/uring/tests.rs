@@ -293,6 +293,10 @@ fn uring_options_are_checked_at_validation() {
     };
     let o = load("engine = \"io_uring\"\niodepth = 32\niodepth_batch = 8\niodepth_batch_complete = 4\nsqpoll = true").unwrap();
     assert_eq!((o.batch_submit, o.batch_complete, o.sqpoll, o.iopoll), (8, 4, true, false));
+    // Unset: fio's default above depth 1 (submit each request as it is queued); at depth 1
+    // the request goes in with the wait (0).
+    assert_eq!(load("engine = \"io_uring\"\niodepth = 16").unwrap().batch_submit, 1);
+    assert_eq!(load("engine = \"io_uring\"").unwrap().batch_submit, 0);
     let e = load("iodepth_batch = 8").unwrap_err();
     assert!(e.contains("iodepth_batch is an option of the io_uring engine"), "{e}");
     let e = load("engine = \"io_uring\"\niodepth = 4\niodepth_batch_complete = 8").unwrap_err();
