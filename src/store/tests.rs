@@ -151,6 +151,29 @@ fn run_report_round_trips() {
     assert_eq!(crate::stats::latency::decode(hist).unwrap().len(), 999);
 }
 
+/// `--repeat auto` is recorded at its least (5) when the run begins; what the run did is stored
+/// at the end: the most repetitions any test got, never fewer than asked.
+#[test]
+fn finish_records_the_repetitions_repeat_auto_gave() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.sqlite");
+    let defs = vec![test_def("1"), test_def("2")];
+    let c = config();
+    for (asked, reps, stored) in [(5, [6, 8], 8), (5, [2, 1], 5)] {
+        let mut m = meta();
+        m.repeat = asked;
+        let mut rec = Store::open(&p).unwrap().begin(&m, std::slice::from_ref(&c), &defs).unwrap();
+        let t = [test_result("1", &vec![1.0; reps[0]]), test_result("2", &vec![1.0; reps[1]])];
+        rec.finish(&[(&c, &t)], RunStatus::Ok, 1_700_000_100).unwrap();
+        let id = rec.run_id();
+        drop(rec);
+        let s = Store::open_read_only(&p).unwrap();
+        let h = s.history(&HistoryFilter::default()).unwrap();
+        assert_eq!(h[0].repeat, stored, "{reps:?}");
+        assert_eq!(s.load(id).unwrap().repeat, stored);
+    }
+}
+
 #[test]
 fn finish_sets_status_and_history_filters() {
     let d = tempfile::tempdir().unwrap();

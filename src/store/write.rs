@@ -225,9 +225,12 @@ impl Recorder {
                     write_test(tx, *cid, pos, t)?;
                 }
             }
+            // `--repeat auto` starts at its least (5) and may add rounds: the run's repetitions
+            // are the most any test got (history, show's header), never fewer than asked.
+            let done = configs.iter().flat_map(|(_, ts)| ts.iter()).map(|t| t.reps.len()).max();
             tx.execute(
-                "UPDATE runs SET status = ?1, finished_unix_s = ?2 WHERE id = ?3",
-                params![status.as_str(), finished_unix_s as i64, run_id],
+                "UPDATE runs SET status = ?1, finished_unix_s = ?2, repeat = MAX(repeat, ?3) WHERE id = ?4",
+                params![status.as_str(), finished_unix_s as i64, done.unwrap_or(0) as i64, run_id],
             )?;
             Ok(())
         })
