@@ -121,6 +121,22 @@ pub struct Report {
     pub interrupted: bool,
 }
 
+impl Report {
+    /// "8 repetitions", or with `--repeat auto`, which gives tests different counts, "5 to 8
+    /// repetitions": what the tests got (tests without any left out); none: what was asked.
+    pub fn repetitions(&self) -> String {
+        let done = self.configs.iter().flat_map(|c| &c.run.tests).map(|t| t.reps.len() as u32);
+        let (least, most) =
+            done.filter(|&n| n > 0).fold((u32::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+        let count = |n: u32| format!("{n} repetition{}", if n == 1 { "" } else { "s" });
+        match (least, most) {
+            (_, 0) => count(self.repeat),
+            (lo, hi) if lo < hi => format!("{lo} to {hi} repetitions"),
+            (_, hi) => count(hi),
+        }
+    }
+}
+
 /// Options of a comparison run.
 #[derive(Debug, Clone)]
 pub struct CompareOptions {

@@ -123,12 +123,11 @@ pub fn render(r: &Report, details: bool) -> String {
         t.add_row(cells);
     }
     let mut out = format!(
-        "fsbench {} compare: suite {}, scale {}, {} interleaved repetition{} per configuration, {} filesystem per {}\n",
+        "fsbench {} compare: suite {}, scale {}, {} per configuration, interleaved, {} filesystem per {}\n",
         r.fsbench_version,
         r.suite,
         r.scale,
-        r.repeat,
-        if r.repeat == 1 { "" } else { "s" },
+        r.repetitions(),
         if r.configs.iter().any(|c| c.env.is_some()) { "fresh" } else { "existing" },
         if r.fresh_per_test { "test" } else { "suite" },
     );

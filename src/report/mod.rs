@@ -203,11 +203,10 @@ fn run_section(
     );
     let _ = write!(
         out,
-        "<p class=\"meta\">suite <b>{}</b> · scale <b>{}</b> · <b>{}</b> repetition{} per configuration{} · fsbench {}</p>\n<pre class=\"cmd\">{}</pre>\n",
+        "<p class=\"meta\">suite <b>{}</b> · scale <b>{}</b> · <b>{}</b> per configuration{} · fsbench {}</p>\n<pre class=\"cmd\">{}</pre>\n",
         esc(&r.suite),
         esc(&r.scale),
-        r.repeat,
-        if r.repeat == 1 { "" } else { "s" },
+        r.repetitions(),
         if r.configs.len() > 1 {
             if r.repeat > 1 { ", interleaved" } else { "" }
         } else {

@@ -7,12 +7,11 @@ use crate::output::units::sig3;
 /// The summary of a comparison (or of a single run: one configuration, no verdicts).
 pub fn summary(r: &Report, command_line: &str) -> String {
     let mut out = format!(
-        "fsbench {}: suite {}, scale {}, {} repetition{} per configuration\n",
+        "fsbench {}: suite {}, scale {}, {} per configuration\n",
         r.fsbench_version,
         r.suite,
         r.scale,
-        r.repeat,
-        if r.repeat == 1 { "" } else { "s" }
+        r.repetitions(),
     );
     if !command_line.is_empty() {
         out.push_str(&format!("$ {command_line}\n"));
@@ -176,6 +175,17 @@ mod tests {
         assert!(!s.contains('│') && !s.contains('┆'), "no box drawing: {s}");
         assert!(s.contains("Benjamini-Hochberg"), "{s}");
         assert!(s.lines().filter(|l| !l.starts_with('$')).all(|l| l.chars().count() <= 100), "{s}");
+        assert!(s.starts_with(&format!("fsbench {}: suite", r.fsbench_version)), "{s}");
+        assert!(s.lines().next().unwrap().ends_with(", 3 repetitions per configuration"), "{s}");
+        // --repeat auto: tests got different counts, and the header says so.
+        let configs = vec![
+            config("ext4", &[100.0, 101.0, 99.0, 100.0, 98.0], 0),
+            config("xfs", &[230.0, 228.0, 232.0, 231.0, 229.0, 230.0, 233.0, 227.0], 0),
+        ];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        assert_eq!(r.repetitions(), "5 to 8 repetitions");
+        let out = crate::output::compare::render(&r, false);
+        assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
     }
 
     #[test]
