@@ -14,22 +14,6 @@ fn cleanup_lock() -> std::sync::MutexGuard<'static, ()> {
     CLEANUP_LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Why a root + loop + mkfs test cannot run here, if it cannot.
-fn skip_testbeds(tools: &[&str]) -> bool {
-    if !is_root() {
-        return skip("needs root (loop devices, mkfs, mount)");
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return skip("no /dev/loop-control");
-    }
-    for t in tools {
-        if !have(t) {
-            return skip(&format!("{t} not installed (scripts/install-deps.sh)"));
-        }
-    }
-    false
-}
-
 /// Loop devices whose backing file is under `dir`, and mounts under it.
 fn leftovers(dir: &Path) -> Vec<String> {
     let d = dir.to_str().unwrap();

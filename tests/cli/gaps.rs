@@ -169,18 +169,6 @@ fn database_paths_that_are_not_regular_files_are_refused_before_anything_is_crea
     assert!(stdout(&o).contains(" run "), "{}", stdout(&o));
 }
 
-fn skip_testbeds(programs: &[&str]) -> bool {
-    if !is_root() {
-        return skip("needs root (testbeds)");
-    }
-    for p in programs {
-        if !have(p) {
-            return skip(&format!("{p} not installed"));
-        }
-    }
-    false
-}
-
 #[test]
 fn compare_gives_every_configuration_the_same_image_size() {
     if skip_testbeds(&["mkfs.ext4", "mkfs.xfs"]) {

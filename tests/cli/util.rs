@@ -124,6 +124,22 @@ pub fn skip(reason: &str) -> bool {
     true
 }
 
+/// Why a root + loop + mkfs test cannot run here, if it cannot.
+pub fn skip_testbeds(tools: &[&str]) -> bool {
+    if !is_root() {
+        return skip("needs root (loop devices, mkfs, mount)");
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return skip("no /dev/loop-control");
+    }
+    for t in tools {
+        if !have(t) {
+            return skip(&format!("{t} not installed (scripts/install-deps.sh)"));
+        }
+    }
+    false
+}
+
 /// A tmpfs mounted in a fresh directory, unmounted on drop. Needs root.
 pub struct Tmpfs {
     pub dir: TestDir,
