@@ -245,6 +245,9 @@ impl std::fmt::Display for Warning {
                 };
                 let why = match stopped_by.as_str() {
                     "ci" => format!("{ci}, within the target ±{:.0}%", target_ci * 100.0),
+                    "settled" => format!(
+                        "{ci}: the verdict is settled (a win beyond the minimum effect at 99.9%, or a draw within it at 95%)"
+                    ),
                     "max" => format!("{ci}: stopped at the most repetitions (--max-repeat)"),
                     "budget" => format!("{ci}: stopped by the time budget (--time-budget)"),
                     _ => format!("{ci}: stopped ({stopped_by})"),

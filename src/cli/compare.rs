@@ -3,7 +3,7 @@
 use super::testbed_args::TestbedArgs;
 use super::{progress::Bar, record, ExitCode, UserError};
 use crate::compare::{self, CompareOptions, Rule};
-use crate::driver::{Order, Plan, Spec, TargetSet, Targets};
+use crate::driver::{AutoRepeat, Order, Plan, Settle, Spec, TargetSet, Targets};
 use crate::engine::EngineOptions;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::store::read::RunKind;
@@ -137,6 +137,12 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             UserError(format!("--min-effect {} must be a percentage >= 0", a.min_effect)).into()
         );
     }
+    let rule = Rule { min_effect: a.min_effect / 100.0, ..Rule::default() };
+    // --repeat auto also closes a test once its verdict is settled.
+    let auto = auto.map(|au| AutoRepeat {
+        settle: Some(Settle::new(rule, suite.tests.len(), a.configs.len(), &au)),
+        ..au
+    });
     let specs: Vec<Spec> = a.configs.iter().map(|c| Spec::DirOrFs(c.clone())).collect();
     let mut targets = TargetSet::new(&specs, &|c| a.testbed.options(c, Some(&suite)))?;
     if !a.workload.no_space_check {
@@ -157,7 +163,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let opts = CompareOptions {
         engine: a.data.engine(a.repeat.least()),
-        rule: Rule { min_effect: a.min_effect / 100.0, ..Rule::default() },
+        rule,
         fresh_per_test: a.fresh == Fresh::PerTest,
     };
     let plan = Plan {

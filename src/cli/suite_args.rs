@@ -222,12 +222,14 @@ impl std::fmt::Display for Repeat {
 #[derive(Debug, Args)]
 pub struct AutoArgs {
     /// With --repeat auto: stop adding repetitions to a test once the 95% confidence interval
-    /// of its figure is within ± this many percent on every configuration.
+    /// of its figure is within ± this many percent on every configuration. compare also stops
+    /// once the test's verdict is settled: a win beyond --min-effect at 99.9% (one-sided), or a
+    /// draw within it at 95% (an equivalence test); the time goes to the undecided tests.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = parse_target_ci)]
     pub target_ci: f64,
 
     /// With --repeat auto: the most repetitions of a test (at least 5, the least it starts with).
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(5..=1000))]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(5..=1000))]
     pub max_repeat: u32,
 
     /// With --repeat auto: start no repetition beyond the first 5 once the run has lasted this

@@ -54,6 +54,11 @@ pub struct TestRow {
     /// Why the winner of configuration i against the baseline won (empty: no winner, or
     /// nothing observed explains it; see `explained`).
     pub why: Vec<Vec<Explanation>>,
+    /// Whether configuration i's win against the baseline is unsettled: significant, but not
+    /// beyond the minimum effect at the strict level at which `--repeat auto` stops a test
+    /// ([`decision::settled`]), so an identical run may well call it a draw.
+    #[serde(default)]
+    pub unsettled: Vec<bool>,
 }
 
 impl TestRow {
@@ -228,6 +233,23 @@ pub fn build_report(
                 _ => Vec::new(),
             })
             .collect();
+        // As `--repeat auto` judges it after the test's last round (`looks`: the rounds from the
+        // 5th to the most this test got).
+        let unsettled = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Some(Verdict::Win { tested: true, .. }) => {
+                    let (a, b) = (bt, &configs[i].run.tests[ti]);
+                    let n = a.reps.len().max(b.reps.len()) as u32;
+                    let looks = n.saturating_sub(crate::driver::AutoRepeat::default().min) + 1;
+                    let comparisons = ntests * configs.len().saturating_sub(1);
+                    let p = decision::settle_win_p(comparisons, looks);
+                    decision::settled(a, b, &opts.rule, p) != Some(decision::Settled::Win)
+                }
+                _ => false,
+            })
+            .collect();
         tests.push(TestRow {
             id: bt.id.clone(),
             name: bt.name.clone(),
@@ -238,6 +260,7 @@ pub fn build_report(
             vs_baseline: vs,
             facts,
             why,
+            unsettled,
         });
     }
     let pairs = (0..configs.len())
@@ -269,6 +292,24 @@ pub const UNTESTED_WORDS: &str = "untested: one repetition, no noise estimate";
 pub fn untested_mark(v: &Verdict) -> String {
     match v {
         Verdict::Win { tested: false, .. } => format!(" ({UNTESTED_WORDS})"),
+        _ => String::new(),
+    }
+}
+
+/// What an unsettled win is marked with ([`TestRow::unsettled`]).
+pub const UNSETTLED_WORDS: &str = "unsettled";
+
+/// What every output says about an unsettled win, once, under the table.
+pub const UNSETTLED_NOTE: &str = "unsettled: significant, but its gap is not yet beyond the minimum effect at the strict level (1% over every test and round) at which --repeat auto calls a verdict settled; an identical run may call it a draw. A larger --time-budget gives such tests more repetitions.";
+
+/// The mark after configuration `i`'s verdict in row `row`: untested (one repetition) or
+/// unsettled; empty otherwise.
+pub fn verdict_mark(row: &TestRow, i: usize) -> String {
+    match row.vs_baseline.get(i).and_then(|v| v.as_ref()) {
+        Some(v @ Verdict::Win { tested: false, .. }) => untested_mark(v),
+        Some(Verdict::Win { .. }) if row.unsettled.get(i).copied().unwrap_or(false) => {
+            format!(" ({UNSETTLED_WORDS})")
+        }
         _ => String::new(),
     }
 }
@@ -360,6 +401,7 @@ pub(crate) mod tests {
             vs_baseline: vec![None, Some(v)],
             facts: vec![],
             why: vec![],
+            unsettled: vec![],
         }
     }
 

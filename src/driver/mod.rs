@@ -105,11 +105,39 @@ pub struct AutoRepeat {
     pub target_ci: f64,
     /// No repetition beyond `min` starts once the run has lasted this long.
     pub budget: Option<std::time::Duration>,
+    /// `compare`: also stop adding repetitions to a test once its verdict against the baseline
+    /// (the first target) is settled on every other target, so the rounds left go to the tests
+    /// still undecided.
+    pub settle: Option<Settle>,
+}
+
+/// When `compare`'s `--repeat auto` calls a verdict settled ([`crate::compare::decision::settled`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    /// The decision rule (its minimum effect is the margin).
+    pub rule: crate::compare::decision::Rule,
+    /// One-sided level of a settled win ([`crate::compare::decision::settle_win_p`]).
+    pub win_p: f64,
+}
+
+impl Settle {
+    /// For a comparison of `tests` tests on `targets` targets (the first the baseline) under `a`.
+    pub fn new(
+        rule: crate::compare::decision::Rule,
+        tests: usize,
+        targets: usize,
+        a: &AutoRepeat,
+    ) -> Settle {
+        let looks = a.max.max(a.min) - a.min + 1;
+        let win_p =
+            crate::compare::decision::settle_win_p(tests * targets.saturating_sub(1), looks);
+        Settle { rule, win_p }
+    }
 }
 
 impl Default for AutoRepeat {
     fn default() -> Self {
-        AutoRepeat { min: 5, max: 10, target_ci: 0.05, budget: None }
+        AutoRepeat { min: 5, max: 20, target_ci: 0.05, budget: None, settle: None }
     }
 }
 
@@ -118,6 +146,8 @@ impl Default for AutoRepeat {
 pub enum Stop {
     /// The confidence interval reached the target.
     Ci,
+    /// The verdict against the baseline is settled on every target (`compare`).
+    Settled,
     /// The most repetitions were run.
     Max,
     /// The time budget was spent.
@@ -131,6 +161,7 @@ impl Stop {
     pub fn as_str(self) -> &'static str {
         match self {
             Stop::Ci => "ci",
+            Stop::Settled => "settled",
             Stop::Max => "max",
             Stop::Budget => "budget",
             Stop::Failed => "failed",
@@ -138,9 +169,10 @@ impl Stop {
     }
 }
 
-/// Whether test results `on` (one per target, or the one target of a `run`) need another
-/// repetition after `done` rounds: `None` to go on, or why to stop. `spent`: whether the
-/// budget is used up. Also returns the widest relative CI half-width over the targets.
+/// Whether test results `on` (one per target, the baseline first, or the one target of a `run`)
+/// need another repetition after `done` rounds: `None` to go on, or why to stop. `spent`:
+/// whether the budget is used up. Also returns the widest relative CI half-width over the
+/// targets.
 pub fn auto_verdict(
     a: &AutoRepeat,
     on: &[&TestResult],
@@ -163,6 +195,13 @@ pub fn auto_verdict(
         None
     } else if widest.is_some_and(|w| w <= a.target_ci) {
         Some(Stop::Ci)
+    } else if a.settle.is_some_and(|st| {
+        on.len() >= 2
+            && on[1..]
+                .iter()
+                .all(|t| crate::compare::decision::settled(on[0], t, &st.rule, st.win_p).is_some())
+    }) {
+        Some(Stop::Settled)
     } else if done >= a.max {
         Some(Stop::Max)
     } else if spent {
@@ -729,7 +768,7 @@ mod tests {
             (out, handed)
         };
         // A target no real figure reaches: every test runs to the maximum, in compare's order.
-        let never = AutoRepeat { min: 5, max: 7, target_ci: 1e-12, budget: None };
+        let never = AutoRepeat { min: 5, max: 7, target_ci: 1e-12, budget: None, settle: None };
         let (out, handed) = run(&mut dirs, Order::Interleaved, never);
         for r in &out.runs {
             assert_eq!(r.repeat, 7, "the header gives the most repetitions");
@@ -763,7 +802,7 @@ mod tests {
     #[test]
     fn repeat_auto_closes_a_test_when_every_target_is_known_well_enough() {
         use crate::compare::decision::tests::result;
-        let a = AutoRepeat { min: 5, max: 10, target_ci: 0.05, budget: None };
+        let a = AutoRepeat { min: 5, max: 10, target_ci: 0.05, budget: None, settle: None };
         let tight = result(&[100.0, 101.0, 99.0, 100.5, 99.5]);
         let wide = result(&[100.0, 150.0, 70.0, 120.0, 90.0]);
         assert_eq!(auto_verdict(&a, &[&tight, &tight], 5, false).0, Some(Stop::Ci));
@@ -777,6 +816,33 @@ mod tests {
         let mut failed = tight.clone();
         failed.status = TestStatus::Failed { reason: "ENOSPC".into() };
         assert_eq!(auto_verdict(&a, &[&failed, &tight], 1, false).0, Some(Stop::Failed));
+    }
+
+    #[test]
+    fn compare_closes_a_test_whose_verdict_is_settled_and_goes_on_with_an_undecided_one() {
+        use crate::compare::decision::{tests::result, Rule};
+        let a = AutoRepeat { min: 5, max: 20, target_ci: 0.01, budget: None, settle: None };
+        let a = AutoRepeat { settle: Some(Settle::new(Rule::default(), 14, 2, &a)), ..a };
+        // 20% noise on both sides: neither figure is known to ±1%.
+        let base = result(&[100.0, 125.0, 80.0, 110.0, 90.0, 105.0]);
+        let three_x = result(&[300.0, 375.0, 240.0, 330.0, 270.0, 315.0]);
+        assert_eq!(auto_verdict(&a, &[&base, &three_x], 6, false).0, Some(Stop::Settled));
+        assert_eq!(auto_verdict(&a, &[&base, &three_x], 4, false).0, None, "not before min");
+        // A 15% gap in that noise: undecided, so it gets more rounds (up to the maximum).
+        let near = result(&[115.0, 143.75, 92.0, 126.5, 103.5, 120.75]);
+        assert_eq!(auto_verdict(&a, &[&base, &near], 6, false).0, None);
+        assert_eq!(auto_verdict(&a, &[&base, &near], 20, false).0, Some(Stop::Max));
+        // Three configurations: settled only when every one is, against the baseline.
+        assert_eq!(auto_verdict(&a, &[&base, &three_x, &near], 6, false).0, None);
+        // Same figures with a 1% spread, 1% apart: a settled draw (equivalent within 5%).
+        let t1 = result(&[100.0, 101.0, 99.0, 100.5, 99.5, 100.2]);
+        let t2 = result(&[101.0, 102.0, 100.0, 101.5, 100.5, 101.2]);
+        let tight_target = AutoRepeat { target_ci: 1e-6, ..a };
+        assert_eq!(auto_verdict(&tight_target, &[&t1, &t2], 6, false).0, Some(Stop::Settled));
+        // `run` (one target) never settles: there is no verdict.
+        assert_eq!(auto_verdict(&tight_target, &[&t1], 6, false).0, None);
+        let no_settle = AutoRepeat { settle: None, ..tight_target };
+        assert_eq!(auto_verdict(&no_settle, &[&base, &three_x], 6, false).0, None);
     }
 
     #[test]

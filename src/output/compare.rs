@@ -8,8 +8,9 @@ use crate::observe::facts::Facts;
 use crate::result::{Figure, TestStatus, Warning};
 use comfy_table::{Cell, CellAlignment};
 
-/// Short text of a verdict of `other` against the baseline.
-fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
+/// Short text of a verdict of `other` against the baseline, with its mark
+/// ([`crate::compare::verdict_mark`]).
+fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool, mark: &str) -> String {
     match v {
         Verdict::Win { winner, factor, .. } => {
             let w = if *winner == 0 { base } else { other };
@@ -27,6 +28,7 @@ fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool) -> String {
     .to_string()
         + match v {
             Verdict::Win { tested: false, .. } => " (untested)",
+            Verdict::Win { .. } => mark,
             _ => "",
         }
 }
@@ -112,12 +114,17 @@ pub fn render(r: &Report, details: bool) -> String {
             };
             cells.push(Cell::new(fig).set_alignment(CellAlignment::Right));
             if i != r.baseline && !two {
-                let v = row.vs_baseline[i].as_ref().map(|v| verdict_cell(v, base, &c.label, false));
+                let mark = crate::compare::verdict_mark(row, i);
+                let v = row.vs_baseline[i]
+                    .as_ref()
+                    .map(|v| verdict_cell(v, base, &c.label, false, &mark));
                 cells.push(Cell::new(v.unwrap_or_default()));
             }
         }
         if two {
-            let v = row.vs_baseline[1].as_ref().map(|v| verdict_cell(v, base, labels[1], true));
+            let mark = crate::compare::verdict_mark(row, 1);
+            let v =
+                row.vs_baseline[1].as_ref().map(|v| verdict_cell(v, base, labels[1], true, &mark));
             cells.push(Cell::new(v.unwrap_or_default()));
         }
         t.add_row(cells);
@@ -139,6 +146,9 @@ pub fn render(r: &Report, details: bool) -> String {
         None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases): median over repetitions",
     };
     out.push_str(&format!("{what}. {}\n", crate::compare::decision::rule_text(&r.rule)));
+    if r.tests.iter().any(|t| t.unsettled.contains(&true)) {
+        out.push_str(&format!("({})\n", crate::compare::UNSETTLED_NOTE));
+    }
     out.push_str(&untested_warning(r));
     for p in &r.pairs {
         out.push('\n');
@@ -193,6 +203,7 @@ pub fn render(r: &Report, details: bool) -> String {
                 .map(|((n, why), ids)| {
                     let why = match why.as_str() {
                         "ci" => "CI within target".to_string(),
+                        "settled" => "verdict settled".into(),
                         "max" => "--max-repeat reached".into(),
                         "budget" => "--time-budget spent".into(),
                         w => w.to_string(),
@@ -205,7 +216,7 @@ pub fn render(r: &Report, details: bool) -> String {
                 })
                 .collect();
             notes.push(format!(
-                "{}: --repeat auto (target: 95% CI within ±{:.0}%; ± is the widest CI of the test over the configurations compared): {}",
+                "{}: --repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled; ± is the widest CI of the test over the configurations compared): {}",
                 c.label,
                 target * 100.0,
                 groups.join("; ")
@@ -353,7 +364,7 @@ fn why_section(r: &Report) -> String {
         for (i, v) in row.vs_baseline.iter().enumerate() {
             // Wins, and draws whose medians differ by more than the minimum effect (the rule
             // filled `why` for those; the faster median is the "winner" of the facts).
-            let mark = v.as_ref().map(crate::compare::untested_mark).unwrap_or_default();
+            let mark = crate::compare::verdict_mark(row, i);
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. }) if !row.why[i].is_empty() => {

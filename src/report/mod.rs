@@ -331,8 +331,9 @@ fn head_to_head(out: &mut String, r: &Report) {
                 let v = row.vs_baseline.get(i).cloned().flatten();
                 let _ = write!(
                     out,
-                    "<td>{}</td>",
-                    verdict_html(v.as_ref(), &r.configs[r.baseline].label, &c.label, false, i)
+                    "<td>{}{}</td>",
+                    verdict_html(v.as_ref(), &r.configs[r.baseline].label, &c.label, false, i),
+                    unsettled_html(row, i)
                 );
             }
         }
@@ -340,8 +341,9 @@ fn head_to_head(out: &mut String, r: &Report) {
             let v = row.vs_baseline.get(1).cloned().flatten();
             let _ = write!(
                 out,
-                "<td>{}</td>",
-                verdict_html(v.as_ref(), &r.configs[0].label, &r.configs[1].label, true, 1)
+                "<td>{}{}</td>",
+                verdict_html(v.as_ref(), &r.configs[0].label, &r.configs[1].label, true, 1),
+                unsettled_html(row, 1)
             );
         }
         out.push_str("</tr>\n");
@@ -381,7 +383,7 @@ fn why_panel(out: &mut String, r: &Report) {
         for (i, v) in row.vs_baseline.iter().enumerate() {
             // Wins, and draws whose medians lie further apart than the minimum effect (their
             // facts are filled by the rule), marked not significant.
-            let mark = esc(&v.as_ref().map(crate::compare::untested_mark).unwrap_or_default());
+            let mark = esc(&crate::compare::verdict_mark(row, i));
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. })
@@ -422,6 +424,19 @@ fn why_panel(out: &mut String, r: &Report) {
             out,
             "<h3>Why</h3>\n<p class=\"rule\">Observed facts that differ most between winner and loser (device requests, CPU, time in fsync, extents, memory); in grey, where each side's time went and, with <code>--trace</code>, what the block layer saw.</p>\n<ul class=\"why\">\n{items}</ul>\n"
         );
+    }
+}
+
+/// The unsettled mark of configuration `i`'s win ([`crate::compare::TestRow::unsettled`]).
+fn unsettled_html(row: &crate::compare::TestRow, i: usize) -> String {
+    if row.unsettled.get(i).copied().unwrap_or(false) {
+        format!(
+            " <span class=\"muted\" title=\"{}\">({})</span>",
+            esc(crate::compare::UNSETTLED_NOTE),
+            crate::compare::UNSETTLED_WORDS
+        )
+    } else {
+        String::new()
     }
 }
 

@@ -65,7 +65,11 @@ pub fn summary(r: &Report, command_line: &str) -> String {
                     Verdict::Win { winner, factor, tested } => format!(
                         "{} {factor:.2}x faster{}",
                         if *winner == 0 { &names[r.baseline] } else { label },
-                        if *tested { "" } else { " (UNTESTED: one repetition)" }
+                        if *tested {
+                            crate::compare::verdict_mark(row, i)
+                        } else {
+                            " (UNTESTED: one repetition)".into()
+                        }
                     ),
                     Verdict::Draw { .. } => format!("{label}: draw"),
                     Verdict::NotCompared { reason } => format!("{label}: not compared ({reason})"),
@@ -82,6 +86,9 @@ pub fn summary(r: &Report, command_line: &str) -> String {
     out.push_str("\nFigures: MiB/s (ops/s for file-set tests), median over repetitions.\n");
     if r.configs.len() > 1 {
         out.push_str(&wrap(&crate::compare::decision::rule_text(&r.rule), 96));
+    }
+    if r.tests.iter().any(|t| t.unsettled.contains(&true)) {
+        out.push_str(&wrap(&format!("({})", crate::compare::UNSETTLED_NOTE), 96));
     }
     for p in &r.pairs {
         out.push('\n');
@@ -186,6 +193,52 @@ mod tests {
         assert_eq!(r.repetitions(), "5 to 8 repetitions");
         let out = crate::output::compare::render(&r, false);
         assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
+    }
+
+    #[test]
+    fn a_win_that_is_not_settled_is_marked_in_every_output() {
+        use crate::compare::tests::config;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        // 1.3x apart in about 15% noise, 8 repetitions: significant, not settled.
+        let ext4 = [100.0, 125.0, 80.0, 110.0, 90.0, 120.0, 85.0, 105.0];
+        let modest = [130.0, 160.0, 105.0, 145.0, 118.0, 150.0, 112.0, 138.0];
+        let r = crate::compare::build_report(
+            vec![config("ext4", &ext4, 0), config("xfs", &modest, 0)],
+            &opts,
+            0,
+            false,
+        );
+        assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { winner: 1, .. })));
+        assert_eq!(r.tests[0].unsettled, [false, true]);
+        let term = crate::output::compare::render(&r, false);
+        assert!(term.contains("xfs / 1.3X (unsettled)"), "{term}");
+        assert!(term.contains("an identical run may call it a draw"), "{term}");
+        let plain = summary(&r, "");
+        assert!(plain.contains("xfs 1.31x faster (unsettled)"), "{plain}");
+        let run = crate::report::ReportRun {
+            id: None,
+            kind: crate::store::read::RunKind::Compare,
+            command_line: String::new(),
+            report: r.clone(),
+        };
+        let (html, _) = crate::report::render(&[run]).unwrap();
+        assert!(html.contains("(unsettled)</span>"), "{html}");
+        // 2.3x in 1% noise: settled, no mark anywhere.
+        let clear = [230.0, 228.0, 232.0, 231.0, 229.0, 230.0, 233.0, 227.0];
+        let tight = [100.0, 101.0, 99.0, 100.0, 98.0, 100.5, 99.5, 101.5];
+        let r = crate::compare::build_report(
+            vec![config("ext4", &tight, 0), config("xfs", &clear, 0)],
+            &opts,
+            0,
+            false,
+        );
+        assert_eq!(r.tests[0].unsettled, [false, false]);
+        let term = crate::output::compare::render(&r, false);
+        assert!(term.contains("xfs / 2.3X") && !term.contains("unsettled"), "{term}");
     }
 
     #[test]

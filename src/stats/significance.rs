@@ -127,6 +127,8 @@ pub fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
 pub struct TwoSample {
     /// Trimmed mean of the first sample minus that of the second.
     pub diff: f64,
+    /// Standard error of `diff` (0 when neither sample has any spread).
+    pub se: f64,
     /// The test statistic.
     pub t: f64,
     /// Welch–Satterthwaite degrees of freedom.
@@ -183,11 +185,11 @@ pub fn yuen_welch(a: &[f64], b: &[f64]) -> Option<TwoSample> {
         // No spread on either side: any difference is real.
         let p = if diff == 0.0 { 1.0 } else { 0.0 };
         let t = if diff == 0.0 { 0.0 } else { f64::INFINITY.copysign(diff) };
-        return Some(TwoSample { diff, t, df: f64::INFINITY, p, trimmed });
+        return Some(TwoSample { diff, se: 0.0, t, df: f64::INFINITY, p, trimmed });
     }
     let t = diff / se2.sqrt();
     let df = se2 * se2 / (da * da / (ha as f64 - 1.0) + db * db / (hb as f64 - 1.0));
-    Some(TwoSample { diff, t, df, p: student_t_two_sided_p(t, df), trimmed })
+    Some(TwoSample { diff, se: se2.sqrt(), t, df, p: student_t_two_sided_p(t, df), trimmed })
 }
 
 /// Benjamini–Hochberg at level `q`: which of `ps` are discoveries (NaN never is).
