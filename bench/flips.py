@@ -33,6 +33,7 @@ ratios = {}  # (label, test) -> list of first/median(others)
 later = []  # any later repetition / median of the others
 stops = {}  # (repetitions, what stopped --repeat auto) -> tests
 flips_total, pairs_done, fp_total = 0, 0, 0
+settled_contradicted, pairs_settled_agree, unsettled_wins, settled_wins = 0, 0, 0, 0
 print("| pair | flips (of 14; of them compared↔not) | flipped tests | diff: regressed (of 28) | wall run 1 / run 2 (s) | load 1-min before→after run 1; run 2 |")
 print("|---|---|---|---|---|---|")
 for p in range(1, 100):
@@ -71,6 +72,22 @@ for p in range(1, 100):
     v1 = {t["id"]: verdict(t["vs_baseline"][1]) for t in runs[0]["tests"]}
     v2 = {t["id"]: verdict(t["vs_baseline"][1]) for t in runs[1]["tests"]}
     flipped = [i for i in v1 if v1[i] != v2.get(i)]
+    # Wins the run marked unsettled (significant, not beyond the minimum effect at the strict
+    # level at which --repeat auto stops a test): an identical run may call them a draw.
+    u1 = {t["id"]: bool(t.get("unsettled", [False, False])[1]) for t in runs[0]["tests"]}
+    u2 = {t["id"]: bool(t.get("unsettled", [False, False])[1]) for t in runs[1]["tests"]}
+    def settled_win(v, u):
+        return v is not None and v[0] == "win" and not u
+    contra = [i for i in flipped if settled_win(v1[i], u1[i]) or settled_win(v2.get(i), u2.get(i))]
+    settled_contradicted += len(contra)
+    pairs_settled_agree += not contra
+    for vv, uu in ((v1, u1), (v2, u2)):
+        for i in vv:
+            if vv[i] is not None and vv[i][0] == "win":
+                if uu[i]:
+                    unsettled_wins += 1
+                else:
+                    settled_wins += 1
     nc = sum(1 for i in flipped if "not_compared" in (v1[i] or ("",))[0] + (v2.get(i) or ("",))[0])
     if redecide:
         diff = subprocess.run([redecide, "diff", "1", "2", "--db", db], capture_output=True, text=True).stdout
@@ -84,8 +101,11 @@ for p in range(1, 100):
     pairs_done += 1
     w = " / ".join(f"{walls.get((p, k), ('?',))[0]:.0f}" for k in (1, 2))
     ld = "; ".join("→".join(loads.get((p, k), [])) for k in (1, 2))
-    print(f"| {p} | {len(flipped)} ({nc} compared↔not compared) | {', '.join(flipped)} | {reg} | {w} | {ld} |")
+    marked = lambda i: i + ("*" if i in contra else "")
+    print(f"| {p} | {len(flipped)} ({nc} compared↔not compared) | {', '.join(map(marked, flipped))} | {reg} | {w} | {ld} |")
 print(f"\npairs complete: {pairs_done}; flips in total: {flips_total}; diff regressions in total: {fp_total}")
+print(f"wins: {settled_wins} settled, {unsettled_wins} marked unsettled; flips of a settled win (* above): "
+      f"{settled_contradicted}; pairs with no settled win contradicted: {pairs_settled_agree} of {pairs_done}")
 print("\nfirst repetition / median of the others (per run; runs with >= 3 repetitions):")
 allr = []
 for (label, tid), rs in sorted(ratios.items(), key=lambda x: (x[0][0], int(x[0][1]) if x[0][1].isdigit() else 0)):
