@@ -798,6 +798,12 @@ impl TestResult {
         idx.get(idx.len().saturating_sub(1) / 2).map(|i| &self.reps[*i])
     }
 
+    /// The first timed phase of the median repetition: its engine, depth and O_DIRECT are what
+    /// the outputs name the test's I/O by ([`PhaseResult::io_label`]).
+    pub fn timed_phase(&self) -> Option<&PhaseResult> {
+        self.median_rep().and_then(|r| r.phases.iter().find(|p| p.timed))
+    }
+
     /// The median of the figure of merit over the completed repetitions.
     pub fn median(&self) -> Option<f64> {
         self.summary.as_ref().map(|s| s.merit().median)

@@ -102,7 +102,12 @@ pub fn render(r: &Report, details: bool) -> String {
     t.set_header(header);
     super::frame::wrap_only(&mut t, &wrap);
     for (ti, row) in r.tests.iter().enumerate() {
-        let desc = r.configs[0].run.tests[ti].description.clone();
+        // The engine, depth and O_DIRECT when not psync at depth 1, buffered (as in `run`).
+        let bt = &r.configs[0].run.tests[ti];
+        let desc = match bt.timed_phase().map(|p| p.io_label()) {
+            Some(l) if !l.is_empty() => format!("{} [{l}]", bt.description),
+            _ => bt.description.clone(),
+        };
         let mut cells = vec![Cell::new(&row.id), Cell::new(desc)];
         for (i, c) in r.configs.iter().enumerate() {
             let tr = &c.run.tests[ti];
@@ -296,7 +301,11 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
         "winner",
         "factor",
         "tested",
+        "unsettled",
         "reason",
+        "engine",
+        "iodepth",
+        "direct",
     ])?;
     let base = &r.configs[r.baseline].label;
     for (ti, row) in r.tests.iter().enumerate() {
@@ -330,6 +339,13 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 None => ("", String::new(), String::new(), String::new(), String::new()),
             };
             let f = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
+            let unsettled = match row.vs_baseline[i] {
+                Some(Verdict::Win { tested: true, .. }) => {
+                    row.unsettled.get(i).copied().unwrap_or(false).to_string()
+                }
+                _ => String::new(),
+            };
+            let io = tr.timed_phase();
             w.write_record([
                 row.id.clone(),
                 row.name.clone(),
@@ -350,7 +366,11 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 winner,
                 factor,
                 tested,
+                unsettled,
                 reason,
+                io.map(|p| p.engine.clone()).unwrap_or_default(),
+                io.map(|p| p.iodepth.to_string()).unwrap_or_default(),
+                io.map(|p| p.direct.to_string()).unwrap_or_default(),
             ])?;
         }
     }
@@ -524,4 +544,43 @@ pub fn verify_lines(configs: &[(&str, &[crate::result::TestResult])]) -> String 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::tests::config;
+
+    #[test]
+    fn the_table_and_csv_name_each_tests_engine_depth_and_direct() {
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let mut configs = vec![
+            config("ext4", &[100.0, 101.0, 99.0, 100.0, 98.0], 0),
+            config("xfs", &[230.0, 228.0, 232.0, 231.0, 229.0], 0),
+        ];
+        for c in &mut configs {
+            for r in &mut c.run.tests[0].reps {
+                for p in &mut r.phases {
+                    (p.engine, p.iodepth, p.direct) = ("io_uring".into(), 16, true);
+                }
+            }
+        }
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let table = super::render(&r, false);
+        assert!(table.contains("[io_uring qd16 direct]"), "{table}");
+        let csv = String::from_utf8(super::csv(&r).unwrap()).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!((col("engine"), col("iodepth"), col("direct")), ("io_uring", "16", "true"));
+        // The baseline's row has no verdict, so nothing to be settled or not.
+        assert_eq!(col("unsettled"), "", "{csv}");
+        let row2: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col2 = |name: &str| row2[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!((col2("vs_baseline"), col2("unsettled")), ("win", "false"), "{csv}");
+    }
 }

@@ -62,7 +62,7 @@ pub fn render(report: &RunReport) -> String {
     for t in &report.tests {
         let r = t.median_rep();
         // The engine, depth and O_DIRECT beside the name when not psync at depth 1, buffered.
-        let io = r.and_then(|r| r.phases.iter().find(|p| p.timed)).map(|p| p.io_label());
+        let io = t.timed_phase().map(|p| p.io_label());
         let name = match io {
             Some(l) if !l.is_empty() => format!("{} [{l}]", t.name),
             _ => t.name.clone(),
