@@ -965,7 +965,7 @@ fn do_op<E: IoEngine>(
             let d = n - 1 - pick_index(cx, op.pick, cur, perm, n);
             cx.map.dir(&mut cx.path, d);
             let t0 = Instant::now();
-            match rustix::fs::unlinkat(cx.root, cx.path.c_str(), AtFlags::REMOVEDIR) {
+            match cx.eng.unlinkat(cx.root, cx.path.c_str(), AtFlags::REMOVEDIR) {
                 Ok(()) => {}
                 Err(Errno::NOENT) => return Err(OpErr::Skip),
                 Err(e) => return Err(OpErr::Fail("rmdir", e)),
