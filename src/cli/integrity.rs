@@ -145,7 +145,7 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
     let mut results = Vec::new();
     let mut out = std::io::stdout().lock();
     for (ci, cfg) in configs.iter().enumerate() {
-        let size = a.size.max(cfg.kind.min_device_bytes());
+        let size = crate::testbed::sizing::image_bytes(cfg, None, Some(a.size));
         let opts = IntegrityOptions {
             testbed: TestbedOptions { size_bytes: size, ..opts.testbed.clone() },
             ..opts.clone()
