@@ -170,6 +170,9 @@ pub fn render(r: &Report, details: bool) -> String {
         out.push_str(&super::reps::section(r));
     }
     let mut notes = Vec::new();
+    // --repeat auto's note per configuration (the same on every one when they were compared
+    // in the same rounds: then said once).
+    let mut auto_notes: Vec<(&str, String)> = Vec::new();
     for c in &r.configs {
         notes.extend(super::reps::first_rep_note(Some(&c.label), &c.run.tests));
         let mut short = Vec::new();
@@ -220,11 +223,13 @@ pub fn render(r: &Report, details: bool) -> String {
                     )
                 })
                 .collect();
-            notes.push(format!(
-                "{}: --repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled; ± is the widest CI of the test over the configurations compared): {}",
-                c.label,
-                target * 100.0,
-                groups.join("; ")
+            auto_notes.push((
+                &c.label,
+                format!(
+                    "--repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled; ± is the widest CI of the test over the configurations compared): {}",
+                    target * 100.0,
+                    groups.join("; ")
+                ),
             ));
         }
         if !noisy.is_empty() {
@@ -246,6 +251,15 @@ pub fn render(r: &Report, details: bool) -> String {
             ));
         }
     }
+    let same = auto_notes.len() == r.configs.len()
+        && auto_notes.len() > 1
+        && auto_notes.iter().all(|(_, t)| *t == auto_notes[0].1);
+    let auto_lines: Vec<String> = if same {
+        vec![format!("every configuration: {}", auto_notes[0].1)]
+    } else {
+        auto_notes.iter().map(|(l, t)| format!("{l}: {t}")).collect()
+    };
+    notes.splice(0..0, auto_lines);
     if r.interrupted {
         notes.push("comparison interrupted: figures are what was measured before the stop".into());
     }
@@ -582,5 +596,36 @@ mod tests {
         let row2: Vec<&str> = lines.next().unwrap().split(',').collect();
         let col2 = |name: &str| row2[header.iter().position(|h| *h == name).unwrap()];
         assert_eq!((col2("vs_baseline"), col2("unsettled")), ("win", "false"), "{csv}");
+    }
+
+    #[test]
+    fn the_repeat_auto_note_is_said_once_when_every_configuration_has_the_same() {
+        use crate::result::Warning;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let note = |stopped_by: &str| Warning::Repetitions {
+            count: 5,
+            stopped_by: stopped_by.into(),
+            ci: Some(0.1),
+            target_ci: 0.05,
+        };
+        let build = |second: &str| {
+            let mut configs = vec![
+                config("ext4", &[100.0, 101.0, 99.0, 100.0, 98.0], 0),
+                config("xfs", &[230.0, 228.0, 232.0, 231.0, 229.0], 0),
+            ];
+            configs[0].run.tests[0].warnings.push(note("settled"));
+            configs[1].run.tests[0].warnings.push(note(second));
+            super::render(&crate::compare::build_report(configs, &opts, 0, false), false)
+        };
+        let out = build("settled");
+        assert_eq!(out.matches("--repeat auto (").count(), 1, "{out}");
+        assert!(out.contains("every configuration: --repeat auto ("), "{out}");
+        assert!(out.contains("5 (verdict settled) in test 1 (±10.0%)"), "{out}");
+        let out = build("budget");
+        assert!(out.contains("ext4: --repeat auto (") && out.contains("xfs: --repeat auto ("));
     }
 }
