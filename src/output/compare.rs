@@ -205,7 +205,11 @@ pub fn render(r: &Report, details: bool) -> String {
             Warning::Repetitions { target_ci, .. } => Some(*target_ci),
             _ => None,
         }) {
-            // --repeat auto: how many repetitions each test got, and what stopped it.
+            // --repeat auto: how many repetitions each test got, and what stopped it (grouped
+            // by what stopped it, then by count).
+            let rank =
+                |why: &str| ["settled", "ci", "max", "budget"].iter().position(|w| *w == why);
+            auto.sort_by_key(|((n, why), _)| (rank(why).unwrap_or(usize::MAX), *n));
             let groups: Vec<String> = auto
                 .iter()
                 .map(|((n, why), ids)| {
