@@ -34,6 +34,7 @@ later = []  # any later repetition / median of the others
 stops = {}  # (repetitions, what stopped --repeat auto) -> tests
 flips_total, pairs_done, fp_total = 0, 0, 0
 settled_contradicted, pairs_settled_agree, unsettled_wins, settled_wins = 0, 0, 0, 0
+pairs_all_agree, pairs_agree_but_marked = 0, 0
 print("| pair | flips (of 14; of them compared↔not) | flipped tests | diff: regressed (of 28) | wall run 1 / run 2 (s) | load 1-min before→after run 1; run 2 |")
 print("|---|---|---|---|---|---|")
 for p in range(1, 100):
@@ -81,6 +82,15 @@ for p in range(1, 100):
     contra = [i for i in flipped if settled_win(v1[i], u1[i]) or settled_win(v2.get(i), u2.get(i))]
     settled_contradicted += len(contra)
     pairs_settled_agree += not contra
+    pairs_all_agree += not flipped
+    # Agreement up to what the outputs mark: an unsettled win against a draw of the same test
+    # is what the mark says may happen.
+    def compatible(i):
+        a, b = v1[i], v2.get(i)
+        marked = lambda v, u: v is not None and v[0] == "win" and u
+        draw = lambda v: v is not None and v[0] == "draw"
+        return (marked(a, u1[i]) and draw(b)) or (marked(b, u2.get(i)) and draw(a))
+    pairs_agree_but_marked += all(compatible(i) for i in flipped)
     for vv, uu in ((v1, u1), (v2, u2)):
         for i in vv:
             if vv[i] is not None and vv[i][0] == "win":
@@ -106,6 +116,8 @@ for p in range(1, 100):
 print(f"\npairs complete: {pairs_done}; flips in total: {flips_total}; diff regressions in total: {fp_total}")
 print(f"wins: {settled_wins} settled, {unsettled_wins} marked unsettled; flips of a settled win (* above): "
       f"{settled_contradicted}; pairs with no settled win contradicted: {pairs_settled_agree} of {pairs_done}")
+print(f"pairs agreeing on every verdict: {pairs_all_agree} of {pairs_done}; on every verdict but "
+      f"unsettled wins that were draws in the other run: {pairs_agree_but_marked} of {pairs_done}")
 print("\nfirst repetition / median of the others (per run; runs with >= 3 repetitions):")
 allr = []
 for (label, tid), rs in sorted(ratios.items(), key=lambda x: (x[0][0], int(x[0][1]) if x[0][1].isdigit() else 0)):
