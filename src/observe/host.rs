@@ -15,6 +15,10 @@ pub struct HostInfo {
     pub cpus: usize,
     /// MemTotal in bytes.
     pub memory_bytes: u64,
+    /// A VM whose balloon reports free memory to its host: memory freed a while ago costs a
+    /// host fault per page on its next touch ([`crate::sys::firsttouch`]).
+    #[serde(default)]
+    pub free_page_reporting: bool,
 }
 
 impl HostInfo {
@@ -38,6 +42,7 @@ impl HostInfo {
             memory_bytes: crate::sys::meminfo::MemInfo::read()
                 .map(|m| m.get("MemTotal"))
                 .unwrap_or(0),
+            free_page_reporting: crate::sys::firsttouch::free_page_reporting(),
         }
     }
 }

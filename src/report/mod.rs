@@ -899,6 +899,9 @@ fn environment(out: &mut String, run: &ReportRun) {
     kv(out, "kernel", &h.kernel);
     kv(out, "CPU", &format!("{} × {}", h.cpus, h.cpu_model));
     kv(out, "memory", &crate::workload::size::fmt_bytes(h.memory_bytes));
+    if h.free_page_reporting {
+        kv(out, "free page reporting", crate::output::reps::PAGE_REPORTING_WORDS);
+    }
     kv(out, "started", &utc(r.started_unix_s));
     kv(out, "fsbench", &r.fsbench_version);
     if r.configs.len() > 1 {

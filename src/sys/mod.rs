@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod cmd;
+pub mod firsttouch;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod outfile;
