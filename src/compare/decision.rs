@@ -327,6 +327,44 @@ pub fn settled_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64) -> Optio
     }
 }
 
+/// Whether more repetitions, up to `max` per side, could still settle the verdict between `a`
+/// and `b` ([`can_settle_samples`] on the repetitions the decision uses); `true` when a side
+/// has none usable.
+pub fn can_settle(a: &TestResult, b: &TestResult, rule: &Rule, win_p: f64, max: u32) -> bool {
+    match (usable(a, "a"), usable(b, "b")) {
+        (Ok(xa), Ok(xb)) => can_settle_samples(&xa, &xb, rule, win_p, max),
+        _ => true,
+    }
+}
+
+/// Whether more repetitions, up to `max` per side, could still settle the verdict between `xa`
+/// and `xb` ([`settled_samples`] at `win_p`), for `--repeat auto` to give its time to the tests
+/// that can (a futility stop). Optimistic on purpose, so that a test is given up only when
+/// settling is out of reach: the noise is taken to shrink as 1/√n with the repetitions added,
+/// the degrees of freedom to grow in proportion, and the gap to be one standard error more
+/// favourable than measured (wider for a win, narrower for a draw). `true` below 2 repetitions
+/// on a side.
+pub fn can_settle_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64, max: u32) -> bool {
+    if xa.len() < 2 || xb.len() < 2 || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
+        return true;
+    }
+    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
+    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
+    let Some(r) = yuen_welch(&la, &lb) else { return true };
+    if r.se == 0.0 {
+        return true;
+    }
+    let n = xa.len().min(xb.len()) as f64;
+    let grow = (max as f64 / n).max(1.0);
+    let (se, df) = (r.se / grow.sqrt(), r.df * grow);
+    let margin = (1.0 + rule.min_effect).ln();
+    let size = r.diff.abs();
+    let reach = |gap: f64, level: f64| {
+        gap > 0.0 && crate::stats::significance::student_t_two_sided_p(gap / se, df) / 2.0 < level
+    };
+    reach(size + r.se - margin, win_p) || reach(margin - (size - r.se).max(0.0), SETTLE_DRAW_P)
+}
+
 /// Every test of every configuration against the baseline configuration, decided as one family
 /// ([`decide_all`]). `configs` holds each configuration's label and tests (in the same order);
 /// the result is indexed `[test][configuration]`, `None` for the baseline itself.
@@ -646,6 +684,136 @@ pub(crate) mod tests {
         // by luck; 672 of the 698 flips were between verdicts neither of which was settled.
         assert!(contradicted * 33 <= settled_wins, "{contradicted} of {settled_wins}");
         assert!(flips_unsettled * 10 >= flips * 9, "{flips_unsettled} of {flips}");
+    }
+
+    /// unit14 as the 20 runs of session 6's 10 pairs measured it (`bench/flips.sh`, ca32a2b):
+    /// per test, xfs/ext4 factor of the medians, the noise of one repetition (sd of the log
+    /// figure, from the median absolute deviation) and the seconds one repetition of one
+    /// configuration takes (its timed phases plus 0.8 s of set-up and cache work).
+    const UNIT14: [(f64, f64, f64); 14] = [
+        (2.850, 0.053, 1.30),
+        (1.622, 0.204, 1.31),
+        (1.192, 0.095, 1.31),
+        (0.985, 0.059, 1.31),
+        (1.106, 0.354, 1.38),
+        (1.013, 0.166, 1.32),
+        (1.669, 0.064, 1.36),
+        (1.153, 1.025, 6.40),
+        (2.180, 0.125, 1.34),
+        (1.129, 0.170, 1.37),
+        (1.014, 0.177, 1.63),
+        (2.811, 0.084, 1.31),
+        (1.034, 0.106, 1.45),
+        (0.927, 0.090, 1.30),
+    ];
+
+    /// One `compare --repeat auto` of two configurations as the driver runs it: rounds in which
+    /// every open test gets a repetition on each side, each test closed by
+    /// [`crate::driver::auto_verdict`] (CI target, settled, out of reach when `futility`, the
+    /// maximum, the time budget in simulated seconds), then the verdicts of the family.
+    fn budgeted_compare(
+        rng: &mut fastrand::Rng,
+        tests: &[(f64, f64, f64)],
+        budget: f64,
+        futility: bool,
+    ) -> (Vec<Verdict>, Vec<usize>) {
+        let base = crate::driver::AutoRepeat::default();
+        let a = crate::driver::AutoRepeat {
+            settle: Some(crate::driver::Settle::new(Rule::default(), tests.len(), 2, &base)),
+            ..base
+        };
+        let mut xs: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); tests.len()];
+        let mut open = vec![true; tests.len()];
+        let mut spent = 0.0;
+        for done in 1..=a.max {
+            for (i, &(factor, sigma, cost)) in tests.iter().enumerate() {
+                if open[i] {
+                    xs[i].0.extend(noisy(rng, 1, 100.0, sigma, 0.0));
+                    xs[i].1.extend(noisy(rng, 1, 100.0 * factor, sigma, 0.0));
+                    spent += 2.0 * cost;
+                }
+            }
+            for i in 0..tests.len() {
+                if !open[i] {
+                    continue;
+                }
+                let (ra, rb) = (result(&xs[i].0), result(&xs[i].1));
+                let stop = crate::driver::auto_verdict_with(
+                    &a,
+                    &[&ra, &rb],
+                    done,
+                    spent >= budget,
+                    futility,
+                )
+                .0;
+                open[i] = stop.is_none();
+            }
+            if !open.contains(&true) {
+                break;
+            }
+        }
+        let sides: Vec<(TestResult, TestResult)> =
+            xs.iter().map(|(a, b)| (result(a), result(b))).collect();
+        let pairs: Vec<Pair> = sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+        (decide_all(&pairs, &Rule::default()), xs.iter().map(|x| x.0.len()).collect())
+    }
+
+    #[test]
+    fn giving_up_on_tests_that_cannot_settle_makes_identical_compares_agree_more() {
+        // Pairs of identical default compares of unit14 (session 6's measured gaps, noise and
+        // costs; the 5-minute budget), with and without the futility stop. Measured (seeds 3
+        // and 4): without it 22 of 150 pairs agree on every verdict (233 flips), with it 37 (170
+        // flips), in under the budget. Tests 2 and 3 (real 1.6x and 1.2x gaps in 20% and 10%
+        // noise) flip either way: about 9 repetitions put them on the edge of significance. A
+        // 10-minute budget without the stop (not kept) gives them 13-14 repetitions and they
+        // stop flipping, but then tests 4, 10, 13 and 14 (gaps of 1.5-13%) start to: 23 of 150
+        // agree. More repetitions move whichever real gaps are near the minimum effect onto
+        // its edge; only the `(unsettled)` mark makes that visible.
+        let mut agree_by = Vec::new();
+        let mut flips_by = Vec::new();
+        for futility in [false, true] {
+            let mut rng = fastrand::Rng::with_seed(3);
+            let (mut agree, mut flips, mut reps) = (0, 0, vec![0usize; UNIT14.len()]);
+            let mut per_test = vec![0usize; UNIT14.len()];
+            let pairs = 150;
+            for _ in 0..pairs {
+                let (x, nx) = budgeted_compare(&mut rng, &UNIT14, 300.0, futility);
+                let (y, ny) = budgeted_compare(&mut rng, &UNIT14, 300.0, futility);
+                let f = (0..x.len()).filter(|i| kind(&x[*i]) != kind(&y[*i])).count();
+                for i in 0..x.len() {
+                    per_test[i] += (kind(&x[i]) != kind(&y[i])) as usize;
+                    reps[i] += nx[i] + ny[i];
+                }
+                flips += f;
+                agree += (f == 0) as usize;
+            }
+            let mean: Vec<String> =
+                reps.iter().map(|r| format!("{:.1}", *r as f64 / (2 * pairs) as f64)).collect();
+            eprintln!(
+                "futility {futility}: {agree} of {pairs} pairs agree on every verdict, {flips} flips ({per_test:?} per test); mean repetitions per test {}",
+                mean.join(" ")
+            );
+            agree_by.push(agree);
+            flips_by.push(flips);
+        }
+        assert!(
+            agree_by[1] > agree_by[0] && flips_by[1] < flips_by[0],
+            "{agree_by:?} {flips_by:?}"
+        );
+        // A/A: the same tests with no difference at all. Measured: 23 of 400 families flag a
+        // win without the stop, 11 with it (stopping a test that cannot settle never makes
+        // a winner more likely: it is given up when it looks like neither).
+        let aa: Vec<(f64, f64, f64)> = UNIT14.iter().map(|&(_, s, c)| (1.0, s, c)).collect();
+        let mut rng = fastrand::Rng::with_seed(4);
+        let families = 400;
+        let flagged = (0..families)
+            .filter(|_| {
+                let (v, _) = budgeted_compare(&mut rng, &aa, 300.0, true);
+                v.iter().any(|v| matches!(v, Verdict::Win { .. }))
+            })
+            .count();
+        eprintln!("A/A with the futility stop: {flagged} of {families} families flagged");
+        assert!(flagged * 1000 <= families * 77, "{flagged} of {families}");
     }
 
     /// Which way a verdict went: the winner, or -1 for anything else.

@@ -300,7 +300,7 @@ pub fn untested_mark(v: &Verdict) -> String {
 pub const UNSETTLED_WORDS: &str = "unsettled";
 
 /// What every output says about an unsettled win, once, under the table.
-pub const UNSETTLED_NOTE: &str = "unsettled: significant, but its gap is not yet beyond the minimum effect at the strict level (1% over every test and round) at which --repeat auto calls a verdict settled; an identical run may call it a draw. A larger --time-budget gives such tests more repetitions.";
+pub const UNSETTLED_NOTE: &str = "unsettled: significant, but its gap is not yet beyond the minimum effect at the strict level (1% over every test and round) at which --repeat auto calls a verdict settled; an identical run may call it a draw. Such a gap is close to the minimum effect for the noise measured: a quieter machine, a larger --scale (longer phases) or a larger --time-budget and --max-repeat are what settle it.";
 
 /// The mark after configuration `i`'s verdict in row `row`: untested (one repetition) or
 /// unsettled; empty otherwise.
