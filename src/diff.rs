@@ -169,7 +169,7 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
     }
     let family: Vec<decision::Pair> = matched
         .iter()
-        .map(|(_, ta, tb)| decision::Pair { a: ta, la: &la, b: tb, lb: &lb })
+        .map(|(_, ta, tb)| decision::Pair { a: ta, la: &la, b: tb, lb: &lb, paired: false })
         .collect();
     let verdicts = decision::decide_all(&family, rule);
     let rows = matched

@@ -4,11 +4,17 @@
 //! - Estimator: the median figure of merit ([`crate::result::RepResult::figure`]: MiB/s, or
 //!   ops/s for fileset tests) of each configuration's completed repetitions; the factor is the
 //!   larger median divided by the smaller.
-//! - Test (n >= 2 on both sides): Yuen's test of 20% trimmed means with Welch's unequal
-//!   variances, on the logarithm of the figures, two-sided
-//!   ([`crate::stats::significance::yuen_welch`]). Logarithms because ratios, not differences,
-//!   are what a filesystem comparison is about, and they make the noise of fast and slow tests
-//!   comparable. With 5 or more repetitions per side the lowest and highest are trimmed, so one
+//! - Test (n >= 2 on both sides), on the logarithm of the figures: in `compare`, whose
+//!   configurations run in interleaved rounds, Yuen's trimmed t on the per-round differences
+//!   (the log of each round's ratio; [`crate::stats::significance::yuen_paired`]), so a slow
+//!   patch of the shared machine that hits both sides of a round cancels; in `diff`, whose runs
+//!   were made at different times, Yuen's test of 20% trimmed means with Welch's unequal
+//!   variances ([`crate::stats::significance::yuen_welch`]). Logarithms because ratios, not
+//!   differences, are what a filesystem comparison is about, and they make the noise of fast
+//!   and slow tests comparable. The null hypothesis is a gap within the minimum effect, not
+//!   no gap: the p-value is that of |d| − ln(1 + min_effect), two-sided (a minimum-effect
+//!   test), so a win says the gap is beyond the minimum effect with confidence, and a real gap
+//!   just above it is a draw rather than a verdict that flips between runs. With 5 or more repetitions per side the lowest and highest are trimmed, so one
 //!   outlying repetition neither moves the estimate nor hides a difference; with 2 to 4 nothing is
 //!   trimmed (the test is Welch's t-test) and one outlier makes a draw more likely, never a false
 //!   winner.
@@ -20,8 +26,8 @@
 //!   gate on `diff` fails by chance in at most 1 run of 20; when many tests truly differ (the usual
 //!   case between two filesystems) it keeps far more power than Holm–Bonferroni, which would need
 //!   every p below 0.05/m. Chosen over Holm for that reason.
-//! - A significant difference is a win only if the factor is at least `1 + min_effect` (default
-//!   5%), so a tiny but consistent gap is still a draw.
+//! - A significant difference is a win only if the medians' factor is at least
+//!   `1 + min_effect` (default 5%) and points the same way.
 //! - With a single repetition on either side there is no noise estimate and no test: the factor
 //!   must reach `1 + single_run_effect` (default 10%) to name a winner, and the verdict says it was
 //!   not tested (`tested: false`); outputs say so loudly, and `diff` does not count such a
@@ -38,7 +44,7 @@
 //! needed before one outlier is trimmed.
 
 use crate::result::{TestResult, TestStatus};
-use crate::stats::significance::{benjamini_hochberg, yuen_welch};
+use crate::stats::significance::{benjamini_hochberg, yuen_paired, yuen_welch};
 use serde::{Deserialize, Serialize};
 
 /// Thresholds of the rule.
@@ -138,7 +144,7 @@ pub const FDR_Q: f64 = 0.05;
 /// The rule in one line, for the notes under a table (terminal, HTML, `diff`).
 pub fn rule_text(rule: &Rule) -> String {
     format!(
-        "Winner: median figure over repetitions; Yuen's 20%-trimmed t-test on log figures (Welch's t-test below 5 repetitions), two-sided, significant when Benjamini-Hochberg keeps it at a 5% false discovery rate over all tests compared, and at least {:.0}% apart. With one repetition there is NO noise estimate: a win needs {:.0}% and is marked untested. Otherwise: draw.",
+        "Winner: median figure over repetitions; Yuen's 20%-trimmed t-test on log figures (compare: on each round's ratio; diff: two samples; no trimming below 5 repetitions) that the gap is beyond {:.0}%, two-sided, significant when Benjamini-Hochberg keeps it at a 5% false discovery rate over all tests compared. With one repetition there is NO noise estimate: a win needs {:.0}% and is marked untested. Otherwise: draw.",
         rule.min_effect * 100.0,
         rule.single_run_effect * 100.0
     )
@@ -155,12 +161,17 @@ pub struct Pair<'a> {
     pub b: &'a TestResult,
     /// Label of side 1.
     pub lb: &'a str,
+    /// The i-th repetitions of the two sides were measured in the same round, moments apart
+    /// (`compare`'s interleaved order): the test is on the per-round ratios
+    /// ([`crate::stats::significance::yuen_paired`]). `false` for runs made at different
+    /// times (`diff`).
+    pub paired: bool,
 }
 
 /// Decide one test between side 0 (`a`) and side 1 (`b`), as a family of one. Deciding many
 /// tests: [`decide_all`].
 pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -> Verdict {
-    decide_all(&[Pair { a, la, b, lb }], rule).remove(0)
+    decide_all(&[Pair { a, la, b, lb, paired: false }], rule).remove(0)
 }
 
 /// Decide every pair of a family together: the p-values of all tested pairs are corrected for
@@ -168,9 +179,9 @@ pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -
 pub fn decide_all(pairs: &[Pair<'_>], rule: &Rule) -> Vec<Verdict> {
     let steps: Vec<Step> = pairs
         .iter()
-        .map(|pr| match (usable(pr.a, pr.la), usable(pr.b, pr.lb)) {
-            (Ok(xa), Ok(xb)) => step(&xa, &xb, rule),
-            (Err(e), _) | (_, Err(e)) => Step::Done(Verdict::NotCompared { reason: e }),
+        .map(|pr| match samples(pr.a, pr.la, pr.b, pr.lb, pr.paired) {
+            Ok((xa, xb, paired)) => step(&xa, &xb, paired, rule),
+            Err(e) => Step::Done(Verdict::NotCompared { reason: e }),
         })
         .collect();
     finish(steps, rule)
@@ -182,7 +193,7 @@ pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
     if xa.is_empty() || xb.is_empty() || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
         return Verdict::NotCompared { reason: "no usable figure on a side".into() };
     }
-    finish(vec![step(xa, xb, rule)], rule).remove(0)
+    finish(vec![step(xa, xb, false, rule)], rule).remove(0)
 }
 
 /// One pair before the family's correction.
@@ -191,8 +202,84 @@ enum Step {
     Tested { winner: usize, factor: f64, p: f64, agrees: bool },
 }
 
+/// The usable figures of both sides ([`usable`]); with `paired`, only the rounds in which both
+/// sides' repetitions are usable, in round order, and `true` as the third value. When pairing
+/// leaves fewer than 2 rounds but each side has 2 or more usable repetitions (their unmet
+/// repetitions fell in different rounds), the sides are compared unpaired.
+fn samples(
+    a: &TestResult,
+    la: &str,
+    b: &TestResult,
+    lb: &str,
+    paired: bool,
+) -> Result<(Vec<f64>, Vec<f64>, bool), String> {
+    let (xa, xb) = (usable(a, la)?, usable(b, lb)?);
+    if !paired {
+        return Ok((xa, xb, false));
+    }
+    let ok = |t: &TestResult, r: &crate::result::RepResult| {
+        r.complete && r.phases.iter().all(|p| !p.timed || p.cache.met) && t.figure.value(r) > 0.0
+    };
+    let (mut pa, mut pb) = (Vec::new(), Vec::new());
+    for (ra, rb) in a.reps.iter().zip(&b.reps) {
+        if ok(a, ra) && ok(b, rb) {
+            pa.push(a.figure.value(ra));
+            pb.push(b.figure.value(rb));
+        }
+    }
+    if pa.len() < 2 && xa.len() >= 2 && xb.len() >= 2 {
+        return Ok((xa, xb, false));
+    }
+    if pa.is_empty() {
+        return Ok((xa, xb, false));
+    }
+    Ok((pa, pb, true))
+}
+
+/// What the rule knows of a gap between side 0 and side 1.
+#[derive(Debug, Clone, Copy)]
+struct Gap {
+    /// Larger median / smaller median.
+    factor: f64,
+    /// The test of ln(side 0) − ln(side 1): Yuen's, paired by round or not.
+    r: crate::stats::significance::TwoSample,
+    /// Whether the test's estimate points the same way as the medians.
+    agrees: bool,
+}
+
+/// The [`Gap`] of two samples of positive figures (paired: equal lengths, round by round).
+/// `None` below 2 values a side or when the test cannot be made.
+fn gap(xa: &[f64], xb: &[f64], paired: bool) -> Option<Gap> {
+    if xa.len() < 2 || xb.len() < 2 {
+        return None;
+    }
+    let ma = crate::stats::summary::median(xa);
+    let mb = crate::stats::summary::median(xb);
+    let factor = ma.max(mb) / ma.min(mb);
+    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
+    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
+    let r = if paired { yuen_paired(&la, &lb) } else { yuen_welch(&la, &lb) }?;
+    Some(Gap { factor, r, agrees: (r.diff > 0.0) == (ma >= mb) && r.diff != 0.0 })
+}
+
+impl Gap {
+    /// Two-sided p-value that the gap is beyond the margin m = ln(1 + min_effect): the test of
+    /// |d| − m on Student's t (1 when |d| is not beyond m). With no minimum effect it is the
+    /// ordinary two-sided p-value of d.
+    fn p_beyond(&self, rule: &Rule) -> f64 {
+        let over = self.r.diff.abs() - (1.0 + rule.min_effect).ln();
+        if over <= 0.0 && rule.min_effect > 0.0 {
+            return 1.0;
+        }
+        if self.r.se == 0.0 {
+            return if over > 0.0 { 0.0 } else { 1.0 };
+        }
+        crate::stats::significance::student_t_two_sided_p(over / self.r.se, self.r.df)
+    }
+}
+
 /// Medians, factor, and the test of one pair of positive samples.
-fn step(xa: &[f64], xb: &[f64], rule: &Rule) -> Step {
+fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
     let ma = crate::stats::summary::median(xa);
     let mb = crate::stats::summary::median(xb);
     let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
@@ -203,16 +290,8 @@ fn step(xa: &[f64], xb: &[f64], rule: &Rule) -> Step {
             Verdict::Draw { factor, tested: false }
         });
     }
-    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
-    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
-    match yuen_welch(&la, &lb) {
-        Some(r) => Step::Tested {
-            winner,
-            factor,
-            p: r.p,
-            // The trimmed means must point the same way as the medians.
-            agrees: (r.diff > 0.0) == (winner == 0) && r.diff != 0.0,
-        },
+    match gap(xa, xb, paired) {
+        Some(g) => Step::Tested { winner, factor, p: g.p_beyond(rule), agrees: g.agrees },
         None => Step::Done(Verdict::Draw { factor, tested: false }),
     }
 }
@@ -274,15 +353,14 @@ pub const SETTLE_DRAW_P: f64 = 0.05;
 
 /// Whether the verdict between `a` and `b` is settled (see [`Settled`]; `win_p` from
 /// [`settle_win_p`]); `None`: more repetitions could still change it. Uses the repetitions the
-/// decision uses.
+/// decision uses, paired by round as `compare` runs them.
 pub fn settled(a: &TestResult, b: &TestResult, rule: &Rule, win_p: f64) -> Option<Settled> {
-    match (usable(a, "a"), usable(b, "b")) {
-        (Ok(xa), Ok(xb)) => settled_samples(&xa, &xb, rule, win_p),
-        _ => None,
-    }
+    let (xa, xb, paired) = samples(a, "a", b, "b", true).ok()?;
+    settled_gap(gap(&xa, &xb, paired)?, rule, win_p)
 }
 
-/// [`settled`] on two samples of a higher-is-better figure (each value positive and finite).
+/// [`settled`] on two unpaired samples of a higher-is-better figure (each value positive and
+/// finite).
 ///
 /// On log figures, with Yuen's trimmed-mean difference d, its standard error and degrees of
 /// freedom, and the margin m = ln(1 + min_effect): a win is settled when |d| − m is above 0 at
@@ -291,19 +369,17 @@ pub fn settled(a: &TestResult, b: &TestResult, rule: &Rule, win_p: f64) -> Optio
 /// factor is below the minimum effect). Everything between is undecided: the tests whose verdict
 /// two identical runs could disagree on.
 pub fn settled_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64) -> Option<Settled> {
-    if xa.len() < 2 || xb.len() < 2 || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
+    if xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
         return None;
     }
-    let ma = crate::stats::summary::median(xa);
-    let mb = crate::stats::summary::median(xb);
-    let factor = ma.max(mb) / ma.min(mb);
-    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
-    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
-    let r = yuen_welch(&la, &lb)?;
+    settled_gap(gap(xa, xb, false)?, rule, win_p)
+}
+
+fn settled_gap(g: Gap, rule: &Rule, win_p: f64) -> Option<Settled> {
+    let r = g.r;
     let margin = (1.0 + rule.min_effect).ln();
     let size = r.diff.abs();
-    let agrees = (r.diff > 0.0) == (ma >= mb) && r.diff != 0.0;
-    let big = factor >= 1.0 + rule.min_effect;
+    let big = g.factor >= 1.0 + rule.min_effect;
     // One-sided p-value that the true |d| is on the other side of the margin.
     let beyond = |gap: f64| {
         if r.se == 0.0 {
@@ -318,7 +394,7 @@ pub fn settled_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64) -> Optio
             crate::stats::significance::student_t_two_sided_p(gap / r.se, r.df) / 2.0
         }
     };
-    if agrees && big && beyond(size - margin) < win_p {
+    if g.agrees && big && beyond(size - margin) < win_p {
         Some(Settled::Win)
     } else if !big && beyond(margin - size) < SETTLE_DRAW_P {
         Some(Settled::Draw)
@@ -328,34 +404,37 @@ pub fn settled_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64) -> Optio
 }
 
 /// Whether more repetitions, up to `max` per side, could still settle the verdict between `a`
-/// and `b` ([`can_settle_samples`] on the repetitions the decision uses); `true` when a side
-/// has none usable.
+/// and `b` ([`can_settle_samples`] on the repetitions the decision uses, paired by round as
+/// `compare` runs them); `true` when a side has none usable.
 pub fn can_settle(a: &TestResult, b: &TestResult, rule: &Rule, win_p: f64, max: u32) -> bool {
-    match (usable(a, "a"), usable(b, "b")) {
-        (Ok(xa), Ok(xb)) => can_settle_samples(&xa, &xb, rule, win_p, max),
-        _ => true,
+    match samples(a, "a", b, "b", true) {
+        Ok((xa, xb, paired)) => {
+            can_settle_gap(gap(&xa, &xb, paired), xa.len().min(xb.len()), rule, win_p, max)
+        }
+        Err(_) => true,
     }
 }
 
-/// Whether more repetitions, up to `max` per side, could still settle the verdict between `xa`
-/// and `xb` ([`settled_samples`] at `win_p`), for `--repeat auto` to give its time to the tests
-/// that can (a futility stop). Optimistic on purpose, so that a test is given up only when
-/// settling is out of reach: the noise is taken to shrink as 1/√n with the repetitions added,
-/// the degrees of freedom to grow in proportion, and the gap to be one standard error more
-/// favourable than measured (wider for a win, narrower for a draw). `true` below 2 repetitions
-/// on a side.
+/// Whether more repetitions, up to `max` per side, could still settle the verdict between the
+/// unpaired samples `xa` and `xb` ([`settled_samples`] at `win_p`), for `--repeat auto` to give
+/// its time to the tests that can (a futility stop). Optimistic on purpose, so that a test is
+/// given up only when settling is out of reach: the noise is taken to shrink as 1/√n with the
+/// repetitions added, the degrees of freedom to grow in proportion, and the gap to be one
+/// standard error more favourable than measured (wider for a win, narrower for a draw). `true`
+/// below 2 repetitions on a side.
 pub fn can_settle_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64, max: u32) -> bool {
-    if xa.len() < 2 || xb.len() < 2 || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
+    if xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
         return true;
     }
-    let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
-    let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
-    let Some(r) = yuen_welch(&la, &lb) else { return true };
-    if r.se == 0.0 {
+    can_settle_gap(gap(xa, xb, false), xa.len().min(xb.len()), rule, win_p, max)
+}
+
+fn can_settle_gap(g: Option<Gap>, n: usize, rule: &Rule, win_p: f64, max: u32) -> bool {
+    let Some(Gap { r, .. }) = g else { return true };
+    if r.se == 0.0 || n < 2 {
         return true;
     }
-    let n = xa.len().min(xb.len()) as f64;
-    let grow = (max as f64 / n).max(1.0);
+    let grow = (max as f64 / n as f64).max(1.0);
     let (se, df) = (r.se / grow.sqrt(), r.df * grow);
     let margin = (1.0 + rule.min_effect).ln();
     let size = r.diff.abs();
@@ -381,7 +460,7 @@ pub fn versus_baseline(
         for (i, (label, tests)) in configs.iter().enumerate() {
             if i != baseline {
                 at.push((ti, i));
-                pairs.push(Pair { a: &base[ti], la: lb, b: &tests[ti], lb: label });
+                pairs.push(Pair { a: &base[ti], la: lb, b: &tests[ti], lb: label, paired: true });
             }
         }
     }
@@ -581,7 +660,7 @@ pub(crate) mod tests {
                 })
                 .collect();
             let pairs: Vec<Pair> =
-                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
             let v = decide_all(&pairs, &Rule { min_effect: 0.0, ..Rule::default() });
             if v.iter().any(|v| matches!(v, Verdict::Win { .. })) {
                 alarms += 1;
@@ -680,10 +759,13 @@ pub(crate) mod tests {
             "{pairs} pairs: {pairs_agree} agree on every verdict; settled wins {settled_wins}, contradicted by the other run {contradicted}; {flips} flips, {flips_unsettled} of them between verdicts neither of which was a settled win"
         );
         assert!(settled_wins > pairs * 2, "the two clear wins settle: {settled_wins}");
-        // Measured (seed 5): 26 of 1505 (1.7%), in the modest gaps that settled early in one run
-        // by luck; 672 of the 698 flips were between verdicts neither of which was settled.
-        assert!(contradicted * 33 <= settled_wins, "{contradicted} of {settled_wins}");
-        assert!(flips_unsettled * 10 >= flips * 9, "{flips_unsettled} of {flips}");
+        // Measured (seed 5): 58 of 1505 (3.9%), in the modest gaps that settled early in one run
+        // by luck, the other run's test of a gap beyond the minimum effect not significant;
+        // 471 of the 529 flips were between verdicts neither of which was settled. (Before the
+        // decision tested the gap against the minimum effect rather than against no gap: 26 of
+        // 1505, and 672 of 698 flips.)
+        assert!(contradicted * 20 <= settled_wins, "{contradicted} of {settled_wins}");
+        assert!(flips_unsettled * 20 >= flips * 17, "{flips_unsettled} of {flips}");
     }
 
     /// unit14 as the 20 runs of session 6's 10 pairs measured it (`bench/flips.sh`, ca32a2b):
@@ -754,7 +836,8 @@ pub(crate) mod tests {
         }
         let sides: Vec<(TestResult, TestResult)> =
             xs.iter().map(|(a, b)| (result(a), result(b))).collect();
-        let pairs: Vec<Pair> = sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+        let pairs: Vec<Pair> =
+            sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
         (decide_all(&pairs, &Rule::default()), xs.iter().map(|x| x.0.len()).collect())
     }
 
@@ -851,7 +934,8 @@ pub(crate) mod tests {
                 (result(&a), result(&b))
             })
             .collect();
-        let pairs: Vec<Pair> = sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+        let pairs: Vec<Pair> =
+            sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
         (decide_all(&pairs, rule), flags)
     }
 
@@ -881,7 +965,7 @@ pub(crate) mod tests {
             }
             sides.push((result(&a), result(&b)));
             let pairs: Vec<Pair> =
-                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
             let v = decide_all(&pairs, &Rule::default());
             if matches!(v[27], Verdict::Win { winner: 0, tested: true, .. }) {
                 found += 1;
@@ -905,7 +989,7 @@ pub(crate) mod tests {
             [ops(&[1000.0, 1010.0, 990.0, 1005.0, 995.0]), ops(&[50.0, 51.0, 49.0, 50.5, 49.5])];
         let b = [ops(&[500.0, 505.0, 495.0, 502.0, 498.0]), ops(&[50.2, 50.8, 49.4, 50.1, 49.7])];
         let pairs: Vec<Pair> =
-            a.iter().zip(&b).map(|(a, b)| Pair { a, la: "A", b, lb: "B" }).collect();
+            a.iter().zip(&b).map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
         let v = decide_all(&pairs, &Rule::default());
         match &v[0] {
             Verdict::Win { winner: 0, factor, tested: true } => {

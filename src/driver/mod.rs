@@ -858,13 +858,15 @@ mod tests {
         assert_eq!(auto_verdict(&a, &[&base, &three_x], 4, false).0, None, "not before min");
         // A 1.6x gap in that noise: undecided, and 20 repetitions could settle it, so it gets
         // more rounds (up to the maximum).
-        let far = result(&[160.0, 200.0, 128.0, 176.0, 144.0, 168.0]);
+        // (The same values in another order: compare pairs repetitions by round, and a gap that
+        // is the same in every round would be settled at once.)
+        let far = result(&[200.0, 128.0, 160.0, 144.0, 168.0, 176.0]);
         assert_eq!(auto_verdict(&a, &[&base, &far], 6, false).0, None);
         assert_eq!(auto_verdict(&a, &[&base, &far], 20, false).0, Some(Stop::Max));
         // A 15% gap in that noise: undecided, and out of reach of 20 repetitions (a win would
         // need the noise to shrink far more than 1/√n, a draw a gap below 5%): given up, so
         // the rounds left go to tests that can settle. Not without the futility stop.
-        let near = result(&[115.0, 143.75, 92.0, 126.5, 103.5, 120.75]);
+        let near = result(&[103.5, 115.0, 126.5, 120.75, 143.75, 92.0]);
         assert_eq!(auto_verdict(&a, &[&base, &near], 6, false).0, Some(Stop::OutOfReach));
         assert_eq!(auto_verdict_with(&a, &[&base, &near], 6, false, false).0, None);
         // Three configurations: settled only when every one is, against the baseline; given

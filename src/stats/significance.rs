@@ -12,6 +12,12 @@
 //!   widens the test. With 3 or 4 values nothing is trimmed and the test is Welch's t-test: an
 //!   outlier then widens it (more draws, never more false alarms) — no test can tell one outlier
 //!   among three values from noise without assuming the noise's shape.
+//! - [`yuen_paired`]: the same trimmed t on the per-round differences of two paired samples
+//!   (one-sample form: Tukey–McLaughlin; Wilcox §4.4.1): the 20% trimmed mean of the differences
+//!   over √d, d as above for the one sample, h − 1 degrees of freedom. `compare` runs the
+//!   configurations in interleaved rounds, so the i-th repetition of each was measured moments
+//!   apart; a slow patch of the machine that hits both sides of a round cancels in their
+//!   difference, where an unpaired test counts it as noise twice.
 //! - [`student_t_two_sided_p`]: the two-sided p-value of Student's t, 2·P(T > |t|) =
 //!   I_{df/(df+t²)}(df/2, 1/2), with the regularized incomplete beta function evaluated by its
 //!   continued fraction (modified Lentz; Press et al., *Numerical Recipes*, 3rd ed., §6.4) and
@@ -192,6 +198,28 @@ pub fn yuen_welch(a: &[f64], b: &[f64]) -> Option<TwoSample> {
     Some(TwoSample { diff, se: se2.sqrt(), t, df, p: student_t_two_sided_p(t, df), trimmed })
 }
 
+/// Yuen's trimmed t on paired values: `a[i] − b[i]` is one round's difference (see the module
+/// docs). The result's `diff` is the 20% trimmed mean of the differences, `df` is h − 1 and
+/// `trimmed` is (g, g). Needs at least 2 pairs with at least 2 kept; `None` otherwise.
+pub fn yuen_paired(a: &[f64], b: &[f64]) -> Option<TwoSample> {
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    if d.len() < 2 || a.len() != b.len() || d.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (diff, v, h, g) = trimmed_parts(&d);
+    if h < 2 {
+        return None;
+    }
+    if v <= 0.0 {
+        let p = if diff == 0.0 { 1.0 } else { 0.0 };
+        let t = if diff == 0.0 { 0.0 } else { f64::INFINITY.copysign(diff) };
+        return Some(TwoSample { diff, se: 0.0, t, df: f64::INFINITY, p, trimmed: (g, g) });
+    }
+    let se = v.sqrt();
+    let (t, df) = (diff / se, (h - 1) as f64);
+    Some(TwoSample { diff, se, t, df, p: student_t_two_sided_p(t, df), trimmed: (g, g) })
+}
+
 /// Benjamini–Hochberg at level `q`: which of `ps` are discoveries (NaN never is).
 pub fn benjamini_hochberg(ps: &[f64], q: f64) -> Vec<bool> {
     let mut idx: Vec<usize> = (0..ps.len()).filter(|i| !ps[*i].is_nan()).collect();
@@ -229,6 +257,24 @@ mod tests {
         // df = 1 is Cauchy: p = 1 − 2·atan(t)/π.
         let p = student_t_two_sided_p(3.0, 1.0);
         assert!((p - (1.0 - 2.0 * 3f64.atan() / std::f64::consts::PI)).abs() < 1e-10);
+    }
+
+    #[test]
+    fn the_paired_test_cancels_what_both_sides_of_a_round_share() {
+        // Side b is 10% faster than a in every round, while the rounds themselves drift 3x.
+        let a = [1.0f64, 2.0, 3.0, 1.5, 2.5, 1.2].map(f64::ln);
+        let b: Vec<f64> = a.iter().map(|x| x + 1.1f64.ln()).collect();
+        let unpaired = yuen_welch(&a, &b).unwrap();
+        assert!(unpaired.p > 0.5, "drift hides it unpaired: {unpaired:?}");
+        let paired = yuen_paired(&a, &b).unwrap();
+        assert!((paired.diff + 1.1f64.ln()).abs() < 1e-12 && paired.p < 1e-9, "{paired:?}");
+        // Noisy differences: the trimmed mean of the differences, h − 1 degrees of freedom.
+        let b2 = [1.2f64, 2.1, 3.6, 1.4, 2.9, 1.3].map(f64::ln);
+        let r = yuen_paired(&a, &b2).unwrap();
+        assert_eq!((r.trimmed, r.df), ((1, 1), 3.0));
+        assert!(r.diff < 0.0 && r.p > 0.05 && r.p < 0.1, "{r:?}");
+        assert!(yuen_paired(&a[..1], &b2[..1]).is_none());
+        assert!(yuen_paired(&a, &b2[..5]).is_none(), "unequal lengths");
     }
 
     #[test]
