@@ -107,12 +107,14 @@ shorter one runs again (see --min-time), and its figures are totals over its pas
 Decision rule per test: the estimator is the median of the test's figure of merit on each
 configuration: MiB/s for data tests, ops/s for file-set tests (metadata, rm65536, mail, postmark,
 untar, bonnie's file phases; shown with elapsed seconds). With 2 or more repetitions on both
-sides, Yuen's test of 20% trimmed means on log figures (Welch's t-test when a side has fewer
-than 5 repetitions), two-sided, gives a p-value; all tests and configurations of the comparison
-form one family, and the Benjamini-Hochberg procedure keeps a 5% false discovery rate over it
-(identical setups show a winner anywhere in at most 1 comparison in 20). A significant test has
-a winner if the factor is also at least 1 + --min-effect. With 5 or more repetitions one
-outlying repetition is trimmed; with 3 it is not, and it makes a draw more likely. With a single
+sides, Yuen's trimmed t on each round's log ratio (the configurations run in interleaved rounds,
+so a slow patch of the machine that hits both sides of a round cancels; 20% trimmed, nothing
+trimmed below 5 rounds) tests whether the gap is beyond --min-effect and gives a two-sided
+p-value; all tests and configurations of the comparison form one family, and the
+Benjamini-Hochberg procedure keeps a 5% false discovery rate over it (identical setups show a
+winner anywhere in at most 1 comparison in 20). A significant test has a winner if the medians'
+factor is also at least 1 + --min-effect. With 5 or more repetitions one outlying round is
+trimmed; with 3 it is not, and it makes a draw more likely. With a single
 repetition there is NO noise estimate: the factor must be at least 1.10 and the win is marked
 (untested). Otherwise the test is a draw. Tests that failed, or whose cache precondition did not
 hold, are not compared and the reason is given. The summary's \"mean factor\" is the arithmetic

@@ -76,8 +76,9 @@ Tests are matched by test id, configurations by label (two runs of one configura
 matched whatever their labels). Each pair is decided with compare's rule on the test's figure of
 merit: the estimator is the median MiB/s (ops/s for file-set tests such as rm65536, metadata,
 mail, postmark, untar). With 2 or more repetitions on both sides, Yuen's test of 20% trimmed
-means on log figures (Welch's t-test when a side has fewer than 5 repetitions), two-sided, gives
-a p-value per pair; all pairs of the diff form one family, and the Benjamini-Hochberg procedure
+means on log figures (Welch's t-test when a side has fewer than 5 repetitions) of whether the gap
+is beyond --min-effect, two-sided, gives a p-value per pair (the runs were made at different
+times, so unlike compare's rounds they are not paired); all pairs of the diff form one family, and the Benjamini-Hochberg procedure
 keeps a 5% false discovery rate over it. Two runs of one setup are therefore flagged in at most
 1 diff in 20, however many tests they have. A significant pair is a regression or an improvement
 if the factor is also at least 1 + --min-effect. With 5 or more repetitions one outlying

@@ -232,7 +232,7 @@ pub fn render(r: &Report, details: bool) -> String {
             auto_notes.push((
                 &c.label,
                 format!(
-                    "--repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled; ± is the widest CI of the test over the configurations compared): {}",
+                    "--repeat auto (a test stops when its 95% CI is within ±{:.0}%, or its verdict is settled or out of reach; ± is the widest CI of the test over the configurations compared): {}",
                     target * 100.0,
                     groups.join("; ")
                 ),
