@@ -248,9 +248,6 @@ impl std::fmt::Display for Warning {
                     "settled" => format!(
                         "{ci}: the verdict is settled (a win beyond the minimum effect at the strict level, 1% over every test and round, or a draw within it at 95%)"
                     ),
-                    "out_of_reach" => format!(
-                        "{ci}: no verdict could settle by --max-repeat at this noise, so its time went to tests that can"
-                    ),
                     "max" => format!("{ci}: stopped at the most repetitions (--max-repeat)"),
                     "budget" => format!("{ci}: stopped by the time budget (--time-budget)"),
                     _ => format!("{ci}: stopped ({stopped_by})"),

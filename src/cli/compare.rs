@@ -27,9 +27,9 @@ pub struct CompareArgs {
     pub workload: super::suite_args::SuiteArgs,
 
     /// Interleaved repetitions per test and configuration (1-1000), or `auto` (default): 5
-    /// rounds, then more rounds of the tests whose verdict is not settled, could still settle
-    /// by --max-repeat at the noise measured, and whose 95% confidence interval is wider than
-    /// --target-ci on a configuration, up to --max-repeat or --time-budget. A win that is
+    /// rounds, then more rounds of the tests whose verdict is not settled and whose 95%
+    /// confidence interval is wider than --target-ci on a configuration, up to --max-repeat or
+    /// --time-budget. A win that is
     /// significant but not settled is marked (unsettled): an identical run may call it a draw.
     /// With one repetition there is no noise estimate and no test.
     #[arg(long, value_name = "N|auto", default_value = "auto")]

@@ -225,9 +225,7 @@ pub struct AutoArgs {
     /// of its figure is within ± this many percent on every configuration. compare also stops
     /// once the test's verdict is settled (a win beyond --min-effect at a strict one-sided
     /// level, 1% split over every test and round; or a draw within it at 95%, an equivalence
-    /// test), and once it could not settle by --max-repeat even if its noise shrank as 1/√n
-    /// and its gap were one standard error more favourable (out of reach); the time goes to
-    /// the undecided tests that can settle.
+    /// test); the time goes to the undecided tests.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = parse_target_ci)]
     pub target_ci: f64,
 

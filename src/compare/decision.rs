@@ -403,47 +403,6 @@ fn settled_gap(g: Gap, rule: &Rule, win_p: f64) -> Option<Settled> {
     }
 }
 
-/// Whether more repetitions, up to `max` per side, could still settle the verdict between `a`
-/// and `b` ([`can_settle_samples`] on the repetitions the decision uses, paired by round as
-/// `compare` runs them); `true` when a side has none usable.
-pub fn can_settle(a: &TestResult, b: &TestResult, rule: &Rule, win_p: f64, max: u32) -> bool {
-    match samples(a, "a", b, "b", true) {
-        Ok((xa, xb, paired)) => {
-            can_settle_gap(gap(&xa, &xb, paired), xa.len().min(xb.len()), rule, win_p, max)
-        }
-        Err(_) => true,
-    }
-}
-
-/// Whether more repetitions, up to `max` per side, could still settle the verdict between the
-/// unpaired samples `xa` and `xb` ([`settled_samples`] at `win_p`), for `--repeat auto` to give
-/// its time to the tests that can (a futility stop). Optimistic on purpose, so that a test is
-/// given up only when settling is out of reach: the noise is taken to shrink as 1/√n with the
-/// repetitions added, the degrees of freedom to grow in proportion, and the gap to be one
-/// standard error more favourable than measured (wider for a win, narrower for a draw). `true`
-/// below 2 repetitions on a side.
-pub fn can_settle_samples(xa: &[f64], xb: &[f64], rule: &Rule, win_p: f64, max: u32) -> bool {
-    if xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
-        return true;
-    }
-    can_settle_gap(gap(xa, xb, false), xa.len().min(xb.len()), rule, win_p, max)
-}
-
-fn can_settle_gap(g: Option<Gap>, n: usize, rule: &Rule, win_p: f64, max: u32) -> bool {
-    let Some(Gap { r, .. }) = g else { return true };
-    if r.se == 0.0 || n < 2 {
-        return true;
-    }
-    let grow = (max as f64 / n as f64).max(1.0);
-    let (se, df) = (r.se / grow.sqrt(), r.df * grow);
-    let margin = (1.0 + rule.min_effect).ln();
-    let size = r.diff.abs();
-    let reach = |gap: f64, level: f64| {
-        gap > 0.0 && crate::stats::significance::student_t_two_sided_p(gap / se, df) / 2.0 < level
-    };
-    reach(size + r.se - margin, win_p) || reach(margin - (size - r.se).max(0.0), SETTLE_DRAW_P)
-}
-
 /// Every test of every configuration against the baseline configuration, decided as one family
 /// ([`decide_all`]). `configs` holds each configuration's label and tests (in the same order);
 /// the result is indexed `[test][configuration]`, `None` for the baseline itself.
@@ -791,13 +750,12 @@ pub(crate) mod tests {
 
     /// One `compare --repeat auto` of two configurations as the driver runs it: rounds in which
     /// every open test gets a repetition on each side, each test closed by
-    /// [`crate::driver::auto_verdict`] (CI target, settled, out of reach when `futility`, the
-    /// maximum, the time budget in simulated seconds), then the verdicts of the family.
+    /// [`crate::driver::auto_verdict`] (CI target, settled, the maximum, the time budget in
+    /// simulated seconds), then the verdicts of the family.
     fn budgeted_compare(
         rng: &mut fastrand::Rng,
         tests: &[(f64, f64, f64)],
         budget: f64,
-        futility: bool,
     ) -> (Vec<Verdict>, Vec<usize>) {
         let base = crate::driver::AutoRepeat::default();
         let a = crate::driver::AutoRepeat {
@@ -820,14 +778,7 @@ pub(crate) mod tests {
                     continue;
                 }
                 let (ra, rb) = (result(&xs[i].0), result(&xs[i].1));
-                let stop = crate::driver::auto_verdict_with(
-                    &a,
-                    &[&ra, &rb],
-                    done,
-                    spent >= budget,
-                    futility,
-                )
-                .0;
+                let stop = crate::driver::auto_verdict(&a, &[&ra, &rb], done, spent >= budget).0;
                 open[i] = stop.is_none();
             }
             if !open.contains(&true) {
@@ -842,26 +793,26 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn giving_up_on_tests_that_cannot_settle_makes_identical_compares_agree_more() {
+    fn identical_compares_agree_more_with_a_longer_budget_and_keep_the_false_discovery_rate() {
         // Pairs of identical default compares of unit14 (session 6's measured gaps, noise and
-        // costs; the 5-minute budget), with and without the futility stop. Measured (seeds 3
-        // and 4): without it 22 of 150 pairs agree on every verdict (233 flips), with it 37 (170
-        // flips), in under the budget. Tests 2 and 3 (real 1.6x and 1.2x gaps in 20% and 10%
-        // noise) flip either way: about 9 repetitions put them on the edge of significance. A
-        // 10-minute budget without the stop (not kept) gives them 13-14 repetitions and they
-        // stop flipping, but then tests 4, 10, 13 and 14 (gaps of 1.5-13%) start to: 23 of 150
-        // agree. More repetitions move whichever real gaps are near the minimum effect onto
-        // its edge; only the `(unsettled)` mark makes that visible.
+        // costs), at the 5-minute budget and at 10 minutes. Measured (seed 3): 27 of 150 pairs
+        // agree on every verdict at 5 minutes (179 flips), 62 at 10 (119 flips; tests 2 and 3
+        // get 14 rounds). With the old rule (a gap tested against none) 10 minutes gave 23 of
+        // 150: more rounds pushed the gaps of a few percent onto the 5% edge; tested against
+        // the minimum effect they stay draws. (The simulation has no drift shared by the two
+        // sides of a round, which compare's pairing removes: real runs agree more; see
+        // docs/noise.md.) A stop that gave up tests which could not settle by --max-repeat was
+        // tried and removed: at 10 minutes it cut the agreeing pairs to 43, and in real
+        // compares it gave up 1.7x gaps after one odd round.
         let mut agree_by = Vec::new();
-        let mut flips_by = Vec::new();
-        for futility in [false, true] {
+        for budget in [300.0, 600.0] {
             let mut rng = fastrand::Rng::with_seed(3);
             let (mut agree, mut flips, mut reps) = (0, 0, vec![0usize; UNIT14.len()]);
             let mut per_test = vec![0usize; UNIT14.len()];
             let pairs = 150;
             for _ in 0..pairs {
-                let (x, nx) = budgeted_compare(&mut rng, &UNIT14, 300.0, futility);
-                let (y, ny) = budgeted_compare(&mut rng, &UNIT14, 300.0, futility);
+                let (x, nx) = budgeted_compare(&mut rng, &UNIT14, budget);
+                let (y, ny) = budgeted_compare(&mut rng, &UNIT14, budget);
                 let f = (0..x.len()).filter(|i| kind(&x[*i]) != kind(&y[*i])).count();
                 for i in 0..x.len() {
                     per_test[i] += (kind(&x[i]) != kind(&y[i])) as usize;
@@ -873,29 +824,24 @@ pub(crate) mod tests {
             let mean: Vec<String> =
                 reps.iter().map(|r| format!("{:.1}", *r as f64 / (2 * pairs) as f64)).collect();
             eprintln!(
-                "futility {futility}: {agree} of {pairs} pairs agree on every verdict, {flips} flips ({per_test:?} per test); mean repetitions per test {}",
+                "budget {budget} s: {agree} of {pairs} pairs agree on every verdict, {flips} flips ({per_test:?} per test); mean repetitions per test {}",
                 mean.join(" ")
             );
             agree_by.push(agree);
-            flips_by.push(flips);
         }
-        assert!(
-            agree_by[1] > agree_by[0] && flips_by[1] < flips_by[0],
-            "{agree_by:?} {flips_by:?}"
-        );
-        // A/A: the same tests with no difference at all. Measured: 23 of 400 families flag a
-        // win without the stop, 11 with it (stopping a test that cannot settle never makes
-        // a winner more likely: it is given up when it looks like neither).
+        assert!(agree_by[1] > agree_by[0] * 3 / 2, "{agree_by:?}");
+        // A/A: the same tests with no difference at all, at the default budget. Measured: 2 of
+        // 400 families flag a winner.
         let aa: Vec<(f64, f64, f64)> = UNIT14.iter().map(|&(_, s, c)| (1.0, s, c)).collect();
         let mut rng = fastrand::Rng::with_seed(4);
         let families = 400;
         let flagged = (0..families)
             .filter(|_| {
-                let (v, _) = budgeted_compare(&mut rng, &aa, 300.0, true);
+                let (v, _) = budgeted_compare(&mut rng, &aa, 300.0);
                 v.iter().any(|v| matches!(v, Verdict::Win { .. }))
             })
             .count();
-        eprintln!("A/A with the futility stop: {flagged} of {families} families flagged");
+        eprintln!("A/A: {flagged} of {families} families flagged");
         assert!(flagged * 1000 <= families * 77, "{flagged} of {families}");
     }
 

@@ -148,10 +148,6 @@ pub enum Stop {
     Ci,
     /// The verdict against the baseline is settled on every target (`compare`).
     Settled,
-    /// On no target can the verdict against the baseline settle by the most repetitions, at
-    /// the noise measured, or it is settled already (`compare`; a futility stop:
-    /// [`crate::compare::decision::can_settle`]).
-    OutOfReach,
     /// The most repetitions were run.
     Max,
     /// The time budget was spent.
@@ -166,7 +162,6 @@ impl Stop {
         match self {
             Stop::Ci => "ci",
             Stop::Settled => "settled",
-            Stop::OutOfReach => "out_of_reach",
             Stop::Max => "max",
             Stop::Budget => "budget",
             Stop::Failed => "failed",
@@ -184,18 +179,6 @@ pub fn auto_verdict(
     done: u32,
     spent: bool,
 ) -> (Option<Stop>, Option<f64>) {
-    auto_verdict_with(a, on, done, spent, true)
-}
-
-/// [`auto_verdict`], with the futility stop ([`Stop::OutOfReach`]) on or off (for the
-/// simulation that measures what it changes).
-pub(crate) fn auto_verdict_with(
-    a: &AutoRepeat,
-    on: &[&TestResult],
-    done: u32,
-    spent: bool,
-    futility: bool,
-) -> (Option<Stop>, Option<f64>) {
     let mut widest: Option<f64> = Some(0.0);
     for t in on {
         if t.status != TestStatus::Ok {
@@ -212,24 +195,13 @@ pub(crate) fn auto_verdict_with(
         None
     } else if widest.is_some_and(|w| w <= a.target_ci) {
         Some(Stop::Ci)
-    } else if let Some(st) = a.settle.filter(|_| on.len() >= 2) {
-        use crate::compare::decision::{can_settle, settled};
-        let settled_all = on[1..].iter().all(|t| settled(on[0], t, &st.rule, st.win_p).is_some());
-        let reachable = on[1..].iter().any(|t| {
-            settled(on[0], t, &st.rule, st.win_p).is_none()
-                && can_settle(on[0], t, &st.rule, st.win_p, a.max)
-        });
-        if settled_all {
-            Some(Stop::Settled)
-        } else if futility && !reachable && done < a.max {
-            Some(Stop::OutOfReach)
-        } else if done >= a.max {
-            Some(Stop::Max)
-        } else if spent {
-            Some(Stop::Budget)
-        } else {
-            None
-        }
+    } else if a.settle.is_some_and(|st| {
+        on.len() >= 2
+            && on[1..]
+                .iter()
+                .all(|t| crate::compare::decision::settled(on[0], t, &st.rule, st.win_p).is_some())
+    }) {
+        Some(Stop::Settled)
     } else if done >= a.max {
         Some(Stop::Max)
     } else if spent {
@@ -856,23 +828,13 @@ mod tests {
         let three_x = result(&[300.0, 375.0, 240.0, 330.0, 270.0, 315.0]);
         assert_eq!(auto_verdict(&a, &[&base, &three_x], 6, false).0, Some(Stop::Settled));
         assert_eq!(auto_verdict(&a, &[&base, &three_x], 4, false).0, None, "not before min");
-        // A 1.6x gap in that noise: undecided, and 20 repetitions could settle it, so it gets
-        // more rounds (up to the maximum).
-        // (The same values in another order: compare pairs repetitions by round, and a gap that
-        // is the same in every round would be settled at once.)
+        // A 1.6x gap in that noise, rounds independent: undecided, so it gets more rounds (up
+        // to the maximum).
         let far = result(&[200.0, 128.0, 160.0, 144.0, 168.0, 176.0]);
         assert_eq!(auto_verdict(&a, &[&base, &far], 6, false).0, None);
         assert_eq!(auto_verdict(&a, &[&base, &far], 20, false).0, Some(Stop::Max));
-        // A 15% gap in that noise: undecided, and out of reach of 20 repetitions (a win would
-        // need the noise to shrink far more than 1/√n, a draw a gap below 5%): given up, so
-        // the rounds left go to tests that can settle. Not without the futility stop.
-        let near = result(&[103.5, 115.0, 126.5, 120.75, 143.75, 92.0]);
-        assert_eq!(auto_verdict(&a, &[&base, &near], 6, false).0, Some(Stop::OutOfReach));
-        assert_eq!(auto_verdict_with(&a, &[&base, &near], 6, false, false).0, None);
-        // Three configurations: settled only when every one is, against the baseline; given
-        // up when none that is not settled can settle.
+        // Three configurations: settled only when every one is, against the baseline.
         assert_eq!(auto_verdict(&a, &[&base, &three_x, &far], 6, false).0, None);
-        assert_eq!(auto_verdict(&a, &[&base, &three_x, &near], 6, false).0, Some(Stop::OutOfReach));
         // Same figures with a 1% spread, 1% apart: a settled draw (equivalent within 5%).
         let t1 = result(&[100.0, 101.0, 99.0, 100.5, 99.5, 100.2]);
         let t2 = result(&[101.0, 102.0, 100.0, 101.5, 100.5, 101.2]);

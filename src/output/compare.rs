@@ -207,9 +207,8 @@ pub fn render(r: &Report, details: bool) -> String {
         }) {
             // --repeat auto: how many repetitions each test got, and what stopped it (grouped
             // by what stopped it, then by count).
-            let rank = |why: &str| {
-                ["settled", "out_of_reach", "ci", "max", "budget"].iter().position(|w| *w == why)
-            };
+            let rank =
+                |why: &str| ["settled", "ci", "max", "budget"].iter().position(|w| *w == why);
             auto.sort_by_key(|((n, why), _)| (rank(why).unwrap_or(usize::MAX), *n));
             let groups: Vec<String> = auto
                 .iter()
@@ -217,7 +216,6 @@ pub fn render(r: &Report, details: bool) -> String {
                     let why = match why.as_str() {
                         "ci" => "CI within target".to_string(),
                         "settled" => "verdict settled".into(),
-                        "out_of_reach" => "cannot settle by --max-repeat".into(),
                         "max" => "--max-repeat reached".into(),
                         "budget" => "--time-budget spent".into(),
                         w => w.to_string(),
@@ -232,7 +230,7 @@ pub fn render(r: &Report, details: bool) -> String {
             auto_notes.push((
                 &c.label,
                 format!(
-                    "--repeat auto (a test stops when its 95% CI is within ±{:.0}%, or its verdict is settled or out of reach; ± is the widest CI of the test over the configurations compared): {}",
+                    "--repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled; ± is the widest CI of the test over the configurations compared): {}",
                     target * 100.0,
                     groups.join("; ")
                 ),
