@@ -14,10 +14,10 @@
 //!   and slow tests comparable. The null hypothesis is a gap within the minimum effect, not
 //!   no gap: the p-value is that of |d| − ln(1 + min_effect), two-sided (a minimum-effect
 //!   test), so a win says the gap is beyond the minimum effect with confidence, and a real gap
-//!   just above it is a draw rather than a verdict that flips between runs. With 5 or more repetitions per side the lowest and highest are trimmed, so one
-//!   outlying repetition neither moves the estimate nor hides a difference; with 2 to 4 nothing is
-//!   trimmed (the test is Welch's t-test) and one outlier makes a draw more likely, never a false
-//!   winner.
+//!   just above it is a draw rather than a verdict that flips between runs. With 5 or more
+//!   repetitions per side the lowest and highest are trimmed, so one outlying repetition
+//!   neither moves the estimate nor hides a difference; with 2 to 4 nothing is trimmed (the
+//!   test is Welch's t-test) and one outlier makes a draw more likely, never a false winner.
 //! - Many tests at once: all comparisons of one `compare` (every test, every configuration against
 //!   the baseline) or one `diff` form one family, and the Benjamini–Hochberg procedure at
 //!   [`FDR_Q`] = 5% decides which p-values are significant
@@ -89,6 +89,11 @@ pub enum Verdict {
     },
 }
 
+/// Whether every timed phase of `r` had its cache precondition.
+fn cache_met(r: &crate::result::RepResult) -> bool {
+    r.phases.iter().all(|p| !p.timed || p.cache.met)
+}
+
 fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
     match &t.status {
         TestStatus::Ok => {}
@@ -99,10 +104,9 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
     // A repetition whose cache precondition did not hold measured something else (another
     // process evicted the file, or filled memory): it is left out. The test is not compared
     // when none is left, or one of several (one repetition cannot show the noise).
-    let met = |r: &crate::result::RepResult| r.phases.iter().all(|p| !p.timed || p.cache.met);
     let complete: Vec<&crate::result::RepResult> = t.reps.iter().filter(|r| r.complete).collect();
     let good: Vec<&crate::result::RepResult> =
-        complete.iter().copied().filter(|r| met(r)).collect();
+        complete.iter().copied().filter(|r| cache_met(r)).collect();
     if good.len() < complete.len() && good.len() < 2 {
         let unmet = complete.iter().flat_map(|r| r.phases.iter()).find(|p| p.timed && !p.cache.met);
         if let Some(p) = unmet {
@@ -218,7 +222,7 @@ fn samples(
         return Ok((xa, xb, false));
     }
     let ok = |t: &TestResult, r: &crate::result::RepResult| {
-        r.complete && r.phases.iter().all(|p| !p.timed || p.cache.met) && t.figure.value(r) > 0.0
+        r.complete && cache_met(r) && t.figure.value(r) > 0.0
     };
     let (mut pa, mut pb) = (Vec::new(), Vec::new());
     for (ra, rb) in a.reps.iter().zip(&b.reps) {
@@ -227,10 +231,7 @@ fn samples(
             pb.push(b.figure.value(rb));
         }
     }
-    if pa.len() < 2 && xa.len() >= 2 && xb.len() >= 2 {
-        return Ok((xa, xb, false));
-    }
-    if pa.is_empty() {
+    if pa.len() < 2 {
         return Ok((xa, xb, false));
     }
     Ok((pa, pb, true))
@@ -239,6 +240,8 @@ fn samples(
 /// What the rule knows of a gap between side 0 and side 1.
 #[derive(Debug, Clone, Copy)]
 struct Gap {
+    /// 0 when side 0's median is the larger.
+    winner: usize,
     /// Larger median / smaller median.
     factor: f64,
     /// The test of ln(side 0) − ln(side 1): Yuen's, paired by round or not.
@@ -255,35 +258,39 @@ fn gap(xa: &[f64], xb: &[f64], paired: bool) -> Option<Gap> {
     }
     let ma = crate::stats::summary::median(xa);
     let mb = crate::stats::summary::median(xb);
-    let factor = ma.max(mb) / ma.min(mb);
+    let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
     let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
     let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
     let r = if paired { yuen_paired(&la, &lb) } else { yuen_welch(&la, &lb) }?;
-    Some(Gap { factor, r, agrees: (r.diff > 0.0) == (ma >= mb) && r.diff != 0.0 })
+    Some(Gap { winner, factor, r, agrees: (r.diff > 0.0) == (winner == 0) && r.diff != 0.0 })
+}
+
+/// Two-sided p-value of Student's t that the true gap is not `over` above 0, for the test `r`
+/// (`over`: the measured |d| minus a margin, or a margin minus |d|); 1 when `over` is not above 0.
+fn p_over(over: f64, r: &crate::stats::significance::TwoSample) -> f64 {
+    if over <= 0.0 {
+        1.0
+    } else if r.se == 0.0 {
+        0.0
+    } else {
+        crate::stats::significance::student_t_two_sided_p(over / r.se, r.df)
+    }
 }
 
 impl Gap {
     /// Two-sided p-value that the gap is beyond the margin m = ln(1 + min_effect): the test of
-    /// |d| − m on Student's t (1 when |d| is not beyond m). With no minimum effect it is the
-    /// ordinary two-sided p-value of d.
+    /// |d| − m. With no minimum effect it is the ordinary two-sided p-value of d.
     fn p_beyond(&self, rule: &Rule) -> f64 {
-        let over = self.r.diff.abs() - (1.0 + rule.min_effect).ln();
-        if over <= 0.0 && rule.min_effect > 0.0 {
-            return 1.0;
-        }
-        if self.r.se == 0.0 {
-            return if over > 0.0 { 0.0 } else { 1.0 };
-        }
-        crate::stats::significance::student_t_two_sided_p(over / self.r.se, self.r.df)
+        p_over(self.r.diff.abs() - (1.0 + rule.min_effect).ln(), &self.r)
     }
 }
 
 /// Medians, factor, and the test of one pair of positive samples.
 fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
-    let ma = crate::stats::summary::median(xa);
-    let mb = crate::stats::summary::median(xb);
-    let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
     if xa.len() < 2 || xb.len() < 2 {
+        let ma = crate::stats::summary::median(xa);
+        let mb = crate::stats::summary::median(xb);
+        let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
         return Step::Done(if factor >= 1.0 + rule.single_run_effect {
             Verdict::Win { winner, factor, tested: false }
         } else {
@@ -291,8 +298,17 @@ fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
         });
     }
     match gap(xa, xb, paired) {
-        Some(g) => Step::Tested { winner, factor, p: g.p_beyond(rule), agrees: g.agrees },
-        None => Step::Done(Verdict::Draw { factor, tested: false }),
+        Some(g) => Step::Tested {
+            winner: g.winner,
+            factor: g.factor,
+            p: g.p_beyond(rule),
+            agrees: g.agrees,
+        },
+        None => {
+            let ma = crate::stats::summary::median(xa);
+            let mb = crate::stats::summary::median(xb);
+            Step::Done(Verdict::Draw { factor: ma.max(mb) / ma.min(mb), tested: false })
+        }
     }
 }
 
@@ -381,19 +397,7 @@ fn settled_gap(g: Gap, rule: &Rule, win_p: f64) -> Option<Settled> {
     let size = r.diff.abs();
     let big = g.factor >= 1.0 + rule.min_effect;
     // One-sided p-value that the true |d| is on the other side of the margin.
-    let beyond = |gap: f64| {
-        if r.se == 0.0 {
-            if gap > 0.0 {
-                0.0
-            } else {
-                1.0
-            }
-        } else if gap <= 0.0 {
-            1.0
-        } else {
-            crate::stats::significance::student_t_two_sided_p(gap / r.se, r.df) / 2.0
-        }
-    };
+    let beyond = |over: f64| p_over(over, &r) / 2.0;
     if g.agrees && big && beyond(size - margin) < win_p {
         Some(Settled::Win)
     } else if !big && beyond(margin - size) < SETTLE_DRAW_P {

@@ -189,13 +189,18 @@ pub fn yuen_welch(a: &[f64], b: &[f64]) -> Option<TwoSample> {
     let trimmed = (ga, gb);
     if se2 <= 0.0 {
         // No spread on either side: any difference is real.
-        let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 { 0.0 } else { f64::INFINITY.copysign(diff) };
-        return Some(TwoSample { diff, se: 0.0, t, df: f64::INFINITY, p, trimmed });
+        return Some(no_spread(diff, trimmed));
     }
     let t = diff / se2.sqrt();
     let df = se2 * se2 / (da * da / (ha as f64 - 1.0) + db * db / (hb as f64 - 1.0));
     Some(TwoSample { diff, se: se2.sqrt(), t, df, p: student_t_two_sided_p(t, df), trimmed })
+}
+
+/// The test of a difference measured without any spread: any nonzero difference is real.
+fn no_spread(diff: f64, trimmed: (usize, usize)) -> TwoSample {
+    let p = if diff == 0.0 { 1.0 } else { 0.0 };
+    let t = if diff == 0.0 { 0.0 } else { f64::INFINITY.copysign(diff) };
+    TwoSample { diff, se: 0.0, t, df: f64::INFINITY, p, trimmed }
 }
 
 /// Yuen's trimmed t on paired values: `a[i] − b[i]` is one round's difference (see the module
@@ -211,9 +216,7 @@ pub fn yuen_paired(a: &[f64], b: &[f64]) -> Option<TwoSample> {
         return None;
     }
     if v <= 0.0 {
-        let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 { 0.0 } else { f64::INFINITY.copysign(diff) };
-        return Some(TwoSample { diff, se: 0.0, t, df: f64::INFINITY, p, trimmed: (g, g) });
+        return Some(no_spread(diff, (g, g)));
     }
     let se = v.sqrt();
     let (t, df) = (diff / se, (h - 1) as f64);
