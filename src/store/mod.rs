@@ -205,6 +205,14 @@ impl Store {
     /// this or an older schema version; older ones are migrated.
     pub fn open(path: &Path) -> Result<Store> {
         check_regular(path)?;
+        // Processes opening a new database at once race for it: while one switches it to WAL or
+        // migrates it, another's check or journal-mode switch can get `SQLITE_BUSY` without
+        // SQLite's busy handler being asked (a read that must become a write). Every step is
+        // idempotent, so the whole open is retried, as a write transaction is.
+        patiently(path, || Store::open_once(path))
+    }
+
+    fn open_once(path: &Path) -> Result<Store> {
         let exists = path.exists();
         if exists {
             check_space(path)?;
@@ -331,7 +339,7 @@ fn sql_err(path: &Path, source: rusqlite::Error) -> StoreError {
     }
 }
 
-/// How long a write waits for other fsbench processes' transactions in total.
+/// How long an open or a write waits for other fsbench processes' transactions in total.
 const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Run `f` in a write transaction and commit it.
@@ -339,36 +347,42 @@ const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
 /// `BEGIN IMMEDIATE` takes the write lock at the start, where SQLite's busy handler waits for
 /// it (a deferred transaction that reads first and then writes gets `SQLITE_BUSY` at once, with
 /// no waiting: how concurrent runs on one database used to lose results). If the lock is still
-/// held after the busy timeout, the whole transaction is retried with a growing pause, up to
-/// [`WRITE_PATIENCE`]. A full disk is reported as such ([`StoreError::Full`]).
+/// held after the busy timeout, the whole transaction is retried ([`patiently`]). A full disk is
+/// reported as such ([`StoreError::Full`]).
 pub(crate) fn write_tx<T>(
     conn: &mut Connection,
     path: &Path,
     mut f: impl FnMut(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
 ) -> Result<T> {
+    patiently(path, || {
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| sql_err(path, e))?;
+        let v = f(&tx).map_err(|e| sql_err(path, e))?;
+        tx.commit().map_err(|e| sql_err(path, e))?;
+        Ok(v)
+    })
+}
+
+/// Run `attempt` until it ends without `SQLITE_BUSY`, with a growing, jittered pause, for up to
+/// [`WRITE_PATIENCE`]; then fail with [`StoreError::Busy`]. `attempt` must be safe to repeat.
+fn patiently<T>(path: &Path, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
     let start = std::time::Instant::now();
     let mut pause = std::time::Duration::from_millis(20);
     loop {
-        let attempt = (|| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let v = f(&tx)?;
-            tx.commit()?;
-            Ok(v)
-        })();
-        match attempt {
-            Ok(v) => return Ok(v),
-            Err(e) if is_busy(&e) => {
+        match attempt() {
+            Err(StoreError::Sqlite { source, .. }) if is_busy(&source) => {
                 if start.elapsed() >= WRITE_PATIENCE {
                     return Err(StoreError::Busy {
                         path: path.to_path_buf(),
                         seconds: start.elapsed().as_secs(),
-                        source: e,
+                        source,
                     });
                 }
                 std::thread::sleep(pause + std::time::Duration::from_millis(fastrand::u64(..20)));
                 pause = (pause * 2).min(std::time::Duration::from_millis(500));
             }
-            Err(e) => return Err(sql_err(path, e)),
+            r => return r,
         }
     }
 }
