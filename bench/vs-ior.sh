@@ -12,7 +12,10 @@ Lines (per rank: one process, one thread):
               in both) vs an fsbench phase reading the file back (cache = any)
   md-create / md-stat / md-remove
               mdtest `-F -u -n N` (files only, a directory per rank) vs an fsbench fileset test
-              of N empty files per rank: create, stat, unlink
+              of N empty files per rank: create, stat, unlink. Both name each file by its full
+              path (`paths = "absolute"`: open/stat/unlink("/mnt/.../f12"), as mdtest calls);
+              `--md-paths relative` runs fsbench's default instead (openat/fstatat/unlinkat on
+              the set's directory fd), which walks only the last component
 
 Every round runs every line group with every rank count, the tools in a shuffled order; the
 ratio of a line is fsbench / peer per round, and the table shows the median over rounds (paired,
@@ -21,6 +24,7 @@ so slow moments of a shared machine hit both sides of a ratio alike).
 All runs use one ext4 filesystem on a loop-mounted image file this script makes (or --dir).
 
 Usage: bench/vs-ior.sh [--rounds 3] [--block 128M] [--files 20000] [--ranks 1,2,4]
+                       [--md-paths absolute|relative] [--lines easy,md]
                        [--fsbench PATH] [--ior-bin DIR] [--dir DIR] [--json FILE]
 """
 
@@ -77,7 +81,7 @@ amount = {{ passes = 1 }}
 """
 
 
-def md_toml(files):
+def md_toml(files, paths):
     return f"""[suite]
 name = "vs-mdtest"
 description = "mdtest -F: create, stat, remove empty files"
@@ -86,7 +90,7 @@ id = "md"
 name = "mdtest-files"
 description = "create, stat and remove N empty files per rank in its own directory"
 threads = 1
-fileset = {{ count = {files}, flat = true, size = "0" }}
+fileset = {{ count = {files}, flat = true, size = "0", paths = "{paths}" }}
 [[test.phase]]
 name = "create"
 pattern = [{{ op = "create", pick = "next" }}]
@@ -169,6 +173,9 @@ def main():
     ap.add_argument("--block", default="128M", help="bytes per rank (IOR -b)")
     ap.add_argument("--files", type=int, default=20000, help="files per rank (mdtest -n)")
     ap.add_argument("--ranks", default="1,2,4")
+    ap.add_argument("--md-paths", default="absolute", choices=["absolute", "relative"],
+                    help="how fsbench's md lines name files (mdtest: absolute)")
+    ap.add_argument("--lines", default="easy,md", help="line groups to run: easy, md or both")
     ap.add_argument("--fsbench", default=str(REPO / "target/release/fsbench"))
     ap.add_argument("--ior-bin", default=None)
     ap.add_argument("--dir", default=None, help="run here instead of a fresh loop-mounted ext4")
@@ -188,13 +195,17 @@ def main():
     easy = work / "easy.toml"
     easy.write_text(easy_toml(a.block))
     md = work / "md.toml"
-    md.write_text(md_toml(a.files))
-    ratios = {(l, n): [] for l in LINES for n in ranks}
+    md.write_text(md_toml(a.files, a.md_paths))
+    groups = [g for g in a.lines.split(",") if g]
+    if not groups or any(g not in ("easy", "md") for g in groups):
+        sys.exit(f"vs-ior: --lines takes easy, md or easy,md, not {a.lines}")
+    lines = [l for l in LINES if l.split("-")[0] in groups]
+    ratios = {(l, n): [] for l in lines for n in ranks}
     raw = []
     try:
         for rnd in range(a.rounds):
             for n in ranks:
-                for group in random.sample(["easy", "md"], 2):
+                for group in random.sample(groups, len(groups)):
                     tools = random.sample(["fsbench", "peer"], 2)
                     got = {}
                     for tool in tools:
@@ -220,7 +231,7 @@ def main():
     unit = {"easy-write": "MiB/s", "easy-read": "MiB/s"}
     print(f"| line | ranks | fsbench (median) | IOR/mdtest (median) | unit | ratio fsbench/peer (median of {a.rounds} paired rounds) | ratio range |")
     print("|---|---|---|---|---|---|---|")
-    for l in LINES:
+    for l in lines:
         for n in ranks:
             rs = ratios[(l, n)]
             fs = [x["fsbench"] for x in raw if x["line"] == l and x["ranks"] == n]

@@ -24,7 +24,9 @@ use super::layout::{Mapping, PathBuf0};
 use super::worker::{now_ns, Issue, OpSource, WorkerError, WorkerOutput};
 use crate::integrity::block::{self, BlockId, BLOCK_BYTES};
 use crate::stats::latency::OpHistograms;
-use crate::workload::{Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PhaseDef, Pick};
+use crate::workload::{
+    Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PathMode, PhaseDef, Pick,
+};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
@@ -431,8 +433,8 @@ impl<'a, E: IoEngine> SlotOps<'a, E> {
             thread: plan.thread as u64,
             threads: plan.threads as u64,
             slots: &mut *plan.slots,
-            path: PathBuf0::default(),
-            path2: PathBuf0::default(),
+            path: path_buf(fs, plan.root_path),
+            path2: path_buf(fs, plan.root_path),
             pool: match verify {
                 Some(ref v) => WritePool::verified(pool_len, 1, v.seed, 0),
                 None => WritePool::new(pool_len, compress_percent, seed),
@@ -735,6 +737,14 @@ fn pick_index<E: IoEngine>(
             s
         }
         Pick::Random => cx.rng.u64(0..n),
+    }
+}
+
+/// A worker's path buffer for `fs`: relative to the set's directory fd, or absolute.
+fn path_buf(fs: &FileSet, root: &Path) -> PathBuf0 {
+    match fs.paths {
+        PathMode::Relative => PathBuf0::default(),
+        PathMode::Absolute => PathBuf0::absolute(root),
     }
 }
 

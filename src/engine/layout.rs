@@ -6,8 +6,10 @@
 //! depth first, as `tar x` does. Directories are numbered in pre-order (every parent before its
 //! children; reversed, every child before its parent, which is the order `rm -r` needs).
 //!
-//! Paths are relative to the set's root directory (used with `openat` and friends) and are
-//! written into a caller-owned buffer with a trailing NUL: no allocation per operation.
+//! Paths are relative to the set's root directory (used with `openat` and friends), or, with
+//! `paths = "absolute"`, the root's absolute path and the same relative path (the directory fd
+//! passed with them is then ignored by the kernel). They are written into a caller-owned buffer
+//! with a trailing NUL: no allocation per operation.
 
 use crate::workload::Layout;
 use std::ffi::CStr;
@@ -15,24 +17,45 @@ use std::ffi::CStr;
 /// Longest relative path: 8 levels of `d` + 10 digits + `/`, `f` + 20 digits, `.tmp`, NUL.
 pub const MAX_PATH: usize = 8 * 12 + 22 + 5 + 1;
 
-/// A path buffer, reused for every operation of a worker.
+/// A path buffer, reused for every operation of a worker (allocated once, when the worker is
+/// set up).
 pub struct PathBuf0 {
-    buf: [u8; MAX_PATH],
+    buf: Box<[u8]>,
+    /// Length of the prefix every path starts with: 0, or the set's absolute path and a `/`.
+    base: usize,
     len: usize,
-    /// Length of the parent directory's path (0: the set's root).
+    /// Length of the parent directory's path (`base`: the set's root).
     parent_len: usize,
 }
 
 impl Default for PathBuf0 {
     fn default() -> Self {
-        PathBuf0 { buf: [0; MAX_PATH], len: 0, parent_len: 0 }
+        PathBuf0 { buf: vec![0; MAX_PATH].into_boxed_slice(), base: 0, len: 0, parent_len: 0 }
     }
 }
 
 impl PathBuf0 {
+    /// A buffer whose paths start with `root` (the set's directory; made absolute, against the
+    /// working directory, if it is not): `paths = "absolute"`.
+    pub fn absolute(root: &std::path::Path) -> PathBuf0 {
+        use std::os::unix::ffi::OsStrExt;
+        let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+        let r = root.as_os_str().as_bytes();
+        let r = if r.len() > 1 { r.strip_suffix(b"/").unwrap_or(r) } else { r };
+        let base = if r == b"/" { 1 } else { r.len() + 1 };
+        let mut buf = vec![0; base + MAX_PATH].into_boxed_slice();
+        buf[..r.len()].copy_from_slice(r);
+        buf[base - 1] = b'/';
+        PathBuf0 { buf, base, len: base, parent_len: base }
+    }
+
     fn clear(&mut self) {
-        self.len = 0;
-        self.parent_len = 0;
+        if self.base > 0 {
+            // `parent_c_str` of the root ends the string on the base's `/`.
+            self.buf[self.base - 1] = b'/';
+        }
+        self.len = self.base;
+        self.parent_len = self.base;
     }
 
     fn push(&mut self, b: u8) {
@@ -78,12 +101,18 @@ impl PathBuf0 {
         if self.parent_len == 0 {
             self.buf[0] = b'.';
             self.len = 1;
+        } else if self.parent_len == 1 {
+            self.len = 1; // `/`
         } else {
             self.len = self.parent_len - 1; // the '/' before the name
         }
         self.buf[self.len] = 0;
-        self.parent_len =
-            self.buf[..self.len].iter().rposition(|b| *b == b'/').map(|i| i + 1).unwrap_or(0);
+        self.parent_len = self.buf[..self.len]
+            .iter()
+            .rposition(|b| *b == b'/')
+            .map(|i| i + 1)
+            .unwrap_or(0)
+            .max(self.base);
         self.c_str()
     }
 
@@ -102,7 +131,12 @@ impl PathBuf0 {
 
     /// The prefixes of the path that are directories, shortest first, as byte lengths.
     pub fn dir_prefix_ends(&self) -> impl Iterator<Item = usize> + '_ {
-        self.buf[..self.parent_len].iter().enumerate().filter(|(_, b)| **b == b'/').map(|(i, _)| i)
+        let base = self.base;
+        self.buf[..self.parent_len]
+            .iter()
+            .enumerate()
+            .filter(move |(i, b)| **b == b'/' && *i >= base)
+            .map(|(i, _)| i)
     }
 
     /// Temporarily cut the path at `end` (a `/`), returning it as a C string; call
@@ -285,5 +319,38 @@ mod tests {
         assert_eq!(p.c_str().to_str().unwrap(), ".", "the buffer now holds the parent");
         f.leaf(&mut p, 0);
         assert_eq!(p.c_str().to_str().unwrap(), ".");
+    }
+
+    #[test]
+    fn absolute_paths_start_with_the_sets_directory_and_stop_there() {
+        let m = Mapping::new(TREE);
+        let mut p = PathBuf0::absolute(std::path::Path::new("/mnt/x/set/"));
+        m.file(&mut p, 13);
+        assert_eq!(p.c_str().to_str().unwrap(), "/mnt/x/set/d1/d0/f1");
+        // Only the set's own directories are made on demand, not /mnt or /mnt/x.
+        let ends: Vec<usize> = p.dir_prefix_ends().collect();
+        assert_eq!(ends, [13, 16]);
+        assert_eq!(p.cut(13).to_str().unwrap(), "/mnt/x/set/d1");
+        p.restore(13);
+        assert_eq!(p.parent_c_str().to_str().unwrap(), "/mnt/x/set/d1/d0");
+        m.leaf(&mut p, 5);
+        assert_eq!(p.c_str().to_str().unwrap(), "/mnt/x/set/d1/d2");
+        assert_eq!(p.parent_c_str().to_str().unwrap(), "/mnt/x/set/d1");
+        assert_eq!(p.parent_c_str().to_str().unwrap(), "/mnt/x/set", "the set's root");
+        assert_eq!(p.parent_c_str().to_str().unwrap(), "/mnt/x/set", "and no further");
+        let f = Mapping::new(Layout::Flat);
+        f.file(&mut p, 3);
+        assert_eq!(p.c_str().to_str().unwrap(), "/mnt/x/set/f3");
+        assert!(p.dir_prefix_ends().next().is_none());
+        assert_eq!(p.parent_c_str().to_str().unwrap(), "/mnt/x/set");
+        let mut q = PathBuf0::absolute(std::path::Path::new("/"));
+        f.file(&mut q, 3);
+        assert_eq!(q.c_str().to_str().unwrap(), "/f3");
+        assert_eq!(q.parent_c_str().to_str().unwrap(), "/");
+        // A relative directory is made absolute against the working directory.
+        let mut r = PathBuf0::absolute(std::path::Path::new("rel"));
+        f.file(&mut r, 0);
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(r.c_str().to_str().unwrap(), format!("{}/rel/f0", cwd.display()));
     }
 }

@@ -144,3 +144,134 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
     assert_eq!(MOST.load(std::sync::atomic::Ordering::Relaxed), 16);
     assert_eq!(SYNCS_WITH_IO_IN_FLIGHT.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
+
+const MD: &str = r#"
+[[test]]
+id = "md"
+name = "md-absolute"
+threads = 1
+fileset = { tree = { depth = 2, fanout = 2, files_per_dir = 13 }, size = "0", paths = "PATHS" }
+
+[[test.phase]]
+name = "create"
+pattern = [{ op = "create" }]
+amount = { passes = 1 }
+
+[[test.phase]]
+name = "stat"
+pattern = [{ op = "stat" }]
+amount = { passes = 1 }
+
+[[test.phase]]
+name = "remove"
+pattern = [{ op = "unlink" }]
+amount = { passes = 1 }
+"#;
+
+/// The psync engine's calls, recording the paths they were given.
+struct PathsSeen;
+
+static PATHS_SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn seen(p: &std::ffi::CStr) {
+    PATHS_SEEN.lock().unwrap().push(p.to_string_lossy().into_owned());
+}
+
+impl IoEngine for PathsSeen {
+    const NAME: &'static str = "paths-seen";
+    const CAPS: Caps = Null::CAPS;
+    fn setup(_: u32) -> std::io::Result<Self> {
+        Ok(PathsSeen)
+    }
+    unsafe fn queue(&mut self, _: Io) -> std::io::Result<()> {
+        unreachable!("fileset ops do not queue")
+    }
+    fn reap(&mut self, _: usize, _: &mut [Completion]) -> std::io::Result<usize> {
+        Ok(0)
+    }
+    fn openat(
+        &mut self,
+        dir: std::os::fd::BorrowedFd<'_>,
+        path: &std::ffi::CStr,
+        flags: rustix::fs::OFlags,
+        mode: rustix::fs::Mode,
+    ) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+        seen(path);
+        rustix::fs::openat(dir, path, flags, mode)
+    }
+    fn statat(
+        &mut self,
+        dir: std::os::fd::BorrowedFd<'_>,
+        path: &std::ffi::CStr,
+    ) -> Result<u64, rustix::io::Errno> {
+        seen(path);
+        rustix::fs::statat(dir, path, rustix::fs::AtFlags::empty()).map(|s| s.st_size as u64)
+    }
+    fn unlinkat(
+        &mut self,
+        dir: std::os::fd::BorrowedFd<'_>,
+        path: &std::ffi::CStr,
+        flags: rustix::fs::AtFlags,
+    ) -> Result<(), rustix::io::Errno> {
+        seen(path);
+        rustix::fs::unlinkat(dir, path, flags)
+    }
+}
+
+/// `paths = "absolute"` names every file from `/` (as mdtest's `stat(path)` does), through the
+/// set's tree; the default names it below the set's directory fd. Both do every op.
+#[test]
+fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
+    use super::fileset::{FsCounters, SlotState, SlotWork};
+    for mode in ["absolute", "relative"] {
+        let s = suite(&MD.replace("PATHS", mode));
+        let t = &s.tests[0];
+        let dir = tempfile::tempdir().unwrap();
+        let root_path = dir.path().join("set");
+        std::fs::create_dir(&root_path).unwrap();
+        let root: std::os::fd::OwnedFd = std::fs::File::open(&root_path).unwrap().into();
+        let mut slots = SlotState::new(t.files.count);
+        let counters = [FsCounters::default()];
+        let stop_phase = AtomicBool::new(false);
+        let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+        let ctr = PaddedCounter::default();
+        PATHS_SEEN.lock().unwrap().clear();
+        for phase in &t.phases {
+            let work = SlotWork {
+                fileset: &t.files,
+                root: &root,
+                root_path: &root_path,
+                verify: None,
+                thread: 0,
+                threads: 1,
+                fill: None,
+                counters: &counters,
+                slots: &mut slots,
+            };
+            let mut plan = WorkerPlan {
+                phase,
+                seed: 7,
+                compress_percent: 0,
+                iodepth: 1,
+                uring: Default::default(),
+                work: Work::Slots(work),
+            };
+            let out = worker::run::<PathsSeen>(&mut plan, &Barrier::new(1), &stop, &ctr.0);
+            assert!(out.error.is_none(), "{mode}: {:?}", out.error.map(|e| e.to_string()));
+        }
+        let paths = std::mem::take(&mut *PATHS_SEEN.lock().unwrap());
+        // 52 slots in 4 leaves (13 files per leaf): a create, a stat and an unlink each, and
+        // the first create of each leaf twice (it finds no directory, makes it, and retries).
+        let files: Vec<&String> = paths.iter().filter(|p| p.contains("/f")).collect();
+        assert_eq!(files.len(), 3 * 52 + 4, "{mode}: {paths:?}");
+        let root_s = root_path.to_str().unwrap();
+        for p in &files {
+            match mode {
+                "absolute" => assert!(p.starts_with(&format!("{root_s}/d")), "{p}"),
+                _ => assert!(p.starts_with('d') && !p.contains(root_s), "{p}"),
+            }
+        }
+        assert!(paths.iter().any(|p| p.ends_with("d1/d0/f12")), "{mode}: {paths:?}");
+        assert_eq!(std::fs::read_dir(root_path.join("d1/d0")).unwrap().count(), 0, "{mode}");
+    }
+}

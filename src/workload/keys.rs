@@ -234,6 +234,13 @@ pub const FILESET_OP: Key = with_values(
     ],
 );
 /// `pick`.
+pub const PATHS: Key = with_values(
+    with_default(
+        key(Fileset, "paths", Choice, "how ops name a file: `relative` (the set's directory fd and the name below it, `fstatat(dirfd, \"d3/f12\")`: the kernel walks only the components below the set) or `absolute` (`stat(\"/mnt/x/set/d3/f12\")`, as mdtest and most programs call: every call walks the whole path)"),
+        "relative",
+    ),
+    &["relative", "absolute"],
+);
 pub const PICK: Key = with_values(
     with_default(
         key(FilesetEntry, "pick", Choice, "`next` (the thread's slots in order), `random` (a random slot; if it does not suit, the next one that does), `shuffle` (every slot once per pass in a random order: a keyed permutation, no memory)"),
@@ -326,6 +333,7 @@ pub const KEYS: &[Key] = &[
     key(Fileset, "size", SizeDist, "file size: `\"4K\"`, `{ uniform = [\"500\", \"10000\"] }` or `{ lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } }`; required"),
     with_default(key(Fileset, "prefill", Bool, "create every file (untimed, before the first phase)"), "false"),
     with_default(key(Fileset, "write_size", Size, "chunk of whole-file writes (create, append, replace) and reads (readwhole)"), "\"64K\""),
+    PATHS,
     FILESET_OP,
     PICK,
     with_default(key(FilesetEntry, "fsync", Bool, "fsync the file before close (create, append)"), "false"),

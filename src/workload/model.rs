@@ -175,6 +175,22 @@ pub struct FileSet {
     pub prefill: bool,
     /// Chunk size of whole-file writes (create, append, replace) and reads (readwhole).
     pub write_size: u64,
+    /// How fileset ops name their files (results of older versions: relative).
+    #[serde(default)]
+    pub paths: PathMode,
+}
+
+/// How a fileset's namespace ops name their files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathMode {
+    /// The set's directory fd and the name below it: `fstatat(dirfd, "d3/f12")`. The kernel
+    /// walks only the components below the set's root.
+    #[default]
+    Relative,
+    /// The file's absolute path: `stat("/mnt/x/set/d3/f12")`, as mdtest and most applications
+    /// call. Every call walks the whole path from `/`.
+    Absolute,
 }
 
 impl FileSet {

@@ -188,6 +188,9 @@ pub struct FilesetSpec {
     /// Chunk of whole-file writes and reads (default 64K).
     #[serde(default)]
     pub write_size: Option<Bytes>,
+    /// How ops name files: "relative" (default) or "absolute".
+    #[serde(default)]
+    pub paths: Option<String>,
 }
 
 /// `tree = { depth, fanout, files_per_dir }`.

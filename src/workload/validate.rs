@@ -169,6 +169,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 size: SizeDist::Fixed(size_bytes),
                 prefill: f.prefill,
                 write_size: DEFAULT_WRITE_SIZE,
+                paths: PathMode::Relative,
             };
             if engine == EngineKind::Mmap && !f.prefill {
                 return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
@@ -309,6 +310,7 @@ fn resolve_role(
         size: SizeDist::Fixed(size),
         prefill: r.file.prefill,
         write_size: DEFAULT_WRITE_SIZE,
+        paths: PathMode::Relative,
     };
     let spec = PhaseSpec {
         name: r.name.clone(),
@@ -972,7 +974,17 @@ fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<F
             fmt_bytes(MAX_OP_BYTES)
         ));
     }
-    Ok(FileSet { count, shared: false, layout, size, prefill: fs.prefill, write_size })
+    let paths = match fs.paths.as_deref().unwrap_or("relative") {
+        "relative" => PathMode::Relative,
+        "absolute" => PathMode::Absolute,
+        other => {
+            return Err(format!(
+                "unknown fileset.paths `{other}`; known: {} (absolute: every call names the file from `/`, as mdtest does)",
+                keys::PATHS.known()
+            ))
+        }
+    };
+    Ok(FileSet { count, shared: false, layout, size, prefill: fs.prefill, write_size, paths })
 }
 
 /// One entry of a fileset pattern: an op, or a weighted `choose` of ops.
@@ -1218,6 +1230,12 @@ mod fileset_tests {
         assert!(e.contains("3^2 × 4 = 36"), "{e}");
         let e = err(FLAT, "[{ op = \"read\", size = \"4K\" }]", "{ ops = 1 }");
         assert!(e.contains("readwhole"), "{e}");
+        let e = err(
+            "{ count = 10, flat = true, size = \"0\", paths = \"full\" }",
+            "[{ op = \"create\" }]",
+            "{ passes = 1 }",
+        );
+        assert!(e.contains("`full`") && e.contains("relative, absolute"), "{e}");
         let e = err(FLAT, "[{ op = \"stat\" }]", "{ passes = 1 }");
         assert!(e.contains("prefill = true"), "{e}");
         let e = err(FLAT, "[{ op = \"mkdir\" }]", "{ passes = 1 }");
