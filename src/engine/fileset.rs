@@ -433,8 +433,8 @@ impl<'a, E: IoEngine> SlotOps<'a, E> {
             thread: plan.thread as u64,
             threads: plan.threads as u64,
             slots: &mut *plan.slots,
-            path: path_buf(fs, plan.root_path),
-            path2: path_buf(fs, plan.root_path),
+            path: path_buf(fs, plan.root.as_fd(), plan.root_path),
+            path2: path_buf(fs, plan.root.as_fd(), plan.root_path),
             pool: match verify {
                 Some(ref v) => WritePool::verified(pool_len, 1, v.seed, 0),
                 None => WritePool::new(pool_len, compress_percent, seed),
@@ -740,11 +740,17 @@ fn pick_index<E: IoEngine>(
     }
 }
 
-/// A worker's path buffer for `fs`: relative to the set's directory fd, or absolute.
-fn path_buf(fs: &FileSet, root: &Path) -> PathBuf0 {
+/// A worker's path buffer for `fs`: relative to the set's directory fd, or absolute. The
+/// absolute prefix is where the directory fd really is (`root_path` may go through
+/// `/proc/self/fd/N`, a magic link whose every lookup costs far more than a directory's).
+fn path_buf(fs: &FileSet, root: BorrowedFd<'_>, root_path: &Path) -> PathBuf0 {
+    use std::os::fd::AsRawFd;
     match fs.paths {
         PathMode::Relative => PathBuf0::default(),
-        PathMode::Absolute => PathBuf0::absolute(root),
+        PathMode::Absolute => {
+            let real = std::fs::read_link(format!("/proc/self/fd/{}", root.as_raw_fd()));
+            PathBuf0::absolute(real.as_deref().unwrap_or(root_path))
+        }
     }
 }
 
