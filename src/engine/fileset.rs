@@ -428,7 +428,7 @@ impl<'a, E: IoEngine> SlotOps<'a, E> {
             eng,
             root: plan.root.as_fd(),
             root_path: plan.root_path,
-            map: Mapping::new(fs.layout),
+            map: Mapping::of(fs),
             fs,
             thread: plan.thread as u64,
             threads: plan.threads as u64,
@@ -1205,7 +1205,7 @@ pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FileSet, states: &[Slot
             root_path.display()
         );
     }
-    let map = Mapping::new(fs.layout);
+    let map = Mapping::of(fs);
     let mut p = PathBuf0::default();
     let start = Instant::now();
     let mut last = start;

@@ -11,11 +11,12 @@
 //! passed with them is then ignored by the kernel). They are written into a caller-owned buffer
 //! with a trailing NUL: no allocation per operation.
 
-use crate::workload::Layout;
+use crate::workload::{FileSet, Layout, DEFAULT_NAME_PREFIX, MAX_NAME_PREFIX};
 use std::ffi::CStr;
 
-/// Longest relative path: 8 levels of `d` + 10 digits + `/`, `f` + 20 digits, `.tmp`, NUL.
-pub const MAX_PATH: usize = 8 * 12 + 22 + 5 + 1;
+/// Longest relative path: 8 levels of `d` + 10 digits + `/`, the name prefix + 20 digits,
+/// `.tmp`, NUL.
+pub const MAX_PATH: usize = 8 * 12 + MAX_NAME_PREFIX + 20 + 5 + 1;
 
 /// A path buffer, reused for every operation of a worker (allocated once, when the worker is
 /// set up).
@@ -156,12 +157,29 @@ impl PathBuf0 {
 #[derive(Debug, Clone, Copy)]
 pub struct Mapping {
     layout: Layout,
+    /// File names: this and the slot number.
+    prefix: [u8; MAX_NAME_PREFIX],
+    prefix_len: usize,
 }
 
 impl Mapping {
-    /// For a layout.
+    /// For a layout, with the default names (`f12`).
     pub fn new(layout: Layout) -> Mapping {
-        Mapping { layout }
+        Mapping::named(layout, DEFAULT_NAME_PREFIX)
+    }
+
+    /// For a fileset: its layout and its `name_prefix`.
+    pub fn of(fs: &FileSet) -> Mapping {
+        Mapping::named(fs.layout, &fs.name_prefix)
+    }
+
+    fn named(layout: Layout, prefix: &str) -> Mapping {
+        // Validation keeps a prefix within MAX_NAME_PREFIX bytes; longer is cut, never overrun.
+        let b = prefix.as_bytes();
+        let n = b.len().min(MAX_NAME_PREFIX);
+        let mut m = Mapping { layout, prefix: [0; MAX_NAME_PREFIX], prefix_len: n };
+        m.prefix[..n].copy_from_slice(&b[..n]);
+        m
     }
 
     fn push_leaf(&self, p: &mut PathBuf0, leaf: u64) {
@@ -188,7 +206,9 @@ impl Mapping {
             }
         };
         p.parent_len = p.len;
-        p.push(b'f');
+        for &b in &self.prefix[..self.prefix_len] {
+            p.push(b);
+        }
         p.push_num(name);
         p.finish();
     }
@@ -352,5 +372,17 @@ mod tests {
         f.file(&mut r, 0);
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(r.c_str().to_str().unwrap(), format!("{}/rel/f0", cwd.display()));
+    }
+
+    #[test]
+    fn files_are_named_by_the_sets_prefix() {
+        let mut p = PathBuf0::default();
+        let m = Mapping::named(TREE, "file.mdtest.0.");
+        m.file(&mut p, 13);
+        assert_eq!(p.c_str().to_str().unwrap(), "d1/d0/file.mdtest.0.1");
+        let long = "n".repeat(MAX_NAME_PREFIX);
+        Mapping::named(TREE, &long).file(&mut p, u64::MAX);
+        p.push_tmp();
+        assert!(p.c_str().to_str().unwrap().ends_with(&format!("/{long}{}.tmp", u64::MAX % 4)));
     }
 }

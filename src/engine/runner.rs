@@ -864,7 +864,7 @@ fn sample_files(root: &Path, fs: &FileSet, states: &[SlotState], max: u64) -> Ve
     if states.iter().all(|s| s.live() == 0) {
         return out;
     }
-    let map = Mapping::new(fs.layout);
+    let map = Mapping::of(fs);
     let mut p = PathBuf0::default();
     let step = (fs.count / max).max(1);
     let mut slot = 0u64;

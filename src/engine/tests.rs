@@ -150,7 +150,7 @@ const MD: &str = r#"
 id = "md"
 name = "md-absolute"
 threads = 1
-fileset = { tree = { depth = 2, fanout = 2, files_per_dir = 13 }, size = "0", paths = "PATHS" }
+fileset = { tree = { depth = 2, fanout = 2, files_per_dir = 13 }, size = "0", paths = "PATHS", name_prefix = "NAME" }
 
 [[test.phase]]
 name = "create"
@@ -219,12 +219,13 @@ impl IoEngine for PathsSeen {
 }
 
 /// `paths = "absolute"` names every file from `/` (as mdtest's `stat(path)` does), through the
-/// set's tree; the default names it below the set's directory fd. Both do every op.
+/// set's tree; the default names it below the set's directory fd. Both do every op, on files
+/// named by `name_prefix`.
 #[test]
 fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
     use super::fileset::{FsCounters, SlotState, SlotWork};
-    for mode in ["absolute", "relative"] {
-        let s = suite(&MD.replace("PATHS", mode));
+    for (mode, name) in [("absolute", "file.mdtest.0."), ("relative", "f")] {
+        let s = suite(&MD.replace("PATHS", mode).replace("NAME", name));
         let t = &s.tests[0];
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("set");
@@ -277,7 +278,8 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
                 _ => assert!(p.starts_with('d') && !p.contains(real_s), "{p}"),
             }
         }
-        assert!(paths.iter().any(|p| p.ends_with("d1/d0/f12")), "{mode}: {paths:?}");
+        let last = format!("d1/d0/{name}12");
+        assert!(paths.iter().any(|p| p.ends_with(&last)), "{mode}: {paths:?}");
         assert_eq!(std::fs::read_dir(real.join("d1/d0")).unwrap().count(), 0, "{mode}");
     }
 }

@@ -178,6 +178,19 @@ pub struct FileSet {
     /// How fileset ops name their files (results of older versions: relative).
     #[serde(default)]
     pub paths: PathMode,
+    /// File names are this and the slot number (`f12`).
+    #[serde(default = "default_name_prefix")]
+    pub name_prefix: String,
+}
+
+/// Longest `name_prefix` of a fileset (the path buffers are sized for it).
+pub const MAX_NAME_PREFIX: usize = 32;
+
+/// The name prefix of fileset files unless a test sets `name_prefix`.
+pub const DEFAULT_NAME_PREFIX: &str = "f";
+
+fn default_name_prefix() -> String {
+    DEFAULT_NAME_PREFIX.to_string()
 }
 
 /// How a fileset's namespace ops name their files.

@@ -191,6 +191,9 @@ pub struct FilesetSpec {
     /// How ops name files: "relative" (default) or "absolute".
     #[serde(default)]
     pub paths: Option<String>,
+    /// File names: this and the slot number (default "f").
+    #[serde(default)]
+    pub name_prefix: Option<String>,
 }
 
 /// `tree = { depth, fanout, files_per_dir }`.

@@ -170,6 +170,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 prefill: f.prefill,
                 write_size: DEFAULT_WRITE_SIZE,
                 paths: PathMode::Relative,
+                name_prefix: DEFAULT_NAME_PREFIX.to_string(),
             };
             if engine == EngineKind::Mmap && !f.prefill {
                 return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
@@ -311,6 +312,7 @@ fn resolve_role(
         prefill: r.file.prefill,
         write_size: DEFAULT_WRITE_SIZE,
         paths: PathMode::Relative,
+        name_prefix: DEFAULT_NAME_PREFIX.to_string(),
     };
     let spec = PhaseSpec {
         name: r.name.clone(),
@@ -984,7 +986,27 @@ fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<F
             ))
         }
     };
-    Ok(FileSet { count, shared: false, layout, size, prefill: fs.prefill, write_size, paths })
+    let name_prefix = fs.name_prefix.clone().unwrap_or_else(|| DEFAULT_NAME_PREFIX.to_string());
+    let name_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if name_prefix.is_empty()
+        || name_prefix.len() > MAX_NAME_PREFIX
+        || name_prefix.starts_with('.')
+        || !name_prefix.chars().all(name_ok)
+    {
+        return Err(format!(
+            "fileset.name_prefix = {name_prefix:?}: use 1 to {MAX_NAME_PREFIX} letters, digits, `.`, `_` or `-`, not starting with `.` (e.g. \"file.mdtest.0.\")"
+        ));
+    }
+    Ok(FileSet {
+        count,
+        shared: false,
+        layout,
+        size,
+        prefill: fs.prefill,
+        write_size,
+        paths,
+        name_prefix,
+    })
 }
 
 /// One entry of a fileset pattern: an op, or a weighted `choose` of ops.
@@ -1236,6 +1258,14 @@ mod fileset_tests {
             "{ passes = 1 }",
         );
         assert!(e.contains("`full`") && e.contains("relative, absolute"), "{e}");
+        for bad in ["", ".hidden", "a/b", "x y", &"n".repeat(33)] {
+            let e = err(
+                &format!("{{ count = 10, flat = true, size = \"0\", name_prefix = {bad:?} }}"),
+                "[{ op = \"create\" }]",
+                "{ passes = 1 }",
+            );
+            assert!(e.contains("name_prefix") && e.contains("letters, digits"), "{bad}: {e}");
+        }
         let e = err(FLAT, "[{ op = \"stat\" }]", "{ passes = 1 }");
         assert!(e.contains("prefill = true"), "{e}");
         let e = err(FLAT, "[{ op = \"mkdir\" }]", "{ passes = 1 }");
