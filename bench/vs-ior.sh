@@ -219,7 +219,11 @@ def main():
                         if group == "easy":
                             got[tool] = fsbench(a, n, easy, d) if tool == "fsbench" else ior(a, n, d)
                         else:
-                            got[tool] = fsbench(a, n, md, d) if tool == "fsbench" else mdtest(a, n, d)
+                            # As deep as mdtest's files (d/md/test-dir.0-0/mdtest_tree.R.0/):
+                            # fsbench's are in d/md/.fsbench-PID-R/tmd.set/. Each directory in a
+                            # full path is one more lookup per call.
+                            (d / "md").mkdir()
+                            got[tool] = fsbench(a, n, md, d / "md") if tool == "fsbench" else mdtest(a, n, d)
                         shutil.rmtree(d, ignore_errors=True)
                     keys = ["write", "read"] if group == "easy" else ["create", "stat", "remove"]
                     for k in keys:
