@@ -24,9 +24,7 @@ use super::layout::{Mapping, PathBuf0};
 use super::worker::{now_ns, Issue, OpSource, WorkerError, WorkerOutput};
 use crate::integrity::block::{self, BlockId, BLOCK_BYTES};
 use crate::stats::latency::OpHistograms;
-use crate::workload::{
-    Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PathMode, PhaseDef, Pick,
-};
+use crate::workload::{Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PhaseDef, Pick};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
@@ -287,6 +285,9 @@ pub struct SlotWork<'a> {
     pub root: &'a OwnedFd,
     /// Its path (for messages).
     pub root_path: &'a Path,
+    /// With `paths = "absolute"`: where the root really is, checked ([`absolute_base`]); the
+    /// prefix of every path the ops give the kernel.
+    pub absolute: Option<&'a Path>,
     /// `--verify`: the seed of the verified content written and checked on read.
     pub verify: Option<u64>,
     /// This thread's index.
@@ -433,8 +434,8 @@ impl<'a, E: IoEngine> SlotOps<'a, E> {
             thread: plan.thread as u64,
             threads: plan.threads as u64,
             slots: &mut *plan.slots,
-            path: path_buf(fs, plan.root.as_fd(), plan.root_path),
-            path2: path_buf(fs, plan.root.as_fd(), plan.root_path),
+            path: path_buf(plan.absolute),
+            path2: path_buf(plan.absolute),
             pool: match verify {
                 Some(ref v) => WritePool::verified(pool_len, 1, v.seed, 0),
                 None => WritePool::new(pool_len, compress_percent, seed),
@@ -740,18 +741,62 @@ fn pick_index<E: IoEngine>(
     }
 }
 
-/// A worker's path buffer for `fs`: relative to the set's directory fd, or absolute. The
-/// absolute prefix is where the directory fd really is (`root_path` may go through
-/// `/proc/self/fd/N`, a magic link whose every lookup costs far more than a directory's).
-fn path_buf(fs: &FileSet, root: BorrowedFd<'_>, root_path: &Path) -> PathBuf0 {
+/// A worker's path buffer: relative to the set's directory fd, or under `absolute`.
+fn path_buf(absolute: Option<&Path>) -> PathBuf0 {
+    match absolute {
+        None => PathBuf0::default(),
+        Some(base) => PathBuf0::absolute(base),
+    }
+}
+
+/// Longest path the kernel takes (`PATH_MAX`, with its NUL).
+const KERNEL_PATH_MAX: usize = 4096;
+
+/// Where the set whose root directory is `root` really is, for `paths = "absolute"`, checked
+/// before any op names a file by it:
+/// - the path must lead to `root` itself (same device and inode; not a deleted directory, or one
+///   hidden by a later mount);
+/// - no directory on it may be writable by others without the sticky bit: fsbench's I/O
+///   otherwise goes through the directory's fd, so that a name in a shared `--dir` cannot be
+///   redirected (see `workspace`); a full path gives that up, so it is refused where someone
+///   else could swap a directory on it for a symlink;
+/// - the longest path of the set must fit in `PATH_MAX`.
+///
+/// Not the path the runner names the set by (`/proc/self/fd/N/...`): every lookup through that
+/// magic link costs far more than a directory's, and mdtest-like calls would measure it.
+pub fn absolute_base(root: BorrowedFd<'_>) -> Result<std::path::PathBuf, String> {
     use std::os::fd::AsRawFd;
-    match fs.paths {
-        PathMode::Relative => PathBuf0::default(),
-        PathMode::Absolute => {
-            let real = std::fs::read_link(format!("/proc/self/fd/{}", root.as_raw_fd()));
-            PathBuf0::absolute(real.as_deref().unwrap_or(root_path))
+    use std::os::unix::ffi::OsStrExt;
+    let link = format!("/proc/self/fd/{}", root.as_raw_fd());
+    let base = std::fs::read_link(&link)
+        .map_err(|e| format!("paths = \"absolute\": cannot tell where the set is ({link}: {e})"))?;
+    let here = rustix::fs::fstat(root).map_err(|e| format!("paths = \"absolute\": fstat: {e}"))?;
+    let same = rustix::fs::stat(&base)
+        .is_ok_and(|st| (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino));
+    if !base.is_absolute() || !same {
+        return Err(format!(
+            "paths = \"absolute\": the set's directory is no longer reachable as {} (deleted, moved or hidden by a mount); use paths = \"relative\"",
+            base.display()
+        ));
+    }
+    for dir in base.ancestors() {
+        let st = rustix::fs::stat(dir)
+            .map_err(|e| format!("paths = \"absolute\": {}: {e}", dir.display()))?;
+        let (others_write, sticky) = (st.st_mode & 0o022 != 0, st.st_mode & 0o1000 != 0);
+        if others_write && !sticky {
+            return Err(format!(
+                "paths = \"absolute\" names every file by its full path, and {} is writable by others without the sticky bit: someone could swap a directory on that path for a symlink and redirect fsbench's creates and unlinks; run in a directory only you can write (or one with the sticky bit, as /tmp), or use paths = \"relative\"",
+                dir.display()
+            ));
         }
     }
+    if base.as_os_str().as_bytes().len() + 1 + super::layout::MAX_PATH > KERNEL_PATH_MAX {
+        return Err(format!(
+            "paths = \"absolute\": the set's directory path is {} bytes; with the set's longest names it would pass the kernel's {KERNEL_PATH_MAX}-byte limit; use a shorter --dir or paths = \"relative\"",
+            base.as_os_str().as_bytes().len()
+        ));
+    }
+    Ok(base)
 }
 
 fn do_op<E: IoEngine>(

@@ -1,8 +1,8 @@
 //! Where a fileset's slots live: slot index -> relative path, built into a reused buffer.
 //!
-//! A flat set names slot `i` `f{i}`. A tree of depth D and fan-out F names leaf directory `l`
-//! by its D base-F digits, most significant first (`d3/d0/d7`), and slot `i` is file
-//! `f{i % N}` in leaf `i / N` (N files per leaf). So slots in order fill one leaf after another,
+//! A flat set names slot `i` `f{i}` (`f`: the set's `name_prefix`). A tree of depth D and
+//! fan-out F names leaf directory `l` by its D base-F digits, most significant first
+//! (`d3/d0/d7`), and slot `i` is file `f{i % N}` in leaf `i / N` (N files per leaf). So slots in order fill one leaf after another,
 //! depth first, as `tar x` does. Directories are numbered in pre-order (every parent before its
 //! children; reversed, every child before its parent, which is the order `rm -r` needs).
 //!
@@ -87,7 +87,8 @@ impl PathBuf0 {
 
     /// The path as a C string (for `openat` etc.).
     pub fn c_str(&self) -> &CStr {
-        // The buffer is NUL-terminated at `len` and holds only ASCII digits, letters, `/`, `.`.
+        // The buffer is NUL-terminated at `len` and holds no NUL before it: the base is a path,
+        // the rest `d`, digits, `/`, the name prefix (letters, digits, `.`, `_`, `-`), `.tmp`.
         CStr::from_bytes_until_nul(&self.buf[..=self.len]).unwrap_or(c".")
     }
 

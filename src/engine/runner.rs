@@ -240,6 +240,9 @@ enum Files<'t> {
         first: usize,
         /// Several processes share the set (and remove it together).
         shared: bool,
+        /// `paths = "absolute"`: where the root really is, checked
+        /// ([`fileset::absolute_base`]).
+        absolute: Option<PathBuf>,
     },
 }
 
@@ -309,7 +312,19 @@ impl<'t> Files<'t> {
             })
             .collect();
         let shared = share.is_some();
-        Ok(Files::Set { fs, root_path, root, states, first: first as usize, shared })
+        let absolute = match fs.paths {
+            crate::workload::PathMode::Relative => None,
+            crate::workload::PathMode::Absolute => match fileset::absolute_base(root.as_fd()) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    if !shared {
+                        let _ = std::fs::remove_dir(&root_path);
+                    }
+                    return Err(e);
+                }
+            },
+        };
+        Ok(Files::Set { fs, root_path, root, states, first: first as usize, shared, absolute })
     }
 
     /// Remove every file (and a fileset's directories); a file shared by several processes
@@ -1137,8 +1152,9 @@ fn run_phase_on<E: IoEngine>(
                 .collect();
             (works, data_counters.iter().map(|c| &c.0).collect())
         }
-        Files::Set { fs, root, root_path, states, first, .. } => {
+        Files::Set { fs, root, root_path, states, first, absolute, .. } => {
             let (fs, first): (&FileSet, usize) = (fs, *first);
+            let absolute: Option<&Path> = absolute.as_deref();
             let root: &OwnedFd = root;
             let root_path: &Path = root_path;
             let all = states.len();
@@ -1158,6 +1174,7 @@ fn run_phase_on<E: IoEngine>(
                         fileset: fs,
                         root,
                         root_path,
+                        absolute,
                         verify: opts.verify.then_some(opts.seed),
                         thread: (first + k) as u32,
                         threads: all as u32,

@@ -223,12 +223,13 @@ impl IoEngine for PathsSeen {
 /// named by `name_prefix`.
 #[test]
 fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
-    use super::fileset::{FsCounters, SlotState, SlotWork};
+    use super::fileset::{absolute_base, FsCounters, SlotState, SlotWork};
     for (mode, name) in [("absolute", "file.mdtest.0."), ("relative", "f")] {
         let s = suite(&MD.replace("PATHS", mode).replace("NAME", name));
         let t = &s.tests[0];
         let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().join("set");
+        // Canonical (TMPDIR may hold a symlink): the absolute paths are where the set really is.
+        let real = dir.path().canonicalize().unwrap().join("set");
         std::fs::create_dir(&real).unwrap();
         let root: std::os::fd::OwnedFd = std::fs::File::open(&real).unwrap().into();
         // As the runner names a set's root: through its workspace's fd, a magic link whose
@@ -243,11 +244,16 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
         let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
         let ctr = PaddedCounter::default();
         PATHS_SEEN.lock().unwrap().clear();
+        let base = match mode {
+            "absolute" => Some(absolute_base(std::os::fd::AsFd::as_fd(&root)).unwrap()),
+            _ => None,
+        };
         for phase in &t.phases {
             let work = SlotWork {
                 fileset: &t.files,
                 root: &root,
                 root_path: &root_path,
+                absolute: base.as_deref(),
                 verify: None,
                 thread: 0,
                 threads: 1,
@@ -282,4 +288,32 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
         assert!(paths.iter().any(|p| p.ends_with(&last)), "{mode}: {paths:?}");
         assert_eq!(std::fs::read_dir(real.join("d1/d0")).unwrap().count(), 0, "{mode}");
     }
+}
+
+/// `paths = "absolute"` gives up the directory fd's protection against a swapped name, so a set
+/// under a directory others can write without the sticky bit is refused, as is a set whose
+/// directory is gone; under a sticky one (as /tmp) it runs.
+#[test]
+fn absolute_paths_are_refused_where_another_user_could_redirect_them() {
+    use super::fileset::absolute_base;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().canonicalize().unwrap().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let set = shared.join("set");
+    std::fs::create_dir(&set).unwrap();
+    let open =
+        |p: &std::path::Path| -> std::os::fd::OwnedFd { std::fs::File::open(p).unwrap().into() };
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = absolute_base(open(&set).as_fd()).unwrap_err();
+    assert!(e.contains("writable by others without the sticky bit") && e.contains("shared"), "{e}");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    assert_eq!(absolute_base(open(&set).as_fd()).unwrap(), set);
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(absolute_base(open(&set).as_fd()).unwrap(), set);
+    let fd = open(&set);
+    std::fs::remove_dir(&set).unwrap();
+    let e = absolute_base(fd.as_fd()).unwrap_err();
+    assert!(e.contains("no longer reachable"), "{e}");
 }

@@ -494,24 +494,34 @@ fn a_profile_is_a_run_of_kind_profile_in_a_migrated_0_1_database() {
     assert_eq!(left, 0);
 }
 
-/// A database briefly held exclusively by another connection is waited for, not refused.
+/// A database briefly held exclusively by another connection is waited for, not refused, by
+/// the recording open and the read-only one alike.
 #[test]
 fn opening_waits_for_a_database_briefly_held_exclusively() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("r.sqlite");
     drop(Store::open(&p).unwrap());
-    let holder = Connection::open(&p).unwrap();
-    holder.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;").unwrap();
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(400));
-        holder.execute_batch("COMMIT;").unwrap();
-        drop(holder);
-    });
-    let opened = Store::open(&p);
-    let read = Store::open_read_only(&p);
-    release.join().unwrap();
-    assert!(opened.is_ok(), "open waits: {:?}", opened.err());
-    assert!(read.is_ok(), "read-only open waits: {:?}", read.err());
+    // Held when this returns; released 400 ms later.
+    let hold = || {
+        let holder = Connection::open(&p).unwrap();
+        holder.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;").unwrap();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            holder.execute_batch("COMMIT;").unwrap();
+        })
+    };
+    for read_only in [true, false] {
+        let release = hold();
+        let t0 = std::time::Instant::now();
+        let opened = if read_only { Store::open_read_only(&p) } else { Store::open(&p) };
+        let waited = t0.elapsed();
+        release.join().unwrap();
+        assert!(opened.is_ok(), "read-only {read_only}: {:?}", opened.err());
+        assert!(
+            waited >= std::time::Duration::from_millis(300),
+            "read-only {read_only}: {waited:?}"
+        );
+    }
 }
 
 /// Concurrent first opens of one database by separate processes failed now and then with

@@ -227,20 +227,21 @@ pub const OFFSET: Key = with_values(
 );
 /// `op` of a fileset pattern entry.
 pub const FILESET_OP: Key = with_values(
-    key(FilesetEntry, "op", Choice, "`create` (open O_CREAT\\|O_EXCL, write its size, close), `unlink`, `stat`, `readdir` (open a leaf directory, read all entries with getdents64, close), `mkdir`, `rmdir`, `rename` (to a free slot), `replace` (durable replace: write `fN.tmp`, fsync, rename over `fN`), `append` (open O_APPEND, write, close), `readwhole` (open, read to EOF, close), `fsyncdir` (fsync a leaf directory)"),
+    key(FilesetEntry, "op", Choice, "`create` (open O_CREAT\\|O_EXCL, write its size, close), `unlink`, `stat`, `readdir` (open a leaf directory, read all entries with getdents64, close), `mkdir`, `rmdir`, `rename` (to a free slot), `replace` (durable replace: write `fN.tmp` beside `fN`, fsync, rename over it), `append` (open O_APPEND, write, close), `readwhole` (open, read to EOF, close), `fsyncdir` (fsync a leaf directory)"),
     &[
         "create", "unlink", "stat", "readdir", "mkdir", "rmdir", "rename", "replace", "append",
         "readwhole", "fsyncdir",
     ],
 );
-/// `pick`.
+/// `paths` of a fileset.
 pub const PATHS: Key = with_values(
     with_default(
-        key(Fileset, "paths", Choice, "how ops name a file: `relative` (the set's directory fd and the name below it, `fstatat(dirfd, \"d3/f12\")`: the kernel walks only the components below the set) or `absolute` (`stat(\"/mnt/x/set/d3/f12\")`, as mdtest and most programs call: every call walks the whole path)"),
+        key(Fileset, "paths", Choice, "how ops name a file: `relative` (the set's directory fd and the name below it, `fstatat(dirfd, \"d3/f12\")`: the kernel walks only the components below the set) or `absolute` (`stat(\"/mnt/x/set/d3/f12\")`, as mdtest and most programs call: every call walks the whole path; refused under a directory others can write without the sticky bit, where a swapped name could redirect the calls)"),
         "relative",
     ),
     &["relative", "absolute"],
 );
+/// `pick`.
 pub const PICK: Key = with_values(
     with_default(
         key(FilesetEntry, "pick", Choice, "`next` (the thread's slots in order), `random` (a random slot; if it does not suit, the next one that does), `shuffle` (every slot once per pass in a random order: a keyed permutation, no memory)"),
@@ -334,7 +335,7 @@ pub const KEYS: &[Key] = &[
     with_default(key(Fileset, "prefill", Bool, "create every file (untimed, before the first phase)"), "false"),
     with_default(key(Fileset, "write_size", Size, "chunk of whole-file writes (create, append, replace) and reads (readwhole)"), "\"64K\""),
     PATHS,
-    with_default(key(Fileset, "name_prefix", Str, "file names are this and the slot number (`f12`); letters, digits, `.`, `_`, `-`, up to 32 bytes, not starting with `.`. Names matter: on ext4 here, creating 20,000 files named like mdtest's (`file.mdtest.0.12`) ran 15-20% faster than named `f12` (`bench/create-names.c`)"), "\"f\""),
+    with_default(key(Fileset, "name_prefix", Str, "file names are this and the slot number (`f12`); letters, digits, `.`, `_`, `-`, up to 32 bytes, not starting with `.` or `-`. Names matter: on ext4 here, creating 20,000 files named like mdtest's (`file.mdtest.0.12`) ran 15-20% faster than named `f12` (`bench/create-names.c`)"), "\"f\""),
     FILESET_OP,
     PICK,
     with_default(key(FilesetEntry, "fsync", Bool, "fsync the file before close (create, append)"), "false"),

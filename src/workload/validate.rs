@@ -990,11 +990,11 @@ fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<F
     let name_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
     if name_prefix.is_empty()
         || name_prefix.len() > MAX_NAME_PREFIX
-        || name_prefix.starts_with('.')
+        || name_prefix.starts_with(['.', '-'])
         || !name_prefix.chars().all(name_ok)
     {
         return Err(format!(
-            "fileset.name_prefix = {name_prefix:?}: use 1 to {MAX_NAME_PREFIX} letters, digits, `.`, `_` or `-`, not starting with `.` (e.g. \"file.mdtest.0.\")"
+            "fileset.name_prefix = {name_prefix:?}: use 1 to {MAX_NAME_PREFIX} letters, digits, `.`, `_` or `-`, not starting with `.` or `-` (e.g. \"file.mdtest.0.\")"
         ));
     }
     Ok(FileSet {
@@ -1258,7 +1258,7 @@ mod fileset_tests {
             "{ passes = 1 }",
         );
         assert!(e.contains("`full`") && e.contains("relative, absolute"), "{e}");
-        for bad in ["", ".hidden", "a/b", "x y", &"n".repeat(33)] {
+        for bad in ["", ".hidden", "-x", "a/b", "x y", &"n".repeat(33)] {
             let e = err(
                 &format!("{{ count = 10, flat = true, size = \"0\", name_prefix = {bad:?} }}"),
                 "[{ op = \"create\" }]",
