@@ -250,15 +250,24 @@ struct Gap {
     agrees: bool,
 }
 
+/// Which side's median is the larger (0 or 1) and by what factor (larger / smaller).
+fn medians_factor(xa: &[f64], xb: &[f64]) -> (usize, f64) {
+    let ma = crate::stats::summary::median(xa);
+    let mb = crate::stats::summary::median(xb);
+    if ma >= mb {
+        (0, ma / mb)
+    } else {
+        (1, mb / ma)
+    }
+}
+
 /// The [`Gap`] of two samples of positive figures (paired: equal lengths, round by round).
 /// `None` below 2 values a side or when the test cannot be made.
 fn gap(xa: &[f64], xb: &[f64], paired: bool) -> Option<Gap> {
     if xa.len() < 2 || xb.len() < 2 {
         return None;
     }
-    let ma = crate::stats::summary::median(xa);
-    let mb = crate::stats::summary::median(xb);
-    let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
+    let (winner, factor) = medians_factor(xa, xb);
     let la: Vec<f64> = xa.iter().map(|x| x.ln()).collect();
     let lb: Vec<f64> = xb.iter().map(|x| x.ln()).collect();
     let r = if paired { yuen_paired(&la, &lb) } else { yuen_welch(&la, &lb) }?;
@@ -288,9 +297,7 @@ impl Gap {
 /// Medians, factor, and the test of one pair of positive samples.
 fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
     if xa.len() < 2 || xb.len() < 2 {
-        let ma = crate::stats::summary::median(xa);
-        let mb = crate::stats::summary::median(xb);
-        let (winner, factor) = if ma >= mb { (0, ma / mb) } else { (1, mb / ma) };
+        let (winner, factor) = medians_factor(xa, xb);
         return Step::Done(if factor >= 1.0 + rule.single_run_effect {
             Verdict::Win { winner, factor, tested: false }
         } else {
@@ -304,11 +311,7 @@ fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
             p: g.p_beyond(rule),
             agrees: g.agrees,
         },
-        None => {
-            let ma = crate::stats::summary::median(xa);
-            let mb = crate::stats::summary::median(xb);
-            Step::Done(Verdict::Draw { factor: ma.max(mb) / ma.min(mb), tested: false })
-        }
+        None => Step::Done(Verdict::Draw { factor: medians_factor(xa, xb).1, tested: false }),
     }
 }
 
