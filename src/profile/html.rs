@@ -100,7 +100,7 @@ pub fn render(p: &Profile) -> Result<String, String> {
         let mib = (r.sector * 512) as f64 / 1048576.0;
         sets[i].points.push((r.t_ms, mib, r.op == Op::Write));
     }
-    let scatter = charts::offset_scatter("requests", &sets).map_err(|e| e.to_string())?;
+    let scatter = charts::offset_scatter("requests", &sets, &[]).map_err(|e| e.to_string())?;
     let tput = rate_chart(p, false)?;
     let iops = rate_chart(p, true)?;
     let mut rows = String::new();

@@ -34,7 +34,7 @@ pub fn css_colour(i: usize) -> String {
 /// One bar: a configuration's median with its error bar.
 #[derive(Debug, Clone)]
 pub struct Bar {
-    /// Configuration label.
+    /// Configuration name: its label, or its letter ([`super::names::Names`]).
     pub label: String,
     /// Configuration index (colour).
     pub config: usize,
@@ -53,7 +53,7 @@ pub struct Bar {
 /// One latency curve: values at quantiles.
 #[derive(Debug, Clone)]
 pub struct Curve {
-    /// Configuration label.
+    /// Configuration name: its label, or its letter ([`super::names::Names`]).
     pub label: String,
     /// Configuration index (colour).
     pub config: usize,
@@ -71,19 +71,45 @@ pub struct ChartError {
     pub detail: String,
 }
 
-fn shorten(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
+const FONT: &str = "sans-serif";
+/// Longest row label of a bar chart, in characters: longer configuration labels are lettered,
+/// with a key ([`super::names::Names`]); a label is never cut.
+pub(super) const BAR_LABEL_CHARS: usize = 22;
+/// Characters per line of the key under a chart (12 px sans-serif in 440 px).
+pub(super) const KEY_CHARS: usize = 60;
+/// Pixels per line of the key.
+const KEY_LINE_PX: u32 = 16;
+
+/// Pixels the key under a chart takes (0 without one).
+fn key_px(key: &[String]) -> u32 {
+    if key.is_empty() {
+        0
+    } else {
+        12 + KEY_LINE_PX * key.len() as u32
     }
-    // Keep the end: paths and option strings differ at the end.
-    let tail: String = s.chars().skip(n - (max - 1)).collect();
-    format!("…{tail}")
 }
 
-const FONT: &str = "sans-serif";
-/// Longest row label of a bar chart, in characters ([`shorten`] keeps the end).
-pub(super) const BAR_LABEL_CHARS: usize = 22;
+/// `full` filled white, with `key` (the configurations' letters and whole labels,
+/// [`super::names::Names::key`]) written along its bottom; returns the area above the key,
+/// where the chart goes. A chart saved on its own file still says what its letters are.
+fn chart_area<'a>(
+    full: DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    key: &[String],
+    err: &dyn Fn(&dyn std::fmt::Display) -> ChartError,
+) -> Result<DrawingArea<SVGBackend<'a>, plotters::coord::Shift>, ChartError> {
+    full.fill(&WHITE).map_err(|e| err(&e))?;
+    if key.is_empty() {
+        return Ok(full);
+    }
+    let h = full.dim_in_pixel().1;
+    let (chart, below) = full.split_vertically(h - key_px(key));
+    let style = (FONT, 12).into_font().color(&RGBColor(60, 60, 60));
+    for (k, line) in key.iter().enumerate() {
+        let y = 8 + (KEY_LINE_PX * k as u32) as i32;
+        below.draw(&Text::new(line.clone(), (10, y), &style)).map_err(|e| err(&e))?;
+    }
+    Ok(chart)
+}
 
 /// The frame of a horizontal bar chart (throughput per configuration, a figure per rank): one
 /// row per label, the first on top (row `labels.len() - 1 - i` holds label `i`), a value axis
@@ -110,7 +136,8 @@ pub(super) fn bar_frame<'a, 'b>(
         // bar keeps 0..1 (0..0 has no height).
         .build_cartesian_2d(0.0..xmax, (0..(n as i32 - 1).max(1)).into_segmented())
         .map_err(|e| err(&e))?;
-    let shown: Vec<String> = labels.iter().rev().map(|l| shorten(l, BAR_LABEL_CHARS)).collect();
+    debug_assert!(labels.iter().all(|l| l.chars().count() <= BAR_LABEL_CHARS), "{labels:?}");
+    let shown: Vec<String> = labels.iter().rev().map(|l| l.to_string()).collect();
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -132,14 +159,19 @@ pub(super) fn bar_frame<'a, 'b>(
 
 /// Horizontal bars of throughput, one per configuration, with error bars.
 /// `unit` is the figure's unit (`MiB/s`, `ops/s`), written on the axis.
-pub fn throughput_bars(title: &str, unit: &str, bars: &[Bar]) -> Result<String, ChartError> {
+pub fn throughput_bars(
+    title: &str,
+    unit: &str,
+    bars: &[Bar],
+    key: &[String],
+) -> Result<String, ChartError> {
     let n = bars.len().max(1);
-    let (w, h) = (440u32, 56 + 30 * n as u32);
+    let (w, h) = (440u32, 56 + 30 * n as u32 + key_px(key));
     let mut svg = String::new();
     let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
     {
-        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root =
+            chart_area(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), key, &err)?;
         let xmax = bars
             .iter()
             .map(|b| {
@@ -211,13 +243,18 @@ pub fn throughput_bars(title: &str, unit: &str, bars: &[Bar]) -> Result<String, 
 }
 
 /// Latency percentile curves (x: percentile on a "nines" scale, y: latency, log scale).
-pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String, ChartError> {
-    let (w, h) = (440u32, 260u32);
+pub fn latency_curves(
+    title: &str,
+    op: &str,
+    curves: &[Curve],
+    key: &[String],
+) -> Result<String, ChartError> {
+    let (w, h) = (440u32, 260u32 + key_px(key));
     let mut svg = String::new();
     let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
     {
-        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root =
+            chart_area(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), key, &err)?;
         let all = curves.iter().flat_map(|c| c.points.iter());
         let (mut lo, mut hi, mut xmax) = (u64::MAX, 1u64, 1.0f64);
         for (x, v) in all {
@@ -272,7 +309,7 @@ pub fn latency_curves(title: &str, op: &str, curves: &[Curve]) -> Result<String,
                     col.stroke_width(2),
                 ))
                 .map_err(|e| err(&e))?
-                .label(shorten(&c.label, 28))
+                .label(c.label.clone())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 14, y)], col.stroke_width(2))
                 });
@@ -360,13 +397,13 @@ mod tests {
                 reps: vec![],
             },
         ];
-        let s = throughput_bars("t", "MiB/s", &bars).unwrap();
+        let s = throughput_bars("t", "MiB/s", &bars, &[]).unwrap();
         assert!(s.starts_with("<svg") && s.contains("ext4") && s.contains("230"), "{s}");
         // One dot (rim and centre) per repetition, no red ring.
         assert_eq!(s.matches("<circle").count(), 6, "{s}");
         assert!(!s.contains("#C80000"), "{s}");
         let slow_first = Bar { reps: vec![20.0, 100.0, 101.0, 99.0], ..bars[0].clone() };
-        let s = throughput_bars("t", "MiB/s", &[slow_first]).unwrap();
+        let s = throughput_bars("t", "MiB/s", &[slow_first], &[]).unwrap();
         assert_eq!(s.matches("<circle").count(), 1 + 3 * 2, "{s}");
         assert!(s.contains("#C80000"), "the first repetition is ringed in red: {s}");
         let mut h = crate::stats::latency::new_histogram();
@@ -376,15 +413,50 @@ mod tests {
         let pts = curve_points(&h);
         assert!(pts.windows(2).all(|w| w[0].1 <= w[1].1), "monotone");
         let c = vec![Curve { label: "ext4".into(), config: 0, points: pts }];
-        let s = latency_curves("t", "read", &c).unwrap();
+        let s = latency_curves("t", "read", &c, &[]).unwrap();
         assert!(s.contains("<polyline") || s.contains("<path"), "{s}");
+    }
+
+    #[test]
+    fn a_key_under_a_chart_gives_each_letter_its_whole_label() {
+        let names = super::super::names::Names::new(
+            ["ext3:mount=data=writeback,noatime", "ext4:mount=data=writeback,noatime"],
+            BAR_LABEL_CHARS,
+        );
+        let bars: Vec<Bar> = (0..2)
+            .map(|i| Bar {
+                label: names.short[i].clone(),
+                config: i,
+                value: 100.0 + i as f64,
+                range: None,
+                muted: false,
+                reps: vec![],
+            })
+            .collect();
+        let height = |s: &str| -> u32 {
+            let h = s.split("height=\"").nth(1).unwrap();
+            h[..h.find('"').unwrap()].parse().unwrap()
+        };
+        let plain = throughput_bars("t", "MiB/s", &bars, &[]).unwrap();
+        let key = names.key(KEY_CHARS);
+        let keyed = throughput_bars("t", "MiB/s", &bars, &key).unwrap();
+        assert_eq!(height(&keyed), height(&plain) + key_px(&key), "{keyed}");
+        for line in
+            ["A = ext3:mount=data=writeback,noatime", "B = ext4:mount=data=writeback,noatime"]
+        {
+            assert!(keyed.contains(line), "{line} in {keyed}");
+        }
+        assert!(!keyed.contains('…'), "{keyed}");
+        let c = vec![Curve { label: "A".into(), config: 0, points: vec![(0.0, 10), (1.0, 20)] }];
+        let s = latency_curves("t", "read", &c, &key).unwrap();
+        assert!(s.contains("B = ext4:mount=data=writeback,noatime"), "{s}");
     }
 }
 
 /// One configuration's issued requests for an offset-vs-time plot.
 #[derive(Debug, Clone)]
 pub struct Scatter {
-    /// Configuration label.
+    /// Configuration name: its label, or its letter ([`super::names::Names`]).
     pub label: String,
     /// Configuration index (colour).
     pub config: usize,
@@ -393,13 +465,13 @@ pub struct Scatter {
 }
 
 /// Offset against time of issued requests (what seekwatcher drew): writes filled, reads hollow.
-pub fn offset_scatter(title: &str, sets: &[Scatter]) -> Result<String, ChartError> {
-    let (w, h) = (440u32, 240u32);
+pub fn offset_scatter(title: &str, sets: &[Scatter], key: &[String]) -> Result<String, ChartError> {
+    let (w, h) = (440u32, 240u32 + key_px(key));
     let mut svg = String::new();
     let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
     {
-        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root =
+            chart_area(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), key, &err)?;
         let xmax = sets.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
         let ymax = sets.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1.0, f64::max);
         let mut chart = ChartBuilder::on(&root)
@@ -426,7 +498,7 @@ pub fn offset_scatter(title: &str, sets: &[Scatter]) -> Result<String, ChartErro
                     Circle::new((*x, *y), 2, style)
                 }))
                 .map_err(|e| err(&e))?
-                .label(shorten(&s.label, 24))
+                .label(s.label.clone())
                 .legend(move |(x, y)| Circle::new((x + 6, y), 3, c.filled()));
         }
         chart
@@ -445,7 +517,7 @@ pub fn offset_scatter(title: &str, sets: &[Scatter]) -> Result<String, ChartErro
 /// One configuration's throughput at each fill level.
 #[derive(Debug, Clone)]
 pub struct FillLine {
-    /// Configuration label.
+    /// Configuration name: its label, or its letter ([`super::names::Names`]).
     pub label: String,
     /// Configuration index (colour).
     pub config: usize,
@@ -455,13 +527,13 @@ pub struct FillLine {
 
 /// Throughput against filesystem fill (the aging suite's question: does it slow as the disk
 /// fills?).
-pub fn fill_lines(title: &str, lines: &[FillLine]) -> Result<String, ChartError> {
-    let (w, h) = (440u32, 240u32);
+pub fn fill_lines(title: &str, lines: &[FillLine], key: &[String]) -> Result<String, ChartError> {
+    let (w, h) = (440u32, 240u32 + key_px(key));
     let mut svg = String::new();
     let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
     {
-        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let root =
+            chart_area(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), key, &err)?;
         let ymax = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(1.0, f64::max);
         let mut chart = ChartBuilder::on(&root)
             .margin_top(8)
@@ -484,7 +556,7 @@ pub fn fill_lines(title: &str, lines: &[FillLine]) -> Result<String, ChartError>
             chart
                 .draw_series(LineSeries::new(l.points.iter().copied(), c.stroke_width(2)))
                 .map_err(|e| err(&e))?
-                .label(shorten(&l.label, 24))
+                .label(l.label.clone())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
                 });

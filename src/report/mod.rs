@@ -8,6 +8,7 @@
 
 pub mod charts;
 pub mod cluster;
+pub mod names;
 pub mod plain;
 
 use crate::compare::{Report, Verdict};
@@ -239,9 +240,17 @@ fn run_section(
 
 fn legend(out: &mut String, r: &Report) {
     out.push_str("<p class=\"legend\">");
+    // Where the charts name configurations by letter, the legend gives each letter its label.
+    let names = names::Names::of(r);
     for (i, c) in r.configs.iter().enumerate() {
         let base = if r.configs.len() > 1 && i == r.baseline { " (baseline)" } else { "" };
-        let _ = write!(out, "<span class=\"lg\">{}{}{base}</span>", swatch(i), esc(&c.label));
+        let letter = if names.lettered() {
+            format!("<b>{}</b> ", esc(&names.short[i]))
+        } else {
+            String::new()
+        };
+        let _ =
+            write!(out, "<span class=\"lg\">{letter}{}{}{base}</span>", swatch(i), esc(&c.label));
     }
     out.push_str("</p>\n");
 }
@@ -511,6 +520,8 @@ fn per_test(
     prefix: &str,
 ) -> Result<(), ReportError> {
     out.push_str("<h3>Throughput and latency per test</h3>\n");
+    let names = names::Names::of(r);
+    let key = names.key(charts::KEY_CHARS);
     out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the geometric mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
     for (ti, row) in r.tests.iter().enumerate() {
         let bars: Vec<Bar> = r
@@ -527,7 +538,7 @@ fn per_test(
                     _ => m.ci95_low.zip(m.ci95_high),
                 };
                 Some(Bar {
-                    label: c.label.clone(),
+                    label: names.short[i].clone(),
                     config: i,
                     value: m.median,
                     range,
@@ -549,7 +560,7 @@ fn per_test(
             out.push_str("<p class=\"muted\">No throughput figures.</p>");
         } else {
             let title = format!("test {} throughput", row.id);
-            let svg = charts::throughput_bars(&title, row.figure.unit(), &bars)?;
+            let svg = charts::throughput_bars(&title, row.figure.unit(), &bars, &key)?;
             out.push_str("<div class=\"chart throughput\">");
             out.push_str(&svg);
             out.push_str("</div>\n");
@@ -566,7 +577,7 @@ fn per_test(
                 .filter_map(|(i, c)| {
                     let h = merged_histogram(&c.run.tests[ti], op)?;
                     Some(Curve {
-                        label: c.label.clone(),
+                        label: names.short[i].clone(),
                         config: i,
                         points: charts::curve_points(&h),
                     })
@@ -578,6 +589,7 @@ fn per_test(
                     &format!("test {} latency", row.id),
                     op.name(),
                     &curves,
+                    &key,
                 )?;
                 out.push_str("<div class=\"chart latency\">");
                 out.push_str(&svg);
@@ -689,6 +701,7 @@ fn offset_chart(
     prefix: &str,
 ) -> Result<(), ReportError> {
     use crate::observe::trace::event::Op;
+    let names = names::Names::of(r);
     let mut sets = Vec::new();
     for (i, c) in r.configs.iter().enumerate() {
         let Some(m) = c.run.tests[ti].median_rep() else { continue };
@@ -701,7 +714,7 @@ fn offset_chart(
         }
         let step = pts.len().div_ceil(1500).max(1);
         sets.push(charts::Scatter {
-            label: c.label.clone(),
+            label: names.short[i].clone(),
             config: i,
             points: pts
                 .iter()
@@ -713,7 +726,11 @@ fn offset_chart(
     if sets.is_empty() {
         return Ok(());
     }
-    let svg = charts::offset_scatter(&format!("test {id} offsets"), &sets)?;
+    let svg = charts::offset_scatter(
+        &format!("test {id} offsets"),
+        &sets,
+        &names.key(charts::KEY_CHARS),
+    )?;
     out.push_str("<div class=\"chart offsets\"><p class=\"rule\">Block trace: device offset of issued requests over time (writes filled, reads hollow).</p>");
     out.push_str(&svg);
     out.push_str("</div>\n");
@@ -731,6 +748,7 @@ fn fill_chart(
     id: &str,
     prefix: &str,
 ) -> Result<(), ReportError> {
+    let config_names = names::Names::of(r);
     let mut names: Vec<String> = Vec::new();
     for c in &r.configs {
         if let Some(m) = c.run.tests[ti].median_rep() {
@@ -751,7 +769,7 @@ fn fill_chart(
                 let p = m.phases.iter().find(|p| p.name == name)?;
                 let pts = p.fill_series.as_ref()?;
                 Some(charts::FillLine {
-                    label: c.label.clone(),
+                    label: config_names.short[i].clone(),
                     config: i,
                     points: pts.iter().map(|f| (f.fill * 100.0, f.mib_per_s)).collect(),
                 })
@@ -760,7 +778,11 @@ fn fill_chart(
         if lines.is_empty() {
             continue;
         }
-        let svg = charts::fill_lines(&format!("test {id} phase {name} fill"), &lines)?;
+        let svg = charts::fill_lines(
+            &format!("test {id} phase {name} fill"),
+            &lines,
+            &config_names.key(charts::KEY_CHARS),
+        )?;
         let _ = write!(
             out,
             "<div class=\"chart fill\"><p class=\"rule\">Phase <b>{}</b>: throughput over each 10% step of filesystem fill.</p>",
@@ -1096,6 +1118,41 @@ mod tests {
         assert!(out.contains("fsync"), "{out}");
         // Where the time went, in grey after the reasons.
         assert!(out.contains("<li class=\"muted\">where the time went"), "{out}");
+    }
+
+    #[test]
+    fn configurations_too_long_for_a_chart_row_are_lettered_never_cut() {
+        use crate::compare::tests::config;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        // The same end: cut to fit a row (as 0.2 did, keeping the end) both read the same.
+        let (a, b) = ("ext3:mount=data=writeback,noatime", "ext4:mount=data=writeback,noatime");
+        let configs =
+            vec![config(a, &[100.0, 101.0, 99.0], 0), config(b, &[230.0, 228.0, 232.0], 0)];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let mut out = String::new();
+        legend(&mut out, &r);
+        assert!(out.contains(&format!("<b>A</b> {}{a} (baseline)", swatch(0))), "{out}");
+        assert!(out.contains(&format!("<b>B</b> {}{b}", swatch(1))), "{out}");
+        let (mut out, mut charts) = (String::new(), Vec::new());
+        per_test(&mut out, &mut charts, &r, "r1").unwrap();
+        assert!(!charts.is_empty());
+        for c in &charts {
+            // Each chart, also saved on its own, keys its letters to the whole labels.
+            assert!(c.svg.contains(&format!("A = {a}")) && c.svg.contains(&format!("B = {b}")));
+            assert!(!c.svg.contains('…'), "{}", c.svg);
+        }
+        // Short labels stay as they are, with no key.
+        let configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let (mut out, mut charts) = (String::new(), Vec::new());
+        per_test(&mut out, &mut charts, &r, "r1").unwrap();
+        for c in &charts {
+            assert!(c.svg.contains("\next4\n") && !c.svg.contains(" = "), "{}", c.svg);
+        }
     }
 
     #[test]

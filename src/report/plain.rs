@@ -1,6 +1,7 @@
 //! The plain-text summary at the top of each run in the HTML report: ASCII columns that survive
 //! being pasted into a mailing list or an issue (no box drawing, no colour, fixed width).
 
+use super::names::Names;
 use crate::compare::{Report, Verdict};
 use crate::output::units::sig3;
 
@@ -19,17 +20,15 @@ pub fn summary(r: &Report, command_line: &str) -> String {
     out.push('\n');
     let width = |s: &str| s.chars().count();
     // Long labels (`ext4:mount=data=writeback,noatime`) would push the table past a mail's
-    // width: the columns are then named A, B, C... with a legend above.
-    let short = r.configs.len() > 1 && r.configs.iter().any(|c| width(&c.label) > 12);
-    let names: Vec<String> = r
-        .configs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| if short { letter(i) } else { c.label.clone() })
-        .collect();
-    if short {
-        for (n, c) in names.iter().zip(&r.configs) {
-            out.push_str(&format!("{n} = {}\n", c.label));
+    // width: the columns are then named A, B, C... with a key above.
+    let max = if r.configs.len() > 1 { 12 } else { usize::MAX };
+    let n = Names::new(r.configs.iter().map(|c| c.label.as_str()), max);
+    let key = n.key(usize::MAX);
+    let names = n.short;
+    if !key.is_empty() {
+        for l in key {
+            out.push_str(&l);
+            out.push('\n');
         }
         out.push('\n');
     }
@@ -113,16 +112,6 @@ pub fn summary(r: &Report, command_line: &str) -> String {
         }
     }
     out
-}
-
-/// Short name of configuration `i`: A, B, ... Z, then A2, B2, ...
-fn letter(i: usize) -> String {
-    let c = (b'A' + (i % 26) as u8) as char;
-    if i < 26 {
-        c.to_string()
-    } else {
-        format!("{c}{}", i / 26 + 1)
-    }
 }
 
 /// `text` with two spaces before every line, continuation lines four.
