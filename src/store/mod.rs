@@ -209,10 +209,17 @@ impl Store {
         // migrates it, another's check or journal-mode switch can get `SQLITE_BUSY` without
         // SQLite's busy handler being asked (a read that must become a write). Every step is
         // idempotent, so the whole open is retried, as a write transaction is.
-        patiently(path, || Store::open_once(path))
+        let (store, mode) = patiently(path, || Store::open_once(path))?;
+        if let Some(mode) = mode {
+            // E.g. on a filesystem without shared memory: the rollback journal is still safe.
+            // Said once, after the open succeeded (not at each retry).
+            eprintln!("fsbench: note: {} uses journal mode {mode}, not WAL", path.display());
+        }
+        Ok(store)
     }
 
-    fn open_once(path: &Path) -> Result<Store> {
+    /// One try at [`Store::open`]: the store, and its journal mode if that is not WAL.
+    fn open_once(path: &Path) -> Result<(Store, Option<String>)> {
         let exists = path.exists();
         if exists {
             check_space(path)?;
@@ -224,9 +231,9 @@ impl Store {
         check_space(path)?;
         let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
         let mut s = Store { conn, path: path.to_path_buf() };
-        s.configure()?;
+        let mode = s.configure()?;
         s.migrate()?;
-        Ok(s)
+        Ok((s, mode))
     }
 
     /// Open an existing database for reading only (history, show, diff, report).
@@ -235,7 +242,8 @@ impl Store {
         if !path.exists() {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
-        let conn = check_existing(path)?;
+        // Busy while another process creates or migrates it: waited for, as a write is.
+        let conn = patiently(path, || check_existing(path))?;
         Ok(Store { conn, path: path.to_path_buf() })
     }
 
@@ -249,7 +257,8 @@ impl Store {
         self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))
     }
 
-    fn configure(&self) -> Result<()> {
+    /// Busy timeout, WAL, synchronous and foreign keys; the journal mode if WAL was refused.
+    fn configure(&self) -> Result<Option<String>> {
         // First, so that switching to WAL waits for another fsbench process instead of failing.
         self.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| self.err(e))?;
         // journal_mode returns a row, so it is queried rather than executed.
@@ -257,13 +266,10 @@ impl Store {
             .conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(|e| self.err(e))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            // E.g. on a filesystem without shared memory: the rollback journal is still safe.
-            eprintln!("fsbench: note: {} uses journal mode {mode}, not WAL", self.path.display());
-        }
         self.conn
             .execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        Ok((!mode.eq_ignore_ascii_case("wal")).then_some(mode))
     }
 
     fn migrate(&mut self) -> Result<()> {
