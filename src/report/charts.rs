@@ -450,6 +450,12 @@ mod tests {
         let c = vec![Curve { label: "A".into(), config: 0, points: vec![(0.0, 10), (1.0, 20)] }];
         let s = latency_curves("t", "read", &c, &key).unwrap();
         assert!(s.contains("B = ext4:mount=data=writeback,noatime"), "{s}");
+        let sets = [Scatter { label: "A".into(), config: 0, points: vec![(1.0, 2.0, true)] }];
+        let s = offset_scatter("t", &sets, &key).unwrap();
+        assert!(s.contains("A = ext3:mount=data=writeback,noatime"), "{s}");
+        let fill = [FillLine { label: "B".into(), config: 1, points: vec![(10.0, 5.0)] }];
+        let s = fill_lines("t", &fill, &key).unwrap();
+        assert!(s.contains("B = ext4:mount=data=writeback,noatime"), "{s}");
     }
 }
 

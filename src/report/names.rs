@@ -40,8 +40,9 @@ impl Names {
     }
 
     /// The key: `A = label`, one entry per configuration, each label whole and wrapped into
-    /// lines of at most `width` characters (continuation lines indented); empty when the
-    /// names are the labels.
+    /// lines of at most `width` characters, after a space or separator (`,` `:` `=`) where one is near (else
+    /// within a word); continuation lines are indented with no-break spaces, which an SVG
+    /// `<text>` keeps. Empty when the names are the labels.
     pub fn key(&self, width: usize) -> Vec<String> {
         if !self.lettered() {
             return Vec::new();
@@ -49,20 +50,34 @@ impl Names {
         let mut lines = Vec::new();
         for (s, l) in self.short.iter().zip(&self.full) {
             let head = format!("{s} = ");
-            let indent = " ".repeat(head.chars().count());
+            let indent = "\u{a0}".repeat(head.chars().count());
             let room = width.saturating_sub(head.chars().count()).max(8);
-            let chars: Vec<char> = l.chars().collect();
-            for (k, piece) in chars.chunks(room).enumerate() {
-                let piece: String = piece.iter().collect();
-                lines.push(format!("{}{piece}", if k == 0 { &head } else { &indent }));
-            }
-            if chars.is_empty() {
-                lines.push(head.trim_end().to_string());
+            let mut rest: Vec<char> = l.chars().collect();
+            let mut first = true;
+            loop {
+                let cut = if rest.len() <= room {
+                    rest.len()
+                } else {
+                    // The last space or separator in the line's second half, if any.
+                    (room / 2..room)
+                        .rev()
+                        .find(|&i| BREAK_AFTER.contains(&rest[i]))
+                        .map_or(room, |i| i + 1)
+                };
+                let piece: String = rest.drain(..cut).collect();
+                lines.push(format!("{}{piece}", if first { &head } else { &indent }));
+                first = false;
+                if rest.is_empty() {
+                    break;
+                }
             }
         }
         lines
     }
 }
+
+/// Where a key line may end: a label's option lists are separated by these.
+const BREAK_AFTER: [char; 4] = [' ', ',', ':', '='];
 
 /// Letter of configuration `i`: A, B, ... Z, then A2, B2, ...
 pub fn letter(i: usize) -> String {
@@ -108,9 +123,13 @@ mod tests {
         let key = n.key(40);
         assert!(key.len() > 2, "{key:?}");
         assert!(key.iter().all(|l| l.chars().count() <= 40), "{key:?}");
-        assert!(key[0].starts_with("A = ") && key[1].starts_with("    "), "{key:?}");
+        assert!(key[0].starts_with("A = ") && key[1].starts_with("\u{a0}\u{a0}\u{a0}\u{a0}"));
         assert_eq!(key.last().unwrap(), "B = ext4");
-        let whole: String = key[..key.len() - 1].iter().map(|l| &l[4..]).collect();
+        let whole: String =
+            key[..key.len() - 1].iter().map(|l| l.chars().skip(4).collect::<String>()).collect();
         assert_eq!(whole, label);
+        // Lines end after a space or separator where the label has one near.
+        assert_eq!(key[0], "A = ext4:mkfs=-O ^has_journal -E ");
+        assert!(key[..key.len() - 2].iter().all(|l| l.ends_with(BREAK_AFTER)), "{key:?}");
     }
 }
