@@ -7,6 +7,8 @@
  * Usage: uring1 FILE SECONDS [MODE [MISALIGN]]
  *   MODE  one    submit and wait in one io_uring_enter (fsbench's default at depth 1)
  *         two    submit, then wait: two calls per read (fio's io_uring engine)
+ *         fio    as two, with IORING_ENTER_GETEVENTS (min_complete 0) on the submission, as
+ *                fio 3.33 calls it (strace)
  *   MISALIGN  bytes the buffer starts past a page boundary (default 0; 512 puts a 4K read
  *             across two pages)
  *   Rings are made as fio 3.33 and fsbench make them: SINGLE_ISSUER | DEFER_TASKRUN, falling
@@ -59,11 +61,13 @@ static double cpu(void) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: uring1 FILE SECONDS [one|two [MISALIGN]]\n");
+        fprintf(stderr, "usage: uring1 FILE SECONDS [one|two|fio [MISALIGN]]\n");
         return 2;
     }
     double seconds = atof(argv[2]);
-    int two = argc > 3 && strcmp(argv[3], "two") == 0;
+    int two = argc > 3 && (strcmp(argv[3], "two") == 0 || strcmp(argv[3], "fio") == 0);
+    /* fio 3.33's exact calls: the submission also carries IORING_ENTER_GETEVENTS (min 0). */
+    unsigned submit_flags = argc > 3 && strcmp(argv[3], "fio") == 0 ? IORING_ENTER_GETEVENTS : 0;
     int file = open(argv[1], O_RDONLY | O_DIRECT);
     if (file < 0) { perror("open"); return 1; }
     struct stat st;
@@ -112,7 +116,7 @@ int main(int argc, char **argv) {
             e->off = (x % blocks) * 4096;
             sq_array[i] = i;
             __atomic_store_n(sq_tail, tail + 1, __ATOMIC_RELEASE);
-            int r = two ? enter(ring, 1, 0, 0) : enter(ring, 1, 1, IORING_ENTER_GETEVENTS);
+            int r = two ? enter(ring, 1, 0, submit_flags) : enter(ring, 1, 1, IORING_ENTER_GETEVENTS);
             if (r < 0) { perror("io_uring_enter"); return 1; }
             unsigned head = *cq_head;
             while (head == __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE)) {
