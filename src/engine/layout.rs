@@ -2,9 +2,10 @@
 //!
 //! A flat set names slot `i` `f{i}` (`f`: the set's `name_prefix`). A tree of depth D and
 //! fan-out F names leaf directory `l` by its D base-F digits, most significant first
-//! (`d3/d0/d7`), and slot `i` is file `f{i % N}` in leaf `i / N` (N files per leaf). So slots in order fill one leaf after another,
-//! depth first, as `tar x` does. Directories are numbered in pre-order (every parent before its
-//! children; reversed, every child before its parent, which is the order `rm -r` needs).
+//! (`d3/d0/d7`), and slot `i` is file `f{i % N}` in leaf `i / N` (N files per leaf). So slots
+//! in order fill one leaf after another, depth first, as `tar x` does. Directories are numbered
+//! in pre-order (every parent before its children; reversed, every child before its parent,
+//! which is the order `rm -r` needs).
 //!
 //! Paths are relative to the set's root directory (used with `openat` and friends), or, with
 //! `paths = "absolute"`, the root's absolute path and the same relative path (the directory fd
