@@ -19,6 +19,14 @@ pub struct HostInfo {
     /// host fault per page on its next touch ([`crate::sys::firsttouch`]).
     #[serde(default)]
     pub free_page_reporting: bool,
+    /// The cpuidle driver in use (`/sys/devices/system/cpu/cpuidle/current_driver`); empty
+    /// when none is or it is unknown.
+    #[serde(default)]
+    pub cpuidle_driver: String,
+    /// The `haltpoll` driver's `guest_halt_poll_ns` on a KVM guest: how long an idle vCPU polls
+    /// before it halts ([`crate::sys::cpuidle`]). `None` where the driver is not loaded.
+    #[serde(default)]
+    pub guest_halt_poll_ns: Option<u64>,
 }
 
 impl HostInfo {
@@ -34,6 +42,7 @@ impl HostInfo {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_default();
+        let (cpuidle_driver, guest_halt_poll_ns) = crate::sys::cpuidle::read();
         HostInfo {
             hostname: uts.nodename().to_string_lossy().into_owned(),
             kernel: uts.release().to_string_lossy().into_owned(),
@@ -43,7 +52,15 @@ impl HostInfo {
                 .map(|m| m.get("MemTotal"))
                 .unwrap_or(0),
             free_page_reporting: crate::sys::firsttouch::free_page_reporting(),
+            cpuidle_driver,
+            guest_halt_poll_ns,
         }
+    }
+
+    /// Whether an idle vCPU halts at once (`haltpoll` with `guest_halt_poll_ns` 0), so that
+    /// waking it is a host round trip: a cost in every request a thread sleeps on.
+    pub fn halts_without_polling(&self) -> bool {
+        self.cpuidle_driver == "haltpoll" && self.guest_halt_poll_ns == Some(0)
     }
 }
 

@@ -255,10 +255,7 @@ pub fn render(r: &Report, details: bool) -> String {
             ));
         }
     }
-    notes.extend(super::reps::page_reporting_note(
-        &r.host,
-        r.configs.iter().flat_map(|c| c.run.tests.iter()),
-    ));
+    notes.extend(super::host::notes(&r.host, r.configs.iter().flat_map(|c| c.run.tests.iter())));
     let same = auto_notes.len() == r.configs.len()
         && auto_notes.len() > 1
         && auto_notes.iter().all(|(_, t)| *t == auto_notes[0].1);

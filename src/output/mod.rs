@@ -9,6 +9,7 @@ pub mod bonnie;
 pub mod compare;
 pub mod csv;
 pub mod frame;
+pub mod host;
 pub mod html;
 pub mod json;
 pub mod reps;

@@ -43,57 +43,6 @@ pub fn first_rep_note(label: Option<&str>, tests: &[TestResult]) -> Option<Strin
     ))
 }
 
-/// What the HTML's environment says of a host that reports free memory.
-pub const PAGE_REPORTING_WORDS: &str =
-    "yes (virtio balloon): memory freed a while ago costs a host fault per page on its next touch";
-
-/// Bytes of new page cache a repetition's timed, buffered (not O_DIRECT) phases took, at most:
-/// per pass, what they wrote and what they read of files not resident before.
-fn buffered_bytes(t: &TestResult) -> u64 {
-    t.reps
-        .iter()
-        .map(|r| {
-            r.phases
-                .iter()
-                .filter(|p| p.timed && !p.direct)
-                .map(|p| {
-                    let cold = 1.0 - p.cache.resident_fraction.clamp(0.0, 1.0);
-                    (p.bytes_written + (p.bytes_read as f64 * cold) as u64) / p.passes() as u64
-                })
-                .sum::<u64>()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Below this per repetition, a phase's page cache is too small for the first-touch cost to show.
-const FIRST_TOUCH_SHOWS: u64 = 1 << 30;
-
-/// The note under a table when the machine reports free memory to its host and a test moved
-/// enough buffered data for that to weigh: why its repetitions may be bimodal.
-pub fn page_reporting_note<'a>(
-    host: &crate::observe::host::HostInfo,
-    tests: impl Iterator<Item = &'a TestResult>,
-) -> Option<String> {
-    if !host.free_page_reporting {
-        return None;
-    }
-    let mut ids: Vec<&str> = Vec::new();
-    for t in tests.filter(|t| buffered_bytes(t) >= FIRST_TOUCH_SHOWS) {
-        if !ids.contains(&t.id.as_str()) {
-            ids.push(&t.id);
-        }
-    }
-    if ids.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "this VM reports free memory to its host (virtio balloon free page reporting): memory freed a while ago costs a host fault per page on its next touch, so a phase that fills a GiB or more of page cache is slow or fast by what ran before it (test{} {} here; on this kind of VM up to 5x). That is the VM, not the filesystem: the spread is in each test's noise and CI (docs/noise.md).",
-        if ids.len() == 1 { "" } else { "s" },
-        ids.join(", ")
-    ))
-}
-
 /// `--details` of a comparison: each repetition's figure per test and configuration.
 pub fn section(r: &Report) -> String {
     let mut out =
@@ -164,36 +113,5 @@ mod tests {
         }
         assert_eq!(strip(&t), "120! 1000 990 1010");
         assert!(first_rep_note(None, std::slice::from_ref(&t)).unwrap().contains("test 9"));
-    }
-
-    #[test]
-    fn a_host_reporting_free_memory_is_noted_for_the_tests_that_fill_gibs_of_cache() {
-        use crate::result::PhaseResult;
-        let phase = |bytes: u64, direct: bool| PhaseResult {
-            timed: true,
-            bytes_written: bytes,
-            direct,
-            ..Default::default()
-        };
-        let with = |id: &str, p: PhaseResult| {
-            let mut t = test(id, &[100.0, 100.0]);
-            t.reps[1].phases.push(p);
-            t
-        };
-        // Test 4: a cached 256 MiB file read 16 times over (--min-time): nothing new in memory.
-        let mut cached = phase(0, false);
-        (cached.bytes_read, cached.passes, cached.cache.resident_fraction) = (4 << 30, 16, 1.0);
-        let tests = [
-            with("8", phase(3 << 30, false)),
-            with("2", phase(64 << 20, false)),
-            with("5", phase(4 << 30, true)),
-            with("4", cached),
-        ];
-        let mut host = crate::observe::host::HostInfo::default();
-        assert_eq!(page_reporting_note(&host, tests.iter()), None, "a host that does not report");
-        host.free_page_reporting = true;
-        let n = page_reporting_note(&host, tests.iter().chain(tests.iter())).unwrap();
-        assert!(n.contains("(test 8 here;"), "only the test filling GiBs of cache, once: {n}");
-        assert_eq!(page_reporting_note(&host, tests[1..].iter()), None, "small or O_DIRECT");
     }
 }

@@ -230,7 +230,7 @@ pub fn render(report: &RunReport) -> String {
         ));
     }
     notes.extend(super::reps::first_rep_note(None, &report.tests));
-    notes.extend(super::reps::page_reporting_note(&report.host, report.tests.iter()));
+    notes.extend(super::host::notes(&report.host, report.tests.iter()));
     notes.extend(crate::observe::compress::words(&report.tests));
     if report.interrupted {
         notes.push("run interrupted: figures are what was measured before the stop".into());

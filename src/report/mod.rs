@@ -922,7 +922,10 @@ fn environment(out: &mut String, run: &ReportRun) {
     kv(out, "CPU", &format!("{} × {}", h.cpus, h.cpu_model));
     kv(out, "memory", &crate::workload::size::fmt_bytes(h.memory_bytes));
     if h.free_page_reporting {
-        kv(out, "free page reporting", crate::output::reps::PAGE_REPORTING_WORDS);
+        kv(out, "free page reporting", crate::output::host::PAGE_REPORTING_WORDS);
+    }
+    if let Some(w) = crate::output::host::idle_words(h) {
+        kv(out, "CPU idle", &w);
     }
     kv(out, "started", &utc(r.started_unix_s));
     kv(out, "fsbench", &r.fsbench_version);

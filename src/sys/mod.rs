@@ -1,8 +1,9 @@
 //! Thin, safe wrappers over the operating system: external commands, signals, memory facts,
-//! page-cache control, pseudo-filesystem mounts and per-thread CPU accounting.
+//! page-cache control, the CPUs' idle policy, pseudo-filesystem mounts and per-thread CPU accounting.
 
 pub mod cache;
 pub mod cmd;
+pub mod cpuidle;
 pub mod firsttouch;
 pub mod meminfo;
 pub mod mountinfo;
