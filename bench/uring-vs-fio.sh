@@ -23,12 +23,18 @@ median over rounds of the per-round ratio fsbench/fio. IOPS per core is IOPS div
 seconds the I/O thread used (fsbench: the worker threads' CPU time over the timed phase; fio:
 usr_cpu + sys_cpu of the job), as t/io_uring reports it.
 
+On a KVM guest whose idle vCPUs halt without polling (cpuidle `haltpoll`, `guest_halt_poll_ns`
+0, as on the VM these figures come from), every wake-up of a sleeping reader is a host round
+trip, and the depth-1 lines measure mostly that. The header prints the setting;
+`--guest-halt-poll-ns NS` sets it for the run and puts the old value back at the end (also on
+Ctrl-C or SIGTERM), so the lines can be measured both ways.
+
 Needs root (loop devices, mkfs.ext4, mount), fio and a release fsbench. Everything it makes
 (images, loop devices, mounts) is removed at the end, also on Ctrl-C.
 
 Usage: bench/uring-vs-fio.sh [--rounds 3] [--seconds 3] [--fsbench PATH] [--json FILE]
        [--lines null,direct-shm,direct-disk,buffered] [--file-size MIB]
-       [--fsbench-option 'KEY = VALUE']...
+       [--fsbench-option 'KEY = VALUE']... [--guest-halt-poll-ns NS]
 """
 
 import argparse
@@ -36,6 +42,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -185,6 +192,20 @@ def fio_line(bed, depth, direct, seconds, engine="io_uring"):
     return m
 
 
+HALT_POLL = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+
+
+def idle_policy():
+    """The cpuidle driver, with haltpoll's guest_halt_poll_ns when it is loaded."""
+    try:
+        driver = Path("/sys/devices/system/cpu/cpuidle/current_driver").read_text().strip()
+    except OSError:
+        driver = "none"
+    if HALT_POLL.exists():
+        return f"{driver}, guest_halt_poll_ns {HALT_POLL.read_text().strip()}"
+    return driver
+
+
 def resident_pct(path):
     out = run(["fincore", "--bytes", "--noheadings", "--raw", "-o", "RES,SIZE", str(path)])
     res, size = (int(x) for x in out.split())
@@ -209,6 +230,9 @@ def main():
     ap.add_argument("--lines", default="",
                     help="comma-separated prefixes of the lines to run (null, direct-shm, "
                          "direct-disk, buffered); default: all")
+    ap.add_argument("--guest-halt-poll-ns", type=int, metavar="NS",
+                    help="set haltpoll's guest_halt_poll_ns (how long an idle vCPU polls before "
+                         "halting) for the run, and restore it at the end")
     args = ap.parse_args()
     FILE_SIZE = args.file_size << 20
     if os.geteuid() != 0:
@@ -216,9 +240,20 @@ def main():
     for tool in ("fio", "mkfs.ext4", "losetup"):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found (scripts/install-deps.sh bench)")
+    if args.guest_halt_poll_ns is not None and not HALT_POLL.exists():
+        sys.exit(f"--guest-halt-poll-ns: {HALT_POLL} does not exist (not a guest using the "
+                 "haltpoll cpuidle driver)")
+    # SIGTERM unwinds like Ctrl-C, so the finally below restores what was changed.
+    def interrupted(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupted)
     beds = []
+    old_poll = None
     work = Path(tempfile.mkdtemp(prefix="fsbench-uring-bench-"))
     try:
+        if args.guest_halt_poll_ns is not None:
+            old_poll = HALT_POLL.read_text().strip()
+            HALT_POLL.write_text(str(args.guest_halt_poll_ns))
         shm = Bed("/dev/shm", "shm")
         beds.append(shm)
         want = [w for w in args.lines.split(",") if w]
@@ -234,6 +269,8 @@ def main():
         lines = [l for l in lines if keep(l[0])]
         print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}  kernel {os.uname().release}, "
               f"{os.cpu_count()} CPUs, {run(['fio', '--version']).strip()}, fsbench {args.fsbench}")
+        print(f"cpuidle: {idle_policy()}"
+              + (f" (set for this run; was {old_poll})" if old_poll is not None else ""))
         print(f"rounds {args.rounds} x {args.seconds} s per tool and line, file {FILE_SIZE >> 20} MiB, "
               f"load average at start %.2f %.2f %.2f" % os.getloadavg())
         if args.fsbench_option:
@@ -299,6 +336,8 @@ def main():
         print("interrupted; removing what was made", file=sys.stderr)
         return 130
     finally:
+        if old_poll is not None:
+            HALT_POLL.write_text(old_poll)
         for b in beds:
             b.close()
         shutil.rmtree(work, ignore_errors=True)
