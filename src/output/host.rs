@@ -96,23 +96,30 @@ pub fn idle_words(host: &HostInfo) -> Option<String> {
     })
 }
 
-/// Requests with a median latency under this pay a vCPU wake-up (about 20–25 µs on the VM
+/// Requests with a median latency under this pay a vCPU wake-up (about 15–30 µs on the VM
 /// measured) as a tenth or more of their time.
 const WAKE_WEIGHS_BELOW_NANOS: u64 = 250_000;
 
-/// Whether a timed phase's thread sleeps on each request, and the requests are short enough for
+/// Off-CPU time per request from which a thread is taken to have slept on it.
+const SLEPT_NANOS: u64 = 10_000;
+
+/// Whether a timed phase's threads slept on each request, and the requests are short enough for
 /// a vCPU wake-up to weigh: one request in flight per thread, most operations reaching the
-/// device (O_DIRECT, O_DSYNC, reads of uncached data), and a median latency under
-/// [`WAKE_WEIGHS_BELOW_NANOS`] for its most frequent data operation.
+/// device (O_DIRECT, O_DSYNC, reads of uncached data), the median of its most frequent data
+/// operation at least [`SLEPT_NANOS`] above the CPU time per operation (the thread waited
+/// off CPU; not so for writes into the page cache, whose device requests come from a later
+/// sync), and under [`WAKE_WEIGHS_BELOW_NANOS`].
 fn sleeps_on_short_requests(p: &PhaseResult) -> bool {
     let Some(dev) = &p.device else { return false };
     let Some(lat) = p.latency.iter().filter(|l| l.count > 0).max_by_key(|l| l.count) else {
         return false;
     };
-    p.timed
-        && p.iodepth <= 1
-        && p.data_ops > 0
-        && 2 * (dev.reads_completed + dev.writes_completed) >= p.data_ops
+    if !p.timed || p.iodepth > 1 || p.data_ops == 0 {
+        return false;
+    }
+    let cpu_per_op = (p.cpu_user_nanos + p.cpu_sys_nanos) / p.data_ops;
+    2 * (dev.reads_completed + dev.writes_completed) >= p.data_ops
+        && lat.p50_nanos >= cpu_per_op + SLEPT_NANOS
         && lat.p50_nanos < WAKE_WEIGHS_BELOW_NANOS
 }
 
@@ -130,7 +137,7 @@ pub fn idle_wake_note<'a>(
         return None;
     }
     Some(format!(
-        "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a thread that slept on a request can cost a host round trip: {} sent short requests one at a time, and each may carry one. On such a VM, 4K O_DIRECT reads at depth 1 ran 1.4x faster from a disk-backed loop device and 3x from a RAM-backed one with guest_halt_poll_ns 200000. That is the VM, not the filesystem: compare these figures only with runs on the same VM settings (docs/noise.md).",
+        "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a thread that slept on a request can cost a host round trip: {} sent short requests one at a time, and each may carry one. On such a VM, 4K O_DIRECT reads at depth 1 ran 1.3-1.4x faster from a disk-backed loop device and 2-3.5x from a RAM-backed one with guest_halt_poll_ns 200000. That is the VM, not the filesystem: compare these figures only with runs on the same VM settings (docs/noise.md).",
         plural(&ids)
     ))
 }
@@ -207,11 +214,25 @@ mod tests {
     #[test]
     fn a_guest_that_halts_without_polling_is_noted_for_short_requests_one_at_a_time() {
         let tests = [
-            test("direct-qd1", reads(90_000, 1, 35, 90_000)),
+            // 35 us per read, 14 of them on CPU: asleep for 21 us of each.
+            test(
+                "direct-qd1",
+                PhaseResult { cpu_sys_nanos: 90_000 * 14_000, ..reads(90_000, 1, 35, 90_000) },
+            ),
             test("cached", reads(90_000, 1, 2, 0)),
             test("qd16", reads(200_000, 16, 70, 200_000)),
             test("slow-disk", reads(400, 1, 5_000, 400)),
             test("no-device", PhaseResult { device: None, ..reads(90_000, 1, 35, 90_000) }),
+            // Writes into the page cache (30 us each, 25 of them on CPU), flushed by syncs: as
+            // many device writes as operations, but the writer hardly slept on them.
+            test(
+                "cached-writes",
+                PhaseResult {
+                    cpu_sys_nanos: 30_000 * 25_000,
+                    device: Some(DeviceDelta { writes_completed: 30_000, ..Default::default() }),
+                    ..reads(30_000, 1, 30, 0)
+                },
+            ),
         ];
         let mut host = HostInfo { cpuidle_driver: "haltpoll".into(), ..Default::default() };
         assert_eq!(idle_wake_note(&host, tests.iter()), None, "haltpoll, polling time unknown");
