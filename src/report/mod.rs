@@ -1031,6 +1031,11 @@ fn notes(out: &mut String, r: &Report) {
             }
         }
     }
+    // What the machine adds to some figures, as under the terminal's tables.
+    notes.extend(crate::output::host::notes(
+        &r.host,
+        r.configs.iter().flat_map(|c| c.run.tests.iter()),
+    ));
     if notes.is_empty() {
         return;
     }
@@ -1156,6 +1161,41 @@ mod tests {
         for c in &charts {
             assert!(c.svg.contains("\next4\n") && !c.svg.contains(" = "), "{}", c.svg);
         }
+    }
+
+    #[test]
+    fn the_machine_notes_are_in_the_html_too() {
+        use crate::compare::tests::config;
+        use crate::result::DeviceDelta;
+        let opts = crate::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let mut configs = vec![config("ext4", &[100.0, 101.0], 0), config("xfs", &[99.0, 98.0], 0)];
+        for c in &mut configs {
+            for r in &mut c.run.tests[0].reps {
+                // 4K O_DIRECT reads at depth 1, 35 us each, asleep for most of it.
+                let mut h = crate::stats::latency::new_histogram();
+                h.record_n(35_000, 1000).unwrap();
+                let p = &mut r.phases[0];
+                (p.timed, p.iodepth, p.data_ops) = (true, 1, 1000);
+                p.latency =
+                    vec![crate::stats::latency::summarize(crate::workload::OpKind::Read, &h)];
+                p.device = Some(DeviceDelta { reads_completed: 1000, ..Default::default() });
+            }
+        }
+        let mut r = crate::compare::build_report(configs, &opts, 0, false);
+        // The run's host (a stored run's, when the report is made later), not this machine's.
+        r.host = Default::default();
+        let mut out = String::new();
+        notes(&mut out, &r);
+        assert!(!out.contains("halts an idle vCPU"), "{out}");
+        r.host.cpuidle_driver = "haltpoll".into();
+        r.host.guest_halt_poll_ns = Some(0);
+        notes(&mut out, &r);
+        assert!(out.contains("this VM halts an idle vCPU at once"), "{out}");
+        assert!(out.contains("test 1 sent short requests one at a time"), "{out}");
     }
 
     #[test]
