@@ -137,7 +137,7 @@ pub fn idle_wake_note<'a>(
         return None;
     }
     Some(format!(
-        "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a thread that slept on a request can cost a host round trip: {} sent short requests one at a time, and each may carry one. On such a VM, 4K O_DIRECT reads at depth 1 ran 1.3-1.4x faster from a disk-backed loop device and 2-3.5x from a RAM-backed one with guest_halt_poll_ns 200000. That is the VM, not the filesystem: compare these figures only with runs on the same VM settings (docs/noise.md).",
+        "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a thread that slept on a request can cost a host round trip: {} sent short requests one at a time per thread, and each may carry one. On such a VM, 4K O_DIRECT reads at depth 1 ran 1.3-1.4x faster from a disk-backed loop device and 2-3.5x from a RAM-backed one with guest_halt_poll_ns 200000. That is the VM, not the filesystem: compare these figures only with runs on the same VM settings (docs/noise.md).",
         plural(&ids)
     ))
 }
