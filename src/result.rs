@@ -684,8 +684,13 @@ pub struct DeviceDelta {
     pub writes_merged: u64,
     /// Bytes written.
     pub write_bytes: u64,
-    /// Time the device was busy (io_ticks), milliseconds.
+    /// Time the device was busy (io_ticks), milliseconds; at most the time between the readings.
     pub busy_ms: u64,
+    /// `io_ticks` grew by more than the time between the readings on some device: the kernel's
+    /// counter took in time from outside the phase, so `busy_ms` (capped) is not a measurement
+    /// and nothing is explained by it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy_overcounted: bool,
     /// Device-wide: the target is a directory on a device fsbench did not make (shared with the
     /// rest of the machine), so these counters include other processes' I/O.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -705,6 +710,7 @@ impl DeviceDelta {
         self.writes_merged += o.writes_merged;
         self.write_bytes += o.write_bytes;
         self.busy_ms += o.busy_ms;
+        self.busy_overcounted |= o.busy_overcounted;
         self.shared |= o.shared;
     }
 }

@@ -270,6 +270,9 @@ fn daemon_cpu(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
 /// (journal and metadata writes) or slower ones.
 fn device_busy(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     let (dw, dl) = (w.facts.device.as_ref()?, l.facts.device.as_ref()?);
+    if dw.busy_overcounted || dl.busy_overcounted {
+        return None;
+    }
     if dl.busy_ms < 20 || (dl.busy_ms as f64) < 1.5 * dw.busy_ms.max(1) as f64 {
         return None;
     }

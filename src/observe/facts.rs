@@ -299,6 +299,7 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
             .and_then(|d| ratio(d.read_bytes, d.reads_completed)),
         device_busy_share: device
             .as_ref()
+            .filter(|d| !d.busy_overcounted)
             .and_then(|d| ratio(d.busy_ms * 1_000_000, rep.wall_nanos)),
         device,
         cpu_pct_per_thread: rep.cpu_pct_per_thread,

@@ -849,7 +849,7 @@ fn device_panel(out: &mut String, r: &Report) {
         out.push_str("<p class=\"muted\">No block-device counters: the targets have no block device fsbench could read (/sys/block/DEV/stat), e.g. tmpfs.</p>\n");
         return;
     }
-    out.push_str("<p class=\"rule\">Changes of /sys/block/DEV/stat over the timed phases of the median repetition. Amplification: bytes the device wrote / bytes the test wrote.</p>\n<table class=\"panel\"><thead><tr><th>test</th><th>configuration</th><th>device</th><th class=\"num\">reads</th><th class=\"num\">read MiB</th><th class=\"num\">writes</th><th class=\"num\">write MiB</th><th class=\"num\">avg write</th><th class=\"num\">merged</th><th class=\"num\">busy</th><th>write amplification</th></tr></thead><tbody>\n");
+    out.push_str("<p class=\"rule\">Changes of /sys/block/DEV/stat over the timed phases of the median repetition. Amplification: bytes the device wrote / bytes the test wrote. Busy: n/a where the kernel's counter grew by more than the phase lasted (it took in time from outside the phase).</p>\n<table class=\"panel\"><thead><tr><th>test</th><th>configuration</th><th>device</th><th class=\"num\">reads</th><th class=\"num\">read MiB</th><th class=\"num\">writes</th><th class=\"num\">write MiB</th><th class=\"num\">avg write</th><th class=\"num\">merged</th><th class=\"num\">busy</th><th>write amplification</th></tr></thead><tbody>\n");
     let mut amp_max = 0.0f64;
     let mut rows = Vec::new();
     for (ti, row) in r.tests.iter().enumerate() {
@@ -882,7 +882,7 @@ fn device_panel(out: &mut String, r: &Report) {
         };
         let _ = write!(
             out,
-            "<tr><td class=\"id\">{}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} ms</td>",
+            "<tr><td class=\"id\">{}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
             esc(&id),
             swatch(i),
             esc(&label),
@@ -893,7 +893,7 @@ fn device_panel(out: &mut String, r: &Report) {
             mib(d.write_bytes),
             avg,
             d.reads_merged + d.writes_merged,
-            d.busy_ms
+            if d.busy_overcounted { "n/a".to_string() } else { format!("{} ms", d.busy_ms) }
         );
         match amp {
             Some(a) => out.push_str(&bar_cell(
