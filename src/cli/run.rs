@@ -98,6 +98,12 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
         // Only --fio gets here without either (clap): its jobs' directory= is the run directory.
         let dir = a.workload.fio_translation()?.and_then(|t| t.directory);
         match dir {
+            Some(d) if !std::path::Path::new(&d).is_dir() => {
+                return Err(super::UserError(format!(
+                    "directory={d} in the fio job file: no such directory; create it, or give --dir DIR (or --fs CONFIG) to run elsewhere"
+                ))
+                .into())
+            }
             Some(d) => a.dir = Some(PathBuf::from(d)),
             None => {
                 return Err(super::UserError(

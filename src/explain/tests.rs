@@ -414,3 +414,29 @@ fn device_wide_counters_are_not_cited_as_the_filesystems() {
         explain(&side("ext4", &ext4), &side("xfs", &xfs), 10).into_iter().map(|e| e.rule).collect();
     assert!(!fired.iter().any(|r| DEVICE_RULES.contains(&r.as_str())), "{fired:?}");
 }
+
+#[test]
+fn threads_blocked_much_longer_are_where_the_time_went() {
+    // Recorded: metadata tree at --scale quick, ext4 1.4x faster than xfs; xfs's threads off
+    // CPU 36% of their time, ext4's 16%, at 10.9 and 10.5 us of system CPU per operation.
+    use crate::observe::facts::TimeSplit;
+    let split = |off: u64| TimeSplit {
+        thread_nanos: 1_000_000_000,
+        cpu_nanos: 1_000_000_000 - off,
+        ..Default::default()
+    };
+    let mut ext4 = base();
+    (ext4.time, ext4.sys_nanos_per_op) = (Some(split(160_000_000)), 10_500.0);
+    let mut xfs = base();
+    (xfs.time, xfs.sys_nanos_per_op) = (Some(split(360_000_000)), 10_900.0);
+    let t = explain(&side("ext4", &ext4), &side("xfs", &xfs), 10);
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!(t[0].rule, "off_cpu");
+    assert_eq!(
+        t[0].text,
+        "xfs was off CPU 36% of its threads' time against 16% on ext4 (blocked on the device, the journal or locks, or waiting for a CPU); system CPU per operation 10.9µs vs 10.5µs"
+    );
+    // 16% against 24%: not enough to name.
+    xfs.time = Some(split(240_000_000));
+    assert!(explain(&side("ext4", &ext4), &side("xfs", &xfs), 10).is_empty());
+}

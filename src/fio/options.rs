@@ -46,7 +46,7 @@ pub const OPTIONS: &[FioOption] = &[
         aliases: &[],
         meaning: "a plain name: the numjobs threads share one file; paths and devices are refused (fsbench makes its files in --dir)",
     },
-    FioOption { name: "directory", aliases: &[], meaning: "the run directory when --dir is not given" },
+    FioOption { name: "directory", aliases: &[], meaning: "the run directory when neither --dir nor --fs is given" },
     FioOption { name: "direct", aliases: &[], meaning: "O_DIRECT" },
     FioOption { name: "sync", aliases: &[], meaning: "0/none, 1/sync (O_SYNC), dsync (O_DSYNC)" },
     FioOption { name: "fsync", aliases: &[], meaning: "fsync every N writes" },

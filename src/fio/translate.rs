@@ -45,7 +45,9 @@ impl Translation {
             out.push_str(&format!("# note: {n}\n"));
         }
         if let Some(d) = &self.directory {
-            out.push_str(&format!("# directory={d}: the run directory unless --dir is given\n"));
+            out.push_str(&format!(
+                "# directory={d}: the run directory unless --dir or --fs is given\n"
+            ));
         }
         out.push('\n');
         // Serialising plain data types cannot fail; an error here would be a bug in the types.

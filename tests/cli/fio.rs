@@ -281,6 +281,13 @@ fn directory_from_the_job_file_when_no_dir() {
     let o = fsbench(&["run", "--fio", job.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("give --dir"), "{}", stderr(&o));
+    // A directory= that does not exist is named as the job file's, not as --dir.
+    let gone = work.path().join("gone");
+    let job = dir.write("gone.fio", &format!("[j]\nsize=4m\ndirectory={}\n", gone.display()));
+    let o = fsbench(&["run", "--fio", job.to_str().unwrap(), "--no-store"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let want = format!("directory={} in the fio job file: no such directory", gone.display());
+    assert!(stderr(&o).contains(&want) && !stderr(&o).contains("--dir /"), "{}", stderr(&o));
 }
 
 #[test]
