@@ -240,7 +240,12 @@ impl std::fmt::Display for Warning {
             ),
             Warning::Repetitions { count, stopped_by, ci, target_ci } => {
                 let ci = match ci {
-                    Some(c) => format!("95% CI ±{:.1}%", c * 100.0),
+                    // Of the 20%-trimmed mean of the log figures, the widest of the test over
+                    // the configurations compared: one number for the test, not this side's.
+                    Some(c) => format!(
+                        "the test's 95% CI ±{:.1}% (trimmed mean; the widest over the configurations compared)",
+                        c * 100.0
+                    ),
                     None => "95% CI unknown".into(),
                 };
                 let why = match stopped_by.as_str() {
