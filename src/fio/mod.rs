@@ -53,12 +53,14 @@ pub enum FioError {
         var: String,
     },
     /// An option fsbench does not support.
-    #[error("{file}:{line}: fio option `{option}` is not supported by fsbench; remove it or run the job with fio itself (supported: {supported})")]
+    #[error("{file}:{line}: fio option `{option}` is not supported by fsbench{hint}; remove it or run the job with fio itself (supported: {supported})")]
     Unsupported {
         /// The job file.
         file: String,
         /// 1-based line.
         line: usize,
+        /// ` (did you mean `iodepth`?)` for a near miss of a supported name, else empty.
+        hint: String,
         /// The option as written.
         option: String,
         /// The supported options.

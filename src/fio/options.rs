@@ -105,12 +105,42 @@ pub fn lookup(key: &str) -> Option<&'static FioOption> {
 
 /// The supported names, comma-separated, for errors.
 pub fn names() -> String {
-    OPTIONS.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
+    // Each with its aliases, as the user may have written either.
+    OPTIONS
+        .iter()
+        .map(|o| match o.aliases {
+            [] => o.name.to_string(),
+            a => format!("{} ({})", o.name, a.join(", ")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The supported name or alias nearest to a misspelled `key`, when one is near (Jaro-Winkler
+/// similarity above 0.85, as near as clap asks of a flag).
+pub fn closest(key: &str) -> Option<&'static str> {
+    OPTIONS
+        .iter()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+        .map(|n| (strsim::jaro_winkler(key, n), n))
+        .filter(|(s, _)| *s > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_near_miss_gets_the_supported_name_and_nothing_far_does() {
+        assert_eq!(closest("iodeph"), Some("iodepth"));
+        assert_eq!(closest("rwmixred"), Some("rwmixread"));
+        assert_eq!(closest("ioengin"), Some("ioengine"));
+        assert_eq!(closest("cpus_allowed"), None);
+        assert_eq!(closest("zonemode"), None);
+        assert!(names().contains("stonewall (wait_for_previous)"), "{}", names());
+    }
 
     #[test]
     fn names_and_aliases_are_unique() {

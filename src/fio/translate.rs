@@ -243,6 +243,9 @@ pub fn translate(
             let opt = options::lookup(key).ok_or_else(|| FioError::Unsupported {
                 file: file.into(),
                 line: *line,
+                hint: options::closest(key)
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default(),
                 option: key.clone(),
                 supported: options::names(),
             })?;
@@ -505,7 +508,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             return Err(job.err("iodepth", line, "0: the queue depth is at least 1"));
         }
         if d > 1 && engine == "psync" {
-            return Err(job.err("iodepth", line, format!("{d} with ioengine={}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring for a queue depth", job.str("ioengine")?.map(|v| v.0).unwrap_or("psync"))));
+            return Err(job.err("iodepth", line, format!("{d} with {}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring for a queue depth", job.str("ioengine")?.map(|v| format!("ioengine={}", v.0)).unwrap_or_else(|| "no ioengine= (psync, fio's default)".into()))));
         }
     }
 

@@ -118,7 +118,18 @@ fn unsupported_option_and_unset_variable_exit_2_with_the_line() {
         fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("bad.fio:6: fio option `zonemode` is not supported"), "{e}");
+    assert!(e.contains("bad.fio:6: fio option `zonemode` is not supported by fsbench;"), "{e}");
+    let job = dir.write("typo.fio", "[job]\nsize=8m\niodeph=8\n");
+    let o =
+        fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "typo.fio:3: fio option `iodeph` is not supported by fsbench (did you mean `iodepth`?)"
+        ),
+        "{e}"
+    );
 
     let job = dir.write("env.fio", "[job]\nsize=${FSB_NOT_SET_ANYWHERE}\n");
     let o =
