@@ -780,7 +780,7 @@ impl TestResult {
             complete_reps: 0,
             figure: Figure::of_test(test),
             summary: None,
-            warnings: Vec::new(),
+            warnings: test.notes.iter().map(|n| Warning::Note { text: n.clone() }).collect(),
         }
     }
 

@@ -303,7 +303,11 @@ pub fn translate(
         tests.push(test);
     }
     if filenames.values().any(|&n| n > 1) {
-        notes.push("fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote".into());
+        let n = "fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote";
+        notes.push(n.into());
+        for t in &mut tests {
+            t.notes.push(format!("fio job file: {n}"));
+        }
     }
     let spec = SuiteSpec {
         suite: SuiteMeta {
@@ -708,6 +712,8 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         id,
         name,
         description,
+        // Stored with the results, so a report still says where the run differs from fio's.
+        notes: notes.iter().map(|n| format!("fio job file: {n}")).collect(),
         threads,
         engine: (engine != "psync").then(|| engine.to_string()),
         iodepth,

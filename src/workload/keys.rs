@@ -283,6 +283,7 @@ pub const KEYS: &[Key] = &[
     key(Test, "id", Str, "short id, used by `--test`: 1-64 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`; required"),
     key(Test, "name", Str, "short name shown in tables; required"),
     with_default(key(Test, "description", Str, "what the test does, in words"), "\"\""),
+    with_default(key(Test, "notes", Table, "a list of strings said with the test's results: in every output's notes and the store (a translated fio job's differences from fio are written here)"), "[]"),
     THREADS,
     ENGINE,
     IODEPTH,

@@ -27,6 +27,9 @@ pub struct TestDef {
     pub name: String,
     /// Description in words.
     pub description: String,
+    /// Said with the test's results (`notes`): each becomes a [`crate::result::Warning::Note`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Worker threads.
     pub threads: u32,
     /// How operations reach the kernel (`engine`).

@@ -62,6 +62,9 @@ pub struct TestSpec {
     /// What the test does, in words.
     #[serde(default)]
     pub description: String,
+    /// Said with the test's results (every output's notes, the store).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Worker threads (default 1).
     #[serde(default = "one")]
     pub threads: u32,

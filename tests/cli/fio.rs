@@ -376,3 +376,26 @@ fn compare_runs_a_job_file_on_two_configurations() {
     }
     assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
 }
+
+#[test]
+fn a_translation_note_is_kept_with_the_results() {
+    let work = TestDir::new();
+    let dir = TestDir::new();
+    let job = dir.write(
+        "aio.fio",
+        "[aio]\nioengine=libaio\niodepth=4\nrw=randread\nbs=4k\nsize=4m\nio_size=1m\n",
+    );
+    let (v, o) = run_json(&[
+        "run",
+        "--fio",
+        job.to_str().unwrap(),
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--no-store",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w = &v["tests"][0]["warnings"];
+    let note = w.as_array().unwrap().iter().find(|w| w["kind"] == "note");
+    let text = note.map(|n| n["message"].to_string()).unwrap_or_default();
+    assert!(text.contains("fio job file: ioengine=libaio runs as io_uring"), "{w}");
+}
