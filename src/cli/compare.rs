@@ -185,7 +185,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         cluster: None,
     };
     let meta = RunMeta::new(RunKind::Compare, &suite, a.repeat.least(), options);
-    let bar = Bar::new(suite.tests.len() * targets.count() * a.repeat.least() as usize, 1);
+    let bar = Bar::per_repetition(suite.tests.len() * targets.count() * a.repeat.least() as usize);
     let (outcome, recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();
     // With --repeat auto the header gives the most repetitions a test got.

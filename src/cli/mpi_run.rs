@@ -246,7 +246,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let bar;
     let progress: &dyn Progress = if rank == 0 {
-        bar = Bar::new(suite.tests.len() * dirs.len() * a.repeat.least() as usize, 1);
+        bar = Bar::per_repetition(suite.tests.len() * dirs.len() * a.repeat.least() as usize);
         &bar
     } else {
         &NoProgress

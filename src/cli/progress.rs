@@ -17,6 +17,9 @@ pub struct Bar {
     label: Mutex<String>,
     /// stderr is not a terminal: lines instead of a bar.
     lines: bool,
+    /// Each repetition is a unit of its own (compare's interleaved rounds), so two in a row of
+    /// the same test on the same target (at a round boundary) are two lines, not one.
+    per_repetition: bool,
     started: Instant,
 }
 
@@ -30,8 +33,14 @@ impl Bar {
             test_pos: Mutex::new((String::new(), 0)),
             label: Mutex::new(String::new()),
             lines: !std::io::stderr().is_terminal(),
+            per_repetition: false,
             started: Instant::now(),
         }
+    }
+
+    /// A bar for `units` repetitions of tests on targets, counted one by one.
+    pub fn per_repetition(units: usize) -> Bar {
+        Bar { per_repetition: true, ..Bar::new(units, 1) }
     }
 }
 
@@ -66,7 +75,10 @@ impl Bar {
         let label = self.label.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let (idx, new_test) = {
             let mut tp = self.test_pos.lock().unwrap_or_else(|e| e.into_inner());
-            let key = format!("{label}\0{}", test.id);
+            let key = match self.per_repetition {
+                true => format!("{label}\0{}\0{rep}", test.id),
+                false => format!("{label}\0{}", test.id),
+            };
             let new_test = tp.0 != key;
             if new_test {
                 tp.0 = key;

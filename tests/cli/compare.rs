@@ -457,3 +457,31 @@ fn aging_fill_series_is_in_json_and_report() {
     assert!(html.contains("Phase <b>fill</b>: throughput over each 10% step of filesystem fill"));
     assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
 }
+
+#[test]
+fn without_a_terminal_each_repetition_of_a_compare_is_a_line() {
+    // One test, two rounds: round 2 starts with the configuration round 1 ended with, so the
+    // same test on the same directory runs twice in a row; each is a line of its own.
+    let a = TestDir::new();
+    let b = TestDir::new();
+    let o = fsbench(&[
+        "compare",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--repeat",
+        "2",
+        "--no-store",
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("fsbench: [")).collect();
+    assert_eq!(lines.len(), 4, "{e}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(l.starts_with(&format!("fsbench: [{}/4] ", i + 1)), "{e}");
+    }
+}
