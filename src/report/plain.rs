@@ -33,8 +33,10 @@ pub fn summary(r: &Report, command_line: &str) -> String {
         out.push('\n');
     }
     let name_w = r.tests.iter().map(|t| width(&t.name)).max().unwrap_or(4).max(4);
+    // Ids as long as a fio job's name (`randread-4k`) widen their column.
+    let id_w = r.tests.iter().map(|t| width(&t.id)).max().unwrap_or(4).max(4);
     let cols: Vec<String> = names.iter().map(|n| format!("{n} (median)")).collect();
-    let mut header = format!("{:<5} {:<name_w$}", "test", "name");
+    let mut header = format!("{:<id_w$}  {:<name_w$}", "test", "name");
     for c in &cols {
         header.push_str(&format!("  {c:>12}"));
     }
@@ -45,7 +47,7 @@ pub fn summary(r: &Report, command_line: &str) -> String {
     out.push_str(header.trim_end());
     out.push('\n');
     for row in &r.tests {
-        let mut line = format!("{:<5} {:<name_w$}", row.id, row.name);
+        let mut line = format!("{:<id_w$}  {:<name_w$}", row.id, row.name);
         for (i, c) in cols.iter().enumerate() {
             let v = row.median(i).map(sig3);
             line.push_str(&format!(
@@ -182,6 +184,16 @@ mod tests {
         assert_eq!(r.repetitions(), "5 to 8 repetitions");
         let out = crate::output::compare::render(&r, false);
         assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
+        // An id longer than the header's `test` (a fio job's name) keeps the columns aligned.
+        let mut configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
+        for c in &mut configs {
+            c.run.tests[0].id = "randread-4k".into();
+        }
+        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let s = summary(&r, "fsbench compare ext4 xfs");
+        let head = s.lines().find(|l| l.starts_with("test ")).unwrap();
+        let row = s.lines().find(|l| l.starts_with("randread-4k ")).unwrap();
+        assert_eq!(head.find("name"), row.find(&r.tests[0].name), "{s}");
     }
 
     #[test]
