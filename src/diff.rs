@@ -298,12 +298,13 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
         rule.min_effect * 100.0,
         rule.single_run_effect * 100.0,
     ));
-    let (reg, imp) = (d.regressions(), d.improvements());
+    let (reg, imp, untested) = (d.regressions(), d.improvements(), d.untested());
+    // Untested pairs are neither changed nor unchanged: they are counted on their own.
     out.push_str(&format!(
-        "{compared} compared: {reg} regressed significantly, {imp} improved significantly, {} without significant change.\n",
-        compared - reg - imp
+        "{compared} compared: {reg} regressed significantly, {imp} improved significantly, {} without significant change{}.\n",
+        compared - reg - imp - untested,
+        if untested > 0 { format!(", {untested} untested") } else { String::new() }
     ));
-    let untested = d.untested();
     if untested > 0 {
         out.push_str(&format!(
             "WARNING: {untested} pairs have a single repetition on a side: there is no noise estimate, so no test was made and they are never counted as regressions. Record runs with --repeat 5 or more to test them.\n"
@@ -383,5 +384,10 @@ mod tests {
             d.text.contains("Benjamini-Hochberg") && d.text.contains("over the 2 tested pairs")
         );
         assert!(d.text.contains("1 regressed significantly"), "{}", d.text);
+        assert!(
+            d.text.contains("3 compared: 1 regressed significantly, 0 improved significantly, 1 without significant change, 1 untested."),
+            "{}",
+            d.text
+        );
     }
 }
