@@ -128,11 +128,12 @@ pub struct DataArgs {
     pub trace: bool,
 
     /// Write verified data (every 4 KiB carries its file, offset, seed and a CRC-32; the
-    /// bytes are a function of the seed and offset, and stay incompressible) and, after each
-    /// repetition of a data test, read its files back and check every block: a mismatch fails
-    /// the test with the file, offset, expected and found block. The check is outside the
-    /// timing and its time is printed; generating the data is inside the timed writes.
-    /// Fileset tests are not verified yet.
+    /// bytes are a function of the seed and offset, and stay incompressible) and check what is
+    /// read back: a mismatch fails the test with the file, offset, expected and found block.
+    /// Data tests: after each repetition, their files are read back and every block checked,
+    /// outside the timing (its time is printed). Fileset tests: every whole-file read checks
+    /// its bytes as it reads, inside the timed phase (`verify_nanos` in the JSON). Generating
+    /// the data is inside the timed writes.
     #[arg(long)]
     pub verify: bool,
 
