@@ -182,7 +182,14 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             rec.id
         );
     }
-    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&rec.report())?;
+    // HTML of a stored run: its page as `fsbench report RUN` makes it (its id, its command
+    // line), not the page of a fresh run, which has neither.
+    let bytes = match a.format {
+        Format::Html => {
+            crate::report::render(&[crate::report::ReportRun::from_record(&rec)])?.0.into_bytes()
+        }
+        f => exporter(f, ExportOptions { details: a.details }).export(&rec.report())?,
+    };
     super::out_bytes(&bytes).context("writing to stdout")?;
     Ok(ExitCode::Success)
 }

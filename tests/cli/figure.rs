@@ -196,6 +196,10 @@ fn compare_ranks_file_set_tests_on_ops_per_second() {
         if format == "bonnie" {
             assert!(!stdout(&o).contains("-Create--"), "{}", stdout(&o));
         }
+        if format == "html" {
+            // The stored run's page, with its id, as `fsbench report 1` makes it.
+            assert!(stdout(&o).contains("<title>fsbench report: run 1: "), "{}", stdout(&o));
+        }
     }
     assert!(
         t["median_ops_per_s"][0].as_f64().unwrap() > 0.0
