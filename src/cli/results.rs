@@ -304,7 +304,7 @@ fn show_profile(store: &crate::store::Store, id: i64, format: Format) -> anyhow:
             .into_bytes(),
         Format::Bonnie => {
             return Err(UserError(format!(
-                "run {id} is a profile: --format bonnie shows bonnie++'s tables of a run or                  comparison; a profile shows as table, json, csv (one row per file) or html"
+                "run {id} is a profile: --format bonnie shows bonnie++'s tables of a run or comparison; a profile shows as table, json, csv (one row per file) or html"
             ))
             .into())
         }
@@ -333,7 +333,7 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         if r.kind == RunKind::Profile {
             return Err(UserError(format!(
-                "run {} is a profile: diff compares the tests of runs and comparisons;                  `fsbench show {}` prints the profile",
+                "run {} is a profile: diff compares the tests of runs and comparisons; `fsbench show {}` prints the profile",
                 r.id, r.id
             ))
             .into());
@@ -443,7 +443,7 @@ fn report_profile(
 ) -> anyhow::Result<ExitCode> {
     if svg {
         return Err(UserError(format!(
-            "run {id} is a profile: its charts are drawn into the page; --svg-dir is for              reports of runs and comparisons"
+            "run {id} is a profile: its charts are drawn into the page; --svg-dir is for reports of runs and comparisons"
         ))
         .into());
     }
