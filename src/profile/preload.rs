@@ -218,8 +218,13 @@ pub struct Comparison {
     pub with_seconds: Vec<f64>,
     /// Time of each preload, seconds.
     pub preload_seconds: Vec<f64>,
-    /// The decision on 1 / wall time; side 0 = without, side 1 = with.
+    /// The decision on 1 / wall time; side 0 = without, side 1 = with (the command's time
+    /// after the preload, as a preloader that ran earlier, at boot, would give).
     pub verdict: Verdict,
+    /// The same with the preload's own time added to the command's: what running the preload
+    /// just before the command gains.
+    #[serde(default)]
+    pub verdict_end_to_end: Option<Verdict>,
     /// Bytes the list preloads (as read in the first preload).
     pub list_bytes: u64,
     /// Bytes of the list that the traced cold run did not bring into the cache.
@@ -232,18 +237,28 @@ impl Comparison {
     /// Text for a person.
     pub fn render(&self) -> String {
         let med = |v: &[f64]| crate::stats::summary::median(v);
-        let verdict = match &self.verdict {
+        let words = |v: &Verdict| match v {
             Verdict::Win { winner: 1, factor, .. } => {
-                format!("the preload makes the cold start {factor:.2}x faster (significant)")
+                format!("{factor:.2}x faster (significant by compare's rule)")
             }
             Verdict::Win { factor, .. } => {
-                format!("the preload makes the cold start {factor:.2}x SLOWER (significant)")
+                format!("{factor:.2}x SLOWER (significant by compare's rule)")
             }
             Verdict::Draw { factor, .. } => {
                 format!("draw: no significant difference (factor {factor:.2})")
             }
             Verdict::NotCompared { reason } => format!("not compared: {reason}"),
         };
+        let mut verdict = format!(
+            "the command alone after the preload (a preloader run earlier, at boot): {}",
+            words(&self.verdict)
+        );
+        if let Some(v) = &self.verdict_end_to_end {
+            verdict.push_str(&format!(
+                "\n           preload + command, the preload's own time counted: {}",
+                words(v)
+            ));
+        }
         let mut s = format!(
             "preload comparison of `{}` with {} ({} cold runs each, interleaved):\n  \
              without preload: median {:.3} s\n  with preload:    median {:.3} s (preload itself: \
@@ -332,6 +347,7 @@ pub fn compare(
         with_seconds: Vec::new(),
         preload_seconds: Vec::new(),
         verdict: Verdict::NotCompared { reason: "not run".into() },
+        verdict_end_to_end: None,
         list_bytes: 0,
         prefetched_not_used_bytes: not_used(&list, &needed),
         cold_warnings: Vec::new(),
@@ -361,6 +377,10 @@ pub fn compare(
     let n = c.without_seconds.len().min(c.with_seconds.len());
     let inv = |v: &[f64]| v[..n].iter().map(|t| 1.0 / t).collect::<Vec<f64>>();
     c.verdict = decide_samples(&inv(&c.without_seconds), &inv(&c.with_seconds), &Rule::default());
+    let both: Vec<f64> =
+        c.with_seconds.iter().zip(&c.preload_seconds).map(|(a, b)| a + b).collect();
+    c.verdict_end_to_end =
+        Some(decide_samples(&inv(&c.without_seconds), &inv(&both), &Rule::default()));
     c.cold_warnings.dedup();
     Ok(c)
 }
