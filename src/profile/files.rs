@@ -227,6 +227,15 @@ pub fn build(
 fn name_unknown(watched: &[Watched], rows: &mut [FileProfile]) {
     let mut wanted: BTreeMap<usize, HashSet<u64>> = BTreeMap::new();
     for r in rows.iter_mut() {
+        // The block device's own page cache (the kernel numbers a block device's inode by its
+        // dev_t): the filesystem's metadata read or written through the buffer cache, not a
+        // file, and never "deleted".
+        if r.path.is_empty() && r.ino == u64::from(watched[r.fs].fs_dev) {
+            let dev = watched[r.fs].block_device.as_deref().unwrap_or("the device");
+            r.path = format!("({dev} buffer cache: filesystem metadata)");
+            r.kind = "metadata".into();
+            continue;
+        }
         let fine = !r.path.is_empty()
             && std::fs::symlink_metadata(&r.path)
                 .is_ok_and(|m| m.ino() == r.ino && m.dev() == watched[r.fs].st_dev);
@@ -343,6 +352,9 @@ mod tests {
             // a write creates page 0 of inode 9: no context
             ev(PageKind::AddToCache, 1, 9, 0, 0),
             ev(PageKind::Dirty, 1, 9, 0, 0),
+            // the block device's own cache (its inode is numbered by its dev_t, 5): metadata
+            ev(PageKind::AddToCache, 1, 5, 100, 100),
+            ev(PageKind::Dirty, 1, 5, 100, 100),
         ];
         let tree = process_tree(1, &pages);
         let (rows, idx) = build(&w, &Opens::default(), &pages, &tree, 0);
@@ -356,5 +368,9 @@ mod tests {
         // No path could be found for them: reported as deleted, by inode.
         assert!(r9.deleted);
         assert_eq!(r9.display_name(), "(deleted) inode 9");
+        let r5 = &rows[idx[&(0, 5)]];
+        assert!(!r5.deleted, "{r5:?}");
+        assert_eq!(r5.display_name(), "(loop9 buffer cache: filesystem metadata)");
+        assert_eq!(r5.kind, "metadata");
     }
 }

@@ -54,7 +54,8 @@ pub fn write_list(p: &Profile, path: &Path) -> std::io::Result<usize> {
     let mut n = 0;
     for t in &p.touched {
         let Some(f) = p.files.get(t.file) else { continue };
-        if f.deleted || f.path.is_empty() || f.path.contains(['\t', '\n']) {
+        // Files only: not a deleted one, nor a device's buffer cache (named in parentheses).
+        if f.deleted || !f.path.starts_with('/') || f.path.contains(['\t', '\n']) {
             continue;
         }
         out.push_str(&format!("{}\t{}\t{}\n", f.path, t.offset_bytes, t.length_bytes));
