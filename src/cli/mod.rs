@@ -102,7 +102,7 @@ enum Command {
     /// List embedded suites or print one as TOML.
     #[command(subcommand)]
     Suite(suite::SuiteCmd),
-    /// List the recorded runs and comparisons, newest first.
+    /// List the recorded runs, comparisons, profiles and integrity runs, newest first.
     History(results::HistoryArgs),
     /// Print a recorded run's table (or JSON/CSV) again, from the results database.
     Show(results::ShowArgs),

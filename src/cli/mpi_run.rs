@@ -32,7 +32,8 @@ use std::time::Duration;
 /// Options of a multi-client run.
 #[derive(Debug, Clone, Args)]
 pub struct MpiArgs {
-    /// Run as one rank of an MPI job: `mpirun -np N fsbench run --mpi --dir DIR ...`. Every
+    /// Run as one rank of an MPI job: `mpirun -np N fsbench run --mpi --dir DIR ...` (or
+    /// `fsbench compare --mpi DIR DIR ...`). Every
     /// rank runs the workload's threads in its own subdirectory of DIR (file per process; DIR
     /// may be a mount all hosts share); phases start together after a barrier, and the figure
     /// is all ranks' bytes over the time from the first start to the last end (as IOR). Needs a

@@ -16,9 +16,10 @@ pub struct ProfileArgs {
     /// command starts cold. Without it the start is as warm as the cache happens to be.
     #[arg(long)]
     pub cold: bool,
-    /// Run the command this many times; the first run is profiled, all are timed.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    /// Run the command this many times; the first run is profiled, all are timed. Default 1;
+    /// with --compare-preload or --measure-overhead, the cold starts each way (default 10).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
     /// Stop the command (SIGTERM to its process group) after this many seconds.
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
@@ -96,12 +97,12 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         argv: a.command.clone(),
         mounts: a.mounts.clone(),
         cold: a.cold || a.compare_preload.is_some(),
-        repeat: a.repeat as usize,
+        repeat: a.repeat.unwrap_or(1) as usize,
         duration,
         trace: TraceOptions { buffer_kib_per_cpu: 32 * 1024, ..TraceOptions::default() },
     };
     if a.measure_overhead {
-        let repeat = if a.repeat == 1 { 10 } else { a.repeat as usize };
+        let repeat = a.repeat.unwrap_or(10) as usize;
         let o = profile::overhead::measure(&opts, repeat).map_err(user)?;
         eprint!("{}", o.render());
         if let Some(j) = &a.json {
@@ -110,7 +111,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     if let Some(list) = &a.compare_preload {
-        let repeat = if a.repeat == 1 { 10 } else { a.repeat as usize };
+        let repeat = a.repeat.unwrap_or(10) as usize;
         let c = preload::compare(&opts, list, repeat).map_err(user)?;
         eprint!("{}", c.render());
         if let Some(j) = &a.json {

@@ -68,15 +68,15 @@ pub struct RunArgs {
 
 const STATS_HELP: &str = "\
 Statistics: each test runs --repeat times on freshly made files (auto: 5, then more until the 95%
-CI of its figure is within --target-ci, --max-repeat or --time-budget); a timed phase shorter
-than --min-time (0.5s) runs again and its figures are totals over the passes. MiB/s is bytes read+written in
-the timed phases divided by their wall time, ops/s operations per second (file-set operations
-for file-set tests), s the elapsed seconds of the timed phases. A test is ranked on MiB/s, a
-file-set test (metadata, rm65536, mail, postmark, untar) on ops/s; the table shows medians, and
-of that figure the coefficient of variation (sample sd / mean) and a two-sided 95% confidence
-interval of its geometric mean: Student's t on the logarithms, exp(m ± t(0.975, n-1)·s/√n) with
-m and s the mean and sd of the log figures (asymmetric, never below 0). Latency percentiles come from an
-HdrHistogram with 3 significant digits (each within 0.1%).
+CI of its figure is within --target-ci, --max-repeat or --time-budget); a timed phase shorter than
+--min-time (0.5s) runs again and its figures are totals over the passes. MiB/s is bytes
+read+written in the timed phases divided by their wall time, ops/s operations per second (file-set
+operations for file-set tests), s the elapsed seconds of the timed phases. A test is ranked on
+MiB/s, a file-set test (metadata, rm65536, mail, postmark, untar) on ops/s; the table shows
+medians, and of that figure the coefficient of variation (sample sd / mean) and a two-sided 95%
+confidence interval of its geometric mean: Student's t on the logarithms, exp(m ±
+t(0.975,n-1)·s/√n) with m and s the mean and sd of the log figures (asymmetric, never below 0).
+Latency percentiles come from an HdrHistogram with 3 significant digits (each within 0.1%).
 
 Cache: `cached` phases read the file first, `uncached` phases fsync, fadvise(DONTNEED) and (as
 root) drop_caches; both are verified with mincore and the resident share is reported. A phase whose

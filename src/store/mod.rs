@@ -63,7 +63,7 @@ pub enum StoreError {
         version: &'static str,
     },
     /// No database yet (for commands that only read).
-    #[error("no results database at {path}: `fsbench run` and `fsbench compare` record there (or pass the file with --db)")]
+    #[error("no results database at {path}: `fsbench run`, `compare`, `profile` and `integrity` record there (or pass the file with --db)")]
     Missing {
         /// The file.
         path: PathBuf,
