@@ -13,7 +13,8 @@
 //! It is recorded in the state ([`crate::state`]) before it is made and identified (device,
 //! inode) once made, so `fsbench testbed cleanup` removes it after a `kill -9`.
 
-use crate::state::{secure, Guard, Recorded, Release, Resource, StateDir};
+use crate::state::{Guard, Recorded, Release, Resource, StateDir};
+use crate::sys::secure;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};

@@ -4,8 +4,8 @@
 //! work directory in `--dir`, by the block tracer (tracing instances) and, next, by command
 //! profiling. The parts:
 //!
-//! - [`secure`]: a directory only its owner can change, checked on every use, and files made in
-//!   it without following links (why: fsbench runs as root and acts on its records).
+//! The directory checks and link-free file operations it relies on are
+//! [`crate::sys::secure`] (why: fsbench runs as root and acts on its records).
 //! - [`record`]: the records themselves, one file per process ([`StateDir`], [`Resource`]).
 //! - [`guard`]: the one guard type that records, removes and forgets a resource ([`Guard`]).
 //! - [`process`]: process identity (pid and start time), so a reused pid is never mistaken for
@@ -14,7 +14,6 @@
 pub mod guard;
 pub mod process;
 pub mod record;
-pub mod secure;
 
 pub use guard::{Guard, Recorded, Release};
 pub use process::ProcessId;

@@ -8,11 +8,11 @@
 //! removes. Each write goes to an `O_EXCL | O_NOFOLLOW` temporary file that is fsync'd and
 //! renamed over the record, then the directory is fsync'd: a crash at any point leaves either the
 //! old or the new record, never a torn one, and a planted link is never written through. Every
-//! use checks the directory first ([`super::secure`]). Several testbeds in one process (tests run
+//! use checks the directory first ([`crate::sys::secure`]). Several testbeds in one process (tests run
 //! in threads) share the process's record through an in-process registry.
 
 use super::process::ProcessId;
-use super::secure;
+use crate::sys::secure;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::File;

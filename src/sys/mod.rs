@@ -1,5 +1,6 @@
 //! Thin, safe wrappers over the operating system: external commands, signals, memory facts,
-//! page-cache control, the CPUs' idle policy, pseudo-filesystem mounts and per-thread CPU accounting.
+//! page-cache control, directories only their owner can change and files made in them without
+//! following links ([`secure`]), the CPUs' idle policy, pseudo-filesystem mounts and per-thread CPU accounting.
 
 pub mod cache;
 pub mod cmd;
@@ -10,6 +11,7 @@ pub mod mountinfo;
 pub mod outfile;
 pub mod pseudofs;
 pub mod rusage;
+pub mod secure;
 pub mod signals;
 
 /// Whether the process runs with root privileges (effective uid 0).

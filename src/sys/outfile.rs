@@ -12,7 +12,7 @@
 //! [`create_unique`] for names fsbench chooses: it never replaces anything, and if the name is
 //! taken (another run's report) it picks `NAME-2.EXT`, `NAME-3.EXT`, ... so no report is lost.
 
-use crate::state::secure;
+use crate::sys::secure;
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use std::fs::File;
 use std::io::{self, Write};

@@ -7,7 +7,7 @@
 //! the record names it *and* the system confirms it is fsbench's:
 //!
 //! - a directory or image only inside a directory tree only root can change
-//!   ([`crate::state::secure::open_trusted_dir`]), removed through directory fds; an image must be
+//!   ([`crate::sys::secure::open_trusted_dir`]), removed through directory fds; an image must be
 //!   a regular `.img` file directly inside a directory of the same record; a directory loses only
 //!   the symlinks fsbench made in it (never their targets) and must otherwise be empty;
 //! - a loop device only if its backing file is an image of the same record;
@@ -27,7 +27,7 @@ use super::loopdev;
 use super::mountinfo;
 use super::state::{ProcessRecord, Resource, StateDir};
 use super::zfs;
-use crate::state::secure;
+use crate::sys::secure;
 use serde::Serialize;
 use std::ffi::OsStr;
 use std::fmt;

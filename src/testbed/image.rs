@@ -110,7 +110,7 @@ pub fn remove_owned_dir_at(parent: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io
         Err(rustix::io::Errno::NOENT) => return Ok(()),
         Err(e) => return Err(e.into()),
     };
-    for (n, ft) in crate::state::secure::list(fd.as_fd())? {
+    for (n, ft) in crate::sys::secure::list(fd.as_fd())? {
         if ft == FileType::Symlink {
             rustix::fs::unlinkat(&fd, n.as_str(), AtFlags::empty())?;
         }

@@ -197,7 +197,7 @@ impl Testbed {
         // Images and mount points go here, and cleanup deletes by path: nobody but root may be
         // able to rename or plant anything in it (a /var/tmp/fsbench made first by another user
         // is refused, not trusted).
-        crate::state::secure::open_trusted_dir(&workdir, false)
+        crate::sys::secure::open_trusted_dir(&workdir, false)
             .map_err(|e| TestbedError::io("checking workdir", &workdir, e))?;
         if config.kind.needs_devices() && real.is_none() {
             image::check_space(&workdir, opts.size_bytes.saturating_mul(config.devices as u64))?;
