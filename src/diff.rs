@@ -10,8 +10,8 @@
 //! improvement (it is marked untested).
 
 use crate::compare::{decision, Rule, Verdict};
+use crate::model::result::{Figure, TestResult};
 use crate::output::units::{sig3, utc};
-use crate::result::{Figure, TestResult};
 use crate::store::RunRecord;
 use comfy_table::{Cell, CellAlignment};
 

@@ -18,11 +18,11 @@ use crate::cluster::Comm;
 use crate::compare::{CompareOptions, Rule};
 use crate::driver::{Order, Outcome, PhaseOutcome, Plan, Spec, TargetSet};
 use crate::engine::{NoProgress, Progress};
+use crate::model::job::Suite;
 use crate::output::{exporter, ExportOptions};
 use crate::store::read::{RunKind, RunStatus};
 use crate::store::write::ConfigStart;
 use crate::store::{RunMeta, RunOptions};
-use crate::workload::Suite;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -288,7 +288,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     code
 }
 
-fn config_result(run: crate::result::RunReport) -> crate::compare::ConfigResult {
+fn config_result(run: crate::model::result::RunReport) -> crate::compare::ConfigResult {
     crate::compare::ConfigResult { label: run.target.label.clone(), env: None, run }
 }
 
@@ -310,7 +310,7 @@ fn record_all(
             recording.test(i, pos, t);
         }
     }
-    let finished: Vec<(&ConfigStart, &[crate::result::TestResult])> =
+    let finished: Vec<(&ConfigStart, &[crate::model::result::TestResult])> =
         configs.iter().zip(&outcome.runs).map(|(c, r)| (c, r.tests.as_slice())).collect();
     recording.finish(&finished, outcome.status());
     Ok(recording)
@@ -335,7 +335,7 @@ fn share_suite(
 }
 
 /// Per-rank spread on stderr, after the table.
-fn print_spread(report: &crate::result::RunReport) {
+fn print_spread(report: &crate::model::result::RunReport) {
     let Some(c) = &report.cluster else { return };
     let check = match c.clock_check_same_host_s {
         Some(x) => format!("; ranks on one host agree within {:.1} µs", x * 1e6),

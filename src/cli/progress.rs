@@ -2,7 +2,7 @@
 //! as each test starts, with the time since the start, so a long run is never silent.
 
 use crate::engine::Progress;
-use crate::workload::TestDef;
+use crate::model::job::TestDef;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write as _};
 use std::sync::Mutex;

@@ -1,7 +1,7 @@
 //! Options that choose the results database, and the glue that records a run or comparison as it
 //! happens.
 
-use crate::result::TestResult;
+use crate::model::result::TestResult;
 use crate::store::read::RunStatus;
 use crate::store::write::ConfigStart;
 use crate::store::{Recorder, RunMeta, Store};
@@ -118,7 +118,7 @@ impl Recording {
         store: Option<Store>,
         meta: &RunMeta,
         configs: &[ConfigStart],
-        tests: &[crate::workload::TestDef],
+        tests: &[crate::model::job::TestDef],
     ) -> anyhow::Result<Recording> {
         let rec = match store {
             Some(s) => {

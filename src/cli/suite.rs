@@ -31,7 +31,7 @@ pub fn run(cmd: SuiteCmd) -> anyhow::Result<ExitCode> {
         SuiteCmd::Show { name, as_fio: true } => {
             let mem = crate::sys::meminfo::MemInfo::read()?;
             let ctx = crate::workload::ResolveCtx {
-                scale: crate::workload::Scale::Paper,
+                scale: crate::model::scale::Scale::Paper,
                 free_memory: mem.free_memory(),
             };
             let suite = crate::workload::load(&crate::workload::SuiteSource::Embedded(name), &ctx)?;

@@ -1,8 +1,10 @@
 //! Options that choose and shape the workload, shared by `run` and `compare`, and the one place
 //! that turns them into a validated suite.
 
+use crate::model::job::Suite;
+use crate::model::scale::Scale;
 use crate::sys::meminfo::MemInfo;
-use crate::workload::{self, ResolveCtx, Scale, Suite, SuiteSource};
+use crate::workload::{self, ResolveCtx, SuiteSource};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Options shared by every command that builds testbeds (the sizing rule: [`crate::testbed::sizing`]; how images are allocated: [`crate::testbed::ImageAlloc`]).
 
+use crate::model::job::Suite;
 use crate::testbed::{FsConfig, ImageAlloc, TestbedOptions, DEFAULT_WORKDIR};
-use crate::workload::Suite;
 use clap::Args;
 use std::path::PathBuf;
 

@@ -10,8 +10,8 @@
 //! time so rank 0 answers at once. Drift during the run is not corrected: on hosts kept in step
 //! by NTP/PTP it is microseconds per minute, far below the phases' lengths.
 
-use super::model::ClockSync;
 use super::{ClusterError, Comm};
+use crate::model::cluster::ClockSync;
 use std::time::Instant;
 
 /// Exchanges per rank, at least.

@@ -4,9 +4,9 @@
 //! leaving the others waiting).
 
 use super::clock::GlobalClock;
-use super::model::{ClockSync, PhaseWindow};
 use super::{ClusterError, Comm};
 use crate::driver::{Hooks, PhaseOutcome, PhasePoint};
+use crate::model::cluster::{ClockSync, PhaseWindow};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -178,7 +178,7 @@ mod tests {
     use super::*;
     use crate::cluster::Single;
 
-    fn test_def() -> crate::workload::TestDef {
+    fn test_def() -> crate::model::job::TestDef {
         let suite = crate::workload::load(
             &crate::workload::SuiteSource::Embedded("unit14".into()),
             &crate::workload::ResolveCtx { scale: "quick".parse().unwrap(), free_memory: 1 << 30 },

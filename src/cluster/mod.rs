@@ -15,7 +15,6 @@
 
 pub mod clock;
 pub mod hooks;
-pub mod model;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod reduce;
@@ -102,7 +101,7 @@ impl Comm for Single {
         1
     }
     fn host(&self) -> String {
-        crate::observe::host::HostInfo::current().hostname
+        crate::model::host::HostInfo::current().hostname
     }
     fn barrier(&self, _at: &str) -> Result<(), ClusterError> {
         Ok(())

@@ -48,7 +48,7 @@ impl MpiComm {
         let rank = world.rank() as u32;
         let size = world.size() as u32;
         let host = mpi::environment::processor_name()
-            .unwrap_or_else(|_| crate::observe::host::HostInfo::current().hostname);
+            .unwrap_or_else(|_| crate::model::host::HostInfo::current().hostname);
         let global_clock = wtime_is_global(&world);
         Ok(MpiComm {
             inner: Mutex::new(Inner { world, _universe: universe }),

@@ -15,14 +15,16 @@
 //! the work really done is in `total_bytes`.
 
 use super::hooks::RecordedWindow;
-use super::model::{ClusterRep, HostPhase, HostShare, PhaseWindow, RankFigure, RankInfo, Spread};
 use crate::engine::runner::STONEWALLED;
-use crate::observe::memory::{MemDelta, MemSample};
-use crate::result::{
+use crate::model::cluster::{
+    ClusterRep, HostPhase, HostShare, PhaseWindow, RankFigure, RankInfo, Spread,
+};
+use crate::model::job::OpKind;
+use crate::model::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RunReport, TestResult, TestStatus,
 };
+use crate::observe::memory::{MemDelta, MemSample};
 use crate::stats::latency;
-use crate::workload::OpKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -106,7 +108,7 @@ fn reduce_test(parts: &[(&RankReport, &TestResult)], label: &str) -> TestResult 
     out.complete_reps = out.reps.iter().filter(|r| r.complete).count() as u32;
     out.finalize();
     if out.reps.iter().any(|r| r.cluster.as_ref().is_some_and(|c| c.stonewalled)) {
-        out.warnings.push(crate::result::Warning::Stonewalled);
+        out.warnings.push(crate::model::result::Warning::Stonewalled);
     }
     out
 }
@@ -475,7 +477,7 @@ mod tests {
         assert_eq!(c.total_bytes, 10 << 20);
         assert_eq!(r.bytes, 4 << 20);
         assert!((r.mib_per_s - 4.0).abs() < 1e-9);
-        assert!(t.warnings.contains(&crate::result::Warning::Stonewalled));
+        assert!(t.warnings.contains(&crate::model::result::Warning::Stonewalled));
     }
 
     #[test]

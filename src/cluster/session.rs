@@ -7,14 +7,14 @@
 //! and names it to the others, and removes it only after every rank is done.
 
 use super::hooks::{agree, ClusterHooks};
-use super::model::{ClockSync, ClusterInfo, RankInfo};
 use super::reduce::{reduce, RankReport};
 use super::{clock, Comm};
 use crate::driver::{self, Outcome, PhaseOutcome, Plan, Targets, WorkDir};
 use crate::engine::{Progress, Share, Target, Workspace};
+use crate::model::cluster::{ClockSync, ClusterInfo, RankInfo};
+use crate::model::job::{Layout, Suite};
 use crate::store::read::RunStatus;
 use crate::testbed::TestbedEnv;
-use crate::workload::{Layout, Suite};
 use anyhow::Context;
 use std::io::Write;
 use std::path::PathBuf;
@@ -188,10 +188,9 @@ pub fn run(
         return Ok(SessionEnd::Contributed(match &mine {
             Ok(r) if r.runs.iter().any(|r| r.interrupted) => RunStatus::Interrupted,
             Ok(r)
-                if r.runs
-                    .iter()
-                    .flat_map(|x| &x.tests)
-                    .any(|t| matches!(t.status, crate::result::TestStatus::Failed { .. })) =>
+                if r.runs.iter().flat_map(|x| &x.tests).any(|t| {
+                    matches!(t.status, crate::model::result::TestStatus::Failed { .. })
+                }) =>
             {
                 RunStatus::Failed
             }
@@ -269,7 +268,8 @@ mod tests {
     use super::*;
     use crate::cluster::Single;
     use crate::driver::Order;
-    use crate::workload::{ResolveCtx, Scale, SuiteSource};
+    use crate::model::scale::Scale;
+    use crate::workload::{ResolveCtx, SuiteSource};
 
     fn suite(body: &str) -> Suite {
         let d = tempfile::tempdir().unwrap();
@@ -311,7 +311,7 @@ mod tests {
             assert_eq!(run.target.label, label);
             assert_eq!(run.cluster.as_ref().unwrap().mode, "shared");
             let t = &run.tests[0];
-            assert_eq!(t.status, crate::result::TestStatus::Ok, "{:?}", t.status);
+            assert_eq!(t.status, crate::model::result::TestStatus::Ok, "{:?}", t.status);
             assert_eq!(t.reps.len(), 2);
             for rep in &t.reps {
                 let c = rep.cluster.as_ref().unwrap();

@@ -1,7 +1,7 @@
 //! The decision rule of `fsbench compare` and `fsbench diff`: winner, X-fold factor, or draw.
 //!
 //! Stated method:
-//! - Estimator: the median figure of merit ([`crate::result::RepResult::figure`]: MiB/s, or
+//! - Estimator: the median figure of merit ([`crate::model::result::RepResult::figure`]: MiB/s, or
 //!   ops/s for fileset tests) of each configuration's completed repetitions; the factor is the
 //!   larger median divided by the smaller.
 //! - Test (n >= 2 on both sides), on the logarithm of the figures: in `compare`, whose
@@ -43,7 +43,7 @@
 //! name a winner; that is why a parametric test is used, and why 5 repetitions per side are
 //! needed before one outlier is trimmed.
 
-use crate::result::{TestResult, TestStatus};
+use crate::model::result::{TestResult, TestStatus};
 use crate::stats::significance::{benjamini_hochberg, yuen_paired, yuen_welch};
 use serde::{Deserialize, Serialize};
 
@@ -90,7 +90,7 @@ pub enum Verdict {
 }
 
 /// Whether every timed phase of `r` had its cache precondition.
-fn cache_met(r: &crate::result::RepResult) -> bool {
+fn cache_met(r: &crate::model::result::RepResult) -> bool {
     r.phases.iter().all(|p| !p.timed || p.cache.met)
 }
 
@@ -104,8 +104,9 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
     // A repetition whose cache precondition did not hold measured something else (another
     // process evicted the file, or filled memory): it is left out. The test is not compared
     // when none is left, or one of several (one repetition cannot show the noise).
-    let complete: Vec<&crate::result::RepResult> = t.reps.iter().filter(|r| r.complete).collect();
-    let good: Vec<&crate::result::RepResult> =
+    let complete: Vec<&crate::model::result::RepResult> =
+        t.reps.iter().filter(|r| r.complete).collect();
+    let good: Vec<&crate::model::result::RepResult> =
         complete.iter().copied().filter(|r| cache_met(r)).collect();
     if good.len() < complete.len() && good.len() < 2 {
         let unmet = complete.iter().flat_map(|r| r.phases.iter()).find(|p| p.timed && !p.cache.met);
@@ -221,7 +222,7 @@ fn samples(
     if !paired {
         return Ok((xa, xb, false));
     }
-    let ok = |t: &TestResult, r: &crate::result::RepResult| {
+    let ok = |t: &TestResult, r: &crate::model::result::RepResult| {
         r.complete && cache_met(r) && t.figure.value(r) > 0.0
     };
     let (mut pa, mut pb) = (Vec::new(), Vec::new());
@@ -440,8 +441,8 @@ pub fn versus_baseline(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::result::*;
-    use crate::workload::CacheReq;
+    use crate::model::job::CacheReq;
+    use crate::model::result::*;
 
     pub(crate) fn result(mibs: &[f64]) -> TestResult {
         TestResult {

@@ -11,9 +11,9 @@ pub mod decision;
 use crate::driver::Targets;
 use crate::engine::EngineOptions;
 use crate::explain::{self, Explanation};
-use crate::observe::facts::Facts;
-use crate::observe::host::HostInfo;
-use crate::result::{Figure, RunReport, Stats, TestResult};
+use crate::model::facts::Facts;
+use crate::model::host::HostInfo;
+use crate::model::result::{Figure, RunReport, Stats, TestResult};
 use crate::testbed::TestbedEnv;
 pub use decision::{Rule, Verdict};
 use serde::{Deserialize, Serialize};
@@ -190,7 +190,7 @@ pub fn build_report(
     for (ti, vs) in verdicts.into_iter().enumerate() {
         let base = &configs[baseline];
         let bt = &base.run.tests[ti];
-        let medians = |f: fn(&crate::result::Summary) -> &Stats| -> Vec<Option<f64>> {
+        let medians = |f: fn(&crate::model::result::Summary) -> &Stats| -> Vec<Option<f64>> {
             configs.iter().map(|c| c.run.tests[ti].summary.as_ref().map(|s| f(s).median)).collect()
         };
         // Medians of the figure of merit: what the verdicts rank.
@@ -199,7 +199,7 @@ pub fn build_report(
             .iter()
             .map(|c| {
                 let t = &c.run.tests[ti];
-                t.median_rep().map(|r| crate::observe::facts::of(r, t.threads))
+                t.median_rep().map(|r| crate::model::facts::of(r, t.threads))
             })
             .collect();
         let why = vs

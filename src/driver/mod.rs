@@ -17,16 +17,16 @@
 //! - [`AutoRepeat`] (`--repeat auto`, hyperfine's and Criterion's approach): at least `min`
 //!   repetitions, then more (in the same order: interleaved rounds for `compare`) for each test
 //!   whose figure is not yet known to within the target, until `max` or the time budget; why
-//!   each test stopped is recorded on it ([`crate::result::Warning::Repetitions`]).
+//!   each test stopped is recorded on it ([`crate::model::result::Warning::Repetitions`]).
 //!
 //! [`targets`] has the lifecycle of the targets themselves (directories and testbeds).
 
 pub mod targets;
 
 use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
-use crate::result::{RunReport, TestResult, TestStatus};
+use crate::model::job::Suite;
+use crate::model::result::{RunReport, TestResult, TestStatus};
 use crate::testbed::TestbedEnv;
-use crate::workload::Suite;
 use std::path::{Path, PathBuf};
 
 pub use crate::engine::hooks::{Hooks, NoHooks, PhaseOutcome, PhasePoint};
@@ -415,7 +415,7 @@ impl State<'_, '_> {
         let Some(stop) = stop else { return false };
         for i in on {
             if let Some(t) = self.acc[*i][test].as_mut() {
-                t.warn(crate::result::Warning::Repetitions {
+                t.warn(crate::model::result::Warning::Repetitions {
                     count: t.reps.iter().filter(|r| r.complete).count() as u32,
                     stopped_by: stop.as_str().into(),
                     ci: widest,
@@ -448,7 +448,7 @@ pub fn drive(
             RunReport {
                 fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
                 started_unix_s: started,
-                host: crate::observe::host::HostInfo::current(),
+                host: crate::model::host::HostInfo::current(),
                 target: engine::runner::target_info(&t),
                 suite: suite.name.clone(),
                 scale: suite.scale.to_string(),
@@ -507,7 +507,8 @@ pub fn drive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{ResolveCtx, Scale, SuiteSource};
+    use crate::model::scale::Scale;
+    use crate::workload::{ResolveCtx, SuiteSource};
 
     /// Records every hook call; fails phase `w` of test `fail` after it ran (as a multi-client
     /// run does when another rank failed).
@@ -590,7 +591,11 @@ mod tests {
         let out =
             drive(&plan, &mut dirs, &engine::NoProgress, &NoHooks, &mut |_, _, _| {}).unwrap();
         let t = &out.runs[0].tests[0];
-        assert_eq!(t.figure, crate::result::Figure::OpsPerS, "declared, not the data test's MiB/s");
+        assert_eq!(
+            t.figure,
+            crate::model::result::Figure::OpsPerS,
+            "declared, not the data test's MiB/s"
+        );
         assert_eq!(t.median(), Some(t.summary.as_ref().unwrap().ops_per_s.median));
         assert!(t.reps.iter().all(|r| r.figure() == r.ops_per_s), "the decision rule ranks ops/s");
         std::fs::write(&p, text("iops")).unwrap();
@@ -740,7 +745,7 @@ mod tests {
     /// The `--repeat auto` note on a test: (count, stopped_by).
     fn auto_note(t: &TestResult) -> Option<(u32, String)> {
         t.warnings.iter().find_map(|w| match w {
-            crate::result::Warning::Repetitions { count, stopped_by, .. } => {
+            crate::model::result::Warning::Repetitions { count, stopped_by, .. } => {
                 Some((*count, stopped_by.clone()))
             }
             _ => None,

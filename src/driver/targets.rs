@@ -157,7 +157,7 @@ impl TargetSet {
     /// A testbed not yet up is checked against its image size (a `--size` smaller than a test's
     /// files, memory-relative sizes such as `freemem/2` included, as they were resolved when
     /// the suite was loaded); one that is up, against its mounted filesystem's free space.
-    pub fn check_space(&self, suite: &crate::workload::Suite) -> Result<(), TargetError> {
+    pub fn check_space(&self, suite: &crate::model::job::Suite) -> Result<(), TargetError> {
         use crate::workload::limits;
         for s in &self.0 {
             match s {

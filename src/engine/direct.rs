@@ -6,7 +6,7 @@
 //! common device); this check catches a filesystem that refuses O_DIRECT (tmpfs before Linux 6.6,
 //! ramfs, some FUSE filesystems) or needs more, with a message that says so, before any file is made.
 
-use crate::workload::{OffsetMode, SizeDist, TestDef};
+use crate::model::job::{OffsetMode, SizeDist, TestDef};
 use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
 use std::path::Path;
 
@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn misaligned_ops_are_refused_with_the_alignment() {
         let ctx = crate::workload::ResolveCtx {
-            scale: crate::workload::Scale::Paper,
+            scale: crate::model::scale::Scale::Paper,
             free_memory: 1 << 30,
         };
         let text = "[[test]]\nid = \"d\"\nname = \"d\"\ndirect = true\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"8K\", offset = \"random\", align = \"4K\" }]\namount = { ops = 1 }\n";

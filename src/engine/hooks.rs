@@ -4,7 +4,7 @@
 //! barrier, its global clock stamps and its agreement on the outcome there. A single-process
 //! run uses [`NoHooks`], whose methods do nothing.
 
-use crate::workload::TestDef;
+use crate::model::job::TestDef;
 use std::time::Instant;
 
 /// How a phase (or the untimed set-up) ended on this process.

@@ -12,7 +12,7 @@
 //! passed with them is then ignored by the kernel). They are written into a caller-owned buffer
 //! with a trailing NUL: no allocation per operation.
 
-use crate::workload::{FileSet, Layout, DEFAULT_NAME_PREFIX, MAX_NAME_PREFIX};
+use crate::model::job::{FileSet, Layout, DEFAULT_NAME_PREFIX, MAX_NAME_PREFIX};
 use std::ffi::CStr;
 
 /// Longest relative path: 8 levels of `d` + 10 digits + `/`, the name prefix + 20 digits,

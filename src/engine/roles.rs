@@ -10,9 +10,9 @@
 
 use super::ioengine::Psync;
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
-use crate::result::RoleResult;
+use crate::model::job::{RoleDef, TestDef};
+use crate::model::result::RoleResult;
 use crate::stats::latency::OpHistograms;
-use crate::workload::{RoleDef, TestDef};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;

@@ -10,17 +10,17 @@ use super::ioengine::{IoEngine, Mmap, Null, Psync, Uring};
 use super::layout::{Mapping, PathBuf0};
 use super::target::Target;
 use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerOutput, WorkerPlan};
-use crate::observe::blockstat::{self, Snapshot};
-use crate::observe::memory::{MemDelta, MemSample};
-use crate::observe::mountinfo;
-use crate::result::*;
-use crate::stats::latency::OpHistograms;
-use crate::sys::cache;
-use crate::workload::size::fmt_bytes;
-use crate::workload::{
+use crate::model::job::{
     Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
     SyncCall, SyncPolicy, TestDef,
 };
+use crate::model::result::*;
+use crate::observe::blockstat::{self, Snapshot};
+use crate::observe::memory::{MemDelta, MemSample};
+use crate::observe::mountinfo;
+use crate::stats::latency::OpHistograms;
+use crate::sys::cache;
+use crate::workload::size::fmt_bytes;
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ pub const CACHED_MIN: f64 = 0.95;
 pub const CACHED_FULL: f64 = 0.995;
 /// Resident share at or below which a file counts as uncached.
 pub const UNCACHED_MAX: f64 = 0.02;
-pub use crate::result::{NOISY_CV, SHORT_PHASE};
+pub use crate::model::result::{NOISY_CV, SHORT_PHASE};
 
 /// Receives progress; the CLI draws a bar, tests and library users can ignore it.
 pub trait Progress: Sync {
@@ -313,8 +313,8 @@ impl<'t> Files<'t> {
             .collect();
         let shared = share.is_some();
         let absolute = match fs.paths {
-            crate::workload::PathMode::Relative => None,
-            crate::workload::PathMode::Absolute => match fileset::absolute_base(root.as_fd()) {
+            crate::model::job::PathMode::Relative => None,
+            crate::model::job::PathMode::Absolute => match fileset::absolute_base(root.as_fd()) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     if !shared {
@@ -1361,7 +1361,7 @@ fn phase_result(
         iodepth: test.iodepth,
         direct: phase.open.direct,
         sync_writes: phase.open.dsync || phase.open.sync,
-        uring: (test.engine == crate::workload::EngineKind::IoUring).then_some(test.uring),
+        uring: (test.engine == crate::model::job::EngineKind::IoUring).then_some(test.uring),
         device,
         verify_nanos: outs.iter().map(|o| o.verify_nanos).sum(),
         verified_bytes: outs.iter().map(|o| o.verified_bytes).sum(),
@@ -1415,7 +1415,7 @@ fn rep_result(
         file_ops: 0,
         cluster: None,
         compress_ratio: None,
-        figure: Some(crate::result::Figure::of_test(test)),
+        figure: Some(crate::model::result::Figure::of_test(test)),
     }
 }
 

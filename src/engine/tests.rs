@@ -5,8 +5,10 @@ use super::hooks::NoHooks;
 use super::ioengine::{Caps, Completion, Io, IoEngine, IoKind, Null};
 use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
 use super::{run_test, EngineOptions, NoProgress, Target};
-use crate::result::{PhaseResult, TestStatus};
-use crate::workload::{self, OpKind, ResolveCtx, Scale};
+use crate::model::job::OpKind;
+use crate::model::result::{PhaseResult, TestStatus};
+use crate::model::scale::Scale;
+use crate::workload::{self, ResolveCtx};
 use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
 
@@ -31,7 +33,7 @@ amount = { passes = 1 }
 sync = { every_ops = 100, at_end = "fsync" }
 "#;
 
-fn suite(text: &str) -> workload::Suite {
+fn suite(text: &str) -> crate::model::job::Suite {
     let spec = workload::spec::parse(text, "qd16.toml").unwrap();
     let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
     workload::validate::resolve(&spec, "qd16.toml", &ctx).unwrap()
@@ -45,7 +47,7 @@ fn count(p: &PhaseResult, k: OpKind) -> u64 {
 fn null_engine_at_depth_16_does_every_op_and_records_each_latency() {
     let s = suite(QD16);
     let t = &s.tests[0];
-    assert_eq!((t.engine, t.iodepth), (workload::EngineKind::Null, 16));
+    assert_eq!((t.engine, t.iodepth), (crate::model::job::EngineKind::Null, 16));
     let dir = tempfile::tempdir().unwrap();
     let target = Target::dir(dir.path());
     let opts = EngineOptions::default();

@@ -237,7 +237,7 @@ amount = { passes = 1 }
     impl crate::engine::Progress for Corrupter {
         fn phase_start(
             &self,
-            _t: &crate::workload::TestDef,
+            _t: &crate::model::job::TestDef,
             _r: u32,
             phase: &str,
             _b: Option<u64>,
@@ -267,7 +267,7 @@ amount = { passes = 1 }
         }
     }
 
-    fn run(at: Option<u64>, verify: bool) -> crate::result::TestResult {
+    fn run(at: Option<u64>, verify: bool) -> crate::model::result::TestResult {
         run_on(
             WRITE_THEN_READ,
             Corrupter { dir: Default::default(), at, before: "read", files: Some(1) },
@@ -275,8 +275,9 @@ amount = { passes = 1 }
         )
     }
 
-    fn run_on(text: &str, mut p: Corrupter, verify: bool) -> crate::result::TestResult {
-        use crate::workload::{self, ResolveCtx, Scale};
+    fn run_on(text: &str, mut p: Corrupter, verify: bool) -> crate::model::result::TestResult {
+        use crate::model::scale::Scale;
+        use crate::workload::{self, ResolveCtx};
         let spec = workload::spec::parse(text, "v.toml").unwrap();
         let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
         let suite = workload::validate::resolve(&spec, "v.toml", &ctx).unwrap();
@@ -300,7 +301,7 @@ amount = { passes = 1 }
 
     #[test]
     fn a_corruption_between_the_write_and_read_phases_fails_the_test() {
-        use crate::result::TestStatus;
+        use crate::model::result::TestStatus;
         let clean = run(None, true);
         assert_eq!(clean.status, TestStatus::Ok, "{:?}", clean.status);
         assert!(
@@ -357,15 +358,15 @@ pattern = [{ op = "readwhole", pick = "shuffle" }]
 amount = { passes = 1 }
 "#;
 
-    fn run_fileset(at: Option<u64>, verify: bool) -> crate::result::TestResult {
+    fn run_fileset(at: Option<u64>, verify: bool) -> crate::model::result::TestResult {
         let p = Corrupter { dir: Default::default(), at, before: "read", files: None };
         run_on(FILESET_WRITE_THEN_READ, p, verify)
     }
 
     #[test]
     fn a_corruption_between_the_write_and_read_phases_fails_a_fileset_test() {
-        use crate::result::{TestStatus, Warning};
-        use crate::workload::OpKind;
+        use crate::model::job::OpKind;
+        use crate::model::result::{TestStatus, Warning};
         let clean = run_fileset(None, true);
         assert_eq!(clean.status, TestStatus::Ok, "{:?}", clean.status);
         let phases = &clean.reps[0].phases;

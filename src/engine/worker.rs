@@ -21,9 +21,11 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
+use crate::model::job::{
+    Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
+};
 use crate::stats::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
-use crate::workload::{Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -48,7 +50,7 @@ pub struct WorkerPlan<'a> {
     /// Requests kept in flight (the test's `iodepth`).
     pub iodepth: u32,
     /// io_uring's batching and polling options.
-    pub uring: crate::workload::UringOpts,
+    pub uring: crate::model::job::UringOpts,
     /// The files it works on.
     pub work: Work<'a>,
 }

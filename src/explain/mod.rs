@@ -8,7 +8,7 @@
 //! "4 KiB vs 512 KiB requests" outweighs "1.2x the CPU"). `compare` prints the heaviest three.
 //! When no rule fires, it says that nothing observed explains the gap.
 
-use crate::observe::facts::Facts;
+use crate::model::facts::Facts;
 use crate::workload::size::fmt_bytes;
 use serde::{Deserialize, Serialize};
 
@@ -138,7 +138,7 @@ fn time_words(f: &Facts) -> Option<String> {
 }
 
 /// What the block trace saw, reads and writes that happened.
-fn trace_words(t: &crate::observe::facts::TraceFacts) -> String {
+fn trace_words(t: &crate::model::facts::TraceFacts) -> String {
     let mut parts = Vec::new();
     for (what, d) in [("write", &t.writes), ("read", &t.reads)] {
         if d.bios == 0 && d.requests == 0 {
@@ -314,13 +314,13 @@ fn request_size(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
         (
             "wrote",
             (|f: &Facts| f.avg_write_request_bytes) as fn(&Facts) -> Option<f64>,
-            (|d: &crate::result::DeviceDelta| (d.write_bytes, d.writes_completed))
-                as fn(&crate::result::DeviceDelta) -> (u64, u64),
+            (|d: &crate::model::result::DeviceDelta| (d.write_bytes, d.writes_completed))
+                as fn(&crate::model::result::DeviceDelta) -> (u64, u64),
         ),
         (
             "read",
             |f: &Facts| f.avg_read_request_bytes,
-            |d: &crate::result::DeviceDelta| (d.read_bytes, d.reads_completed),
+            |d: &crate::model::result::DeviceDelta| (d.read_bytes, d.reads_completed),
         ),
     ] {
         let (Some(a), Some(b)) = (get(w.facts), get(l.facts)) else { continue };

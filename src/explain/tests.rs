@@ -2,8 +2,8 @@
 //! silent when the two sides look alike.
 
 use super::*;
+use crate::model::result::DeviceDelta;
 use crate::observe::extents::ExtentSummary;
-use crate::result::DeviceDelta;
 
 const MIB: u64 = 1 << 20;
 
@@ -195,7 +195,7 @@ fn waiting_on_the_device_against_memory() {
 
 #[test]
 fn many_small_bios_merged_from_the_trace() {
-    use crate::observe::facts::{TraceDir, TraceFacts};
+    use crate::model::facts::{TraceDir, TraceFacts};
     // Seed 001: ext4 queued 2,621K write bios, XFS 122K, for the same data.
     let gib = 10u64 << 30;
     let mut ext4 = base();
@@ -307,7 +307,7 @@ fn fuse_daemon_does_the_work() {
 
 #[test]
 fn context_says_where_the_time_went_and_what_the_trace_saw() {
-    use crate::observe::facts::{TimeSplit, TraceDir, TraceFacts};
+    use crate::model::facts::{TimeSplit, TraceDir, TraceFacts};
     let s = 1_000_000_000u64;
     let mut ext4 = base();
     ext4.time = Some(TimeSplit {
@@ -419,7 +419,7 @@ fn device_wide_counters_are_not_cited_as_the_filesystems() {
 fn threads_blocked_much_longer_are_where_the_time_went() {
     // Recorded: metadata tree at --scale quick, ext4 1.4x faster than xfs; xfs's threads off
     // CPU 36% of their time, ext4's 16%, at 10.9 and 10.5 us of system CPU per operation.
-    use crate::observe::facts::TimeSplit;
+    use crate::model::facts::TimeSplit;
     let split = |off: u64| TimeSplit {
         thread_nanos: 1_000_000_000,
         cpu_nanos: 1_000_000_000 - off,

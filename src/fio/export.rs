@@ -3,9 +3,9 @@
 //! phases, `offset = "last"`, syncs inside the pattern, ...) is printed as a comment that says
 //! why; details fio does differently are comments inside the job.
 
-use crate::workload::model::{Amount, OffsetMode, OpKind, SizeDist, SyncCall, TestDef};
+use crate::model::job::{Amount, OffsetMode, OpKind, SizeDist, SyncCall, TestDef};
+use crate::model::job::{CacheReq, Suite};
 use crate::workload::size::fmt_bytes;
-use crate::workload::{CacheReq, Suite};
 
 /// The suite as a fio job file: a `[global]` section, then one job per test (with `stonewall`,
 /// as fsbench runs tests one after another), or a comment for each test that cannot be one.
@@ -40,10 +40,7 @@ fn size(b: u64) -> String {
 pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     let mut why = Vec::new();
     let mut comments = Vec::new();
-    if matches!(
-        t.phases.first().map(|p| &p.pattern),
-        Some(crate::workload::model::Pattern::Files(_))
-    ) {
+    if matches!(t.phases.first().map(|p| &p.pattern), Some(crate::model::job::Pattern::Files(_))) {
         return Err(vec!["it works on a set of many files (fio's file-set options do not create, stat and unlink files in a pattern)".into()]);
     }
     let timed: Vec<_> = t.phases.iter().filter(|p| p.timed).collect();
@@ -68,11 +65,11 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     }
     let reads: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Read).collect();
     let writes: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Write).collect();
-    let fixed = |o: &&&crate::workload::model::OpDef| match o.size {
+    let fixed = |o: &&&crate::model::job::OpDef| match o.size {
         SizeDist::Fixed(n) => Some(n),
         _ => None,
     };
-    let all_same = |v: &Vec<&&crate::workload::model::OpDef>| v.windows(2).all(|w| w[0] == w[1]);
+    let all_same = |v: &Vec<&&crate::model::job::OpDef>| v.windows(2).all(|w| w[0] == w[1]);
     if !all_same(&reads) || !all_same(&writes) {
         why.push("its reads (or writes) differ from one another in size or offset".into());
     }
@@ -120,7 +117,7 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     let mut job = format!("[{}]\n", t.id);
     job.push_str(&format!("description={}\n", t.name));
     job.push_str(&format!("rw={rw}\n"));
-    if t.engine != crate::workload::EngineKind::Psync {
+    if t.engine != crate::model::job::EngineKind::Psync {
         // fio's engines of the same names (fio's `null` is fsbench's `null`).
         job.push_str(&format!("ioengine={}\n", t.engine.name()));
     }
@@ -142,7 +139,7 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     if u.iopoll {
         job.push_str("hipri=1\n");
     }
-    if t.engine == crate::workload::EngineKind::IoUring {
+    if t.engine == crate::model::job::EngineKind::IoUring {
         if u.fixedbufs {
             job.push_str("fixedbufs=1\n");
         }

@@ -18,7 +18,8 @@ pub mod translate;
 
 pub use translate::{translate, Translation};
 
-use crate::workload::{self, ResolveCtx, Suite};
+use crate::model::job::Suite;
+use crate::workload::{self, ResolveCtx};
 use std::path::Path;
 
 /// Errors in a fio job file: all are the user's to fix (exit status 2).

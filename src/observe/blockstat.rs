@@ -3,7 +3,7 @@
 //! Fields: read I/Os, read merges, read sectors, read ticks, write I/Os, write merges, write
 //! sectors, write ticks, in_flight, io_ticks, time_in_queue, ... Sectors are always 512 bytes.
 
-use crate::result::DeviceDelta;
+use crate::model::result::DeviceDelta;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! and says the figures are not inflated by compressible data (seed 003: zeros made
 //! compression look 28 times faster). btrfs has no ratio without `compsize`, so none is shown.
 
-use crate::result::TestResult;
+use crate::model::result::TestResult;
 use crate::sys::cmd::Cmd;
 use std::path::Path;
 
@@ -66,8 +66,8 @@ mod tests {
                 name: id.into(),
                 description: String::new(),
                 threads: 1,
-                status: crate::result::TestStatus::Ok,
-                reps: vec![crate::result::RepResult {
+                status: crate::model::result::TestStatus::Ok,
+                reps: vec![crate::model::result::RepResult {
                     complete: true,
                     compress_ratio: r,
                     ..Default::default()

@@ -6,8 +6,6 @@
 pub mod blockstat;
 pub mod compress;
 pub mod extents;
-pub mod facts;
-pub mod host;
 pub mod memory;
 /// See [`crate::sys::mountinfo`] (the one parser).
 pub use crate::sys::mountinfo;

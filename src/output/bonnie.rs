@@ -17,9 +17,9 @@
 use super::units::nanos;
 use super::Exporter;
 use crate::compare::Report;
-use crate::result::{PhaseResult, RunReport, TestResult};
+use crate::model::job::OpKind;
+use crate::model::result::{PhaseResult, RunReport, TestResult};
 use crate::workload::size::fmt_bytes;
-use crate::workload::OpKind;
 
 /// bonnie++-style tables.
 pub struct BonnieExporter;
@@ -273,7 +273,7 @@ fn file_lines(row: &Row<'_>, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Figure, RepResult, TestStatus};
+    use crate::model::result::{Figure, RepResult, TestStatus};
 
     /// A run with bonnie's `files-seq` test: `ops` operations per phase, each phase 0.5 s.
     fn run(ops: u64) -> RunReport {

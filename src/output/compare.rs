@@ -4,8 +4,8 @@
 use super::units::sig3;
 use crate::compare::TestRow;
 use crate::compare::{Report, Verdict};
-use crate::observe::facts::Facts;
-use crate::result::{Figure, TestStatus, Warning};
+use crate::model::facts::Facts;
+use crate::model::result::{Figure, TestStatus, Warning};
 use comfy_table::{Cell, CellAlignment};
 
 /// Short text of a verdict of `other` against the baseline, with its mark
@@ -240,7 +240,7 @@ pub fn render(r: &Report, details: bool) -> String {
             notes.push(format!(
                 "{}: repetitions vary by more than {:.0}% (coefficient of variation) in test{} {}; differences smaller than that are noise",
                 c.label,
-                crate::result::NOISY_CV * 100.0,
+                crate::model::result::NOISY_CV * 100.0,
                 if noisy.len() == 1 { "" } else { "s" },
                 noisy.join(", ")
             ));
@@ -249,7 +249,7 @@ pub fn render(r: &Report, details: bool) -> String {
             notes.push(format!(
                 "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use --min-time or a larger --scale)",
                 c.label,
-                crate::result::SHORT_PHASE.as_millis(),
+                crate::model::result::SHORT_PHASE.as_millis(),
                 if short.len() == 1 { "" } else { "s" },
                 short.join(", ")
             ));
@@ -451,7 +451,7 @@ fn details_section(r: &Report) -> String {
             }
         }
     }
-    let configs: Vec<(&str, &[crate::result::TestResult])> =
+    let configs: Vec<(&str, &[crate::model::result::TestResult])> =
         r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
     details_table(&rows) + &verify_lines(&configs)
 }
@@ -543,7 +543,7 @@ pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
 /// `--verify`: per test and configuration, the time spent making and checking verified data
 /// inside the timed phases (in their wall time, outside the op latencies), mean per
 /// repetition over all threads. Empty without `--verify`.
-pub fn verify_lines(configs: &[(&str, &[crate::result::TestResult])]) -> String {
+pub fn verify_lines(configs: &[(&str, &[crate::model::result::TestResult])]) -> String {
     let mut out = String::new();
     for (label, tests) in configs {
         for t in tests.iter() {
@@ -605,7 +605,7 @@ mod tests {
 
     #[test]
     fn the_repeat_auto_note_is_said_once_when_every_configuration_has_the_same() {
-        use crate::result::Warning;
+        use crate::model::result::Warning;
         let opts = crate::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),

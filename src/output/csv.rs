@@ -3,8 +3,8 @@
 
 use super::Exporter;
 use crate::compare::Report;
-use crate::result::{RunReport, TestStatus};
-use crate::workload::OpKind;
+use crate::model::job::OpKind;
+use crate::model::result::{RunReport, TestStatus};
 
 /// CSV with a header row.
 pub struct CsvExporter;

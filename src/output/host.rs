@@ -4,8 +4,8 @@
 //! - [`page_reporting_note`]: the first touch of memory the guest gave back to its host.
 //! - [`idle_wake_note`]: a vCPU that halts at once when idle, woken again for each request.
 
-use crate::observe::host::HostInfo;
-use crate::result::{PhaseResult, TestResult};
+use crate::model::host::HostInfo;
+use crate::model::result::{PhaseResult, TestResult};
 
 /// Every note that applies to `tests` on `host`, in a fixed order.
 pub fn notes<'a>(
@@ -145,8 +145,8 @@ pub fn idle_wake_note<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{DeviceDelta, Figure, RepResult, TestStatus};
-    use crate::workload::OpKind;
+    use crate::model::job::OpKind;
+    use crate::model::result::{DeviceDelta, Figure, RepResult, TestStatus};
 
     fn test(id: &str, phase: PhaseResult) -> TestResult {
         TestResult {

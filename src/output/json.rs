@@ -1,5 +1,5 @@
 //! JSON: the whole report, every repetition and phase. A run's JSON is its one target's part
-//! ([`crate::result::RunReport`]), as `fsbench run` has always printed it.
+//! ([`crate::model::result::RunReport`]), as `fsbench run` has always printed it.
 
 use super::Exporter;
 use crate::compare::Report;

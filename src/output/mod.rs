@@ -59,7 +59,7 @@ pub fn exporter(f: Format, opts: ExportOptions) -> Box<dyn Exporter> {
 }
 
 /// The results of a report of one target, if it is one.
-pub fn single(report: &Report) -> Option<&crate::result::RunReport> {
+pub fn single(report: &Report) -> Option<&crate::model::result::RunReport> {
     match report.configs.as_slice() {
         [one] => Some(&one.run),
         _ => None,

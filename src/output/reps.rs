@@ -4,7 +4,7 @@
 
 use super::units::sig3;
 use crate::compare::Report;
-use crate::result::TestResult;
+use crate::model::result::TestResult;
 use crate::stats::summary::first_rep_stands_out;
 
 /// Figures of the completed repetitions of `t`, in the order run.
@@ -69,7 +69,7 @@ pub fn run_section(tests: &[TestResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Figure, RepResult, TestStatus};
+    use crate::model::result::{Figure, RepResult, TestStatus};
 
     fn test(id: &str, mibs: &[f64]) -> TestResult {
         TestResult {

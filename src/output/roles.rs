@@ -4,8 +4,8 @@
 //! p99, p99.9 of the read latency from the repetition's merged histogram).
 
 use super::units::nanos;
-use crate::result::{OpLatency, RepResult, TestResult};
-use crate::workload::OpKind;
+use crate::model::job::OpKind;
+use crate::model::result::{OpLatency, RepResult, TestResult};
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
@@ -22,7 +22,7 @@ fn lat(r: &RepResult, op: OpKind) -> Option<&OpLatency> {
 /// One line per configuration of a test with roles, or nothing when it has none.
 fn lines(label: &str, t: &TestResult) -> Option<String> {
     let reps: Vec<&RepResult> = t.reps.iter().filter(|r| r.complete).collect();
-    let roles: Vec<&crate::result::RoleResult> =
+    let roles: Vec<&crate::model::result::RoleResult> =
         reps.iter().flat_map(|r| r.phases.iter().flat_map(|p| p.roles.iter())).collect();
     if roles.is_empty() {
         return None;

@@ -4,8 +4,8 @@
 use super::units::{nanos, sig3};
 use super::Exporter;
 use crate::compare::Report;
-use crate::result::{Figure, RunReport, TestStatus};
-use crate::workload::{CacheReq, OpKind};
+use crate::model::job::{CacheReq, OpKind};
+use crate::model::result::{Figure, RunReport, TestStatus};
 use comfy_table::{Cell, CellAlignment};
 
 /// Human-readable table and notes; for a comparison the head-to-head table.
@@ -117,7 +117,7 @@ pub fn render(report: &RunReport) -> String {
                     r.cpu_sys_nanos as f64 / 1e9
                 )));
                 // A FUSE filesystem works in its daemon: its CPU (% of one core) beside.
-                let daemon = crate::observe::facts::daemon_cpu_nanos(r)
+                let daemon = crate::model::facts::daemon_cpu_nanos(r)
                     .filter(|_| r.wall_nanos > 0)
                     .map(|d| format!(" +{:.0}% daemon", d as f64 * 100.0 / r.wall_nanos as f64))
                     .unwrap_or_default();
@@ -205,7 +205,7 @@ pub fn render(report: &RunReport) -> String {
         .tests
         .iter()
         .filter_map(|t| t.median_rep())
-        .any(|r| crate::observe::facts::daemon_cpu_nanos(r).is_some())
+        .any(|r| crate::model::facts::daemon_cpu_nanos(r).is_some())
     {
         out.push_str("%core/thr: +N% daemon is the CPU of the filesystem's FUSE daemon (zfs-fuse) over the timed phases, % of one\ncore: the work an in-kernel filesystem does in the threads' system time.\n");
     }
@@ -247,14 +247,12 @@ pub fn render(report: &RunReport) -> String {
 /// `run --details`: the observed facts of each test's median repetition and the figure of every
 /// repetition in the order run.
 pub fn details(report: &RunReport) -> String {
-    let facts: Vec<(&str, crate::observe::facts::Facts)> = report
+    let facts: Vec<(&str, crate::model::facts::Facts)> = report
         .tests
         .iter()
-        .filter_map(|t| {
-            Some((t.id.as_str(), crate::observe::facts::of(t.median_rep()?, t.threads)))
-        })
+        .filter_map(|t| Some((t.id.as_str(), crate::model::facts::of(t.median_rep()?, t.threads))))
         .collect();
-    let rows: Vec<(&str, &str, &crate::observe::facts::Facts)> =
+    let rows: Vec<(&str, &str, &crate::model::facts::Facts)> =
         facts.iter().map(|(id, f)| (*id, report.target.label.as_str(), f)).collect();
     let mut out = super::compare::details_table(&rows);
     out.push_str(&super::compare::verify_lines(&[(
@@ -265,7 +263,7 @@ pub fn details(report: &RunReport) -> String {
     out
 }
 
-fn residency_cell(r: &crate::result::RepResult) -> String {
+fn residency_cell(r: &crate::model::result::RepResult) -> String {
     let Some(p) = r.phases.iter().find(|p| p.timed) else {
         return String::new();
     };

@@ -5,8 +5,8 @@
 
 use super::charts::{bar_frame, colour, ChartError};
 use super::{esc, file_part, swatch, Chart, ReportError};
-use crate::cluster::model::{ClusterRep, HostShare};
 use crate::compare::Report;
+use crate::model::cluster::{ClusterRep, HostShare};
 use crate::output::units::sig3;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -124,7 +124,7 @@ pub fn panel(
     );
     let mut hosts_rows = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
-        let ops = row.figure == crate::result::Figure::OpsPerS;
+        let ops = row.figure == crate::model::result::Figure::OpsPerS;
         let mut bars = Vec::new();
         let mut even = Vec::new();
         for (i, c) in r.configs.iter().enumerate() {
@@ -226,10 +226,10 @@ mod tests {
         assert!(l.chars().count() <= super::super::charts::BAR_LABEL_CHARS, "{l}");
     }
     use super::*;
-    use crate::cluster::model::{ClusterInfo, HostPhase, RankFigure, Spread};
     use crate::compare::{CompareOptions, ConfigResult};
+    use crate::model::cluster::{ClusterInfo, HostPhase, RankFigure, Spread};
+    use crate::model::result::{RepResult, RunReport, TestResult, TestStatus};
     use crate::observe::memory::{MemDelta, MemSample};
-    use crate::result::{RepResult, RunReport, TestResult, TestStatus};
 
     fn run(label: &str, per_rank: &[(u32, &str, f64)]) -> RunReport {
         let cr = ClusterRep {
@@ -287,7 +287,7 @@ mod tests {
             fsbench_version: String::new(),
             started_unix_s: 0,
             host: Default::default(),
-            target: crate::result::TargetInfo { label: label.into(), ..Default::default() },
+            target: crate::model::result::TargetInfo { label: label.into(), ..Default::default() },
             suite: "s".into(),
             scale: "1".into(),
             repeat: 1,

@@ -12,10 +12,10 @@ pub mod names;
 pub mod plain;
 
 use crate::compare::{Report, Verdict};
+use crate::model::job::OpKind;
+use crate::model::result::{Figure, RepResult, TestResult, TestStatus};
 use crate::output::units::{nanos, sig3, utc};
-use crate::result::{Figure, RepResult, TestResult, TestStatus};
 use crate::store::{RunKind, RunRecord};
-use crate::workload::OpKind;
 use charts::{Bar, ChartError, Curve};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -655,7 +655,7 @@ fn cpu_panel(out: &mut String, r: &Report) {
                 // File-set tests: per file operation (create, unlink, ...); a FUSE daemon's
                 // CPU is the filesystem's and counts.
                 let ops = if m.file_ops > 0 { m.file_ops } else { m.data_ops };
-                let daemon = crate::observe::facts::daemon_cpu_nanos(m).unwrap_or(0);
+                let daemon = crate::model::facts::daemon_cpu_nanos(m).unwrap_or(0);
                 (ops > 0).then(|| {
                     ((m.cpu_user_nanos + m.cpu_sys_nanos + daemon) as f64 / ops as f64 / 1e3, m)
                 })
@@ -671,7 +671,7 @@ fn cpu_panel(out: &mut String, r: &Report) {
         for (i, v) in per_op.iter().enumerate() {
             match v {
                 Some((us, m)) => {
-                    let daemon = crate::observe::facts::daemon_cpu_nanos(m)
+                    let daemon = crate::model::facts::daemon_cpu_nanos(m)
                         .map(|d| format!(", FUSE daemon {:.3} s", d as f64 / 1e9))
                         .unwrap_or_default();
                     let title = format!(
@@ -855,7 +855,7 @@ fn device_panel(out: &mut String, r: &Report) {
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, c) in r.configs.iter().enumerate() {
             let Some(m) = c.run.tests[ti].median_rep() else { continue };
-            let mut d = crate::result::DeviceDelta::default();
+            let mut d = crate::model::result::DeviceDelta::default();
             let mut app_written = 0u64;
             let mut seen = false;
             for p in m.phases.iter().filter(|p| p.timed) {
@@ -1166,7 +1166,7 @@ mod tests {
     #[test]
     fn the_machine_notes_are_in_the_html_too() {
         use crate::compare::tests::config;
-        use crate::result::DeviceDelta;
+        use crate::model::result::DeviceDelta;
         let opts = crate::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
@@ -1181,7 +1181,7 @@ mod tests {
                 let p = &mut r.phases[0];
                 (p.timed, p.iodepth, p.data_ops) = (true, 1, 1000);
                 p.latency =
-                    vec![crate::stats::latency::summarize(crate::workload::OpKind::Read, &h)];
+                    vec![crate::stats::latency::summarize(crate::model::job::OpKind::Read, &h)];
                 p.device = Some(DeviceDelta { reads_completed: 1000, ..Default::default() });
             }
         }

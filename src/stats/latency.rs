@@ -6,8 +6,8 @@
 //! top. Recording is an index computation and an increment: no allocation, no lock. Each worker
 //! owns its histograms; they are merged after the phase.
 
-use crate::result::OpLatency;
-use crate::workload::{OpKind, OP_KINDS};
+use crate::model::job::{OpKind, OP_KINDS};
+use crate::model::result::OpLatency;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 

@@ -9,7 +9,7 @@
 //! roughly normal and repetitions are independent; fsbench recreates the test files for each
 //! repetition to make them so. With n = 1 no interval is given.
 
-use crate::result::{Figure, RepResult, Stats, Summary};
+use crate::model::result::{Figure, RepResult, Stats, Summary};
 
 /// t(0.975, df) for df = 1..=30 (two-sided 95%), from standard tables.
 const T975: [f64; 30] = [

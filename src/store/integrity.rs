@@ -24,7 +24,7 @@ impl RunMeta {
             suite: SUITE.into(),
             scale: faults.into(),
             repeat: 1,
-            host: crate::observe::host::HostInfo::current(),
+            host: crate::model::host::HostInfo::current(),
             command_line: super::write::command_line(),
             options: RunOptions { seed, ..RunOptions::default() },
         }

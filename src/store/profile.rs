@@ -8,7 +8,7 @@
 use super::read::{RunKind, RunStatus};
 use super::write::{command_line, now_unix_s, to_json, RunOptions};
 use super::{Result, Store, StoreError};
-use crate::observe::host::HostInfo;
+use crate::model::host::HostInfo;
 use crate::profile::Profile;
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashMap;

@@ -4,8 +4,8 @@ use super::write::{RunOptions, NOT_REACHED};
 use super::{sql_err, Result, Store, StoreError};
 use crate::compare::{self, CompareOptions, ConfigResult, Report};
 use crate::engine::EngineOptions;
-use crate::observe::host::HostInfo;
-use crate::result::{
+use crate::model::host::HostInfo;
+use crate::model::result::{
     Figure, RepResult, RunReport, Summary, TargetInfo, TestResult, TestStatus, Warning,
 };
 use crate::testbed::TestbedEnv;

@@ -1,9 +1,9 @@
 use super::read::RunStatus;
 use super::write::ConfigStart;
 use super::*;
-use crate::result::*;
+use crate::model::job::{CacheReq, OpKind};
+use crate::model::result::*;
 use crate::stats::latency::OpHistograms;
-use crate::workload::{CacheReq, OpKind};
 
 fn rep(mib: f64) -> RepResult {
     let mut h = OpHistograms::default();
@@ -67,9 +67,11 @@ fn test_result(id: &str, mibs: &[f64]) -> TestResult {
     t
 }
 
-fn test_def(id: &str) -> crate::workload::TestDef {
-    let ctx =
-        crate::workload::ResolveCtx { scale: crate::workload::Scale::Quick, free_memory: 1 << 30 };
+fn test_def(id: &str) -> crate::model::job::TestDef {
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Quick,
+        free_memory: 1 << 30,
+    };
     let src = crate::workload::SuiteSource::Embedded("unit14".into());
     let mut s = crate::workload::load(&src, &ctx).expect("embedded suite");
     let mut t = s.tests.remove(0);
@@ -85,7 +87,7 @@ fn meta() -> RunMeta {
         suite: "mine".into(),
         scale: "paper".into(),
         repeat: 3,
-        host: crate::observe::host::HostInfo { hostname: "h".into(), ..Default::default() },
+        host: crate::model::host::HostInfo { hostname: "h".into(), ..Default::default() },
         command_line: "fsbench run".into(),
         options: RunOptions::default(),
     }

@@ -9,10 +9,10 @@
 use super::read::{RunKind, RunStatus};
 use super::{Result, Store, StoreError};
 use crate::compare::Rule;
-use crate::observe::host::HostInfo;
-use crate::result::{TargetInfo, TestResult, TestStatus};
+use crate::model::host::HostInfo;
+use crate::model::job::TestDef;
+use crate::model::result::{TargetInfo, TestResult, TestStatus};
 use crate::testbed::TestbedEnv;
-use crate::workload::TestDef;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +37,7 @@ pub struct RunOptions {
     /// Multi-client runs (`--mpi`): ranks, hosts and clocks, for the report's Clients panel
     /// (each repetition's per-rank figures are in its stored result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster::model::ClusterInfo>,
+    pub cluster: Option<crate::model::cluster::ClusterInfo>,
 }
 
 /// What is known about a run when it starts.
@@ -65,7 +65,7 @@ impl RunMeta {
     /// A run of `suite` starting now, recorded with the command line as typed.
     pub fn new(
         kind: RunKind,
-        suite: &crate::workload::Suite,
+        suite: &crate::model::job::Suite,
         repeat: u32,
         options: RunOptions,
     ) -> RunMeta {
@@ -175,7 +175,7 @@ fn begin_tx(
                         NOT_REACHED,
                         to_json(t),
                         super::schema::RESULT_MODEL,
-                        crate::result::Figure::of_test(t).key()
+                        crate::model::result::Figure::of_test(t).key()
                     ],
                 )
                 .map_err(e)?;

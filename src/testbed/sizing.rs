@@ -6,7 +6,7 @@
 //! and at least the filesystem's minimum.
 
 use super::FsConfig;
-use crate::workload::Suite;
+use crate::model::job::Suite;
 
 /// Image size for `config` running `suite` (None: no suite known yet), unless `fixed` (the
 /// user's `--size`) says otherwise; never below the filesystem's minimum.
@@ -33,7 +33,8 @@ pub fn describe(opts: &super::TestbedOptions, config: &FsConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{ResolveCtx, Scale, SuiteSource};
+    use crate::model::scale::Scale;
+    use crate::workload::{ResolveCtx, SuiteSource};
 
     fn suite(name: &str) -> Suite {
         let ctx = ResolveCtx { scale: Scale::Quick, free_memory: 8 << 30 };

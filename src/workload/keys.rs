@@ -442,11 +442,12 @@ mod tests {
 
     #[test]
     fn engine_values_are_the_engines() {
-        let names: Vec<&str> = crate::workload::EngineKind::ALL.iter().map(|e| e.name()).collect();
+        let names: Vec<&str> =
+            crate::model::job::EngineKind::ALL.iter().map(|e| e.name()).collect();
         assert_eq!(ENGINE.values, names.as_slice());
         assert_eq!(IODEPTH.max(), crate::engine::ioengine::NULL_MAX_DEPTH as u64);
         for op in DATA_OP.values.iter().chain(FILESET_OP.values) {
-            assert!(crate::workload::OpKind::from_name(op).is_some(), "{op}");
+            assert!(crate::model::job::OpKind::from_name(op).is_some(), "{op}");
         }
     }
 

@@ -10,7 +10,7 @@
 //!   ([`read_regular`]).
 //! - Names shown on the terminal have control characters escaped ([`escape_controls`]).
 
-use super::{Amount, Suite, TestDef};
+use crate::model::job::{Amount, Suite, TestDef};
 use std::io::Read;
 use std::path::Path;
 
@@ -101,8 +101,8 @@ pub fn check_space(suite: &Suite, dir: &Path, remedy: &str) -> Result<(), String
 }
 
 /// Whether a phase of `t` fills the filesystem it is given (its size is the filesystem's).
-fn fills(t: &crate::workload::TestDef) -> bool {
-    t.phases.iter().any(|p| matches!(p.amount, crate::workload::Amount::Fill(_)))
+fn fills(t: &crate::model::job::TestDef) -> bool {
+    t.phases.iter().any(|p| matches!(p.amount, crate::model::job::Amount::Fill(_)))
 }
 
 /// What to do when a directory is too small.

@@ -1,17 +1,15 @@
 //! The workload language: TOML suites ([`spec`]), their validation ([`validate`]) into typed
-//! tests ([`model`]), size scaling ([`scale`]) and the suites embedded in the binary ([`suites`]).
+//! tests ([`crate::model::job`]), size scaling ([`scale`]) and the suites embedded in the binary ([`suites`]).
 
 pub mod keys;
 pub mod limits;
-pub mod model;
-pub mod scale;
+
 pub mod size;
 pub mod spec;
 pub mod suites;
 pub mod validate;
 
-pub use model::*;
-pub use scale::Scale;
+use crate::model::job::Suite;
 pub use validate::ResolveCtx;
 
 /// Errors in a workload: every one is the user's to fix, so each says where and how.

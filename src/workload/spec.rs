@@ -25,6 +25,7 @@
 //! See `docs/workloads.md` for every key. [`super::model`] holds the validated form.
 
 use super::size::{Bytes, SizeDistSpec, SizeExpr};
+pub use crate::model::job::CacheReq;
 use serde::{Deserialize, Serialize};
 
 /// A suite file.
@@ -233,22 +234,6 @@ pub struct PhaseSpec {
     /// When to call fsync/fdatasync during and after the phase.
     #[serde(default)]
     pub sync: SyncSpec,
-}
-
-/// Cache state required before a phase.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheReq {
-    /// No requirement; residency is still measured and recorded.
-    #[default]
-    Any,
-    /// File pages resident before the phase (read once, then verified).
-    Cached,
-    /// File pages not resident (evicted, then verified).
-    Uncached,
-    /// O_DIRECT: the page cache is bypassed, so its state does not matter. Every phase that
-    /// opens with O_DIRECT has it (set by validation); residency is still measured.
-    Direct,
 }
 
 /// One entry of a phase's pattern.

@@ -8,13 +8,13 @@
 //! Each error names where it is (test, phase, pattern entry) and how to fix it.
 
 use super::keys;
-use super::model::*;
-use super::scale::Scale;
 use super::size::{fmt_bytes, SizeDistSpec};
 use super::spec::{
     AmountSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
 };
 use super::WorkloadError;
+use crate::model::job::*;
+use crate::model::scale::Scale;
 
 /// What resolution needs from the outside world.
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +112,7 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
 /// What a test works on at a scale other than the one its description was written for (the
 /// paper's): descriptions quote the paper's sizes, and a reader of a `--scale quick` table must
 /// not take them for what was measured. `None` at the paper's scale.
-fn scaled_note(t: &TestDef, scale: super::scale::Scale) -> Option<String> {
+fn scaled_note(t: &TestDef, scale: crate::model::scale::Scale) -> Option<String> {
     if scale.factor() == 1.0 {
         return None;
     }
@@ -405,8 +405,8 @@ fn resolve_uring(
 }
 
 /// The test's `figure`, if it declares one.
-fn resolve_figure(t: &TestSpec) -> Result<Option<crate::result::Figure>, String> {
-    use crate::result::Figure;
+fn resolve_figure(t: &TestSpec) -> Result<Option<crate::model::result::Figure>, String> {
+    use crate::model::result::Figure;
     match t.figure.as_deref() {
         None => Ok(None),
         Some("mib_per_s") => Ok(Some(Figure::MibPerS)),
@@ -1167,7 +1167,9 @@ fn resolve_meta_op(
 
 #[cfg(test)]
 mod fileset_tests {
-    use crate::workload::{model::*, spec, validate, ResolveCtx, Scale};
+    use crate::model::job::*;
+    use crate::model::scale::Scale;
+    use crate::workload::{spec, validate, ResolveCtx};
 
     fn load(text: &str, scale: Scale) -> Result<Suite, String> {
         let ctx = ResolveCtx { scale, free_memory: 1 << 30 };
@@ -1329,7 +1331,9 @@ mod fileset_tests {
 
 #[cfg(test)]
 mod model_tests {
-    use crate::workload::{model::*, spec, validate, ResolveCtx, Scale};
+    use crate::model::job::*;
+    use crate::model::scale::Scale;
+    use crate::workload::{spec, validate, ResolveCtx};
 
     fn load(text: &str) -> Suite {
         let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };

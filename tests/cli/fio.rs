@@ -257,7 +257,7 @@ fn a_translated_job_goes_back_to_fio_with_its_engine() {
     )
     .unwrap();
     let ctx = fsbench::workload::ResolveCtx {
-        scale: fsbench::workload::Scale::Paper,
+        scale: fsbench::model::scale::Scale::Paper,
         free_memory: 1 << 30,
     };
     let suite = fsbench::fio::load(&t, &ctx).unwrap();

@@ -32,7 +32,7 @@
 //! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
 //!
 //! To add an engine: a file here implementing [`IoEngine`], a variant of
-//! [`crate::workload::EngineKind`] (its name, for the `engine` key) and one arm in the runner's
+//! [`crate::model::job::EngineKind`] (its name, for the `engine` key) and one arm in the runner's
 //! `match` that picks the monomorphised worker.
 
 mod mmap;
@@ -50,10 +50,10 @@ use rustix::io::Errno;
 use std::ffi::CStr;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
-impl crate::workload::EngineKind {
+impl crate::model::job::EngineKind {
     /// The capabilities of this engine.
     pub fn caps(self) -> Caps {
-        use crate::workload::EngineKind as K;
+        use crate::model::job::EngineKind as K;
         match self {
             K::Psync => Psync::CAPS,
             K::Null => Null::CAPS,
@@ -191,7 +191,7 @@ pub trait IoEngine: Send + Sized {
     /// Apply the test's engine options (io_uring's batching and polling), after
     /// [`IoEngine::setup`] and before the first request (untimed). Engines without options
     /// ignore them (validation refuses them for other engines).
-    fn configure(&mut self, _opts: &crate::workload::UringOpts) -> std::io::Result<()> {
+    fn configure(&mut self, _opts: &crate::model::job::UringOpts) -> std::io::Result<()> {
         Ok(())
     }
 

@@ -28,7 +28,7 @@
 //! complete requests short and out of order.
 
 use super::{Caps, Completion, Io, IoEngine, IoKind};
-use crate::workload::UringOpts;
+use crate::model::job::UringOpts;
 use std::io;
 
 /// Largest queue depth (entries of the ring; fio's io_uring engine allows 4096 too).

@@ -81,7 +81,9 @@ pub fn names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{model::*, ResolveCtx, Scale, SuiteSource};
+    use crate::model::job::*;
+    use crate::model::scale::Scale;
+    use crate::workload::{ResolveCtx, SuiteSource};
 
     fn unit14(scale: Scale) -> Suite {
         let ctx = ResolveCtx { scale, free_memory: 8 << 30 };

@@ -282,8 +282,10 @@ fn the_kernel_ring_reads_a_file_at_depth() {
 
 #[test]
 fn uring_options_are_checked_at_validation() {
-    let ctx =
-        crate::workload::ResolveCtx { scale: crate::workload::Scale::Paper, free_memory: 1 << 30 };
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
     let load = |keys: &str| {
         let text = format!("[[test]]\nid = \"u\"\nname = \"u\"\n{keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }}]\namount = {{ ops = 1 }}\n");
         let spec = crate::workload::spec::parse(&text, "t").unwrap();
@@ -426,8 +428,10 @@ fn a_lagging_sq_poller_is_waited_for_not_an_error() {
 fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
     use crate::engine::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
     use std::sync::atomic::AtomicBool;
-    let ctx =
-        crate::workload::ResolveCtx { scale: crate::workload::Scale::Paper, free_memory: 1 << 30 };
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
     let text = "[[test]]\nid = \"e\"\nname = \"e\"\nengine = \"io_uring\"\niodepth = 4\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { ops = 64 }\n";
     let spec = crate::workload::spec::parse(text, "t").unwrap();
     let suite = crate::workload::validate::resolve(&spec, "t", &ctx).unwrap();

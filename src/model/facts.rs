@@ -1,8 +1,8 @@
 //! Facts derived from what a repetition observed: the numbers an explanation can cite.
 
+use crate::model::job::OpKind;
+use crate::model::result::{DeviceDelta, PhaseResult, RepResult};
 use crate::observe::extents::ExtentSummary;
-use crate::result::{DeviceDelta, PhaseResult, RepResult};
-use crate::workload::OpKind;
 use serde::{Deserialize, Serialize};
 
 /// Share of one core per thread at or above which a test counts as CPU-bound.
@@ -326,18 +326,18 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         trace,
         cache_not_met: timed
             .iter()
-            .any(|p| p.cache.required == crate::workload::CacheReq::Cached && !p.cache.met),
+            .any(|p| p.cache.required == crate::model::job::CacheReq::Cached && !p.cache.met),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::result::PhaseResult;
     use crate::observe::memory::{MemDelta, MemSample};
-    use crate::result::PhaseResult;
 
-    fn lat(op: OpKind, count: u64, mean_nanos: f64) -> crate::result::OpLatency {
-        crate::result::OpLatency {
+    fn lat(op: OpKind, count: u64, mean_nanos: f64) -> crate::model::result::OpLatency {
+        crate::model::result::OpLatency {
             op,
             count,
             mean_nanos,
@@ -429,8 +429,8 @@ mod tests {
 
     #[test]
     fn a_cached_phase_whose_cache_was_not_met_is_flagged() {
-        use crate::result::CacheCheck;
-        use crate::workload::CacheReq;
+        use crate::model::job::CacheReq;
+        use crate::model::result::CacheCheck;
         let phase = |required: CacheReq, met: bool, timed: bool| PhaseResult {
             timed,
             cache: CacheCheck { required, resident_fraction: 0.9565, method: String::new(), met },

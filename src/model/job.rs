@@ -3,7 +3,21 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::spec::CacheReq;
+/// Cache state required before a phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheReq {
+    /// No requirement; residency is still measured and recorded.
+    #[default]
+    Any,
+    /// File pages resident before the phase (read once, then verified).
+    Cached,
+    /// File pages not resident (evicted, then verified).
+    Uncached,
+    /// O_DIRECT: the page cache is bypassed, so its state does not matter. Every phase that
+    /// opens with O_DIRECT has it (set by validation); residency is still measured.
+    Direct,
+}
 
 /// A suite ready to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -13,7 +27,7 @@ pub struct Suite {
     /// Description.
     pub description: String,
     /// The `--scale` its sizes were resolved with.
-    pub scale: super::Scale,
+    pub scale: super::scale::Scale,
     /// Tests in order.
     pub tests: Vec<TestDef>,
 }
@@ -27,7 +41,7 @@ pub struct TestDef {
     pub name: String,
     /// Description in words.
     pub description: String,
-    /// Said with the test's results (`notes`): each becomes a [`crate::result::Warning::Note`].
+    /// Said with the test's results (`notes`): each becomes a [`crate::model::result::Warning::Note`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Worker threads.
@@ -42,9 +56,9 @@ pub struct TestDef {
     #[serde(default)]
     pub uring: UringOpts,
     /// What the test is ranked on (`figure`; by default from its kind, see
-    /// [`crate::result::Figure::of_kind`]).
+    /// [`crate::model::result::Figure::of_kind`]).
     #[serde(default)]
-    pub figure: Option<crate::result::Figure>,
+    pub figure: Option<crate::model::result::Figure>,
     /// The set of files the test works on.
     pub files: FileSet,
     /// Phases in order.

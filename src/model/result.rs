@@ -6,7 +6,7 @@
 //! output, `compare`'s rule, `diff`, the store and the charts rank by it; the elapsed seconds of
 //! the timed phases are reported beside it.
 
-use crate::workload::{CacheReq, OpKind, TestDef};
+use crate::model::job::{CacheReq, OpKind, TestDef};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -294,7 +294,7 @@ pub struct RunReport {
     /// Start time, seconds since the Unix epoch.
     pub started_unix_s: u64,
     /// The machine.
-    pub host: crate::observe::host::HostInfo,
+    pub host: crate::model::host::HostInfo,
     /// Where the tests ran.
     pub target: TargetInfo,
     /// Suite name.
@@ -309,7 +309,7 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Multi-client runs (`--mpi`): ranks, hosts and their clocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster::model::ClusterInfo>,
+    pub cluster: Option<crate::model::cluster::ClusterInfo>,
 }
 
 /// Where tests ran.
@@ -411,7 +411,7 @@ pub struct RepResult {
     /// Multi-client runs (`--mpi`): each rank's share, the spread and the per-host breakdown;
     /// the figures above are the aggregate over all ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster::model::ClusterRep>,
+    pub cluster: Option<crate::model::cluster::ClusterRep>,
     /// zfs: the dataset's `compressratio` after the last phase ([`crate::observe::compress`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compress_ratio: Option<f64>,
@@ -457,7 +457,7 @@ pub struct PhaseResult {
     pub sync_writes: bool,
     /// io_uring phases: the ring's batching, polling and registration options as run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uring: Option<crate::workload::UringOpts>,
+    pub uring: Option<crate::model::job::UringOpts>,
     /// Block-device counter changes over the phase, when the target has devices.
     pub device: Option<DeviceDelta>,
     /// Time spent inside fsync/fdatasync, summed over threads.
