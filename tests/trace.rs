@@ -7,8 +7,9 @@
 //! in its own temporary directory and detaches it at the end.
 
 use fsbench::engine::buffer::AlignedBuf;
+use fsbench::model::trace::TraceSummary;
 use fsbench::observe::blockstat::BlockStat;
-use fsbench::observe::trace::{TraceError, TraceOptions, TraceSummary, Tracer};
+use fsbench::observe::trace::{TraceError, TraceOptions, Tracer};
 use fsbench::testbed::loopdev::LoopDevice;
 use fsbench::testbed::{self, StateDir};
 use std::fs::File;

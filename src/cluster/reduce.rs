@@ -20,10 +20,10 @@ use crate::model::cluster::{
     ClusterRep, HostPhase, HostShare, PhaseWindow, RankFigure, RankInfo, Spread,
 };
 use crate::model::job::OpKind;
+use crate::model::memory::{MemDelta, MemSample};
 use crate::model::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RunReport, TestResult, TestStatus,
 };
-use crate::observe::memory::{MemDelta, MemSample};
 use crate::stats::latency;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -14,9 +14,9 @@ use crate::model::job::{
     Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
     SyncCall, SyncPolicy, TestDef,
 };
+use crate::model::memory::{MemDelta, MemSample};
 use crate::model::result::*;
 use crate::observe::blockstat::{self, Snapshot};
-use crate::observe::memory::{MemDelta, MemSample};
 use crate::observe::mountinfo;
 use crate::stats::latency::OpHistograms;
 use crate::sys::cache;

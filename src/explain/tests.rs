@@ -2,8 +2,8 @@
 //! silent when the two sides look alike.
 
 use super::*;
+use crate::model::extents::ExtentSummary;
 use crate::model::result::DeviceDelta;
-use crate::observe::extents::ExtentSummary;
 
 const MIB: u64 = 1 << 20;
 

@@ -1,7 +1,7 @@
 //! What a multi-client run adds to the result: who ran, on which clock, and each rank's share.
 
+use crate::model::memory::MemDelta;
 use crate::model::result::DeviceDelta;
-use crate::observe::memory::MemDelta;
 use serde::{Deserialize, Serialize};
 
 /// How ranks' timestamps were made comparable.

@@ -1,8 +1,8 @@
 //! Facts derived from what a repetition observed: the numbers an explanation can cite.
 
+use crate::model::extents::ExtentSummary;
 use crate::model::job::OpKind;
 use crate::model::result::{DeviceDelta, PhaseResult, RepResult};
-use crate::observe::extents::ExtentSummary;
 use serde::{Deserialize, Serialize};
 
 /// Share of one core per thread at or above which a test counts as CPU-bound.
@@ -333,8 +333,8 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::memory::{MemDelta, MemSample};
     use crate::model::result::PhaseResult;
-    use crate::observe::memory::{MemDelta, MemSample};
 
     fn lat(op: OpKind, count: u64, mean_nanos: f64) -> crate::model::result::OpLatency {
         crate::model::result::OpLatency {
@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_fuse_daemons_cpu_is_the_filesystems_cpu() {
-        use crate::observe::memory::{MemDelta, MemSample};
+        use crate::model::memory::{MemDelta, MemSample};
         let ms = 1_000_000u64;
         let cpu = |n: u64| MemSample { daemon_cpu_nanos: Some(n), ..Default::default() };
         let rep = RepResult {

@@ -12,8 +12,11 @@
 //! `impl` block beside the code that measures.
 
 pub mod cluster;
+pub mod extents;
 pub mod facts;
 pub mod host;
 pub mod job;
+pub mod memory;
 pub mod result;
 pub mod scale;
+pub mod trace;

@@ -401,7 +401,7 @@ pub struct RepResult {
     /// Every phase (timed and set-up).
     pub phases: Vec<PhaseResult>,
     /// Extent map of the test files after the last phase (FIEMAP).
-    pub extents: Option<crate::observe::extents::ExtentSummary>,
+    pub extents: Option<crate::model::extents::ExtentSummary>,
     /// Fileset tests: pattern operations in timed phases; `ops_per_s` is these per second.
     #[serde(default)]
     pub file_ops: u64,
@@ -472,9 +472,9 @@ pub struct PhaseResult {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub verified_bytes: u64,
     /// Page cache, dirty and writeback memory (and a filesystem daemon's RSS) around the phase.
-    pub memory: Option<crate::observe::memory::MemDelta>,
+    pub memory: Option<crate::model::memory::MemDelta>,
     /// Block-layer trace of the phase (`--trace`).
-    pub trace: Option<crate::observe::trace::TraceSummary>,
+    pub trace: Option<crate::model::trace::TraceSummary>,
     /// Fileset tests: pattern operations done (create, stat, unlink, ...), skipped ones not
     /// counted; directories a create had to make are in `latency` as `mkdir`, not here.
     #[serde(default)]

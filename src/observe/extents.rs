@@ -3,7 +3,7 @@
 //! Asked with `FIEMAP_FLAG_SYNC` after a repetition's last phase, so delayed-allocation extents
 //! have their final place; that flush is outside every timed phase.
 
-use serde::{Deserialize, Serialize};
+use crate::model::extents::{Extent, ExtentSummary};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -36,19 +36,6 @@ struct Fiemap {
     extent_count: u32,
     reserved: u32,
     extents: [RawExtent; BATCH],
-}
-
-/// One extent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Extent {
-    /// Offset in the file.
-    pub logical_bytes: u64,
-    /// Offset on the device.
-    pub physical_bytes: u64,
-    /// Length.
-    pub length_bytes: u64,
-    /// FIEMAP_EXTENT_* flags (0x800 unwritten, 0x8 encoded, 0x4 delalloc, ...).
-    pub flags: u32,
 }
 
 /// The extent map of one file.
@@ -90,25 +77,6 @@ pub fn extents(path: &Path) -> io::Result<Vec<Extent>> {
         }
     }
     Ok(out)
-}
-
-/// Extent facts of a test's files after a repetition.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ExtentSummary {
-    /// Files mapped.
-    pub files: u32,
-    /// Extents over all files.
-    pub extents: u64,
-    /// Largest extent.
-    pub largest_bytes: u64,
-    /// Mean extent length.
-    pub mean_bytes: u64,
-    /// Bytes mapped.
-    pub mapped_bytes: u64,
-    /// The first file's first extents, as `filefrag -v` lists them.
-    pub first_file_map: Vec<Extent>,
-    /// Why the map is missing or partial (e.g. FIEMAP not supported on zfs-fuse).
-    pub note: Option<String>,
 }
 
 /// Summarise the extents of `paths`.

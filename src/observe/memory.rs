@@ -1,34 +1,8 @@
 //! Memory around a phase: page cache, dirty and writeback pages, and the resident memory of a
 //! filesystem daemon (zfs-fuse keeps its cache in its own address space).
 
+use crate::model::memory::MemSample;
 use crate::sys::meminfo::MemInfo;
-use serde::{Deserialize, Serialize};
-
-/// A reading of the figures that matter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemSample {
-    /// `Cached` (page cache).
-    pub cached_bytes: u64,
-    /// `Dirty`: waiting to be written back.
-    pub dirty_bytes: u64,
-    /// `Writeback`: being written back.
-    pub writeback_bytes: u64,
-    /// Resident set of the filesystem daemon, when there is one.
-    pub daemon_rss_bytes: Option<u64>,
-    /// CPU time (user + system) the filesystem daemon has used so far: a FUSE filesystem does
-    /// its work there, not in the benchmark's threads.
-    #[serde(default)]
-    pub daemon_cpu_nanos: Option<u64>,
-}
-
-/// Before and after a phase.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemDelta {
-    /// At the start.
-    pub before: MemSample,
-    /// At the end.
-    pub after: MemSample,
-}
 
 impl MemSample {
     /// Read now; `daemon` is the command name of a filesystem daemon (e.g. `zfs-fuse`).
@@ -97,7 +71,7 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         assert!(super::cpu_of(me.trim()).is_some());
-        let s = super::MemSample::take(None);
+        let s = crate::model::memory::MemSample::take(None);
         assert!(s.cached_bytes > 0);
         assert!(super::rss_of("no-such-process-zz").is_none());
     }

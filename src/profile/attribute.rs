@@ -12,8 +12,9 @@
 
 use super::files::FileProfile;
 use super::scope::Watched;
+use crate::model::trace::Op;
 use crate::observe::extents;
-use crate::observe::trace::event::{Event, Kind, Op, FLAG_META, FLAG_READAHEAD};
+use crate::observe::trace::event::{Event, Kind, FLAG_META, FLAG_READAHEAD};
 use crate::sys::cmd::{have_program, Cmd};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

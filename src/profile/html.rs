@@ -5,7 +5,7 @@
 use super::attribute::Owner;
 use super::summary::human;
 use super::Profile;
-use crate::observe::trace::event::Op;
+use crate::model::trace::Op;
 use crate::report::charts::{self, Scatter};
 use crate::report::esc;
 use plotters::prelude::*;

@@ -143,7 +143,7 @@ impl PreloadReport {
 }
 
 /// An open file of a list: descriptor, device, extents, size.
-type Opened = (std::fs::File, u64, Vec<extents::Extent>, u64);
+type Opened = (std::fs::File, u64, Vec<crate::model::extents::Extent>, u64);
 
 /// Bring the list's ranges into the page cache, sorted by device offset.
 pub fn preload(list: &[Entry]) -> PreloadReport {

@@ -15,7 +15,7 @@
 
 use super::attribute::{Owner, Request};
 use super::files::{page_bytes, FileProfile};
-use crate::observe::trace::event::Op;
+use crate::model::trace::Op;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

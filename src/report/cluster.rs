@@ -228,8 +228,8 @@ mod tests {
     use super::*;
     use crate::compare::{CompareOptions, ConfigResult};
     use crate::model::cluster::{ClusterInfo, HostPhase, RankFigure, Spread};
+    use crate::model::memory::{MemDelta, MemSample};
     use crate::model::result::{RepResult, RunReport, TestResult, TestStatus};
-    use crate::observe::memory::{MemDelta, MemSample};
 
     fn run(label: &str, per_rank: &[(u32, &str, f64)]) -> RunReport {
         let cr = ClusterRep {

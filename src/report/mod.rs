@@ -700,7 +700,7 @@ fn offset_chart(
     id: &str,
     prefix: &str,
 ) -> Result<(), ReportError> {
-    use crate::observe::trace::event::Op;
+    use crate::model::trace::Op;
     let names = names::Names::of(r);
     let mut sets = Vec::new();
     for (i, c) in r.configs.iter().enumerate() {
@@ -1201,7 +1201,7 @@ mod tests {
     #[test]
     fn cpu_per_file_operation_counts_a_fuse_daemon() {
         use crate::compare::tests::config;
-        use crate::observe::memory::{MemDelta, MemSample};
+        use crate::model::memory::{MemDelta, MemSample};
         let opts = crate::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),

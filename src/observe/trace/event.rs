@@ -2,7 +2,7 @@
 //! tracepoint is decoded into it, using field offsets from the kernel's format files.
 
 use super::format::Format;
-use serde::{Deserialize, Serialize};
+use crate::model::trace::Op;
 
 /// Which tracepoint an event came from (blktrace's action letter in brackets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,27 +38,6 @@ impl Kind {
         (Kind::BioFrontmerge, "block_bio_frontmerge"),
         (Kind::BioQueue, "block_bio_queue"),
     ];
-}
-
-/// The operation of a bio or request, from the `rwbs` string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[repr(u8)]
-pub enum Op {
-    /// `R`.
-    #[serde(rename = "R")]
-    Read,
-    /// `W`.
-    #[serde(rename = "W")]
-    Write,
-    /// `D` (discard, secure erase).
-    #[serde(rename = "D")]
-    Discard,
-    /// `F` as the operation (a flush request, no data).
-    #[serde(rename = "F")]
-    Flush,
-    /// `N` or anything else.
-    #[serde(rename = "N")]
-    Other,
 }
 
 impl Op {

@@ -44,7 +44,7 @@ pub mod summary;
 pub mod tracefs;
 pub mod tracer;
 
-pub use summary::TraceSummary;
+pub use crate::model::trace::TraceSummary;
 pub use tracefs::remove_leftover_instance;
 pub use tracer::Tracer;
 

@@ -177,7 +177,8 @@ pub fn parse_page<D: Decode>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::trace::event::{kernel_dev_t, Decoder, Event, Kind, Op};
+    use crate::model::trace::Op;
+    use crate::observe::trace::event::{kernel_dev_t, Decoder, Event, Kind};
 
     fn decoder() -> Decoder {
         let formats: Vec<(Kind, &str)> = vec![

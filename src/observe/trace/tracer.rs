@@ -2,9 +2,10 @@
 
 use super::event::{kernel_dev_t, Decoder, Kind};
 use super::recording::{configure, event_format, Recording};
-use super::summary::{summarize, SummaryOptions, TraceSummary};
+use super::summary::{summarize, SummaryOptions};
 use super::tracefs::Instance;
 use super::{TraceError, TraceOptions};
+use crate::model::trace::TraceSummary;
 use crate::state::StateDir;
 use std::path::Path;
 
