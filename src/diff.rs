@@ -9,8 +9,9 @@
 //! a single repetition on a side has no noise estimate and is never counted as a regression or an
 //! improvement (it is marked untested).
 
-use crate::compare::{decision, Rule, Verdict};
+use crate::compare::decision;
 use crate::model::result::{Figure, TestResult};
+use crate::model::verdict::{Rule, Verdict};
 use crate::output::units::{sig3, utc};
 use crate::store::RunRecord;
 use comfy_table::{Cell, CellAlignment};

@@ -2,9 +2,10 @@
 
 use super::testbed_args::TestbedArgs;
 use super::{progress::Bar, record, ExitCode, UserError};
-use crate::compare::{self, CompareOptions, Rule};
+use crate::compare::{self, CompareOptions};
 use crate::driver::{AutoRepeat, Order, Plan, Settle, Spec, TargetSet, Targets};
 use crate::engine::EngineOptions;
+use crate::model::verdict::Rule;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::store::read::RunKind;
 use crate::store::{RunMeta, RunOptions};
@@ -206,7 +207,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
 /// Output, the HTML report and the exit status of a comparison (`compare --mpi`: on rank 0).
 pub(super) fn finish(
     a: &CompareArgs,
-    report: &compare::Report,
+    report: &crate::model::report::Report,
     mut recording: record::Recording,
     meta: &RunMeta,
     status: crate::store::read::RunStatus,

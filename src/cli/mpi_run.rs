@@ -15,10 +15,11 @@ use super::{record, ExitCode, UserError};
 use crate::cluster::hooks::agree;
 use crate::cluster::session::{self, SessionEnd, SessionOptions};
 use crate::cluster::Comm;
-use crate::compare::{CompareOptions, Rule};
+use crate::compare::CompareOptions;
 use crate::driver::{Order, Outcome, PhaseOutcome, Plan, Spec, TargetSet};
 use crate::engine::{NoProgress, Progress};
 use crate::model::job::Suite;
+use crate::model::verdict::Rule;
 use crate::output::{exporter, ExportOptions};
 use crate::store::read::{RunKind, RunStatus};
 use crate::store::write::ConfigStart;
@@ -288,8 +289,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     code
 }
 
-fn config_result(run: crate::model::result::RunReport) -> crate::compare::ConfigResult {
-    crate::compare::ConfigResult { label: run.target.label.clone(), env: None, run }
+fn config_result(run: crate::model::result::RunReport) -> crate::model::report::ConfigResult {
+    crate::model::report::ConfigResult { label: run.target.label.clone(), env: None, run }
 }
 
 /// Rank 0 records the reduced outcome (the store sees one run, as from one host).

@@ -2,8 +2,8 @@
 
 use super::record::DbArg;
 use super::{ExitCode, UserError};
-use crate::compare::Rule;
 use crate::integrity::html::IntegrityRun;
+use crate::model::verdict::Rule;
 use crate::output::units::utc;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::report::ReportRun;

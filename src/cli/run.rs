@@ -1,8 +1,9 @@
 //! `fsbench run`.
 
 use super::{progress::Bar, record, ExitCode};
-use crate::compare::{CompareOptions, Rule};
+use crate::compare::CompareOptions;
 use crate::driver::{Order, Plan, Spec, TargetSet};
+use crate::model::verdict::Rule;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::store::read::RunKind;
 use crate::store::{RunMeta, RunOptions};

@@ -44,50 +44,8 @@
 //! needed before one outlier is trimmed.
 
 use crate::model::result::{TestResult, TestStatus};
+use crate::model::verdict::{Rule, Verdict};
 use crate::stats::significance::{benjamini_hochberg, yuen_paired, yuen_welch};
-use serde::{Deserialize, Serialize};
-
-/// Thresholds of the rule.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Rule {
-    /// Minimum effect for a significant difference to count (0.05 = 5%).
-    pub min_effect: f64,
-    /// Minimum effect when a side has one repetition (no test possible).
-    pub single_run_effect: f64,
-}
-
-impl Default for Rule {
-    fn default() -> Self {
-        Rule { min_effect: 0.05, single_run_effect: 0.10 }
-    }
-}
-
-/// How a test between two configurations came out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Verdict {
-    /// `winner` (0 = first side, 1 = second) is faster by `factor`.
-    Win {
-        /// 0 or 1.
-        winner: usize,
-        /// Larger median / smaller median.
-        factor: f64,
-        /// Whether a significance test backed it (false with single repetitions).
-        tested: bool,
-    },
-    /// No significant difference, or below the minimum effect.
-    Draw {
-        /// Larger median / smaller median.
-        factor: f64,
-        /// Whether a significance test was made.
-        tested: bool,
-    },
-    /// The test could not be compared.
-    NotCompared {
-        /// Why.
-        reason: String,
-    },
-}
 
 /// Whether every timed phase of `r` had its cache precondition.
 fn cache_met(r: &crate::model::result::RepResult) -> bool {
@@ -145,15 +103,6 @@ pub fn relative_ci(figures: &[f64]) -> Option<f64> {
 
 /// False discovery rate of a family of comparisons (Benjamini–Hochberg level).
 pub const FDR_Q: f64 = 0.05;
-
-/// The rule in one line, for the notes under a table (terminal, HTML, `diff`).
-pub fn rule_text(rule: &Rule) -> String {
-    format!(
-        "Winner: median figure over repetitions; Yuen's 20%-trimmed t-test on log figures (compare: on each round's ratio; diff: two samples; no trimming below 5 repetitions) that the gap is beyond {:.0}%, two-sided, significant when Benjamini-Hochberg keeps it at a 5% false discovery rate over all tests compared. With one repetition there is NO noise estimate: a win needs {:.0}% and is marked untested. Otherwise: draw.",
-        rule.min_effect * 100.0,
-        rule.single_run_effect * 100.0
-    )
-}
 
 /// One comparison of a family: side 0 (`a`, labelled `la`) against side 1 (`b`, `lb`).
 #[derive(Debug, Clone, Copy)]

@@ -6,141 +6,17 @@
 //! of a shared, noisy machine does not favour whichever side always goes first. Repetition k
 //! uses the same random seed on every configuration, so each does the same operations.
 
+use crate::model::report::{ConfigResult, PairSummary, Report, TestRow};
+use crate::model::verdict::UNTESTED_WORDS;
+use crate::model::verdict::{Rule, Verdict};
 pub mod decision;
 
 use crate::driver::Targets;
 use crate::engine::EngineOptions;
-use crate::explain::{self, Explanation};
+use crate::explain::{self};
 use crate::model::facts::Facts;
 use crate::model::host::HostInfo;
-use crate::model::result::{Figure, RunReport, Stats, TestResult};
-use crate::testbed::TestbedEnv;
-pub use decision::{Rule, Verdict};
-use serde::{Deserialize, Serialize};
-
-/// One configuration's part of a comparison.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ConfigResult {
-    /// Label used in every output.
-    pub label: String,
-    /// How the filesystem was made and mounted (None for existing directories).
-    pub env: Option<TestbedEnv>,
-    /// Its results, as `fsbench run` would report them.
-    pub run: RunReport,
-}
-
-/// One test across configurations.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TestRow {
-    /// Test id.
-    pub id: String,
-    /// Test name.
-    pub name: String,
-    /// What the test is ranked on; `vs_baseline` compares this figure.
-    #[serde(default)]
-    pub figure: Figure,
-    /// Median MiB/s per configuration (None when it has no figure).
-    pub median_mib_per_s: Vec<Option<f64>>,
-    /// Median operations per second per configuration.
-    #[serde(default)]
-    pub median_ops_per_s: Vec<Option<f64>>,
-    /// Median elapsed seconds of the timed phases per configuration.
-    #[serde(default)]
-    pub median_elapsed_s: Vec<Option<f64>>,
-    /// Verdict of configuration i against the baseline (None at the baseline's index).
-    pub vs_baseline: Vec<Option<Verdict>>,
-    /// What each configuration did underneath (its median repetition).
-    pub facts: Vec<Option<Facts>>,
-    /// Why the winner of configuration i against the baseline won (empty: no winner, or
-    /// nothing observed explains it; see `explained`).
-    pub why: Vec<Vec<Explanation>>,
-    /// Whether configuration i's win against the baseline is unsettled: significant, but not
-    /// beyond the minimum effect at the strict level at which `--repeat auto` stops a test
-    /// ([`decision::settled`]), so an identical run may well call it a draw.
-    #[serde(default)]
-    pub unsettled: Vec<bool>,
-}
-
-impl TestRow {
-    /// Median of the figure of merit of configuration `i`.
-    pub fn median(&self, i: usize) -> Option<f64> {
-        let v = match self.figure {
-            Figure::MibPerS => &self.median_mib_per_s,
-            Figure::OpsPerS => &self.median_ops_per_s,
-        };
-        v.get(i).copied().flatten()
-    }
-}
-
-/// The study's summary of one pair.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PairSummary {
-    /// The baseline's label.
-    pub a: String,
-    /// The other configuration's label.
-    pub b: String,
-    /// Tests `a` won.
-    pub a_wins: u32,
-    /// Arithmetic mean of `a`'s winning factors (the study's "mean factor").
-    pub a_mean_factor: Option<f64>,
-    /// Tests `b` won.
-    pub b_wins: u32,
-    /// Arithmetic mean of `b`'s winning factors.
-    pub b_mean_factor: Option<f64>,
-    /// Draws.
-    pub draws: u32,
-    /// Tests not compared, with why.
-    pub not_compared: Vec<(String, String)>,
-    /// The summary in words.
-    pub lines: Vec<String>,
-}
-
-/// A whole comparison.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
-    /// fsbench version.
-    pub fsbench_version: String,
-    /// Start, seconds since the epoch.
-    pub started_unix_s: u64,
-    /// The machine.
-    pub host: HostInfo,
-    /// Suite name.
-    pub suite: String,
-    /// `--scale`.
-    pub scale: String,
-    /// Repetitions per test and configuration.
-    pub repeat: u32,
-    /// Fresh filesystem per test (true) or per suite (false).
-    pub fresh_per_test: bool,
-    /// The decision rule used.
-    pub rule: Rule,
-    /// Index of the baseline configuration (the first).
-    pub baseline: usize,
-    /// Per configuration.
-    pub configs: Vec<ConfigResult>,
-    /// Per test.
-    pub tests: Vec<TestRow>,
-    /// Baseline against each other configuration.
-    pub pairs: Vec<PairSummary>,
-    /// Stopped by Ctrl-C/SIGTERM.
-    pub interrupted: bool,
-}
-
-impl Report {
-    /// "8 repetitions", or with `--repeat auto`, which gives tests different counts, "5 to 8
-    /// repetitions": what the tests got (tests without any left out); none: what was asked.
-    pub fn repetitions(&self) -> String {
-        let done = self.configs.iter().flat_map(|c| &c.run.tests).map(|t| t.reps.len() as u32);
-        let (least, most) =
-            done.filter(|&n| n > 0).fold((u32::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
-        let count = |n: u32| format!("{n} repetition{}", if n == 1 { "" } else { "s" });
-        match (least, most) {
-            (_, 0) => count(self.repeat),
-            (lo, hi) if lo < hi => format!("{lo} to {hi} repetitions"),
-            (_, hi) => count(hi),
-        }
-    }
-}
+use crate::model::result::{Stats, TestResult};
 
 /// Options of a comparison run.
 #[derive(Debug, Clone)]
@@ -284,36 +160,6 @@ pub fn build_report(
     }
 }
 
-/// What a sentence quoting a win adds when the win rests on a single repetition: it is not a
-/// tested difference. One wording for the summary lines, the "Why" headings and the HTML.
-pub const UNTESTED_WORDS: &str = "untested: one repetition, no noise estimate";
-
-/// ` (untested: ...)` after a quoted verdict that is an untested win, else nothing.
-pub fn untested_mark(v: &Verdict) -> String {
-    match v {
-        Verdict::Win { tested: false, .. } => format!(" ({UNTESTED_WORDS})"),
-        _ => String::new(),
-    }
-}
-
-/// What an unsettled win is marked with ([`TestRow::unsettled`]).
-pub const UNSETTLED_WORDS: &str = "unsettled";
-
-/// What every output says about an unsettled win, once, under the table.
-pub const UNSETTLED_NOTE: &str = "unsettled: significant, but its gap is not yet beyond the minimum effect at the strict level (1% over every test and round) at which --repeat auto calls a verdict settled; an identical run may call it a draw. Such a gap is close to the minimum effect for the noise measured: a quieter machine, a larger --scale (longer phases) or a larger --time-budget and --max-repeat are what settle it.";
-
-/// The mark after configuration `i`'s verdict in row `row`: untested (one repetition) or
-/// unsettled; empty otherwise.
-pub fn verdict_mark(row: &TestRow, i: usize) -> String {
-    match row.vs_baseline.get(i).and_then(|v| v.as_ref()) {
-        Some(v @ Verdict::Win { tested: false, .. }) => untested_mark(v),
-        Some(Verdict::Win { .. }) if row.unsettled.get(i).copied().unwrap_or(false) => {
-            format!(" ({UNSETTLED_WORDS})")
-        }
-        _ => String::new(),
-    }
-}
-
 /// The study's lines for baseline `a` against configuration `b` (index `bi` in the rows).
 pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummary {
     let mut s = PairSummary {
@@ -389,6 +235,7 @@ pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummar
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::model::result::{Figure, RunReport};
 
     fn row(id: &str, v: Verdict) -> TestRow {
         TestRow {

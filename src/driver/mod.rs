@@ -26,7 +26,7 @@ pub mod targets;
 use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
 use crate::model::job::Suite;
 use crate::model::result::{RunReport, TestResult, TestStatus};
-use crate::testbed::TestbedEnv;
+use crate::model::testbed::TestbedEnv;
 use std::path::{Path, PathBuf};
 
 pub use crate::engine::hooks::{Hooks, NoHooks, PhaseOutcome, PhasePoint};
@@ -115,7 +115,7 @@ pub struct AutoRepeat {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settle {
     /// The decision rule (its minimum effect is the margin).
-    pub rule: crate::compare::decision::Rule,
+    pub rule: crate::model::verdict::Rule,
     /// One-sided level of a settled win ([`crate::compare::decision::settle_win_p`]).
     pub win_p: f64,
 }
@@ -123,7 +123,7 @@ pub struct Settle {
 impl Settle {
     /// For a comparison of `tests` tests on `targets` targets (the first the baseline) under `a`.
     pub fn new(
-        rule: crate::compare::decision::Rule,
+        rule: crate::model::verdict::Rule,
         tests: usize,
         targets: usize,
         a: &AutoRepeat,
@@ -825,7 +825,8 @@ mod tests {
 
     #[test]
     fn compare_closes_a_test_whose_verdict_is_settled_and_goes_on_with_an_undecided_one() {
-        use crate::compare::decision::{tests::result, Rule};
+        use crate::compare::decision::tests::result;
+        use crate::model::verdict::Rule;
         let a = AutoRepeat { min: 5, max: 20, target_ci: 0.01, budget: None, settle: None };
         let a = AutoRepeat { settle: Some(Settle::new(Rule::default(), 14, 2, &a)), ..a };
         // 20% noise on both sides: neither figure is known to ±1%.

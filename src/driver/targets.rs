@@ -8,7 +8,8 @@
 
 use super::Targets;
 use crate::engine::Target;
-use crate::testbed::{self, FsConfig, Testbed, TestbedEnv, TestbedOptions};
+use crate::model::testbed::TestbedEnv;
+use crate::testbed::{self, FsConfig, Testbed, TestbedOptions};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 

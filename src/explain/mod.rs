@@ -8,20 +8,9 @@
 //! "4 KiB vs 512 KiB requests" outweighs "1.2x the CPU"). `compare` prints the heaviest three.
 //! When no rule fires, it says that nothing observed explains the gap.
 
+use crate::model::explanation::Explanation;
 use crate::model::facts::Facts;
 use crate::workload::size::fmt_bytes;
-use serde::{Deserialize, Serialize};
-
-/// One reason a side won or lost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Explanation {
-    /// Rule name.
-    pub rule: String,
-    /// Strength of the difference (larger first).
-    pub weight: f64,
-    /// The sentence.
-    pub text: String,
-}
 
 /// A rule: winner's facts, loser's facts, their labels.
 pub type Rule = fn(&Side<'_>, &Side<'_>) -> Option<(f64, String)>;
@@ -88,16 +77,6 @@ pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanati
     v.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     v.truncate(max);
     v
-}
-
-/// Rule names of the context lines [`context`] adds: not reasons, the figures to read them by.
-pub const CONTEXT: &[&str] = &["time_split", "block_trace"];
-
-impl Explanation {
-    /// A context line (where the time went, the block trace), not a reason.
-    pub fn is_context(&self) -> bool {
-        CONTEXT.contains(&self.rule.as_str())
-    }
 }
 
 /// Context for a gap, shown after the reasons whether or not a rule fired: where each side's

@@ -10,8 +10,9 @@
 //! `-n` everywhere: the checkers only report; repair is the filesystem's own business (btrfs
 //! and zfs repair from a good copy during scrub).
 
+use crate::model::testbed::FsKind;
 use crate::sys::cmd::{Cmd, CmdOutput};
-use crate::testbed::{FsKind, Testbed, TestbedError};
+use crate::testbed::{Testbed, TestbedError};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 

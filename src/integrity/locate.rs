@@ -103,12 +103,12 @@ pub struct ToolLocation {
 /// Ask FIEMAP (and on btrfs `btrfs-map-logical`) where byte `offset` of `file` is. Call while the
 /// filesystem is mounted; `devices` are the testbed's loop devices in order.
 pub fn by_tools(
-    kind: crate::testbed::FsKind,
+    kind: crate::model::testbed::FsKind,
     file: &Path,
     offset: u64,
     devices: &[PathBuf],
 ) -> ToolLocation {
-    use crate::testbed::FsKind;
+    use crate::model::testbed::FsKind;
     let mut loc = ToolLocation { method: "FIEMAP".into(), ..Default::default() };
     let extents = match crate::observe::extents::extents(file) {
         Ok(x) => x,

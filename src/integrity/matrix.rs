@@ -125,7 +125,8 @@ pub fn classify(case: &Case, kernel_trouble: bool, kernel_detected: bool) -> Out
 /// a btrfs mirror and a zfs mirror or raidz repair one damaged copy (or parity), and detect
 /// damage to every copy.
 pub fn expected(config: &crate::testbed::FsConfig, target: Target) -> Option<Outcome> {
-    use crate::testbed::{FsKind, ZfsLayout};
+    use crate::model::testbed::FsKind;
+    use crate::testbed::ZfsLayout;
     let redundant = super::data_copies(config) > 1
         || (config.kind == FsKind::Zfs
             && matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_)));
@@ -147,7 +148,7 @@ pub struct ConfigMatrix {
     /// The configuration's label.
     pub config: String,
     /// The testbed environment of the first case (mkfs command, mount options, zfs properties).
-    pub environment: Option<crate::testbed::TestbedEnv>,
+    pub environment: Option<crate::model::testbed::TestbedEnv>,
     /// The run's seed.
     pub seed: u64,
     /// Cases, in target then fault order.

@@ -22,8 +22,8 @@
 
 use super::locate::BlockCopy;
 use super::target::Target;
+use crate::model::testbed::FsKind;
 use crate::sys::cmd::Cmd;
-use crate::testbed::FsKind;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 

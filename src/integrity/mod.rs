@@ -32,7 +32,8 @@ pub use fault::Fault;
 pub use matrix::{Case, ConfigMatrix, Outcome};
 pub use target::Target;
 
-use crate::testbed::{FsConfig, FsKind, Testbed, TestbedError, TestbedOptions, ZfsLayout};
+use crate::model::testbed::FsKind;
+use crate::testbed::{FsConfig, Testbed, TestbedError, TestbedOptions, ZfsLayout};
 use dataset::DataSet;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -188,7 +189,7 @@ fn run_case(
     target: Target,
     fault: Fault,
     case_seed: u64,
-    env: &mut Option<crate::testbed::TestbedEnv>,
+    env: &mut Option<crate::model::testbed::TestbedEnv>,
 ) -> Result<Case, IntegrityError> {
     let mut tb = Testbed::up(config, &opts.testbed)?;
     if env.is_none() {

@@ -12,11 +12,15 @@
 //! `impl` block beside the code that measures.
 
 pub mod cluster;
+pub mod explanation;
 pub mod extents;
 pub mod facts;
 pub mod host;
 pub mod job;
 pub mod memory;
+pub mod report;
 pub mod result;
 pub mod scale;
+pub mod testbed;
 pub mod trace;
+pub mod verdict;

@@ -16,8 +16,8 @@
 
 use super::units::nanos;
 use super::Exporter;
-use crate::compare::Report;
 use crate::model::job::OpKind;
+use crate::model::report::Report;
 use crate::model::result::{PhaseResult, RunReport, TestResult};
 use crate::workload::size::fmt_bytes;
 

@@ -2,14 +2,15 @@
 //! all from [`Report`].
 
 use super::units::sig3;
-use crate::compare::TestRow;
-use crate::compare::{Report, Verdict};
 use crate::model::facts::Facts;
+use crate::model::report::Report;
+use crate::model::report::TestRow;
 use crate::model::result::{Figure, TestStatus, Warning};
+use crate::model::verdict::Verdict;
 use comfy_table::{Cell, CellAlignment};
 
 /// Short text of a verdict of `other` against the baseline, with its mark
-/// ([`crate::compare::verdict_mark`]).
+/// ([`crate::model::report::verdict_mark`]).
 fn verdict_cell(v: &Verdict, base: &str, other: &str, two: bool, mark: &str) -> String {
     match v {
         Verdict::Win { winner, factor, .. } => {
@@ -119,7 +120,7 @@ pub fn render(r: &Report, details: bool) -> String {
             };
             cells.push(Cell::new(fig).set_alignment(CellAlignment::Right));
             if i != r.baseline && !two {
-                let mark = crate::compare::verdict_mark(row, i);
+                let mark = crate::model::report::verdict_mark(row, i);
                 let v = row.vs_baseline[i]
                     .as_ref()
                     .map(|v| verdict_cell(v, base, &c.label, false, &mark));
@@ -127,7 +128,7 @@ pub fn render(r: &Report, details: bool) -> String {
             }
         }
         if two {
-            let mark = crate::compare::verdict_mark(row, 1);
+            let mark = crate::model::report::verdict_mark(row, 1);
             let v =
                 row.vs_baseline[1].as_ref().map(|v| verdict_cell(v, base, labels[1], true, &mark));
             cells.push(Cell::new(v.unwrap_or_default()));
@@ -150,9 +151,9 @@ pub fn render(r: &Report, details: bool) -> String {
         Some(Figure::OpsPerS) => "ops/s: median over repetitions (file-set operations; s: elapsed seconds of the timed phases)",
         None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases): median over repetitions",
     };
-    out.push_str(&format!("{what}. {}\n", crate::compare::decision::rule_text(&r.rule)));
+    out.push_str(&format!("{what}. {}\n", crate::model::verdict::rule_text(&r.rule)));
     if r.tests.iter().any(|t| t.unsettled.contains(&true)) {
-        out.push_str(&format!("({})\n", crate::compare::UNSETTLED_NOTE));
+        out.push_str(&format!("({})\n", crate::model::verdict::UNSETTLED_NOTE));
     }
     out.push_str(&untested_warning(r));
     for p in &r.pairs {
@@ -403,7 +404,7 @@ fn why_section(r: &Report) -> String {
         for (i, v) in row.vs_baseline.iter().enumerate() {
             // Wins, and draws whose medians differ by more than the minimum effect (the rule
             // filled `why` for those; the faster median is the "winner" of the facts).
-            let mark = crate::compare::verdict_mark(row, i);
+            let mark = crate::model::report::verdict_mark(row, i);
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. }) if !row.why[i].is_empty() => {

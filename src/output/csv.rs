@@ -2,8 +2,8 @@
 //! `figure` names the figure of merit (`mib_per_s` or `ops_per_s`) the `figure_*` columns are of.
 
 use super::Exporter;
-use crate::compare::Report;
 use crate::model::job::OpKind;
+use crate::model::report::Report;
 use crate::model::result::{RunReport, TestStatus};
 
 /// CSV with a header row.

@@ -1,7 +1,7 @@
 //! `--format html`: the self-contained HTML report ([`crate::report`]) on stdout.
 
 use super::Exporter;
-use crate::compare::Report;
+use crate::model::report::Report;
 
 /// The HTML report of this one run.
 pub struct HtmlExporter;

@@ -2,7 +2,7 @@
 //! ([`crate::model::result::RunReport`]), as `fsbench run` has always printed it.
 
 use super::Exporter;
-use crate::compare::Report;
+use crate::model::report::Report;
 
 /// Pretty-printed JSON.
 pub struct JsonExporter;

@@ -1,5 +1,5 @@
 //! Every way a result is shown. Each format is one module behind [`Exporter`]; all read the one
-//! report type, [`crate::compare::Report`] (a `run` is a comparison of one target).
+//! report type, [`crate::model::report::Report`] (a `run` is a comparison of one target).
 //!
 //! For a report of one target (a `run`) the table, JSON, CSV and bonnie formats show that
 //! target's results as `fsbench run` always has (the JSON is the target's part of the report);
@@ -17,7 +17,7 @@ pub mod roles;
 pub mod table;
 pub mod units;
 
-use crate::compare::Report;
+use crate::model::report::Report;
 
 /// Turns a report into bytes for stdout or a file.
 pub trait Exporter {

@@ -3,7 +3,7 @@
 //! ([`crate::stats::summary::first_rep_stands_out`]).
 
 use super::units::sig3;
-use crate::compare::Report;
+use crate::model::report::Report;
 use crate::model::result::TestResult;
 use crate::stats::summary::first_rep_stands_out;
 

@@ -3,8 +3,8 @@
 
 use super::units::{nanos, sig3};
 use super::Exporter;
-use crate::compare::Report;
 use crate::model::job::{CacheReq, OpKind};
+use crate::model::report::Report;
 use crate::model::result::{Figure, RunReport, TestStatus};
 use comfy_table::{Cell, CellAlignment};
 

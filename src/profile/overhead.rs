@@ -4,7 +4,8 @@
 //! difference is the tracing instances and the open watcher.
 
 use super::{cold, preload, scope, ProfileError, ProfileOptions};
-use crate::compare::decision::{decide_samples, Rule, Verdict};
+use crate::compare::decision::decide_samples;
+use crate::model::verdict::{Rule, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Wall times with and without profiling.

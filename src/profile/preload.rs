@@ -22,7 +22,8 @@
 //! list's ranges that the traced cold run did not bring into the cache.
 
 use super::{cold, scope, spawn, Profile, ProfileError, ProfileOptions};
-use crate::compare::decision::{decide_samples, Rule, Verdict};
+use crate::compare::decision::decide_samples;
+use crate::model::verdict::{Rule, Verdict};
 use crate::observe::extents;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -5,8 +5,8 @@
 
 use super::charts::{bar_frame, colour, ChartError};
 use super::{esc, file_part, swatch, Chart, ReportError};
-use crate::compare::Report;
 use crate::model::cluster::{ClusterRep, HostShare};
+use crate::model::report::Report;
 use crate::output::units::sig3;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -226,9 +226,10 @@ mod tests {
         assert!(l.chars().count() <= super::super::charts::BAR_LABEL_CHARS, "{l}");
     }
     use super::*;
-    use crate::compare::{CompareOptions, ConfigResult};
+    use crate::compare::CompareOptions;
     use crate::model::cluster::{ClusterInfo, HostPhase, RankFigure, Spread};
     use crate::model::memory::{MemDelta, MemSample};
+    use crate::model::report::ConfigResult;
     use crate::model::result::{RepResult, RunReport, TestResult, TestStatus};
 
     fn run(label: &str, per_rank: &[(u32, &str, f64)]) -> RunReport {

@@ -11,9 +11,10 @@ pub mod cluster;
 pub mod names;
 pub mod plain;
 
-use crate::compare::{Report, Verdict};
 use crate::model::job::OpKind;
+use crate::model::report::Report;
 use crate::model::result::{Figure, RepResult, TestResult, TestStatus};
+use crate::model::verdict::Verdict;
 use crate::output::units::{nanos, sig3, utc};
 use crate::store::{RunKind, RunRecord};
 use charts::{Bar, ChartError, Curve};
@@ -367,7 +368,7 @@ fn head_to_head(out: &mut String, r: &Report) {
         let _ = writeln!(
             out,
             "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the geometric mean, Student's t on the logs). {}</p>",
-            esc(&crate::compare::decision::rule_text(&r.rule))
+            esc(&crate::model::verdict::rule_text(&r.rule))
         );
         out.push_str("<div class=\"summary\">");
         for p in &r.pairs {
@@ -386,13 +387,13 @@ fn head_to_head(out: &mut String, r: &Report) {
 /// For each test with a winner: the observed facts that differ most (the same rules as the
 /// terminal's "Why" section).
 fn why_panel(out: &mut String, r: &Report) {
-    use crate::compare::Verdict;
+    use crate::model::verdict::Verdict;
     let mut items = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
             // Wins, and draws whose medians lie further apart than the minimum effect (their
             // facts are filled by the rule), marked not significant.
-            let mark = esc(&crate::compare::verdict_mark(row, i));
+            let mark = esc(&crate::model::report::verdict_mark(row, i));
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. })
@@ -436,13 +437,13 @@ fn why_panel(out: &mut String, r: &Report) {
     }
 }
 
-/// The unsettled mark of configuration `i`'s win ([`crate::compare::TestRow::unsettled`]).
-fn unsettled_html(row: &crate::compare::TestRow, i: usize) -> String {
+/// The unsettled mark of configuration `i`'s win ([`crate::model::report::TestRow::unsettled`]).
+fn unsettled_html(row: &crate::model::report::TestRow, i: usize) -> String {
     if row.unsettled.get(i).copied().unwrap_or(false) {
         format!(
             " <span class=\"muted\" title=\"{}\">({})</span>",
-            esc(crate::compare::UNSETTLED_NOTE),
-            crate::compare::UNSETTLED_WORDS
+            esc(crate::model::verdict::UNSETTLED_NOTE),
+            crate::model::verdict::UNSETTLED_WORDS
         )
     } else {
         String::new()

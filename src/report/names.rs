@@ -4,7 +4,7 @@
 //! only in the part cut away (`ext3:mount=data=writeback,noatime` and
 //! `ext4:mount=data=writeback,noatime` keep the same end) would look like one.
 
-use crate::compare::Report;
+use crate::model::report::Report;
 
 /// What each configuration is called where room is short.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,8 @@
 //! being pasted into a mailing list or an issue (no box drawing, no colour, fixed width).
 
 use super::names::Names;
-use crate::compare::{Report, Verdict};
+use crate::model::report::Report;
+use crate::model::verdict::Verdict;
 use crate::output::units::sig3;
 
 /// The summary of a comparison (or of a single run: one configuration, no verdicts).
@@ -67,7 +68,7 @@ pub fn summary(r: &Report, command_line: &str) -> String {
                         "{} {factor:.2}x faster{}",
                         if *winner == 0 { &names[r.baseline] } else { label },
                         if *tested {
-                            crate::compare::verdict_mark(row, i)
+                            crate::model::report::verdict_mark(row, i)
                         } else {
                             " (UNTESTED: one repetition)".into()
                         }
@@ -86,10 +87,10 @@ pub fn summary(r: &Report, command_line: &str) -> String {
     }
     out.push_str("\nFigures: MiB/s (ops/s for file-set tests), median over repetitions.\n");
     if r.configs.len() > 1 {
-        out.push_str(&wrap(&crate::compare::decision::rule_text(&r.rule), 96));
+        out.push_str(&wrap(&crate::model::verdict::rule_text(&r.rule), 96));
     }
     if r.tests.iter().any(|t| t.unsettled.contains(&true)) {
-        out.push_str(&wrap(&format!("({})", crate::compare::UNSETTLED_NOTE), 96));
+        out.push_str(&wrap(&format!("({})", crate::model::verdict::UNSETTLED_NOTE), 96));
     }
     for p in &r.pairs {
         out.push('\n');

@@ -2,13 +2,14 @@
 
 use super::write::{RunOptions, NOT_REACHED};
 use super::{sql_err, Result, Store, StoreError};
-use crate::compare::{self, CompareOptions, ConfigResult, Report};
+use crate::compare::{self, CompareOptions};
 use crate::engine::EngineOptions;
 use crate::model::host::HostInfo;
+use crate::model::report::{ConfigResult, Report};
 use crate::model::result::{
     Figure, RepResult, RunReport, Summary, TargetInfo, TestResult, TestStatus, Warning,
 };
-use crate::testbed::TestbedEnv;
+use crate::model::testbed::TestbedEnv;
 use rusqlite::{params, OptionalExtension};
 use serde::de::DeserializeOwned;
 

@@ -8,11 +8,11 @@
 
 use super::read::{RunKind, RunStatus};
 use super::{Result, Store, StoreError};
-use crate::compare::Rule;
 use crate::model::host::HostInfo;
 use crate::model::job::TestDef;
 use crate::model::result::{TargetInfo, TestResult, TestStatus};
-use crate::testbed::TestbedEnv;
+use crate::model::testbed::TestbedEnv;
+use crate::model::verdict::Rule;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 

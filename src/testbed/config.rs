@@ -32,30 +32,11 @@
 //! properties = { compression = "lzjb", recordsize = "8k" }
 //! ```
 
+use crate::model::testbed::FsKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
-
-/// Filesystem kinds a testbed can create.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FsKind {
-    /// ext2 (mkfs.ext2, e2fsprogs).
-    Ext2,
-    /// ext3 (mkfs.ext3, e2fsprogs).
-    Ext3,
-    /// ext4 (mkfs.ext4, e2fsprogs).
-    Ext4,
-    /// XFS (mkfs.xfs, xfsprogs).
-    Xfs,
-    /// Btrfs (mkfs.btrfs, btrfs-progs).
-    Btrfs,
-    /// ZFS through the zfs-fuse daemon.
-    Zfs,
-    /// tmpfs: memory only, no image or device.
-    Tmpfs,
-}
 
 impl FsKind {
     /// Every kind, in the order shown in messages.

@@ -1,81 +1,8 @@
 //! The environment record of a testbed: what was created, with which tool, and the mount
 //! options actually in effect.
 
-use super::config::FsKind;
+use crate::model::testbed::FsKind;
 use crate::sys::cmd::Cmd;
-use serde::{Deserialize, Serialize};
-
-/// What a result needs to say about the filesystem it ran on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TestbedEnv {
-    /// Filesystem kind (`ext4`, `zfs`, ...).
-    pub kind: FsKind,
-    /// The configuration's label.
-    pub label: String,
-    /// The configuration's canonical short form.
-    pub config: String,
-    /// The mkfs or `zpool create` command line run (none for tmpfs).
-    pub mkfs_cmdline: Option<String>,
-    /// `zfs set` command lines run after `zpool create`.
-    pub post_create_cmdlines: Vec<String>,
-    /// The tool and its version (`mkfs.xfs version 6.1.0`, `zfs-fuse 0.7.0-25+b1 (dpkg)`).
-    pub tool_version: Option<String>,
-    /// Filesystem type as mounted (`ext4`, `fuse.zfs`, `tmpfs`).
-    pub fstype: String,
-    /// Mount source as mounted.
-    pub mount_source: String,
-    /// Per-mount options in effect (mountinfo field 6).
-    pub mount_options: String,
-    /// Superblock options in effect (mountinfo, after the fstype and source).
-    pub super_options: String,
-    /// zfs dataset properties in effect (name, value), for zfs.
-    pub zfs_properties: Vec<(String, String)>,
-    /// Size of each image (or the real device, or the tmpfs limit) in bytes.
-    pub device_size_bytes: u64,
-    /// Number of devices.
-    pub devices: usize,
-    /// How the filesystem is backed, in words.
-    pub backing: String,
-    /// Kernel names of the block devices (for /sys/block counters).
-    pub block_devices: Vec<String>,
-    /// The I/O scheduler in effect on the (first) block device, as the kernel reports it.
-    #[serde(default)]
-    pub io_scheduler: Option<String>,
-}
-
-impl TestbedEnv {
-    /// One line for a configuration list: the configuration as requested, the mkfs (or
-    /// `zpool create`) command, the backing, the mount options in effect *and* the superblock
-    /// options (where `data=writeback` or `noatime`-like filesystem options show), the I/O
-    /// scheduler, and zfs properties in effect.
-    pub fn summary_line(&self) -> String {
-        let mut s = format!("requested {}; ", self.config);
-        if let Some(m) = &self.mkfs_cmdline {
-            s.push_str(m);
-            for p in &self.post_create_cmdlines {
-                s.push_str(&format!(" && {p}"));
-            }
-            s.push_str(" on ");
-        }
-        s.push_str(&self.backing);
-        if let Some(v) = &self.tool_version {
-            s.push_str(&format!("; {v}"));
-        }
-        s.push_str(&format!("; in effect: {} {}", self.fstype, self.mount_options));
-        if !self.super_options.is_empty() {
-            s.push_str(&format!(" (superblock: {})", self.super_options));
-        }
-        if let Some(sc) = &self.io_scheduler {
-            s.push_str(&format!("; I/O scheduler {sc}"));
-        }
-        if !self.zfs_properties.is_empty() {
-            let props: Vec<String> =
-                self.zfs_properties.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            s.push_str(&format!("; zfs {}", props.join(" ")));
-        }
-        s
-    }
-}
 
 /// The tool that creates `kind` and its version, from the tool itself or else from dpkg.
 pub fn tool_version(kind: FsKind) -> Option<String> {
@@ -128,6 +55,7 @@ pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::testbed::TestbedEnv;
 
     #[test]
     fn summary_line_shows_requested_and_effective_options() {

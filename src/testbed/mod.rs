@@ -18,6 +18,7 @@
 //! Default: one fresh filesystem per `Testbed`; callers choose per test or per suite by how
 //! often they call `up`.
 
+use crate::model::testbed::{FsKind, TestbedEnv};
 pub mod cleanup;
 pub mod config;
 pub mod device;
@@ -41,9 +42,9 @@ pub use crate::state::process;
 /// See [`crate::state::record`].
 pub use crate::state::record as state;
 pub use cleanup::CleanupReport;
-pub use config::{ConfigError, FsConfig, FsKind, ZfsLayout, ZfsOpts};
+pub use config::{ConfigError, FsConfig, ZfsLayout, ZfsOpts};
 pub use device::{validate_real_device, Refusal};
-pub use env::TestbedEnv;
+
 pub use error::TestbedError;
 pub use state::{default_state_dir, Resource, StateDir};
 

@@ -7,7 +7,8 @@
 //! cleanup` work the same whether the filesystem is online or not.
 
 use super::error::{Result, TestbedError};
-use super::{mount, mountinfo, zfs, FsKind, Owned, Testbed};
+use super::{mount, mountinfo, zfs, Owned, Testbed};
+use crate::model::testbed::FsKind;
 use std::path::PathBuf;
 
 impl Testbed {

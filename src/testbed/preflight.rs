@@ -1,7 +1,8 @@
 //! Checks made before any work: root, tools, loop devices, host space, image size.
 
-use super::config::{FsConfig, FsKind};
+use super::config::FsConfig;
 use super::error::{Result, TestbedError};
+use crate::model::testbed::FsKind;
 use crate::sys::cmd::have_program;
 
 /// Programs a kind needs, with the Debian package that provides each.

@@ -1,0 +1,25 @@
+//! One reason a side of a comparison won or lost, in words, with its weight. The rules that
+//! find them are [`crate::analysis::explain`].
+
+use serde::{Deserialize, Serialize};
+
+/// One reason a side won or lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// Rule name.
+    pub rule: String,
+    /// Strength of the difference (larger first).
+    pub weight: f64,
+    /// The sentence.
+    pub text: String,
+}
+
+/// Rule names of the context lines [`context`] adds: not reasons, the figures to read them by.
+pub const CONTEXT: &[&str] = &["time_split", "block_trace"];
+
+impl Explanation {
+    /// A context line (where the time went, the block trace), not a reason.
+    pub fn is_context(&self) -> bool {
+        CONTEXT.contains(&self.rule.as_str())
+    }
+}
