@@ -11,8 +11,8 @@
 
 use crate::compare::decision;
 use crate::model::result::{Figure, TestResult};
+use crate::model::units::{sig3, utc};
 use crate::model::verdict::{Rule, Verdict};
-use crate::output::units::{sig3, utc};
 use crate::store::RunRecord;
 use comfy_table::{Cell, CellAlignment};
 
@@ -324,7 +324,8 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
 mod tests {
     use super::*;
     use crate::compare::decision::tests::result;
-    use crate::store::read::{ConfigRecord, RunKind, RunRecord, RunStatus};
+    use crate::model::run::{RunKind, RunStatus};
+    use crate::store::read::{ConfigRecord, RunRecord};
 
     fn test(id: &str, mibs: &[f64]) -> TestResult {
         let mut t = result(mibs);

@@ -5,9 +5,9 @@ use super::{progress::Bar, record, ExitCode, UserError};
 use crate::compare::{self, CompareOptions};
 use crate::driver::{AutoRepeat, Order, Plan, Settle, Spec, TargetSet, Targets};
 use crate::engine::EngineOptions;
+use crate::model::run::RunKind;
 use crate::model::verdict::Rule;
 use crate::output::{exporter, ExportOptions, Format};
-use crate::store::read::RunKind;
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -210,7 +210,7 @@ pub(super) fn finish(
     report: &crate::model::report::Report,
     mut recording: record::Recording,
     meta: &RunMeta,
-    status: crate::store::read::RunStatus,
+    status: crate::model::run::RunStatus,
     teardown: anyhow::Result<()>,
 ) -> anyhow::Result<ExitCode> {
     let bytes = exporter(a.format, ExportOptions { details: a.details }).export(report)?;
@@ -220,7 +220,7 @@ pub(super) fn finish(
     if !a.no_report {
         let run = crate::report::ReportRun {
             id: recording.run_id(),
-            kind: crate::store::RunKind::Compare,
+            kind: crate::model::run::RunKind::Compare,
             command_line: meta.command_line.clone(),
             report: report.clone(),
         };
@@ -247,7 +247,7 @@ pub(super) fn finish(
         }
     }
     teardown?;
-    if status == crate::store::read::RunStatus::Interrupted {
+    if status == crate::model::run::RunStatus::Interrupted {
         return Ok(ExitCode::Interrupted);
     }
     recording.outcome()?;

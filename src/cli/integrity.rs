@@ -3,7 +3,7 @@
 use super::record::{now_unix_s, RecordArgs};
 use super::{ExitCode, UserError};
 use crate::integrity::{self, Fault, IntegrityOptions};
-use crate::store::read::RunStatus;
+use crate::model::run::RunStatus;
 use crate::store::{IntegrityRecorder, RunMeta, StoreError};
 use crate::testbed::{FsConfig, TestbedOptions, DEFAULT_WORKDIR};
 use anyhow::Context;

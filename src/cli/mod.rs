@@ -57,8 +57,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 impl ExitCode {
     /// The exit code of a run or comparison that ended so.
-    pub fn of(status: crate::store::read::RunStatus) -> ExitCode {
-        use crate::store::read::RunStatus;
+    pub fn of(status: crate::model::run::RunStatus) -> ExitCode {
+        use crate::model::run::RunStatus;
         match status {
             RunStatus::Interrupted => ExitCode::Interrupted,
             RunStatus::Failed => ExitCode::TestFailed,

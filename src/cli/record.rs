@@ -2,7 +2,7 @@
 //! happens.
 
 use crate::model::result::TestResult;
-use crate::store::read::RunStatus;
+use crate::model::run::RunStatus;
 use crate::store::write::ConfigStart;
 use crate::store::{Recorder, RunMeta, Store};
 use anyhow::Context;

@@ -3,11 +3,12 @@
 use super::record::DbArg;
 use super::{ExitCode, UserError};
 use crate::integrity::html::IntegrityRun;
+use crate::model::run::RunKind;
+use crate::model::units::utc;
 use crate::model::verdict::Rule;
-use crate::output::units::utc;
 use crate::output::{exporter, ExportOptions, Format};
 use crate::report::ReportRun;
-use crate::store::{HistoryFilter, RunKind};
+use crate::store::HistoryFilter;
 use anyhow::Context;
 use clap::Args;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};

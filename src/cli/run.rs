@@ -3,9 +3,9 @@
 use super::{progress::Bar, record, ExitCode};
 use crate::compare::CompareOptions;
 use crate::driver::{Order, Plan, Spec, TargetSet};
+use crate::model::run::RunKind;
 use crate::model::verdict::Rule;
 use crate::output::{exporter, ExportOptions, Format};
-use crate::store::read::RunKind;
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;
 use clap::Args;
@@ -160,7 +160,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     // Stage 3: output.
     let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&report)?;
     let printed = super::out_bytes(&bytes);
-    if status != crate::store::read::RunStatus::Interrupted {
+    if status != crate::model::run::RunStatus::Interrupted {
         recording.outcome()?;
     }
     printed.context("writing to stdout")?;

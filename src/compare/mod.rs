@@ -374,7 +374,7 @@ pub(crate) mod tests {
         assert!(plain.contains("untested: one repetition"), "{plain}");
         let run = crate::report::ReportRun {
             id: None,
-            kind: crate::store::RunKind::Compare,
+            kind: crate::model::run::RunKind::Compare,
             command_line: String::new(),
             report: r.clone(),
         };

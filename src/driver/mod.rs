@@ -267,8 +267,8 @@ impl Outcome {
     }
 
     /// How the run ended, as the store records it (and the exit code says).
-    pub fn status(&self) -> crate::store::read::RunStatus {
-        use crate::store::read::RunStatus;
+    pub fn status(&self) -> crate::model::run::RunStatus {
+        use crate::model::run::RunStatus;
         if self.interrupted {
             RunStatus::Interrupted
         } else if self.failed() {

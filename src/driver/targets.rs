@@ -141,8 +141,8 @@ impl TargetSet {
         if let Some(asked) = asked.filter(|&asked| asked != size) {
             eprintln!(
                 "fsbench: note: --size {} is below what one configuration needs; every configuration gets {} images",
-                crate::workload::size::fmt_bytes(asked),
-                crate::workload::size::fmt_bytes(size)
+                crate::model::units::fmt_bytes(asked),
+                crate::model::units::fmt_bytes(size)
             );
         }
         for s in self.0.iter_mut() {

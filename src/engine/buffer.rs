@@ -91,7 +91,7 @@ impl WritePool {
                 seed,
                 file,
                 stride,
-                cell: vec![0u8; crate::integrity::block::BLOCK_BYTES],
+                cell: vec![0u8; crate::model::block::BLOCK_BYTES],
             }),
         }
     }

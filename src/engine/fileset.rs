@@ -22,7 +22,7 @@ use super::buffer::{AlignedBuf, WritePool};
 use super::ioengine::{Completion, IoEngine};
 use super::layout::{Mapping, PathBuf0};
 use super::worker::{now_ns, Issue, OpSource, WorkerError, WorkerOutput};
-use crate::integrity::block::{self, BlockId, BLOCK_BYTES};
+use crate::model::block::{self, BlockId, BLOCK_BYTES};
 use crate::model::job::{Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PhaseDef, Pick};
 use crate::stats::latency::OpHistograms;
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -423,7 +423,7 @@ impl<'a, E: IoEngine> SlotOps<'a, E> {
         let verify = plan.verify.map(|vseed| SetVerify {
             seed: vseed,
             expected: AlignedBuf::new(ws.max(1)),
-            cell: vec![0u8; crate::integrity::block::BLOCK_BYTES],
+            cell: vec![0u8; crate::model::block::BLOCK_BYTES],
         });
         let cx = Ctx {
             eng,
@@ -631,7 +631,7 @@ fn op_error<E: IoEngine>(
             op.kind.name(),
             cx.thread,
             cx.creates,
-            crate::workload::size::fmt_bytes(cx.bytes_written),
+            crate::model::units::fmt_bytes(cx.bytes_written),
         ),
         errno: Some(errno.raw_os_error()),
         error: std::io::Error::from(errno).to_string(),

@@ -16,11 +16,11 @@ use crate::model::job::{
 };
 use crate::model::memory::{MemDelta, MemSample};
 use crate::model::result::*;
+use crate::model::units::fmt_bytes;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::mountinfo;
 use crate::stats::latency::OpHistograms;
 use crate::sys::cache;
-use crate::workload::size::fmt_bytes;
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! Verified data (`--verify`): what a data test writes is a pure function of (seed, file,
-//! offset), in 4 KiB cells made by [`crate::integrity::block`] (a header with the offset, the
+//! offset), in 4 KiB cells made by [`crate::model::block`] (a header with the offset, the
 //! seed and a CRC-32, then incompressible bytes), so any byte range written, by any write size
 //! or offset, is consistent with every other, and a file can be checked after the fact without
 //! remembering what was written. fio's `verify=crc32c` has the same shape (a header per
@@ -15,7 +15,7 @@
 //! allocation), and fileset reads are checked there; the worker times both apart
 //! (`verify_nanos` of the phase: in its wall time, outside every op's latency).
 
-use crate::integrity::block::{self, BlockId, Found, BLOCK_BYTES};
+use crate::model::block::{self, BlockId, Found, BLOCK_BYTES};
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;

@@ -10,7 +10,7 @@
 
 use crate::model::explanation::Explanation;
 use crate::model::facts::Facts;
-use crate::workload::size::fmt_bytes;
+use crate::model::units::fmt_bytes;
 
 /// A rule: winner's facts, loser's facts, their labels.
 pub type Rule = fn(&Side<'_>, &Side<'_>) -> Option<(f64, String)>;
@@ -139,7 +139,7 @@ fn trace_words(t: &crate::model::facts::TraceFacts) -> String {
     }
     parts.push(format!("queue depth up to {}", t.max_queue_depth));
     if let Some(p) = t.device_p99_nanos {
-        parts.push(format!("device latency p99 {}", crate::output::units::nanos(p)));
+        parts.push(format!("device latency p99 {}", crate::model::units::nanos(p)));
     }
     parts.join(", ")
 }
@@ -262,8 +262,8 @@ fn device_busy(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
         (Some(a), Some(b)) => match (a.device_p99_nanos, b.device_p99_nanos) {
             (Some(x), Some(y)) => format!(
                 "; device latency p99 {} vs {}",
-                crate::output::units::nanos(y),
-                crate::output::units::nanos(x)
+                crate::model::units::nanos(y),
+                crate::model::units::nanos(x)
             ),
             _ => String::new(),
         },
@@ -390,7 +390,7 @@ fn sys_cpu_per_op(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     if a <= 0.0 || b / a < 1.3 || w.facts.data_ops.min(l.facts.data_ops) < 16 {
         return None;
     }
-    let fmt = |n: f64| crate::output::units::nanos(n as u64);
+    let fmt = |n: f64| crate::model::units::nanos(n as u64);
     // A FUSE filesystem works in its daemon: its CPU is counted as the filesystem's.
     let daemon = match (l.facts.daemon_cpu_nanos, w.facts.daemon_cpu_nanos) {
         (Some(_), Some(_)) => "; both counting their FUSE daemon's CPU",
@@ -420,7 +420,7 @@ fn off_cpu(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     if b < 1.5 * a || b - a < 0.15 {
         return None;
     }
-    let fmt = |n: f64| crate::output::units::nanos(n as u64);
+    let fmt = |n: f64| crate::model::units::nanos(n as u64);
     Some((
         (b / a.max(0.01)).ln().min(2.0),
         format!(

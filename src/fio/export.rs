@@ -5,7 +5,7 @@
 
 use crate::model::job::{Amount, OffsetMode, OpKind, SizeDist, SyncCall, TestDef};
 use crate::model::job::{CacheReq, Suite};
-use crate::workload::size::fmt_bytes;
+use crate::model::units::fmt_bytes;
 
 /// The suite as a fio job file: a `[global]` section, then one job per test (with `stonewall`,
 /// as fsbench runs tests one after another), or a comment for each test that cannot be one.

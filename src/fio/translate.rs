@@ -17,7 +17,8 @@
 
 use super::ini::{self, Entry};
 use super::{options, FioError};
-use crate::workload::size::{fmt_bytes, Bytes, SizeDistSpec, SizeExpr};
+use crate::model::units::fmt_bytes;
+use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr};
 use crate::workload::spec::{
     AmountSpec, CacheReq, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec, TestSpec,
 };

@@ -1,7 +1,7 @@
 //! The known data set written to each testbed and read back: directories holding files made of
-//! verifiable blocks ([`super::block`]), all derived from the seed.
+//! verifiable blocks ([`crate::model::block`]), all derived from the seed.
 
-use super::block::{self, BlockId, Found, BLOCK_BYTES};
+use crate::model::block::{self, BlockId, Found, BLOCK_BYTES};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, Write};

@@ -4,8 +4,8 @@
 //! systems, SOSP 2005, sections 3-4): a block that reads as zeroes, a few flipped bits, random
 //! garbage, and a lost write that leaves the previous version of the block in place.
 
-use super::block::{self, BlockId};
 use super::locate::BlockCopy;
+use crate::model::block::{self, BlockId};
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;

@@ -7,7 +7,7 @@
 //! and its case is unfolded from the start, so the evidence is what a reader sees first.
 
 use super::matrix::{evidence_line, Case, ConfigMatrix, Outcome};
-use crate::output::units::utc;
+use crate::model::units::utc;
 use crate::report::esc;
 use std::fmt::Write as _;
 

@@ -9,7 +9,7 @@
 //! is: FIEMAP's physical offset on ext4 and xfs (a device offset), and on btrfs FIEMAP's
 //! logical address mapped to device offsets by `btrfs-map-logical`.
 
-use super::block::{BlockId, HEADER_BYTES, MAGIC};
+use crate::model::block::{BlockId, HEADER_BYTES, MAGIC};
 use crate::sys::cmd::Cmd;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -175,8 +175,8 @@ pub fn parse_map_logical(out: &str, logical: u64, devices: &[PathBuf]) -> Vec<(u
 
 #[cfg(test)]
 mod tests {
-    use super::super::block;
     use super::*;
+    use crate::model::block;
     use std::io::Write;
 
     #[test]

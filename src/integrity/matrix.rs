@@ -319,9 +319,9 @@ fn read_summary(r: &ReadBack) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::block::{BlockId, Found};
     use super::super::dataset::{Mismatch, ReadError};
     use super::*;
+    use crate::model::block::{BlockId, Found};
 
     fn case() -> Case {
         Case {

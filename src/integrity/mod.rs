@@ -18,7 +18,7 @@
 //! The idea and the fault model are IRON file systems (Prabhakaran et al., SOSP 2005), which did
 //! this by hand per block type for ext3, ReiserFS and JFS.
 
-pub mod block;
+use crate::model::block;
 pub mod check;
 pub mod dataset;
 pub mod fault;

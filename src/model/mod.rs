@@ -11,6 +11,7 @@
 //! these values (reading `/proc`, tracing, running mkfs) lives in the layers above, often as an
 //! `impl` block beside the code that measures.
 
+pub mod block;
 pub mod cluster;
 pub mod explanation;
 pub mod extents;
@@ -20,7 +21,9 @@ pub mod job;
 pub mod memory;
 pub mod report;
 pub mod result;
+pub mod run;
 pub mod scale;
 pub mod testbed;
 pub mod trace;
+pub mod units;
 pub mod verdict;

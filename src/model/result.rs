@@ -231,7 +231,7 @@ impl std::fmt::Display for Warning {
             Warning::VerifiedOnRead { repetition, bytes_checked, nanos } => write!(
                 f,
                 "repetition {repetition}: verify: {} of file data checked intact as it was read; {:.0} ms making and checking verified data inside the phases (in their wall time, outside the op latencies)",
-                crate::workload::size::fmt_bytes(*bytes_checked),
+                crate::model::units::fmt_bytes(*bytes_checked),
                 *nanos as f64 / 1e6
             ),
             Warning::NotVerified { reason } => write!(f, "--verify: {reason}"),

@@ -14,12 +14,12 @@
 //! configuration, as `bon_csv2html` puts several runs in one table; a single run's row is named
 //! by the machine, as bonnie++ does.
 
-use super::units::nanos;
 use super::Exporter;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
 use crate::model::result::{PhaseResult, RunReport, TestResult};
-use crate::workload::size::fmt_bytes;
+use crate::model::units::fmt_bytes;
+use crate::model::units::nanos;
 
 /// bonnie++-style tables.
 pub struct BonnieExporter;

@@ -1,11 +1,11 @@
 //! Output of `fsbench compare`: the head-to-head table, the study's summary lines, JSON and CSV,
 //! all from [`Report`].
 
-use super::units::sig3;
 use crate::model::facts::Facts;
 use crate::model::report::Report;
 use crate::model::report::TestRow;
 use crate::model::result::{Figure, TestStatus, Warning};
+use crate::model::units::sig3;
 use crate::model::verdict::Verdict;
 use comfy_table::{Cell, CellAlignment};
 
@@ -460,7 +460,7 @@ fn details_section(r: &Report) -> String {
 /// The details table: one row per (test id, configuration label, facts of its median
 /// repetition). A FUSE daemon's CPU is shown beside the threads' own.
 pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
-    use crate::workload::size::fmt_bytes;
+    use crate::model::units::fmt_bytes;
     let mut t = super::frame::table();
     t.set_header([
         "test",
@@ -518,7 +518,7 @@ pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
                     .map(|d| format!(" +daemon {:.0}%", d * 100.0))
                     .unwrap_or_default()
             ),
-            crate::output::units::nanos(f.sys_nanos_per_op as u64),
+            crate::model::units::nanos(f.sys_nanos_per_op as u64),
             split,
             off,
             f.dirty_after_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
@@ -558,7 +558,7 @@ pub fn verify_lines(configs: &[(&str, &[crate::model::result::TestResult])]) -> 
                 "verify: {} on {}: {} per repetition making and checking verified data in the timed phases ({:.1}% of the threads' time; in the wall time, not in op latencies)\n",
                 t.id,
                 label,
-                crate::output::units::nanos(nanos / t.reps.len() as u64),
+                crate::model::units::nanos(nanos / t.reps.len() as u64),
                 100.0 * nanos as f64 / thread_nanos.max(1) as f64
             ));
         }

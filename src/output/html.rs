@@ -9,9 +9,9 @@ pub struct HtmlExporter;
 impl Exporter for HtmlExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
         let kind = if report.configs.len() == 1 {
-            crate::store::RunKind::Run
+            crate::model::run::RunKind::Run
         } else {
-            crate::store::RunKind::Compare
+            crate::model::run::RunKind::Compare
         };
         let run = crate::report::ReportRun {
             id: None,

@@ -15,7 +15,6 @@ pub mod json;
 pub mod reps;
 pub mod roles;
 pub mod table;
-pub mod units;
 
 use crate::model::report::Report;
 

@@ -2,9 +2,9 @@
 //! note when the first repetition stands out from the others
 //! ([`crate::stats::summary::first_rep_stands_out`]).
 
-use super::units::sig3;
 use crate::model::report::Report;
 use crate::model::result::TestResult;
+use crate::model::units::sig3;
 use crate::stats::summary::first_rep_stands_out;
 
 /// Figures of the completed repetitions of `t`, in the order run.

@@ -3,9 +3,9 @@
 //! Each figure is the median over the complete repetitions of that repetition's figure (p50,
 //! p99, p99.9 of the read latency from the repetition's merged histogram).
 
-use super::units::nanos;
 use crate::model::job::OpKind;
 use crate::model::result::{OpLatency, RepResult, TestResult};
+use crate::model::units::nanos;
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {

@@ -1,11 +1,11 @@
 //! The terminal table: one row per test, the figures a person compares first; notes (failures,
 //! warnings, cache preconditions not met) listed under it.
 
-use super::units::{nanos, sig3};
 use super::Exporter;
 use crate::model::job::{CacheReq, OpKind};
 use crate::model::report::Report;
 use crate::model::result::{Figure, RunReport, TestStatus};
+use crate::model::units::{nanos, sig3};
 use comfy_table::{Cell, CellAlignment};
 
 /// Human-readable table and notes; for a comparison the head-to-head table.

@@ -1,7 +1,7 @@
 //! The report's charts, drawn with plotters' SVG backend (text is left to the browser's
 //! sans-serif font, so no font files are read or embedded).
 
-use crate::output::units::{nanos, sig3};
+use crate::model::units::{nanos, sig3};
 use plotters::coord::ranged1d::SegmentedCoord;
 use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;

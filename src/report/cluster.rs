@@ -7,7 +7,7 @@ use super::charts::{bar_frame, colour, ChartError};
 use super::{esc, file_part, swatch, Chart, ReportError};
 use crate::model::cluster::{ClusterRep, HostShare};
 use crate::model::report::Report;
-use crate::output::units::sig3;
+use crate::model::units::sig3;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Write as _;

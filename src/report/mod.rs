@@ -14,9 +14,10 @@ pub mod plain;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
 use crate::model::result::{Figure, RepResult, TestResult, TestStatus};
+use crate::model::run::RunKind;
+use crate::model::units::{nanos, sig3, utc};
 use crate::model::verdict::Verdict;
-use crate::output::units::{nanos, sig3, utc};
-use crate::store::{RunKind, RunRecord};
+use crate::store::RunRecord;
 use charts::{Bar, ChartError, Curve};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -801,7 +802,7 @@ fn fill_chart(
 
 /// Block-trace totals per test and configuration (`--trace`), as blktrace summarised them.
 fn trace_panel(out: &mut String, r: &Report) {
-    use crate::workload::size::fmt_bytes;
+    use crate::model::units::fmt_bytes;
     let any = r.tests.iter().any(|row| row.facts.iter().flatten().any(|f| f.trace.is_some()));
     if !any {
         return;
@@ -921,7 +922,7 @@ fn environment(out: &mut String, run: &ReportRun) {
     kv(out, "host", &h.hostname);
     kv(out, "kernel", &h.kernel);
     kv(out, "CPU", &format!("{} × {}", h.cpus, h.cpu_model));
-    kv(out, "memory", &crate::workload::size::fmt_bytes(h.memory_bytes));
+    kv(out, "memory", &crate::model::units::fmt_bytes(h.memory_bytes));
     if h.free_page_reporting {
         kv(out, "free page reporting", crate::output::host::PAGE_REPORTING_WORDS);
     }
@@ -973,7 +974,7 @@ fn environment(out: &mut String, run: &ReportRun) {
                         e.backing,
                         e.devices,
                         if e.devices == 1 { "" } else { "s" },
-                        crate::workload::size::fmt_bytes(e.device_size_bytes)
+                        crate::model::units::fmt_bytes(e.device_size_bytes)
                     ),
                 )
             }

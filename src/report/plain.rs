@@ -3,8 +3,8 @@
 
 use super::names::Names;
 use crate::model::report::Report;
+use crate::model::units::sig3;
 use crate::model::verdict::Verdict;
-use crate::output::units::sig3;
 
 /// The summary of a comparison (or of a single run: one configuration, no verdicts).
 pub fn summary(r: &Report, command_line: &str) -> String {
@@ -224,7 +224,7 @@ mod tests {
         assert!(plain.contains("xfs 1.31x faster (unsettled)"), "{plain}");
         let run = crate::report::ReportRun {
             id: None,
-            kind: crate::store::read::RunKind::Compare,
+            kind: crate::model::run::RunKind::Compare,
             command_line: String::new(),
             report: r.clone(),
         };

@@ -6,10 +6,10 @@
 //! configuration's environment, error and time when it ends, so a killed run keeps every case
 //! that finished.
 
-use super::read::{RunKind, RunStatus};
 use super::write::{RunMeta, RunOptions};
 use super::{sql_err, Result, Store, StoreError};
 use crate::integrity::{Case, ConfigMatrix};
+use crate::model::run::{RunKind, RunStatus};
 use rusqlite::{params, OptionalExtension, Transaction};
 
 /// The `suite` column of an integrity run.

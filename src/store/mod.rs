@@ -24,7 +24,7 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 pub use integrity::IntegrityRecorder;
-pub use read::{HistoryFilter, RunKind, RunRecord, RunSummary};
+pub use read::{HistoryFilter, RunRecord, RunSummary};
 pub use write::{Recorder, RunMeta, RunOptions};
 
 /// What can go wrong with the store.

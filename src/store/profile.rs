@@ -5,10 +5,10 @@
 //! A database older than the `profiles` table (0.1, 0.2) is read as it is: it holds no
 //! profiles. It gets the table when a run or profile is next recorded in it (the migrations).
 
-use super::read::{RunKind, RunStatus};
 use super::write::{command_line, now_unix_s, to_json, RunOptions};
 use super::{Result, Store, StoreError};
 use crate::model::host::HostInfo;
+use crate::model::run::{RunKind, RunStatus};
 use crate::profile::Profile;
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashMap;

@@ -1,8 +1,8 @@
-use super::read::RunStatus;
 use super::write::ConfigStart;
 use super::*;
 use crate::model::job::{CacheReq, OpKind};
 use crate::model::result::*;
+use crate::model::run::{RunKind, RunStatus};
 use crate::stats::latency::OpHistograms;
 
 fn rep(mib: f64) -> RepResult {

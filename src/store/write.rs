@@ -6,11 +6,11 @@
 //! writes the final state and the run's status. What a killed process leaves is therefore a
 //! consistent database holding every finished test, and the run shows as incomplete.
 
-use super::read::{RunKind, RunStatus};
 use super::{Result, Store, StoreError};
 use crate::model::host::HostInfo;
 use crate::model::job::TestDef;
 use crate::model::result::{TargetInfo, TestResult, TestStatus};
+use crate::model::run::{RunKind, RunStatus};
 use crate::model::testbed::TestbedEnv;
 use crate::model::verdict::Rule;
 use rusqlite::{params, OptionalExtension, Transaction};

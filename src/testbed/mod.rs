@@ -409,7 +409,7 @@ impl Testbed {
                 device_size_bytes = st.f_blocks.saturating_mul(st.f_frsize);
                 backing = format!(
                     "memory (tmpfs of {})",
-                    crate::workload::size::fmt_bytes(device_size_bytes)
+                    crate::model::units::fmt_bytes(device_size_bytes)
                 );
             }
         }

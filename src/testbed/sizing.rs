@@ -25,7 +25,7 @@ pub fn describe(opts: &super::TestbedOptions, config: &FsConfig) -> String {
         "{} on {} × {} image in {}",
         config.label,
         config.devices.max(1),
-        crate::workload::size::fmt_bytes(opts.size_bytes),
+        crate::model::units::fmt_bytes(opts.size_bytes),
         opts.workdir.display()
     )
 }

@@ -91,9 +91,9 @@ pub fn check_space(suite: &Suite, dir: &Path, remedy: &str) -> Result<(), String
                 "test {} ({}) needs {} of files, but {} has {} free; {remedy} (--no-space-check runs it anyway, to see the filesystem run full)",
                 escape_controls(&t.id),
                 t.name,
-                crate::workload::size::fmt_bytes(need),
+                crate::model::units::fmt_bytes(need),
                 dir.display(),
-                crate::workload::size::fmt_bytes(available)
+                crate::model::units::fmt_bytes(available)
             ));
         }
     }
@@ -120,8 +120,8 @@ pub fn check_fits(suite: &Suite, image_bytes: u64, label: &str) -> Result<(), St
                 "test {} ({}) needs {} of files, but the {label} testbed's image is {}; {BED_REMEDY} (--no-space-check runs it anyway, to see the filesystem run full)",
                 escape_controls(&t.id),
                 t.name,
-                crate::workload::size::fmt_bytes(need),
-                crate::workload::size::fmt_bytes(image_bytes),
+                crate::model::units::fmt_bytes(need),
+                crate::model::units::fmt_bytes(image_bytes),
             ));
         }
     }

@@ -2,6 +2,7 @@
 //!
 //! Units are binary: `K` = 1024, `M` = 1024², `G` = 1024³ (the study's "1 MB" writes are 1 MiB).
 
+use crate::model::units::fmt_bytes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -13,27 +14,6 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
             "`{s}` is not a size ({e}); write a number with an optional unit: 4096, 8K, 128M, 1G"
         )
     })
-}
-
-/// Format bytes the way the inputs are written: `128M`, `8K`, `1.5G`, `1000`.
-pub fn fmt_bytes(b: u64) -> String {
-    const UNITS: [(&str, u64); 4] =
-        [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
-    for (u, n) in UNITS {
-        if b >= n {
-            if b % n == 0 {
-                return format!("{}{u}", b / n);
-            }
-            let v = b as f64 / n as f64;
-            return format!("{}{u}", trim_float(v));
-        }
-    }
-    b.to_string()
-}
-
-fn trim_float(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A size as written in a workload: a number of bytes, or a fraction of free memory.

@@ -8,13 +8,14 @@
 //! Each error names where it is (test, phase, pattern entry) and how to fix it.
 
 use super::keys;
-use super::size::{fmt_bytes, SizeDistSpec};
+use super::size::SizeDistSpec;
 use super::spec::{
     AmountSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
 };
 use super::WorkloadError;
 use crate::model::job::*;
 use crate::model::scale::Scale;
+use crate::model::units::fmt_bytes;
 
 /// What resolution needs from the outside world.
 #[derive(Debug, Clone, Copy)]
@@ -117,7 +118,7 @@ fn scaled_note(t: &TestDef, scale: crate::model::scale::Scale) -> Option<String>
         return None;
     }
     let b = |n: u64| {
-        let s = super::size::fmt_bytes(n);
+        let s = crate::model::units::fmt_bytes(n);
         match s.strip_suffix(['K', 'M', 'G', 'T']) {
             Some(num) => format!("{num} {}iB", &s[num.len()..]),
             None => format!("{s} bytes"),

@@ -159,7 +159,7 @@ impl Caps {
                 if sizes_bad || align.is_some_and(|x| x % a != 0) {
                     return Err(format!(
                         "O_DIRECT needs fixed sizes and random offsets aligned to {a} bytes; use size and align multiples of {}",
-                        crate::workload::size::fmt_bytes(a)
+                        crate::model::units::fmt_bytes(a)
                     ));
                 }
             }

@@ -184,7 +184,7 @@ impl Ring for KernelRing {
         // (they are declared before it, so dropped after it; dropping the ring unregisters).
         if let Err(e) = unsafe { self.ring.submitter().register_buffers(&iov) } {
             let total: usize = bufs.iter().map(|b| b.1).sum();
-            let size = crate::workload::size::fmt_bytes(total as u64);
+            let size = crate::model::units::fmt_bytes(total as u64);
             let why = match e.raw_os_error() {
                 Some(libc::ENOMEM) => format!("the kernel would not lock {size} of buffers in memory ({e}): raise the locked-memory limit (ulimit -l) or run as root, lower iodepth or the op size, or set fixedbufs = false"),
                 Some(libc::EFAULT) | Some(libc::EINVAL) | Some(libc::EOVERFLOW) => format!("the kernel refused to register {size} of buffers ({e}); each may be at most 1 GiB (iodepth × largest op): lower iodepth or the op size, or set fixedbufs = false"),

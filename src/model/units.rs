@@ -1,4 +1,4 @@
-//! Human formatting of durations, rates and sizes.
+//! The words for quantities: durations, rates, sizes and dates as every output writes them.
 
 /// `850ns`, `12.3µs`, `4.10ms`, `1.20s`.
 pub fn nanos(n: u64) -> String {
@@ -46,6 +46,27 @@ pub fn utc(unix_s: u64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, secs % 3600 / 60)
+}
+
+/// Format bytes the way the inputs are written: `128M`, `8K`, `1.5G`, `1000`.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [(&str, u64); 4] =
+        [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    for (u, n) in UNITS {
+        if b >= n {
+            if b % n == 0 {
+                return format!("{}{u}", b / n);
+            }
+            let v = b as f64 / n as f64;
+            return format!("{}{u}", trim_float(v));
+        }
+    }
+    b.to_string()
+}
+
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]
