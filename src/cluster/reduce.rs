@@ -304,7 +304,7 @@ pub fn merge_latency<'a>(sets: impl Iterator<Item = &'a [OpLatency]>) -> Vec<OpL
             let _ = acc.add(&h);
         }
     }
-    by_op.iter().map(|(op, h)| latency::summarize(*op, h)).collect()
+    by_op.iter().map(|(op, h)| crate::model::latency::summarize(*op, h)).collect()
 }
 
 fn spread(per_rank: &[RankFigure], fileset: bool) -> Spread {
@@ -356,7 +356,7 @@ fn per_host(parts: &[(&RankReport, &TestResult)], reps: &[&RepResult]) -> Vec<Ho
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::latency::OpHistograms;
+    use crate::model::latency::OpHistograms;
 
     fn phase(bytes: u64, wall: u64, lat: &[u64], ended_by: Option<&str>) -> PhaseResult {
         let mut h = OpHistograms::default();

@@ -16,7 +16,8 @@ use crate::engine::EngineOptions;
 use crate::explain::{self};
 use crate::model::facts::Facts;
 use crate::model::host::HostInfo;
-use crate::model::result::{Stats, TestResult};
+use crate::model::result::TestResult;
+use crate::stats::summary::Stats;
 
 /// Options of a comparison run.
 #[derive(Debug, Clone)]

@@ -24,7 +24,7 @@ use super::layout::{Mapping, PathBuf0};
 use super::worker::{now_ns, Issue, OpSource, WorkerError, WorkerOutput};
 use crate::model::block::{self, BlockId, BLOCK_BYTES};
 use crate::model::job::{Amount, FileSet, Layout, MetaEntry, MetaOp, OpKind, PhaseDef, Pick};
-use crate::stats::latency::OpHistograms;
+use crate::model::latency::OpHistograms;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;

@@ -11,8 +11,8 @@
 use super::ioengine::Psync;
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
 use crate::model::job::{RoleDef, TestDef};
+use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
-use crate::stats::latency::OpHistograms;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;

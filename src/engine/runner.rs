@@ -14,12 +14,12 @@ use crate::model::job::{
     Amount, CacheReq, EngineKind, FileSet, MetaEntry, MetaOp, OpKind, Pattern, PhaseDef, Pick,
     SyncCall, SyncPolicy, TestDef,
 };
+use crate::model::latency::OpHistograms;
 use crate::model::memory::{MemDelta, MemSample};
 use crate::model::result::*;
 use crate::model::units::fmt_bytes;
 use crate::observe::blockstat::{self, Snapshot};
 use crate::observe::mountinfo;
-use crate::stats::latency::OpHistograms;
 use crate::sys::cache;
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};

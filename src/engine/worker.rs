@@ -24,7 +24,7 @@ use super::ioengine::{Completion, Io, IoEngine, IoKind};
 use crate::model::job::{
     Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
 };
-use crate::stats::latency::OpHistograms;
+use crate::model::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};

@@ -18,6 +18,7 @@ pub mod extents;
 pub mod facts;
 pub mod host;
 pub mod job;
+pub mod latency;
 pub mod memory;
 pub mod report;
 pub mod result;

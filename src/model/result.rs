@@ -7,6 +7,7 @@
 //! the timed phases are reported beside it.
 
 use crate::model::job::{CacheReq, OpKind, TestDef};
+use crate::stats::summary::{stats, Stats};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -720,29 +721,6 @@ impl DeviceDelta {
     }
 }
 
-/// Statistics of one figure over the completed repetitions.
-///
-/// The confidence interval is for the mean, from Student's t distribution (two-sided 95%), which
-/// assumes roughly normal repetition-to-repetition noise; with one repetition there is none.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    /// Median.
-    pub median: f64,
-    /// Mean.
-    pub mean: f64,
-    /// Minimum.
-    pub min: f64,
-    /// Maximum.
-    pub max: f64,
-    /// Sample standard deviation / mean (0 with one repetition).
-    pub cv: f64,
-    /// 95% CI of the geometric mean, low end (None with one repetition; see
-    /// [`crate::stats::summary::ci95`]).
-    pub ci95_low: Option<f64>,
-    /// 95% CI of the geometric mean, high end.
-    pub ci95_high: Option<f64>,
-}
-
 /// Repetition statistics of a test: of its throughput, its operation rate and the elapsed time
 /// of its timed phases. [`Summary::figure`] says which of them the test is ranked on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -845,7 +823,7 @@ impl TestResult {
         }
         self.warnings.retain(|w| !w.is_statistical());
         let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
-        self.summary = crate::stats::summary::summarize(self.figure, &done);
+        self.summary = summarize(self.figure, &done);
         if let Some(s) = &self.summary {
             let cv = s.merit().cv;
             if s.n >= 2 && cv > NOISY_CV {
@@ -908,6 +886,19 @@ fn is_zero(x: &u64) -> bool {
     *x == 0
 }
 
+/// Summarise completed repetitions: throughput, operation rate and elapsed seconds, ranked on
+/// `figure`.
+pub fn summarize(figure: Figure, reps: &[&RepResult]) -> Option<Summary> {
+    let col = |f: &dyn Fn(&RepResult) -> f64| stats(&reps.iter().map(|r| f(r)).collect::<Vec<_>>());
+    Some(Summary {
+        n: reps.len() as u32,
+        figure,
+        mib_per_s: col(&|r| r.mib_per_s)?,
+        ops_per_s: col(&|r| r.ops_per_s)?,
+        elapsed_s: col(&|r| r.wall_nanos as f64 / 1e9)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -938,5 +929,27 @@ mod tests {
         // `message` may be missing (it is only for readers).
         let w: Warning = serde_json::from_str(r#"{"kind":"short_phase","wall_nanos":5}"#).unwrap();
         assert_eq!(w, Warning::ShortPhase { wall_nanos: 5 });
+    }
+
+    #[test]
+    fn summary_ranks_on_the_figure_and_reports_elapsed_seconds() {
+        assert!(summarize(Figure::MibPerS, &[]).is_none());
+        let rep = |mib: f64, ops: f64, secs: f64| RepResult {
+            complete: true,
+            mib_per_s: mib,
+            ops_per_s: ops,
+            wall_nanos: (secs * 1e9) as u64,
+            ..Default::default()
+        };
+        let reps = [rep(0.0, 100.0, 2.0), rep(0.0, 300.0, 1.0), rep(0.0, 200.0, 1.5)];
+        let refs: Vec<&RepResult> = reps.iter().collect();
+        let s = summarize(Figure::OpsPerS, &refs).unwrap();
+        assert_eq!(s.n, 3);
+        assert_eq!(s.merit().median, 200.0);
+        assert_eq!(s.mib_per_s.median, 0.0);
+        assert_eq!(s.elapsed_s.median, 1.5);
+        assert_eq!((s.elapsed_s.min, s.elapsed_s.max), (1.0, 2.0));
+        let s = summarize(Figure::MibPerS, &refs).unwrap();
+        assert_eq!(s.merit().median, 0.0);
     }
 }

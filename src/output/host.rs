@@ -205,7 +205,7 @@ mod tests {
             timed: true,
             data_ops: ops,
             iodepth: depth,
-            latency: vec![crate::stats::latency::summarize(OpKind::Read, &h)],
+            latency: vec![crate::model::latency::summarize(OpKind::Read, &h)],
             device: Some(DeviceDelta { reads_completed: device_reads, ..Default::default() }),
             ..Default::default()
         }

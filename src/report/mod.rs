@@ -1183,7 +1183,7 @@ mod tests {
                 let p = &mut r.phases[0];
                 (p.timed, p.iodepth, p.data_ops) = (true, 1, 1000);
                 p.latency =
-                    vec![crate::stats::latency::summarize(crate::model::job::OpKind::Read, &h)];
+                    vec![crate::model::latency::summarize(crate::model::job::OpKind::Read, &h)];
                 p.device = Some(DeviceDelta { reads_completed: 1000, ..Default::default() });
             }
         }

@@ -9,8 +9,7 @@
 //! roughly normal and repetitions are independent; fsbench recreates the test files for each
 //! repetition to make them so. With n = 1 no interval is given.
 
-use crate::model::result::{Figure, RepResult, Stats, Summary};
-
+use serde::{Deserialize, Serialize};
 /// t(0.975, df) for df = 1..=30 (two-sided 95%), from standard tables.
 const T975: [f64; 30] = [
     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -100,19 +99,6 @@ pub fn stats(xs: &[f64]) -> Option<Stats> {
     })
 }
 
-/// Summarise completed repetitions: throughput, operation rate and elapsed seconds, ranked on
-/// `figure`.
-pub fn summarize(figure: Figure, reps: &[&RepResult]) -> Option<Summary> {
-    let col = |f: &dyn Fn(&RepResult) -> f64| stats(&reps.iter().map(|r| f(r)).collect::<Vec<_>>());
-    Some(Summary {
-        n: reps.len() as u32,
-        figure,
-        mib_per_s: col(&|r| r.mib_per_s)?,
-        ops_per_s: col(&|r| r.ops_per_s)?,
-        elapsed_s: col(&|r| r.wall_nanos as f64 / 1e9)?,
-    })
-}
-
 /// How far the first repetition must lie from the others' median to be flagged (either way).
 pub const FIRST_REP_FACTOR: f64 = 1.25;
 
@@ -138,6 +124,29 @@ pub fn first_rep_stands_out(xs: &[f64]) -> Option<f64> {
     let d = r.ln().abs();
     let outside = xs[0] < lo || xs[0] > hi;
     (outside && d >= FIRST_REP_FACTOR.ln() && d >= 3.0 * (hi / lo).ln()).then_some(r)
+}
+
+/// Statistics of one figure over the completed repetitions.
+///
+/// The confidence interval is for the mean, from Student's t distribution (two-sided 95%), which
+/// assumes roughly normal repetition-to-repetition noise; with one repetition there is none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Median.
+    pub median: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Minimum.
+    pub min: f64,
+    /// Maximum.
+    pub max: f64,
+    /// Sample standard deviation / mean (0 with one repetition).
+    pub cv: f64,
+    /// 95% CI of the geometric mean, low end (None with one repetition; see
+    /// [`crate::stats::summary::ci95`]).
+    pub ci95_low: Option<f64>,
+    /// 95% CI of the geometric mean, high end.
+    pub ci95_high: Option<f64>,
 }
 
 #[cfg(test)]
@@ -177,28 +186,6 @@ mod tests {
         assert_eq!(s.cv, 0.0);
         assert!(s.ci95_low.is_none());
         assert!(stats(&[]).is_none());
-        assert!(summarize(Figure::MibPerS, &[]).is_none());
-    }
-
-    #[test]
-    fn summary_ranks_on_the_figure_and_reports_elapsed_seconds() {
-        let rep = |mib: f64, ops: f64, secs: f64| RepResult {
-            complete: true,
-            mib_per_s: mib,
-            ops_per_s: ops,
-            wall_nanos: (secs * 1e9) as u64,
-            ..Default::default()
-        };
-        let reps = [rep(0.0, 100.0, 2.0), rep(0.0, 300.0, 1.0), rep(0.0, 200.0, 1.5)];
-        let refs: Vec<&RepResult> = reps.iter().collect();
-        let s = summarize(Figure::OpsPerS, &refs).unwrap();
-        assert_eq!(s.n, 3);
-        assert_eq!(s.merit().median, 200.0);
-        assert_eq!(s.mib_per_s.median, 0.0);
-        assert_eq!(s.elapsed_s.median, 1.5);
-        assert_eq!((s.elapsed_s.min, s.elapsed_s.max), (1.0, 2.0));
-        let s = summarize(Figure::MibPerS, &refs).unwrap();
-        assert_eq!(s.merit().median, 0.0);
     }
 
     #[test]

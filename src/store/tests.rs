@@ -1,9 +1,9 @@
 use super::write::ConfigStart;
 use super::*;
 use crate::model::job::{CacheReq, OpKind};
+use crate::model::latency::OpHistograms;
 use crate::model::result::*;
 use crate::model::run::{RunKind, RunStatus};
-use crate::stats::latency::OpHistograms;
 
 fn rep(mib: f64) -> RepResult {
     let mut h = OpHistograms::default();
