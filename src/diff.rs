@@ -3,13 +3,13 @@
 //!
 //! Configurations are matched by label (two runs of one configuration each are matched whatever
 //! their labels), tests by id. All matched pairs of a diff are decided together, as one family
-//! ([`crate::compare::decision::decide_all`]: Yuen's trimmed t-test on log figures, and
+//! ([`crate::decision::decide_all`]: Yuen's trimmed t-test on log figures, and
 //! Benjamini–Hochberg over the family), so two runs of one setup are flagged in at most 1 diff in
 //! 20 however many tests they have. A tested win of the earlier run is a regression; a pair with
 //! a single repetition on a side has no noise estimate and is never counted as a regression or an
 //! improvement (it is marked untested).
 
-use crate::compare::decision;
+use crate::decision;
 use crate::model::result::{Figure, TestResult};
 use crate::model::units::{sig3, utc};
 use crate::model::verdict::{Rule, Verdict};
@@ -323,7 +323,7 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::decision::tests::result;
+    use crate::decision::tests::result;
     use crate::model::run::{RunKind, RunStatus};
     use crate::store::read::{ConfigRecord, RunRecord};
 

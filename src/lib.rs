@@ -29,6 +29,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod compare;
+pub mod decision;
 pub mod diff;
 pub mod driver;
 pub mod engine;

@@ -3,7 +3,8 @@
 use super::testbed_args::TestbedArgs;
 use super::{progress::Bar, record, ExitCode, UserError};
 use crate::compare::{self, CompareOptions};
-use crate::driver::{AutoRepeat, Order, Plan, Settle, Spec, TargetSet, Targets};
+use crate::decision::{AutoRepeat, Settle};
+use crate::driver::{Order, Plan, Spec, TargetSet, Targets};
 use crate::engine::EngineOptions;
 use crate::model::run::RunKind;
 use crate::model::verdict::Rule;

@@ -250,7 +250,7 @@ impl AutoArgs {
     pub fn plan(
         &self,
         repeat: Repeat,
-    ) -> Result<Option<crate::driver::AutoRepeat>, super::UserError> {
+    ) -> Result<Option<crate::decision::AutoRepeat>, super::UserError> {
         if !(self.target_ci > 0.0 && self.target_ci.is_finite()) {
             return Err(super::UserError(format!(
                 "--target-ci {} must be a percentage above 0",
@@ -259,7 +259,7 @@ impl AutoArgs {
         }
         Ok(match repeat {
             Repeat::Count(_) => None,
-            Repeat::Auto => Some(crate::driver::AutoRepeat {
+            Repeat::Auto => Some(crate::decision::AutoRepeat {
                 max: self.max_repeat,
                 target_ci: self.target_ci / 100.0,
                 budget: (!self.time_budget.is_zero()).then_some(self.time_budget),
@@ -274,7 +274,7 @@ impl Repeat {
     pub fn least(self) -> u32 {
         match self {
             Repeat::Count(n) => n,
-            Repeat::Auto => crate::driver::AutoRepeat::default().min,
+            Repeat::Auto => crate::decision::AutoRepeat::default().min,
         }
     }
 }

@@ -9,7 +9,6 @@
 use crate::model::report::{ConfigResult, PairSummary, Report, TestRow};
 use crate::model::verdict::UNTESTED_WORDS;
 use crate::model::verdict::{Rule, Verdict};
-pub mod decision;
 
 use crate::driver::Targets;
 use crate::engine::EngineOptions;
@@ -63,7 +62,7 @@ pub fn build_report(
     let mut tests = Vec::with_capacity(ntests);
     let sides: Vec<(&str, &[TestResult])> =
         configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
-    let verdicts = decision::versus_baseline(&sides, baseline, &opts.rule);
+    let verdicts = crate::decision::versus_baseline(&sides, baseline, &opts.rule);
     for (ti, vs) in verdicts.into_iter().enumerate() {
         let base = &configs[baseline];
         let bt = &base.run.tests[ti];
@@ -119,10 +118,11 @@ pub fn build_report(
                 Some(Verdict::Win { tested: true, .. }) => {
                     let (a, b) = (bt, &configs[i].run.tests[ti]);
                     let n = a.reps.len().max(b.reps.len()) as u32;
-                    let looks = n.saturating_sub(crate::driver::AutoRepeat::default().min) + 1;
+                    let looks = n.saturating_sub(crate::decision::AutoRepeat::default().min) + 1;
                     let comparisons = ntests * configs.len().saturating_sub(1);
-                    let p = decision::settle_win_p(comparisons, looks);
-                    decision::settled(a, b, &opts.rule, p) != Some(decision::Settled::Win)
+                    let p = crate::decision::settle_win_p(comparisons, looks);
+                    crate::decision::settled(a, b, &opts.rule, p)
+                        != Some(crate::decision::Settled::Win)
                 }
                 _ => false,
             })
@@ -284,7 +284,7 @@ pub(crate) mod tests {
     /// A configuration whose one test ran with `mibs` per repetition and spent `sync` of each
     /// second inside fsync.
     pub(crate) fn config(label: &str, mibs: &[f64], sync: u64) -> ConfigResult {
-        let mut t = decision::tests::result(mibs);
+        let mut t = crate::decision::tests::result(mibs);
         for r in &mut t.reps {
             r.phases[0].sync_nanos = sync;
             r.phases[0].bytes_written = 64 << 20;

@@ -4,7 +4,7 @@
 //! difference is the tracing instances and the open watcher.
 
 use super::{cold, preload, scope, ProfileError, ProfileOptions};
-use crate::compare::decision::decide_samples;
+use crate::decision::decide_samples;
 use crate::model::verdict::{Rule, Verdict};
 use serde::{Deserialize, Serialize};
 

@@ -16,13 +16,13 @@
 //! alternating which goes first (ABBA), each after `sync + drop_caches` verified as for
 //! `--cold`. The command's wall time is the figure; the preload's own time is reported beside
 //! it (a boot-time preloader runs it in parallel with other work). The decision is
-//! [`crate::compare::decision::decide_samples`] on 1 / wall time: Yuen's trimmed t-test on the
+//! [`crate::decision::decide_samples`] on 1 / wall time: Yuen's trimmed t-test on the
 //! logs (Welch's below 5 pairs), two-sided at 5% (a family of one), and at least a 5% effect,
 //! else a draw. "Prefetched but not used" is the bytes of the
 //! list's ranges that the traced cold run did not bring into the cache.
 
 use super::{cold, scope, spawn, Profile, ProfileError, ProfileOptions};
-use crate::compare::decision::decide_samples;
+use crate::decision::decide_samples;
 use crate::model::verdict::{Rule, Verdict};
 use crate::observe::extents;
 use serde::{Deserialize, Serialize};

@@ -43,6 +43,10 @@
 //! name a winner; that is why a parametric test is used, and why 5 repetitions per side are
 //! needed before one outlier is trimmed.
 
+pub mod auto;
+
+pub use auto::{auto_verdict, AutoRepeat, Settle, Stop};
+
 use crate::model::result::{TestResult, TestStatus};
 use crate::model::verdict::{Rule, Verdict};
 use crate::stats::significance::{benjamini_hochberg, yuen_paired, yuen_welch};
@@ -707,16 +711,16 @@ pub(crate) mod tests {
 
     /// One `compare --repeat auto` of two configurations as the driver runs it: rounds in which
     /// every open test gets a repetition on each side, each test closed by
-    /// [`crate::driver::auto_verdict`] (CI target, settled, the maximum, the time budget in
+    /// [`crate::decision::auto_verdict`] (CI target, settled, the maximum, the time budget in
     /// simulated seconds), then the verdicts of the family.
     fn budgeted_compare(
         rng: &mut fastrand::Rng,
         tests: &[(f64, f64, f64)],
         budget: f64,
     ) -> (Vec<Verdict>, Vec<usize>) {
-        let base = crate::driver::AutoRepeat::default();
-        let a = crate::driver::AutoRepeat {
-            settle: Some(crate::driver::Settle::new(Rule::default(), tests.len(), 2, &base)),
+        let base = crate::decision::AutoRepeat::default();
+        let a = crate::decision::AutoRepeat {
+            settle: Some(crate::decision::Settle::new(Rule::default(), tests.len(), 2, &base)),
             ..base
         };
         let mut xs: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); tests.len()];
@@ -735,7 +739,7 @@ pub(crate) mod tests {
                     continue;
                 }
                 let (ra, rb) = (result(&xs[i].0), result(&xs[i].1));
-                let stop = crate::driver::auto_verdict(&a, &[&ra, &rb], done, spent >= budget).0;
+                let stop = crate::decision::auto_verdict(&a, &[&ra, &rb], done, spent >= budget).0;
                 open[i] = stop.is_none();
             }
             if !open.contains(&true) {
