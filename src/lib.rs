@@ -26,14 +26,12 @@
 //! - [`sys`]: thin wrappers over the operating system.
 //! - [`cli`]: the `fsbench` command line.
 
+pub mod analysis;
 pub mod cli;
 pub mod cluster;
-pub mod compare;
 pub mod decision;
-pub mod diff;
 pub mod driver;
 pub mod engine;
-pub mod explain;
 pub mod fio;
 pub mod integrity;
 pub mod model;

@@ -2,7 +2,7 @@
 
 use super::testbed_args::TestbedArgs;
 use super::{progress::Bar, record, ExitCode, UserError};
-use crate::compare::{self, CompareOptions};
+use crate::analysis::compare::{self, CompareOptions};
 use crate::decision::{AutoRepeat, Settle};
 use crate::driver::{Order, Plan, Spec, TargetSet, Targets};
 use crate::engine::EngineOptions;

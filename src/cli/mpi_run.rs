@@ -12,10 +12,10 @@ use super::compare::CompareArgs;
 use super::progress::Bar;
 use super::run::RunArgs;
 use super::{record, ExitCode, UserError};
+use crate::analysis::compare::CompareOptions;
 use crate::cluster::hooks::agree;
 use crate::cluster::session::{self, SessionEnd, SessionOptions};
 use crate::cluster::Comm;
-use crate::compare::CompareOptions;
 use crate::driver::{Order, Outcome, PhaseOutcome, Plan, Spec, TargetSet};
 use crate::engine::{NoProgress, Progress};
 use crate::model::job::Suite;
@@ -192,7 +192,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         fresh_per_test: false,
     };
     let spread_of = outcome.runs[0].clone();
-    let report = crate::compare::build_report(
+    let report = crate::analysis::compare::build_report(
         outcome.runs.into_iter().map(config_result).collect(),
         &opts,
         spread_of.started_unix_s,
@@ -276,7 +276,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let status = outcome.status();
     let started = outcome.runs.first().map(|r| r.started_unix_s).unwrap_or(0);
     let runs = outcome.runs.clone();
-    let report = crate::compare::build_report(
+    let report = crate::analysis::compare::build_report(
         outcome.runs.into_iter().map(config_result).collect(),
         &opts,
         started,

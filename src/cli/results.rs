@@ -341,7 +341,7 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let rule = Rule { min_effect: a.min_effect / 100.0, ..Rule::default() };
-    let d = crate::diff::diff_runs(&ra, &rb, &rule);
+    let d = crate::analysis::diff::diff_runs(&ra, &rb, &rule);
     if d.rows.is_empty() {
         // An empty table and "0 compared" would read as "no change".
         let mut msg = format!(

@@ -1,7 +1,7 @@
 //! `fsbench run`.
 
 use super::{progress::Bar, record, ExitCode};
-use crate::compare::CompareOptions;
+use crate::analysis::compare::CompareOptions;
 use crate::driver::{Order, Plan, Spec, TargetSet};
 use crate::model::run::RunKind;
 use crate::model::verdict::Rule;
@@ -154,7 +154,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
         rule: Rule::default(),
         fresh_per_test: false,
     };
-    let report = crate::compare::from_outcome(outcome, &targets, &opts);
+    let report = crate::analysis::compare::from_outcome(outcome, &targets, &opts);
     targets.teardown()?;
 
     // Stage 3: output.

@@ -432,7 +432,7 @@ fn why_section(r: &Report) -> String {
             ));
             let why = &row.why[i];
             if why.iter().all(|e| e.is_context()) {
-                out.push_str(&format!("    - {}\n", crate::explain::NOTHING));
+                out.push_str(&format!("    - {}\n", crate::analysis::explain::NOTHING));
             }
             for e in why {
                 out.push_str(&format!("    - {}\n", e.text));
@@ -568,11 +568,11 @@ pub fn verify_lines(configs: &[(&str, &[crate::model::result::TestResult])]) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::tests::config;
+    use crate::analysis::compare::tests::config;
 
     #[test]
     fn the_table_and_csv_name_each_tests_engine_depth_and_direct() {
-        let opts = crate::compare::CompareOptions {
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -588,7 +588,7 @@ mod tests {
                 }
             }
         }
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let table = super::render(&r, false);
         assert!(table.contains("[io_uring qd16 direct]"), "{table}");
         let csv = String::from_utf8(super::csv(&r).unwrap()).unwrap();
@@ -607,7 +607,7 @@ mod tests {
     #[test]
     fn the_repeat_auto_note_is_said_once_when_every_configuration_has_the_same() {
         use crate::model::result::Warning;
-        let opts = crate::compare::CompareOptions {
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -625,7 +625,7 @@ mod tests {
             ];
             configs[0].run.tests[0].warnings.push(note("settled"));
             configs[1].run.tests[0].warnings.push(note(second));
-            super::render(&crate::compare::build_report(configs, &opts, 0, false), false)
+            super::render(&crate::analysis::compare::build_report(configs, &opts, 0, false), false)
         };
         let out = build("settled");
         assert_eq!(out.matches("--repeat auto (").count(), 1, "{out}");

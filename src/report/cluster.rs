@@ -226,7 +226,7 @@ mod tests {
         assert!(l.chars().count() <= super::super::charts::BAR_LABEL_CHARS, "{l}");
     }
     use super::*;
-    use crate::compare::CompareOptions;
+    use crate::analysis::compare::CompareOptions;
     use crate::model::cluster::{ClusterInfo, HostPhase, RankFigure, Spread};
     use crate::model::memory::{MemDelta, MemSample};
     use crate::model::report::ConfigResult;
@@ -317,7 +317,7 @@ mod tests {
             rule: Default::default(),
             fresh_per_test: false,
         };
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let (mut out, mut charts) = (String::new(), Vec::new());
         panel(&mut out, &mut charts, &r, "run1").unwrap();
         assert_eq!(charts.len(), 1, "one chart per test");

@@ -421,7 +421,11 @@ fn why_panel(out: &mut String, r: &Report) {
             );
             let why = row.why.get(i).map(Vec::as_slice).unwrap_or_default();
             if why.iter().all(|e| e.is_context()) {
-                let _ = write!(items, "<li class=\"muted\">{}</li>", esc(crate::explain::NOTHING));
+                let _ = write!(
+                    items,
+                    "<li class=\"muted\">{}</li>",
+                    esc(crate::analysis::explain::NOTHING)
+                );
             }
             for e in why {
                 let class = if e.is_context() { " class=\"muted\"" } else { "" };
@@ -1108,8 +1112,8 @@ mod tests {
 
     #[test]
     fn why_panel_shows_wide_draws_as_not_significant() {
-        use crate::compare::tests::config;
-        let opts = crate::compare::CompareOptions {
+        use crate::analysis::compare::tests::config;
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -1118,7 +1122,7 @@ mod tests {
             config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
             config("xfs", &[180.0, 185.0, 175.0], 100_000_000),
         ];
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let mut out = String::new();
         why_panel(&mut out, &r);
         assert!(
@@ -1132,8 +1136,8 @@ mod tests {
 
     #[test]
     fn configurations_too_long_for_a_chart_row_are_lettered_never_cut() {
-        use crate::compare::tests::config;
-        let opts = crate::compare::CompareOptions {
+        use crate::analysis::compare::tests::config;
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -1142,7 +1146,7 @@ mod tests {
         let (a, b) = ("ext3:mount=data=writeback,noatime", "ext4:mount=data=writeback,noatime");
         let configs =
             vec![config(a, &[100.0, 101.0, 99.0], 0), config(b, &[230.0, 228.0, 232.0], 0)];
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let mut out = String::new();
         legend(&mut out, &r);
         assert!(out.contains(&format!("<b>A</b> {}{a} (baseline)", swatch(0))), "{out}");
@@ -1157,7 +1161,7 @@ mod tests {
         }
         // Short labels stay as they are, with no key.
         let configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let (mut out, mut charts) = (String::new(), Vec::new());
         per_test(&mut out, &mut charts, &r, "r1").unwrap();
         for c in &charts {
@@ -1167,9 +1171,9 @@ mod tests {
 
     #[test]
     fn the_machine_notes_are_in_the_html_too() {
-        use crate::compare::tests::config;
+        use crate::analysis::compare::tests::config;
         use crate::model::result::DeviceDelta;
-        let opts = crate::compare::CompareOptions {
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -1187,7 +1191,7 @@ mod tests {
                 p.device = Some(DeviceDelta { reads_completed: 1000, ..Default::default() });
             }
         }
-        let mut r = crate::compare::build_report(configs, &opts, 0, false);
+        let mut r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         // The run's host (a stored run's, when the report is made later), not this machine's.
         r.host = Default::default();
         let mut out = String::new();
@@ -1202,9 +1206,9 @@ mod tests {
 
     #[test]
     fn cpu_per_file_operation_counts_a_fuse_daemon() {
-        use crate::compare::tests::config;
+        use crate::analysis::compare::tests::config;
         use crate::model::memory::{MemDelta, MemSample};
-        let opts = crate::compare::CompareOptions {
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -1224,7 +1228,7 @@ mod tests {
             }
             t.finalize();
         }
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let mut out = String::new();
         cpu_panel(&mut out, &r);
         assert!(out.contains("<span>5.00</span>"), "ext4 5 µs per unlink: {out}");

@@ -153,8 +153,8 @@ mod tests {
 
     #[test]
     fn plain_summary_is_ascii_columns_with_verdicts() {
-        use crate::compare::tests::config;
-        let opts = crate::compare::CompareOptions {
+        use crate::analysis::compare::tests::config;
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -163,7 +163,7 @@ mod tests {
             config("ext4", &[100.0, 101.0, 99.0], 0),
             config("xfs", &[230.0, 228.0, 232.0], 0),
         ];
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let s = summary(&r, "fsbench compare ext4 xfs");
         assert!(s.contains("$ fsbench compare ext4 xfs"), "{s}");
         let row = s.lines().find(|l| l.starts_with("1 ")).unwrap();
@@ -181,7 +181,7 @@ mod tests {
             config("ext4", &[100.0, 101.0, 99.0, 100.0, 98.0], 0),
             config("xfs", &[230.0, 228.0, 232.0, 231.0, 229.0, 230.0, 233.0, 227.0], 0),
         ];
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         assert_eq!(r.repetitions(), "5 to 8 repetitions");
         let out = crate::output::compare::render(&r, false);
         assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
@@ -190,7 +190,7 @@ mod tests {
         for c in &mut configs {
             c.run.tests[0].id = "randread-4k".into();
         }
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let s = summary(&r, "fsbench compare ext4 xfs");
         let head = s.lines().find(|l| l.starts_with("test ")).unwrap();
         let row = s.lines().find(|l| l.starts_with("randread-4k ")).unwrap();
@@ -199,8 +199,8 @@ mod tests {
 
     #[test]
     fn a_win_that_is_not_settled_is_marked_in_every_output() {
-        use crate::compare::tests::config;
-        let opts = crate::compare::CompareOptions {
+        use crate::analysis::compare::tests::config;
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -209,7 +209,7 @@ mod tests {
         // settled.
         let ext4 = [100.0, 125.0, 80.0, 110.0, 90.0, 120.0, 85.0, 105.0];
         let modest = [144.0, 157.0, 164.0, 138.0, 105.0, 131.0, 111.0, 118.0];
-        let r = crate::compare::build_report(
+        let r = crate::analysis::compare::build_report(
             vec![config("ext4", &ext4, 0), config("xfs", &modest, 0)],
             &opts,
             0,
@@ -233,7 +233,7 @@ mod tests {
         // 2.3x in 1% noise: settled, no mark anywhere.
         let clear = [230.0, 228.0, 232.0, 231.0, 229.0, 230.0, 233.0, 227.0];
         let tight = [100.0, 101.0, 99.0, 100.0, 98.0, 100.5, 99.5, 101.5];
-        let r = crate::compare::build_report(
+        let r = crate::analysis::compare::build_report(
             vec![config("ext4", &tight, 0), config("xfs", &clear, 0)],
             &opts,
             0,
@@ -246,8 +246,8 @@ mod tests {
 
     #[test]
     fn long_labels_are_lettered_with_a_legend_and_lines_fit_a_mail() {
-        use crate::compare::tests::config;
-        let opts = crate::compare::CompareOptions {
+        use crate::analysis::compare::tests::config;
+        let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
             fresh_per_test: false,
@@ -257,7 +257,7 @@ mod tests {
             config("ext4:mount=nodelalloc", &[230.0, 228.0, 232.0], 0),
             config("xfs:mkfs=-l size=64m", &[100.0, 102.0, 99.0], 0),
         ];
-        let r = crate::compare::build_report(configs, &opts, 0, false);
+        let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         let s = summary(&r, "");
         assert!(s.contains("A = ext4:mount=data=writeback,noatime\nB = ext4:mount=nodelalloc\nC = xfs:mkfs=-l size=64m\n"), "{s}");
         let row = s.lines().find(|l| l.starts_with("1 ")).unwrap();

@@ -2,10 +2,7 @@
 
 use super::write::{RunOptions, NOT_REACHED};
 use super::{sql_err, Result, Store, StoreError};
-use crate::compare::{self, CompareOptions};
-use crate::engine::EngineOptions;
 use crate::model::host::HostInfo;
-use crate::model::report::{ConfigResult, Report};
 use crate::model::result::{
     Figure, RepResult, RunReport, Summary, TargetInfo, TestResult, TestStatus, Warning,
 };
@@ -373,39 +370,6 @@ impl RunRecord {
             interrupted: self.status == RunStatus::Interrupted || self.unfinished(),
             cluster: self.options.cluster.clone(),
         })
-    }
-
-    /// The report, rebuilt with the stored decision rule (so verdicts are those `compare`
-    /// printed). A `run` is a report of one configuration (no verdicts).
-    pub fn report(&self) -> Report {
-        let configs: Vec<ConfigResult> = (0..self.configs.len())
-            .filter_map(|i| {
-                Some(ConfigResult {
-                    label: self.configs[i].label.clone(),
-                    env: self.configs[i].env.clone(),
-                    run: self.run_report(i)?,
-                })
-            })
-            .collect();
-        let opts = CompareOptions {
-            engine: EngineOptions {
-                repeat: self.repeat,
-                compress_percent: self.options.compress_percent,
-                seed: self.options.seed,
-                trace: false,
-                verify: false,
-                stonewall: None,
-                share: None,
-                min_time: Default::default(),
-            },
-            rule: self.options.rule,
-            fresh_per_test: self.options.fresh_per_test,
-        };
-        let interrupted = self.status == RunStatus::Interrupted || self.unfinished();
-        let mut r = compare::build_report(configs, &opts, self.started_unix_s, interrupted);
-        r.host = self.host.clone();
-        r.fsbench_version = self.fsbench_version.clone();
-        r
     }
 }
 

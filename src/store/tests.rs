@@ -346,7 +346,7 @@ fn check_v01(s: &Store) {
     let table = crate::output::compare::render(&c, true);
     assert!(table.contains("ops/s"), "{table}");
     // diff between 0.1's runs works, on the figure of merit.
-    let d = crate::diff::diff_runs(&r2, &r3, &crate::model::verdict::Rule::default());
+    let d = crate::analysis::diff::diff_runs(&r2, &r3, &crate::model::verdict::Rule::default());
     assert_eq!(d.rows.len(), 1);
     assert_eq!(d.rows[0].figure, Figure::OpsPerS);
     assert!(d.text.contains("ops/s"), "{}", d.text);

@@ -10,9 +10,9 @@ use crate::model::report::{ConfigResult, PairSummary, Report, TestRow};
 use crate::model::verdict::UNTESTED_WORDS;
 use crate::model::verdict::{Rule, Verdict};
 
+use crate::analysis::explain::{self};
 use crate::driver::Targets;
 use crate::engine::EngineOptions;
-use crate::explain::{self};
 use crate::model::facts::Facts;
 use crate::model::host::HostInfo;
 use crate::model::result::TestResult;
@@ -231,6 +231,42 @@ pub fn pair_summary(a: &str, b: &str, rows: &[TestRow], bi: usize) -> PairSummar
         ));
     }
     s
+}
+
+impl crate::store::RunRecord {
+    /// The report, rebuilt with the stored decision rule (so verdicts are those `compare`
+    /// printed). A `run` is a report of one configuration (no verdicts).
+    pub fn report(&self) -> Report {
+        let configs: Vec<ConfigResult> = (0..self.configs.len())
+            .filter_map(|i| {
+                Some(ConfigResult {
+                    label: self.configs[i].label.clone(),
+                    env: self.configs[i].env.clone(),
+                    run: self.run_report(i)?,
+                })
+            })
+            .collect();
+        let opts = CompareOptions {
+            engine: EngineOptions {
+                repeat: self.repeat,
+                compress_percent: self.options.compress_percent,
+                seed: self.options.seed,
+                trace: false,
+                verify: false,
+                stonewall: None,
+                share: None,
+                min_time: Default::default(),
+            },
+            rule: self.options.rule,
+            fresh_per_test: self.options.fresh_per_test,
+        };
+        let interrupted =
+            self.status == crate::model::run::RunStatus::Interrupted || self.unfinished();
+        let mut r = build_report(configs, &opts, self.started_unix_s, interrupted);
+        r.host = self.host.clone();
+        r.fsbench_version = self.fsbench_version.clone();
+        r
+    }
 }
 
 #[cfg(test)]
