@@ -364,7 +364,7 @@ pub(crate) mod tests {
             r.tests[0]
         );
         assert!(!r.tests[0].why[1].is_empty(), "facts for the draw");
-        let text = crate::output::compare::render(&r, false);
+        let text = crate::present::compare::render(&r, false);
         assert!(text.contains("xfs 1.8X faster than ext4 in medians: NOT SIGNIFICANT"), "{text}");
         assert!(text.contains("fsync"), "{text}");
         // Where each side's time went, after the reasons.
@@ -404,18 +404,18 @@ pub(crate) mod tests {
         // The loser's line quotes no win: nothing to mark.
         let other = r.pairs[0].lines.iter().find(|l| l.starts_with("ext4 outpaces")).unwrap();
         assert!(!other.contains("untested"), "{other}");
-        let text = crate::output::compare::render(&r, false);
+        let text = crate::present::compare::render(&r, false);
         assert!(text.contains(&format!("xfs 2.0X faster than ext4 {mark}")), "{text}");
         assert!(text.contains(line.as_str()), "{text}");
-        let plain = crate::report::plain::summary(&r, "fsbench compare");
+        let plain = crate::present::html::plain::summary(&r, "fsbench compare");
         assert!(plain.contains("untested: one repetition"), "{plain}");
-        let run = crate::report::ReportRun {
+        let run = crate::present::html::ReportRun {
             id: None,
             kind: crate::model::run::RunKind::Compare,
             command_line: String::new(),
             report: r.clone(),
         };
-        let (html, _) = crate::report::render(&[run]).unwrap();
+        let (html, _) = crate::present::html::render(&[run]).unwrap();
         assert!(
             html.contains(&format!("xfs 2.0× faster than ext4 {mark}")),
             "no mark in the HTML Why"

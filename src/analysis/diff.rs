@@ -226,7 +226,7 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
     };
     let in_header = unit.map(|u| format!(" {}", u.unit())).unwrap_or_default();
     let any_ops = d.rows.iter().any(|r| r.figure == Figure::OpsPerS);
-    let mut t = crate::output::frame::table();
+    let mut t = crate::present::frame::table();
     t.set_header(vec![
         "test".to_string(),
         "name".to_string(),
@@ -237,7 +237,7 @@ fn render(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> String {
         "verdict".to_string(),
     ]);
     // Names and verdicts wrap; figures and changes stay whole.
-    crate::output::frame::wrap_only(&mut t, &[1, 2, 6]);
+    crate::present::frame::wrap_only(&mut t, &[1, 2, 6]);
     for r in &d.rows {
         let change = match (r.median_a, r.median_b) {
             (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),

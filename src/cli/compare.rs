@@ -8,7 +8,7 @@ use crate::driver::{Order, Plan, Spec, TargetSet, Targets};
 use crate::engine::EngineOptions;
 use crate::model::run::RunKind;
 use crate::model::verdict::Rule;
-use crate::output::{exporter, ExportOptions, Format};
+use crate::present::{exporter, ExportOptions, Format};
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -219,7 +219,7 @@ pub(super) fn finish(
     let printed = super::out_bytes(&bytes);
     let mut report_error = None;
     if !a.no_report {
-        let run = crate::report::ReportRun {
+        let run = crate::present::html::ReportRun {
             id: recording.run_id(),
             kind: crate::model::run::RunKind::Compare,
             command_line: meta.command_line.clone(),
@@ -228,14 +228,14 @@ pub(super) fn finish(
         // A name fsbench chooses never replaces a file (another run's report); one the user
         // gives replaces an earlier file of that name. Neither follows a planted link.
         let written = match &a.report {
-            Some(p) => crate::report::write_html(&[run], p, None).map(|()| p.clone()),
+            Some(p) => crate::present::html::write_html(&[run], p, None).map(|()| p.clone()),
             None => {
                 let id = recording.run_id().map(|i| i.to_string());
                 let p = PathBuf::from(format!(
                     "fsbench-report-{}.html",
                     id.unwrap_or_else(|| report.started_unix_s.to_string())
                 ));
-                crate::report::write_html_new(&[run], &p, None)
+                crate::present::html::write_html_new(&[run], &p, None)
             }
         };
         match written {

@@ -21,7 +21,7 @@ use crate::engine::{NoProgress, Progress};
 use crate::model::job::Suite;
 use crate::model::run::{RunKind, RunStatus};
 use crate::model::verdict::Rule;
-use crate::output::{exporter, ExportOptions};
+use crate::present::{exporter, ExportOptions};
 use crate::store::write::ConfigStart;
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;

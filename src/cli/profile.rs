@@ -148,8 +148,8 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         write_json(j, &p)?;
     }
     if let Some(h) = &a.html {
-        let page =
-            profile::html::render(&p).map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+        let page = crate::present::html::profile::render(&p)
+            .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
         std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
         eprintln!("fsbench: HTML written to {}", h.display());
     }

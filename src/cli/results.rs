@@ -2,12 +2,12 @@
 
 use super::record::DbArg;
 use super::{ExitCode, UserError};
-use crate::integrity::html::IntegrityRun;
 use crate::model::run::RunKind;
 use crate::model::units::utc;
 use crate::model::verdict::Rule;
-use crate::output::{exporter, ExportOptions, Format};
-use crate::report::ReportRun;
+use crate::present::html::integrity::IntegrityRun;
+use crate::present::html::ReportRun;
+use crate::present::{exporter, ExportOptions, Format};
 use crate::store::HistoryFilter;
 use anyhow::Context;
 use clap::Args;
@@ -187,7 +187,9 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     // line), not the page of a fresh run, which has neither.
     let bytes = match a.format {
         Format::Html => {
-            crate::report::render(&[crate::report::ReportRun::from_record(&rec)])?.0.into_bytes()
+            crate::present::html::render(&[crate::present::html::ReportRun::from_record(&rec)])?
+                .0
+                .into_bytes()
         }
         f => exporter(f, ExportOptions { details: a.details }).export(&rec.report())?,
     };
@@ -269,7 +271,9 @@ fn show_integrity(
             }
             w.flush()?;
         }
-        Format::Html => out.write_all(crate::integrity::html::render(&[run]).as_bytes())?,
+        Format::Html => {
+            out.write_all(crate::present::html::integrity::render(&[run]).as_bytes())?
+        }
         other => {
             return Err(UserError(format!(
                 "run {} is an integrity run: it shows as table, json, csv or html, not {other:?}",
@@ -300,7 +304,7 @@ fn show_profile(store: &crate::store::Store, id: i64, format: Format) -> anyhow:
             v
         }
         Format::Csv => p.files_csv().context("writing the CSV")?,
-        Format::Html => crate::profile::html::render(&p)
+        Format::Html => crate::present::html::profile::render(&p)
             .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?
             .into_bytes(),
         Format::Bonnie => {
@@ -372,7 +376,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         }
         let runs =
             records.iter().map(|r| integrity_run(&store, r)).collect::<anyhow::Result<Vec<_>>>()?;
-        let html = crate::integrity::html::render(&runs);
+        let html = crate::present::html::integrity::render(&runs);
         return write_report(&a, html.as_bytes());
     }
     let mut runs = Vec::new();
@@ -396,14 +400,14 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         return report_profile(&p, a.runs[0], a.output.as_deref(), a.svg_dir.is_some());
     }
     let path = match &a.output {
-        Some(p) => crate::report::write_html(&runs, p, a.svg_dir.as_deref())
+        Some(p) => crate::present::html::write_html(&runs, p, a.svg_dir.as_deref())
             .map(|()| p.clone())
             .with_context(|| format!("writing the report {}", p.display()))?,
         None => {
             // A name fsbench chooses never replaces a file (NAME-2.html if it is taken).
             let ids: Vec<String> = a.runs.iter().map(|i| i.to_string()).collect();
             let p = PathBuf::from(format!("fsbench-report-{}.html", ids.join("-")));
-            crate::report::write_html_new(&runs, &p, a.svg_dir.as_deref())
+            crate::present::html::write_html_new(&runs, &p, a.svg_dir.as_deref())
                 .with_context(|| format!("writing the report {}", p.display()))?
         }
     };
@@ -448,8 +452,8 @@ fn report_profile(
         ))
         .into());
     }
-    let page =
-        crate::profile::html::render(p).map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+    let page = crate::present::html::profile::render(p)
+        .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
     let path = match output {
         Some(o) => o.to_path_buf(),
         None => {

@@ -5,7 +5,7 @@ use crate::analysis::compare::CompareOptions;
 use crate::driver::{Order, Plan, Spec, TargetSet};
 use crate::model::run::RunKind;
 use crate::model::verdict::Rule;
-use crate::output::{exporter, ExportOptions, Format};
+use crate::present::{exporter, ExportOptions, Format};
 use crate::store::{RunMeta, RunOptions};
 use anyhow::Context;
 use clap::Args;

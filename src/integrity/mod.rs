@@ -22,7 +22,6 @@ use crate::model::block;
 pub mod check;
 pub mod dataset;
 pub mod fault;
-pub mod html;
 pub mod locate;
 pub mod matrix;
 pub mod meta;

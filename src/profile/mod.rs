@@ -18,7 +18,6 @@
 pub mod attribute;
 pub mod cold;
 pub mod files;
-pub mod html;
 pub mod opens;
 pub mod overhead;
 pub mod preload;

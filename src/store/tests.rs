@@ -336,14 +336,14 @@ fn check_v01(s: &Store) {
     assert!(c.tests[0].median(0).unwrap() > 0.0 && c.tests[0].median(1).unwrap() > 0.0);
     assert!(c.tests[0].vs_baseline[1].is_some());
     // Every output renders, for a run and for a comparison.
-    use crate::output::{exporter, ExportOptions, Format};
+    use crate::present::{exporter, ExportOptions, Format};
     for report in [r1.report(), r2.report(), c.clone()] {
         for f in [Format::Table, Format::Json, Format::Csv, Format::Bonnie, Format::Html] {
             let out = exporter(f, ExportOptions { details: true }).export(&report).unwrap();
             assert!(!out.is_empty(), "{f:?}");
         }
     }
-    let table = crate::output::compare::render(&c, true);
+    let table = crate::present::compare::render(&c, true);
     assert!(table.contains("ops/s"), "{table}");
     // diff between 0.1's runs works, on the figure of merit.
     let d = crate::analysis::diff::diff_runs(&r2, &r3, &crate::model::verdict::Rule::default());

@@ -8,7 +8,7 @@
 //! 1.3-1.4x on a disk-backed one with `guest_halt_poll_ns` 200000, for fio and fsbench alike
 //! (bench/README.md, session 10): the figure was mostly the VM's wake-up, not the filesystem's
 //! work. fsbench records the setting with each run and says so under the results
-//! ([`crate::output::host`]); it does not change it.
+//! ([`crate::present::host`]); it does not change it.
 
 use std::path::Path;
 

@@ -183,7 +183,7 @@ mod tests {
         ];
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         assert_eq!(r.repetitions(), "5 to 8 repetitions");
-        let out = crate::output::compare::render(&r, false);
+        let out = crate::present::compare::render(&r, false);
         assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
         // An id longer than the header's `test` (a fio job's name) keeps the columns aligned.
         let mut configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
@@ -217,18 +217,18 @@ mod tests {
         );
         assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { winner: 1, .. })));
         assert_eq!(r.tests[0].unsettled, [false, true]);
-        let term = crate::output::compare::render(&r, false);
+        let term = crate::present::compare::render(&r, false);
         assert!(term.contains("xfs / 1.3X (unsettled)"), "{term}");
         assert!(term.contains("an identical run may call it a draw"), "{term}");
         let plain = summary(&r, "");
         assert!(plain.contains("xfs 1.31x faster (unsettled)"), "{plain}");
-        let run = crate::report::ReportRun {
+        let run = crate::present::html::ReportRun {
             id: None,
             kind: crate::model::run::RunKind::Compare,
             command_line: String::new(),
             report: r.clone(),
         };
-        let (html, _) = crate::report::render(&[run]).unwrap();
+        let (html, _) = crate::present::html::render(&[run]).unwrap();
         assert!(html.contains("(unsettled)</span>"), "{html}");
         // 2.3x in 1% noise: settled, no mark anywhere.
         let clear = [230.0, 228.0, 232.0, 231.0, 229.0, 230.0, 233.0, 227.0];
@@ -240,7 +240,7 @@ mod tests {
             false,
         );
         assert_eq!(r.tests[0].unsettled, [false, false]);
-        let term = crate::output::compare::render(&r, false);
+        let term = crate::present::compare::render(&r, false);
         assert!(term.contains("xfs / 2.3X") && !term.contains("unsettled"), "{term}");
     }
 

@@ -3,12 +3,12 @@
 //! configuration, block type × fault, each cell coloured by its outcome, its evidence line on
 //! hover, and below the table every case unfolded on click: the evidence line, where the
 //! block's copies are, the tools' location output, the scrub/check output and the kernel log.
-//! A cell whose outcome differs from the expected truth ([`super::matrix::expected`]) is marked,
+//! A cell whose outcome differs from the expected truth ([`crate::integrity::matrix::expected`]) is marked,
 //! and its case is unfolded from the start, so the evidence is what a reader sees first.
 
-use super::matrix::{evidence_line, Case, ConfigMatrix, Outcome};
+use crate::integrity::matrix::{evidence_line, Case, ConfigMatrix, Outcome};
 use crate::model::units::utc;
-use crate::report::esc;
+use crate::present::html::esc;
 use std::fmt::Write as _;
 
 /// One integrity run as the report shows it.
@@ -233,11 +233,11 @@ fn case_details(h: &mut String, m: &ConfigMatrix, c: &Case, id: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::check::CheckRun;
-    use super::super::dataset::ReadBack;
-    use super::super::locate::BlockCopy;
-    use super::super::{Fault, Target};
     use super::*;
+    use crate::integrity::check::CheckRun;
+    use crate::integrity::dataset::ReadBack;
+    use crate::integrity::locate::BlockCopy;
+    use crate::integrity::{Fault, Target};
 
     fn case(target: Target, fault: Fault, outcome: Outcome) -> Case {
         let copy = BlockCopy { device: 0, image: "/w/dev0.img".into(), offset_bytes: 135921664 };

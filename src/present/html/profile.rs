@@ -2,16 +2,16 @@
 //! offset-vs-time plot coloured by kind of file (or metadata / unattributed), throughput and
 //! IOPS over time, and the per-file table.
 
-use super::attribute::Owner;
-use super::summary::human;
-use super::Profile;
 use crate::model::trace::Op;
-use crate::report::charts::{self, Scatter};
-use crate::report::esc;
+use crate::present::html::charts::{self, Scatter};
+use crate::present::html::esc;
+use crate::profile::attribute::Owner;
+use crate::profile::summary::human;
+use crate::profile::Profile;
 use plotters::prelude::*;
 
 /// The class a request is coloured by: the kind of the file holding most of its bytes.
-fn class_of(p: &Profile, r: &super::attribute::Request) -> String {
+fn class_of(p: &Profile, r: &crate::profile::attribute::Request) -> String {
     let mut best: Option<(&Owner, u64)> = None;
     for part in &r.parts {
         if best.is_none_or(|(_, b)| part.bytes > b) {
@@ -104,7 +104,7 @@ pub fn render(p: &Profile) -> Result<String, String> {
     let tput = rate_chart(p, false)?;
     let iops = rate_chart(p, true)?;
     let mut rows = String::new();
-    let mut files: Vec<&super::files::FileProfile> = p.files.iter().collect();
+    let mut files: Vec<&crate::profile::files::FileProfile> = p.files.iter().collect();
     files.sort_by(|a, b| {
         a.first_touch_ms
             .or(a.first_open_ms)

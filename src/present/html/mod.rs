@@ -8,8 +8,11 @@
 
 pub mod charts;
 pub mod cluster;
+pub mod export;
+pub mod integrity;
 pub mod names;
 pub mod plain;
+pub mod profile;
 
 use crate::model::job::OpKind;
 use crate::model::report::Report;
@@ -928,9 +931,9 @@ fn environment(out: &mut String, run: &ReportRun) {
     kv(out, "CPU", &format!("{} × {}", h.cpus, h.cpu_model));
     kv(out, "memory", &crate::model::units::fmt_bytes(h.memory_bytes));
     if h.free_page_reporting {
-        kv(out, "free page reporting", crate::output::host::PAGE_REPORTING_WORDS);
+        kv(out, "free page reporting", crate::present::host::PAGE_REPORTING_WORDS);
     }
-    if let Some(w) = crate::output::host::idle_words(h) {
+    if let Some(w) = crate::present::host::idle_words(h) {
         kv(out, "CPU idle", &w);
     }
     kv(out, "started", &utc(r.started_unix_s));
@@ -1038,7 +1041,7 @@ fn notes(out: &mut String, r: &Report) {
         }
     }
     // What the machine adds to some figures, as under the terminal's tables.
-    notes.extend(crate::output::host::notes(
+    notes.extend(crate::present::host::notes(
         &r.host,
         r.configs.iter().flat_map(|c| c.run.tests.iter()),
     ));

@@ -1,7 +1,7 @@
-//! `--format html`: the self-contained HTML report ([`crate::report`]) on stdout.
+//! `--format html`: the self-contained HTML report ([`crate::present::html`]) on stdout.
 
-use super::Exporter;
 use crate::model::report::Report;
+use crate::present::Exporter;
 
 /// The HTML report of this one run.
 pub struct HtmlExporter;
@@ -13,12 +13,12 @@ impl Exporter for HtmlExporter {
         } else {
             crate::model::run::RunKind::Compare
         };
-        let run = crate::report::ReportRun {
+        let run = crate::present::html::ReportRun {
             id: None,
             kind,
             command_line: String::new(),
             report: report.clone(),
         };
-        Ok(crate::report::render(&[run])?.0.into_bytes())
+        Ok(crate::present::html::render(&[run])?.0.into_bytes())
     }
 }

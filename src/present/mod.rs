@@ -53,7 +53,7 @@ pub fn exporter(f: Format, opts: ExportOptions) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Bonnie => Box::new(bonnie::BonnieExporter),
-        Format::Html => Box::new(html::HtmlExporter),
+        Format::Html => Box::new(html::export::HtmlExporter),
     }
 }
 
