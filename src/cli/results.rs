@@ -358,7 +358,7 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         return Err(UserError(msg).into());
     }
-    super::out(&d.text)?;
+    super::out(&crate::present::diff::render(&d, &ra, &rb, &rule))?;
     Ok(if d.regressions() > 0 { ExitCode::TestFailed } else { ExitCode::Success })
 }
 

@@ -92,9 +92,6 @@ fn timed_wall(phases: &[PhaseResult]) -> Duration {
     Duration::from_nanos(phases.iter().filter(|p| p.timed).map(|p| p.wall_nanos).sum())
 }
 
-/// The cache method of a phase whose files it creates (nothing can be resident).
-pub const CREATED: &str = "file created by this phase";
-
 /// Resident share at or above which a file counts as cached.
 pub const CACHED_MIN: f64 = 0.95;
 /// Resident share required once something else was seen evicting the files (a second read

@@ -23,3 +23,6 @@ impl Explanation {
         CONTEXT.contains(&self.rule.as_str())
     }
 }
+
+/// The sentence used when no rule fires.
+pub const NOTHING: &str = "nothing fsbench observed (device requests, CPU, sync time, extents, memory) differs enough to explain the gap";

@@ -899,6 +899,9 @@ pub fn summarize(figure: Figure, reps: &[&RepResult]) -> Option<Summary> {
     })
 }
 
+/// The cache method of a phase whose files it creates (nothing can be resident).
+pub const CREATED: &str = "file created by this phase";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -432,7 +432,7 @@ fn why_section(r: &Report) -> String {
             ));
             let why = &row.why[i];
             if why.iter().all(|e| e.is_context()) {
-                out.push_str(&format!("    - {}\n", crate::analysis::explain::NOTHING));
+                out.push_str(&format!("    - {}\n", crate::model::explanation::NOTHING));
             }
             for e in why {
                 out.push_str(&format!("    - {}\n", e.text));

@@ -8,6 +8,7 @@
 pub mod bonnie;
 pub mod compare;
 pub mod csv;
+pub mod diff;
 pub mod frame;
 pub mod host;
 pub mod html;

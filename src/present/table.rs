@@ -272,7 +272,7 @@ fn residency_cell(r: &crate::model::result::RepResult) -> String {
     // data (unlink, stat, empty files).
     let moved: u64 =
         r.phases.iter().filter(|p| p.timed).map(|p| p.bytes_read + p.bytes_written).sum();
-    if c.required == CacheReq::Any && (c.method == crate::engine::runner::CREATED || moved == 0) {
+    if c.required == CacheReq::Any && (c.method == crate::model::result::CREATED || moved == 0) {
         return "-".into();
     }
     let word = match c.required {

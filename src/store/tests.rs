@@ -349,7 +349,8 @@ fn check_v01(s: &Store) {
     let d = crate::analysis::diff::diff_runs(&r2, &r3, &crate::model::verdict::Rule::default());
     assert_eq!(d.rows.len(), 1);
     assert_eq!(d.rows[0].figure, Figure::OpsPerS);
-    assert!(d.text.contains("ops/s"), "{}", d.text);
+    let text = crate::present::diff::render(&d, &r2, &r3, &crate::model::verdict::Rule::default());
+    assert!(text.contains("ops/s"), "{text}");
 }
 
 #[test]

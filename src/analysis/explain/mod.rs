@@ -144,9 +144,6 @@ fn trace_words(t: &crate::model::facts::TraceFacts) -> String {
     parts.join(", ")
 }
 
-/// The sentence used when no rule fires.
-pub const NOTHING: &str = "nothing fsbench observed (device requests, CPU, sync time, extents, memory) differs enough to explain the gap";
-
 fn lnratio(a: f64, b: f64) -> f64 {
     if a <= 0.0 || b <= 0.0 {
         return 0.0;

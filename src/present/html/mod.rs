@@ -427,7 +427,7 @@ fn why_panel(out: &mut String, r: &Report) {
                 let _ = write!(
                     items,
                     "<li class=\"muted\">{}</li>",
-                    esc(crate::analysis::explain::NOTHING)
+                    esc(crate::model::explanation::NOTHING)
                 );
             }
             for e in why {
