@@ -1,29 +1,30 @@
 //! fsbench: a filesystem benchmark and I/O analysis tool for Linux.
 //!
-//! The crate is layered the way a run flows:
+//! The crate is layered; code uses only the layers below its own (checked by
+//! `tests/layers.rs`; `docs/design/architecture.md` has the picture):
 //!
-//! - [`workload`]: the workload language (TOML), its validation into a typed job, and the
-//!   embedded suites (`unit14`); [`fio`] translates fio job files into it.
-//! - [`driver`]: runs a suite on its targets (directories, testbeds): targets × tests ×
-//!   repetitions in turn (`run`) or interleaved (`compare`), with hooks, progress and signals.
-//! - [`engine`]: prepares test files, establishes the cache precondition, runs the timed phases
-//!   on worker threads (the hot loop), and returns one [`result::TestResult`] per test.
-//! - [`stats`], [`compare`]: repetition statistics, significance tests and the decision rule;
-//!   the head-to-head report. [`explain`]: the observed facts that explain a gap.
+//! ```text
+//! sys < state < stats < model < workload, decision < fio < observe < engine < testbed
+//!     < driver, integrity, profile < store, cluster < analysis < present < cli
+//! ```
+//!
+//! - [`sys`]: thin wrappers over the operating system. [`state`]: records of every resource
+//!   fsbench creates and the guard type that owns them. [`stats`]: statistical methods.
+//! - [`model`]: plain data every layer shares: the validated job, the one result type,
+//!   observation records, verdicts, the report of a run or compare.
+//! - [`workload`]: the workload language (TOML), validation, embedded suites; [`fio`] translates
+//!   fio job files into it. [`decision`]: the decision rule and when `--repeat auto` stops.
 //! - [`observe`]: block counters, memory, extents and block tracing around each phase.
+//! - [`engine`]: test files, the cache precondition, timed phases on worker threads (the hot
+//!   loop), I/O engines.
 //! - [`testbed`]: filesystems on loop-backed images (or named devices), their lifecycle and
 //!   cleanup.
-//! - [`output`]: every way a result is shown (table, JSON, CSV, bonnie, HTML), all from the same
-//!   result type.
-//! - [`store`]: the SQLite results database every run and comparison is recorded in.
-//! - [`diff`]: two recorded runs compared test by test.
-//! - [`report`]: the self-contained HTML report with charts.
-//! - [`state`]: records of every resource fsbench creates (in a directory only root can
-//!   change), the guard type that owns them, and process identity.
-//! - [`integrity`]: faults injected into testbed images and what each filesystem did.
-//! - [`profile`]: a command's I/O mapped to files and blocks, and its preload measured.
-//! - [`cluster`]: multi-client runs on MPI (common clock, barriers, reduction on rank 0).
-//! - [`sys`]: thin wrappers over the operating system.
+//! - [`driver`]: runs a suite on its targets, in turn (`run`) or interleaved (`compare`).
+//!   [`integrity`]: faults injected into testbed images. [`profile`]: a command's I/O mapped to
+//!   files and blocks.
+//! - [`store`]: the SQLite results database. [`cluster`]: multi-client runs on MPI.
+//! - [`analysis`]: the head-to-head report, the facts that explain a gap, `diff`.
+//! - [`present`]: every way a result is shown (table, JSON, CSV, bonnie, HTML).
 //! - [`cli`]: the `fsbench` command line.
 
 pub mod analysis;

@@ -78,7 +78,7 @@ pub struct CompareArgs {
     pub no_report: bool,
 
     #[command(flatten)]
-    pub mpi: super::mpi_run::MpiArgs,
+    pub mpi: super::mpi_args::MpiArgs,
 }
 
 /// When filesystems are recreated.
@@ -129,9 +129,6 @@ Examples:
   fsbench compare /mnt/a /mnt/b --test 4,14";
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if a.mpi.mpi {
-        return super::mpi_run::compare(a);
-    }
     // Stage 1: validate everything before any I/O.
     if a.workload.print_workload()? {
         return Ok(ExitCode::Success);

@@ -3,6 +3,7 @@
 
 mod compare;
 mod integrity;
+mod mpi_args;
 mod mpi_run;
 mod profile;
 mod progress;
@@ -136,8 +137,10 @@ pub fn main() -> i32 {
         eprintln!("fsbench: warning: cannot install the Ctrl-C handler: {e}");
     }
     let r = match cli.command {
+        Command::Run(a) if a.mpi.mpi => mpi_run::run(a),
         Command::Run(a) => run::run(a),
         Command::Suite(c) => suite::run(c),
+        Command::Compare(a) if a.mpi.mpi => mpi_run::compare(a),
         Command::Compare(a) => compare::run(a),
         Command::Testbed(c) => testbed::run(c),
         Command::History(a) => results::history(a),

@@ -64,7 +64,7 @@ pub struct RunArgs {
     pub record: super::record::RecordArgs,
 
     #[command(flatten)]
-    pub mpi: super::mpi_run::MpiArgs,
+    pub mpi: super::mpi_args::MpiArgs,
 }
 
 const STATS_HELP: &str = "\
@@ -86,9 +86,6 @@ precondition could not be met is flagged, never silently reported.
 Exit codes: 0 ok, 1 a test failed, 2 bad input (nothing run), 130 interrupted.";
 
 pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
-    if a.mpi.mpi {
-        return super::mpi_run::run(a);
-    }
     // Stage 1: everything is validated before any I/O.
     if a.workload.print_workload()? {
         return Ok(ExitCode::Success);
