@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 11: agreement of identical default `fsbench compare` runs (flip count, A/A diff).
+# Agreement of identical default `fsbench compare` runs (flip count, A/A diff).
 # Usage: bench/flips.sh FSBENCH OUTDIR [PAIRS] [ARGS...]
 # Runs PAIRS (default 10) pairs of `fsbench compare ext4 xfs --scale quick ARGS` one after the
 # other, each pair recorded in its own results database OUTDIR/pairN/results.sqlite, with an

@@ -7,7 +7,8 @@
 # Environment: FSBENCH (binary, default target/release/fsbench), OUT (output directory, default
 # bench/peers-out), BONNIE_MB (bonnie++ -s and fsbench's bonnie file, default 1024),
 # DBENCH_SECS (default 5). Needs root for bonnie++ -u root and fsbench's uncached phases.
-# docs/peers.md holds the figures of one run side by side, with the reasons they differ.
+# bench/results/2026-11-22-peers.md holds the figures of one run side by side, with the
+# reasons they differ.
 # fsbench lengthens a timed phase shorter than --min-time by repeating it; peers do the work once.
 export FSBENCH_MIN_TIME=${FSBENCH_MIN_TIME:-0}
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Tracing overhead on 4 KiB random O_DIRECT writes (see docs/tracing.md).
+# Tracing overhead on 4 KiB random O_DIRECT writes (see docs/design/tracing.md).
 # Makes a fully allocated 1 GiB image in a fresh temp dir under IMAGE_PARENT (default /dev/shm:
 # a RAM-backed device is the worst case for the *relative* cost, since each I/O is cheap, and
 # it keeps other disk users on the host out of the figure), attaches it as a loop device with

@@ -1,6 +1,6 @@
 //! Bring up a testbed through the testbed layer, print its mount point, and keep it until
 //! stdin reaches end of file (then tear it down). For measuring by hand, e.g. the profile
-//! section of the README:
+//! recipe of GUIDE.md:
 //!
 //! ```text
 //! mkfifo /tmp/hold; sleep infinity > /tmp/hold & HOLDER=$!

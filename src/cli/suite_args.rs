@@ -24,7 +24,7 @@ pub struct SuiteArgs {
     /// A fio job file instead of a suite: each job becomes a test (jobs must be separated by
     /// `stonewall`, as fsbench runs tests one after another). Options fsbench runs differently in
     /// a detail (libaio as io_uring, ...) get a note; those it cannot run are refused with their
-    /// line; `--print-workload` shows the translation and its notes. See docs/fio.md.
+    /// line; `--print-workload` shows the translation and its notes. See docs/reference/fio.md.
     #[arg(long, value_name = "JOB.fio", conflicts_with = "suite")]
     pub fio: Option<PathBuf>,
 
@@ -125,7 +125,7 @@ pub struct DataArgs {
     /// Trace the block layer of the filesystem's devices during timed phases (tracefs instance
     /// of fsbench's own; needs root): bios queued and merged, requests issued and completed,
     /// request sizes, queue depth, device latency, seek distance, offset over time. Costs a few
-    /// percent at high IOPS (docs/tracing.md).
+    /// percent at high IOPS (docs/design/tracing.md).
     #[arg(long)]
     pub trace: bool,
 
@@ -240,7 +240,7 @@ pub struct AutoArgs {
     /// long (e.g. 5min, 300s; 0: no budget). The first 5 always run. With the default, 10
     /// minutes, pairs of identical default compares agreed on every verdict in 9 of 10 pairs
     /// measured (the tenth differed on one test, a draw against a win marked unsettled); at 5
-    /// minutes 0 of 3: see the README's Statistics.
+    /// minutes 0 of 3: see bench/results/2026-11-24-compare-flips.md.
     #[arg(long, value_name = "DURATION", default_value = "10min", value_parser = parse_budget)]
     pub time_budget: std::time::Duration,
 }

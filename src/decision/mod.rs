@@ -688,7 +688,8 @@ pub(crate) mod tests {
         assert!(flips_unsettled * 20 >= flips * 17, "{flips_unsettled} of {flips}");
     }
 
-    /// unit14 as the 20 runs of session 6's 10 pairs measured it (`bench/flips.sh`, ca32a2b):
+    /// unit14 as the 20 runs of 10 pairs measured it (`bench/flips.sh`, ca32a2b;
+    /// bench/results/2026-11-23-compare-flips.md):
     /// per test, xfs/ext4 factor of the medians, the noise of one repetition (sd of the log
     /// figure, from the median absolute deviation) and the seconds one repetition of one
     /// configuration takes (its timed phases plus 0.8 s of set-up and cache work).
@@ -755,16 +756,16 @@ pub(crate) mod tests {
 
     #[test]
     fn identical_compares_agree_more_with_a_longer_budget_and_keep_the_false_discovery_rate() {
-        // Pairs of identical default compares of unit14 (session 6's measured gaps, noise and
+        // Pairs of identical default compares of unit14 (the measured gaps, noise and
         // costs), at the 5-minute budget and at 10 minutes. Measured (seed 3): 27 of 150 pairs
         // agree on every verdict at 5 minutes (179 flips), 62 at 10 (119 flips; tests 2 and 3
         // get 14 rounds). With the old rule (a gap tested against none) 10 minutes gave 23 of
         // 150: more rounds pushed the gaps of a few percent onto the 5% edge; tested against
         // the minimum effect they stay draws. (The simulation has no drift shared by the two
         // sides of a round, which compare's pairing removes: real runs agree more; see
-        // docs/noise.md.) A stop that gave up tests which could not settle by --max-repeat was
-        // tried and removed: at 10 minutes it cut the agreeing pairs to 43, and in real
-        // compares it gave up 1.7x gaps after one odd round.
+        // bench/results/2026-11-24-compare-flips.md.) A stop that gave up tests which could not
+        // settle by --max-repeat was tried and removed: at 10 minutes it cut the agreeing pairs
+        // to 43, and in real compares it gave up 1.7x gaps after one odd round.
         let mut agree_by = Vec::new();
         for budget in [300.0, 600.0] {
             let mut rng = fastrand::Rng::with_seed(3);

@@ -1,6 +1,7 @@
 //! The fio options fsbench reads, in one table (as fio's own `options.c`): name, aliases and what
 //! fsbench makes of it. An option not in this table is refused with its line; the table drives
-//! the "supported: ..." list in that error and `docs/fio.md`'s table is checked against it.
+//! the "supported: ..." list in that error and `docs/reference/fio.md`'s table is checked
+//! against it.
 
 /// One supported fio option.
 #[derive(Debug, Clone, Copy)]

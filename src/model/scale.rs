@@ -12,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The fraction used by `--scale quick`. Chosen so the whole unit14 suite runs in about a minute
-/// on a 2-core VM with loop-backed ext4 (see README for the measured time).
+/// on a 2-core VM with loop-backed ext4 (README.md, Quick start, has a measured time).
 pub const QUICK_FRACTION: f64 = 1.0 / 4.0;
 
 /// A scale factor for sizes.

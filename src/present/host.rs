@@ -76,7 +76,7 @@ pub fn page_reporting_note<'a>(
         return None;
     }
     Some(format!(
-        "this VM reports free memory to its host (virtio balloon free page reporting): memory freed a while ago costs a host fault per page on its next touch, so a phase that fills a GiB or more of page cache is slow or fast by what ran before it ({} here; on this kind of VM up to 5x). That is the VM, not the filesystem: the spread is in each test's noise and CI (docs/noise.md).",
+        "this VM reports free memory to its host (virtio balloon free page reporting): memory freed a while ago costs a host fault per page on its next touch, so a phase that fills a GiB or more of page cache is slow or fast by what ran before it ({} here; on this kind of VM up to 5x). That is the VM, not the filesystem: the spread is in each test's noise and CI (docs/design/noise.md).",
         plural(&ids)
     ))
 }
@@ -137,7 +137,7 @@ pub fn idle_wake_note<'a>(
         return None;
     }
     Some(format!(
-        "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a thread that slept on a request can cost a host round trip: {} sent short requests one at a time per thread, and each may carry one. On such a VM, 4K O_DIRECT reads at depth 1 ran 1.3-1.4x faster from a disk-backed loop device and 2-3.5x from a RAM-backed one with guest_halt_poll_ns 200000. That is the VM, not the filesystem: compare these figures only with runs on the same VM settings (docs/noise.md).",
+        "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns 0), so waking a thread that slept on a request can cost a host round trip: {} sent short requests one at a time per thread, and each may carry one. On such a VM, 4K O_DIRECT reads at depth 1 ran 1.3-1.4x faster from a disk-backed loop device and 2-3.5x from a RAM-backed one with guest_halt_poll_ns 200000. That is the VM, not the filesystem: compare these figures only with runs on the same VM settings (docs/design/noise.md).",
         plural(&ids)
     ))
 }

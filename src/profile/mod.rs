@@ -1,5 +1,5 @@
 //! `fsbench profile -- CMD`: what a command reads from disk, from which files, in what order,
-//! and how much faster it starts when those are preloaded (issue 14; the method of the
+//! and how much faster it starts when those are preloaded (the method of the
 //! flash-netbook study: blktrace + seekwatcher + e2block2file + a preload, in one command).
 //!
 //! - [`scope`]: which filesystems and block devices are watched.

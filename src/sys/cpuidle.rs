@@ -6,8 +6,8 @@
 //! the other CPU) is a host round trip. A thread that sleeps on each request pays one per request.
 //! On that VM, 4K O_DIRECT reads at depth 1 ran 2-3.5x faster on a RAM-backed loop device and
 //! 1.3-1.4x on a disk-backed one with `guest_halt_poll_ns` 200000, for fio and fsbench alike
-//! (bench/README.md, session 10): the figure was mostly the VM's wake-up, not the filesystem's
-//! work. fsbench records the setting with each run and says so under the results
+//! (bench/results/2026-11-24-uring-vs-fio.md): the figure was mostly the VM's wake-up, not the
+//! filesystem's work. fsbench records the setting with each run and says so under the results
 //! ([`crate::present::host`]); it does not change it.
 
 use std::path::Path;

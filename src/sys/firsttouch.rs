@@ -8,8 +8,8 @@
 //! touched and freed. A phase that fills the page cache pays that cost or not depending on what
 //! ran before it: noise that has nothing to do with the filesystem. An untimed warm-up (touch
 //! the phase's footprint, free it, start the phase) did not remove it from unit14's test 8 and
-//! made its later repetitions slower (docs/noise.md), so fsbench says when the machine does this
-//! rather than pretending to undo it.
+//! made its later repetitions slower (docs/design/noise.md), so fsbench says when the machine
+//! does this rather than pretending to undo it.
 
 use std::path::Path;
 

@@ -4,8 +4,8 @@
 //! The table drives:
 //! - the "known: ..." lists of validation errors ([`Key::known`]) and the numeric bounds the
 //!   validator enforces ([`Key::max`]);
-//! - the key reference in `docs/workloads.md`: each `<!-- keys:SECTION -->` block there is
-//!   [`render`]ed from this table, and a test fails when the two differ (run it with
+//! - the key reference in `docs/reference/workloads.md`: each `<!-- keys:SECTION -->` block
+//!   there is [`render`]ed from this table, and a test fails when the two differ (run it with
 //!   `FSBENCH_BLESS=1` to rewrite the blocks after changing the table);
 //! - a test that every key the TOML parser accepts ([`super::spec`]) is in the table, and only
 //!   those, so neither can gain a key the other lacks.
@@ -33,7 +33,7 @@ impl Section {
     pub const ALL: [Section; 5] =
         [Section::Test, Section::Phase, Section::Entry, Section::Fileset, Section::FilesetEntry];
 
-    /// The name of the section's block in `docs/workloads.md` (`<!-- keys:NAME -->`).
+    /// The name of the section's block in `docs/reference/workloads.md` (`<!-- keys:NAME -->`).
     pub fn name(self) -> &'static str {
         match self {
             Section::Test => "test",
@@ -370,7 +370,7 @@ fn type_text(k: &Key) -> String {
     }
 }
 
-/// The markdown table of one section's keys, as `docs/workloads.md` holds it.
+/// The markdown table of one section's keys, as `docs/reference/workloads.md` holds it.
 pub fn render(section: Section) -> String {
     let mut s = String::from("| key | type | default | meaning |\n|---|---|---|---|\n");
     for k in KEYS.iter().filter(|k| k.section == section) {
@@ -451,10 +451,10 @@ mod tests {
         }
     }
 
-    /// `docs/workloads.md`'s key reference is this table. `FSBENCH_BLESS=1` rewrites it.
+    /// `docs/reference/workloads.md`'s key reference is this table. `FSBENCH_BLESS=1` rewrites it.
     #[test]
     fn docs_key_reference_is_generated_from_the_table() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/workloads.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference/workloads.md");
         let mut doc = std::fs::read_to_string(path).unwrap();
         let mut stale = Vec::new();
         for s in Section::ALL {
@@ -473,7 +473,7 @@ mod tests {
         }
         assert!(
             stale.is_empty(),
-            "docs/workloads.md key reference differs from src/workload/keys.rs in {stale:?}; run FSBENCH_BLESS=1 cargo test --lib keys"
+            "docs/reference/workloads.md key reference differs from src/workload/keys.rs in {stale:?}; run FSBENCH_BLESS=1 cargo test --lib keys"
         );
     }
 }

@@ -22,7 +22,7 @@
 //! ]
 //! ```
 //!
-//! See `docs/workloads.md` for every key. [`super::model`] holds the validated form.
+//! See `docs/reference/workloads.md` for every key. [`super::model`] holds the validated form.
 
 use super::size::{Bytes, SizeDistSpec, SizeExpr};
 pub use crate::model::job::CacheReq;

@@ -376,7 +376,8 @@ fn resolve_uring(
     let o = UringOpts {
         // fio's default: each request goes to the kernel as soon as it is queued, so the device
         // never waits while the worker handles completions (at iodepth 16 on a RAM-backed loop
-        // device, submitting at each reap instead gave 0.78x fio's IOPS; see bench/README.md).
+        // device, submitting at each reap instead gave 0.78x fio's IOPS; see
+        // bench/results/2026-11-23-uring-vs-fio.md).
         // At depth 1 the one request goes in with the wait for it, in one system call.
         batch_submit: t.iodepth_batch.unwrap_or(if iodepth > 1 { 1 } else { 0 }),
         batch_complete: t.iodepth_batch_complete.unwrap_or(1),

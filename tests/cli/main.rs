@@ -7,6 +7,7 @@ mod figure;
 mod fio;
 mod fsruns;
 mod gaps;
+mod guide;
 mod integrity;
 mod metadata;
 mod roles;

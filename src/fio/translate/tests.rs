@@ -377,20 +377,24 @@ fn io_uring_options_with_another_engine_are_refused_with_their_line() {
     }
 }
 
-/// `docs/fio.md`'s option table names every option of the table, and no other.
+/// `docs/reference/fio.md`'s option table names every option of the table, and no other.
 #[test]
 fn docs_table_lists_the_supported_options() {
-    let doc = include_str!("../../../docs/fio.md");
+    let doc = include_str!("../../../docs/reference/fio.md");
     let mut documented = Vec::new();
     for line in doc.lines().filter(|l| l.starts_with("| `")) {
         let first = line.split('|').nth(1).unwrap_or("");
         documented.extend(first.split('`').skip(1).step_by(2).map(|n| n.to_string()));
     }
     for o in options::OPTIONS {
-        assert!(documented.iter().any(|d| d == o.name), "docs/fio.md does not list `{}`", o.name);
+        assert!(
+            documented.iter().any(|d| d == o.name),
+            "docs/reference/fio.md does not list `{}`",
+            o.name
+        );
     }
     for d in &documented {
         let known = d.starts_with('[') || options::lookup(d).is_some();
-        assert!(known, "docs/fio.md lists `{d}`, which the option table does not have");
+        assert!(known, "docs/reference/fio.md lists `{d}`, which the option table does not have");
     }
 }

@@ -31,7 +31,7 @@
 //! }
 //! # Ok::<(), TraceError>(())
 //! ```
-//! docs/tracing.md explains every summary field, its blktrace counterpart and the measured
+//! docs/design/tracing.md explains every summary field, its blktrace counterpart and the measured
 //! overhead.
 
 pub mod event;

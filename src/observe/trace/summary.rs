@@ -1,7 +1,7 @@
 //! What a trace says, computed once after the phase from the time-sorted events.
 //!
 //! Method notes:
-//! - Totals count events as blktrace's `blkparse` totals do (see docs/tracing.md for the
+//! - Totals count events as blktrace's `blkparse` totals do (see docs/design/tracing.md for the
 //!   mapping): `Q` -> `bios_queued`, `M`/`F` -> `bio_backmerges`/`bio_frontmerges`
 //!   ("Write Merges" is their sum), `D` -> `requests_issued` ("Write Dispatches"), `C` ->
 //!   `requests_completed` ("Writes Completed").
