@@ -24,6 +24,7 @@ pub mod device;
 pub mod env;
 pub mod error;
 pub mod evict;
+pub mod fsopts;
 pub mod image;
 pub mod loopdev;
 pub mod mount;

@@ -12,6 +12,7 @@ mod metadata;
 mod roles;
 mod run;
 mod security;
+mod security2;
 mod signals;
 mod store;
 mod suite;

@@ -1,0 +1,104 @@
+//! Issue "Safe as root, round two: fsbench touches nothing it did not make": each case of the
+//! reliability probe, against stand-ins (files, directories and loop devices this test makes
+//! in its own directory), with `nobody` (through `setpriv`) as the attacker where there is one.
+
+use crate::security::{as_nobody, fsbench_in, intact, s, skip_unless_root_and_setpriv, victim};
+use crate::util::{have, is_root, skip, skip_testbeds, stderr, TestDir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A loop device over an image file of the test's own, with a marker at the start and at
+/// 64 KiB (where btrfs, xfs and ext4 put their superblocks); detached on drop.
+struct StandInDevice {
+    dev: String,
+    img: PathBuf,
+}
+
+const MARK: &[u8] = b"stand-in device: must stay as it is";
+
+impl StandInDevice {
+    fn new(dir: &Path) -> StandInDevice {
+        let img = dir.join("standin.img");
+        let mut bytes = vec![0u8; 320 << 20];
+        for off in [0usize, 1024, 64 << 10] {
+            bytes[off..off + MARK.len()].copy_from_slice(MARK);
+        }
+        std::fs::write(&img, &bytes).unwrap();
+        let o = Command::new("losetup").args(["--find", "--show", s(&img)]).output().unwrap();
+        assert!(o.status.success(), "losetup: {}", stderr(&o));
+        let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        assert!(dev.starts_with("/dev/loop"), "{dev}");
+        StandInDevice { dev, img }
+    }
+
+    fn intact(&self) {
+        let _ = Command::new("blockdev").args(["--flushbufs", &self.dev]).status();
+        let bytes = std::fs::read(&self.img).unwrap();
+        for off in [0usize, 1024, 64 << 10] {
+            assert_eq!(&bytes[off..off + MARK.len()], MARK, "the stand-in changed at {off}");
+        }
+    }
+}
+
+impl Drop for StandInDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// Item 1: `mkfs=`, `mount=` and zfs options that name a device or path are refused when the
+/// configuration is parsed (exit 2), before anything is made; the stand-in is untouched.
+#[test]
+fn mkfs_and_mount_options_naming_a_device_are_refused_before_anything() {
+    if skip_testbeds(&["mkfs.btrfs", "mkfs.xfs", "mkfs.ext4"]) {
+        return;
+    }
+    let t = TestDir::new();
+    let standin = StandInDevice::new(t.path());
+    let work = TestDir::new();
+    let state = t.path().join("state");
+    let d = standin.dev.as_str();
+    for fs in [
+        format!("btrfs:mkfs={d}"),
+        format!("xfs:mkfs=-l logdev={d},size=64m"),
+        format!("xfs:mkfs=-r rtdev={d}"),
+        format!("ext4:mkfs=-J device={d}"),
+        format!("ext4:mkfs=-b 4096 {d}"),
+        format!("ext4:mount=journal_path={d}"),
+        format!("xfs:mount=logdev={d}"),
+        format!("zfs:compression={d}"),
+    ] {
+        let o = fsbench_in(
+            &state,
+            &["run", "--fs", &fs, "--test", "1", "--scale", "1/16", "--workdir", s(work.path())],
+        );
+        assert_eq!(o.status.code(), Some(2), "{fs}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("remove or change it"), "{fs}: {e}");
+        standin.intact();
+        assert!(work.entries().is_empty(), "{fs}: {:?}", work.entries());
+    }
+    // What users pass still works (the allow-list is not a deny-all).
+    let o = fsbench_in(
+        &state,
+        &[
+            "run",
+            "--fs",
+            "ext4:mkfs=-b 4096 -m 0:mount=data=writeback,noatime",
+            "--test",
+            "10",
+            "--scale",
+            "1/64",
+            "--no-store",
+            "--workdir",
+            s(work.path()),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    standin.intact();
+}
+
+#[allow(dead_code)]
+fn unused(_: &Path) {
+    let _ = (as_nobody, intact, victim, skip_unless_root_and_setpriv, have, is_root, skip);
+}
