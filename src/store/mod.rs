@@ -3,7 +3,8 @@
 //! - Where: `$XDG_DATA_HOME/fsbench/results.sqlite`, else `~/.local/share/fsbench/results.sqlite`
 //!   ([`default_path`]); `--db` chooses another file.
 //! - Safety of what is already there: an existing file is first checked read-only (SQLite
-//!   header, `application_id`, `user_version`, `PRAGMA quick_check`). A file that is not an
+//!   header, `application_id`, `user_version`, and before the first write `PRAGMA
+//!   integrity_check`, which also checks indexes; `quick_check` for reading). A file that is not an
 //!   fsbench database, is corrupt, or was written by a newer fsbench is refused before anything
 //!   is written to it.
 //! - Durability: WAL journal, one transaction per finished test (per repetition in a
@@ -43,7 +44,7 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// Corrupt database.
-    #[error("{path} is damaged (SQLite quick_check: {detail}); it was left untouched. Move it away, or pass another file with --db")]
+    #[error("{path} is damaged (SQLite {detail}); it was left untouched. Move it away, or pass another file with --db")]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -223,7 +224,7 @@ impl Store {
         let exists = path.exists();
         if exists {
             check_space(path)?;
-            check_existing(path)?;
+            check_existing(path, true)?;
         } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
@@ -243,7 +244,7 @@ impl Store {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
         // Busy while another process creates or migrates it: waited for, as a write is.
-        let conn = patiently(path, || check_existing(path))?;
+        let conn = patiently(path, || check_existing(path, false))?;
         Ok(Store { conn, path: path.to_path_buf() })
     }
 
@@ -508,7 +509,11 @@ fn uri_escape(path: &Path) -> String {
 /// Check an existing file without writing to it, and return the read-only connection.
 ///
 /// An empty file (0 bytes) is what SQLite itself treats as a new database, so it is accepted.
-fn check_existing(path: &Path) -> Result<Connection> {
+///
+/// `full` (before the first write to the file): SQLite's `integrity_check`, which also finds
+/// index entries missing or out of order (`quick_check` does not look at indexes); otherwise
+/// `quick_check`.
+fn check_existing(path: &Path, full: bool) -> Result<Connection> {
     use std::io::Read;
     let mut head = [0u8; 16];
     let mut f =
@@ -546,11 +551,33 @@ fn check_existing(path: &Path) -> Result<Connection> {
     if version > schema::latest_version() {
         return Err(newer(path, version));
     }
-    let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(corrupt)?;
-    if check != "ok" {
-        return Err(StoreError::Corrupt { path: path.into(), detail: check });
+    let pragma = if full { "integrity_check" } else { "quick_check" };
+    if let Some(detail) = damage(&conn, pragma).map_err(corrupt)? {
+        return Err(StoreError::Corrupt { path: path.into(), detail });
     }
     Ok(conn)
+}
+
+/// What `PRAGMA integrity_check` or `quick_check` found wrong (its first lines), or `None`.
+fn damage(conn: &Connection, pragma: &str) -> rusqlite::Result<Option<String>> {
+    let mut st = conn.prepare(&format!("PRAGMA {pragma}(10)"))?;
+    let lines: Vec<String> =
+        st.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok((lines != ["ok"]).then(|| format!("{pragma}: {}", lines.join("; "))))
+}
+
+impl Store {
+    /// After a stored row failed to parse: the database's own damage if `integrity_check`
+    /// finds some (said as [`StoreError::Corrupt`]), else `e` as it was.
+    pub(crate) fn damaged_or(&self, e: StoreError) -> StoreError {
+        if !matches!(e, StoreError::BadJson { .. }) {
+            return e;
+        }
+        match damage(&self.conn, "integrity_check") {
+            Ok(Some(detail)) => StoreError::Corrupt { path: self.path.clone(), detail },
+            _ => e,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -102,3 +102,65 @@ fn mkfs_and_mount_options_naming_a_device_are_refused_before_anything() {
 fn unused(_: &Path) {
     let _ = (as_nobody, intact, victim, skip_unless_root_and_setpriv, have, is_root, skip);
 }
+
+/// Item 7: an index that lost a row (`quick_check` says ok, `integrity_check` does not) is
+/// found before anything is written, and the database is left as it was (exit 2).
+#[test]
+fn a_database_with_a_damaged_index_is_refused_untouched() {
+    let t = TestDir::new();
+    let db = t.path().join("db.sqlite");
+    let dir = TestDir::new();
+    let run = || {
+        crate::util::fsbench(&[
+            "run",
+            "--dir",
+            s(dir.path()),
+            "--test",
+            "10",
+            "--scale",
+            "1/64",
+            "--db",
+            s(&db),
+        ])
+    };
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    {
+        // Hide the index from SQLite, change the indexed column, show the index again: the
+        // index keeps the old value, so the row is missing from it.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let (root, sql): (i64, String) = c
+            .query_row(
+                "SELECT rootpage, sql FROM sqlite_master WHERE name = 'runs_started'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        c.execute_batch(
+            "PRAGMA writable_schema = ON; DELETE FROM sqlite_master WHERE name = 'runs_started';",
+        )
+        .unwrap();
+        drop(c);
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute("UPDATE runs SET started_unix_s = started_unix_s + 12345", []).unwrap();
+        c.execute_batch("PRAGMA writable_schema = ON;").unwrap();
+        c.execute(
+            "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES ('index', 'runs_started', 'runs', ?1, ?2)",
+            rusqlite::params![root, sql],
+        )
+        .unwrap();
+        drop(c);
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let q: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(q, "ok", "the damage must be one quick_check misses");
+        let i: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert!(i.contains("missing from index runs_started"), "{i}");
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("is damaged") && e.contains("missing from index runs_started"), "{e}");
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the database was written to");
+}
