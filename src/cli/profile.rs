@@ -150,7 +150,8 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     if let Some(h) = &a.html {
         let page =
             profile::html::render(&p).map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
-        std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
+        crate::sys::outfile::replace(h, page.as_bytes())
+            .with_context(|| format!("writing {}", h.display()))?;
         eprintln!("fsbench: HTML written to {}", h.display());
     }
     if let Some(l) = &a.preload_list {
@@ -174,7 +175,8 @@ fn write_json<T: serde::Serialize>(path: &PathBuf, v: &T) -> anyhow::Result<()> 
     if path.as_os_str() == "-" {
         super::out(&format!("{text}\n"))?;
     } else {
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        crate::sys::outfile::replace(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -26,7 +26,6 @@ use crate::compare::decision::{decide_samples, Rule, Verdict};
 use crate::observe::extents;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
@@ -61,8 +60,8 @@ pub fn write_list(p: &Profile, path: &Path) -> std::io::Result<usize> {
         out.push_str(&format!("{}\t{}\t{}\n", f.path, t.offset_bytes, t.length_bytes));
         n += 1;
     }
-    let mut file = std::fs::File::create(path)?;
-    file.write_all(out.as_bytes())?;
+    // Never through a link planted under that name (see `sys::outfile`).
+    crate::sys::outfile::replace(path, out.as_bytes())?;
     Ok(n)
 }
 

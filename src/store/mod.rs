@@ -225,12 +225,11 @@ impl Store {
         if exists {
             check_space(path)?;
             check_existing(path, true)?;
-        } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }
+        make_safely(path)?;
         check_space(path)?;
-        let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
+        let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
         let mut s = Store { conn, path: path.to_path_buf() };
         let mode = s.configure()?;
         s.migrate()?;
@@ -426,6 +425,20 @@ fn check_space(path: &Path) -> Result<()> {
 /// Refuse a database path that exists and is not a regular file (following a symlink to it),
 /// before anything is opened or created: SQLite would make `PATH-journal`/`-wal` beside a device
 /// (`/dev/null-journal`), block on a FIFO, or fail late on a directory.
+/// The database file and its directory, made as every output at a user's path is
+/// ([`crate::sys::outfile::ensure_regular`]): no link followed that another user owns, the file
+/// itself never a link (a dangling one would have SQLite create its target).
+fn make_safely(path: &Path) -> Result<()> {
+    crate::sys::outfile::ensure_regular(path, 0o644).map_err(|source| {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            StoreError::NotRegular { path: path.into(), what: "a symbolic link" }
+        } else {
+            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            StoreError::CreateDir { path: dir, source }
+        }
+    })
+}
+
 fn check_regular(path: &Path) -> Result<()> {
     use std::os::unix::fs::FileTypeExt;
     let md = match std::fs::metadata(path) {

@@ -164,3 +164,92 @@ fn a_database_with_a_damaged_index_is_refused_untouched() {
     assert!(e.contains("is damaged") && e.contains("missing from index runs_started"), "{e}");
     assert_eq!(std::fs::read(&db).unwrap(), before, "the database was written to");
 }
+
+/// Item 2: profile JSON/HTML/preload lists, SVG directories and the database are written the
+/// way reports are: a link `nobody` planted (dangling or not, as the file or as a directory on
+/// the way) is never written through, and nothing appears where it points.
+#[test]
+fn planted_links_for_profile_outputs_svg_dirs_and_the_database_are_not_followed() {
+    if skip_unless_root_and_setpriv() {
+        return;
+    }
+    let t = TestDir::new();
+    let state = t.path().join("state");
+    let pub_dir = crate::security::world_dir(t.path(), "pub", 0o1777);
+    let root_only = t.path().join("root-only");
+    std::fs::create_dir(&root_only).unwrap();
+    let precious = victim(&t.path().join("root-0644"));
+    std::fs::set_permissions(&precious, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .unwrap();
+    as_nobody(&format!(
+        "mkdir {p}/x && ln -s {v} {p}/x/p.json && ln -s {r}/made.html {p}/x/p.html \
+         && ln -s {v} {p}/x/p.list && ln -s {r} {p}/x/svgs && ln -s {r}/made.sqlite {p}/x/db.sqlite \
+         && ln -s {r} {p}/x/dbdir",
+        p = s(&pub_dir),
+        v = s(&precious),
+        r = s(&root_only),
+    ));
+    let x = pub_dir.join("x");
+    // A database to report from, in a safe place.
+    let dir = TestDir::new();
+    let good_db = t.path().join("good.sqlite");
+    let run = |db: &Path| {
+        fsbench_in(
+            &state,
+            &["run", "--dir", s(dir.path()), "--test", "10", "--scale", "1/64", "--db", s(db)],
+        )
+    };
+    let o = run(&good_db);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // --svg-dir through a link of nobody's: refused, nothing written there.
+    let o = fsbench_in(
+        &state,
+        &[
+            "report",
+            "1",
+            "--db",
+            s(&good_db),
+            "-o",
+            s(&t.path().join("r.html")),
+            "--svg-dir",
+            s(&x.join("svgs")),
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link of uid"), "{}", stderr(&o));
+    // --db as a dangling link, and in a linked directory: refused, nothing created.
+    let o = run(&x.join("db.sqlite"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = run(&x.join("dbdir/new.sqlite"));
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    // profile's outputs (needs tracefs: skipped with the reason when it cannot trace).
+    let o = fsbench_in(
+        &state,
+        &[
+            "profile",
+            "--no-store",
+            "--json",
+            s(&x.join("p.json")),
+            "--html",
+            s(&x.join("p.html")),
+            "--preload-list",
+            s(&x.join("p.list")),
+            "--",
+            "true",
+        ],
+    );
+    if o.status.success() {
+        // The links were replaced by root's files (rename), never written through.
+        for f in ["p.json", "p.html", "p.list"] {
+            let m = x.join(f).symlink_metadata().unwrap();
+            assert!(m.file_type().is_file(), "{f} is still a link");
+        }
+    } else {
+        eprintln!("note: profile could not run here: {}", stderr(&o));
+    }
+    std::fs::set_permissions(&precious, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .unwrap();
+    intact(&precious);
+    let left: Vec<_> = std::fs::read_dir(&root_only).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "written into the root-only directory: {left:?}");
+}
