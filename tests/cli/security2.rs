@@ -253,3 +253,57 @@ fn planted_links_for_profile_outputs_svg_dirs_and_the_database_are_not_followed(
     let left: Vec<_> = std::fs::read_dir(&root_only).unwrap().map(|e| e.unwrap().path()).collect();
     assert!(left.is_empty(), "written into the root-only directory: {left:?}");
 }
+
+const ABSOLUTE_SET: &str = r#"
+[[test]]
+id = "md"
+name = "md-absolute"
+threads = 1
+fileset = { tree = { depth = 1, fanout = 2, files_per_dir = 20 }, size = "0", paths = "absolute" }
+
+[[test.phase]]
+name = "create"
+pattern = [{ op = "create" }]
+amount = { passes = 1 }
+
+[[test.phase]]
+name = "remove"
+pattern = [{ op = "unlink" }]
+amount = { passes = 1 }
+"#;
+
+/// Item 3: with `--dir` in a directory of `nobody`'s, `paths = "absolute"` file sets would name
+/// files through a path nobody may rename parts of: refused, and what nobody swaps in (a link
+/// to root's directory) is never created in or deleted from.
+#[test]
+fn absolute_file_sets_in_another_users_directory_are_refused() {
+    if skip_unless_root_and_setpriv() {
+        return;
+    }
+    let t = TestDir::new();
+    let state = t.path().join("state");
+    let roots = t.path().join("roots-dir");
+    std::fs::create_dir(&roots).unwrap();
+    let keep = victim(&roots.join("keep"));
+    let home = t.path().join("nobodys");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();
+    let wl = t.write("md.toml", ABSOLUTE_SET);
+    let mut attacker = crate::security::nobody_cmd(&format!(
+        "cd {d} || exit 1; while :; do for w in .fsbench-*; do if [ -d \"$w\" ] && [ ! -L \"$w\" ]; then mv \"$w\" \"moved$w$$\" 2>/dev/null && ln -s {r} \"$w\"; fi; done; done",
+        d = s(&home),
+        r = s(&roots)
+    ))
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let o = fsbench_in(&state, &["run", "--dir", s(&home), "--workload", s(&wl), "--no-store"]);
+    attacker.kill().unwrap(); // by pid: setpriv execs sh
+    attacker.wait().unwrap();
+    intact(&keep);
+    assert_eq!(std::fs::read_dir(&roots).unwrap().count(), 1, "nothing added or removed");
+    let all = format!("{}{}", stderr(&o), crate::util::stdout(&o));
+    assert!(!o.status.success(), "{all}");
+    assert!(all.contains("belongs to uid 65534"), "{all}");
+}
