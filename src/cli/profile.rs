@@ -85,7 +85,16 @@ fn user(e: ProfileError) -> anyhow::Error {
 /// `fsbench profile`.
 pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let duration = match a.duration {
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 365.0 * 86_400.0 => Some(
+            Duration::try_from_secs_f64(s)
+                .map_err(|e| UserError(format!("--duration {s}: {e}")))?,
+        ),
+        Some(s) if s.is_finite() && s > 0.0 => {
+            return Err(UserError(format!(
+                "--duration {s}: more than a year; give a number of seconds up to 31536000"
+            ))
+            .into())
+        }
         Some(s) => {
             return Err(
                 UserError(format!("--duration {s}: give a positive number of seconds")).into()

@@ -522,7 +522,9 @@ impl<E: IoEngine> OpSource<E> for SlotOps<'_, E> {
 
     fn begin(&mut self, start_ns: u64, _out: &mut WorkerOutput) -> Option<u64> {
         if let Amount::Seconds(s) = self.phase.amount {
-            self.deadline = Some(Instant::now() + Duration::from_secs_f64(s));
+            // Past what an Instant holds (a huge `seconds` with --allow-long): no deadline.
+            self.deadline =
+                Duration::try_from_secs_f64(s).ok().and_then(|d| Instant::now().checked_add(d));
         }
         Some(start_ns)
     }

@@ -106,6 +106,14 @@ pub enum StoreError {
         /// Why.
         source: serde_json::Error,
     },
+    /// The database cannot be written (immutable, read-only mount, no permission).
+    #[error("--db {path} cannot be written ({reason}); nothing was recorded. Pass another file with --db, or --no-store")]
+    NotWritable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The database path is not a regular file (a device, FIFO, directory, ...).
     #[error("--db {path} is {what}, not a regular file; nothing was created or written. Pass a file path with --db (a new file is created)")]
     NotRegular {
@@ -168,6 +176,7 @@ impl StoreError {
                 | StoreError::UnknownRun { .. }
                 | StoreError::NoDataDir
                 | StoreError::NotRegular { .. }
+                | StoreError::NotWritable { .. }
         )
     }
 }
@@ -227,6 +236,7 @@ impl Store {
             check_existing(path, true)?;
         }
         make_safely(path)?;
+        check_writable(path)?;
         check_space(path)?;
         let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
@@ -436,6 +446,19 @@ fn make_safely(path: &Path) -> Result<()> {
             let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
             StoreError::CreateDir { path: dir, source }
         }
+    })
+}
+
+/// Refuse, before anything runs, a database that cannot be written: `chattr +i`, a read-only
+/// mount, no permission (SQLite would open it and fail at the first write, after the run).
+fn check_writable(path: &Path) -> Result<()> {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(|e| StoreError::NotWritable {
+        path: path.into(),
+        reason: match e {
+            rustix::io::Errno::PERM => "the file is immutable or append-only (lsattr)".into(),
+            rustix::io::Errno::ROFS => "it is on a read-only filesystem".into(),
+            e => e.to_string(),
+        },
     })
 }
 

@@ -9,6 +9,7 @@ pub mod meminfo;
 pub mod mountinfo;
 pub mod outfile;
 pub mod pseudofs;
+pub mod regular;
 pub mod rusage;
 pub mod signals;
 

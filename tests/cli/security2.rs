@@ -307,3 +307,141 @@ fn absolute_file_sets_in_another_users_directory_are_refused() {
     assert!(!o.status.success(), "{all}");
     assert!(all.contains("belongs to uid 65534"), "{all}");
 }
+
+/// `args` exits 2 with every needle in stderr, within `secs` seconds (a FIFO must not hang it).
+fn expect_2(args: &[&str], needles: &[&str]) {
+    let mut c = crate::util::command();
+    c.args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    crate::util::wait_within(&mut child, std::time::Duration::from_secs(60), &args.join(" "));
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    for n in needles {
+        assert!(e.contains(n), "{args:?}: stderr should mention {n:?}:\n{e}");
+    }
+}
+
+/// Item 6: input that got through (an overflow, a panic, exit 1 for bad input) is exit 2 with
+/// a message, before any I/O.
+#[test]
+fn bad_input_that_got_through_is_exit_2() {
+    let t = TestDir::new();
+    let dir = TestDir::new();
+    let d = s(dir.path());
+    let w = |name: &str, text: &str| t.write(name, text);
+    let per_thread = w(
+        "big.toml",
+        "[[test]]\nid = \"big\"\nname = \"big\"\nthreads = 4\nfile = { size = \"4E\", shared = false }\n[[test.phase]]\nname = \"w\"\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\n",
+    );
+    expect_2(&["run", "--dir", d, "--no-store", "--workload", s(&per_thread)], &["needs"]);
+    let neg = w(
+        "neg.toml",
+        "[[test]]\nid = \"neg\"\nname = \"neg\"\nfile = { size = -1 }\n[[test.phase]]\nname = \"w\"\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\n",
+    );
+    expect_2(
+        &["run", "--dir", d, "--no-store", "--workload", s(&neg)],
+        &["-1: a size cannot be negative"],
+    );
+    for (name, job, needle) in [
+        ("big.fio", "[j]\nrw=write\nsize=16p\nnumjobs=1024\nbs=1m\n", "--allow-long"),
+        ("long.fio", "[j]\nrw=randread\nsize=4m\nruntime=2d\ntime_based\n", "--allow-long"),
+        (
+            "ramp.fio",
+            "[j]\nrw=randread\nsize=4m\nramp_time=99999999999\nruntime=10\ntime_based\n",
+            "--allow-long",
+        ),
+    ] {
+        let f = w(name, job);
+        expect_2(&["run", "--dir", d, "--no-store", "--fio", s(&f)], &[needle]);
+    }
+    for budget in [
+        &["--time-budget", "1e30s"][..],
+        &["--repeat", "auto", "--time-budget", "99999999999999999999s"],
+    ] {
+        let mut a = vec!["run", "--dir", d, "--no-store", "--test", "10"];
+        a.extend_from_slice(budget);
+        expect_2(&a, &["longer than a year"]);
+    }
+    expect_2(&["profile", "--no-store", "--duration", "1e30", "--", "true"], &["--duration"]);
+    expect_2(&["preload", "/nonexistent.list"], &["/nonexistent.list"]);
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+/// Item 6, the cases that need root (testbeds, integrity, `chattr`).
+#[test]
+fn bad_testbed_input_is_exit_2_and_leaves_nothing() {
+    if skip_testbeds(&["mkfs.ext4", "chattr"]) {
+        return;
+    }
+    let t = TestDir::new();
+    let file = t.write("a-file", "x");
+    let work = TestDir::new();
+    let w = s(work.path());
+    expect_2(
+        &["run", "--fs", "ext4", "--size", "0", "--test", "10", "--no-store", "--workdir", w],
+        &["0 bytes"],
+    );
+    expect_2(
+        &["run", "--fs", "ext4", "--test", "10", "--no-store", "--workdir", s(&file)],
+        &["not a directory"],
+    );
+    expect_2(&["integrity", "ext4", "--size", "100T", "--no-store", "--workdir", w], &["space"]);
+    expect_2(&["integrity", "ext4", "--no-store", "--workdir", s(&file)], &["not a directory"]);
+    expect_2(&["integrity", "ext4:mkfs=-b size=1", "--no-store", "--workdir", w], &["-b"]);
+    // An immutable database: refused before the run, not after it.
+    let db = t.path().join("i.sqlite");
+    let dir = TestDir::new();
+    let o = crate::util::fsbench(&[
+        "run",
+        "--dir",
+        s(dir.path()),
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--db",
+        s(&db),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(Command::new("chattr").arg("+i").arg(&db).status().unwrap().success());
+    let o = crate::util::fsbench(&[
+        "run",
+        "--dir",
+        s(dir.path()),
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--db",
+        s(&db),
+    ]);
+    let _ = Command::new("chattr").arg("-i").arg(&db).status();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("immutable"), "{}", stderr(&o));
+    assert!(work.entries().is_empty(), "{:?}", work.entries());
+}
+
+/// Item 5: `--workdir x/nope/deeper` removes the directories it made.
+#[test]
+fn a_workdir_made_for_a_run_is_removed_with_it() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let t = TestDir::new();
+    let deep = t.path().join("x/nope/deeper");
+    let o = crate::util::fsbench(&[
+        "run",
+        "--fs",
+        "ext4",
+        "--test",
+        "10",
+        "--scale",
+        "1/64",
+        "--no-store",
+        "--workdir",
+        s(&deep),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(t.entries().is_empty(), "left: {:?}", t.entries());
+}
