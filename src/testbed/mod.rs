@@ -27,6 +27,7 @@ pub mod evict;
 pub mod fsopts;
 pub mod image;
 pub mod loopdev;
+pub mod mark;
 pub mod mount;
 /// See [`crate::sys::mountinfo`] (the one parser).
 pub use crate::sys::mountinfo;

@@ -445,3 +445,51 @@ fn a_workdir_made_for_a_run_is_removed_with_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(t.entries().is_empty(), "left: {:?}", t.entries());
 }
+
+/// Item 4: a record written by root into the checked state directory, naming a stand-in loop
+/// device, its image, and a non-empty directory (none of them made by fsbench), makes
+/// `testbed cleanup` act on nothing: the loop device stays, the files and directories stay.
+#[test]
+fn a_forged_state_record_makes_cleanup_act_on_nothing_fsbench_did_not_make() {
+    use fsbench::state::{Entry, ProcessId, ProcessRecord, Resource, StateDir};
+    if skip_testbeds(&[]) {
+        return;
+    }
+    let t = TestDir::new();
+    let img_dir = t.path().join("probe-img");
+    std::fs::create_dir(&img_dir).unwrap();
+    let standin = StandInDevice::new(&img_dir);
+    let mnt_dir = t.path().join("probe-mnt/victim");
+    std::fs::create_dir_all(&mnt_dir).unwrap();
+    let keep = victim(&mnt_dir.join("keep"));
+    let state = t.path().join("state");
+    let sd = StateDir::new(&state);
+    let forged = ProcessRecord {
+        kept: None,
+        owner: ProcessId { pid: 1, start_ticks: u64::MAX },
+        entries: vec![
+            Entry { id: 1, resource: Resource::Directory { path: img_dir.clone() } },
+            Entry { id: 2, resource: Resource::Directory { path: mnt_dir.clone() } },
+            Entry { id: 3, resource: Resource::ImageFile { path: standin.img.clone() } },
+            Entry {
+                id: 4,
+                resource: Resource::LoopDevice {
+                    device: Some(standin.dev.clone().into()),
+                    backing_file: standin.img.clone(),
+                },
+            },
+        ],
+    };
+    sd.write_record(&state.join("1.json"), &forged).unwrap();
+    let o = fsbench_in(&state, &["testbed", "cleanup"]);
+    let out = format!("{}{}", crate::util::stdout(&o), stderr(&o));
+    assert!(!out.contains("removed: loop device"), "{out}");
+    assert!(!out.contains("removed: directory"), "{out}");
+    assert!(!out.contains("FAILED"), "no removal was even tried: {out}");
+    let attached = Command::new("losetup").args(["-n", "-O", "BACK-FILE", &standin.dev]).output();
+    let back = String::from_utf8_lossy(&attached.unwrap().stdout).trim().to_string();
+    assert_eq!(back, s(&standin.img), "the stand-in loop device was detached: {out}");
+    standin.intact();
+    intact(&keep);
+    assert!(img_dir.is_dir() && mnt_dir.is_dir(), "{out}");
+}
