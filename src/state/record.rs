@@ -111,6 +111,15 @@ pub enum Resource {
         /// Its directory.
         path: PathBuf,
     },
+    /// A command fsbench runs (`fsbench profile`'s), leader of its own process group. Recorded
+    /// before it is started (`process` is `None` until its pid is known): after a `kill -9` of
+    /// fsbench, cleanup kills what is left of its group, if the leader is still that process.
+    Command {
+        /// The group leader's identity, once started.
+        process: Option<ProcessId>,
+        /// The command, for messages.
+        argv0: String,
+    },
     /// The work directory a run makes in `--dir` (`.fsbench-PID-N`), recorded before it is made.
     /// `dev`/`ino` identify it once made: cleanup removes only that very directory (through fds,
     /// never following a link), and without them only an empty one.
@@ -141,6 +150,12 @@ impl std::fmt::Display for Resource {
                 write!(f, "{fstype} mount {} of {source}", mountpoint.display())
             }
             Resource::ZfsPool { name } => write!(f, "zfs pool {name}"),
+            Resource::Command { process: Some(p), argv0 } => {
+                write!(f, "profiled command {argv0} (process group {})", p.pid)
+            }
+            Resource::Command { process: None, argv0 } => {
+                write!(f, "profiled command {argv0} (not started)")
+            }
             Resource::ZfsDaemon { process: Some(p), .. } => {
                 write!(f, "zfs-fuse daemon pid {}", p.pid)
             }

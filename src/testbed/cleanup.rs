@@ -271,6 +271,64 @@ fn image_marked(image: &Path, dirs: &[&Path]) -> bool {
     }
 }
 
+/// Kill what is left of a profiled command's process group: only while its leader is still the
+/// very process started (pid and start time; an exited leader's group may live on, but its
+/// number could then be anyone's, so it is left).
+fn kill_command_group(process: Option<&crate::state::ProcessId>) -> Outcome {
+    let Some(p) = process else { return Outcome::Gone };
+    let Some(pid) = rustix::process::Pid::from_raw(p.pid as i32) else {
+        return Outcome::NotOurs("not a process id".into());
+    };
+    if p.is_alive() {
+        if rustix::process::getpgid(Some(pid)).ok() != Some(pid) {
+            return Outcome::NotOurs("no longer leads its own process group".into());
+        }
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        return Outcome::Removed;
+    }
+    // The leader is gone (killed with fsbench): what it started may live on in its group.
+    // A process with the leader's pid that is another process means the number was reused
+    // (the leader's own zombie, not yet reaped by whoever inherited it, is still the leader).
+    if crate::state::process::start_ticks(p.pid).is_some_and(|t| t != p.start_ticks) {
+        return Outcome::Gone;
+    }
+    let left: Vec<i32> = group_members(p.pid, p.start_ticks);
+    for m in &left {
+        if let Some(m) = rustix::process::Pid::from_raw(*m) {
+            let _ = rustix::process::kill_process(m, rustix::process::Signal::KILL);
+        }
+    }
+    if left.is_empty() {
+        Outcome::Gone
+    } else {
+        Outcome::Removed
+    }
+}
+
+/// Processes of process group `pgid` that started no earlier than its leader did (so not of a
+/// later group that reused the number).
+fn group_members(pgid: u32, leader_start: u64) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // After the command name (in parentheses, which may hold anything): state is field 3.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // f[0] = state (3), f[2] = pgrp (5), f[19] = starttime (22).
+        let (Some(pgrp), Some(start)) = (f.get(2), f.get(19)) else { continue };
+        if pgrp.parse::<u32>().ok() == Some(pgid)
+            && start.parse::<u64>().is_ok_and(|s| s >= leader_start)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
     let images = recorded_images(rec);
     let dirs = recorded_dirs(rec);
@@ -291,6 +349,7 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
             Ok(if removed { Outcome::Removed } else { Outcome::Gone })
         }
         Resource::ZfsDaemon { .. } => Ok(Outcome::NotOurs("handled by the shared record".into())),
+        Resource::Command { process, .. } => Ok(kill_command_group(process.as_ref())),
         Resource::ZfsPool { name } => {
             if !name.starts_with(zfs::POOL_PREFIX) {
                 return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));

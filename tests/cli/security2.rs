@@ -493,3 +493,72 @@ fn a_forged_state_record_makes_cleanup_act_on_nothing_fsbench_did_not_make() {
     intact(&keep);
     assert!(img_dir.is_dir() && mnt_dir.is_dir(), "{out}");
 }
+
+/// Pids of processes whose command line is exactly `argv`.
+fn pids_running(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+/// Item 5: `kill -9` of `fsbench profile` leaves neither the profiled command running (it dies
+/// with fsbench) nor what it started in its group nor its tracing instances once
+/// `testbed cleanup` ran: all were recorded before they existed.
+#[test]
+fn kill_9_of_profile_leaves_nothing_running_after_cleanup() {
+    if !is_root() {
+        skip("needs root (tracefs)");
+        return;
+    }
+    let t = TestDir::new();
+    let state = t.path().join("state");
+    let token = format!("{}.{}", 3000 + std::process::id() % 1000, std::process::id());
+    let (bg, fg) = (format!("{token}1"), format!("{token}2"));
+    let script = format!("sleep {bg} & exec sleep {fg}");
+    let mut child = crate::util::command()
+        .env("FSBENCH_STATE_DIR", &state)
+        .args(["profile", "--no-store", "--", "sh", "-c", &script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while pids_running(&["sleep", &fg]).is_empty() || pids_running(&["sleep", &bg]).is_empty() {
+        if let Some(st) = child.try_wait().unwrap() {
+            skip(&format!("profile could not run here ({st})"));
+            return;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "the profiled command never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL, by pid: our own child
+    child.wait().unwrap();
+    // The command itself dies with fsbench (PR_SET_PDEATHSIG).
+    let t0 = std::time::Instant::now();
+    while !pids_running(&["sleep", &fg]).is_empty() {
+        assert!(t0.elapsed().as_secs() < 10, "the profiled command outlived fsbench");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = fsbench_in(&state, &["testbed", "cleanup"]);
+    let out = format!("{}{}", crate::util::stdout(&o), stderr(&o));
+    let left = pids_running(&["sleep", &bg]);
+    // Whatever happens, end what this test started (by pid).
+    for p in &left {
+        let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+    }
+    assert!(o.status.success(), "{out}");
+    assert!(left.is_empty(), "the command's background process survived cleanup: {out}");
+    assert!(out.contains("removed: profiled command"), "{out}");
+    assert!(out.contains("tracing instance"), "{out}");
+    let records: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert!(records.is_empty(), "{records:?}: {out}");
+}
