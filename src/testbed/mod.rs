@@ -629,7 +629,9 @@ pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
         FsKind::Btrfs => ("mkfs.btrfs", "btrfs-progs"),
         FsKind::Zfs | FsKind::Tmpfs => ("true", "coreutils"),
     };
-    let mut cmd = Cmd::new(program).hint(format!("install the Debian package {package}"));
+    // Interruptible: Ctrl-C during mkfs stops fsbench at once (the device is torn down after).
+    let mut cmd =
+        Cmd::new(program).hint(format!("install the Debian package {package}")).interruptible();
     match cfg.kind {
         FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
             cmd = cmd.args(["-F", "-q"]);
