@@ -179,7 +179,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn write_json<T: serde::Serialize>(path: &PathBuf, v: &T) -> anyhow::Result<()> {
+fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(v)?;
     if path.as_os_str() == "-" {
         super::out(&format!("{text}\n"))?;
