@@ -88,7 +88,39 @@ the HTML report (a matrix per configuration, cells coloured by outcome, the evid
 case on hover and unfolded below).";
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    crate::workload::size::parse_bytes(s)
+    match crate::workload::size::parse_bytes(s)? {
+        // Was silently raised to the filesystem's minimum.
+        0 => Err(format!("`{s}`: an image of 0 bytes holds no filesystem; give a size such as 512M (or leave --size out)")),
+        n => Ok(n),
+    }
+}
+
+/// Bad input found before anything is built (exit 2): a `--workdir` that is a file, or images
+/// the host cannot hold (`--size 100T`), instead of every case failing one by one.
+fn check_room(a: &IntegrityArgs, configs: &[FsConfig]) -> anyhow::Result<()> {
+    let mut dir = a.workdir.as_path();
+    loop {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return Err(UserError(format!(
+                    "--workdir {}: {} is not a directory",
+                    a.workdir.display(),
+                    dir.display()
+                ))
+                .into())
+            }
+            Err(_) => match dir.parent() {
+                Some(p) if !p.as_os_str().is_empty() => dir = p,
+                _ => return Ok(()),
+            },
+        }
+    }
+    for cfg in configs.iter().filter(|c| c.kind.needs_devices()) {
+        let size = crate::testbed::sizing::image_bytes(cfg, None, Some(a.size));
+        crate::testbed::image::check_space(dir, size.saturating_mul(cfg.devices as u64))?;
+    }
+    Ok(())
 }
 
 pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
@@ -117,6 +149,7 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
             ..TestbedOptions::default()
         },
     };
+    check_room(&a, &configs)?;
     // The database is opened (and checked) before anything is built.
     let store = a.record.open()?;
     let faults: Vec<&str> = a.faults.iter().map(|f| f.name()).collect();

@@ -85,7 +85,16 @@ fn user(e: ProfileError) -> anyhow::Error {
 /// `fsbench profile`.
 pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let duration = match a.duration {
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 365.0 * 86_400.0 => Some(
+            Duration::try_from_secs_f64(s)
+                .map_err(|e| UserError(format!("--duration {s}: {e}")))?,
+        ),
+        Some(s) if s.is_finite() && s > 0.0 => {
+            return Err(UserError(format!(
+                "--duration {s}: more than a year; give a number of seconds up to 31536000"
+            ))
+            .into())
+        }
         Some(s) => {
             return Err(
                 UserError(format!("--duration {s}: give a positive number of seconds")).into()
@@ -150,7 +159,8 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     if let Some(h) = &a.html {
         let page = crate::present::html::profile::render(&p)
             .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
-        std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
+        crate::sys::outfile::replace(h, page.as_bytes())
+            .with_context(|| format!("writing {}", h.display()))?;
         eprintln!("fsbench: HTML written to {}", h.display());
     }
     if let Some(l) = &a.preload_list {
@@ -169,12 +179,13 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn write_json<T: serde::Serialize>(path: &PathBuf, v: &T) -> anyhow::Result<()> {
+fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(v)?;
     if path.as_os_str() == "-" {
         super::out(&format!("{text}\n"))?;
     } else {
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        crate::sys::outfile::replace(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -63,7 +63,11 @@ impl SuiteArgs {
             for n in &t.notes {
                 eprintln!("fsbench: note: {}: {n}", t.file);
             }
-            return Ok(crate::fio::load(&t, &ctx)?.select(&self.test)?);
+            let suite = crate::fio::load(&t, &ctx)?.select(&self.test)?;
+            // A job file is a source of work like any other: runtime=2d needs --allow-long.
+            workload::limits::check_suite_bounded(&suite, self.allow_long)
+                .map_err(super::UserError)?;
+            return Ok(suite);
         }
         let source = match &self.workload {
             Some(p) => SuiteSource::File(p.clone()),
@@ -92,7 +96,7 @@ impl SuiteArgs {
         }
         let text = match (self.fio_translation()?, &self.workload) {
             (Some(t), _) => t.to_toml(),
-            (None, Some(p)) => std::fs::read_to_string(p).map_err(|source| {
+            (None, Some(p)) => workload::limits::read_regular(p).map_err(|source| {
                 workload::WorkloadError::Read { path: p.display().to_string(), source }
             })?,
             (None, None) => workload::suites::get(&self.suite)
@@ -287,13 +291,21 @@ fn parse_target_ci(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The longest `--time-budget` taken: a year (beyond it, arithmetic on instants may overflow).
+const MAX_BUDGET: std::time::Duration = std::time::Duration::from_secs(365 * 86_400);
+
 fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
     let units = [("ms", 1e-3), ("min", 60.0), ("m", 60.0), ("h", 3600.0), ("s", 1.0)];
     let (num, scale) =
         units.iter().find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k))).unwrap_or((t, 1.0));
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(std::time::Duration::from_secs_f64(v * scale)),
-        _ => Err(format!("`{s}` is not a duration: write e.g. 300s, 10min, 1h or 0 (none)")),
+    // try_from: a value past what a Duration holds (1e30s) is bad input, not a panic.
+    let v = num.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    match v.map(|v| std::time::Duration::try_from_secs_f64(v * scale)) {
+        Some(Ok(d)) if d <= MAX_BUDGET => Ok(d),
+        Some(_) => Err(format!(
+            "`{s}` is longer than a year, the most fsbench takes: write e.g. 300s, 10min, 1h or 0 (none)"
+        )),
+        None => Err(format!("`{s}` is not a duration: write e.g. 300s, 10min, 1h or 0 (none)")),
     }
 }

@@ -34,7 +34,11 @@ pub struct TestbedArgs {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    crate::workload::size::parse_bytes(s)
+    match crate::workload::size::parse_bytes(s)? {
+        // Was silently raised to the filesystem's minimum.
+        0 => Err(format!("`{s}`: an image of 0 bytes holds no filesystem; give a size such as 512M (or leave --size out)")),
+        n => Ok(n),
+    }
 }
 
 impl TestbedArgs {

@@ -522,7 +522,9 @@ impl<E: IoEngine> OpSource<E> for SlotOps<'_, E> {
 
     fn begin(&mut self, start_ns: u64, _out: &mut WorkerOutput) -> Option<u64> {
         if let Amount::Seconds(s) = self.phase.amount {
-            self.deadline = Some(Instant::now() + Duration::from_secs_f64(s));
+            // Past what an Instant holds (a huge `seconds` with --allow-long): no deadline.
+            self.deadline =
+                Duration::try_from_secs_f64(s).ok().and_then(|d| Instant::now().checked_add(d));
         }
         Some(start_ns)
     }
@@ -756,7 +758,8 @@ const KERNEL_PATH_MAX: usize = 4096;
 /// before any op names a file by it:
 /// - the path must lead to `root` itself (same device and inode; not a deleted directory, or one
 ///   hidden by a later mount);
-/// - no directory on it may be writable by others without the sticky bit: fsbench's I/O
+/// - no directory on it may belong to another user (root and us excepted), nor be writable by
+///   others without the sticky bit: fsbench's I/O
 ///   otherwise goes through the directory's fd, so that a name in a shared `--dir` cannot be
 ///   redirected (see `workspace`); a full path gives that up, so it is refused where someone
 ///   else could swap a directory on it for a symlink;
@@ -779,9 +782,18 @@ pub fn absolute_base(root: BorrowedFd<'_>) -> Result<std::path::PathBuf, String>
             base.display()
         ));
     }
+    let me = rustix::process::geteuid().as_raw();
     for dir in base.ancestors() {
         let st = rustix::fs::stat(dir)
             .map_err(|e| format!("paths = \"absolute\": {}: {e}", dir.display()))?;
+        // Its owner may rename what is in it, and swap a directory for a link.
+        if st.st_uid != 0 && st.st_uid != me {
+            return Err(format!(
+                "paths = \"absolute\" names every file by its full path, and {} belongs to uid {}, who could swap a directory on that path for a symlink and redirect fsbench's creates and unlinks; run in a directory whose parents belong to root (or to you), or use paths = \"relative\"",
+                dir.display(),
+                st.st_uid
+            ));
+        }
         let (others_write, sticky) = (st.st_mode & 0o022 != 0, st.st_mode & 0o1000 != 0);
         if others_write && !sticky {
             return Err(format!(

@@ -88,7 +88,9 @@ pub fn beside<T>(
             .collect();
         // The roles' lead: the foreground meets them in their steady state.
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
-        let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(lead);
+        let lead = std::time::Duration::try_from_secs_f64(lead).unwrap_or_default();
+        let now = std::time::Instant::now();
+        let until = now.checked_add(lead).unwrap_or(now);
         while std::time::Instant::now() < until && !crate::sys::signals::interrupted() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }

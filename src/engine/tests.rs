@@ -318,4 +318,11 @@ fn absolute_paths_are_refused_where_another_user_could_redirect_them() {
     std::fs::remove_dir(&set).unwrap();
     let e = absolute_base(fd.as_fd()).unwrap_err();
     assert!(e.contains("no longer reachable"), "{e}");
+    // A directory of another user's on the way (its owner may swap what is in it): refused.
+    if rustix::process::geteuid().is_root() {
+        std::fs::create_dir(&set).unwrap();
+        std::os::unix::fs::chown(&shared, Some(65534), Some(65534)).unwrap();
+        let e = absolute_base(open(&set).as_fd()).unwrap_err();
+        assert!(e.contains("belongs to uid 65534") && e.contains("shared"), "{e}");
+    }
 }

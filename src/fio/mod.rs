@@ -91,7 +91,7 @@ pub enum FioError {
 
 /// Read and translate a job file, with `${VAR}`s from the process environment.
 pub fn translate_file(path: &Path) -> Result<Translation, FioError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::sys::regular::read_to_string(path)
         .map_err(|source| FioError::Read { path: path.display().to_string(), source })?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     translate(&text, &path.display().to_string(), &name, &|v| std::env::var(v).ok())

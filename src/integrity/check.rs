@@ -99,7 +99,11 @@ pub fn scrub_or_check(tb: &mut Testbed) -> Result<CheckRun, TestbedError> {
             } else {
                 Cmd::new("e2fsck").arg("-fn").arg(&dev).hint("install the Debian package e2fsprogs")
             };
-            let o = cmd.output().map_err(|e| TestbedError::cmd("checking the filesystem", e));
+            // Ctrl-C stops the check at once (it only reads).
+            let o = cmd
+                .interruptible()
+                .output()
+                .map_err(|e| TestbedError::cmd("checking the filesystem", e));
             tb.online()?;
             let o = o?;
             add(&mut run, &o);
@@ -111,6 +115,7 @@ pub fn scrub_or_check(tb: &mut Testbed) -> Result<CheckRun, TestbedError> {
             let o = Cmd::new("btrfs")
                 .args(["scrub", "start", "-B"])
                 .arg(&mnt)
+                .interruptible()
                 .output()
                 .map_err(|e| TestbedError::cmd("btrfs scrub", e))?;
             add(&mut run, &o);
@@ -139,7 +144,10 @@ pub fn scrub_or_check(tb: &mut Testbed) -> Result<CheckRun, TestbedError> {
                 let s =
                     watch::output(watch::zcmd("zpool").args(["status", "-v", &pool]), Some(&pool))
                         .map_err(|e| TestbedError::cmd("zpool status", e))?;
-                if !s.stdout.contains("in progress") || Instant::now() > deadline {
+                if !s.stdout.contains("in progress")
+                    || Instant::now() > deadline
+                    || crate::sys::signals::interrupted()
+                {
                     break s;
                 }
                 std::thread::sleep(Duration::from_millis(200));

@@ -62,6 +62,9 @@ pub fn scan_pattern(images: &[PathBuf], want: &[u8; 32], at: usize) -> io::Resul
             };
             let mut at_pos = start / SECTOR * SECTOR;
             while at_pos < end {
+                if crate::sys::signals::interrupted() {
+                    return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+                }
                 let n = (CHUNK as u64).min(end - at_pos) as usize;
                 let n = f.read_at(&mut buf[..n], at_pos)?;
                 if n == 0 {

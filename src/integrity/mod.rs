@@ -59,6 +59,21 @@ pub enum IntegrityError {
     /// This configuration cannot be tested.
     #[error("{0}")]
     Unsupported(String),
+    /// Ctrl-C or SIGTERM: the case stopped where it was (its testbed torn down).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Whether Ctrl-C or SIGTERM asked fsbench to stop (checked between a case's steps, so that
+/// integrity stops within a second, not at the end of the case).
+fn interrupted() -> bool {
+    crate::sys::signals::interrupted()
+}
+
+/// Stop the case: tear its testbed down and say it was interrupted.
+fn stop(mut case: Case, tb: Testbed) -> Result<Case, IntegrityError> {
+    finish(&mut case, tb);
+    Err(IntegrityError::Interrupted)
 }
 
 /// How many copies of a data block the configuration keeps.
@@ -150,6 +165,10 @@ pub fn run_config(
                     on_case(m.cases.len(), &c);
                     m.cases.push(c);
                 }
+                Err(IntegrityError::Interrupted) => {
+                    m.error = Some("interrupted".into());
+                    break 'targets;
+                }
                 Err(e) => {
                     m.error = Some(format!("{}/{}: {e}", target.name(), fault));
                     break 'targets;
@@ -191,6 +210,10 @@ fn run_case(
     env: &mut Option<crate::model::testbed::TestbedEnv>,
 ) -> Result<Case, IntegrityError> {
     let mut tb = Testbed::up(config, &opts.testbed)?;
+    if interrupted() {
+        tb.teardown()?;
+        return Err(IntegrityError::Interrupted);
+    }
     if env.is_none() {
         *env = Some(tb.environment());
     }
@@ -229,6 +252,9 @@ fn run_case(
             }
         })
     };
+    if interrupted() {
+        return stop(case, tb);
+    }
     let located = match located {
         Ok(l) => l,
         Err(why) => {
@@ -284,6 +310,9 @@ fn run_case(
         }
     }
 
+    if interrupted() {
+        return stop(case, tb);
+    }
     let klog = check::KernelLog::mark(&format!("{} {}/{}", config.label, target.name(), fault));
     let mut names = tb.block_devices();
     names.extend(tb.zfs_pool().map(str::to_string));
@@ -292,9 +321,15 @@ fn run_case(
         Ok(()) => {
             let read = watched(&tb, "reading the data set", &mut case.hung, || ds.read_back(&mnt));
             case.first_read = Some(read);
+            if interrupted() {
+                return stop(case, tb);
+            }
             match check::scrub_or_check(&mut tb) {
                 Ok(c) => case.check = Some(c),
                 Err(e) => case.note = Some(format!("scrub/check: {e}")),
+            }
+            if interrupted() {
+                return stop(case, tb);
             }
             // Cold caches for the second read: offline and online again.
             let again = tb.offline().and_then(|_| tb.online());

@@ -726,29 +726,36 @@ impl TestDef {
 
     /// Bytes a test's files occupy (for sizing a testbed).
     pub fn footprint_bytes(&self) -> u64 {
-        let roles: u64 = self.roles.iter().map(|r| r.file_bytes * r.threads as u64).sum();
-        roles + self.own_footprint_bytes()
+        // Saturating: per-thread sizes times threads (`size = "4E"`, 4 threads) must not wrap
+        // around to a small number that passes the space check.
+        let roles: u64 = self
+            .roles
+            .iter()
+            .map(|r| r.file_bytes.saturating_mul(r.threads as u64))
+            .fold(0, u64::saturating_add);
+        roles.saturating_add(self.own_footprint_bytes())
     }
 
     /// Bytes the test's own files occupy (without its roles' files).
     fn own_footprint_bytes(&self) -> u64 {
         let fs = &self.files;
         if !self.is_fileset() {
-            return fs.size_bytes() * fs.count;
+            return fs.size_bytes().saturating_mul(fs.count);
         }
         if self.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_))) {
             // A fill phase fills whatever filesystem it is given, so a testbed sized for
             // the whole set would make the run as long as the set is big. 4 KiB per slot
             // keeps a testbed (and so a --scale quick run) small: the fill stops at the
             // filesystem's target, not at the slots.
-            return fs.count * 4096;
+            return fs.count.saturating_mul(4096);
         }
         // Mean file size plus half a 4 KiB block per file (the last block's average waste)
         // and 256 bytes for its directory entry; a 4 KiB block per directory. Empty files
         // take no data blocks.
         let slack = if fs.size.max() == 0 { 256.0 } else { 2048.0 + 256.0 };
         let per_file = fs.size.mean() + slack;
-        (fs.count as f64 * per_file) as u64 + fs.layout.dirs() * 4096
+        // `as u64` saturates a float; the directories' share saturates too.
+        ((fs.count as f64 * per_file) as u64).saturating_add(fs.layout.dirs().saturating_mul(4096))
     }
 
     /// Inodes the test's files and directories need at most (a fileset's slots and directories;

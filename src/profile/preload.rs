@@ -27,7 +27,6 @@ use crate::model::verdict::{Rule, Verdict};
 use crate::observe::extents;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
@@ -62,15 +61,17 @@ pub fn write_list(p: &Profile, path: &Path) -> std::io::Result<usize> {
         out.push_str(&format!("{}\t{}\t{}\n", f.path, t.offset_bytes, t.length_bytes));
         n += 1;
     }
-    let mut file = std::fs::File::create(path)?;
-    file.write_all(out.as_bytes())?;
+    // Never through a link planted under that name (see `sys::outfile`).
+    crate::sys::outfile::replace(path, out.as_bytes())?;
     Ok(n)
 }
 
 /// Read a list; errors name the line and how to fix it.
 pub fn read_list(path: &Path) -> Result<Vec<Entry>, ProfileError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ProfileError::File { path: path.to_path_buf(), source })?;
+    // A list is the user's input: missing, unreadable, or a FIFO (which would block the
+    // read forever) is bad input.
+    let text = crate::sys::regular::read_to_string(path)
+        .map_err(|e| ProfileError::BadInput(format!("preload list {}: {e}", path.display())))?;
     parse_list(&text).map_err(|e| ProfileError::BadInput(format!("{}: {e}", path.display())))
 }
 
@@ -155,7 +156,8 @@ pub fn preload(list: &[Entry]) -> PreloadReport {
     let mut order: Vec<(u64, u64, usize)> = Vec::new();
     for (i, e) in list.iter().enumerate() {
         let slot = open.entry(e.path.as_str()).or_insert_with(|| {
-            let f = std::fs::File::open(&e.path).ok()?;
+            // Never blocks on a FIFO named in the list: only regular files are read.
+            let f = crate::sys::regular::open(Path::new(&e.path)).ok()?;
             let md = f.metadata().ok()?;
             if !md.is_file() {
                 return None;

@@ -171,7 +171,7 @@ pub fn record(
     } else {
         Some(block_instance(&state, &block_devices, opts)?)
     };
-    let mut held = spawn::spawn_held(argv)?;
+    let mut held = spawn::spawn_held_recorded(argv, &state)?;
     let root_pid = held.pid();
     let pages = process_instance(&state, watched, root_pid, opts)?;
     let sys = syscall_instance(&state, root_pid, opts).map_err(|e| e.to_string());

@@ -68,6 +68,57 @@ pub enum StopReason {
 pub struct Held {
     child: Child,
     go: Option<OwnedFd>,
+    /// Whether the leader has been reaped (its pid, and so the group's number, may be reused).
+    reaped: bool,
+    /// Its record in fsbench's state, forgotten once it and its group are gone.
+    rec: Option<crate::state::Recorded>,
+}
+
+/// [`spawn_held`], recorded in `state` before it starts ([`crate::state::Resource::Command`]):
+/// after a `kill -9` of fsbench, `fsbench testbed cleanup` kills what is left of its group.
+pub fn spawn_held_recorded(
+    argv: &[String],
+    state: &crate::state::StateDir,
+) -> Result<Held, ProfileError> {
+    use crate::state::{ProcessId, Recorded, Resource};
+    let argv0 = argv.first().cloned().unwrap_or_default();
+    let rec = Recorded::new(state, Resource::Command { process: None, argv0: argv0.clone() })
+        .map_err(|e| {
+            ProfileError::Spawn(format!("recording the command in fsbench's state: {e}"))
+        })?;
+    let mut held = match spawn_held(argv) {
+        Ok(h) => h,
+        Err(e) => {
+            let _ = rec.forget();
+            return Err(e);
+        }
+    };
+    let pid = held.pid();
+    let id = ProcessId { pid, start_ticks: crate::state::process::start_ticks(pid).unwrap_or(0) };
+    // Still held before exec: nothing of the command has run yet.
+    rec.update(Resource::Command { process: Some(id), argv0 }).map_err(|e| {
+        ProfileError::Spawn(format!("recording the command in fsbench's state: {e}"))
+    })?;
+    held.rec = Some(rec);
+    Ok(held)
+}
+
+/// Whether `pid` (our child) has exited, without reaping it: while it is a zombie its pid, and
+/// so its process group's number, cannot be taken by another process.
+fn exited_unreaped(pid: i32) -> bool {
+    // SAFETY: a zeroed siginfo_t is valid; waitid only writes into it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: plain syscall on our own child.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: si_pid is set by waitid when a child was found (0 otherwise).
+    r == 0 && unsafe { info.si_pid() } != 0
 }
 
 /// Start `argv` (already [`resolve`]d) held before `exec`, in its own process group, with the
@@ -76,11 +127,21 @@ pub fn spawn_held(argv: &[String]) -> Result<Held, ProfileError> {
     let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| ProfileError::Spawn(format!("pipe: {e}")))?;
     let rfd = r.as_raw_fd();
+    let parent = rustix::process::getpid().as_raw_nonzero().get();
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(TRAMPOLINE).arg("fsbench-profile").args(argv).process_group(0);
-    // SAFETY: only async-signal-safe calls (dup2, fcntl) between fork and exec.
+    // SAFETY: only async-signal-safe calls (prctl, getppid, dup2, fcntl) between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
+            // Killed with fsbench (kill -9 included): never left running orphaned. Kept across
+            // the exec of the command (not a set-uid program).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                // fsbench died between fork and prctl.
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
             if rfd == 3 {
                 let flags = libc::fcntl(3, libc::F_GETFD);
                 if flags < 0 || libc::fcntl(3, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
@@ -94,7 +155,7 @@ pub fn spawn_held(argv: &[String]) -> Result<Held, ProfileError> {
     }
     let child = cmd.spawn().map_err(|e| ProfileError::Spawn(format!("/bin/sh: {e}")))?;
     drop(r);
-    Ok(Held { child, go: Some(w) })
+    Ok(Held { child, go: Some(w), reaped: false, rec: None })
 }
 
 impl Held {
@@ -121,8 +182,18 @@ impl Held {
         let mut killed = false;
         let pgid = self.child.id() as i32;
         loop {
+            if exited_unreaped(pgid) {
+                // What the command left running in its group goes with it (its number is still
+                // reserved by the unreaped leader).
+                // SAFETY: plain syscall; a negative pid names the process group.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            }
             match self.child.try_wait() {
                 Ok(Some(st)) => {
+                    self.reaped = true;
+                    if let Some(rec) = self.rec.take() {
+                        let _ = rec.forget();
+                    }
                     let signal = st.signal();
                     let code = st.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
                     return Ok(Exit { code, signal, stopped_by: stopped.map(|s| s.0) });
@@ -158,9 +229,17 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         // Not released (an error before the run): the trampoline reads EOF and exits 126.
+        // Released and not waited for (an error during the run): the group is killed, so
+        // fsbench never leaves it running. The leader is not reaped yet, so its number is
+        // still its group's.
         self.go.take();
-        if let Ok(None) = self.child.try_wait() {
+        if !self.reaped {
+            // SAFETY: plain syscall; a negative pid names the process group.
+            unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
             let _ = self.child.wait();
+        }
+        if let Some(rec) = self.rec.take() {
+            let _ = rec.forget();
         }
     }
 }

@@ -64,7 +64,8 @@ impl ProcessId {
     }
 }
 
-fn start_ticks(pid: u32) -> Option<u64> {
+/// Field 22 of /proc/PID/stat (the start time in clock ticks), if the process exists.
+pub fn start_ticks(pid: u32) -> Option<u64> {
     stat_fields(pid).map(|(_, _, t)| t)
 }
 

@@ -111,6 +111,15 @@ pub enum Resource {
         /// Its directory.
         path: PathBuf,
     },
+    /// A command fsbench runs (`fsbench profile`'s), leader of its own process group. Recorded
+    /// before it is started (`process` is `None` until its pid is known): after a `kill -9` of
+    /// fsbench, cleanup kills what is left of its group, if the leader is still that process.
+    Command {
+        /// The group leader's identity, once started.
+        process: Option<ProcessId>,
+        /// The command, for messages.
+        argv0: String,
+    },
     /// The work directory a run makes in `--dir` (`.fsbench-PID-N`), recorded before it is made.
     /// `dev`/`ino` identify it once made: cleanup removes only that very directory (through fds,
     /// never following a link), and without them only an empty one.
@@ -141,6 +150,12 @@ impl std::fmt::Display for Resource {
                 write!(f, "{fstype} mount {} of {source}", mountpoint.display())
             }
             Resource::ZfsPool { name } => write!(f, "zfs pool {name}"),
+            Resource::Command { process: Some(p), argv0 } => {
+                write!(f, "profiled command {argv0} (process group {})", p.pid)
+            }
+            Resource::Command { process: None, argv0 } => {
+                write!(f, "profiled command {argv0} (not started)")
+            }
             Resource::ZfsDaemon { process: Some(p), .. } => {
                 write!(f, "zfs-fuse daemon pid {}", p.pid)
             }
@@ -343,6 +358,18 @@ impl StateDir {
                 continue;
             }
             let path = self.dir.join(&name);
+            // Trusted only if written by us (root): a record another uid owns was not.
+            match rustix::fs::statat(&dir, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if st.st_uid != rustix::process::geteuid().as_raw() => {
+                    eprintln!(
+                        "fsbench: warning: {} belongs to uid {}, not to fsbench's uid: ignored",
+                        path.display(),
+                        st.st_uid
+                    );
+                    continue;
+                }
+                _ => {}
+            }
             let text = match secure::read_regular(dir.as_fd(), &name) {
                 Ok(t) => t,
                 // Its process ended and removed it between the listing and the read.
@@ -356,6 +383,46 @@ impl StateDir {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    /// Remove the temporary files (`.NAME.PID.N.tmp`, see [`secure::create_temp`]) of state
+    /// writes that never finished: their writer is gone (`kill -9` during the write), or they
+    /// are older than 10 minutes (a write takes milliseconds). A record is written before what
+    /// it names is made, so an unfinished write named nothing that exists. Returns their names.
+    pub fn remove_stale_temps(&self) -> io::Result<Vec<String>> {
+        let dir = match self.open(false) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        let mut removed = Vec::new();
+        for (name, ft) in secure::list(dir.as_fd())? {
+            if ft != rustix::fs::FileType::RegularFile
+                || !name.starts_with('.')
+                || !name.ends_with(".tmp")
+            {
+                continue;
+            }
+            // `.NAME.PID.RAND.tmp`: the pid is the second field from the end.
+            let mut parts = name.rsplit('.');
+            let pid = parts.nth(2).and_then(|p| p.parse::<i32>().ok());
+            let alive = pid.is_some_and(|p| {
+                rustix::process::Pid::from_raw(p)
+                    .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+            });
+            let old =
+                rustix::fs::statat(&dir, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| now - st.st_mtime > 600);
+            if !alive || old {
+                secure::unlink(dir.as_fd(), &name)?;
+                removed.push(name);
+            }
+        }
+        Ok(removed)
     }
 
     /// Write `rec` to `path` (a file in this directory) atomically.

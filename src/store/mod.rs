@@ -3,7 +3,8 @@
 //! - Where: `$XDG_DATA_HOME/fsbench/results.sqlite`, else `~/.local/share/fsbench/results.sqlite`
 //!   ([`default_path`]); `--db` chooses another file.
 //! - Safety of what is already there: an existing file is first checked read-only (SQLite
-//!   header, `application_id`, `user_version`, `PRAGMA quick_check`). A file that is not an
+//!   header, `application_id`, `user_version`, and before the first write `PRAGMA
+//!   integrity_check`, which also checks indexes; `quick_check` for reading). A file that is not an
 //!   fsbench database, is corrupt, or was written by a newer fsbench is refused before anything
 //!   is written to it.
 //! - Durability: WAL journal, one transaction per finished test (per repetition in a
@@ -43,7 +44,7 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// Corrupt database.
-    #[error("{path} is damaged (SQLite quick_check: {detail}); it was left untouched. Move it away, or pass another file with --db")]
+    #[error("{path} is damaged (SQLite {detail}); it was left untouched. Move it away, or pass another file with --db")]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -104,6 +105,14 @@ pub enum StoreError {
         what: &'static str,
         /// Why.
         source: serde_json::Error,
+    },
+    /// The database cannot be written (immutable, read-only mount, no permission).
+    #[error("--db {path} cannot be written ({reason}); nothing was recorded. Pass another file with --db, or --no-store")]
+    NotWritable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
     },
     /// The database path is not a regular file (a device, FIFO, directory, ...).
     #[error("--db {path} is {what}, not a regular file; nothing was created or written. Pass a file path with --db (a new file is created)")]
@@ -167,6 +176,7 @@ impl StoreError {
                 | StoreError::UnknownRun { .. }
                 | StoreError::NoDataDir
                 | StoreError::NotRegular { .. }
+                | StoreError::NotWritable { .. }
         )
     }
 }
@@ -223,13 +233,13 @@ impl Store {
         let exists = path.exists();
         if exists {
             check_space(path)?;
-            check_existing(path)?;
-        } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
+            check_existing(path, true)?;
         }
+        make_safely(path)?;
+        check_writable(path)?;
         check_space(path)?;
-        let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
+        let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
         let mut s = Store { conn, path: path.to_path_buf() };
         let mode = s.configure()?;
         s.migrate()?;
@@ -243,7 +253,7 @@ impl Store {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
         // Busy while another process creates or migrates it: waited for, as a write is.
-        let conn = patiently(path, || check_existing(path))?;
+        let conn = patiently(path, || check_existing(path, false))?;
         Ok(Store { conn, path: path.to_path_buf() })
     }
 
@@ -425,6 +435,33 @@ fn check_space(path: &Path) -> Result<()> {
 /// Refuse a database path that exists and is not a regular file (following a symlink to it),
 /// before anything is opened or created: SQLite would make `PATH-journal`/`-wal` beside a device
 /// (`/dev/null-journal`), block on a FIFO, or fail late on a directory.
+/// The database file and its directory, made as every output at a user's path is
+/// ([`crate::sys::outfile::ensure_regular`]): no link followed that another user owns, the file
+/// itself never a link (a dangling one would have SQLite create its target).
+fn make_safely(path: &Path) -> Result<()> {
+    crate::sys::outfile::ensure_regular(path, 0o644).map_err(|source| {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            StoreError::NotRegular { path: path.into(), what: "a symbolic link" }
+        } else {
+            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            StoreError::CreateDir { path: dir, source }
+        }
+    })
+}
+
+/// Refuse, before anything runs, a database that cannot be written: `chattr +i`, a read-only
+/// mount, no permission (SQLite would open it and fail at the first write, after the run).
+fn check_writable(path: &Path) -> Result<()> {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(|e| StoreError::NotWritable {
+        path: path.into(),
+        reason: match e {
+            rustix::io::Errno::PERM => "the file is immutable or append-only (lsattr)".into(),
+            rustix::io::Errno::ROFS => "it is on a read-only filesystem".into(),
+            e => e.to_string(),
+        },
+    })
+}
+
 fn check_regular(path: &Path) -> Result<()> {
     use std::os::unix::fs::FileTypeExt;
     let md = match std::fs::metadata(path) {
@@ -508,7 +545,11 @@ fn uri_escape(path: &Path) -> String {
 /// Check an existing file without writing to it, and return the read-only connection.
 ///
 /// An empty file (0 bytes) is what SQLite itself treats as a new database, so it is accepted.
-fn check_existing(path: &Path) -> Result<Connection> {
+///
+/// `full` (before the first write to the file): SQLite's `integrity_check`, which also finds
+/// index entries missing or out of order (`quick_check` does not look at indexes); otherwise
+/// `quick_check`.
+fn check_existing(path: &Path, full: bool) -> Result<Connection> {
     use std::io::Read;
     let mut head = [0u8; 16];
     let mut f =
@@ -546,11 +587,33 @@ fn check_existing(path: &Path) -> Result<Connection> {
     if version > schema::latest_version() {
         return Err(newer(path, version));
     }
-    let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(corrupt)?;
-    if check != "ok" {
-        return Err(StoreError::Corrupt { path: path.into(), detail: check });
+    let pragma = if full { "integrity_check" } else { "quick_check" };
+    if let Some(detail) = damage(&conn, pragma).map_err(corrupt)? {
+        return Err(StoreError::Corrupt { path: path.into(), detail });
     }
     Ok(conn)
+}
+
+/// What `PRAGMA integrity_check` or `quick_check` found wrong (its first lines), or `None`.
+fn damage(conn: &Connection, pragma: &str) -> rusqlite::Result<Option<String>> {
+    let mut st = conn.prepare(&format!("PRAGMA {pragma}(10)"))?;
+    let lines: Vec<String> =
+        st.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok((lines != ["ok"]).then(|| format!("{pragma}: {}", lines.join("; "))))
+}
+
+impl Store {
+    /// After a stored row failed to parse: the database's own damage if `integrity_check`
+    /// finds some (said as [`StoreError::Corrupt`]), else `e` as it was.
+    pub(crate) fn damaged_or(&self, e: StoreError) -> StoreError {
+        if !matches!(e, StoreError::BadJson { .. }) {
+            return e;
+        }
+        match damage(&self.conn, "integrity_check") {
+            Ok(Some(detail)) => StoreError::Corrupt { path: self.path.clone(), detail },
+            _ => e,
+        }
+    }
 }
 
 #[cfg(test)]

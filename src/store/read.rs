@@ -174,8 +174,13 @@ impl Store {
         Ok(runs)
     }
 
-    /// Load a whole run.
+    /// Load a whole run. A stored row that does not parse is first checked against the
+    /// database's own damage (`integrity_check`), which is then what is reported.
     pub fn load(&self, id: i64) -> Result<RunRecord> {
+        self.load_unchecked(id).map_err(|e| self.damaged_or(e))
+    }
+
+    fn load_unchecked(&self, id: i64) -> Result<RunRecord> {
         type Head =
             (String, i64, Option<i64>, String, String, String, String, u32, String, String, String);
         let head: Option<Head> = self

@@ -32,6 +32,13 @@ pub enum CmdError {
         /// What was done about it (e.g. the FUSE connection that was aborted).
         note: String,
     },
+    /// Ctrl-C or SIGTERM reached fsbench while the program ran ([`Cmd::interruptible`]): it was
+    /// killed rather than waited for.
+    #[error("`{cmdline}` was stopped: fsbench was interrupted")]
+    Interrupted {
+        /// The command line as the user would type it.
+        cmdline: String,
+    },
     /// The program ran and exited non-zero (or was killed by a signal).
     #[error("`{cmdline}` failed ({status}){}", fmt_stderr(stderr))]
     Failed {
@@ -62,12 +69,19 @@ pub struct Cmd {
     args: Vec<String>,
     hint: Option<String>,
     timeout: Option<std::time::Duration>,
+    interruptible: bool,
 }
 
 impl Cmd {
     /// A command running `program` (looked up in `PATH`, plus `/sbin` and `/usr/sbin`).
     pub fn new(program: impl Into<String>) -> Self {
-        Cmd { program: program.into(), args: Vec::new(), hint: None, timeout: None }
+        Cmd {
+            program: program.into(),
+            args: Vec::new(),
+            hint: None,
+            timeout: None,
+            interruptible: false,
+        }
     }
 
     /// Append one argument.
@@ -91,6 +105,15 @@ impl Cmd {
     /// What to tell the user if the program is missing (e.g. "install the Debian package xfsprogs").
     pub fn hint(mut self, h: impl Into<String>) -> Self {
         self.hint = Some(h.into());
+        self
+    }
+
+    /// Kill the program (SIGKILL) if Ctrl-C or SIGTERM reaches fsbench while it runs, and fail
+    /// with [`CmdError::Interrupted`]: for long steps that change nothing fsbench must undo
+    /// (checkers, scrubs, mkfs), so that fsbench stops within a second. A command started after
+    /// the interruption (teardown) runs to its end.
+    pub fn interruptible(mut self) -> Self {
+        self.interruptible = true;
         self
     }
 
@@ -121,6 +144,10 @@ impl Cmd {
     pub fn output(&self) -> Result<CmdOutput, CmdError> {
         if let Some(limit) = self.timeout {
             return self.output_within(limit);
+        }
+        if self.interruptible && !crate::sys::signals::interrupted() {
+            // No time limit: only the interruption ends it early.
+            return self.output_within(std::time::Duration::MAX);
         }
         let out = Command::new(&self.program)
             .args(&self.args)
@@ -178,7 +205,9 @@ impl Cmd {
         let text = |rx: &std::sync::mpsc::Receiver<Vec<u8>>, wait: Duration| {
             String::from_utf8_lossy(&rx.recv_timeout(wait).unwrap_or_default()).into_owned()
         };
-        let deadline = Instant::now() + limit;
+        // `None`: no limit (`Duration::MAX` for an interruptible command).
+        let deadline = Instant::now().checked_add(limit);
+        let watch_interrupt = self.interruptible && !crate::sys::signals::interrupted();
         let mut pause = Duration::from_millis(1);
         loop {
             match child.try_wait() {
@@ -191,7 +220,10 @@ impl Cmd {
                         stderr: text(&err_rx, Duration::from_secs(5)),
                     })
                 }
-                Ok(None) if Instant::now() < deadline => {
+                Ok(None)
+                    if deadline.is_none_or(|d| Instant::now() < d)
+                        && !(watch_interrupt && crate::sys::signals::interrupted()) =>
+                {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(50));
                 }
@@ -208,6 +240,9 @@ impl Cmd {
             std::thread::spawn(move || {
                 let _ = child.wait();
             });
+        }
+        if watch_interrupt && crate::sys::signals::interrupted() {
+            return Err(CmdError::Interrupted { cmdline: self.cmdline() });
         }
         Err(CmdError::TimedOut {
             cmdline: self.cmdline(),

@@ -10,6 +10,7 @@ pub mod meminfo;
 pub mod mountinfo;
 pub mod outfile;
 pub mod pseudofs;
+pub mod regular;
 pub mod rusage;
 pub mod secure;
 pub mod signals;

@@ -8,6 +8,11 @@
 //! planted link included) and never writes to what it points to. In a sticky directory the
 //! kernel refuses to replace another user's entry, and that is reported as an error.
 //!
+//! Every file fsbench writes at a path a user gave goes through here (reports, SVG charts,
+//! profile JSON and HTML, preload lists; the results database is made by [`ensure_regular`]).
+//! The directory is opened by [`open_dir`]: one component at a time, no link followed that
+//! another user owns.
+//!
 //! [`replace`] is for a path the user named (an earlier file of that name is replaced);
 //! [`create_unique`] for names fsbench chooses: it never replaces anything, and if the name is
 //! taken (another run's report) it picks `NAME-2.EXT`, `NAME-3.EXT`, ... so no report is lost.
@@ -29,15 +34,129 @@ fn open_parent(path: &Path) -> io::Result<(OwnedFd, String)> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let dir = rustix::fs::open(
-        parent,
-        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| {
-        io::Error::new(io::Error::from(e).kind(), format!("directory {}: {e}", parent.display()))
-    })?;
+    let dir = open_dir(parent, false)
+        .map_err(|e| io::Error::new(e.kind(), format!("directory {}: {e}", parent.display())))?;
     Ok((dir, name))
+}
+
+const DIR_FLAGS: OFlags =
+    OFlags::DIRECTORY.union(OFlags::NOFOLLOW).union(OFlags::RDONLY).union(OFlags::CLOEXEC);
+
+/// Open the directory `path` a user named for output, one component at a time with
+/// `O_NOFOLLOW`: a symbolic link on the way is followed only if root or we own it (a system's
+/// own `/var/run -> /run`), never one another user planted (in a sticky `/tmp` anyone may
+/// plant links, and `fs.protected_symlinks` may be off). Missing components are created
+/// (0755) when `create` is set.
+pub fn open_dir(path: &Path, create: bool) -> io::Result<OwnedFd> {
+    use std::path::Component;
+    let me = rustix::process::geteuid().as_raw();
+    let start = if path.is_absolute() { "/" } else { "." };
+    let mut fd = rustix::fs::open(start, DIR_FLAGS, Mode::empty())?;
+    let mut so_far = PathBuf::from(start);
+    for c in path.components() {
+        let name = match c {
+            Component::RootDir | Component::CurDir => continue,
+            Component::ParentDir => std::ffi::OsStr::new(".."),
+            Component::Normal(n) => n,
+            Component::Prefix(_) => {
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a Unix path"))
+            }
+        };
+        so_far.push(name);
+        fd = match rustix::fs::openat(&fd, name, DIR_FLAGS, Mode::empty()) {
+            Ok(f) => f,
+            Err(rustix::io::Errno::NOENT) if create => {
+                match rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(0o755)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(with(&so_far, e)),
+                }
+                rustix::fs::openat(&fd, name, DIR_FLAGS, Mode::empty())
+                    .map_err(|e| with(&so_far, e))?
+            }
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                let st = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| with(&so_far, e))?;
+                if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Symlink
+                {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{} is not a directory", so_far.display()),
+                    ));
+                }
+                if st.st_uid != 0 && st.st_uid != me {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} is a symbolic link of uid {}: not followed (another user could point it anywhere); give the real directory",
+                            so_far.display(),
+                            st.st_uid
+                        ),
+                    ));
+                }
+                rustix::fs::openat(
+                    &fd,
+                    name,
+                    OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|e| with(&so_far, e))?
+            }
+            Err(e) => return Err(with(&so_far, e)),
+        };
+    }
+    Ok(fd)
+}
+
+fn with(path: &Path, e: rustix::io::Errno) -> io::Error {
+    io::Error::new(io::Error::from(e).kind(), format!("{}: {e}", path.display()))
+}
+
+/// Write `bytes` to `name` in the open directory `dir`, replacing a file of that name (never
+/// writing through a link): see [`replace`].
+pub fn replace_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = write_temp(dir, name, bytes)?;
+    if let Err(e) = rustix::fs::renameat(dir, tmp.as_str(), dir, name) {
+        let _ = rustix::fs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+        return Err(e.into());
+    }
+    let _ = rustix::fs::fsync(dir);
+    Ok(())
+}
+
+/// Make sure the file `path` exists as a regular file, never through a link: an existing
+/// regular file is left as it is; a missing one is created empty (`O_CREAT | O_EXCL |
+/// O_NOFOLLOW`, `mode`); a link (dangling or not) or anything else is refused. Its directory
+/// is created if missing ([`open_dir`]). For files opened later by path by a library (the
+/// results database).
+pub fn ensure_regular(path: &Path, mode: u32) -> io::Result<()> {
+    let (Some(name), parent) = (path.file_name(), path.parent()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file name"));
+    };
+    let parent = parent.filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = open_dir(parent, true)?;
+    match rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode),
+    ) {
+        Ok(_) => return Ok(()),
+        Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(with(path, e)),
+    }
+    let st =
+        rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| with(path, e))?;
+    match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::RegularFile => Ok(()),
+        rustix::fs::FileType::Symlink => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is a symbolic link: not followed; give the real file", path.display()),
+        )),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        )),
+    }
 }
 
 fn write_temp(dir: BorrowedFd<'_>, name: &str, bytes: &[u8]) -> io::Result<String> {
@@ -50,16 +169,11 @@ fn write_temp(dir: BorrowedFd<'_>, name: &str, bytes: &[u8]) -> io::Result<Strin
     Ok(tmp)
 }
 
-/// Write `bytes` to `path`, replacing a file of that name (never writing through a link).
+/// Write `bytes` to `path`, replacing a file of that name (never writing through a link; its
+/// directory opened as [`open_dir`] does).
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (dir, name) = open_parent(path)?;
-    let tmp = write_temp(dir.as_fd(), &name, bytes)?;
-    if let Err(e) = rustix::fs::renameat(&dir, tmp.as_str(), &dir, name.as_str()) {
-        let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
-        return Err(e.into());
-    }
-    let _ = rustix::fs::fsync(&dir);
-    Ok(())
+    replace_at(dir.as_fd(), &name, bytes)
 }
 
 /// Write `bytes` to a new file named `path`, or `STEM-N.EXT` if that is taken; never replaces
@@ -136,6 +250,48 @@ mod tests {
         assert_eq!(std::fs::read(&b).unwrap(), b"B");
         let entries = std::fs::read_dir(t.path()).unwrap().count();
         assert_eq!(entries, 4, "no temporary file is left");
+    }
+
+    #[test]
+    fn links_of_other_users_on_the_way_are_not_followed() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: needs root (a link owned by another user)");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let private = t.path().join("private");
+        std::fs::create_dir(&private).unwrap();
+        let link = t.path().join("svgs");
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        rustix::fs::chownat(
+            rustix::fs::CWD,
+            &link,
+            Some(rustix::fs::Uid::from_raw(65534)),
+            None,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .unwrap();
+        let e = open_dir(&link, true).unwrap_err();
+        assert!(e.to_string().contains("symbolic link of uid 65534"), "{e}");
+        assert!(replace(&link.join("a.svg"), b"x").is_err());
+        let e = ensure_regular(&link.join("db.sqlite"), 0o644).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_dir(&private).unwrap().count(), 0);
+        // Root's own link is followed; a dangling link as the file is refused.
+        rustix::fs::chownat(
+            rustix::fs::CWD,
+            &link,
+            Some(rustix::fs::Uid::from_raw(0)),
+            None,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .unwrap();
+        open_dir(&link, false).unwrap();
+        std::os::unix::fs::symlink(private.join("made"), t.path().join("db")).unwrap();
+        assert!(ensure_regular(&t.path().join("db"), 0o644).is_err());
+        assert!(!private.join("made").exists());
+        ensure_regular(&t.path().join("new.sqlite"), 0o644).unwrap();
+        assert!(t.path().join("new.sqlite").is_file());
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //!   ([`crate::sys::secure::open_trusted_dir`]), removed through directory fds; an image must be
 //!   a regular `.img` file directly inside a directory of the same record; a directory loses only
 //!   the symlinks fsbench made in it (never their targets) and must otherwise be empty;
-//! - a loop device only if its backing file is an image of the same record;
+//! - nothing without fsbench's mark ([`super::mark`]), written when it was made: an image must
+//!   carry it (or its directory), a directory must be empty or carry it;
+//! - a loop device only if its backing file is a marked image of the same record, directly in
+//!   a directory of the record;
 //! - a mount only on a directory of the same record, with the recorded type, and (loop mounts)
 //!   a source backed by an image of the record;
 //! - a pool only with the `fsbench_` prefix and devices that are links in a directory of the
@@ -132,6 +135,17 @@ pub fn clean(state: &StateDir, scope: &Scope) -> Result<CleanupReport> {
     let _lock =
         state.lock_for_cleanup().map_err(|e| TestbedError::io("locking", state.path(), e))?;
     let mut report = CleanupReport::default();
+    // State writes a `kill -9` cut short.
+    match state.remove_stale_temps() {
+        Ok(names) => report.removed.extend(
+            names
+                .into_iter()
+                .map(|n| format!("unfinished state write {}", state.path().join(n).display())),
+        ),
+        Err(e) => report
+            .failed
+            .push(format!("unfinished state writes in {}: {e}", state.path().display())),
+    }
     let records =
         state.read_all().map_err(|e| TestbedError::io("reading state in", state.path(), e))?;
     // What a kept record names is never touched through another record (a crash while a
@@ -245,6 +259,76 @@ fn trusted_parent(path: &Path) -> std::result::Result<(std::os::fd::OwnedFd, &Os
     }
 }
 
+/// Whether `image` is directly inside a directory of the record and carries fsbench's mark (its
+/// own, or its directory's); see [`super::mark`].
+fn image_marked(image: &Path, dirs: &[&Path]) -> bool {
+    if !image.parent().is_some_and(|p| dirs.contains(&p)) {
+        return false;
+    }
+    match trusted_parent(image) {
+        Ok((dir, name)) => super::mark::image_is_ours(dir.as_fd(), name),
+        Err(_) => false,
+    }
+}
+
+/// Kill what is left of a profiled command's process group: only while its leader is still the
+/// very process started (pid and start time; an exited leader's group may live on, but its
+/// number could then be anyone's, so it is left).
+fn kill_command_group(process: Option<&crate::state::ProcessId>) -> Outcome {
+    let Some(p) = process else { return Outcome::Gone };
+    let Some(pid) = rustix::process::Pid::from_raw(p.pid as i32) else {
+        return Outcome::NotOurs("not a process id".into());
+    };
+    if p.is_alive() {
+        if rustix::process::getpgid(Some(pid)).ok() != Some(pid) {
+            return Outcome::NotOurs("no longer leads its own process group".into());
+        }
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        return Outcome::Removed;
+    }
+    // The leader is gone (killed with fsbench): what it started may live on in its group.
+    // A process with the leader's pid that is another process means the number was reused
+    // (the leader's own zombie, not yet reaped by whoever inherited it, is still the leader).
+    if crate::state::process::start_ticks(p.pid).is_some_and(|t| t != p.start_ticks) {
+        return Outcome::Gone;
+    }
+    let left: Vec<i32> = group_members(p.pid, p.start_ticks);
+    for m in &left {
+        if let Some(m) = rustix::process::Pid::from_raw(*m) {
+            let _ = rustix::process::kill_process(m, rustix::process::Signal::KILL);
+        }
+    }
+    if left.is_empty() {
+        Outcome::Gone
+    } else {
+        Outcome::Removed
+    }
+}
+
+/// Processes of process group `pgid` that started no earlier than its leader did (so not of a
+/// later group that reused the number).
+fn group_members(pgid: u32, leader_start: u64) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // After the command name (in parentheses, which may hold anything): state is field 3.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // f[0] = state (3), f[2] = pgrp (5), f[19] = starttime (22).
+        let (Some(pgrp), Some(start)) = (f.get(2), f.get(19)) else { continue };
+        if pgrp.parse::<u32>().ok() == Some(pgid)
+            && start.parse::<u64>().is_ok_and(|s| s >= leader_start)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
     let images = recorded_images(rec);
     let dirs = recorded_dirs(rec);
@@ -265,6 +349,7 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
             Ok(if removed { Outcome::Removed } else { Outcome::Gone })
         }
         Resource::ZfsDaemon { .. } => Ok(Outcome::NotOurs("handled by the shared record".into())),
+        Resource::Command { process, .. } => Ok(kill_command_group(process.as_ref())),
         Resource::ZfsPool { name } => {
             if !name.starts_with(zfs::POOL_PREFIX) {
                 return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));
@@ -307,7 +392,7 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
             // (tmpfs, a named real device) must match the recorded source exactly.
             let ours = if m.source.starts_with("/dev/loop") {
                 let backing = loopdev::backing_file(&loopdev::kernel_name(Path::new(&m.source)));
-                backing.as_deref().is_some_and(|b| images.contains(&b))
+                backing.as_deref().is_some_and(|b| images.contains(&b) && image_marked(b, &dirs))
             } else {
                 &m.source == source
             };
@@ -325,6 +410,15 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
                 return Ok(Outcome::NotOurs(
                     "backing file is not an image in the same record".into(),
                 ));
+            }
+            if !image_marked(backing_file, &dirs) {
+                if loopdev::find_by_backing(backing_file).is_empty() {
+                    return Ok(Outcome::Gone);
+                }
+                return Ok(Outcome::NotOurs(format!(
+                    "its backing file {} does not carry fsbench's mark (not made by fsbench)",
+                    backing_file.display()
+                )));
             }
             let mut any = false;
             for dev in loopdev::find_by_backing(backing_file) {
@@ -353,6 +447,9 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
             {
                 return Ok(Outcome::NotOurs("not a regular file".into()));
             }
+            if !super::mark::image_is_ours(dir.as_fd(), name) {
+                return Ok(Outcome::NotOurs("does not carry fsbench's mark".into()));
+            }
             if !loopdev::find_by_backing(path).is_empty() {
                 return Err(TestbedError::Check("still attached to a loop device".into()));
             }
@@ -371,6 +468,19 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
                 Ok(x) => x,
                 Err(why) => return Ok(Outcome::NotOurs(why)),
             };
+            // Only an empty directory, or one carrying fsbench's mark (whose links and mark
+            // file go with it; anything else in it still stops the removal).
+            let marked = super::mark::open_nofollow(dir.as_fd(), name)
+                .is_ok_and(|fd| super::mark::dir_has(fd.as_fd()));
+            if !marked {
+                return match rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::REMOVEDIR) {
+                    Ok(()) => Ok(Outcome::Removed),
+                    Err(rustix::io::Errno::NOENT) => Ok(Outcome::Gone),
+                    Err(_) => Ok(Outcome::NotOurs(
+                        "not empty, and does not carry fsbench's mark: left as it is".into(),
+                    )),
+                };
+            }
             super::image::remove_owned_dir_at(dir.as_fd(), name)
                 .map_err(|e| TestbedError::io("removing directory", path, e))?;
             Ok(Outcome::Removed)
@@ -401,6 +511,9 @@ mod tests {
         std::fs::create_dir(&tb).unwrap();
         let img = tb.join("dev0.img");
         std::fs::write(&img, b"").unwrap();
+        // What fsbench makes carries its mark; the rest of this test's stand-ins do not.
+        let tbfd = std::fs::File::open(&tb).unwrap();
+        super::super::mark::set_dir(tbfd.as_fd()).unwrap();
         std::os::unix::fs::symlink("/dev/null", tb.join("link")).unwrap();
         let foreign = tmp.path().join("user.txt");
         std::fs::write(&foreign, b"keep").unwrap();
@@ -448,5 +561,47 @@ mod tests {
         assert!(!dead_file.exists());
         assert!(sd.own_file().exists(), "the live record stays");
         sd.forget(&live).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod mark_tests {
+    use super::*;
+    use crate::state::{Entry, ProcessId};
+
+    /// A record (of root's, in the checked directory) naming things fsbench did not make: an
+    /// image and a directory without fsbench's mark are left alone, a non-empty directory is
+    /// not even tried; a stale temporary file of a state write is removed.
+    #[test]
+    fn a_forged_record_makes_cleanup_act_on_nothing_unmarked() {
+        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        let sd = StateDir::new(tmp.path().join("state"));
+        let standin = tmp.path().join("victim-dir");
+        std::fs::create_dir(&standin).unwrap();
+        std::fs::write(standin.join("keep"), b"k").unwrap();
+        let img = standin.join("victim.img");
+        std::fs::write(&img, b"img").unwrap();
+        let forged = ProcessRecord {
+            kept: None,
+            owner: ProcessId { pid: 1, start_ticks: u64::MAX },
+            entries: vec![
+                Entry { id: 1, resource: Resource::Directory { path: standin.clone() } },
+                Entry { id: 2, resource: Resource::ImageFile { path: img.clone() } },
+            ],
+        };
+        sd.write_record(&sd.path().join("1.json"), &forged).unwrap();
+        // A state write cut short by kill -9: its writer's pid is gone.
+        let dir = sd.open(false).unwrap();
+        let tmpname = ".999999999.json.999999999.0123456789abcdef.tmp";
+        secure::write_atomic(dir.as_fd(), "x", b"{}", 0o600).unwrap();
+        rustix::fs::renameat(&dir, "x", &dir, tmpname).unwrap();
+        let report = cleanup(&sd).unwrap();
+        assert!(report.removed.iter().any(|r| r.contains(tmpname)), "{report}");
+        assert!(!sd.path().join(tmpname).exists());
+        assert!(report.removed.iter().all(|r| !r.contains("victim")), "{report}");
+        assert_eq!(report.not_ours.len(), 2, "{report}");
+        assert!(report.failed.is_empty(), "{report}");
+        assert_eq!(std::fs::read(standin.join("keep")).unwrap(), b"k");
+        assert_eq!(std::fs::read(&img).unwrap(), b"img");
     }
 }

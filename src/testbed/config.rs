@@ -16,6 +16,12 @@
 //! know, such as `compression=lz4`, and its message is shown). A `:` segment without `=` is taken
 //! as part of the previous value, so SELinux contexts such as `context=a:b:c:s0` survive.
 //!
+//! Every mkfs argument, mount option and zfs property is checked against the filesystem's
+//! allow-list in [`super::fsopts`] when the configuration is parsed: an unknown option, or one
+//! that names a path or a device (an external log or journal, another device, a directory to
+//! copy in), is refused there (exit 2), before anything is made. mkfs arguments are argv
+//! entries (the short form splits `mkfs=` on whitespace; the TOML form gives the list as is).
+//!
 //! The default label is the whole short string, so a sweep like
 //! `ext4:mount=data=writeback,nobarrier ext4:mount=nodelalloc xfs` is distinguishable in output.
 //!
@@ -485,6 +491,8 @@ impl TryFrom<RawFsConfig> for FsConfig {
         if raw.devices == Some(0) && kind.needs_devices() {
             return Err(ConfigError::Invalid(format!("{kind} needs at least one device")));
         }
+        super::fsopts::check_mkfs(kind, &cfg.mkfs_opts)?;
+        super::fsopts::check_mount(kind, &cfg.mount_opts)?;
         match kind {
             FsKind::Zfs => {
                 let z = raw.zfs.unwrap_or(RawZfs { layout: None, properties: Vec::new() });
@@ -510,6 +518,7 @@ impl TryFrom<RawFsConfig> for FsConfig {
                         )));
                     }
                 }
+                super::fsopts::check_zfs(&z.properties)?;
                 cfg.zfs = ZfsOpts {
                     layout: ZfsLayout::build(name, raw.devices)?,
                     properties: z.properties,
@@ -715,6 +724,26 @@ mod tests {
         assert!(FsConfig::parse("ext4:devices=two").is_err());
         assert!(FsConfig::parse("tmpfs:mkfs=-q").is_err());
         assert!(FsConfig::parse("xfs:nonsense").is_err());
+    }
+
+    #[test]
+    fn options_naming_devices_or_paths_are_refused_when_parsed() {
+        for s in [
+            "btrfs:mkfs=/dev/loop11",
+            "xfs:mkfs=-l logdev=/dev/loop11,size=64m",
+            "ext4:mkfs=-J device=/dev/loop11",
+            "ext4:mkfs=-d /etc",
+            "ext4:mount=journal_path=/dev/loop11",
+            "xfs:mount=logdev=/dev/loop11",
+            "zfs:compression=/dev/loop11",
+        ] {
+            let e = FsConfig::parse(s).unwrap_err().to_string();
+            assert!(e.contains("remove or change it"), "{s}: {e}");
+        }
+        let e = FsConfig::from_toml("kind = \"btrfs\"\nmkfs_opts = [\"/dev/loop11\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not an option"), "{e}");
     }
 
     #[test]

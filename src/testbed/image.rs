@@ -74,7 +74,20 @@ impl Guard<Dir> {
             let _ = rec.forget();
             return Err(TestbedError::io("creating directory", path, e));
         }
-        Ok(Guard::new(Dir { path: path.to_path_buf() }, rec))
+        let guard = Guard::new(Dir { path: path.to_path_buf() }, rec);
+        // fsbench's mark, which `testbed cleanup` asks for before it removes anything here.
+        let fd = rustix::fs::open(
+            path,
+            rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| TestbedError::io("opening directory", path, e.into()))?;
+        super::mark::set_dir(fd.as_fd())
+            .map_err(|e| TestbedError::io("marking directory", path, e))?;
+        Ok(guard)
     }
 }
 
@@ -111,7 +124,7 @@ pub fn remove_owned_dir_at(parent: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io
         Err(e) => return Err(e.into()),
     };
     for (n, ft) in crate::sys::secure::list(fd.as_fd())? {
-        if ft == FileType::Symlink {
+        if ft == FileType::Symlink || (n == super::mark::MARK_FILE && ft == FileType::RegularFile) {
             rustix::fs::unlinkat(&fd, n.as_str(), AtFlags::empty())?;
         }
     }
@@ -215,6 +228,8 @@ impl Guard<Image> {
             }
         };
         let guard = Guard::new(Image { path: path.to_path_buf(), size_bytes }, rec);
+        // fsbench's mark (where extended attributes exist; else its directory's mark vouches).
+        super::mark::set(f.as_fd());
         // set_len extends without writing: the file stays sparse. On failure the guard deletes it.
         f.set_len(size_bytes).map_err(|e| TestbedError::io("creating image", path, e))?;
         Ok(guard)

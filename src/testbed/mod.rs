@@ -25,8 +25,10 @@ pub mod device;
 pub mod env;
 pub mod error;
 pub mod evict;
+pub mod fsopts;
 pub mod image;
 pub mod loopdev;
+pub mod mark;
 pub mod mount;
 /// See [`crate::sys::mountinfo`] (the one parser).
 pub use crate::sys::mountinfo;
@@ -160,6 +162,56 @@ pub struct Testbed {
     guards: Vec<Owned>,
     state: StateDir,
     name: String,
+    /// Last: removed after everything in them is torn down.
+    _made_dirs: MadeDirs,
+}
+
+/// Directories of `--workdir` that did not exist and were made for a testbed; removed (only if
+/// empty: another testbed may use them now) when it is torn down or fails, deepest first.
+#[derive(Debug, Default)]
+struct MadeDirs(Vec<PathBuf>);
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        for d in self.0.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Make `--workdir` and the parents it lacks, remembering which were made. A path that exists
+/// and is not a directory is bad input.
+fn make_workdir(dir: &Path) -> Result<MadeDirs, TestbedError> {
+    let not_dir = |p: &Path| {
+        TestbedError::Config(ConfigError::Invalid(format!(
+            "--workdir {}: {} is not a directory; give a directory (missing ones are created)",
+            dir.display(),
+            p.display()
+        )))
+    };
+    let mut missing = Vec::new();
+    let mut p = dir;
+    loop {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => return Err(not_dir(p)),
+            Err(_) => missing.push(p.to_path_buf()),
+        }
+        match p.parent() {
+            Some(q) if !q.as_os_str().is_empty() => p = q,
+            _ => break,
+        }
+    }
+    let mut made = MadeDirs::default();
+    for m in missing.into_iter().rev() {
+        match std::fs::create_dir(&m) {
+            Ok(()) => made.0.push(m),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // `made` is dropped: what was made so far is removed.
+            Err(e) => return Err(TestbedError::io("creating workdir", &m, e)),
+        }
+    }
+    Ok(made)
 }
 
 impl std::fmt::Debug for Testbed {
@@ -191,8 +243,7 @@ impl Testbed {
         preflight::check(config, opts.size_bytes, real.is_some())?;
         let real = real.map(|d| validate_real_device(d, opts.force)).transpose()?;
         let state = StateDir::new(opts.state_dir.clone().unwrap_or_else(default_state_dir));
-        std::fs::create_dir_all(&opts.workdir)
-            .map_err(|e| TestbedError::io("creating workdir", &opts.workdir, e))?;
+        let made_dirs = make_workdir(&opts.workdir)?;
         let workdir = std::fs::canonicalize(&opts.workdir)
             .map_err(|e| TestbedError::io("resolving workdir", &opts.workdir, e))?;
         // Images and mount points go here, and cleanup deletes by path: nobody but root may be
@@ -214,6 +265,7 @@ impl Testbed {
             guards: Vec::new(),
             state: state.clone(),
             name: format!("tb-{}-{seq}", std::process::id()),
+            _made_dirs: made_dirs,
         };
         // On any error below, dropping `tb` tears down what exists so far.
         tb.build(&workdir, seq, real, opts, &state)?;
@@ -578,7 +630,9 @@ pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
         FsKind::Btrfs => ("mkfs.btrfs", "btrfs-progs"),
         FsKind::Zfs | FsKind::Tmpfs => ("true", "coreutils"),
     };
-    let mut cmd = Cmd::new(program).hint(format!("install the Debian package {package}"));
+    // Interruptible: Ctrl-C during mkfs stops fsbench at once (the device is torn down after).
+    let mut cmd =
+        Cmd::new(program).hint(format!("install the Debian package {package}")).interruptible();
     match cfg.kind {
         FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
             cmd = cmd.args(["-F", "-q"]);

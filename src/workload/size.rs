@@ -51,6 +51,11 @@ impl fmt::Display for SizeExpr {
 pub enum SizeText {
     /// An integer number of bytes.
     Int(u64),
+    /// A negative integer: refused with a message of its own (serde's untagged enums say only
+    /// "did not match any variant").
+    Negative(i64),
+    /// A fractional number: refused likewise.
+    Float(f64),
     /// A string such as "8K" or "freemem/2".
     Text(String),
 }
@@ -60,6 +65,12 @@ impl TryFrom<SizeText> for SizeExpr {
     fn try_from(t: SizeText) -> Result<Self, String> {
         match t {
             SizeText::Int(b) => Ok(SizeExpr::Bytes(b)),
+            SizeText::Negative(n) => Err(format!(
+                "{n}: a size cannot be negative; write bytes (8192) or a size such as \"8K\""
+            )),
+            SizeText::Float(f) => Err(format!(
+                "{f}: a size is a whole number of bytes (8192) or a size such as \"1.5M\""
+            )),
             SizeText::Text(s) => {
                 if let Some(d) = s.trim().strip_prefix("freemem/") {
                     let d: u64 = d.trim().parse().map_err(|_| {
@@ -96,6 +107,7 @@ impl TryFrom<SizeText> for Bytes {
         match t {
             SizeText::Int(b) => Ok(Bytes(b)),
             SizeText::Text(s) => parse_bytes(&s).map(Bytes),
+            other => SizeExpr::try_from(other).map(|_| Bytes(0)),
         }
     }
 }

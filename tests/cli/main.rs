@@ -13,6 +13,7 @@ mod metadata;
 mod roles;
 mod run;
 mod security;
+mod security2;
 mod signals;
 mod store;
 mod suite;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn skip_unless_root_and_setpriv() -> bool {
+pub(crate) fn skip_unless_root_and_setpriv() -> bool {
     if !is_root() {
         return skip("needs root (fsbench as root is what is attacked)");
     }
@@ -22,20 +22,20 @@ fn skip_unless_root_and_setpriv() -> bool {
 }
 
 /// Run `script` with sh as `nobody`; the attacker's step.
-fn as_nobody(script: &str) -> Output {
+pub(crate) fn as_nobody(script: &str) -> Output {
     let o = nobody_cmd(script).output().expect("setpriv");
     assert!(o.status.success(), "attacker step failed: {script}\n{}", stderr(&o));
     o
 }
 
-fn nobody_cmd(script: &str) -> Command {
+pub(crate) fn nobody_cmd(script: &str) -> Command {
     let mut c = Command::new("setpriv");
     c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "sh", "-c", script]);
     c
 }
 
 /// A directory anyone may write in (sticky, like /tmp and /var/tmp), inside the test's own.
-fn world_dir(parent: &Path, name: &str, mode: u32) -> PathBuf {
+pub(crate) fn world_dir(parent: &Path, name: &str, mode: u32) -> PathBuf {
     let d = parent.join(name);
     std::fs::create_dir(&d).unwrap();
     std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -43,13 +43,13 @@ fn world_dir(parent: &Path, name: &str, mode: u32) -> PathBuf {
 }
 
 /// A root-owned 0600 file standing in for something precious.
-fn victim(path: &Path) -> PathBuf {
+pub(crate) fn victim(path: &Path) -> PathBuf {
     std::fs::write(path, b"root's precious bytes").unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
     path.to_path_buf()
 }
 
-fn intact(path: &Path) {
+pub(crate) fn intact(path: &Path) {
     assert_eq!(
         std::fs::read(path).unwrap(),
         b"root's precious bytes",
@@ -59,11 +59,11 @@ fn intact(path: &Path) {
 }
 
 /// fsbench as root with its state in `state`.
-fn fsbench_in(state: &Path, args: &[&str]) -> Output {
+pub(crate) fn fsbench_in(state: &Path, args: &[&str]) -> Output {
     command().env("FSBENCH_STATE_DIR", state).args(args).output().unwrap()
 }
 
-fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 

@@ -141,12 +141,17 @@ pub fn write_html_new(
 fn render_with_charts(runs: &[ReportRun], svg_dir: Option<&Path>) -> Result<String, ReportError> {
     let (html, charts) = render(runs)?;
     if let Some(dir) = svg_dir {
-        std::fs::create_dir_all(dir)
+        // Opened without following another user's link, created if missing; each chart
+        // replaced by rename, never written through a planted link.
+        let dfd = crate::sys::outfile::open_dir(dir, true)
             .map_err(|source| ReportError::Write { path: dir.into(), source })?;
         for c in &charts {
-            let p = dir.join(&c.file_name);
-            crate::sys::outfile::replace(&p, c.svg.as_bytes())
-                .map_err(|source| ReportError::Write { path: p, source })?;
+            crate::sys::outfile::replace_at(
+                std::os::fd::AsFd::as_fd(&dfd),
+                &c.file_name,
+                c.svg.as_bytes(),
+            )
+            .map_err(|source| ReportError::Write { path: dir.join(&c.file_name), source })?;
         }
     }
     Ok(html)
