@@ -21,7 +21,7 @@
 //!
 //! [`targets`] has the lifecycle of the targets themselves (directories and testbeds).
 
-use crate::decision::{auto_verdict, AutoRepeat};
+use crate::decision::{self, auto_verdict, AutoRepeat, Next, Standing, Stop};
 pub mod targets;
 
 use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
@@ -242,27 +242,66 @@ impl State<'_, '_> {
         let max = a.max.max(a.min).max(1);
         match self.plan.order {
             Order::Interleaved => {
-                // Rounds as `schedule` makes them, each with the tests still open; a test's
-                // stop applies on every target (they are compared on the same repetitions).
+                // The minimum rounds as `schedule` makes them, each with the tests still open; a
+                // test's stop applies on every target (they are compared on the same
+                // repetitions).
                 let mut open = vec![true; tests];
-                for rep in 0..max {
-                    for (test, _) in open.clone().iter().enumerate().filter(|(_, o)| **o) {
-                        for k in 0..n {
-                            let target = (k + rep as usize + test) % n;
-                            let unit = Unit { target, test, reps: rep..rep + 1 };
-                            if self.step(&unit)? {
+                let mut rounds = vec![0u32; tests];
+                let mut seconds = vec![0.0f64; tests];
+                let all: Vec<usize> = (0..n).collect();
+                for rep in 0..a.min.clamp(1, max) {
+                    for test in (0..tests).filter(|t| open[*t]) {
+                        if self.round(test, rep, &mut seconds[test])? {
+                            return Ok(true);
+                        }
+                        rounds[test] += 1;
+                    }
+                    let now: Vec<usize> = (0..tests).filter(|t| open[*t]).collect();
+                    for test in now {
+                        if self.close(a, &all, test, rep + 1, spent()) {
+                            open[test] = false;
+                        }
+                    }
+                }
+                // Then one round at a time, where it buys a decision.
+                while let Some(settle) = a.settle {
+                    let standing: Vec<(usize, Standing)> = (0..tests)
+                        .filter(|t| open[*t])
+                        .map(|t| (t, self.standing(&all, t, rounds[t], seconds[t], &settle)))
+                        .collect();
+                    let elapsed = started.elapsed().as_secs_f64();
+                    match decision::next(&standing, elapsed, a.budget.map(|b| b.as_secs_f64())) {
+                        Next::Done => break,
+                        Next::GiveUp(test, why, needed) => {
+                            self.finish(a, &all, test, why, needed);
+                            open[test] = false;
+                        }
+                        Next::Run(test) => {
+                            if self.round(test, rounds[test], &mut seconds[test])? {
                                 return Ok(true);
+                            }
+                            rounds[test] += 1;
+                            if self.close(a, &all, test, rounds[test], spent()) {
+                                open[test] = false;
                             }
                         }
                     }
-                    for (test, o) in open.iter_mut().enumerate().filter(|(_, o)| **o) {
-                        let on: Vec<usize> = (0..n).collect();
-                        if self.close(a, &on, test, rep + 1, spent()) {
-                            *o = false;
-                        }
-                    }
+                }
+                // Without a decision to settle: rounds of every open test, to the maximum.
+                for rep in a.min.clamp(1, max)..max {
                     if !open.contains(&true) {
                         break;
+                    }
+                    for test in (0..tests).filter(|t| open[*t]) {
+                        if self.round(test, rep, &mut seconds[test])? {
+                            return Ok(true);
+                        }
+                    }
+                    let now: Vec<usize> = (0..tests).filter(|t| open[*t]).collect();
+                    for test in now {
+                        if self.close(a, &all, test, rep + 1, spent()) {
+                            open[test] = false;
+                        }
                     }
                 }
             }
@@ -285,6 +324,44 @@ impl State<'_, '_> {
         Ok(false)
     }
 
+    /// Round `rep` of `test`: one repetition on every target, in an order that rotates with the
+    /// test and the round. Adds the seconds it took (set-up and cache work included) to
+    /// `seconds`. `Ok(true)`: interrupted.
+    fn round(&mut self, test: usize, rep: u32, seconds: &mut f64) -> anyhow::Result<bool> {
+        let n = self.targets.count();
+        let t0 = std::time::Instant::now();
+        for k in 0..n {
+            let target = (k + rep as usize + test) % n;
+            if self.step(&Unit { target, test, reps: rep..rep + 1 })? {
+                return Ok(true);
+            }
+        }
+        *seconds += t0.elapsed().as_secs_f64();
+        Ok(false)
+    }
+
+    /// Where open `test` stands on targets `on` after `rounds` rounds that took `seconds`.
+    fn standing(
+        &self,
+        on: &[usize],
+        test: usize,
+        rounds: u32,
+        seconds: f64,
+        settle: &decision::Settle,
+    ) -> Standing {
+        let results: Vec<&TestResult> =
+            on.iter().filter_map(|i| self.acc[*i][test].as_ref()).collect();
+        let (to_settle, to_settle_at_best) = if results.len() < on.len() {
+            (f64::INFINITY, f64::INFINITY)
+        } else {
+            (
+                decision::rounds_to_settle(&results, settle, false),
+                decision::rounds_to_settle(&results, settle, true),
+            )
+        };
+        Standing { rounds, seconds, to_settle, to_settle_at_best }
+    }
+
     /// Decide whether `test` on targets `on` is done after `done` repetitions; when it is,
     /// record why on each of them. Returns whether it is done.
     fn close(&mut self, a: &AutoRepeat, on: &[usize], test: usize, done: u32, spent: bool) -> bool {
@@ -293,8 +370,29 @@ impl State<'_, '_> {
         if results.len() < on.len() {
             return false;
         }
-        let (stop, widest) = auto_verdict(a, &results, done, spent);
-        let Some(stop) = stop else { return false };
+        let Some(stop) = auto_verdict(a, &results, done, spent).0 else { return false };
+        self.finish(a, on, test, stop, None);
+        true
+    }
+
+    /// Record on `test` of each target in `on` why its repetitions stopped (with the budget it
+    /// would have needed, for a test given up), and hand the result on.
+    fn finish(
+        &mut self,
+        a: &AutoRepeat,
+        on: &[usize],
+        test: usize,
+        stop: Stop,
+        needed: Option<f64>,
+    ) {
+        let results: Vec<&TestResult> =
+            on.iter().filter_map(|i| self.acc[*i][test].as_ref()).collect();
+        let widest = auto_verdict(a, &results, 0, false).1;
+        let cv = results
+            .iter()
+            .filter_map(|t| t.summary.as_ref().map(|s| s.merit().cv))
+            .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))));
+        let noisy = matches!(stop, Stop::Noisy | Stop::Budget);
         for i in on {
             if let Some(t) = self.acc[*i][test].as_mut() {
                 t.warn(crate::model::result::Warning::Repetitions {
@@ -302,11 +400,12 @@ impl State<'_, '_> {
                     stopped_by: stop.as_str().into(),
                     ci: widest,
                     target_ci: a.target_ci,
+                    needed_budget_s: needed.filter(|_| noisy),
+                    cv: cv.filter(|_| noisy),
                 });
                 (self.on_test)(*i, test, t);
             }
         }
-        true
     }
 }
 

@@ -171,6 +171,14 @@ pub enum Warning {
         ci: Option<f64>,
         /// The target half-width.
         target_ci: f64,
+        /// `noisy` or `budget`: the time budget (seconds of the whole run's repetitions) the
+        /// test would have needed to settle, as forecast from its noise and cost; None when no
+        /// number of repetitions is expected to settle it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        needed_budget_s: Option<f64>,
+        /// The widest coefficient of variation of the figure over the configurations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cv: Option<f64>,
     },
     /// Free text: what fsbench 0.1 stored (its warnings were text).
     Note {
@@ -239,7 +247,7 @@ impl std::fmt::Display for Warning {
             Warning::Stonewalled => f.write_str(
                 "stonewalled: the timed phases stopped at the stonewall; the figure counts the work every rank completed (smallest rank × ranks)",
             ),
-            Warning::Repetitions { count, stopped_by, ci, target_ci } => {
+            Warning::Repetitions { count, stopped_by, ci, target_ci, needed_budget_s, cv } => {
                 let ci = match ci {
                     // Of the 20%-trimmed mean of the log figures, the widest of the test over
                     // the configurations compared: one number for the test, not this side's.
@@ -256,6 +264,18 @@ impl std::fmt::Display for Warning {
                     ),
                     "max" => format!("{ci}: stopped at the most repetitions (--max-repeat)"),
                     "budget" => format!("{ci}: stopped by the time budget (--time-budget)"),
+                    "noisy" => {
+                        let cv = cv.map(|c| format!(": CV {:.0}%", c * 100.0)).unwrap_or_default();
+                        match needed_budget_s {
+                            Some(s) => format!(
+                                "{ci}: too noisy to decide at this budget{cv}; --time-budget {:.0}s would be needed",
+                                s.ceil()
+                            ),
+                            None => format!(
+                                "{ci}: too noisy to decide at this budget{cv}, and its gap is too close to the minimum effect for more repetitions to settle it"
+                            ),
+                        }
+                    }
                     _ => format!("{ci}: stopped ({stopped_by})"),
                 };
                 write!(f, "--repeat auto: {count} repetitions, {why}")

@@ -617,6 +617,8 @@ mod tests {
             stopped_by: stopped_by.into(),
             ci: Some(0.1),
             target_ci: 0.05,
+            needed_budget_s: None,
+            cv: None,
         };
         let build = |second: &str| {
             let mut configs = vec![
