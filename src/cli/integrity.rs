@@ -87,7 +87,7 @@ Each run is stored in the results database (unless --no-store): `fsbench history
 the HTML report (a matrix per configuration, cells coloured by outcome, the evidence of each
 case on hover and unfolded below).";
 
-fn parse_size(s: &str) -> Result<u64, String> {
+fn parse_size(s: &str) -> Result<u64, crate::workload::size::SizeError> {
     crate::workload::size::parse_bytes(s)
 }
 

@@ -70,7 +70,7 @@ impl SuiteArgs {
             None => SuiteSource::Embedded(self.suite.clone()),
         };
         let suite = workload::load(&source, &ctx)?.select(&self.test)?;
-        workload::limits::check_suite_bounded(&suite, self.allow_long).map_err(super::UserError)?;
+        workload::limits::check_suite_bounded(&suite, self.allow_long)?;
         Ok(suite)
     }
 }

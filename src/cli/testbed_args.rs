@@ -33,7 +33,7 @@ pub struct TestbedArgs {
     pub image_alloc: ImageAlloc,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
+fn parse_size(s: &str) -> Result<u64, crate::workload::size::SizeError> {
     crate::workload::size::parse_bytes(s)
 }
 

@@ -54,6 +54,17 @@ pub enum ClusterError {
     },
 }
 
+impl crate::sys::classify::Classify for ClusterError {
+    /// The other ranks, the MPI library or a signal stopped the run, not what the user gave.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+
+    fn is_interrupted(&self) -> bool {
+        matches!(self, ClusterError::Interrupted { .. })
+    }
+}
+
 /// What a multi-client run needs from the message-passing layer. Every collective method
 /// (`barrier`, `broadcast`, `gather`) must be called by every rank in the same order.
 pub trait Comm: Send + Sync {

@@ -89,6 +89,13 @@ pub enum FioError {
     },
 }
 
+impl crate::sys::classify::Classify for FioError {
+    /// Every error in a job file is the user's to fix.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
 /// Read and translate a job file, with `${VAR}`s from the process environment.
 pub fn translate_file(path: &Path) -> Result<Translation, FioError> {
     let text = std::fs::read_to_string(path)

@@ -61,6 +61,16 @@ pub enum IntegrityError {
     Unsupported(String),
 }
 
+impl crate::sys::classify::Classify for IntegrityError {
+    /// A configuration fsbench cannot test is the user's choice; the testbed's errors say.
+    fn is_bad_input(&self) -> bool {
+        match self {
+            IntegrityError::Testbed(e) => e.is_bad_input(),
+            IntegrityError::Unsupported(_) => true,
+        }
+    }
+}
+
 /// How many copies of a data block the configuration keeps.
 pub fn data_copies(config: &FsConfig) -> usize {
     match config.kind {

@@ -65,9 +65,9 @@ pub enum ProfileError {
     },
 }
 
-impl ProfileError {
+impl crate::sys::classify::Classify for ProfileError {
     /// Whether the user's input is at fault (exit code 2).
-    pub fn is_bad_input(&self) -> bool {
+    fn is_bad_input(&self) -> bool {
         matches!(
             self,
             ProfileError::CommandNotFound(_)

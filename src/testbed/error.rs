@@ -140,3 +140,9 @@ impl TestbedError {
 
 /// Result alias for the testbed layer.
 pub type Result<T, E = TestbedError> = std::result::Result<T, E>;
+
+impl crate::sys::classify::Classify for TestbedError {
+    fn is_bad_input(&self) -> bool {
+        TestbedError::is_bad_input(self)
+    }
+}

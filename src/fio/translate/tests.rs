@@ -54,7 +54,7 @@ fn sizes_follow_fio() {
     assert_eq!(parse_size("64m").unwrap(), 64 << 20);
     assert_eq!(parse_size("2g").unwrap(), 2 << 30);
     assert_eq!(parse_size("1t").unwrap(), 1 << 40);
-    assert!(parse_size("10%").unwrap_err().contains("percentages"));
+    assert!(parse_size("10%").unwrap_err().to_string().contains("percentages"));
     assert!(parse_size("abc").is_err());
     assert_eq!(parse_time("30").unwrap(), 30.0);
     assert_eq!(parse_time("2m").unwrap(), 120.0);
