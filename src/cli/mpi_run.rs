@@ -44,8 +44,7 @@ fn start(
     dirs: &[PathBuf],
     check: &dyn Fn(&Suite) -> Result<(), String>,
 ) -> anyhow::Result<Option<Start>> {
-    let comm =
-        crate::cluster::init(Some(Duration::from_secs_f64(mpi.mpi_timeout))).map_err(UserError)?;
+    let comm = crate::cluster::init(Some(Duration::from_secs_f64(mpi.mpi_timeout)))?;
     let rank = comm.rank();
     // Stage 1: rank 0 validates the workload; every rank runs what it broadcast.
     let Some(suite) = share_suite(&*comm, load)? else { return Ok(None) };

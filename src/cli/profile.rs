@@ -140,8 +140,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         write_json(j, &p)?;
     }
     if let Some(h) = &a.html {
-        let page = crate::present::html::profile::render(&p)
-            .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+        let page = crate::present::html::profile::render(&p).context("drawing the charts")?;
         std::fs::write(h, page).with_context(|| format!("writing {}", h.display()))?;
         eprintln!("fsbench: HTML written to {}", h.display());
     }

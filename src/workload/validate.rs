@@ -138,6 +138,7 @@ fn scaled_note(t: &TestDef, scale: crate::model::scale::Scale) -> Option<String>
     Some(format!("at scale {scale}: {}", parts.join(", ")))
 }
 
+/// One test: its threads and engine, its files, its phases in order, its roles.
 fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef, WorkloadError> {
     let loc = Loc { origin, test: &t.id, phase: None, entry: None };
     if t.id.trim().is_empty() || t.id.contains(',') {
@@ -151,8 +152,60 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     }
     let (engine, iodepth) = resolve_engine(t, &loc)?;
     let direct = t.direct.unwrap_or(false);
-    // The test's files: one shared file or one per thread (`file`), or a fileset.
-    let (kind, files, raw_size) = match (&t.file, &t.fileset) {
+    let files = resolve_files(t, engine, iodepth, direct, ctx, &loc)?;
+    if t.phases.is_empty() {
+        return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
+    }
+    let phases = resolve_phases(t, &files, (engine, iodepth, direct), ctx, origin)?;
+    if !phases.iter().any(|p| p.timed) {
+        return Err(loc.err("no timed phase: set timed = true on at least one phase"));
+    }
+    let uring = resolve_uring(t, engine, iodepth, direct, &loc)?;
+    let mut roles = Vec::with_capacity(t.roles.len());
+    for r in &t.roles {
+        roles.push(resolve_role(r, origin, &t.id, ctx)?);
+        if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
+            return Err(
+                loc.err(format!("two roles are named `{}`: give each its own name", r.name))
+            );
+        }
+    }
+    Ok(TestDef {
+        id: t.id.clone(),
+        name: t.name.clone(),
+        description: t.description.clone(),
+        notes: t.notes.clone(),
+        threads: t.threads,
+        engine,
+        iodepth,
+        uring,
+        figure: resolve_figure(t, &loc)?,
+        files: files.set,
+        phases,
+        roles,
+    })
+}
+
+/// A test's files as resolved, with what its phases are checked against.
+struct TestFiles {
+    /// Data (one file, or one per thread) or a fileset.
+    kind: Kind,
+    set: FileSet,
+    /// The data file's size before scaling (0 for a fileset): sync intervals scale with it.
+    raw_size: u64,
+}
+
+/// The test's files: one shared file or one per thread (`file`), or a fileset; checked against
+/// the engine, which only data tests choose.
+fn resolve_files(
+    t: &TestSpec,
+    engine: EngineKind,
+    iodepth: u32,
+    direct: bool,
+    ctx: &ResolveCtx,
+    loc: &Loc<'_>,
+) -> Result<TestFiles, WorkloadError> {
+    match (&t.file, &t.fileset) {
         (Some(f), None) => {
             let raw_size = f.size.resolve(ctx.free_memory);
             let size_bytes = ctx.scale.apply(raw_size);
@@ -160,7 +213,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
             }
             // One file that every thread works on, or one per thread.
-            let files = FileSet {
+            let set = FileSet {
                 count: if f.shared { 1 } else { t.threads as u64 },
                 shared: f.shared,
                 layout: Layout::Flat,
@@ -173,7 +226,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             if engine == EngineKind::Mmap && !f.prefill {
                 return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
             }
-            (Kind::Data, files, raw_size)
+            Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
         (None, Some(fs)) => {
             if matches!(engine, EngineKind::IoUring | EngineKind::Mmap) {
@@ -185,47 +238,38 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             if direct {
                 return Err(loc.err("direct = true applies to data tests; fileset ops read and write whole files through the page cache"));
             }
-            let files = resolve_fileset(fs, t.threads, ctx, &loc)?;
-            (Kind::Fileset, files, 0)
+            let set = resolve_fileset(fs, t.threads, ctx, loc)?;
+            Ok(TestFiles { kind: Kind::Fileset, set, raw_size: 0 })
         }
-        (Some(_), Some(_)) => {
-            return Err(loc.err(
-                "a test has either `file` (one data file) or `fileset` (many files), not both",
-            ))
-        }
-        (None, None) => {
-            return Err(loc.err(
-                "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
-            ))
-        }
-    };
-    if t.phases.is_empty() {
-        return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
+        (Some(_), Some(_)) => Err(loc.err(
+            "a test has either `file` (one data file) or `fileset` (many files), not both",
+        )),
+        (None, None) => Err(loc.err(
+            "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
+        )),
     }
+}
+
+/// The phases in order: each resolved, given the test's O_DIRECT and its cache precondition,
+/// checked against the engine, and refused when it uses files nothing has made yet.
+fn resolve_phases(
+    t: &TestSpec,
+    files: &TestFiles,
+    (engine, iodepth, direct): (EngineKind, u32, bool),
+    ctx: &ResolveCtx,
+    origin: &str,
+) -> Result<Vec<PhaseDef>, WorkloadError> {
+    let kind = files.kind;
     let mut phases = Vec::with_capacity(t.phases.len());
     // Whether the files exist, with data, before each phase: prefilled, or made by an earlier
     // phase.
-    let mut has_files = files.prefill;
-    let sizes = (raw_size, files.size_bytes());
+    let mut has_files = files.set.prefill;
+    let sizes = (files.raw_size, files.set.size_bytes());
     for p in &t.phases {
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
-        let mut phase = resolve_phase(p, kind, &files, t.threads, ctx, sizes, &ploc)?;
+        let mut phase = resolve_phase(p, kind, &files.set, t.threads, ctx, sizes, &ploc)?;
         phase.open.direct |= direct;
-        phase.cache = match (phase.open.direct, phase.cache) {
-            (true, CacheReq::Any | CacheReq::Direct) => CacheReq::Direct,
-            (true, c) => {
-                return Err(ploc.err(format!(
-                    "cache = \"{}\" with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to prepare; leave cache out (it is reported as \"direct\")",
-                    if c == CacheReq::Cached { "cached" } else { "uncached" }
-                )))
-            }
-            (false, CacheReq::Direct) => {
-                return Err(ploc.err(
-                    "cache = \"direct\" needs O_DIRECT: set direct = true on the test (or open = [\"direct\"])",
-                ))
-            }
-            (false, c) => c,
-        };
+        phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
         if kind == Kind::Data {
             check_caps(engine, iodepth, &phase, &ploc)?;
         }
@@ -251,33 +295,23 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         has_files |= makes;
         phases.push(phase);
     }
-    if !phases.iter().any(|p| p.timed) {
-        return Err(loc.err("no timed phase: set timed = true on at least one phase"));
+    Ok(phases)
+}
+
+/// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
+/// (reported as `direct`), and `direct` needs O_DIRECT.
+fn direct_cache(direct: bool, cache: CacheReq, loc: &Loc<'_>) -> Result<CacheReq, WorkloadError> {
+    match (direct, cache) {
+        (true, CacheReq::Any | CacheReq::Direct) => Ok(CacheReq::Direct),
+        (true, c) => Err(loc.err(format!(
+            "cache = \"{}\" with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to prepare; leave cache out (it is reported as \"direct\")",
+            if c == CacheReq::Cached { "cached" } else { "uncached" }
+        ))),
+        (false, CacheReq::Direct) => Err(loc.err(
+            "cache = \"direct\" needs O_DIRECT: set direct = true on the test (or open = [\"direct\"])",
+        )),
+        (false, c) => Ok(c),
     }
-    let uring = resolve_uring(t, engine, iodepth, direct, &loc)?;
-    let mut roles = Vec::with_capacity(t.roles.len());
-    for r in &t.roles {
-        roles.push(resolve_role(r, origin, &t.id, ctx)?);
-        if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
-            return Err(
-                loc.err(format!("two roles are named `{}`: give each its own name", r.name))
-            );
-        }
-    }
-    Ok(TestDef {
-        id: t.id.clone(),
-        name: t.name.clone(),
-        description: t.description.clone(),
-        notes: t.notes.clone(),
-        threads: t.threads,
-        engine,
-        iodepth,
-        uring,
-        figure: resolve_figure(t, &loc)?,
-        files,
-        phases,
-        roles,
-    })
 }
 
 /// A role's file and pattern, checked like a data test's phase; it runs until the foreground
@@ -912,7 +946,44 @@ fn resolve_fileset(
     ctx: &ResolveCtx,
     loc: &Loc<'_>,
 ) -> Result<FileSet, WorkloadError> {
-    let layout = match (fs.flat, fs.tree) {
+    let (count, layout) = scaled_layout(fileset_layout(fs, loc)?, fs, ctx, loc)?;
+    if count < threads as u64 {
+        return Err(loc.err(format!(
+            "{count} files for {threads} threads: each thread needs at least one file slot; raise count or lower threads"
+        )));
+    }
+    let size = resolve_size_dist(&fs.size, loc)?;
+    if size.max() > MAX_FILE_BYTES {
+        return Err(loc.err(format!(
+            "file size up to {} is more than the {} limit for fileset files; use a file test for big files",
+            fmt_bytes(size.max()),
+            fmt_bytes(MAX_FILE_BYTES)
+        )));
+    }
+    let write_size = fs.write_size.map(|b| b.0).unwrap_or(DEFAULT_WRITE_SIZE);
+    if write_size == 0 || write_size > MAX_OP_BYTES {
+        return Err(loc.err(format!(
+            "fileset.write_size = {} must be between 1 byte and {}",
+            fmt_bytes(write_size),
+            fmt_bytes(MAX_OP_BYTES)
+        )));
+    }
+    let (paths, name_prefix) = fileset_names(fs, loc)?;
+    Ok(FileSet {
+        count,
+        shared: false,
+        layout,
+        size,
+        prefill: fs.prefill,
+        write_size,
+        paths,
+        name_prefix,
+    })
+}
+
+/// A fileset's layout as written: flat with a count, or a tree whose count, if given, agrees.
+fn fileset_layout(fs: &FilesetSpec, loc: &Loc<'_>) -> Result<Layout, WorkloadError> {
+    Ok(match (fs.flat, fs.tree) {
         (Some(true), None) => {
             let Some(count) = fs.count else {
                 return Err(loc.err("a flat fileset needs a count, e.g. fileset = { count = 10000, flat = true, size = \"4K\" }"));
@@ -955,8 +1026,18 @@ fn resolve_fileset(
         (Some(false), None) | (None, None) => {
             return Err(loc.err("say how the files are laid out: flat = true (one directory) or tree = { depth = 3, fanout = 10, files_per_dir = 100 }"))
         }
-    };
-    let (count, layout) = match layout {
+    })
+}
+
+/// The number of files and the layout at the scale of the run (a tree keeps its shape and
+/// scales its files per directory).
+fn scaled_layout(
+    layout: Layout,
+    fs: &FilesetSpec,
+    ctx: &ResolveCtx,
+    loc: &Loc<'_>,
+) -> Result<(u64, Layout), WorkloadError> {
+    Ok(match layout {
         Layout::Flat => {
             let c = ctx.scale.apply_count(fs.count.unwrap_or(0));
             if c > MAX_FILES {
@@ -972,28 +1053,11 @@ fn resolve_fileset(
             }
             (leaves * per, Layout::Tree { depth, fanout, files_per_dir: per })
         }
-    };
-    if count < threads as u64 {
-        return Err(loc.err(format!(
-            "{count} files for {threads} threads: each thread needs at least one file slot; raise count or lower threads"
-        )));
-    }
-    let size = resolve_size_dist(&fs.size, loc)?;
-    if size.max() > MAX_FILE_BYTES {
-        return Err(loc.err(format!(
-            "file size up to {} is more than the {} limit for fileset files; use a file test for big files",
-            fmt_bytes(size.max()),
-            fmt_bytes(MAX_FILE_BYTES)
-        )));
-    }
-    let write_size = fs.write_size.map(|b| b.0).unwrap_or(DEFAULT_WRITE_SIZE);
-    if write_size == 0 || write_size > MAX_OP_BYTES {
-        return Err(loc.err(format!(
-            "fileset.write_size = {} must be between 1 byte and {}",
-            fmt_bytes(write_size),
-            fmt_bytes(MAX_OP_BYTES)
-        )));
-    }
+    })
+}
+
+/// How the fileset's calls name files (`paths`) and the prefix of its file names.
+fn fileset_names(fs: &FilesetSpec, loc: &Loc<'_>) -> Result<(PathMode, String), WorkloadError> {
     let paths = match fs.paths.as_deref().unwrap_or("relative") {
         "relative" => PathMode::Relative,
         "absolute" => PathMode::Absolute,
@@ -1015,16 +1079,7 @@ fn resolve_fileset(
             "fileset.name_prefix = {name_prefix:?}: use 1 to {MAX_NAME_PREFIX} letters, digits, `.`, `_` or `-`, not starting with `.` or `-` (e.g. \"file.mdtest.0.\")"
         )));
     }
-    Ok(FileSet {
-        count,
-        shared: false,
-        layout,
-        size,
-        prefill: fs.prefill,
-        write_size,
-        paths,
-        name_prefix,
-    })
+    Ok((paths, name_prefix))
 }
 
 /// One entry of a fileset pattern: an op, or a weighted `choose` of ops.
@@ -1084,26 +1139,7 @@ fn resolve_meta_op(
     threads: u32,
     loc: &Loc<'_>,
 ) -> Result<MetaOp, WorkloadError> {
-    let name = o.op.as_deref().unwrap_or_default();
-    let kind = match OpKind::from_name(name) {
-        Some(k) if k.is_fileset() => k,
-        Some(OpKind::Read | OpKind::Write) => {
-            return Err(loc.err(format!(
-                "`{name}` is a data op of file tests; fileset tests read and write whole files: readwhole, create, append, replace"
-            )))
-        }
-        Some(OpKind::Fsync | OpKind::Fdatasync) => {
-            return Err(loc.err(format!(
-                "`{name}` needs an open file; in fileset tests set fsync = true on create or append, or use fsyncdir"
-            )))
-        }
-        _ => {
-            return Err(loc.err(format!(
-                "unknown op `{name}`; fileset ops are {}",
-                keys::FILESET_OP.known()
-            )))
-        }
-    };
+    let kind = fileset_op_kind(o.op.as_deref().unwrap_or_default(), loc)?;
     if o.offset.is_some() || o.align.is_some() {
         return Err(
             loc.err("offset and align apply to data tests; fileset ops work on whole files")
@@ -1138,6 +1174,43 @@ fn resolve_meta_op(
             Some(d)
         }
     };
+    let (fsync, fsync_dir) = meta_syncs(o, kind, fs, threads, loc)?;
+    Ok(MetaOp { kind, pick, fsync, fsync_dir, size })
+}
+
+/// The kind of a fileset op by name; data ops and syncs of an open file are refused with
+/// what to use instead.
+fn fileset_op_kind(name: &str, loc: &Loc<'_>) -> Result<OpKind, WorkloadError> {
+    Ok(match OpKind::from_name(name) {
+        Some(k) if k.is_fileset() => k,
+        Some(OpKind::Read | OpKind::Write) => {
+            return Err(loc.err(format!(
+                "`{name}` is a data op of file tests; fileset tests read and write whole files: readwhole, create, append, replace"
+            )))
+        }
+        Some(OpKind::Fsync | OpKind::Fdatasync) => {
+            return Err(loc.err(format!(
+                "`{name}` needs an open file; in fileset tests set fsync = true on create or append, or use fsyncdir"
+            )))
+        }
+        _ => {
+            return Err(loc.err(format!(
+                "unknown op `{name}`; fileset ops are {}",
+                keys::FILESET_OP.known()
+            )))
+        }
+    })
+}
+
+/// `fsync` and `fsync_dir` of a fileset op, checked against its kind; and the directory ops,
+/// which need a tree and one thread.
+fn meta_syncs(
+    o: &OpSpec,
+    kind: OpKind,
+    fs: &FileSet,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<(bool, bool), WorkloadError> {
     let fsync = o.fsync.unwrap_or(false);
     if fsync && !matches!(kind, OpKind::Create | OpKind::Append) {
         return Err(loc.err(format!(
@@ -1179,7 +1252,7 @@ fn resolve_meta_op(
             )));
         }
     }
-    Ok(MetaOp { kind, pick, fsync, fsync_dir, size })
+    Ok((fsync, fsync_dir))
 }
 
 #[cfg(test)]
