@@ -98,10 +98,13 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::observe::trace::ringbuf::PageError,
         crate::observe::trace::format::FormatError,
         crate::testbed::TestbedError,
+        crate::testbed::ConfigError,
+        crate::testbed::Refusal,
         crate::driver::TargetError,
         crate::integrity::IntegrityError,
         crate::integrity::fault::InjectError,
         crate::integrity::fault::UnknownFault,
+        crate::integrity::meta::MetaError,
         crate::profile::ProfileError,
         crate::profile::preload::ListError,
         crate::store::StoreError,
@@ -166,5 +169,69 @@ mod tests {
         assert_eq!(exit_code(&e), ExitCode::BadInput);
         let e = Err::<(), _>(pipe).context("writing the table").unwrap_err();
         assert_eq!(exit_code(&e), ExitCode::BrokenPipe);
+    }
+
+    /// Every error type of the library (`thiserror`, outside `src/engine/`, which is being
+    /// reworked) implements [`Classify`], and every public one is in [`classified`]'s list, so
+    /// a new error type cannot fall through to exit code 1 unnoticed.
+    #[test]
+    fn every_library_error_type_is_classified_and_listed() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        let mut dirs = vec![root.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        let texts: Vec<(std::path::PathBuf, String)> =
+            files.into_iter().map(|p| (p.clone(), std::fs::read_to_string(p).unwrap())).collect();
+        let all: String = texts.iter().map(|(_, t)| t.as_str()).collect();
+        let table = std::fs::read_to_string(root.join("cli/exit.rs")).unwrap();
+        let table = &table[table.find("first_of!(").unwrap()..];
+        let mut types = Vec::new();
+        for (path, text) in &texts {
+            if path.starts_with(root.join("engine")) {
+                continue;
+            }
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                if !(l.trim_start().starts_with("#[derive(") && l.contains("thiserror::Error")) {
+                    continue;
+                }
+                let decl = lines[i + 1..]
+                    .iter()
+                    .map(|l| l.trim())
+                    .find(|l| !l.starts_with("#[") && !l.starts_with("//"))
+                    .unwrap();
+                let public = decl.starts_with("pub ");
+                let name = decl
+                    .trim_start_matches("pub ")
+                    .trim_start_matches("enum ")
+                    .trim_start_matches("struct ")
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .next()
+                    .unwrap()
+                    .to_string();
+                types.push((path.clone(), name, public));
+            }
+        }
+        assert!(types.len() > 20, "{types:?}");
+        for (path, name, public) in types {
+            let implemented = all.lines().any(|l| {
+                l.contains("impl ")
+                    && l.contains("Classify for ")
+                    && (l.contains(&format!("::{name} {{")) || l.contains(&format!(" {name} {{")))
+            });
+            assert!(implemented, "{name} ({}) does not implement Classify", path.display());
+            let listed =
+                table.contains(&format!("::{name},")) || table.contains(&format!(" {name},"));
+            assert!(!public || listed, "{name} ({}) is not in cli::exit's list", path.display());
+        }
     }
 }

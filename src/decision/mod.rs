@@ -83,6 +83,13 @@ enum Unusable {
     NoFigure { label: String, unit: &'static str },
 }
 
+impl crate::sys::classify::Classify for Unusable {
+    /// A result that cannot be compared: what happened in the run, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 /// The figures of `t` that can be compared, or why there are none.
 fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, Unusable> {
     let label = label.to_string();

@@ -387,6 +387,13 @@ enum LocateError {
     Read(#[from] fault::InjectError),
 }
 
+impl crate::sys::classify::Classify for LocateError {
+    /// The data set, the tools and fsbench's own images, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 /// Pick a data block with the seed, ask the tools where it is, go offline, scan for it.
 fn locate_data(
     tb: &mut Testbed,

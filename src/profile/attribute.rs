@@ -318,6 +318,13 @@ enum GeometryError {
     Cmd(#[from] crate::sys::cmd::CmdError),
 }
 
+impl crate::sys::classify::Classify for GeometryError {
+    /// The tools on the machine, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 fn ext_geometry(dev: &str) -> Result<Vec<Range>, GeometryError> {
     if !have_program("dumpe2fs") {
         return Err(GeometryError::NoDumpe2fs);

@@ -146,3 +146,17 @@ impl crate::sys::classify::Classify for TestbedError {
         TestbedError::is_bad_input(self)
     }
 }
+
+impl crate::sys::classify::Classify for ConfigError {
+    /// A configuration is what the user typed.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
+impl crate::sys::classify::Classify for Refusal {
+    /// A device the user named that fsbench refuses to touch.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
