@@ -16,7 +16,8 @@
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
 
 use super::ini::{self, Entry};
-use super::{options, FioError};
+use super::options::{self, Kind};
+use super::FioError;
 use crate::model::units::fmt_bytes;
 use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr};
 use crate::workload::spec::{
@@ -96,7 +97,14 @@ impl Job<'_> {
         self.get(name).map(|v| v.line).unwrap_or(self.line)
     }
 
-    fn str(&self, name: &str) -> Result<Option<(&str, usize)>, FioError> {
+    /// The value of `name` as written and its line, for a caller that reads it as one of
+    /// `kinds`: the option table's kind of `name` must be one of them (checked in debug builds,
+    /// which every test of an option runs).
+    fn raw(&self, name: &str, kinds: &[Kind]) -> Result<Option<(&str, usize)>, FioError> {
+        debug_assert!(
+            options::lookup(name).is_some_and(|o| kinds.contains(&o.kind)),
+            "fio option `{name}` is read as {kinds:?}, and the option table says otherwise"
+        );
         match self.get(name) {
             None => Ok(None),
             Some(Val { value: Some(v), line }) => Ok(Some((v.as_str(), *line))),
@@ -106,30 +114,39 @@ impl Job<'_> {
         }
     }
 
+    /// A [`Kind::Text`] or [`Kind::Sizes`] option, checked by its caller.
+    fn str(&self, name: &str) -> Result<Option<(&str, usize)>, FioError> {
+        self.raw(name, &[Kind::Text, Kind::Sizes])
+    }
+
+    /// A [`Kind::Flag`] option: `name` alone is 1.
     fn bool(&self, name: &str) -> Result<Option<bool>, FioError> {
-        match self.get(name) {
+        if self.get(name).is_some_and(|v| v.value.is_none()) {
+            return Ok(Some(true));
+        }
+        match self.raw(name, &[Kind::Flag])? {
             None => Ok(None),
-            Some(Val { value: None, .. }) => Ok(Some(true)),
-            Some(Val { value: Some(v), line }) => match v.as_str() {
-                "1" | "true" | "on" | "yes" => Ok(Some(true)),
-                "0" | "false" | "off" | "no" => Ok(Some(false)),
-                _ => Err(self.err(name, *line, format!("`{v}` is not 0 or 1"))),
-            },
+            Some(("1" | "true" | "on" | "yes", _)) => Ok(Some(true)),
+            Some(("0" | "false" | "off" | "no", _)) => Ok(Some(false)),
+            Some((v, line)) => {
+                Err(self.err(name, line, format!("`{v}` is not {}", Kind::Flag.syntax())))
+            }
         }
     }
 
+    /// A [`Kind::Count`] option.
     fn int(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
-        match self.str(name)? {
+        match self.raw(name, &[Kind::Count])? {
             None => Ok(None),
-            Some((v, line)) => v
-                .parse::<u64>()
-                .map(|n| Some((n, line)))
-                .map_err(|_| self.err(name, line, format!("`{v}` is not a whole number"))),
+            Some((v, line)) => v.parse::<u64>().map(|n| Some((n, line))).map_err(|_| {
+                self.err(name, line, format!("`{v}` is not {}", Kind::Count.syntax()))
+            }),
         }
     }
 
+    /// A [`Kind::Size`] option.
     fn size(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
-        match self.str(name)? {
+        match self.raw(name, &[Kind::Size])? {
             None => Ok(None),
             Some((v, line)) => {
                 parse_size(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
@@ -137,8 +154,9 @@ impl Job<'_> {
         }
     }
 
+    /// A [`Kind::Time`] option, in seconds.
     fn seconds(&self, name: &str) -> Result<Option<(f64, usize)>, FioError> {
-        match self.str(name)? {
+        match self.raw(name, &[Kind::Time])? {
             None => Ok(None),
             Some((v, line)) => {
                 parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
