@@ -132,7 +132,7 @@ mod tests {
             known: "unit14".into(),
         };
         assert_eq!(code(w), ExitCode::BadInput);
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "disk on fire");
+        let io = std::io::Error::other("disk on fire");
         assert_eq!(code(io), ExitCode::TestFailed);
         let cmd = crate::sys::cmd::CmdError::Failed {
             cmdline: "mkfs.xfs /dev/loop9".into(),

@@ -42,8 +42,8 @@ pub enum WorkloadError {
     Id {
         /// File name.
         origin: String,
-        /// What is wrong with the id.
-        source: limits::LimitError,
+        /// What is wrong with the id (boxed: the other variants are small).
+        source: Box<limits::LimitError>,
     },
     /// The workload file could not be read.
     #[error("cannot read workload file {path}: {source}")]

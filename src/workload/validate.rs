@@ -84,7 +84,7 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
     let mut tests = Vec::with_capacity(spec.tests.len());
     for t in &spec.tests {
         super::limits::check_id(&t.id)
-            .map_err(|source| WorkloadError::Id { origin: origin.into(), source })?;
+            .map_err(|e| WorkloadError::Id { origin: origin.into(), source: Box::new(e) })?;
         if !seen.insert(t.id.as_str()) {
             return Err(Loc { origin, test: &t.id, phase: None, entry: None }
                 .err("duplicate test id; give every [[test]] its own id"));
