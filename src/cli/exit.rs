@@ -93,7 +93,7 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::workload::size::SizeError,
         crate::model::scale::ScaleError,
         crate::fio::FioError,
-        crate::fio::translate::ValueError,
+        crate::fio::value::ValueError,
         crate::observe::trace::TraceError,
         crate::observe::trace::ringbuf::PageError,
         crate::observe::trace::format::FormatError,
