@@ -40,7 +40,7 @@ impl Kind {
 pub struct FioOption {
     /// fio's name.
     pub name: &'static str,
-    /// How its value is written; [`crate::fio::translate`] reads it so.
+    /// How its value is written; [`mod@crate::fio::translate`] reads it so.
     pub kind: Kind,
     /// Other names fio accepts for it.
     pub aliases: &'static [&'static str],

@@ -1,6 +1,6 @@
 //! fio's value syntax: sizes (`4k`, `1KiB`), times (`500ms`), `R,W,T` lists and the one-size
 //! forms of `bsrange` and `bssplit`, each with a typed error that says how to write the value.
-//! [`super::translate`] puts the error in a [`super::FioError::Value`] with the file, line and
+//! [`mod@super::translate`] puts the error in a [`super::FioError::Value`] with the file, line and
 //! option.
 
 use crate::model::units::fmt_bytes;
