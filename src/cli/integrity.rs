@@ -98,7 +98,7 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
         .map(|c| FsConfig::parse(c).map_err(|e| UserError(format!("{c}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     for c in &configs {
-        integrity::validate(c).map_err(|e| UserError(e.to_string()))?;
+        integrity::validate(c)?;
     }
     if !crate::sys::is_root() {
         return Err(UserError(

@@ -497,35 +497,7 @@ fn resolve_phase(
         };
         return Err(loc.err(format!("empty pattern: list at least one operation, e.g. {example}")));
     }
-    let mut pattern = Vec::new();
-    let mut fileset_pattern = Vec::new();
-    let mut prev: Option<OpDef> = None;
-    for (i, o) in p.pattern.iter().enumerate() {
-        let eloc = Loc { origin: loc.origin, test: loc.test, phase: Some(&p.name), entry: Some(i) };
-        let repeat = o.repeat.unwrap_or(1);
-        match kind {
-            Kind::Data => {
-                let op = resolve_op(o, prev.as_ref(), files.size_bytes(), &eloc)?;
-                if op.kind.is_data() {
-                    prev = Some(op);
-                }
-                pattern.push(op);
-            }
-            Kind::Fileset => fileset_pattern.push(resolve_entry(o, files, threads, &eloc)?),
-        }
-        if repeat == 0 {
-            return Err(eloc.err("repeat = 0 would remove the entry; use repeat >= 1"));
-        }
-        for _ in 1..repeat {
-            match kind {
-                Kind::Data => pattern.push(*pattern.last().expect("pushed above")),
-                Kind::Fileset => {
-                    let e = fileset_pattern.last().expect("pushed above").clone();
-                    fileset_pattern.push(e);
-                }
-            }
-        }
-    }
+    let (pattern, fileset_pattern) = resolve_pattern(p, kind, files, threads, loc)?;
     let sequential = pattern.iter().any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
     let amount = resolve_amount(&p.amount, kind, ctx, sequential, loc)?;
     match amount {
@@ -571,6 +543,47 @@ fn resolve_phase(
     })
 }
 
+/// A phase's pattern, by kind (data ops, or fileset entries), each entry repeated `repeat`
+/// times.
+fn resolve_pattern(
+    p: &PhaseSpec,
+    kind: Kind,
+    files: &FileSet,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<(Vec<OpDef>, Vec<MetaEntry>), WorkloadError> {
+    let mut pattern = Vec::new();
+    let mut fileset_pattern = Vec::new();
+    let mut prev: Option<OpDef> = None;
+    for (i, o) in p.pattern.iter().enumerate() {
+        let eloc = Loc { origin: loc.origin, test: loc.test, phase: Some(&p.name), entry: Some(i) };
+        let repeat = o.repeat.unwrap_or(1);
+        match kind {
+            Kind::Data => {
+                let op = resolve_op(o, prev.as_ref(), files.size_bytes(), &eloc)?;
+                if op.kind.is_data() {
+                    prev = Some(op);
+                }
+                pattern.push(op);
+            }
+            Kind::Fileset => fileset_pattern.push(resolve_entry(o, files, threads, &eloc)?),
+        }
+        if repeat == 0 {
+            return Err(eloc.err("repeat = 0 would remove the entry; use repeat >= 1"));
+        }
+        for _ in 1..repeat {
+            match kind {
+                Kind::Data => pattern.push(*pattern.last().expect("pushed above")),
+                Kind::Fileset => {
+                    let e = fileset_pattern.last().expect("pushed above").clone();
+                    fileset_pattern.push(e);
+                }
+            }
+        }
+    }
+    Ok((pattern, fileset_pattern))
+}
+
 fn parse_open(flags: &[String], loc: &Loc<'_>) -> Result<OpenFlags, WorkloadError> {
     let mut f = OpenFlags::default();
     for n in flags {
@@ -602,20 +615,7 @@ fn resolve_op(
             "missing op: write e.g. { op = \"read\", size = \"4K\" } (choose is for fileset tests)",
         ));
     };
-    let kind = match name {
-        "read" => OpKind::Read,
-        "write" => OpKind::Write,
-        "fsync" => OpKind::Fsync,
-        "fdatasync" => OpKind::Fdatasync,
-        other if OpKind::from_name(other).is_some_and(|k| k.is_fileset()) => {
-            return Err(loc.err(format!(
-                "`{other}` is an op of fileset tests; give the test a fileset = {{ ... }} instead of file = {{ ... }}"
-            )))
-        }
-        other => {
-            return Err(loc.err(format!("unknown op `{other}`; known: {}", keys::DATA_OP.known())))
-        }
-    };
+    let kind = data_op_kind(name, loc)?;
     for (set, key) in [
         (o.pick.is_some(), "pick"),
         (o.fsync.is_some(), "fsync"),
@@ -688,6 +688,24 @@ fn resolve_op(
         return Err(loc.err("align only applies to offset = \"random\""));
     }
     Ok(OpDef { kind, size, offset, align })
+}
+
+/// The kind of a data op by name; fileset ops are refused with what to change.
+fn data_op_kind(name: &str, loc: &Loc<'_>) -> Result<OpKind, WorkloadError> {
+    Ok(match name {
+        "read" => OpKind::Read,
+        "write" => OpKind::Write,
+        "fsync" => OpKind::Fsync,
+        "fdatasync" => OpKind::Fdatasync,
+        other if OpKind::from_name(other).is_some_and(|k| k.is_fileset()) => {
+            return Err(loc.err(format!(
+                "`{other}` is an op of fileset tests; give the test a fileset = {{ ... }} instead of file = {{ ... }}"
+            )))
+        }
+        other => {
+            return Err(loc.err(format!("unknown op `{other}`; known: {}", keys::DATA_OP.known())))
+        }
+    })
 }
 
 /// Largest queue depth accepted by any engine.
