@@ -88,7 +88,7 @@ the HTML report (a matrix per configuration, cells coloured by outcome, the evid
 case on hover and unfolded below).";
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    match crate::workload::size::parse_bytes(s)? {
+    match crate::workload::size::parse_bytes(s).map_err(|e| e.to_string())? {
         // Was silently raised to the filesystem's minimum.
         0 => Err(format!("`{s}`: an image of 0 bytes holds no filesystem; give a size such as 512M (or leave --size out)")),
         n => Ok(n),
@@ -130,7 +130,7 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
         .map(|c| FsConfig::parse(c).map_err(|e| UserError(format!("{c}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     for c in &configs {
-        integrity::validate(c).map_err(|e| UserError(e.to_string()))?;
+        integrity::validate(c)?;
     }
     if !crate::sys::is_root() {
         return Err(UserError(

@@ -2,6 +2,7 @@
 //! into a validated job for the library.
 
 mod compare;
+mod exit;
 mod integrity;
 mod mpi_args;
 mod mpi_run;
@@ -16,23 +17,7 @@ mod testbed;
 mod testbed_args;
 
 use clap::{Parser, Subcommand};
-
-/// Exit codes, like fd's typed `ExitCode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitCode {
-    /// Everything ran and succeeded.
-    Success = 0,
-    /// At least one test failed (its reason is in the output).
-    TestFailed = 1,
-    /// Bad input: arguments, workload file, directory. Nothing was run.
-    BadInput = 2,
-    /// Stopped by Ctrl-C or SIGTERM.
-    Interrupted = 130,
-    /// Standard output was a pipe its reader closed (`fsbench history | head -1`): the output
-    /// stopped quietly, after every testbed was torn down. 128 + SIGPIPE, as a shell reports a
-    /// tool that SIGPIPE ended; fsbench keeps SIGPIPE ignored so that teardown always runs.
-    BrokenPipe = 141,
-}
+pub use exit::{exit_code, ExitCode, UserError};
 
 /// Write `text` to standard output. A closed pipe is returned as an error (`main` turns it
 /// into a quiet exit 141), never a panic as with `print!`.
@@ -46,26 +31,6 @@ pub(crate) fn out_bytes(bytes: &[u8]) -> std::io::Result<()> {
     let mut o = std::io::stdout().lock();
     o.write_all(bytes)?;
     o.flush()
-}
-
-/// Whether `e` was caused by writing to a pipe whose reader has gone.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
-impl ExitCode {
-    /// The exit code of a run or comparison that ended so.
-    pub fn of(status: crate::model::run::RunStatus) -> ExitCode {
-        use crate::model::run::RunStatus;
-        match status {
-            RunStatus::Interrupted => ExitCode::Interrupted,
-            RunStatus::Failed => ExitCode::TestFailed,
-            RunStatus::Ok | RunStatus::Running => ExitCode::Success,
-        }
-    }
 }
 
 /// fsbench: filesystem benchmarks with honest statistics and explanations.
@@ -153,38 +118,16 @@ pub fn main() -> i32 {
     };
     match r {
         Ok(code) => code as i32,
-        Err(e) if is_broken_pipe(&e) => ExitCode::BrokenPipe as i32,
         Err(e) => {
-            print_error(&e);
-            match e.downcast_ref::<UserError>() {
-                Some(_) => ExitCode::BadInput as i32,
-                None if e.chain().any(|c| c.is::<crate::driver::TargetError>()) => {
-                    ExitCode::BadInput as i32
-                }
-                None if e.chain().any(|c| {
-                    c.is::<crate::workload::WorkloadError>() || c.is::<crate::fio::FioError>()
-                }) =>
-                {
-                    ExitCode::BadInput as i32
-                }
-                None if e.chain().any(|c| {
-                    c.downcast_ref::<crate::store::StoreError>().is_some_and(|s| s.is_bad_input())
-                        || c.downcast_ref::<crate::testbed::TestbedError>()
-                            .is_some_and(|t| t.is_bad_input())
-                }) =>
-                {
-                    ExitCode::BadInput as i32
-                }
-                None => ExitCode::TestFailed as i32,
+            let code = exit_code(&e);
+            // A closed pipe stops the output quietly.
+            if code != ExitCode::BrokenPipe {
+                print_error(&e);
             }
+            code as i32
         }
     }
 }
-
-/// An error in what the user asked for (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UserError(pub String);
 
 /// Print an error with its whole chain of causes.
 fn print_error(e: &anyhow::Error) {

@@ -46,7 +46,7 @@ fn start(
 ) -> anyhow::Result<Option<Start>> {
     let timeout = Duration::try_from_secs_f64(mpi.mpi_timeout)
         .map_err(|e| UserError(format!("--mpi-timeout {}: {e}", mpi.mpi_timeout)))?;
-    let comm = crate::cluster::init(Some(timeout)).map_err(UserError)?;
+    let comm = crate::cluster::init(Some(timeout))?;
     let rank = comm.rank();
     // Stage 1: rank 0 validates the workload; every rank runs what it broadcast.
     let Some(suite) = share_suite(&*comm, load)? else { return Ok(None) };

@@ -2,7 +2,7 @@
 
 use super::{ExitCode, UserError};
 use crate::observe::trace::TraceOptions;
-use crate::profile::{self, preload, ProfileError, ProfileOptions};
+use crate::profile::{self, preload, ProfileOptions};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -74,14 +74,6 @@ pub struct PreloadArgs {
     pub list: PathBuf,
 }
 
-fn user(e: ProfileError) -> anyhow::Error {
-    if e.is_bad_input() {
-        UserError(e.to_string()).into()
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 /// `fsbench profile`.
 pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let duration = match a.duration {
@@ -112,7 +104,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     };
     if a.measure_overhead {
         let repeat = a.repeat.unwrap_or(10) as usize;
-        let o = profile::overhead::measure(&opts, repeat).map_err(user)?;
+        let o = profile::overhead::measure(&opts, repeat)?;
         eprint!("{}", o.render());
         if let Some(j) = &a.json {
             write_json(j, &o)?;
@@ -121,7 +113,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(list) = &a.compare_preload {
         let repeat = a.repeat.unwrap_or(10) as usize;
-        let c = preload::compare(&opts, list, repeat).map_err(user)?;
+        let c = preload::compare(&opts, list, repeat)?;
         eprint!("{}", c.render());
         if let Some(j) = &a.json {
             write_json(j, &c)?;
@@ -135,10 +127,10 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     // The command, the scope and root are checked first (a missing command is bad input,
     // nothing traced; without root, the reason); then the database is opened before anything
     // runs, so one that cannot be used stops the command before any I/O (as `run` does).
-    profile::preflight(&opts).map_err(user)?;
+    profile::preflight(&opts)?;
     let mut store = a.record.open()?;
     let started = super::record::now_unix_s();
-    let p = profile::run(&opts).map_err(user)?;
+    let p = profile::run(&opts)?;
     eprint!("{}", p.render());
     let mut stored = true;
     if let Some(s) = store.as_mut() {
@@ -157,8 +149,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         write_json(j, &p)?;
     }
     if let Some(h) = &a.html {
-        let page = crate::present::html::profile::render(&p)
-            .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+        let page = crate::present::html::profile::render(&p).context("drawing the charts")?;
         crate::sys::outfile::replace(h, page.as_bytes())
             .with_context(|| format!("writing {}", h.display()))?;
         eprintln!("fsbench: HTML written to {}", h.display());
@@ -192,7 +183,7 @@ fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Res
 
 /// `fsbench preload`.
 pub fn preload(a: PreloadArgs) -> anyhow::Result<ExitCode> {
-    let list = preload::read_list(&a.list).map_err(user)?;
+    let list = preload::read_list(&a.list)?;
     let r = preload::preload(&list);
     eprintln!("{}", r.render());
     Ok(ExitCode::Success)

@@ -305,7 +305,7 @@ fn show_profile(store: &crate::store::Store, id: i64, format: Format) -> anyhow:
         }
         Format::Csv => p.files_csv().context("writing the CSV")?,
         Format::Html => crate::present::html::profile::render(&p)
-            .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?
+            .context("drawing the charts")?
             .into_bytes(),
         Format::Bonnie => {
             return Err(UserError(format!(
@@ -452,8 +452,7 @@ fn report_profile(
         ))
         .into());
     }
-    let page = crate::present::html::profile::render(p)
-        .map_err(|e| anyhow::anyhow!("drawing the charts: {e}"))?;
+    let page = crate::present::html::profile::render(p).context("drawing the charts")?;
     let path = match output {
         Some(o) => o.to_path_buf(),
         None => {

@@ -65,8 +65,7 @@ impl SuiteArgs {
             }
             let suite = crate::fio::load(&t, &ctx)?.select(&self.test)?;
             // A job file is a source of work like any other: runtime=2d needs --allow-long.
-            workload::limits::check_suite_bounded(&suite, self.allow_long)
-                .map_err(super::UserError)?;
+            workload::limits::check_suite_bounded(&suite, self.allow_long)?;
             return Ok(suite);
         }
         let source = match &self.workload {
@@ -74,7 +73,7 @@ impl SuiteArgs {
             None => SuiteSource::Embedded(self.suite.clone()),
         };
         let suite = workload::load(&source, &ctx)?.select(&self.test)?;
-        workload::limits::check_suite_bounded(&suite, self.allow_long).map_err(super::UserError)?;
+        workload::limits::check_suite_bounded(&suite, self.allow_long)?;
         Ok(suite)
     }
 }

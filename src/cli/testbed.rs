@@ -52,7 +52,7 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
     }
     match cmd {
         TestbedCmd::Up { config, testbed: ta, device, destroy_data, force } => {
-            let cfg = FsConfig::parse(&config).map_err(|e| UserError(e.to_string()))?;
+            let cfg = FsConfig::parse(&config)?;
             let ta = ta.testbed();
             let mut opts = ta.options(&cfg, None);
             if ta.size.is_none() {

@@ -34,7 +34,7 @@ pub struct TestbedArgs {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    match crate::workload::size::parse_bytes(s)? {
+    match crate::workload::size::parse_bytes(s).map_err(|e| e.to_string())? {
         // Was silently raised to the filesystem's minimum.
         0 => Err(format!("`{s}`: an image of 0 bytes holds no filesystem; give a size such as 512M (or leave --size out)")),
         n => Ok(n),

@@ -44,6 +44,12 @@ pub enum ClusterError {
     /// The MPI library reported an error.
     #[error("MPI: {0}")]
     Mpi(String),
+    /// `--mpi` with a build without MPI support.
+    #[error("{}", BUILD_HINT)]
+    NoMpi,
+    /// MPI could not be initialised as fsbench needs it.
+    #[error("{0}")]
+    Init(String),
     /// A message from another rank did not decode.
     #[error("a message from rank {rank} did not decode: {reason}")]
     Decode {
@@ -52,6 +58,18 @@ pub enum ClusterError {
         /// What was wrong.
         reason: String,
     },
+}
+
+impl crate::sys::classify::Classify for ClusterError {
+    /// `--mpi` that cannot start here (nothing was run) is the user's to fix; the other ranks,
+    /// the MPI library or a signal stopping a run are not.
+    fn is_bad_input(&self) -> bool {
+        matches!(self, ClusterError::NoMpi | ClusterError::Init(_))
+    }
+
+    fn is_interrupted(&self) -> bool {
+        matches!(self, ClusterError::Interrupted { .. })
+    }
 }
 
 /// What a multi-client run needs from the message-passing layer. Every collective method
@@ -134,7 +152,7 @@ pub const BUILD_HINT: &str = "this fsbench was built without MPI support; build 
 
 /// The MPI communicator of this process, when built with the `mpi` feature; its barriers give
 /// up after `timeout`.
-pub fn init(timeout: Option<Duration>) -> Result<std::sync::Arc<dyn Comm>, String> {
+pub fn init(timeout: Option<Duration>) -> Result<std::sync::Arc<dyn Comm>, ClusterError> {
     #[cfg(feature = "mpi")]
     {
         let c = mpi::MpiComm::init()?;
@@ -144,6 +162,6 @@ pub fn init(timeout: Option<Duration>) -> Result<std::sync::Arc<dyn Comm>, Strin
     #[cfg(not(feature = "mpi"))]
     {
         let _ = timeout;
-        Err(BUILD_HINT.to_string())
+        Err(ClusterError::NoMpi)
     }
 }

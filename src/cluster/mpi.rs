@@ -36,13 +36,15 @@ pub struct MpiComm {
 
 impl MpiComm {
     /// Initialise MPI. Fails when the library cannot give serialised threading.
-    pub fn init() -> Result<MpiComm, String> {
+    pub fn init() -> Result<MpiComm, ClusterError> {
         let (universe, threading) = mpi::initialize_with_threading(Threading::Serialized)
-            .ok_or("MPI was already initialised in this process")?;
+            .ok_or_else(|| {
+                ClusterError::Init("MPI was already initialised in this process".into())
+            })?;
         if threading < Threading::Serialized {
-            return Err(format!(
+            return Err(ClusterError::Init(format!(
                 "the MPI library gives only {threading:?} threading; fsbench needs MPI_THREAD_SERIALIZED"
-            ));
+            )));
         }
         let world = universe.world();
         let rank = world.rank() as u32;

@@ -56,12 +56,52 @@ fn cache_met(r: &crate::model::result::RepResult) -> bool {
     r.phases.iter().all(|p| !p.timed || p.cache.met)
 }
 
-fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
+/// Why a side of a test cannot be compared: the reason of its `NotCompared` verdict.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum Unusable {
+    /// The test failed on that side.
+    #[error("failed on {label}: {reason}")]
+    Failed { label: String, reason: String },
+    /// Ctrl-C stopped it.
+    #[error("interrupted on {label}")]
+    Interrupted { label: String },
+    /// It was not run.
+    #[error("not run on {label}: {reason}")]
+    Skipped { label: String, reason: String },
+    /// Too few repetitions had the cache state the test asks for.
+    #[error("{}", format!("cache precondition ({:?}) not met on {} in {} of {} repetitions: {:.0}% resident after {}", .required, .label, .unmet, .of, .resident_fraction * 100.0, .method).to_lowercase())]
+    Cache {
+        label: String,
+        required: crate::model::job::CacheReq,
+        unmet: usize,
+        of: usize,
+        resident_fraction: f64,
+        method: String,
+    },
+    /// No repetition has a positive figure.
+    #[error("no {unit} figure on {label}")]
+    NoFigure { label: String, unit: &'static str },
+}
+
+impl crate::sys::classify::Classify for Unusable {
+    /// A result that cannot be compared: what happened in the run, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
+/// The figures of `t` that can be compared, or why there are none.
+fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, Unusable> {
+    let label = label.to_string();
     match &t.status {
         TestStatus::Ok => {}
-        TestStatus::Failed { reason } => return Err(format!("failed on {label}: {reason}")),
-        TestStatus::Interrupted => return Err(format!("interrupted on {label}")),
-        TestStatus::Skipped { reason } => return Err(format!("not run on {label}: {reason}")),
+        TestStatus::Failed { reason } => {
+            return Err(Unusable::Failed { label, reason: reason.clone() })
+        }
+        TestStatus::Interrupted => return Err(Unusable::Interrupted { label }),
+        TestStatus::Skipped { reason } => {
+            return Err(Unusable::Skipped { label, reason: reason.clone() })
+        }
     }
     // A repetition whose cache precondition did not hold measured something else (another
     // process evicted the file, or filled memory): it is left out. The test is not compared
@@ -73,21 +113,20 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, String> {
     if good.len() < complete.len() && good.len() < 2 {
         let unmet = complete.iter().flat_map(|r| r.phases.iter()).find(|p| p.timed && !p.cache.met);
         if let Some(p) = unmet {
-            return Err(format!(
-                "cache precondition ({:?}) not met on {label} in {} of {} repetitions: {:.0}% resident after {}",
-                p.cache.required,
-                complete.len() - good.len(),
-                complete.len(),
-                p.cache.resident_fraction * 100.0,
-                p.cache.method
-            )
-            .to_lowercase());
+            return Err(Unusable::Cache {
+                label,
+                required: p.cache.required,
+                unmet: complete.len() - good.len(),
+                of: complete.len(),
+                resident_fraction: p.cache.resident_fraction,
+                method: p.cache.method.clone(),
+            });
         }
     }
     // The test's figure of merit (what its median and summary are of).
     let v: Vec<f64> = good.iter().map(|r| t.figure.value(r)).collect();
     if v.is_empty() || v.iter().any(|x| x.is_nan() || *x <= 0.0) {
-        return Err(format!("no {} figure on {label}", t.figure.unit()));
+        return Err(Unusable::NoFigure { label, unit: t.figure.unit() });
     }
     Ok(v)
 }
@@ -139,7 +178,7 @@ pub fn decide_all(pairs: &[Pair<'_>], rule: &Rule) -> Vec<Verdict> {
         .iter()
         .map(|pr| match samples(pr.a, pr.la, pr.b, pr.lb, pr.paired) {
             Ok((xa, xb, paired)) => step(&xa, &xb, paired, rule),
-            Err(e) => Step::Done(Verdict::NotCompared { reason: e }),
+            Err(e) => Step::Done(Verdict::NotCompared { reason: e.to_string() }),
         })
         .collect();
     finish(steps, rule)
@@ -170,7 +209,7 @@ fn samples(
     b: &TestResult,
     lb: &str,
     paired: bool,
-) -> Result<(Vec<f64>, Vec<f64>, bool), String> {
+) -> Result<(Vec<f64>, Vec<f64>, bool), Unusable> {
     let (xa, xb) = (usable(a, la)?, usable(b, lb)?);
     if !paired {
         return Ok((xa, xb, false));

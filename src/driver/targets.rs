@@ -55,8 +55,15 @@ pub enum TargetError {
     #[error("{0}")]
     NeedsRoot(String),
     /// The suite's files do not fit.
-    #[error("{0}")]
-    NoSpace(String),
+    #[error(transparent)]
+    NoSpace(#[from] crate::workload::limits::LimitError),
+}
+
+impl crate::sys::classify::Classify for TargetError {
+    /// What the user gave to run on is at fault; nothing was run.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
 }
 
 enum Side {

@@ -4,7 +4,7 @@
 //! why; details fio does differently are comments inside the job.
 
 use crate::model::job::{Amount, OffsetMode, OpKind, SizeDist, SyncCall, TestDef};
-use crate::model::job::{CacheReq, Suite};
+use crate::model::job::{CacheReq, EngineKind, OpDef, Pattern, PhaseDef, Suite};
 use crate::model::units::fmt_bytes;
 
 /// The suite as a fio job file: a `[global]` section, then one job per test (with `stonewall`,
@@ -36,17 +36,54 @@ fn size(b: u64) -> String {
     fmt_bytes(b).to_lowercase()
 }
 
-/// One test as a fio job section, or the reasons it cannot be one.
+/// One test as a fio job section, or the reasons it cannot be one. Each part of the job is
+/// written by its own function; the reasons and comments come in the job's order.
 pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     let mut why = Vec::new();
     let mut comments = Vec::new();
-    if matches!(t.phases.first().map(|p| &p.pattern), Some(crate::model::job::Pattern::Files(_))) {
+    let (p, ramp) = timed_phase(t, &mut why)?;
+    let ops = Ops::of(p, &mut why);
+    if t.threads > 1 && t.files.shared && !ops.random {
+        why.push("its threads share one file and each takes its own part sequentially (fio's jobs on one file each cover all of it)".into());
+    }
+    if t.files.prefill && ops.reads.is_empty() {
+        comments.push("fsbench writes the whole file before this test; fio only lays it out (fallocate), so fio's writes are first writes where fsbench's overwrite".into());
+    }
+    if p.open.append {
+        why.push("it opens the file with O_APPEND".into());
+    }
+    let mut job = format!("[{}]\n", t.id);
+    job.push_str(&format!("description={}\n", t.name));
+    job.push_str(&format!("rw={}\n", ops.rw));
+    job.push_str(&engine_lines(t));
+    job.push_str(&block_lines(&ops, &mut why, &mut comments));
+    job.push_str(&amount_lines(t, p, ramp, &mut why));
+    job.push_str(&sync_lines(p, ops.wbs, &mut why));
+    job.push_str(&cache_lines(p, &mut comments));
+    if !why.is_empty() {
+        return Err(why);
+    }
+    let mut text = String::new();
+    for c in comments {
+        text.push_str(&format!("; {c}\n"));
+    }
+    text.push_str(&job);
+    Ok(text)
+}
+
+/// The one timed phase, and the seconds of an untimed ramp of the same operations before it.
+/// A fileset test, or one with several timed phases, is refused at once.
+fn timed_phase<'t>(
+    t: &'t TestDef,
+    why: &mut Vec<String>,
+) -> Result<(&'t PhaseDef, Option<f64>), Vec<String>> {
+    if matches!(t.phases.first().map(|p| &p.pattern), Some(Pattern::Files(_))) {
         return Err(vec!["it works on a set of many files (fio's file-set options do not create, stat and unlink files in a pattern)".into()]);
     }
     let timed: Vec<_> = t.phases.iter().filter(|p| p.timed).collect();
     if timed.len() != 1 {
         why.push(format!("it has {} timed phases; a fio job has one", timed.len()));
-        return Err(why);
+        return Err(std::mem::take(why));
     }
     let p = timed[0];
     let mut ramp = None;
@@ -59,65 +96,82 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
             )),
         }
     }
-    let data: Vec<_> = p.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
-    if data.len() != p.pattern.data().len() {
-        why.push("its pattern has syncs between operations (fio syncs by count: fsync=N)".into());
-    }
-    let reads: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Read).collect();
-    let writes: Vec<_> = data.iter().filter(|o| o.kind == OpKind::Write).collect();
-    let fixed = |o: &&&crate::model::job::OpDef| match o.size {
-        SizeDist::Fixed(n) => Some(n),
-        _ => None,
-    };
-    let all_same = |v: &Vec<&&crate::model::job::OpDef>| v.windows(2).all(|w| w[0] == w[1]);
-    if !all_same(&reads) || !all_same(&writes) {
-        why.push("its reads (or writes) differ from one another in size or offset".into());
-    }
-    if data.iter().any(|o| o.offset == OffsetMode::Last) {
-        why.push(
-            "it uses offset = \"last\" (fio has no \"same offset as the previous op\")".into(),
-        );
-    }
-    let rbs = reads.first().and_then(fixed);
-    let wbs = writes.first().and_then(fixed);
-    if (!reads.is_empty() && rbs.is_none()) || (!writes.is_empty() && wbs.is_none()) {
-        why.push("its op sizes are drawn from a distribution (fio's bsrange draws multiples of the minimum, bssplit fixed shares)".into());
-    }
-    let random = data.first().map(|o| o.offset == OffsetMode::Random).unwrap_or(false);
-    if data.iter().any(|o| (o.offset == OffsetMode::Random) != random) {
-        why.push("it mixes sequential and random operations".into());
-    }
-    let rw = match (reads.is_empty(), writes.is_empty(), random) {
-        (false, true, false) => "read",
-        (false, true, true) => "randread",
-        (true, false, false) => "write",
-        (true, false, true) => "randwrite",
-        (false, false, true) => "randrw",
-        (false, false, false) => {
+    Ok((p, ramp))
+}
+
+/// The timed phase's reads and writes as fio sees them.
+struct Ops<'p> {
+    reads: Vec<&'p OpDef>,
+    writes: Vec<&'p OpDef>,
+    /// The reads' size, when fixed.
+    rbs: Option<u64>,
+    /// The writes' size, when fixed.
+    wbs: Option<u64>,
+    random: bool,
+    /// fio's `rw`.
+    rw: &'static str,
+}
+
+impl<'p> Ops<'p> {
+    /// The operations of `p`, with a reason in `why` for each thing fio cannot do with them.
+    fn of(p: &'p PhaseDef, why: &mut Vec<String>) -> Ops<'p> {
+        let data: Vec<&OpDef> = p.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
+        if data.len() != p.pattern.data().len() {
             why.push(
-                "it mixes sequential reads and writes (fio's rw keeps a position per direction)"
-                    .into(),
+                "its pattern has syncs between operations (fio syncs by count: fsync=N)".into(),
             );
-            "rw"
         }
-        (true, true, _) => {
-            why.push("it has no reads or writes".into());
-            "read"
+        let reads: Vec<&OpDef> = data.iter().copied().filter(|o| o.kind == OpKind::Read).collect();
+        let writes: Vec<&OpDef> =
+            data.iter().copied().filter(|o| o.kind == OpKind::Write).collect();
+        let fixed = |o: &&OpDef| match o.size {
+            SizeDist::Fixed(n) => Some(n),
+            _ => None,
+        };
+        let all_same = |v: &[&OpDef]| v.windows(2).all(|w| w[0] == w[1]);
+        if !all_same(&reads) || !all_same(&writes) {
+            why.push("its reads (or writes) differ from one another in size or offset".into());
         }
-    };
-    if t.threads > 1 && t.files.shared && !random {
-        why.push("its threads share one file and each takes its own part sequentially (fio's jobs on one file each cover all of it)".into());
+        if data.iter().any(|o| o.offset == OffsetMode::Last) {
+            why.push(
+                "it uses offset = \"last\" (fio has no \"same offset as the previous op\")".into(),
+            );
+        }
+        let rbs = reads.first().and_then(fixed);
+        let wbs = writes.first().and_then(fixed);
+        if (!reads.is_empty() && rbs.is_none()) || (!writes.is_empty() && wbs.is_none()) {
+            why.push("its op sizes are drawn from a distribution (fio's bsrange draws multiples of the minimum, bssplit fixed shares)".into());
+        }
+        let random = data.first().map(|o| o.offset == OffsetMode::Random).unwrap_or(false);
+        if data.iter().any(|o| (o.offset == OffsetMode::Random) != random) {
+            why.push("it mixes sequential and random operations".into());
+        }
+        let rw = match (reads.is_empty(), writes.is_empty(), random) {
+            (false, true, false) => "read",
+            (false, true, true) => "randread",
+            (true, false, false) => "write",
+            (true, false, true) => "randwrite",
+            (false, false, true) => "randrw",
+            (false, false, false) => {
+                why.push(
+                    "it mixes sequential reads and writes (fio's rw keeps a position per direction)"
+                        .into(),
+                );
+                "rw"
+            }
+            (true, true, _) => {
+                why.push("it has no reads or writes".into());
+                "read"
+            }
+        };
+        Ops { reads, writes, rbs, wbs, random, rw }
     }
-    if t.files.prefill && reads.is_empty() {
-        comments.push("fsbench writes the whole file before this test; fio only lays it out (fallocate), so fio's writes are first writes where fsbench's overwrite".into());
-    }
-    if p.open.append {
-        why.push("it opens the file with O_APPEND".into());
-    }
-    let mut job = format!("[{}]\n", t.id);
-    job.push_str(&format!("description={}\n", t.name));
-    job.push_str(&format!("rw={rw}\n"));
-    if t.engine != crate::model::job::EngineKind::Psync {
+}
+
+/// `ioengine`, `iodepth` and io_uring's options.
+fn engine_lines(t: &TestDef) -> String {
+    let mut job = String::new();
+    if t.engine != EngineKind::Psync {
         // fio's engines of the same names (fio's `null` is fsbench's `null`).
         job.push_str(&format!("ioengine={}\n", t.engine.name()));
     }
@@ -139,7 +193,7 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     if u.iopoll {
         job.push_str("hipri=1\n");
     }
-    if t.engine == crate::model::job::EngineKind::IoUring {
+    if t.engine == EngineKind::IoUring {
         if u.fixedbufs {
             job.push_str("fixedbufs=1\n");
         }
@@ -148,31 +202,43 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
             job.push_str("registerfiles=1\n");
         }
     }
-    match (rbs, wbs) {
+    job
+}
+
+/// `bs`, the alignment of random offsets and randrw's mix.
+fn block_lines(ops: &Ops<'_>, why: &mut Vec<String>, comments: &mut Vec<String>) -> String {
+    let mut job = String::new();
+    match (ops.rbs, ops.wbs) {
         (Some(r), Some(w)) if r != w => job.push_str(&format!("bs={},{}\n", size(r), size(w))),
         (Some(b), _) | (None, Some(b)) => job.push_str(&format!("bs={}\n", size(b))),
         _ => {}
     }
-    if random {
-        let ra = reads.first().map(|o| o.align);
-        let wa = writes.first().map(|o| o.align);
+    if ops.random {
+        let ra = ops.reads.first().map(|o| o.align);
+        let wa = ops.writes.first().map(|o| o.align);
         let align = ra.or(wa).unwrap_or(1);
         if ra.is_some() && wa.is_some() && ra != wa {
             why.push("its reads and writes have different alignments".into());
         }
-        if Some(align) != rbs.or(wbs) {
+        if Some(align) != ops.rbs.or(ops.wbs) {
             job.push_str(&format!("blockalign={}\n", size(align)));
         }
         job.push_str("norandommap\n");
     }
-    if rw == "randrw" {
-        let (nr, nw) = (reads.len() as u64, writes.len() as u64);
+    if ops.rw == "randrw" {
+        let (nr, nw) = (ops.reads.len() as u64, ops.writes.len() as u64);
         if (nr * 100) % (nr + nw) != 0 {
             why.push(format!("its {nr} reads to {nw} writes is not a whole percentage"));
         }
         job.push_str(&format!("rwmixread={}\n", nr * 100 / (nr + nw)));
         comments.push("fsbench issues reads and writes in a fixed order; fio draws each direction at random with this ratio".to_string());
     }
+    job
+}
+
+/// Threads, the file, the amount and the ramp.
+fn amount_lines(t: &TestDef, p: &PhaseDef, ramp: Option<f64>, why: &mut Vec<String>) -> String {
+    let mut job = String::new();
     if t.threads > 1 {
         job.push_str(&format!("numjobs={}\n", t.threads));
     }
@@ -192,6 +258,12 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     if let Some(s) = ramp {
         job.push_str(&format!("ramp_time={s}\n"));
     }
+    job
+}
+
+/// Open flags and syncs: `direct`, `sync`, `fsync`/`fdatasync=N`, `end_fsync`.
+fn sync_lines(p: &PhaseDef, wbs: Option<u64>, why: &mut Vec<String>) -> String {
+    let mut job = String::new();
     if p.open.direct {
         job.push_str("direct=1\n");
     }
@@ -220,22 +292,18 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
             why.push(format!("it ends with {} (fio's end_fsync is an fsync)", k.kind().name()))
         }
     }
+    job
+}
+
+/// The cache precondition as fio's `invalidate`.
+fn cache_lines(p: &PhaseDef, comments: &mut Vec<String>) -> String {
     match p.cache {
-        CacheReq::Uncached => job.push_str("invalidate=1\n"),
-        CacheReq::Any => job.push_str("invalidate=0\n"),
-        CacheReq::Direct => {}
+        CacheReq::Uncached => "invalidate=1\n".into(),
+        CacheReq::Any => "invalidate=0\n".into(),
+        CacheReq::Direct => String::new(),
         CacheReq::Cached => {
-            job.push_str("invalidate=0\n");
             comments.push("fsbench reads the file into the cache first and checks it; fio only keeps what is cached (after laying the file out it usually is)".into());
+            "invalidate=0\n".into()
         }
     }
-    if !why.is_empty() {
-        return Err(why);
-    }
-    let mut text = String::new();
-    for c in comments {
-        text.push_str(&format!("; {c}\n"));
-    }
-    text.push_str(&job);
-    Ok(text)
 }

@@ -4,7 +4,7 @@
 //! and then loaded through the normal loader, so a fio job means exactly what its printed
 //! translation (`--print-workload`) means, and every check the workload language has applies.
 //! [`ini`] reads fio's syntax, [`options`] is the table of the options fsbench understands,
-//! [`translate`] maps a job onto a test. An option outside the table, or a combination fsbench
+//! [`value`] reads fio's sizes and times, [`translate`] maps a job onto a test. An option outside the table, or a combination fsbench
 //! cannot express (jobs that fio would run at the same time, `bssplit` with several sizes, ...),
 //! is an error naming the file, line and option: nothing is silently ignored. Where fsbench's
 //! meaning differs in a detail from fio's (offsets drawn with replacement, a fixed read/write
@@ -15,6 +15,7 @@ pub mod export;
 pub mod ini;
 pub mod options;
 pub mod translate;
+pub mod value;
 
 pub use translate::{translate, Translation};
 
@@ -87,6 +88,13 @@ pub enum FioError {
         /// The workload error.
         source: workload::WorkloadError,
     },
+}
+
+impl crate::sys::classify::Classify for FioError {
+    /// Every error in a job file is the user's to fix.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
 }
 
 /// Read and translate a job file, with `${VAR}`s from the process environment.

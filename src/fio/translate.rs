@@ -16,8 +16,10 @@
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
 
 use super::ini::{self, Entry};
-use super::{options, FioError};
-use crate::model::units::fmt_bytes;
+use super::options::{self, Kind};
+use super::value::{one_size_range, one_size_split, split_rw};
+pub use super::value::{parse_size, parse_time, ValueError};
+use super::FioError;
 use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr};
 use crate::workload::spec::{
     AmountSpec, CacheReq, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec, TestSpec,
@@ -73,16 +75,18 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn err(&self, option: &str, line: usize, message: impl Into<String>) -> FioError {
+    /// A value error of `option`, at `line` of the job file.
+    fn err(&self, option: &str, line: usize, message: impl std::fmt::Display) -> FioError {
         FioError::Value {
             file: self.file.into(),
             line,
             option: option.into(),
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
-    fn job_err(&self, message: impl Into<String>) -> FioError {
+    /// An error of the whole job, at its section's line.
+    fn job_err(&self, message: impl std::fmt::Display) -> FioError {
         self.err(&format!("[{}]", self.name), self.line, message)
     }
 
@@ -94,7 +98,14 @@ impl Job<'_> {
         self.get(name).map(|v| v.line).unwrap_or(self.line)
     }
 
-    fn str(&self, name: &str) -> Result<Option<(&str, usize)>, FioError> {
+    /// The value of `name` as written and its line, for a caller that reads it as one of
+    /// `kinds`: the option table's kind of `name` must be one of them (checked in debug builds,
+    /// which every test of an option runs).
+    fn raw(&self, name: &str, kinds: &[Kind]) -> Result<Option<(&str, usize)>, FioError> {
+        debug_assert!(
+            options::lookup(name).is_some_and(|o| kinds.contains(&o.kind)),
+            "fio option `{name}` is read as {kinds:?}, and the option table says otherwise"
+        );
         match self.get(name) {
             None => Ok(None),
             Some(Val { value: Some(v), line }) => Ok(Some((v.as_str(), *line))),
@@ -104,30 +115,39 @@ impl Job<'_> {
         }
     }
 
+    /// A [`Kind::Text`] or [`Kind::Sizes`] option, checked by its caller.
+    fn str(&self, name: &str) -> Result<Option<(&str, usize)>, FioError> {
+        self.raw(name, &[Kind::Text, Kind::Sizes])
+    }
+
+    /// A [`Kind::Flag`] option: `name` alone is 1.
     fn bool(&self, name: &str) -> Result<Option<bool>, FioError> {
-        match self.get(name) {
+        if self.get(name).is_some_and(|v| v.value.is_none()) {
+            return Ok(Some(true));
+        }
+        match self.raw(name, &[Kind::Flag])? {
             None => Ok(None),
-            Some(Val { value: None, .. }) => Ok(Some(true)),
-            Some(Val { value: Some(v), line }) => match v.as_str() {
-                "1" | "true" | "on" | "yes" => Ok(Some(true)),
-                "0" | "false" | "off" | "no" => Ok(Some(false)),
-                _ => Err(self.err(name, *line, format!("`{v}` is not 0 or 1"))),
-            },
+            Some(("1" | "true" | "on" | "yes", _)) => Ok(Some(true)),
+            Some(("0" | "false" | "off" | "no", _)) => Ok(Some(false)),
+            Some((v, line)) => {
+                Err(self.err(name, line, format!("`{v}` is not {}", Kind::Flag.syntax())))
+            }
         }
     }
 
+    /// A [`Kind::Count`] option.
     fn int(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
-        match self.str(name)? {
+        match self.raw(name, &[Kind::Count])? {
             None => Ok(None),
-            Some((v, line)) => v
-                .parse::<u64>()
-                .map(|n| Some((n, line)))
-                .map_err(|_| self.err(name, line, format!("`{v}` is not a whole number"))),
+            Some((v, line)) => v.parse::<u64>().map(|n| Some((n, line))).map_err(|_| {
+                self.err(name, line, format!("`{v}` is not {}", Kind::Count.syntax()))
+            }),
         }
     }
 
+    /// A [`Kind::Size`] option.
     fn size(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
-        match self.str(name)? {
+        match self.raw(name, &[Kind::Size])? {
             None => Ok(None),
             Some((v, line)) => {
                 parse_size(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
@@ -135,96 +155,15 @@ impl Job<'_> {
         }
     }
 
+    /// A [`Kind::Time`] option, in seconds.
     fn seconds(&self, name: &str) -> Result<Option<(f64, usize)>, FioError> {
-        match self.str(name)? {
+        match self.raw(name, &[Kind::Time])? {
             None => Ok(None),
             Some((v, line)) => {
                 parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
             }
         }
     }
-}
-
-/// Parse fio's size syntax: a number and an optional unit. `k`, `m`, `g`, `t`, `p` (any case,
-/// with an optional `b`) are powers of 1024; `kib`-style units are powers of 1000, as fio does
-/// with its default `kb_base=1024` (measured with fio 3.33: `bs=1KiB` moves 1000 bytes).
-pub fn parse_size(v: &str) -> Result<u64, String> {
-    let s = v.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(digits);
-    let n: u64 = num.parse().map_err(|_| {
-        format!("`{v}` is not a size: write a whole number with an optional unit (4k, 64m, 1g)")
-    })?;
-    let unit = unit.trim().to_ascii_lowercase();
-    let (letter, rest) = match unit.chars().next() {
-        None => return Ok(n),
-        Some(c) => (c, &unit[1..]),
-    };
-    let pow = match letter {
-        'b' if rest.is_empty() => return Ok(n),
-        'k' => 1,
-        'm' => 2,
-        'g' => 3,
-        't' => 4,
-        'p' => 5,
-        _ => {
-            return Err(format!(
-                "`{v}`: unknown unit `{unit}`; fsbench reads k, m, g, t, p (powers of 1024) and kib, mib, ... (powers of 1000, as fio); percentages are not supported"
-            ))
-        }
-    };
-    let base: u64 = match rest {
-        "" | "b" | "i" => 1024,
-        "ib" => 1000,
-        _ => return Err(format!("`{v}`: unknown unit `{unit}`")),
-    };
-    base.checked_pow(pow)
-        .and_then(|m| n.checked_mul(m))
-        .ok_or_else(|| format!("`{v}` is too large"))
-}
-
-/// Parse fio's time syntax: seconds by default, or `us`, `ms`, `s`, `m`, `h`, `d`.
-pub fn parse_time(v: &str) -> Result<f64, String> {
-    let s = v.trim().to_ascii_lowercase();
-    let digits = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
-    let (num, unit) = s.split_at(digits);
-    let n: f64 = num.parse().map_err(|_| {
-        format!("`{v}` is not a time: write seconds, or a number with us, ms, s, m, h or d")
-    })?;
-    let mult = match unit.trim() {
-        "" | "s" => 1.0,
-        "us" => 1e-6,
-        "ms" => 1e-3,
-        "m" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        u => return Err(format!("`{v}`: unknown time unit `{u}`; use us, ms, s, m, h or d")),
-    };
-    Ok(n * mult)
-}
-
-/// `R[,W[,T]]` → (read, write); an empty part keeps `default`.
-fn split_rw<T: Copy>(
-    v: &str,
-    default: T,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<(T, T), String> {
-    let parts: Vec<&str> = v.split(',').collect();
-    if parts.len() > 3 {
-        return Err(format!("`{v}`: at most three values (read,write,trim)"));
-    }
-    let get = |i: usize| -> Result<Option<T>, String> {
-        match parts.get(i).map(|s| s.trim()) {
-            None | Some("") => Ok(None),
-            Some(p) => parse(p).map(Some),
-        }
-    };
-    let r = get(0)?;
-    let w = get(1)?;
-    // A single value applies to every direction, as in fio.
-    let r_val = r.unwrap_or(default);
-    let w_val = if parts.len() == 1 { r_val } else { w.unwrap_or(default) };
-    Ok((r_val, w_val))
 }
 
 /// Translate the text of a job file. `file` names it in messages, `suite_name` names the suite,
@@ -330,26 +269,108 @@ enum Dir {
     RandMix,
 }
 
+impl Dir {
+    fn random(self) -> bool {
+        matches!(self, Dir::RandRead | Dir::RandWrite | Dir::RandMix)
+    }
+
+    fn reads(self) -> bool {
+        matches!(self, Dir::Read | Dir::RandRead | Dir::RandMix)
+    }
+
+    fn writes(self) -> bool {
+        matches!(self, Dir::Write | Dir::RandWrite | Dir::RandMix)
+    }
+
+    /// The timed phase's name: fio's `rw` word.
+    fn phase_name(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+            Dir::RandRead => "randread",
+            Dir::RandWrite => "randwrite",
+            Dir::RandMix => "randrw",
+        }
+    }
+}
+
+/// One job as one test. Each option group is read by its own function, in the order below
+/// (which decides the error a job with several mistakes gets); the notes collect where
+/// fsbench's meaning differs from fio's.
 fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioError> {
     let mut notes = Vec::new();
-    let rw = match job.str("rw")? {
-        None => Dir::Read,
-        Some((v, line)) => match v {
-            "read" => Dir::Read,
-            "write" => Dir::Write,
-            "randread" => Dir::RandRead,
-            "randwrite" => Dir::RandWrite,
-            "randrw" => Dir::RandMix,
-            "rw" | "readwrite" => return Err(job.err("rw", line, format!("`{v}` (sequential reads and writes) keeps one position per direction in fio and one per thread in fsbench; fsbench cannot express it: use randrw, or separate read and write jobs"))),
-            _ if v.contains(':') => return Err(job.err("rw", line, format!("`{v}`: the `:N` offset modifier is not supported; use read, write, randread, randwrite or randrw"))),
-            _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite or randrw"))),
-        },
-    };
-    let random = matches!(rw, Dir::RandRead | Dir::RandWrite | Dir::RandMix);
-    let reads = matches!(rw, Dir::Read | Dir::RandRead | Dir::RandMix);
-    let writes = matches!(rw, Dir::Write | Dir::RandWrite | Dir::RandMix);
+    let rw = direction(job)?;
+    let blocks = block_sizes(job, rw, &mut notes)?;
+    let files = files(job, rw)?;
+    let (open, direct) = open_flags(job, rw, &mut notes)?;
+    let engine = engine(job, &mut notes)?;
+    let sync = syncs(job, rw, &mut notes)?;
+    let amount = amount(job, &files)?;
+    offsets_and_checks(job, rw, &mut notes)?;
+    let pattern = pattern(job, rw, &blocks, &mut notes)?;
+    let phases = phases(job, rw, direct, open, pattern, amount, sync, &mut notes)?;
 
-    // Block sizes: bs, or a one-size bsrange, or a one-entry bssplit.
+    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
+    let description = job
+        .str("description")?
+        .map(|v| v.0.to_string())
+        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
+    let test = TestSpec {
+        id,
+        name,
+        description,
+        // Stored with the results, so a report still says where the run differs from fio's.
+        notes: notes.iter().map(|n| format!("fio job file: {n}")).collect(),
+        threads: files.threads,
+        engine: (engine.name != "psync").then(|| engine.name.to_string()),
+        iodepth: engine.iodepth,
+        direct: direct.then_some(true),
+        iodepth_batch: uring_int(job, "iodepth_batch")?,
+        iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
+        sqpoll: engine.sqpoll,
+        iopoll: job.bool("hipri")?.filter(|b| *b),
+        fixedbufs: job.bool("fixedbufs")?.filter(|b| *b),
+        registerfiles: engine.registerfiles,
+        figure: None,
+        file: Some(FileSpec {
+            size: SizeExpr::Bytes(files.file_bytes),
+            shared: files.shared,
+            prefill: rw.reads(),
+        }),
+        fileset: None,
+        phases,
+        roles: Vec::new(),
+    };
+    Ok((test, notes))
+}
+
+/// `rw` (default `read`).
+fn direction(job: &Job) -> Result<Dir, FioError> {
+    let Some((v, line)) = job.str("rw")? else {
+        return Ok(Dir::Read);
+    };
+    Ok(match v {
+        "read" => Dir::Read,
+        "write" => Dir::Write,
+        "randread" => Dir::RandRead,
+        "randwrite" => Dir::RandWrite,
+        "randrw" => Dir::RandMix,
+        "rw" | "readwrite" => return Err(job.err("rw", line, format!("`{v}` (sequential reads and writes) keeps one position per direction in fio and one per thread in fsbench; fsbench cannot express it: use randrw, or separate read and write jobs"))),
+        _ if v.contains(':') => return Err(job.err("rw", line, format!("`{v}`: the `:N` offset modifier is not supported; use read, write, randread, randwrite or randrw"))),
+        _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite or randrw"))),
+    })
+}
+
+/// Block sizes and alignments of reads and writes.
+struct Blocks {
+    read: u64,
+    write: u64,
+    read_align: u64,
+    write_align: u64,
+}
+
+/// `bs`, or a one-size `bsrange`, or a one-entry `bssplit`; then `blockalign`.
+fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, FioError> {
     let given: Vec<&str> =
         ["bs", "bsrange", "bssplit"].into_iter().filter(|k| job.get(k).is_some()).collect();
     if given.len() > 1 {
@@ -360,55 +381,48 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             format!("give one of bs, bsrange and bssplit (this job has {})", given.join(" and ")),
         ));
     }
-    let (rbs, wbs) = if let Some((v, line)) = job.str("bs")? {
+    let (read, write) = if let Some((v, line)) = job.str("bs")? {
         split_rw(v, 4096, parse_size).map_err(|m| job.err("bs", line, m))?
     } else if let Some((v, line)) = job.str("bsrange")? {
-        let one = |p: &str| -> Result<u64, String> {
-            let (lo, hi) =
-                p.split_once('-').ok_or_else(|| format!("`{p}` is not a range such as 4k-4k"))?;
-            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
-            if lo != hi {
-                return Err(format!("`{p}`: fio draws sizes that are multiples of the minimum from a range, which fsbench cannot express; use one size (bs={}) or a fsbench workload with size = {{ uniform = [...] }}", fmt_bytes(lo).to_lowercase()));
-            }
-            Ok(lo)
-        };
-        split_rw(v, 4096, one).map_err(|m| job.err("bsrange", line, m))?
+        split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?
     } else if let Some((v, line)) = job.str("bssplit")? {
-        let one = |p: &str| -> Result<u64, String> {
-            if p.contains(':') {
-                return Err(format!("`{p}` mixes several block sizes by percentage, which fsbench cannot express; keep one size (bs=...) or write a fsbench workload"));
-            }
-            let (size, pct) = p.split_once('/').unwrap_or((p, "100"));
-            if pct.trim() != "100" && !pct.trim().is_empty() {
-                return Err(format!("`{p}`: a single entry must have 100%"));
-            }
-            parse_size(size)
-        };
-        split_rw(v, 4096, one).map_err(|m| job.err("bssplit", line, m))?
+        split_rw(v, 4096, one_size_split).map_err(|m| job.err("bssplit", line, m))?
     } else {
         (4096, 4096)
     };
     let bs_opt = given.first().copied().unwrap_or("bs");
-    if (reads && rbs == 0) || (writes && wbs == 0) {
+    if (rw.reads() && read == 0) || (rw.writes() && write == 0) {
         return Err(job.err(bs_opt, job.line(bs_opt), "block size 0"));
     }
-    let (ralign, walign) = match job.str("blockalign")? {
-        None => (rbs, wbs),
+    let (read_align, write_align) = match job.str("blockalign")? {
+        None => (read, write),
         Some((v, line)) => split_rw(v, 0, parse_size)
-            .map(|(r, w)| (if r == 0 { rbs } else { r }, if w == 0 { wbs } else { w }))
+            .map(|(r, w)| (if r == 0 { read } else { r }, if w == 0 { write } else { w }))
             .map_err(|m| job.err("blockalign", line, m))?,
     };
-    if !random && job.get("blockalign").is_some() {
+    if !rw.random() && job.get("blockalign").is_some() {
         notes.push("blockalign has no effect on sequential I/O (as in fio)".into());
     }
+    Ok(Blocks { read, write, read_align, write_align })
+}
 
-    // Threads and files.
+/// The job's threads and its file.
+struct Files {
+    threads: u32,
+    /// One file the threads share (`filename`), else one per thread.
+    shared: bool,
+    file_bytes: u64,
+    /// `size`, the default of the bytes moved.
+    size: Option<u64>,
+    /// `io_size`, the bytes moved.
+    io_size: Option<u64>,
+}
+
+/// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
+fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
     let threads = match job.int("numjobs")? {
         None => 1,
-        Some((n, line)) if (1..=1024).contains(&n) => {
-            let _ = line;
-            n as u32
-        }
+        Some((n, _)) if (1..=1024).contains(&n) => n as u32,
         Some((n, line)) => {
             return Err(job.err("numjobs", line, format!("{n}: fsbench runs 1 to 1024 threads")))
         }
@@ -432,23 +446,28 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             true
         }
     };
-    if shared && threads > 1 && !random {
+    if shared && threads > 1 && !rw.random() {
         return Err(job.err("filename", job.line("filename"), format!("with numjobs={threads} on one file, each fio thread reads or writes the whole file from the start, and fsbench's sequential threads each take their own part of it; fsbench cannot express this: remove filename (one file per thread) or use a random rw")));
     }
-
-    let size = job.size("size")?;
-    let filesize = job.size("filesize")?;
-    let io_size = job.size("io_size")?;
-    let file_bytes = match (filesize, size) {
-        (Some((f, _)), _) => f,
-        (None, Some((s, _))) => s,
-        (None, None) => return Err(job.job_err("no size: give the file's size with size= (and, optionally, the bytes to move with io_size=)")),
+    let size = job.size("size")?.map(|v| v.0);
+    let filesize = job.size("filesize")?.map(|v| v.0);
+    let io_size = job.size("io_size")?.map(|v| v.0);
+    let Some(file_bytes) = filesize.or(size) else {
+        return Err(job.job_err("no size: give the file's size with size= (and, optionally, the bytes to move with io_size=)"));
     };
     if file_bytes == 0 {
         return Err(job.job_err("size 0: give the file a size"));
     }
+    Ok(Files { threads, shared, file_bytes, size, io_size })
+}
 
-    // Open flags.
+/// `direct` and `sync` as open flags, and `create` for a job that only writes; whether the
+/// job is O_DIRECT.
+fn open_flags(
+    job: &Job,
+    rw: Dir,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<String>, bool), FioError> {
     let mut open = Vec::new();
     let direct = job.bool("direct")?.unwrap_or(false);
     match job.str("sync")? {
@@ -464,14 +483,28 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             ))
         }
     }
-    let prefill = reads;
-    if !prefill {
+    // A job that reads gets a prefilled file (see `translate_job`).
+    if !rw.reads() {
         open.push("create".into());
         notes.push("fio fallocates a write job's file before it starts; fsbench writes into a new, empty file".into());
     }
+    Ok((open, direct))
+}
 
-    // Engine.
-    let engine = match job.str("ioengine")? {
+/// The engine and what it is given.
+struct Engine {
+    /// fsbench's engine.
+    name: &'static str,
+    /// The queue depth, when above 1.
+    iodepth: Option<u32>,
+    sqpoll: Option<bool>,
+    /// Set with io_uring only.
+    registerfiles: Option<bool>,
+}
+
+/// `ioengine`, `iodepth` and io_uring's own options.
+fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
+    let name = match job.str("ioengine")? {
         None => "psync",
         Some(("psync", _)) => "psync",
         Some(("sync", _)) => {
@@ -501,24 +534,38 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             ))
         }
     };
-    let mut iodepth = None;
-    if let Some((d, line)) = job.int("iodepth")? {
-        if d > 1 {
-            iodepth = Some(
-                u32::try_from(d)
-                    .map_err(|_| job.err("iodepth", line, format!("{d} is too large")))?,
-            );
-        }
-        if d == 0 {
-            return Err(job.err("iodepth", line, "0: the queue depth is at least 1"));
-        }
-        if d > 1 && engine == "psync" {
-            return Err(job.err("iodepth", line, format!("{d} with {}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring for a queue depth", job.str("ioengine")?.map(|v| format!("ioengine={}", v.0)).unwrap_or_else(|| "no ioengine= (psync, fio's default)".into()))));
-        }
-    }
+    let iodepth = iodepth(job, name)?;
+    let (sqpoll, registerfiles) = uring_options(job, name, notes)?;
+    Ok(Engine { name, iodepth, sqpoll, registerfiles })
+}
 
-    // io_uring's own options: fio knows them only with ioengine=io_uring (the batch options are
-    // fio's, for every engine that queues).
+/// `iodepth`: above 1 only with a queueing engine.
+fn iodepth(job: &Job, engine: &str) -> Result<Option<u32>, FioError> {
+    let Some((d, line)) = job.int("iodepth")? else {
+        return Ok(None);
+    };
+    let mut iodepth = None;
+    if d > 1 {
+        iodepth = Some(
+            u32::try_from(d).map_err(|_| job.err("iodepth", line, format!("{d} is too large")))?,
+        );
+    }
+    if d == 0 {
+        return Err(job.err("iodepth", line, "0: the queue depth is at least 1"));
+    }
+    if d > 1 && engine == "psync" {
+        return Err(job.err("iodepth", line, format!("{d} with {}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring for a queue depth", job.str("ioengine")?.map(|v| format!("ioengine={}", v.0)).unwrap_or_else(|| "no ioengine= (psync, fio's default)".into()))));
+    }
+    Ok(iodepth)
+}
+
+/// io_uring's own options: fio knows them only with ioengine=io_uring (the batch options are
+/// fio's, for every engine that queues). Returns `sqpoll` and `registerfiles`.
+fn uring_options(
+    job: &Job,
+    engine: &str,
+    notes: &mut Vec<String>,
+) -> Result<(Option<bool>, Option<bool>), FioError> {
     let uring_opts = ["sqthread_poll", "hipri", "fixedbufs", "registerfiles"];
     if engine != "io_uring" || job.str("ioengine")?.is_some_and(|(e, _)| e == "libaio") {
         if let Some(k) = uring_opts.into_iter().find(|k| job.get(k).is_some()) {
@@ -537,8 +584,11 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
                 .into(),
         );
     }
+    Ok((sqpoll, registerfiles))
+}
 
-    // Syncs.
+/// `fsync`, `fdatasync`, `end_fsync` and `fsync_on_close`.
+fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioError> {
     let every_fsync = job.int("fsync")?.filter(|(n, _)| *n > 0);
     let every_fdatasync = job.int("fdatasync")?.filter(|(n, _)| *n > 0);
     let mut sync = SyncSpec::default();
@@ -553,14 +603,14 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         }
         (None, None) => {}
     }
-    if sync.every_ops.is_some() && !writes {
+    if sync.every_ops.is_some() && !rw.writes() {
         notes.push("fsync/fdatasync=N has no effect without writes (as in fio)".into());
         sync.every_ops = None;
         sync.call = None;
     }
     let end_fsync = job.bool("end_fsync")?.unwrap_or(false);
     let on_close = job.bool("fsync_on_close")?.unwrap_or(false);
-    if (end_fsync || on_close) && writes {
+    if (end_fsync || on_close) && rw.writes() {
         sync.at_end = Some("fsync".into());
         if end_fsync && on_close {
             notes.push(
@@ -569,23 +619,28 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
             );
         }
     }
+    Ok(sync)
+}
 
-    // Amount.
+/// `runtime` with `time_based`, or the bytes of `io_size` (else `size`, else the file).
+fn amount(job: &Job, files: &Files) -> Result<AmountSpec, FioError> {
     let time_based = job.bool("time_based")?.unwrap_or(false);
     let runtime = job.seconds("runtime")?;
-    let amount = match (time_based, runtime) {
-        (true, Some((s, line))) if s > 0.0 => {
-            let _ = line;
-            AmountSpec { seconds: Some(s), ..Default::default() }
-        }
+    Ok(match (time_based, runtime) {
+        (true, Some((s, _))) if s > 0.0 => AmountSpec { seconds: Some(s), ..Default::default() },
         (true, _) => return Err(job.err("time_based", job.line("time_based"), "time_based needs runtime=SECONDS (fsbench will not run without end)")),
         (false, Some((s, line))) => return Err(job.err("runtime", line, format!("without time_based, fio stops at whichever comes first, the size or {s} s; fsbench runs one amount: add time_based=1 to run for {s} s, or remove runtime to move the whole size"))),
         (false, None) => {
-            let bytes = io_size.map(|v| v.0).or(size.map(|v| v.0)).unwrap_or(file_bytes);
+            let bytes = files.io_size.or(files.size).unwrap_or(files.file_bytes);
             AmountSpec { bytes: Some(SizeExpr::Bytes(bytes)), ..Default::default() }
         }
-    };
-    if random && !job.bool("norandommap")?.unwrap_or(false) {
+    })
+}
+
+/// `norandommap` and `randrepeat` (notes), `verify` (only off), and the options that only
+/// need to be well-formed (`thread`, `group_reporting`).
+fn offsets_and_checks(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<(), FioError> {
+    if rw.random() && !job.bool("norandommap")?.unwrap_or(false) {
         notes.push("fio touches each block once per pass (its random map); fsbench draws random offsets with replacement, as fio's norandommap".into());
     }
     if let Some(false) = job.bool("randrepeat")? {
@@ -605,8 +660,17 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     for k in ["thread", "group_reporting"] {
         job.bool(k)?;
     }
+    Ok(())
+}
 
-    // Pattern.
+/// The pattern: one read or write entry, or randrw's fixed interleave by `rwmixread`.
+fn pattern(
+    job: &Job,
+    rw: Dir,
+    b: &Blocks,
+    notes: &mut Vec<String>,
+) -> Result<Vec<OpSpec>, FioError> {
+    let random = rw.random();
     let entry = |op: &str, bs: u64, align: u64, repeat: u32| OpSpec {
         op: Some(op.into()),
         pick: None,
@@ -621,38 +685,18 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     };
     let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
     let pattern = match rw {
-        Dir::Read | Dir::RandRead => vec![entry("read", rbs, ralign, 1)],
-        Dir::Write | Dir::RandWrite => vec![entry("write", wbs, walign, 1)],
+        Dir::Read | Dir::RandRead => vec![entry("read", b.read, b.read_align, 1)],
+        Dir::Write | Dir::RandWrite => vec![entry("write", b.write, b.write_align, 1)],
         Dir::RandMix => {
-            let r = job.int("rwmixread")?;
-            let w = job.int("rwmixwrite")?;
-            let read_pct = match (r, w) {
-                (Some((r, line)), Some((w, _))) if r + w != 100 => {
-                    return Err(job.err(
-                        "rwmixwrite",
-                        line.max(job.line("rwmixwrite")),
-                        format!("rwmixread={r} and rwmixwrite={w} do not add up to 100"),
-                    ))
-                }
-                (Some((r, _)), _) => r,
-                (None, Some((w, _))) => 100u64.saturating_sub(w),
-                (None, None) => 50,
-            };
-            if read_pct > 100 {
-                return Err(job.err(
-                    "rwmixread",
-                    job.line("rwmixread"),
-                    format!("{read_pct}: a percentage is 0 to 100"),
-                ));
-            }
+            let read_pct = read_share(job)?;
             let g = gcd(read_pct, 100 - read_pct).max(1);
             let (nr, nw) = ((read_pct / g) as u32, ((100 - read_pct) / g) as u32);
             let mut p = Vec::new();
             if nr > 0 {
-                p.push(entry("read", rbs, ralign, nr));
+                p.push(entry("read", b.read, b.read_align, nr));
             }
             if nw > 0 {
-                p.push(entry("write", wbs, walign, nw));
+                p.push(entry("write", b.write, b.write_align, nw));
             }
             if nr > 0 && nw > 0 {
                 notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over"));
@@ -663,19 +707,52 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     if mix_given && rw != Dir::RandMix {
         notes.push("rwmixread/rwmixwrite have no effect without randrw (as in fio)".into());
     }
+    Ok(pattern)
+}
 
-    // Cache precondition: fio's invalidate=1 (default) drops the file's pages first.
-    let invalidate = job.bool("invalidate")?.unwrap_or(true);
-    let cache = if reads && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
-
-    let mut phases = Vec::new();
-    let phase_name = match rw {
-        Dir::Read => "read",
-        Dir::Write => "write",
-        Dir::RandRead => "randread",
-        Dir::RandWrite => "randwrite",
-        Dir::RandMix => "randrw",
+/// randrw's share of reads in percent, from `rwmixread` or `rwmixwrite` (default 50).
+fn read_share(job: &Job) -> Result<u64, FioError> {
+    let r = job.int("rwmixread")?;
+    let w = job.int("rwmixwrite")?;
+    let read_pct = match (r, w) {
+        (Some((r, line)), Some((w, _))) if r + w != 100 => {
+            return Err(job.err(
+                "rwmixwrite",
+                line.max(job.line("rwmixwrite")),
+                format!("rwmixread={r} and rwmixwrite={w} do not add up to 100"),
+            ))
+        }
+        (Some((r, _)), _) => r,
+        (None, Some((w, _))) => 100u64.saturating_sub(w),
+        (None, None) => 50,
     };
+    if read_pct > 100 {
+        return Err(job.err(
+            "rwmixread",
+            job.line("rwmixread"),
+            format!("{read_pct}: a percentage is 0 to 100"),
+        ));
+    }
+    Ok(read_pct)
+}
+
+/// The phases: an untimed one of `ramp_time` seconds, if given, then the timed one, with the
+/// cache precondition of fio's `invalidate=1` (the default drops the file's pages first).
+#[allow(clippy::too_many_arguments)]
+fn phases(
+    job: &Job,
+    rw: Dir,
+    direct: bool,
+    open: Vec<String>,
+    pattern: Vec<OpSpec>,
+    amount: AmountSpec,
+    sync: SyncSpec,
+    notes: &mut Vec<String>,
+) -> Result<Vec<PhaseSpec>, FioError> {
+    let invalidate = job.bool("invalidate")?.unwrap_or(true);
+    let cache =
+        if rw.reads() && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
+    let mut phases = Vec::new();
     let mut timed_cache = cache;
     if let Some((s, _)) = job.seconds("ramp_time")? {
         if s > 0.0 {
@@ -689,13 +766,13 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
                 sync: sync.clone(),
             });
             timed_cache = CacheReq::Any;
-            if !random {
+            if !rw.random() {
                 notes.push("ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)".into());
             }
         }
     }
     phases.push(PhaseSpec {
-        name: phase_name.into(),
+        name: rw.phase_name().into(),
         timed: true,
         cache: timed_cache,
         open,
@@ -703,35 +780,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         amount,
         sync,
     });
-
-    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
-    let description = job
-        .str("description")?
-        .map(|v| v.0.to_string())
-        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
-    let test = TestSpec {
-        id,
-        name,
-        description,
-        // Stored with the results, so a report still says where the run differs from fio's.
-        notes: notes.iter().map(|n| format!("fio job file: {n}")).collect(),
-        threads,
-        engine: (engine != "psync").then(|| engine.to_string()),
-        iodepth,
-        direct: direct.then_some(true),
-        iodepth_batch: uring_int(job, "iodepth_batch")?,
-        iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
-        sqpoll,
-        iopoll: job.bool("hipri")?.filter(|b| *b),
-        fixedbufs: job.bool("fixedbufs")?.filter(|b| *b),
-        registerfiles,
-        figure: None,
-        file: Some(FileSpec { size: SizeExpr::Bytes(file_bytes), shared, prefill }),
-        fileset: None,
-        phases,
-        roles: Vec::new(),
-    };
-    Ok((test, notes))
+    Ok(phases)
 }
 
 /// A batch option as a count (fio's 0 means "the default").

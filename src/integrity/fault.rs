@@ -84,13 +84,21 @@ impl std::fmt::Display for Fault {
     }
 }
 
+/// A fault name fsbench does not know (`--faults`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown fault `{0}`; valid: zero, bitflip, garbage, stale")]
+pub struct UnknownFault(pub String);
+
+impl crate::sys::classify::Classify for UnknownFault {
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
 impl std::str::FromStr for Fault {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Fault::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| format!("unknown fault `{s}`; valid: zero, bitflip, garbage, stale"))
+    type Err = UnknownFault;
+    fn from_str(s: &str) -> Result<Self, UnknownFault> {
+        Fault::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| UnknownFault(s.to_string()))
     }
 }
 
@@ -113,6 +121,13 @@ pub enum InjectError {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+impl crate::sys::classify::Classify for InjectError {
+    /// A refusal guards fsbench's own images, and I/O fails on the system: not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
 }
 
 /// Read `len` bytes of a copy (what is there now).

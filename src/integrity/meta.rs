@@ -70,12 +70,55 @@ pub struct Subject {
     pub ino: u64,
 }
 
-fn run(cmd: Cmd, log: &mut String) -> Result<String, String> {
+/// Why a metadata block could not be located (recorded as the case's note).
+#[derive(Debug, thiserror::Error)]
+pub enum MetaError {
+    /// A tool could not be run.
+    #[error(transparent)]
+    Cmd(#[from] crate::sys::cmd::CmdError),
+    /// A tool ran and failed.
+    #[error("`{cmdline}` failed ({status}): {output}")]
+    Failed {
+        /// The command line.
+        cmdline: String,
+        /// Its exit status.
+        status: String,
+        /// What it printed.
+        output: String,
+    },
+    /// The tools' output does not name the block: what is missing, with what they said.
+    #[error("{0}")]
+    Unlocated(String),
+    /// An image's size could not be read.
+    #[error("{}: {source}", path.display())]
+    Image {
+        /// The image.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A copy could not be read back.
+    #[error(transparent)]
+    Read(#[from] super::fault::InjectError),
+}
+
+impl crate::sys::classify::Classify for MetaError {
+    /// The tools and images of fsbench's own testbed, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
+fn run(cmd: Cmd, log: &mut String) -> Result<String, MetaError> {
     let line = cmd.cmdline();
-    let o = cmd.output().map_err(|e| e.to_string())?;
+    let o = cmd.output()?;
     log.push_str(&format!("$ {line}\n{}\n", o.text()));
     if !o.success() {
-        return Err(format!("`{line}` failed ({}): {}", o.status, o.text()));
+        return Err(MetaError::Failed {
+            cmdline: line,
+            status: o.status.clone(),
+            output: o.text(),
+        });
     }
     Ok(o.stdout)
 }
@@ -89,9 +132,9 @@ pub fn find(
     devices: &[PathBuf],
     images: &[PathBuf],
     zfs: Option<&ZfsPool>,
-) -> Result<MetaBlock, String> {
+) -> Result<MetaBlock, MetaError> {
     let mut log = String::new();
-    let dev = devices.first().ok_or("no device")?;
+    let dev = devices.first().ok_or_else(|| MetaError::Unlocated("no device".into()))?;
     let copy = |device: usize, offset: u64| BlockCopy {
         device,
         image: images[device].clone(),
@@ -114,7 +157,7 @@ pub fn find(
                 )?;
                 parse_imap(&out)
             }
-            .ok_or_else(|| format!("debugfs did not name a block:\n{log}"))?;
+            .ok_or_else(|| MetaError::Unlocated(format!("debugfs did not name a block:\n{log}")))?;
             Ok(MetaBlock { copies: vec![copy(0, block * bs)], len: bs as usize, tool_output: log })
         }
         FsKind::Xfs => {
@@ -125,7 +168,8 @@ pub fn find(
                     .arg(dev),
                 &mut log,
             )?;
-            let byte = parse_parenthesised(&out).ok_or_else(|| format!("xfs_db said:\n{log}"))?;
+            let byte = parse_parenthesised(&out)
+                .ok_or_else(|| MetaError::Unlocated(format!("xfs_db said:\n{log}")))?;
             Ok(MetaBlock { copies: vec![copy(0, byte / 4096 * 4096)], len: 4096, tool_output: log })
         }
         FsKind::Btrfs => {
@@ -134,13 +178,14 @@ pub fn find(
             let nodesize = sup
                 .lines()
                 .find_map(|l| l.trim().strip_prefix("nodesize")?.trim().parse::<u64>().ok())
-                .ok_or("dump-super shows no nodesize")?;
+                .ok_or_else(|| MetaError::Unlocated("dump-super shows no nodesize".into()))?;
             let tree =
                 Cmd::new("btrfs").args(["inspect-internal", "dump-tree", "-t", "5"]).args(devices);
             let line = tree.cmdline();
-            let out = tree.output().map_err(|e| e.to_string())?;
-            let leaf = leaf_of_inode(&out.stdout, subject.ino)
-                .ok_or_else(|| format!("no leaf holds inode {} in `{line}`", subject.ino))?;
+            let out = tree.output()?;
+            let leaf = leaf_of_inode(&out.stdout, subject.ino).ok_or_else(|| {
+                MetaError::Unlocated(format!("no leaf holds inode {} in `{line}`", subject.ino))
+            })?;
             log.push_str(&format!(
                 "$ {line}\n(leaf {leaf} holds key ({} INODE_ITEM 0))\n",
                 subject.ino
@@ -154,15 +199,20 @@ pub fn find(
                 .map(|(i, p)| copy(i, p))
                 .collect();
             if copies.is_empty() {
-                return Err(format!("btrfs-map-logical named no copy:\n{log}"));
+                return Err(MetaError::Unlocated(format!(
+                    "btrfs-map-logical named no copy:\n{log}"
+                )));
             }
             Ok(MetaBlock { copies, len: nodesize as usize, tool_output: log })
         }
         FsKind::Zfs => {
-            let pool = zfs.ok_or("a zfs testbed without a pool")?;
+            let pool =
+                zfs.ok_or_else(|| MetaError::Unlocated("a zfs testbed without a pool".into()))?;
             find_zfs(target, subject, images, pool, &mut log)
         }
-        FsKind::Tmpfs => Err(format!("{} metadata blocks are not located", kind.name())),
+        FsKind::Tmpfs => {
+            Err(MetaError::Unlocated(format!("{} metadata blocks are not located", kind.name())))
+        }
     }
 }
 
@@ -245,14 +295,18 @@ fn find_zfs(
     images: &[PathBuf],
     pool: &ZfsPool,
     log: &mut String,
-) -> Result<MetaBlock, String> {
+) -> Result<MetaBlock, MetaError> {
     use crate::testbed::zfs_watch as watch;
     use crate::testbed::ZfsLayout;
     let cmd = watch::zcmd("zdb").args(["-e", "-p"]).arg(&pool.devdir).args(["-dddddd", &pool.name]);
     let line = cmd.cmdline();
-    let o = watch::output(cmd, None).map_err(|e| e.to_string())?;
+    let o = watch::output(cmd, None)?;
     if !o.success() {
-        return Err(format!("`{line}` failed ({}): {}", o.status, o.text()));
+        return Err(MetaError::Failed {
+            cmdline: line,
+            status: o.status.clone(),
+            output: o.text(),
+        });
     }
     let (object, level, offset, what) = match target {
         Target::Directory => (subject.ino, 0, 0, "the directory's ZAP block"),
@@ -260,17 +314,22 @@ fn find_zfs(
             (0, 0, subject.ino * DNODE_BYTES / DNODE_BLOCK * DNODE_BLOCK, "the dnode block")
         }
         Target::Indirect => (subject.ino, 1, 0, "the file's first level-1 indirect block"),
-        _ => return Err(format!("{} is not a zfs metadata target", target.name())),
+        _ => {
+            return Err(MetaError::Unlocated(format!(
+                "{} is not a zfs metadata target",
+                target.name()
+            )))
+        }
     };
     let blocks = zdb_object_blocks(&o.stdout, &pool.name, object);
     let b = blocks
         .iter()
         .find(|b| b.level == level && b.offset == offset)
         .ok_or_else(|| {
-            format!(
+            MetaError::Unlocated(format!(
                 "`{line}` lists no L{level} block at offset {offset:#x} of object {object} of dataset {}",
                 pool.name
-            )
+            ))
         })?;
     // Only the lines of the object, for the record (the whole listing is long).
     let _ = writeln!(
@@ -290,20 +349,30 @@ fn find_zfs(
     let asize = b.dvas[0].2;
     for &(vdev, off, a) in &b.dvas {
         if a != asize {
-            return Err(format!("the block's DVAs differ in size:\n{log}"));
+            return Err(MetaError::Unlocated(format!("the block's DVAs differ in size:\n{log}")));
         }
         let devices: Vec<usize> = match pool.layout {
             ZfsLayout::Single | ZfsLayout::Stripe(_) => vec![vdev as usize],
             ZfsLayout::Mirror(n) if vdev == 0 => (0..n).collect(),
-            _ => return Err(format!("zfs {} metadata is not located", pool.layout.name())),
+            _ => {
+                return Err(MetaError::Unlocated(format!(
+                    "zfs {} metadata is not located",
+                    pool.layout.name()
+                )))
+            }
         };
         for d in devices {
-            let image =
-                images.get(d).ok_or_else(|| format!("no device {d} for DVA vdev {vdev}"))?;
+            let image = images.get(d).ok_or_else(|| {
+                MetaError::Unlocated(format!("no device {d} for DVA vdev {vdev}"))
+            })?;
             let at = ZFS_LABEL_FRONT + off;
-            let size = std::fs::metadata(image).map_err(|e| e.to_string())?.len();
+            let size = std::fs::metadata(image)
+                .map_err(|source| MetaError::Image { path: image.clone(), source })?
+                .len();
             if at + a > size.saturating_sub(ZFS_LABEL_BACK) {
-                return Err(format!("DVA {vdev}:{off:x} lies in the vdev's end labels"));
+                return Err(MetaError::Unlocated(format!(
+                    "DVA {vdev}:{off:x} lies in the vdev's end labels"
+                )));
             }
             copies.push(BlockCopy { device: d, image: image.clone(), offset_bytes: at });
         }
@@ -312,20 +381,22 @@ fn find_zfs(
     // arithmetic (label offset, vdev to device) found the block.
     let bytes: Vec<Vec<u8>> = copies
         .iter()
-        .map(|c| super::fault::read_copy(c, asize as usize).map_err(|e| e.to_string()))
+        .map(|c| super::fault::read_copy(c, asize as usize))
         .collect::<Result<_, _>>()?;
     if bytes.iter().any(|b| *b != bytes[0]) || bytes[0].iter().all(|&x| x == 0) {
-        return Err(format!("the copies zdb names are not one block (differ or are zero):\n{log}"));
+        return Err(MetaError::Unlocated(format!(
+            "the copies zdb names are not one block (differ or are zero):\n{log}"
+        )));
     }
     let _ = writeln!(log, "(the {} copies hold the same {asize} bytes)", copies.len());
     Ok(MetaBlock { copies, len: asize as usize, tool_output: std::mem::take(log) })
 }
 
-fn ext_block_size(dumpe2fs: &str) -> Result<u64, String> {
+fn ext_block_size(dumpe2fs: &str) -> Result<u64, MetaError> {
     dumpe2fs
         .lines()
         .find_map(|l| l.strip_prefix("Block size:")?.trim().parse().ok())
-        .ok_or_else(|| "dumpe2fs shows no block size".into())
+        .ok_or_else(|| MetaError::Unlocated("dumpe2fs shows no block size".into()))
 }
 
 /// `Inode 14 is part of block group 0\n\tlocated at block 73, offset 0x0d00` -> 73.
@@ -368,7 +439,10 @@ mod tests {
             Some(73)
         );
         assert_eq!(parse_parenthesised("0x10a00 (68096)\n"), Some(68096));
-        assert_eq!(ext_block_size("Block count: 1\nBlock size:               4096\n"), Ok(4096));
+        assert_eq!(
+            ext_block_size("Block count: 1\nBlock size:               4096\n").ok(),
+            Some(4096)
+        );
         let dump = "fs tree key (FS_TREE ROOT_ITEM 0)\n\
                     leaf 30474240 items 40 free space 12000 generation 9 owner FS_TREE\n\
                     \titem 0 key (256 INODE_ITEM 0) itemoff 16123 itemsize 160\n\

@@ -103,9 +103,27 @@ impl fmt::Display for Scale {
     }
 }
 
+/// A `--scale` that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScaleError {
+    /// Not a word, number or fraction.
+    #[error("scale `{0}` is not `paper`, `quick`, a number (0.25) or a fraction (1/8)")]
+    NotAScale(String),
+    /// A factor outside (0, 64].
+    #[error("scale `{0}` must be a factor in (0, 64], e.g. 0.25 or 1/8")]
+    OutOfRange(String),
+}
+
+impl crate::sys::classify::Classify for ScaleError {
+    /// The scale is the user's (`--scale`).
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
 impl FromStr for Scale {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Scale, String> {
+    type Err = ScaleError;
+    fn from_str(s: &str) -> Result<Scale, ScaleError> {
         match s {
             "paper" | "1" => Ok(Scale::Paper),
             "quick" => Ok(Scale::Quick),
@@ -120,15 +138,15 @@ impl FromStr for Scale {
                 if v.is_finite() && v > 0.0 && v <= 64.0 {
                     Ok(Scale::Factor(v))
                 } else {
-                    Err(format!("scale `{s}` must be a factor in (0, 64], e.g. 0.25 or 1/8"))
+                    Err(ScaleError::OutOfRange(s.to_string()))
                 }
             }
         }
     }
 }
 
-fn bad(s: &str) -> String {
-    format!("scale `{s}` is not `paper`, `quick`, a number (0.25) or a fraction (1/8)")
+fn bad(s: &str) -> ScaleError {
+    ScaleError::NotAScale(s.to_string())
 }
 
 #[cfg(test)]

@@ -244,7 +244,7 @@ pub fn device_map(
                 "no ext metadata map of {} (a shared device): {}; its metadata reads count as \
                  unattributed",
                 w.source,
-                e.lines().last().unwrap_or_default().trim()
+                e.to_string().lines().last().unwrap_or_default().trim()
             )),
             Err(e) => m.notes.push(format!("ext metadata map of {}: {e}", w.source)),
         }
@@ -307,11 +307,29 @@ pub fn parse_blocks(text: &str, bs: u64) -> Vec<(u64, u64)> {
     out.into_iter().map(|(a, b)| (a * bs, b * bs)).collect()
 }
 
-fn ext_geometry(dev: &str) -> Result<Vec<Range>, String> {
-    if !have_program("dumpe2fs") {
-        return Err("dumpe2fs not installed (e2fsprogs)".into());
+/// Why an ext filesystem's metadata map could not be read.
+#[derive(Debug, thiserror::Error)]
+enum GeometryError {
+    /// e2fsprogs is missing.
+    #[error("dumpe2fs not installed (e2fsprogs)")]
+    NoDumpe2fs,
+    /// dumpe2fs or debugfs failed (with what it said).
+    #[error(transparent)]
+    Cmd(#[from] crate::sys::cmd::CmdError),
+}
+
+impl crate::sys::classify::Classify for GeometryError {
+    /// The tools on the machine, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
     }
-    let text = Cmd::new("dumpe2fs").arg(dev).run().map_err(|e| e.to_string())?;
+}
+
+fn ext_geometry(dev: &str) -> Result<Vec<Range>, GeometryError> {
+    if !have_program("dumpe2fs") {
+        return Err(GeometryError::NoDumpe2fs);
+    }
+    let text = Cmd::new("dumpe2fs").arg(dev).run()?;
     let bs = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("Block size:").and_then(|v| v.trim().parse().ok()))
@@ -321,12 +339,7 @@ fn ext_geometry(dev: &str) -> Result<Vec<Range>, String> {
         .map(|(start, end, n)| Range { start, end, owner: RangeOwner::Meta(n) })
         .collect();
     if text.contains("has_journal") {
-        let j = Cmd::new("debugfs")
-            .arg("-R")
-            .arg("blocks <8>")
-            .arg(dev)
-            .run()
-            .map_err(|e| e.to_string())?;
+        let j = Cmd::new("debugfs").arg("-R").arg("blocks <8>").arg(dev).run()?;
         out.extend(parse_blocks(&j, bs).into_iter().map(|(start, end)| Range {
             start,
             end,

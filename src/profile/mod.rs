@@ -54,6 +54,14 @@ pub enum ProfileError {
     /// Tracing failed.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// A preload list with a line that is not `path<TAB>offset<TAB>length`.
+    #[error("{}: {source}", path.display())]
+    List {
+        /// The list.
+        path: PathBuf,
+        /// The line and what is wrong with it.
+        source: preload::ListError,
+    },
     /// A file (preload list, JSON) could not be read or written.
     #[error("{}: {source}", path.display())]
     File {
@@ -65,14 +73,15 @@ pub enum ProfileError {
     },
 }
 
-impl ProfileError {
+impl crate::sys::classify::Classify for ProfileError {
     /// Whether the user's input is at fault (exit code 2).
-    pub fn is_bad_input(&self) -> bool {
+    fn is_bad_input(&self) -> bool {
         matches!(
             self,
             ProfileError::CommandNotFound(_)
                 | ProfileError::NotExecutable(_)
                 | ProfileError::BadInput(_)
+                | ProfileError::List { .. }
         )
     }
 }

@@ -72,11 +72,41 @@ pub fn read_list(path: &Path) -> Result<Vec<Entry>, ProfileError> {
     // read forever) is bad input.
     let text = crate::sys::regular::read_to_string(path)
         .map_err(|e| ProfileError::BadInput(format!("preload list {}: {e}", path.display())))?;
-    parse_list(&text).map_err(|e| ProfileError::BadInput(format!("{}: {e}", path.display())))
+    parse_list(&text).map_err(|source| ProfileError::List { path: path.to_path_buf(), source })
+}
+
+/// A line of a preload list that is not `path<TAB>offset<TAB>length`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    /// Not three fields.
+    #[error("line {line}: expected path<TAB>offset<TAB>length, got {text:?}")]
+    Fields {
+        /// 1-based line.
+        line: usize,
+        /// The line.
+        text: String,
+    },
+    /// An offset or length that is not a number.
+    #[error("line {line}: {what} {value:?} is not a number of bytes")]
+    NotANumber {
+        /// 1-based line.
+        line: usize,
+        /// `offset` or `length`.
+        what: &'static str,
+        /// The field as written.
+        value: String,
+    },
+}
+
+impl crate::sys::classify::Classify for ListError {
+    /// The list is the user's file.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
 }
 
 /// Parse the text of a list.
-pub fn parse_list(text: &str) -> Result<Vec<Entry>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<Entry>, ListError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() || line.starts_with('#') {
@@ -84,15 +114,14 @@ pub fn parse_list(text: &str) -> Result<Vec<Entry>, String> {
         }
         let mut it = line.split('\t');
         let (Some(p), Some(o), Some(l), None) = (it.next(), it.next(), it.next(), it.next()) else {
-            return Err(format!(
-                "line {}: expected path<TAB>offset<TAB>length, got {line:?}",
-                i + 1
-            ));
+            return Err(ListError::Fields { line: i + 1, text: line.to_string() });
         };
-        let num = |s: &str, what: &str| {
-            s.trim()
-                .parse::<u64>()
-                .map_err(|_| format!("line {}: {what} {s:?} is not a number of bytes", i + 1))
+        let num = |s: &str, what: &'static str| {
+            s.trim().parse::<u64>().map_err(|_| ListError::NotANumber {
+                line: i + 1,
+                what,
+                value: s.to_string(),
+            })
         };
         out.push(Entry {
             path: p.to_string(),
@@ -398,9 +427,9 @@ mod tests {
         let l = parse_list("# c\n/a b\t0\t4096\n/c\t8192\t100\n").unwrap();
         assert_eq!(l[0], Entry { path: "/a b".into(), offset: 0, length: 4096 });
         assert_eq!(l.len(), 2);
-        let e = parse_list("/a\t0\n").unwrap_err();
+        let e = parse_list("/a\t0\n").unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("path<TAB>offset<TAB>length"), "{e}");
-        let e = parse_list("/a\tx\t1\n").unwrap_err();
+        let e = parse_list("/a\tx\t1\n").unwrap_err().to_string();
         assert!(e.contains("offset \"x\""), "{e}");
     }
 

@@ -54,7 +54,7 @@ pub struct Raw {
     pub over_limit: u64,
     /// Read/write/close/open syscall events of the command's tree, in time order; `Err`: why
     /// they could not be traced (then syscall bytes are counted in whole pages).
-    pub sys: Result<Vec<SysEvent>, String>,
+    pub sys: Result<Vec<SysEvent>, ProfileError>,
     /// Syscall events lost in the ring buffer.
     pub lost_sys: u64,
 }
@@ -174,7 +174,7 @@ pub fn record(
     let mut held = spawn::spawn_held_recorded(argv, &state)?;
     let root_pid = held.pid();
     let pages = process_instance(&state, watched, root_pid, opts)?;
-    let sys = syscall_instance(&state, root_pid, opts).map_err(|e| e.to_string());
+    let sys = syscall_instance(&state, root_pid, opts);
     let t0_ns = now_mono_ns();
     held.release()?;
     let exit = held.wait(limit)?;
@@ -183,7 +183,7 @@ pub fn record(
     let (sys, lost_sys) = match sys {
         Ok(r) => match r.stop() {
             Ok(r) => (Ok(r.events), r.lost + r.over_limit),
-            Err(e) => (Err(e.to_string()), 0),
+            Err(e) => (Err(ProfileError::from(e)), 0),
         },
         Err(e) => (Err(e), 0),
     };

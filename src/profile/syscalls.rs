@@ -20,7 +20,7 @@
 use super::files::FileKey;
 use super::scope::Watched;
 use crate::observe::trace::event::Decode;
-use crate::observe::trace::format::Format;
+use crate::observe::trace::format::{Format, FormatError};
 use crate::observe::trace::pagecache::{PageEvent, PageKind};
 use std::collections::HashMap;
 
@@ -107,17 +107,15 @@ pub struct SysDecoder {
 
 impl SysDecoder {
     /// Build from the format texts of the events (kind, text).
-    pub fn new(formats: &[(SysKind, &str, &str)]) -> Result<SysDecoder, String> {
+    pub fn new(formats: &[(SysKind, &str, &str)]) -> Result<SysDecoder, FormatError> {
         let mut events = Vec::new();
         for (kind, field, text) in formats {
-            let f = Format::parse(text).ok_or_else(|| format!("{kind:?}: unreadable format"))?;
-            let id = f.id.ok_or_else(|| format!("{}: no ID", f.name))?;
-            let pid = f.field("common_pid").ok_or_else(|| format!("{}: no common_pid", f.name))?;
-            let v = f.field(field).ok_or_else(|| format!("{}: no field {field}", f.name))?;
-            if ![4, 8].contains(&v.size) {
-                return Err(format!("{}: field {field} has size {}", f.name, v.size));
-            }
-            events.push((id, *kind, pid.offset, v.offset, v.size));
+            let f = Format::parse_event(kind, text)?;
+            let id = f.require_id()?;
+            let pid = f.require("common_pid")?;
+            let offset = f.offset_of(field, &[4, 8])?;
+            let size = f.require(field)?.size;
+            events.push((id, *kind, pid.offset, offset, size));
         }
         Ok(SysDecoder { events })
     }

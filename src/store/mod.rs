@@ -162,10 +162,10 @@ pub enum StoreError {
     },
 }
 
-impl StoreError {
+impl crate::sys::classify::Classify for StoreError {
     /// Whether the error is about what the user gave (a file, a run id), not a failure of the
     /// system: the command exits with code 2.
-    pub fn is_bad_input(&self) -> bool {
+    fn is_bad_input(&self) -> bool {
         matches!(
             self,
             StoreError::NotSqlite { .. }

@@ -1,8 +1,10 @@
 //! Thin, safe wrappers over the operating system: external commands, signals, memory facts,
 //! page-cache control, directories only their owner can change and files made in them without
-//! following links ([`secure`]), the CPUs' idle policy, pseudo-filesystem mounts and per-thread CPU accounting.
+//! following links ([`secure`]), the CPUs' idle policy, pseudo-filesystem mounts and per-thread CPU accounting; and how every error says whether it
+//! is the user's to fix ([`classify`]).
 
 pub mod cache;
+pub mod classify;
 pub mod cmd;
 pub mod cpuidle;
 pub mod firsttouch;

@@ -140,3 +140,23 @@ impl TestbedError {
 
 /// Result alias for the testbed layer.
 pub type Result<T, E = TestbedError> = std::result::Result<T, E>;
+
+impl crate::sys::classify::Classify for TestbedError {
+    fn is_bad_input(&self) -> bool {
+        TestbedError::is_bad_input(self)
+    }
+}
+
+impl crate::sys::classify::Classify for ConfigError {
+    /// A configuration is what the user typed.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
+impl crate::sys::classify::Classify for Refusal {
+    /// A device the user named that fsbench refuses to touch.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}

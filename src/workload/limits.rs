@@ -11,8 +11,9 @@
 //! - Names shown on the terminal have control characters escaped ([`escape_controls`]).
 
 use crate::model::job::{Amount, Suite, TestDef};
+use crate::model::units::fmt_bytes;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Longest test id.
 pub const MAX_ID_LEN: usize = 64;
@@ -23,30 +24,115 @@ pub const MAX_BYTES: u64 = 1 << 40;
 /// Most operations per thread and phase without `--allow-long`.
 pub const MAX_OPS: u64 = 10_000_000_000;
 
+/// A workload over one of the limits above: what, where, and how to fix it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LimitError {
+    /// An empty test id.
+    #[error("id must not be empty")]
+    EmptyId,
+    /// A test id longer than [`MAX_ID_LEN`].
+    #[error("id {shown}... is {len} characters long; at most {MAX_ID_LEN}", MAX_ID_LEN = MAX_ID_LEN)]
+    IdTooLong {
+        /// Its first 40 characters, control characters escaped.
+        shown: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A test id with a character outside `A-Z a-z 0-9 . _ -`.
+    #[error(
+        "id {shown:?} contains {found:?}; ids may hold only letters, digits, '.', '_' and '-'"
+    )]
+    IdChar {
+        /// The id (its first 40 characters), control characters escaped.
+        shown: String,
+        /// The first character not allowed.
+        found: char,
+    },
+    /// A test id that would be a hidden name or an option.
+    #[error("id {shown:?} must not start with '.' or '-'")]
+    IdStart {
+        /// The id (its first 40 characters), control characters escaped.
+        shown: String,
+    },
+    /// An amount that may not finish in bounded time, without `--allow-long`.
+    #[error(
+        "test {test}, phase {phase}: amount {what} may run for days (limits without --allow-long: {} s, {} bytes, {} ops per thread); lower it, or pass --allow-long if you mean it",
+        MAX_SECONDS, MAX_BYTES, MAX_OPS
+    )]
+    Unbounded {
+        /// The test's id, escaped.
+        test: String,
+        /// The phase's name, escaped.
+        phase: String,
+        /// The amount as written, e.g. `seconds = 1e12`.
+        what: String,
+    },
+    /// A test whose files need more than the directory has free.
+    #[error(
+        "test {test} ({name}) needs {} of files, but {} has {} free; {remedy} (--no-space-check runs it anyway, to see the filesystem run full)",
+        fmt_bytes(*need), dir.display(), fmt_bytes(*available)
+    )]
+    NoSpace {
+        /// The test's id, escaped.
+        test: String,
+        /// The test's name.
+        name: String,
+        /// Bytes its files need.
+        need: u64,
+        /// The directory.
+        dir: PathBuf,
+        /// Bytes available there to this user.
+        available: u64,
+        /// What to do ([`DIR_REMEDY`] or [`BED_REMEDY`]).
+        remedy: &'static str,
+    },
+    /// A test whose files need more than a testbed's image.
+    #[error(
+        "test {test} ({name}) needs {} of files, but the {label} testbed's image is {}; {} (--no-space-check runs it anyway, to see the filesystem run full)",
+        fmt_bytes(*need), fmt_bytes(*image), BED_REMEDY
+    )]
+    DoesNotFit {
+        /// The test's id, escaped.
+        test: String,
+        /// The test's name.
+        name: String,
+        /// Bytes its files need.
+        need: u64,
+        /// The testbed's label.
+        label: String,
+        /// Bytes of the image.
+        image: u64,
+    },
+}
+
+impl crate::sys::classify::Classify for LimitError {
+    /// Every limit is on what the user asked for.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
 /// A test id: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-` (so never `..`, a
 /// hidden name or an option).
-pub fn check_id(id: &str) -> Result<(), String> {
+pub fn check_id(id: &str) -> Result<(), LimitError> {
     let shown = escape_controls(&id.chars().take(40).collect::<String>());
     if id.is_empty() {
-        return Err("id must not be empty".into());
+        return Err(LimitError::EmptyId);
     }
     if id.len() > MAX_ID_LEN {
-        return Err(format!("id {shown}... is {} characters long; at most {MAX_ID_LEN}", id.len()));
+        return Err(LimitError::IdTooLong { shown, len: id.len() });
     }
     if let Some(c) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || "._-".contains(*c))) {
-        return Err(format!(
-            "id {shown:?} contains {:?}; ids may hold only letters, digits, '.', '_' and '-'",
-            c
-        ));
+        return Err(LimitError::IdChar { shown, found: c });
     }
     if id.starts_with('.') || id.starts_with('-') {
-        return Err(format!("id {shown:?} must not start with '.' or '-'"));
+        return Err(LimitError::IdStart { shown });
     }
     Ok(())
 }
 
 /// Refuse amounts that cannot finish in bounded time (see the limits above) unless allowed.
-pub fn check_bounded(t: &TestDef) -> Result<(), String> {
+pub fn check_bounded(t: &TestDef) -> Result<(), LimitError> {
     for p in &t.phases {
         let over = match p.amount {
             Amount::Seconds(s) if s.is_nan() || s > MAX_SECONDS => Some(format!("seconds = {s}")),
@@ -55,21 +141,18 @@ pub fn check_bounded(t: &TestDef) -> Result<(), String> {
             _ => None,
         };
         if let Some(what) = over {
-            return Err(format!(
-                "test {}, phase {}: amount {what} may run for days (limits without --allow-long: {} s, {} bytes, {} ops per thread); lower it, or pass --allow-long if you mean it",
-                escape_controls(&t.id),
-                escape_controls(&p.name),
-                MAX_SECONDS,
-                MAX_BYTES,
-                MAX_OPS
-            ));
+            return Err(LimitError::Unbounded {
+                test: escape_controls(&t.id),
+                phase: escape_controls(&p.name),
+                what,
+            });
         }
     }
     Ok(())
 }
 
 /// [`check_bounded`] for every test of a suite, unless `allow_long`.
-pub fn check_suite_bounded(suite: &Suite, allow_long: bool) -> Result<(), String> {
+pub fn check_suite_bounded(suite: &Suite, allow_long: bool) -> Result<(), LimitError> {
     if allow_long {
         return Ok(());
     }
@@ -77,9 +160,10 @@ pub fn check_suite_bounded(suite: &Suite, allow_long: bool) -> Result<(), String
 }
 
 /// Refuse tests whose files cannot fit in `dir` (statvfs: bytes available to this user), before
-/// any I/O. Fill phases fill whatever they are given and are not counted.
+/// any I/O. Fill phases fill whatever they are given and are not counted. A directory whose
+/// free space cannot be read is not checked (the run then finds out).
 /// `remedy` ends the message ([`DIR_REMEDY`] or [`BED_REMEDY`]).
-pub fn check_space(suite: &Suite, dir: &Path, remedy: &str) -> Result<(), String> {
+pub fn check_space(suite: &Suite, dir: &Path, remedy: &'static str) -> Result<(), LimitError> {
     let Ok(st) = rustix::fs::statvfs(dir) else {
         return Ok(());
     };
@@ -87,14 +171,14 @@ pub fn check_space(suite: &Suite, dir: &Path, remedy: &str) -> Result<(), String
     for t in suite.tests.iter().filter(|t| !fills(t)) {
         let need = t.footprint_bytes();
         if need > available {
-            return Err(format!(
-                "test {} ({}) needs {} of files, but {} has {} free; {remedy} (--no-space-check runs it anyway, to see the filesystem run full)",
-                escape_controls(&t.id),
-                t.name,
-                crate::model::units::fmt_bytes(need),
-                dir.display(),
-                crate::model::units::fmt_bytes(available)
-            ));
+            return Err(LimitError::NoSpace {
+                test: escape_controls(&t.id),
+                name: t.name.clone(),
+                need,
+                dir: dir.to_path_buf(),
+                available,
+                remedy,
+            });
         }
     }
     Ok(())
@@ -112,17 +196,17 @@ pub const BED_REMEDY: &str = "use a smaller --scale, or a larger --size (or leav
 
 /// Refuse tests whose files cannot fit in a testbed image of `image_bytes` (`label`'s), before
 /// it is made. The filesystem's own metadata takes more, which the check after mounting sees.
-pub fn check_fits(suite: &Suite, image_bytes: u64, label: &str) -> Result<(), String> {
+pub fn check_fits(suite: &Suite, image_bytes: u64, label: &str) -> Result<(), LimitError> {
     for t in suite.tests.iter().filter(|t| !fills(t)) {
         let need = t.footprint_bytes();
         if need > image_bytes {
-            return Err(format!(
-                "test {} ({}) needs {} of files, but the {label} testbed's image is {}; {BED_REMEDY} (--no-space-check runs it anyway, to see the filesystem run full)",
-                escape_controls(&t.id),
-                t.name,
-                crate::model::units::fmt_bytes(need),
-                crate::model::units::fmt_bytes(image_bytes),
-            ));
+            return Err(LimitError::DoesNotFit {
+                test: escape_controls(&t.id),
+                name: t.name.clone(),
+                need,
+                label: label.to_string(),
+                image: image_bytes,
+            });
         }
     }
     Ok(())
@@ -190,10 +274,10 @@ mod tests {
             ("a\u{1b}[31m", "contains '\\u{1b}'"),
             ("", "empty"),
         ] {
-            let e = check_id(bad).unwrap_err();
+            let e = check_id(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad:?}: {e}");
         }
-        let e = check_id(&"a".repeat(10_000)).unwrap_err();
+        let e = check_id(&"a".repeat(10_000)).unwrap_err().to_string();
         assert!(e.contains("10000 characters"), "{e}");
     }
 

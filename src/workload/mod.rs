@@ -37,6 +37,14 @@ pub enum WorkloadError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A test id fsbench cannot use (it names files and directories).
+    #[error("{origin}: [[test]] id: {source}")]
+    Id {
+        /// File name.
+        origin: String,
+        /// What is wrong with the id (boxed: the other variants are small).
+        source: Box<limits::LimitError>,
+    },
     /// The workload file could not be read.
     #[error("cannot read workload file {path}: {source}")]
     Read {
@@ -63,6 +71,13 @@ pub enum WorkloadError {
         /// The suite's ids.
         known: String,
     },
+}
+
+impl crate::sys::classify::Classify for WorkloadError {
+    /// Every workload error is the user's to fix.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
 }
 
 /// Load a suite: an embedded one by name, or a TOML file by path, resolved with `ctx`.

@@ -6,14 +6,54 @@ use crate::model::units::fmt_bytes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// A size that does not parse: the text as written, and how to write one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// Not a number with a unit.
+    #[error("`{text}` is not a size ({reason}); write a number with an optional unit: 4096, 8K, 128M, 1G")]
+    NotASize {
+        /// The text as written.
+        text: String,
+        /// What the size parser said.
+        reason: parse_size::Error,
+    },
+    /// `freemem/N` with an `N` that is not a whole number.
+    #[error("`{text}`: write freemem/N with N a whole number, e.g. freemem/2")]
+    FreememDivisor {
+        /// The text as written.
+        text: String,
+    },
+    /// `freemem/0`.
+    #[error("`{text}`: division by zero")]
+    DivisionByZero {
+        /// The text as written.
+        text: String,
+    },
+    /// A negative number.
+    #[error("{value}: a size cannot be negative; write bytes (8192) or a size such as \"8K\"")]
+    Negative {
+        /// The number as written.
+        value: i64,
+    },
+    /// A fractional number of bytes.
+    #[error("{value}: a size is a whole number of bytes (8192) or a size such as \"1.5M\"")]
+    Fraction {
+        /// The number as written.
+        value: String,
+    },
+}
+
+impl crate::sys::classify::Classify for SizeError {
+    /// Sizes come from the user (workload files, `--size`).
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
 /// Parse a byte size such as `"128M"`, `"8K"`, `"1G"`, `"1 MiB"` or `"4096"`.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub fn parse_bytes(s: &str) -> Result<u64, SizeError> {
     let cfg = parse_size::Config::new().with_binary();
-    cfg.parse_size(s.trim()).map_err(|e| {
-        format!(
-            "`{s}` is not a size ({e}); write a number with an optional unit: 4096, 8K, 128M, 1G"
-        )
-    })
+    cfg.parse_size(s.trim()).map_err(|reason| SizeError::NotASize { text: s.to_string(), reason })
 }
 
 /// A size as written in a workload: a number of bytes, or a fraction of free memory.
@@ -61,23 +101,20 @@ pub enum SizeText {
 }
 
 impl TryFrom<SizeText> for SizeExpr {
-    type Error = String;
-    fn try_from(t: SizeText) -> Result<Self, String> {
+    type Error = SizeError;
+    fn try_from(t: SizeText) -> Result<Self, SizeError> {
         match t {
             SizeText::Int(b) => Ok(SizeExpr::Bytes(b)),
-            SizeText::Negative(n) => Err(format!(
-                "{n}: a size cannot be negative; write bytes (8192) or a size such as \"8K\""
-            )),
-            SizeText::Float(f) => Err(format!(
-                "{f}: a size is a whole number of bytes (8192) or a size such as \"1.5M\""
-            )),
+            SizeText::Negative(n) => Err(SizeError::Negative { value: n }),
+            SizeText::Float(f) => Err(SizeError::Fraction { value: f.to_string() }),
             SizeText::Text(s) => {
                 if let Some(d) = s.trim().strip_prefix("freemem/") {
-                    let d: u64 = d.trim().parse().map_err(|_| {
-                        format!("`{s}`: write freemem/N with N a whole number, e.g. freemem/2")
-                    })?;
+                    let d: u64 = d
+                        .trim()
+                        .parse()
+                        .map_err(|_| SizeError::FreememDivisor { text: s.clone() })?;
                     if d == 0 {
-                        return Err(format!("`{s}`: division by zero"));
+                        return Err(SizeError::DivisionByZero { text: s });
                     }
                     Ok(SizeExpr::FreeMemDiv(d))
                 } else if s.trim() == "freemem" {
@@ -102,8 +139,8 @@ impl From<SizeExpr> for SizeText {
 pub struct Bytes(pub u64);
 
 impl TryFrom<SizeText> for Bytes {
-    type Error = String;
-    fn try_from(t: SizeText) -> Result<Self, String> {
+    type Error = SizeError;
+    fn try_from(t: SizeText) -> Result<Self, SizeError> {
         match t {
             SizeText::Int(b) => Ok(Bytes(b)),
             SizeText::Text(s) => parse_bytes(&s).map(Bytes),
@@ -215,7 +252,7 @@ mod tests {
         assert_eq!(parse_bytes("1G").unwrap(), 1 << 30);
         assert_eq!(parse_bytes("1 MiB").unwrap(), 1 << 20);
         assert_eq!(parse_bytes("4096").unwrap(), 4096);
-        assert!(parse_bytes("lots").unwrap_err().contains("not a size"));
+        assert!(parse_bytes("lots").unwrap_err().to_string().contains("not a size"));
     }
 
     #[test]

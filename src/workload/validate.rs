@@ -55,7 +55,7 @@ struct Loc<'a> {
 }
 
 impl Loc<'_> {
-    fn err(&self, message: impl Into<String>) -> WorkloadError {
+    fn err(&self, message: impl std::fmt::Display) -> WorkloadError {
         let mut location = format!("test {}", self.test);
         if let Some(p) = self.phase {
             location.push_str(&format!(", phase `{p}`"));
@@ -66,7 +66,7 @@ impl Loc<'_> {
         WorkloadError::Invalid {
             origin: self.origin.to_string(),
             location,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 }
@@ -83,11 +83,8 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
     let mut seen = std::collections::HashSet::new();
     let mut tests = Vec::with_capacity(spec.tests.len());
     for t in &spec.tests {
-        super::limits::check_id(&t.id).map_err(|message| WorkloadError::Invalid {
-            origin: origin.into(),
-            location: "[[test]] id".into(),
-            message,
-        })?;
+        super::limits::check_id(&t.id)
+            .map_err(|e| WorkloadError::Id { origin: origin.into(), source: Box::new(e) })?;
         if !seen.insert(t.id.as_str()) {
             return Err(Loc { origin, test: &t.id, phase: None, entry: None }
                 .err("duplicate test id; give every [[test]] its own id"));
@@ -141,6 +138,7 @@ fn scaled_note(t: &TestDef, scale: crate::model::scale::Scale) -> Option<String>
     Some(format!("at scale {scale}: {}", parts.join(", ")))
 }
 
+/// One test: its threads and engine, its files, its phases in order, its roles.
 fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef, WorkloadError> {
     let loc = Loc { origin, test: &t.id, phase: None, entry: None };
     if t.id.trim().is_empty() || t.id.contains(',') {
@@ -152,10 +150,62 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if t.threads > MAX_THREADS {
         return Err(loc.err(format!("threads = {} is more than {MAX_THREADS}", t.threads)));
     }
-    let (engine, iodepth) = resolve_engine(t).map_err(|m| loc.err(m))?;
+    let (engine, iodepth) = resolve_engine(t, &loc)?;
     let direct = t.direct.unwrap_or(false);
-    // The test's files: one shared file or one per thread (`file`), or a fileset.
-    let (kind, files, raw_size) = match (&t.file, &t.fileset) {
+    let files = resolve_files(t, engine, iodepth, direct, ctx, &loc)?;
+    if t.phases.is_empty() {
+        return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
+    }
+    let phases = resolve_phases(t, &files, (engine, iodepth, direct), ctx, origin)?;
+    if !phases.iter().any(|p| p.timed) {
+        return Err(loc.err("no timed phase: set timed = true on at least one phase"));
+    }
+    let uring = resolve_uring(t, engine, iodepth, direct, &loc)?;
+    let mut roles = Vec::with_capacity(t.roles.len());
+    for r in &t.roles {
+        roles.push(resolve_role(r, origin, &t.id, ctx)?);
+        if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
+            return Err(
+                loc.err(format!("two roles are named `{}`: give each its own name", r.name))
+            );
+        }
+    }
+    Ok(TestDef {
+        id: t.id.clone(),
+        name: t.name.clone(),
+        description: t.description.clone(),
+        notes: t.notes.clone(),
+        threads: t.threads,
+        engine,
+        iodepth,
+        uring,
+        figure: resolve_figure(t, &loc)?,
+        files: files.set,
+        phases,
+        roles,
+    })
+}
+
+/// A test's files as resolved, with what its phases are checked against.
+struct TestFiles {
+    /// Data (one file, or one per thread) or a fileset.
+    kind: Kind,
+    set: FileSet,
+    /// The data file's size before scaling (0 for a fileset): sync intervals scale with it.
+    raw_size: u64,
+}
+
+/// The test's files: one shared file or one per thread (`file`), or a fileset; checked against
+/// the engine, which only data tests choose.
+fn resolve_files(
+    t: &TestSpec,
+    engine: EngineKind,
+    iodepth: u32,
+    direct: bool,
+    ctx: &ResolveCtx,
+    loc: &Loc<'_>,
+) -> Result<TestFiles, WorkloadError> {
+    match (&t.file, &t.fileset) {
         (Some(f), None) => {
             let raw_size = f.size.resolve(ctx.free_memory);
             let size_bytes = ctx.scale.apply(raw_size);
@@ -163,7 +213,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
             }
             // One file that every thread works on, or one per thread.
-            let files = FileSet {
+            let set = FileSet {
                 count: if f.shared { 1 } else { t.threads as u64 },
                 shared: f.shared,
                 layout: Layout::Flat,
@@ -176,7 +226,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             if engine == EngineKind::Mmap && !f.prefill {
                 return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
             }
-            (Kind::Data, files, raw_size)
+            Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
         (None, Some(fs)) => {
             if matches!(engine, EngineKind::IoUring | EngineKind::Mmap) {
@@ -188,49 +238,40 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             if direct {
                 return Err(loc.err("direct = true applies to data tests; fileset ops read and write whole files through the page cache"));
             }
-            let files = resolve_fileset(fs, t.threads, ctx).map_err(|m| loc.err(m))?;
-            (Kind::Fileset, files, 0)
+            let set = resolve_fileset(fs, t.threads, ctx, loc)?;
+            Ok(TestFiles { kind: Kind::Fileset, set, raw_size: 0 })
         }
-        (Some(_), Some(_)) => {
-            return Err(loc.err(
-                "a test has either `file` (one data file) or `fileset` (many files), not both",
-            ))
-        }
-        (None, None) => {
-            return Err(loc.err(
-                "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
-            ))
-        }
-    };
-    if t.phases.is_empty() {
-        return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
+        (Some(_), Some(_)) => Err(loc.err(
+            "a test has either `file` (one data file) or `fileset` (many files), not both",
+        )),
+        (None, None) => Err(loc.err(
+            "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
+        )),
     }
+}
+
+/// The phases in order: each resolved, given the test's O_DIRECT and its cache precondition,
+/// checked against the engine, and refused when it uses files nothing has made yet.
+fn resolve_phases(
+    t: &TestSpec,
+    files: &TestFiles,
+    (engine, iodepth, direct): (EngineKind, u32, bool),
+    ctx: &ResolveCtx,
+    origin: &str,
+) -> Result<Vec<PhaseDef>, WorkloadError> {
+    let kind = files.kind;
     let mut phases = Vec::with_capacity(t.phases.len());
     // Whether the files exist, with data, before each phase: prefilled, or made by an earlier
     // phase.
-    let mut has_files = files.prefill;
-    let sizes = (raw_size, files.size_bytes());
+    let mut has_files = files.set.prefill;
+    let sizes = (files.raw_size, files.set.size_bytes());
     for p in &t.phases {
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
-        let mut phase = resolve_phase(p, kind, &files, t.threads, ctx, sizes, &ploc)?;
+        let mut phase = resolve_phase(p, kind, &files.set, t.threads, ctx, sizes, &ploc)?;
         phase.open.direct |= direct;
-        phase.cache = match (phase.open.direct, phase.cache) {
-            (true, CacheReq::Any | CacheReq::Direct) => CacheReq::Direct,
-            (true, c) => {
-                return Err(ploc.err(format!(
-                    "cache = \"{}\" with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to prepare; leave cache out (it is reported as \"direct\")",
-                    if c == CacheReq::Cached { "cached" } else { "uncached" }
-                )))
-            }
-            (false, CacheReq::Direct) => {
-                return Err(ploc.err(
-                    "cache = \"direct\" needs O_DIRECT: set direct = true on the test (or open = [\"direct\"])",
-                ))
-            }
-            (false, c) => c,
-        };
+        phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
         if kind == Kind::Data {
-            check_caps(engine, iodepth, &phase).map_err(|m| ploc.err(m))?;
+            check_caps(engine, iodepth, &phase, &ploc)?;
         }
         let (needs, makes) = uses_files(&phase);
         // A fileset phase may create the files it then uses; a data phase's reads need data
@@ -254,33 +295,23 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         has_files |= makes;
         phases.push(phase);
     }
-    if !phases.iter().any(|p| p.timed) {
-        return Err(loc.err("no timed phase: set timed = true on at least one phase"));
+    Ok(phases)
+}
+
+/// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
+/// (reported as `direct`), and `direct` needs O_DIRECT.
+fn direct_cache(direct: bool, cache: CacheReq, loc: &Loc<'_>) -> Result<CacheReq, WorkloadError> {
+    match (direct, cache) {
+        (true, CacheReq::Any | CacheReq::Direct) => Ok(CacheReq::Direct),
+        (true, c) => Err(loc.err(format!(
+            "cache = \"{}\" with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to prepare; leave cache out (it is reported as \"direct\")",
+            if c == CacheReq::Cached { "cached" } else { "uncached" }
+        ))),
+        (false, CacheReq::Direct) => Err(loc.err(
+            "cache = \"direct\" needs O_DIRECT: set direct = true on the test (or open = [\"direct\"])",
+        )),
+        (false, c) => Ok(c),
     }
-    let uring = resolve_uring(t, engine, iodepth, direct).map_err(|m| loc.err(m))?;
-    let mut roles = Vec::with_capacity(t.roles.len());
-    for r in &t.roles {
-        roles.push(resolve_role(r, origin, &t.id, ctx)?);
-        if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
-            return Err(
-                loc.err(format!("two roles are named `{}`: give each its own name", r.name))
-            );
-        }
-    }
-    Ok(TestDef {
-        id: t.id.clone(),
-        name: t.name.clone(),
-        description: t.description.clone(),
-        notes: t.notes.clone(),
-        threads: t.threads,
-        engine,
-        iodepth,
-        uring,
-        figure: resolve_figure(t).map_err(|m| loc.err(m))?,
-        files,
-        phases,
-        roles,
-    })
 }
 
 /// A role's file and pattern, checked like a data test's phase; it runs until the foreground
@@ -356,7 +387,8 @@ fn resolve_uring(
     engine: EngineKind,
     iodepth: u32,
     direct: bool,
-) -> Result<UringOpts, String> {
+    loc: &Loc<'_>,
+) -> Result<UringOpts, WorkloadError> {
     let given = [
         ("iodepth_batch", t.iodepth_batch.is_some()),
         ("iodepth_batch_complete", t.iodepth_batch_complete.is_some()),
@@ -367,9 +399,9 @@ fn resolve_uring(
     ];
     if engine != EngineKind::IoUring {
         if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
-            return Err(format!(
+            return Err(loc.err(format!(
                 "{k} is an option of the io_uring engine; set engine = \"io_uring\" or remove it"
-            ));
+            )));
         }
         return Ok(UringOpts::default());
     }
@@ -389,31 +421,33 @@ fn resolve_uring(
     for (k, v) in [("iodepth_batch", o.batch_submit), ("iodepth_batch_complete", o.batch_complete)]
     {
         if v > iodepth {
-            return Err(format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued"));
+            return Err(loc.err(format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued")));
         }
     }
     if o.batch_complete == 0 {
         return Err(
-            "iodepth_batch_complete = 0 would never wait for a completion; use 1 or more".into()
+            loc.err("iodepth_batch_complete = 0 would never wait for a completion; use 1 or more")
         );
     }
     if o.iopoll && !direct {
-        return Err(
-            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true"
-                .into(),
-        );
+        return Err(loc.err(
+            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true",
+        ));
     }
     Ok(o)
 }
 
 /// The test's `figure`, if it declares one.
-fn resolve_figure(t: &TestSpec) -> Result<Option<crate::model::result::Figure>, String> {
+fn resolve_figure(
+    t: &TestSpec,
+    loc: &Loc<'_>,
+) -> Result<Option<crate::model::result::Figure>, WorkloadError> {
     use crate::model::result::Figure;
     match t.figure.as_deref() {
         None => Ok(None),
         Some("mib_per_s") => Ok(Some(Figure::MibPerS)),
         Some("ops_per_s") => Ok(Some(Figure::OpsPerS)),
-        Some(f) => Err(format!("unknown figure `{f}`; known: {}", keys::FIGURE.known())),
+        Some(f) => Err(loc.err(format!("unknown figure `{f}`; known: {}", keys::FIGURE.known()))),
     }
 }
 
@@ -456,7 +490,7 @@ fn resolve_phase(
             return Err(loc.err("cache = \"cached\" is for file tests; a fileset phase takes \"any\" or \"uncached\" (drop caches before the phase)"));
         }
     }
-    let open = parse_open(&p.open).map_err(|m| loc.err(m))?;
+    let open = parse_open(&p.open, loc)?;
     if p.pattern.is_empty() {
         let example = match kind {
             Kind::Data => "{ op = \"read\", size = \"4K\" }",
@@ -464,6 +498,61 @@ fn resolve_phase(
         };
         return Err(loc.err(format!("empty pattern: list at least one operation, e.g. {example}")));
     }
+    let (pattern, fileset_pattern) = resolve_pattern(p, kind, files, threads, loc)?;
+    let sequential = pattern.iter().any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
+    let amount = resolve_amount(&p.amount, kind, ctx, sequential, loc)?;
+    match amount {
+        Amount::Passes(_) if kind == Kind::Data => {
+            let size = files.size_bytes();
+            let region = if files.shared { size / threads as u64 } else { size };
+            if region == 0 {
+                return Err(loc.err(format!(
+                    "the file ({}) split over {threads} threads leaves no bytes per thread",
+                    fmt_bytes(size)
+                )));
+            }
+        }
+        Amount::Fill(_) => {
+            let creates = fileset_pattern
+                .iter()
+                .flat_map(|e| e.choices.iter())
+                .any(|(_, o)| o.kind == OpKind::Create);
+            if !creates {
+                return Err(loc.err("amount.fill needs a create in the pattern: only creating files fills the filesystem"));
+            }
+        }
+        _ => {}
+    }
+    if kind == Kind::Data
+        && matches!(amount, Amount::Bytes(_) | Amount::Passes(_))
+        && !pattern.iter().any(|o| o.kind.is_data())
+    {
+        return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
+    }
+    let sync = resolve_sync(&p.sync, kind, ctx, (raw_file, scaled_file), loc)?;
+    Ok(PhaseDef {
+        name: p.name.clone(),
+        timed: p.timed,
+        cache: p.cache,
+        open,
+        pattern: match kind {
+            Kind::Data => Pattern::Data(pattern),
+            Kind::Fileset => Pattern::Files(fileset_pattern),
+        },
+        amount,
+        sync,
+    })
+}
+
+/// A phase's pattern, by kind (data ops, or fileset entries), each entry repeated `repeat`
+/// times.
+fn resolve_pattern(
+    p: &PhaseSpec,
+    kind: Kind,
+    files: &FileSet,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<(Vec<OpDef>, Vec<MetaEntry>), WorkloadError> {
     let mut pattern = Vec::new();
     let mut fileset_pattern = Vec::new();
     let mut prev: Option<OpDef> = None;
@@ -493,52 +582,10 @@ fn resolve_phase(
             }
         }
     }
-    let sequential = pattern.iter().any(|o| o.offset == OffsetMode::Sequential && o.kind.is_data());
-    let amount = resolve_amount(&p.amount, kind, ctx, sequential).map_err(|m| loc.err(m))?;
-    match amount {
-        Amount::Passes(_) if kind == Kind::Data => {
-            let size = files.size_bytes();
-            let region = if files.shared { size / threads as u64 } else { size };
-            if region == 0 {
-                return Err(loc.err(format!(
-                    "the file ({}) split over {threads} threads leaves no bytes per thread",
-                    fmt_bytes(size)
-                )));
-            }
-        }
-        Amount::Fill(_) => {
-            let creates = fileset_pattern
-                .iter()
-                .flat_map(|e| e.choices.iter())
-                .any(|(_, o)| o.kind == OpKind::Create);
-            if !creates {
-                return Err(loc.err("amount.fill needs a create in the pattern: only creating files fills the filesystem"));
-            }
-        }
-        _ => {}
-    }
-    if kind == Kind::Data
-        && matches!(amount, Amount::Bytes(_) | Amount::Passes(_))
-        && !pattern.iter().any(|o| o.kind.is_data())
-    {
-        return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
-    }
-    let sync = resolve_sync(&p.sync, kind, ctx, raw_file, scaled_file).map_err(|m| loc.err(m))?;
-    Ok(PhaseDef {
-        name: p.name.clone(),
-        timed: p.timed,
-        cache: p.cache,
-        open,
-        pattern: match kind {
-            Kind::Data => Pattern::Data(pattern),
-            Kind::Fileset => Pattern::Files(fileset_pattern),
-        },
-        amount,
-        sync,
-    })
+    Ok((pattern, fileset_pattern))
 }
 
-fn parse_open(flags: &[String]) -> Result<OpenFlags, String> {
+fn parse_open(flags: &[String], loc: &Loc<'_>) -> Result<OpenFlags, WorkloadError> {
     let mut f = OpenFlags::default();
     for n in flags {
         match n.as_str() {
@@ -549,7 +596,9 @@ fn parse_open(flags: &[String]) -> Result<OpenFlags, String> {
             "sync" => f.sync = true,
             "direct" => f.direct = true,
             other => {
-                return Err(format!("unknown open flag `{other}`; known: {}", keys::OPEN.known()))
+                return Err(
+                    loc.err(format!("unknown open flag `{other}`; known: {}", keys::OPEN.known()))
+                )
             }
         }
     }
@@ -567,20 +616,7 @@ fn resolve_op(
             "missing op: write e.g. { op = \"read\", size = \"4K\" } (choose is for fileset tests)",
         ));
     };
-    let kind = match name {
-        "read" => OpKind::Read,
-        "write" => OpKind::Write,
-        "fsync" => OpKind::Fsync,
-        "fdatasync" => OpKind::Fdatasync,
-        other if OpKind::from_name(other).is_some_and(|k| k.is_fileset()) => {
-            return Err(loc.err(format!(
-                "`{other}` is an op of fileset tests; give the test a fileset = {{ ... }} instead of file = {{ ... }}"
-            )))
-        }
-        other => {
-            return Err(loc.err(format!("unknown op `{other}`; known: {}", keys::DATA_OP.known())))
-        }
-    };
+    let kind = data_op_kind(name, loc)?;
     for (set, key) in [
         (o.pick.is_some(), "pick"),
         (o.fsync.is_some(), "fsync"),
@@ -617,7 +653,7 @@ fn resolve_op(
         }
     };
     let size = match (&o.size, offset, prev) {
-        (Some(spec), ..) => resolve_size_dist(spec).map_err(|m| loc.err(m))?,
+        (Some(spec), ..) => resolve_size_dist(spec, loc)?,
         (None, OffsetMode::Last, Some(p)) => p.size,
         (None, ..) => {
             return Err(loc
@@ -655,27 +691,51 @@ fn resolve_op(
     Ok(OpDef { kind, size, offset, align })
 }
 
+/// The kind of a data op by name; fileset ops are refused with what to change.
+fn data_op_kind(name: &str, loc: &Loc<'_>) -> Result<OpKind, WorkloadError> {
+    Ok(match name {
+        "read" => OpKind::Read,
+        "write" => OpKind::Write,
+        "fsync" => OpKind::Fsync,
+        "fdatasync" => OpKind::Fdatasync,
+        other if OpKind::from_name(other).is_some_and(|k| k.is_fileset()) => {
+            return Err(loc.err(format!(
+                "`{other}` is an op of fileset tests; give the test a fileset = {{ ... }} instead of file = {{ ... }}"
+            )))
+        }
+        other => {
+            return Err(loc.err(format!("unknown op `{other}`; known: {}", keys::DATA_OP.known())))
+        }
+    })
+}
+
 /// Largest queue depth accepted by any engine.
 pub const MAX_IODEPTH: u32 = keys::IODEPTH.max() as u32;
 
 /// The test's `engine` and `iodepth`, parsed (their fit to the engine is [`check_caps`]'s).
-fn resolve_engine(t: &TestSpec) -> Result<(EngineKind, u32), String> {
+fn resolve_engine(t: &TestSpec, loc: &Loc<'_>) -> Result<(EngineKind, u32), WorkloadError> {
     let engine = match t.engine.as_deref() {
         None => EngineKind::default(),
-        Some(n) => EngineKind::from_name(n)
-            .ok_or_else(|| format!("unknown engine `{n}`; known: {}", keys::ENGINE.known()))?,
+        Some(n) => EngineKind::from_name(n).ok_or_else(|| {
+            loc.err(format!("unknown engine `{n}`; known: {}", keys::ENGINE.known()))
+        })?,
     };
     let iodepth = t.iodepth.unwrap_or(1);
     if iodepth == 0 || iodepth > MAX_IODEPTH {
-        return Err(format!(
+        return Err(loc.err(format!(
             "iodepth = {iodepth} must be 1..{MAX_IODEPTH} (requests each thread keeps in flight)"
-        ));
+        )));
     }
     Ok((engine, iodepth))
 }
 
 /// A phase's use of queue depth and O_DIRECT against the engine's capabilities, once, here.
-fn check_caps(engine: EngineKind, iodepth: u32, phase: &PhaseDef) -> Result<(), String> {
+fn check_caps(
+    engine: EngineKind,
+    iodepth: u32,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<(), WorkloadError> {
     let mut sizes = phase.pattern.data().iter().filter(|o| o.kind.is_data()).map(|o| {
         let size = match o.size {
             SizeDist::Fixed(n) => Some(n),
@@ -683,59 +743,62 @@ fn check_caps(engine: EngineKind, iodepth: u32, phase: &PhaseDef) -> Result<(), 
         };
         (size, (o.offset == OffsetMode::Random).then_some(o.align))
     });
-    engine.caps().check(engine.name(), iodepth, phase.open.direct, &mut sizes)?;
+    engine
+        .caps()
+        .check(engine.name(), iodepth, phase.open.direct, &mut sizes)
+        .map_err(|m| loc.err(m))?;
     let most = phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0);
     if most.saturating_mul(iodepth as u64) > MAX_OP_BYTES * 4 {
-        return Err(format!(
+        return Err(loc.err(format!(
             "iodepth = {iodepth} × ops of up to {} needs more than {} of buffers per thread; lower iodepth or the op size",
             fmt_bytes(most),
             fmt_bytes(MAX_OP_BYTES * 4)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// A size distribution as written, checked: ranges not reversed, log-normal bounds that hold
 /// enough of the distribution for redrawing to be cheap.
-pub fn resolve_size_dist(spec: &SizeDistSpec) -> Result<SizeDist, String> {
+fn resolve_size_dist(spec: &SizeDistSpec, loc: &Loc<'_>) -> Result<SizeDist, WorkloadError> {
     Ok(match spec {
         SizeDistSpec::Fixed(b) => SizeDist::Fixed(b.0),
         SizeDistSpec::Uniform { uniform: [lo, hi] } => {
             if lo.0 > hi.0 {
-                return Err(format!(
+                return Err(loc.err(format!(
                     "uniform range [{}, {}] is reversed; write [min, max]",
                     fmt_bytes(lo.0),
                     fmt_bytes(hi.0)
-                ));
+                )));
             }
             SizeDist::Uniform(lo.0, hi.0)
         }
         SizeDistSpec::LogNormal { lognormal: l } => {
             let (median, min, max) = (l.median.0, l.min.0, l.max.0);
             if !(l.sigma.is_finite() && l.sigma > 0.0 && l.sigma <= 4.0) {
-                return Err(format!(
+                return Err(loc.err(format!(
                     "lognormal sigma = {} must be in (0, 4]; 0.5 to 1 gives the usual skew of file sizes",
                     l.sigma
-                ));
+                )));
             }
             if median == 0 {
-                return Err("lognormal median = 0: give a size such as \"20K\"".into());
+                return Err(loc.err("lognormal median = 0: give a size such as \"20K\""));
             }
             if !(min <= median && median <= max && min < max) {
-                return Err(format!(
+                return Err(loc.err(format!(
                     "lognormal bounds must satisfy min <= median <= max with min < max; got min {}, median {}, max {}",
                     fmt_bytes(min),
                     fmt_bytes(median),
                     fmt_bytes(max)
-                ));
+                )));
             }
             let d = SizeDist::LogNormal { median, sigma: l.sigma, min, max };
             let mass = d.mass_in_bounds();
             if mass < 0.01 {
-                return Err(format!(
+                return Err(loc.err(format!(
                     "only {:.2}% of this lognormal lies within [min, max]; widen the bounds or change sigma (sizes outside are redrawn)",
                     mass * 100.0
-                ));
+                )));
             }
             d
         }
@@ -748,19 +811,20 @@ fn resolve_amount(
     kind: Kind,
     ctx: &ResolveCtx,
     sequential: bool,
-) -> Result<Amount, String> {
+    loc: &Loc<'_>,
+) -> Result<Amount, WorkloadError> {
     match kind {
         Kind::Data => {
             if a.share.is_some() {
-                return Err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes".into());
+                return Err(loc.err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes"));
             }
             if a.fill.is_some() {
-                return Err("amount.fill is for fileset tests (it fills the filesystem with files); use bytes, ops, seconds or passes".into());
+                return Err(loc.err("amount.fill is for fileset tests (it fills the filesystem with files); use bytes, ops, seconds or passes"));
             }
         }
         Kind::Fileset => {
             if a.bytes.is_some() {
-                return Err("amount.bytes is for file tests; a fileset phase takes ops, seconds, passes (every slot once), share (of a pass) or fill".into());
+                return Err(loc.err("amount.bytes is for file tests; a fileset phase takes ops, seconds, passes (every slot once), share (of a pass) or fill"));
             }
         }
     }
@@ -776,64 +840,63 @@ fn resolve_amount(
     .filter(|x| **x)
     .count();
     if given != 1 {
-        return Err(match kind {
+        return Err(loc.err(match kind {
             Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }",
             Kind::Fileset => "amount needs exactly one of ops, seconds, passes, share, fill, e.g. amount = { passes = 1 }",
-        }
-        .into());
+        }));
     }
     if let Some(b) = a.bytes {
         let b = ctx.scale.apply(b.resolve(ctx.free_memory));
         if b == 0 {
-            return Err("amount.bytes = 0: nothing would be done".into());
+            return Err(loc.err("amount.bytes = 0: nothing would be done"));
         }
         return Ok(Amount::Bytes(b));
     }
     if let Some(n) = a.ops {
         if n == 0 {
-            return Err("amount.ops = 0: nothing would be done".into());
+            return Err(loc.err("amount.ops = 0: nothing would be done"));
         }
         return Ok(Amount::Ops(n));
     }
     if let Some(s) = a.seconds {
         if !(s.is_finite() && s > 0.0) {
-            return Err(format!("amount.seconds = {s}: use a positive number of seconds"));
+            return Err(loc.err(format!("amount.seconds = {s}: use a positive number of seconds")));
         }
         return Ok(Amount::Seconds(s));
     }
     if let Some(p) = a.passes {
         if p == 0 {
-            return Err("amount.passes = 0: nothing would be done".into());
+            return Err(loc.err("amount.passes = 0: nothing would be done"));
         }
         if kind == Kind::Data && !sequential {
-            return Err("amount.passes needs a sequential read or write in the pattern; use bytes or ops for random patterns".into());
+            return Err(loc.err("amount.passes needs a sequential read or write in the pattern; use bytes or ops for random patterns"));
         }
         return Ok(Amount::Passes(p));
     }
     if let Some(f) = a.share {
         if !(f.is_finite() && f > 0.0 && f <= 1.0) {
-            return Err(format!(
+            return Err(loc.err(format!(
                 "amount.share = {f}: give the share of one pass, in (0, 1], e.g. 0.2"
-            ));
+            )));
         }
         return Ok(Amount::Share(f));
     }
     let f = a.fill.unwrap_or(0.0);
     if !(f.is_finite() && f > 0.0 && f <= 1.0) {
-        return Err(format!(
+        return Err(loc.err(format!(
             "amount.fill = {f}: give the share of the filesystem to fill, in (0, 1], e.g. 0.9"
-        ));
+        )));
     }
     Ok(Amount::Fill(f))
 }
 
-fn parse_call(s: &str, what: &str) -> Result<Option<SyncCall>, String> {
+fn parse_call(s: &str, what: &str, loc: &Loc<'_>) -> Result<Option<SyncCall>, WorkloadError> {
     match s {
         "none" => Ok(None),
         "fsync" => Ok(Some(SyncCall::Fsync)),
         "fdatasync" => Ok(Some(SyncCall::Fdatasync)),
         "syncfs" => Ok(Some(SyncCall::Syncfs)),
-        other => Err(format!("{what} = `{other}`; known: {}", keys::SYNC_AT_END.known())),
+        other => Err(loc.err(format!("{what} = `{other}`; known: {}", keys::SYNC_AT_END.known()))),
     }
 }
 
@@ -846,12 +909,12 @@ fn resolve_sync(
     s: &SyncSpec,
     kind: Kind,
     ctx: &ResolveCtx,
-    raw_file: u64,
-    scaled_file: u64,
-) -> Result<SyncPolicy, String> {
+    (raw_file, scaled_file): (u64, u64),
+    loc: &Loc<'_>,
+) -> Result<SyncPolicy, WorkloadError> {
     let periodic_given = s.every_bytes.is_some() || s.every_ops.is_some() || s.call.is_some();
     if kind == Kind::Fileset && periodic_given {
-        return Err("periodic sync (every_bytes, every_ops, call) is for file tests; in a fileset phase use fsync = true on ops, fsyncdir, or sync.at_end = \"syncfs\"".into());
+        return Err(loc.err("periodic sync (every_bytes, every_ops, call) is for file tests; in a fileset phase use fsync = true on ops, fsyncdir, or sync.at_end = \"syncfs\""));
     }
     let every_bytes = match s.every_bytes {
         Some(b) => {
@@ -862,144 +925,69 @@ fn resolve_sync(
                 (raw * scaled_file as u128 / raw_file as u128) as u64
             };
             if b == 0 {
-                return Err("sync.every_bytes = 0: use a positive size such as \"10M\"".into());
+                return Err(loc.err("sync.every_bytes = 0: use a positive size such as \"10M\""));
             }
             Some(b)
         }
         None => None,
     };
     if s.every_ops == Some(0) {
-        return Err("sync.every_ops = 0: use a positive count".into());
+        return Err(loc.err("sync.every_ops = 0: use a positive count"));
     }
     let periodic = every_bytes.is_some() || s.every_ops.is_some();
     let call = match &s.call {
-        Some(c) => parse_call(c, "sync.call")?,
+        Some(c) => parse_call(c, "sync.call", loc)?,
         None if periodic => Some(SyncCall::Fsync),
         None => None,
     };
     if call == Some(SyncCall::Syncfs) {
-        return Err("sync.call = \"syncfs\" is not a periodic sync; use fsync or fdatasync (syncfs is for at_end)".into());
+        return Err(loc.err("sync.call = \"syncfs\" is not a periodic sync; use fsync or fdatasync (syncfs is for at_end)"));
     }
     if periodic && call.is_none() {
         return Err(
-            "sync.call = \"none\" with every_bytes/every_ops: pick fsync or fdatasync".into()
+            loc.err("sync.call = \"none\" with every_bytes/every_ops: pick fsync or fdatasync")
         );
     }
     let at_end = match &s.at_end {
-        Some(c) => parse_call(c, "sync.at_end")?,
+        Some(c) => parse_call(c, "sync.at_end", loc)?,
         None => None,
     };
     if kind == Kind::Fileset && matches!(at_end, Some(SyncCall::Fsync | SyncCall::Fdatasync)) {
-        return Err("sync.at_end in a fileset phase is `none` or `syncfs` (the whole filesystem); per-file fsync is fsync = true on the op".into());
+        return Err(loc.err("sync.at_end in a fileset phase is `none` or `syncfs` (the whole filesystem); per-file fsync is fsync = true on the op"));
     }
     Ok(SyncPolicy { every_bytes, every_ops: s.every_ops, call, at_end })
 }
 
 /// A fileset: its layout (flat or a tree), its scaled count, its file sizes.
-fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<FileSet, String> {
-    let layout = match (fs.flat, fs.tree) {
-        (Some(true), None) => {
-            let Some(count) = fs.count else {
-                return Err("a flat fileset needs a count, e.g. fileset = { count = 10000, flat = true, size = \"4K\" }".into());
-            };
-            if count == 0 {
-                return Err("fileset.count = 0: give the set at least one file".into());
-            }
-            Layout::Flat
-        }
-        (None | Some(false), Some(tr)) => {
-            if tr.depth == 0 || tr.depth as u64 > keys::TREE_DEPTH.max() {
-                return Err(format!("tree.depth = {} must be 1..8 (use flat = true for one directory)", tr.depth));
-            }
-            if tr.fanout == 0 {
-                return Err("tree.fanout = 0: each directory needs at least one subdirectory".into());
-            }
-            if tr.files_per_dir == 0 {
-                return Err("tree.files_per_dir = 0: each leaf directory needs at least one file".into());
-            }
-            let leaves = (tr.fanout as u128).pow(tr.depth);
-            let total = leaves * tr.files_per_dir as u128;
-            if total > MAX_FILES as u128 {
-                return Err(format!(
-                    "the tree holds {total} files (fanout^depth × files_per_dir), more than {MAX_FILES}; make it smaller"
-                ));
-            }
-            if let Some(c) = fs.count {
-                if c as u128 != total {
-                    return Err(format!(
-                        "count = {c} but the tree holds {}^{} × {} = {total} files; fix count or leave it out",
-                        tr.fanout, tr.depth, tr.files_per_dir
-                    ));
-                }
-            }
-            Layout::Tree { depth: tr.depth, fanout: tr.fanout, files_per_dir: tr.files_per_dir }
-        }
-        (Some(_), Some(_)) => {
-            return Err("a fileset is either flat = true or a tree = { ... }, not both".into())
-        }
-        (Some(false), None) | (None, None) => {
-            return Err("say how the files are laid out: flat = true (one directory) or tree = { depth = 3, fanout = 10, files_per_dir = 100 }".into())
-        }
-    };
-    let (count, layout) = match layout {
-        Layout::Flat => {
-            let c = ctx.scale.apply_count(fs.count.unwrap_or(0));
-            if c > MAX_FILES {
-                return Err(format!("fileset.count = {c} is more than {MAX_FILES}"));
-            }
-            (c, Layout::Flat)
-        }
-        Layout::Tree { depth, fanout, files_per_dir } => {
-            let leaves = layout.leaves();
-            let per = ctx.scale.apply_files_per_dir(files_per_dir, leaves);
-            if (leaves as u128) * (per as u128) > MAX_FILES as u128 {
-                return Err(format!("the scaled tree holds more than {MAX_FILES} files"));
-            }
-            (leaves * per, Layout::Tree { depth, fanout, files_per_dir: per })
-        }
-    };
+fn resolve_fileset(
+    fs: &FilesetSpec,
+    threads: u32,
+    ctx: &ResolveCtx,
+    loc: &Loc<'_>,
+) -> Result<FileSet, WorkloadError> {
+    let (count, layout) = scaled_layout(fileset_layout(fs, loc)?, fs, ctx, loc)?;
     if count < threads as u64 {
-        return Err(format!(
+        return Err(loc.err(format!(
             "{count} files for {threads} threads: each thread needs at least one file slot; raise count or lower threads"
-        ));
+        )));
     }
-    let size = resolve_size_dist(&fs.size)?;
+    let size = resolve_size_dist(&fs.size, loc)?;
     if size.max() > MAX_FILE_BYTES {
-        return Err(format!(
+        return Err(loc.err(format!(
             "file size up to {} is more than the {} limit for fileset files; use a file test for big files",
             fmt_bytes(size.max()),
             fmt_bytes(MAX_FILE_BYTES)
-        ));
+        )));
     }
     let write_size = fs.write_size.map(|b| b.0).unwrap_or(DEFAULT_WRITE_SIZE);
     if write_size == 0 || write_size > MAX_OP_BYTES {
-        return Err(format!(
+        return Err(loc.err(format!(
             "fileset.write_size = {} must be between 1 byte and {}",
             fmt_bytes(write_size),
             fmt_bytes(MAX_OP_BYTES)
-        ));
+        )));
     }
-    let paths = match fs.paths.as_deref().unwrap_or("relative") {
-        "relative" => PathMode::Relative,
-        "absolute" => PathMode::Absolute,
-        other => {
-            return Err(format!(
-                "unknown fileset.paths `{other}`; known: {} (absolute: every call names the file from `/`, as mdtest does)",
-                keys::PATHS.known()
-            ))
-        }
-    };
-    let name_prefix = fs.name_prefix.clone().unwrap_or_else(|| DEFAULT_NAME_PREFIX.to_string());
-    let name_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    if name_prefix.is_empty()
-        || name_prefix.len() > MAX_NAME_PREFIX
-        || name_prefix.starts_with(['.', '-'])
-        || !name_prefix.chars().all(name_ok)
-    {
-        return Err(format!(
-            "fileset.name_prefix = {name_prefix:?}: use 1 to {MAX_NAME_PREFIX} letters, digits, `.`, `_` or `-`, not starting with `.` or `-` (e.g. \"file.mdtest.0.\")"
-        ));
-    }
+    let (paths, name_prefix) = fileset_names(fs, loc)?;
     Ok(FileSet {
         count,
         shared: false,
@@ -1010,6 +998,107 @@ fn resolve_fileset(fs: &FilesetSpec, threads: u32, ctx: &ResolveCtx) -> Result<F
         paths,
         name_prefix,
     })
+}
+
+/// A fileset's layout as written: flat with a count, or a tree whose count, if given, agrees.
+fn fileset_layout(fs: &FilesetSpec, loc: &Loc<'_>) -> Result<Layout, WorkloadError> {
+    Ok(match (fs.flat, fs.tree) {
+        (Some(true), None) => {
+            let Some(count) = fs.count else {
+                return Err(loc.err("a flat fileset needs a count, e.g. fileset = { count = 10000, flat = true, size = \"4K\" }"));
+            };
+            if count == 0 {
+                return Err(loc.err("fileset.count = 0: give the set at least one file"));
+            }
+            Layout::Flat
+        }
+        (None | Some(false), Some(tr)) => {
+            if tr.depth == 0 || tr.depth as u64 > keys::TREE_DEPTH.max() {
+                return Err(loc.err(format!("tree.depth = {} must be 1..8 (use flat = true for one directory)", tr.depth)));
+            }
+            if tr.fanout == 0 {
+                return Err(loc.err("tree.fanout = 0: each directory needs at least one subdirectory"));
+            }
+            if tr.files_per_dir == 0 {
+                return Err(loc.err("tree.files_per_dir = 0: each leaf directory needs at least one file"));
+            }
+            let leaves = (tr.fanout as u128).pow(tr.depth);
+            let total = leaves * tr.files_per_dir as u128;
+            if total > MAX_FILES as u128 {
+                return Err(loc.err(format!(
+                    "the tree holds {total} files (fanout^depth × files_per_dir), more than {MAX_FILES}; make it smaller"
+                )));
+            }
+            if let Some(c) = fs.count {
+                if c as u128 != total {
+                    return Err(loc.err(format!(
+                        "count = {c} but the tree holds {}^{} × {} = {total} files; fix count or leave it out",
+                        tr.fanout, tr.depth, tr.files_per_dir
+                    )));
+                }
+            }
+            Layout::Tree { depth: tr.depth, fanout: tr.fanout, files_per_dir: tr.files_per_dir }
+        }
+        (Some(_), Some(_)) => {
+            return Err(loc.err("a fileset is either flat = true or a tree = { ... }, not both"))
+        }
+        (Some(false), None) | (None, None) => {
+            return Err(loc.err("say how the files are laid out: flat = true (one directory) or tree = { depth = 3, fanout = 10, files_per_dir = 100 }"))
+        }
+    })
+}
+
+/// The number of files and the layout at the scale of the run (a tree keeps its shape and
+/// scales its files per directory).
+fn scaled_layout(
+    layout: Layout,
+    fs: &FilesetSpec,
+    ctx: &ResolveCtx,
+    loc: &Loc<'_>,
+) -> Result<(u64, Layout), WorkloadError> {
+    Ok(match layout {
+        Layout::Flat => {
+            let c = ctx.scale.apply_count(fs.count.unwrap_or(0));
+            if c > MAX_FILES {
+                return Err(loc.err(format!("fileset.count = {c} is more than {MAX_FILES}")));
+            }
+            (c, Layout::Flat)
+        }
+        Layout::Tree { depth, fanout, files_per_dir } => {
+            let leaves = layout.leaves();
+            let per = ctx.scale.apply_files_per_dir(files_per_dir, leaves);
+            if (leaves as u128) * (per as u128) > MAX_FILES as u128 {
+                return Err(loc.err(format!("the scaled tree holds more than {MAX_FILES} files")));
+            }
+            (leaves * per, Layout::Tree { depth, fanout, files_per_dir: per })
+        }
+    })
+}
+
+/// How the fileset's calls name files (`paths`) and the prefix of its file names.
+fn fileset_names(fs: &FilesetSpec, loc: &Loc<'_>) -> Result<(PathMode, String), WorkloadError> {
+    let paths = match fs.paths.as_deref().unwrap_or("relative") {
+        "relative" => PathMode::Relative,
+        "absolute" => PathMode::Absolute,
+        other => {
+            return Err(loc.err(format!(
+                "unknown fileset.paths `{other}`; known: {} (absolute: every call names the file from `/`, as mdtest does)",
+                keys::PATHS.known()
+            )))
+        }
+    };
+    let name_prefix = fs.name_prefix.clone().unwrap_or_else(|| DEFAULT_NAME_PREFIX.to_string());
+    let name_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if name_prefix.is_empty()
+        || name_prefix.len() > MAX_NAME_PREFIX
+        || name_prefix.starts_with(['.', '-'])
+        || !name_prefix.chars().all(name_ok)
+    {
+        return Err(loc.err(format!(
+            "fileset.name_prefix = {name_prefix:?}: use 1 to {MAX_NAME_PREFIX} letters, digits, `.`, `_` or `-`, not starting with `.` or `-` (e.g. \"file.mdtest.0.\")"
+        )));
+    }
+    Ok((paths, name_prefix))
 }
 
 /// One entry of a fileset pattern: an op, or a weighted `choose` of ops.
@@ -1069,26 +1158,7 @@ fn resolve_meta_op(
     threads: u32,
     loc: &Loc<'_>,
 ) -> Result<MetaOp, WorkloadError> {
-    let name = o.op.as_deref().unwrap_or_default();
-    let kind = match OpKind::from_name(name) {
-        Some(k) if k.is_fileset() => k,
-        Some(OpKind::Read | OpKind::Write) => {
-            return Err(loc.err(format!(
-                "`{name}` is a data op of file tests; fileset tests read and write whole files: readwhole, create, append, replace"
-            )))
-        }
-        Some(OpKind::Fsync | OpKind::Fdatasync) => {
-            return Err(loc.err(format!(
-                "`{name}` needs an open file; in fileset tests set fsync = true on create or append, or use fsyncdir"
-            )))
-        }
-        _ => {
-            return Err(loc.err(format!(
-                "unknown op `{name}`; fileset ops are {}",
-                keys::FILESET_OP.known()
-            )))
-        }
-    };
+    let kind = fileset_op_kind(o.op.as_deref().unwrap_or_default(), loc)?;
     if o.offset.is_some() || o.align.is_some() {
         return Err(
             loc.err("offset and align apply to data tests; fileset ops work on whole files")
@@ -1114,7 +1184,7 @@ fn resolve_meta_op(
             )))
         }
         Some(spec) => {
-            let d = resolve_size_dist(spec).map_err(|m| loc.err(m))?;
+            let d = resolve_size_dist(spec, loc)?;
             if d.max() > MAX_FILE_BYTES {
                 return Err(
                     loc.err(format!("append size is more than {}", fmt_bytes(MAX_FILE_BYTES)))
@@ -1123,6 +1193,43 @@ fn resolve_meta_op(
             Some(d)
         }
     };
+    let (fsync, fsync_dir) = meta_syncs(o, kind, fs, threads, loc)?;
+    Ok(MetaOp { kind, pick, fsync, fsync_dir, size })
+}
+
+/// The kind of a fileset op by name; data ops and syncs of an open file are refused with
+/// what to use instead.
+fn fileset_op_kind(name: &str, loc: &Loc<'_>) -> Result<OpKind, WorkloadError> {
+    Ok(match OpKind::from_name(name) {
+        Some(k) if k.is_fileset() => k,
+        Some(OpKind::Read | OpKind::Write) => {
+            return Err(loc.err(format!(
+                "`{name}` is a data op of file tests; fileset tests read and write whole files: readwhole, create, append, replace"
+            )))
+        }
+        Some(OpKind::Fsync | OpKind::Fdatasync) => {
+            return Err(loc.err(format!(
+                "`{name}` needs an open file; in fileset tests set fsync = true on create or append, or use fsyncdir"
+            )))
+        }
+        _ => {
+            return Err(loc.err(format!(
+                "unknown op `{name}`; fileset ops are {}",
+                keys::FILESET_OP.known()
+            )))
+        }
+    })
+}
+
+/// `fsync` and `fsync_dir` of a fileset op, checked against its kind; and the directory ops,
+/// which need a tree and one thread.
+fn meta_syncs(
+    o: &OpSpec,
+    kind: OpKind,
+    fs: &FileSet,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<(bool, bool), WorkloadError> {
     let fsync = o.fsync.unwrap_or(false);
     if fsync && !matches!(kind, OpKind::Create | OpKind::Append) {
         return Err(loc.err(format!(
@@ -1164,7 +1271,7 @@ fn resolve_meta_op(
             )));
         }
     }
-    Ok(MetaOp { kind, pick, fsync, fsync_dir, size })
+    Ok((fsync, fsync_dir))
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ fn sizes_follow_fio() {
     assert_eq!(parse_size("64m").unwrap(), 64 << 20);
     assert_eq!(parse_size("2g").unwrap(), 2 << 30);
     assert_eq!(parse_size("1t").unwrap(), 1 << 40);
-    assert!(parse_size("10%").unwrap_err().contains("percentages"));
+    assert!(parse_size("10%").unwrap_err().to_string().contains("percentages"));
     assert!(parse_size("abc").is_err());
     assert_eq!(parse_time("30").unwrap(), 30.0);
     assert_eq!(parse_time("2m").unwrap(), 120.0);
@@ -396,5 +396,28 @@ fn docs_table_lists_the_supported_options() {
     for d in &documented {
         let known = d.starts_with('[') || options::lookup(d).is_some();
         assert!(known, "docs/reference/fio.md lists `{d}`, which the option table does not have");
+    }
+}
+
+/// The option table's kind of each option is how the translation reads it: a value that is
+/// not of that kind is refused with the kind's wording and the option's name.
+#[test]
+fn every_option_is_read_as_its_tables_kind() {
+    use options::Kind;
+    for o in options::OPTIONS {
+        let (bad, says) = match o.kind {
+            Kind::Flag => ("maybe", "is not 0 or 1"),
+            Kind::Count => ("many", "is not a whole number"),
+            Kind::Size | Kind::Sizes => ("lots", "is not a size"),
+            Kind::Time => ("ages", "is not a time"),
+            Kind::Text => continue,
+        };
+        // A second, stonewalled randrw job on io_uring reads every option.
+        let text = format!(
+            "[a]\nsize=1m\n[b]\nrw=randrw\nioengine=io_uring\nstonewall\nsize=1m\n{}={bad}\n",
+            o.name
+        );
+        let e = err(&text);
+        assert!(e.contains(&format!("`{}`", o.name)) && e.contains(says), "{}: {e}", o.name);
     }
 }

@@ -1,7 +1,7 @@
 //! The compact in-memory event (24 bytes, no heap data) and how one binary record of a block
 //! tracepoint is decoded into it, using field offsets from the kernel's format files.
 
-use super::format::Format;
+use super::format::{Format, FormatError};
 use crate::model::trace::Op;
 
 /// Which tracepoint an event came from (blktrace's action letter in brackets).
@@ -156,7 +156,7 @@ impl Decoder {
     /// Build from the format files of the events (`(kind, format text)`) and the devices'
     /// kernel dev_t values. Fails with a description when a field is missing or has an
     /// unexpected size.
-    pub fn new(formats: &[(Kind, &str)], devs: Vec<u32>) -> Result<Decoder, String> {
+    pub fn new(formats: &[(Kind, &str)], devs: Vec<u32>) -> Result<Decoder, FormatError> {
         let index = (0..devs.len()).collect();
         Decoder::new_with_index(formats, devs, index)
     }
@@ -167,18 +167,14 @@ impl Decoder {
         formats: &[(Kind, &str)],
         devs: Vec<u32>,
         index: Vec<usize>,
-    ) -> Result<Decoder, String> {
+    ) -> Result<Decoder, FormatError> {
         let mut events = Vec::new();
         for (kind, text) in formats {
-            let f = Format::parse(text).ok_or_else(|| format!("{kind:?}: unreadable format"))?;
-            let need = |name: &str, size: usize| match f.field(name) {
-                Some(fl) if fl.size == size => Ok(fl.offset),
-                Some(fl) => Err(format!("{}: field {name} has size {}", f.name, fl.size)),
-                None => Err(format!("{}: no field {name}", f.name)),
-            };
-            let rwbs = f.field("rwbs").ok_or_else(|| format!("{}: no field rwbs", f.name))?;
+            let f = Format::parse_event(kind, text)?;
+            let need = |name: &str, size: usize| f.offset_of(name, &[size]);
+            let rwbs = f.require("rwbs")?;
             events.push(Offsets {
-                id: f.id.ok_or_else(|| format!("{}: no ID", f.name))?,
+                id: f.require_id()?,
                 kind: *kind,
                 dev: need("dev", 4)?,
                 sector: need("sector", 8)?,
@@ -188,11 +184,11 @@ impl Decoder {
             });
         }
         if devs.len() != index.len() {
-            return Err("device list and index differ in length".into());
+            return Err(FormatError::DeviceIndex);
         }
         let mut pairs = Vec::with_capacity(devs.len());
         for (d, i) in devs.into_iter().zip(index) {
-            let i = u8::try_from(i).map_err(|_| "at most 256 devices can be traced at once")?;
+            let i = u8::try_from(i).map_err(|_| FormatError::TooManyDevices)?;
             pairs.push((d, i));
         }
         Ok(Decoder { events, devs: pairs })

@@ -45,6 +45,84 @@ impl Format {
     pub fn field(&self, name: &str) -> Option<Field> {
         self.fields.iter().find(|(n, _)| n == name).map(|(_, f)| *f)
     }
+
+    /// Parse the format of `event` (for messages), refusing a text without fields.
+    pub fn parse_event(event: impl std::fmt::Debug, text: &str) -> Result<Format, FormatError> {
+        Format::parse(text).ok_or_else(|| FormatError::Unreadable { event: format!("{event:?}") })
+    }
+
+    /// The event's id.
+    pub fn require_id(&self) -> Result<u16, FormatError> {
+        self.id.ok_or_else(|| FormatError::NoId { event: self.name.clone() })
+    }
+
+    /// The field `name`, which the decoder needs.
+    pub fn require(&self, name: &str) -> Result<Field, FormatError> {
+        self.field(name)
+            .ok_or_else(|| FormatError::NoField { event: self.name.clone(), field: name.into() })
+    }
+
+    /// The offset of the field `name`, which must have one of `sizes`.
+    pub fn offset_of(&self, name: &str, sizes: &[usize]) -> Result<usize, FormatError> {
+        let f = self.require(name)?;
+        if !sizes.contains(&f.size) {
+            return Err(FormatError::FieldSize {
+                event: self.name.clone(),
+                field: name.into(),
+                size: f.size,
+            });
+        }
+        Ok(f.offset)
+    }
+}
+
+/// A tracepoint whose format the decoders cannot read (a kernel that changed it), or devices
+/// they cannot tell apart.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    /// A format file without fields.
+    #[error("{event}: unreadable format")]
+    Unreadable {
+        /// The event.
+        event: String,
+    },
+    /// No `ID:` line.
+    #[error("{event}: no ID")]
+    NoId {
+        /// The event.
+        event: String,
+    },
+    /// A field the decoder reads is missing.
+    #[error("{event}: no field {field}")]
+    NoField {
+        /// The event.
+        event: String,
+        /// The field.
+        field: String,
+    },
+    /// A field of another size than the decoder reads.
+    #[error("{event}: field {field} has size {size}")]
+    FieldSize {
+        /// The event.
+        event: String,
+        /// The field.
+        field: String,
+        /// Its size in bytes.
+        size: usize,
+    },
+    /// The devices and their indexes differ in number (a bug of the caller).
+    #[error("device list and index differ in length")]
+    DeviceIndex,
+    /// More devices than an event's device index holds.
+    #[error("at most 256 devices can be traced at once")]
+    TooManyDevices,
+}
+
+impl crate::sys::classify::Classify for FormatError {
+    /// The running kernel's formats, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
 }
 
 /// `field:char rwbs[10];\toffset:28;\tsize:10;\tsigned:0;` -> (`rwbs`, 28, 10).

@@ -93,6 +93,13 @@ pub enum TraceError {
     ReaderFailed,
 }
 
+impl crate::sys::classify::Classify for TraceError {
+    /// Tracing fails on the machine (no tracefs, no permission), not on what the user gave.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 /// Settings of a trace.
 #[derive(Debug, Clone)]
 pub struct TraceOptions {

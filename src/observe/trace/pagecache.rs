@@ -20,7 +20,7 @@
 //! Field offsets come from the format files, as for the block events.
 
 use super::event::{kernel_dev_t, Decode};
-use super::format::Format;
+use super::format::{Format, FormatError};
 
 /// Which tracepoint a [`PageEvent`] came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,21 +103,17 @@ pub struct PageDecoder {
     events: Vec<Offsets>,
 }
 
-fn need(f: &Format, name: &str, sizes: &[usize]) -> Result<usize, String> {
-    match f.field(name) {
-        Some(fl) if sizes.contains(&fl.size) => Ok(fl.offset),
-        Some(fl) => Err(format!("{}: field {name} has size {}", f.name, fl.size)),
-        None => Err(format!("{}: no field {name}", f.name)),
-    }
+fn need(f: &Format, name: &str, sizes: &[usize]) -> Result<usize, FormatError> {
+    f.offset_of(name, sizes)
 }
 
 impl PageDecoder {
     /// Build from the format file texts of the events.
-    pub fn new(formats: &[(PageKind, &str)]) -> Result<PageDecoder, String> {
+    pub fn new(formats: &[(PageKind, &str)]) -> Result<PageDecoder, FormatError> {
         let mut events = Vec::new();
         for (kind, text) in formats {
-            let f = Format::parse(text).ok_or_else(|| format!("{kind:?}: unreadable format"))?;
-            let id = f.id.ok_or_else(|| format!("{}: no ID", f.name))?;
+            let f = Format::parse_event(kind, text)?;
+            let id = f.require_id()?;
             let pid = need(&f, "common_pid", &[4])?;
             let o = match kind {
                 PageKind::Fork => Offsets {
@@ -133,7 +129,7 @@ impl PageDecoder {
                     count: None,
                 },
                 PageKind::Dirty => {
-                    let name = f.field("name").ok_or_else(|| format!("{}: no name", f.name))?;
+                    let name = f.require("name")?;
                     Offsets {
                         id,
                         kind: *kind,

@@ -78,6 +78,13 @@ pub struct PageError {
     pub what: &'static str,
 }
 
+impl crate::sys::classify::Classify for PageError {
+    /// The kernel's trace buffer, not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 fn u32_at(p: &[u8], off: usize) -> Option<u32> {
     Some(u32::from_le_bytes(p.get(off..off + 4)?.try_into().ok()?))
 }

@@ -71,6 +71,13 @@ pub struct ChartError {
     pub detail: String,
 }
 
+impl crate::sys::classify::Classify for ChartError {
+    /// plotters failed drawing: not the user's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 const FONT: &str = "sans-serif";
 /// Longest row label of a bar chart, in characters: longer configuration labels are lettered,
 /// with a key ([`super::names::Names`]); a label is never cut.

@@ -75,6 +75,13 @@ pub enum ReportError {
     },
 }
 
+impl crate::sys::classify::Classify for ReportError {
+    /// A chart or file that cannot be written fails on the system.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 /// Render the report: the HTML document and every chart in it.
 pub fn render(runs: &[ReportRun]) -> Result<(String, Vec<Chart>), ReportError> {
     let mut charts = Vec::new();

@@ -3,7 +3,7 @@
 //! IOPS over time, and the per-file table.
 
 use crate::model::trace::Op;
-use crate::present::html::charts::{self, Scatter};
+use crate::present::html::charts::{self, ChartError, Scatter};
 use crate::present::html::esc;
 use crate::profile::attribute::Owner;
 use crate::profile::summary::human;
@@ -28,7 +28,9 @@ fn class_of(p: &Profile, r: &crate::profile::attribute::Request) -> String {
 }
 
 /// Throughput (MiB/s) and IOPS of reads and writes per time bin.
-fn rate_chart(p: &Profile, iops: bool) -> Result<String, String> {
+fn rate_chart(p: &Profile, iops: bool) -> Result<String, ChartError> {
+    let chart = if iops { "IOPS" } else { "throughput" };
+    let err = |e: &dyn std::fmt::Display| ChartError { chart: chart.into(), detail: e.to_string() };
     let end = p.requests.iter().map(|r| r.t_ms).fold(1.0, f64::max);
     let bins = 100usize;
     let width_ms = (end / bins as f64).max(1.0);
@@ -48,28 +50,28 @@ fn rate_chart(p: &Profile, iops: bool) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (440, 200)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut c = ChartBuilder::on(&root)
             .margin_top(8)
             .margin_right(16)
             .x_label_area_size(30)
             .y_label_area_size(56)
             .build_cartesian_2d(0.0..end * 1.02, 0.0..ymax * 1.05)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| err(&e))?;
         c.configure_mesh()
             .x_desc("ms after the start")
             .y_desc(if iops { "requests/s" } else { "MiB/s" })
             .label_style(("sans-serif", 11))
             .axis_desc_style(("sans-serif", 11))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| err(&e))?;
         for (i, (name, v)) in [("read", &rd), ("write", &wr)].into_iter().enumerate() {
             let col = charts::colour(i);
             c.draw_series(LineSeries::new(
                 v.iter().enumerate().map(|(k, y)| (k as f64 * width_ms, y * scale)),
                 col.stroke_width(2),
             ))
-            .map_err(|e| e.to_string())?
+            .map_err(|e| err(&e))?
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], col.stroke_width(2)));
         }
@@ -77,14 +79,14 @@ fn rate_chart(p: &Profile, iops: bool) -> Result<String, String> {
             .background_style(WHITE.mix(0.85))
             .label_font(("sans-serif", 11))
             .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
 }
 
 /// Render the page.
-pub fn render(p: &Profile) -> Result<String, String> {
+pub fn render(p: &Profile) -> Result<String, ChartError> {
     let mut classes: Vec<String> = Vec::new();
     let mut sets: Vec<Scatter> = Vec::new();
     for r in p.requests.iter().filter(|r| matches!(r.op, Op::Read | Op::Write) && r.bytes > 0) {
@@ -100,7 +102,7 @@ pub fn render(p: &Profile) -> Result<String, String> {
         let mib = (r.sector * 512) as f64 / 1048576.0;
         sets[i].points.push((r.t_ms, mib, r.op == Op::Write));
     }
-    let scatter = charts::offset_scatter("requests", &sets, &[]).map_err(|e| e.to_string())?;
+    let scatter = charts::offset_scatter("requests", &sets, &[])?;
     let tput = rate_chart(p, false)?;
     let iops = rate_chart(p, true)?;
     let mut rows = String::new();

@@ -1,0 +1,171 @@
+//! fio's value syntax: sizes (`4k`, `1KiB`), times (`500ms`), `R,W,T` lists and the one-size
+//! forms of `bsrange` and `bssplit`, each with a typed error that says how to write the value.
+//! [`mod@super::translate`] puts the error in a [`super::FioError::Value`] with the file, line and
+//! option.
+
+use crate::model::units::fmt_bytes;
+
+/// A value of a fio option that fsbench cannot read: the text as written and how to write it.
+/// The translation puts it in a [`super::FioError::Value`] with the file, line and option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// Not a number with an optional unit.
+    #[error("`{0}` is not a size: write a whole number with an optional unit (4k, 64m, 1g)")]
+    NotASize(String),
+    /// A unit letter fio has but fsbench does not read (or `%`).
+    #[error("`{text}`: unknown unit `{unit}`; fsbench reads k, m, g, t, p (powers of 1024) and kib, mib, ... (powers of 1000, as fio); percentages are not supported")]
+    UnknownSizeUnit {
+        /// The value as written.
+        text: String,
+        /// The unit, lowercased.
+        unit: String,
+    },
+    /// A known unit letter with an unknown ending (`4kx`).
+    #[error("`{text}`: unknown unit `{unit}`")]
+    UnknownSizeSuffix {
+        /// The value as written.
+        text: String,
+        /// The unit, lowercased.
+        unit: String,
+    },
+    /// A size beyond 2^64 bytes.
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+    /// Not a number with an optional time unit.
+    #[error("`{0}` is not a time: write seconds, or a number with us, ms, s, m, h or d")]
+    NotATime(String),
+    /// A time unit fsbench does not read.
+    #[error("`{text}`: unknown time unit `{unit}`; use us, ms, s, m, h or d")]
+    UnknownTimeUnit {
+        /// The value as written.
+        text: String,
+        /// The unit.
+        unit: String,
+    },
+    /// `R,W,T,...`: more than one value per direction.
+    #[error("`{0}`: at most three values (read,write,trim)")]
+    TooManyValues(String),
+    /// A `bsrange` part without a `-`.
+    #[error("`{0}` is not a range such as 4k-4k")]
+    NotARange(String),
+    /// A `bsrange` of several sizes.
+    #[error("`{range}`: fio draws sizes that are multiples of the minimum from a range, which fsbench cannot express; use one size (bs={bs}) or a fsbench workload with size = {{ uniform = [...] }}")]
+    SizeRange {
+        /// The range as written.
+        range: String,
+        /// Its minimum, as fio writes sizes.
+        bs: String,
+    },
+    /// A `bssplit` of several sizes.
+    #[error("`{0}` mixes several block sizes by percentage, which fsbench cannot express; keep one size (bs=...) or write a fsbench workload")]
+    SizeSplit(String),
+    /// A one-entry `bssplit` below 100%.
+    #[error("`{0}`: a single entry must have 100%")]
+    SplitShare(String),
+}
+
+impl crate::sys::classify::Classify for ValueError {
+    /// Values come from the user's job file.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
+/// Parse fio's size syntax: a number and an optional unit. `k`, `m`, `g`, `t`, `p` (any case,
+/// with an optional `b`) are powers of 1024; `kib`-style units are powers of 1000, as fio does
+/// with its default `kb_base=1024` (measured with fio 3.33: `bs=1KiB` moves 1000 bytes).
+pub fn parse_size(v: &str) -> Result<u64, ValueError> {
+    let s = v.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| ValueError::NotASize(v.to_string()))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let (letter, rest) = match unit.chars().next() {
+        None => return Ok(n),
+        Some(c) => (c, &unit[1..]),
+    };
+    let pow = match letter {
+        'b' if rest.is_empty() => return Ok(n),
+        'k' => 1,
+        'm' => 2,
+        'g' => 3,
+        't' => 4,
+        'p' => 5,
+        _ => return Err(ValueError::UnknownSizeUnit { text: v.to_string(), unit }),
+    };
+    let base: u64 = match rest {
+        "" | "b" | "i" => 1024,
+        "ib" => 1000,
+        _ => return Err(ValueError::UnknownSizeSuffix { text: v.to_string(), unit }),
+    };
+    base.checked_pow(pow)
+        .and_then(|m| n.checked_mul(m))
+        .ok_or_else(|| ValueError::TooLarge(v.to_string()))
+}
+
+/// Parse fio's time syntax: seconds by default, or `us`, `ms`, `s`, `m`, `h`, `d`.
+pub fn parse_time(v: &str) -> Result<f64, ValueError> {
+    let s = v.trim().to_ascii_lowercase();
+    let digits = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let (num, unit) = s.split_at(digits);
+    let n: f64 = num.parse().map_err(|_| ValueError::NotATime(v.to_string()))?;
+    let mult = match unit.trim() {
+        "" | "s" => 1.0,
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        u => return Err(ValueError::UnknownTimeUnit { text: v.to_string(), unit: u.to_string() }),
+    };
+    Ok(n * mult)
+}
+
+/// `R[,W[,T]]` → (read, write); an empty part keeps `default`.
+pub(super) fn split_rw<T: Copy>(
+    v: &str,
+    default: T,
+    parse: impl Fn(&str) -> Result<T, ValueError>,
+) -> Result<(T, T), ValueError> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err(ValueError::TooManyValues(v.to_string()));
+    }
+    let get = |i: usize| -> Result<Option<T>, ValueError> {
+        match parts.get(i).map(|s| s.trim()) {
+            None | Some("") => Ok(None),
+            Some(p) => parse(p).map(Some),
+        }
+    };
+    let r = get(0)?;
+    let w = get(1)?;
+    // A single value applies to every direction, as in fio.
+    let r_val = r.unwrap_or(default);
+    let w_val = if parts.len() == 1 { r_val } else { w.unwrap_or(default) };
+    Ok((r_val, w_val))
+}
+
+/// One part of `bsrange`: `A-A`, one size.
+pub(super) fn one_size_range(p: &str) -> Result<u64, ValueError> {
+    let (lo, hi) = p.split_once('-').ok_or_else(|| ValueError::NotARange(p.to_string()))?;
+    let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+    if lo != hi {
+        return Err(ValueError::SizeRange {
+            range: p.to_string(),
+            bs: fmt_bytes(lo).to_lowercase(),
+        });
+    }
+    Ok(lo)
+}
+
+/// One part of `bssplit`: one entry, `4k` or `4k/100`.
+pub(super) fn one_size_split(p: &str) -> Result<u64, ValueError> {
+    if p.contains(':') {
+        return Err(ValueError::SizeSplit(p.to_string()));
+    }
+    let (size, pct) = p.split_once('/').unwrap_or((p, "100"));
+    if pct.trim() != "100" && !pct.trim().is_empty() {
+        return Err(ValueError::SplitShare(p.to_string()));
+    }
+    parse_size(size)
+}
