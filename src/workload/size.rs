@@ -1,4 +1,4 @@
-//! Byte sizes ("128M", "2K", "1G", "4096") and size expressions ("freemem/2").
+//! Byte sizes ("128M", "2K", "1G", "4096") and size expressions ("freemem/2", "freemem*2").
 //!
 //! Units are binary: `K` = 1024, `M` = 1024², `G` = 1024³ (the study's "1 MB" writes are 1 MiB).
 
@@ -17,8 +17,8 @@ pub enum SizeError {
         /// What the size parser said.
         reason: parse_size::Error,
     },
-    /// `freemem/N` with an `N` that is not a whole number.
-    #[error("`{text}`: write freemem/N with N a whole number, e.g. freemem/2")]
+    /// `freemem/N` or `freemem*N` with an `N` that is not a whole number (at least 1).
+    #[error("`{text}`: write freemem/N or freemem*N with N a whole number, e.g. freemem/2")]
     FreememDivisor {
         /// The text as written.
         text: String,
@@ -64,6 +64,9 @@ pub enum SizeExpr {
     Bytes(u64),
     /// `freemem/N`: free memory (MemAvailable) divided by N, resolved when the test runs.
     FreeMemDiv(u64),
+    /// `freemem*N`: N times the free memory, for a file the page cache cannot hold (seed 001's
+    /// streaming write past RAM).
+    FreeMemMul(u64),
 }
 
 impl SizeExpr {
@@ -72,6 +75,7 @@ impl SizeExpr {
         match self {
             SizeExpr::Bytes(b) => b,
             SizeExpr::FreeMemDiv(d) => free_memory / d.max(1),
+            SizeExpr::FreeMemMul(m) => free_memory.saturating_mul(m),
         }
     }
 }
@@ -81,6 +85,7 @@ impl fmt::Display for SizeExpr {
         match self {
             SizeExpr::Bytes(b) => f.write_str(&fmt_bytes(*b)),
             SizeExpr::FreeMemDiv(d) => write!(f, "freemem/{d}"),
+            SizeExpr::FreeMemMul(m) => write!(f, "freemem*{m}"),
         }
     }
 }
@@ -117,6 +122,11 @@ impl TryFrom<SizeText> for SizeExpr {
                         return Err(SizeError::DivisionByZero { text: s });
                     }
                     Ok(SizeExpr::FreeMemDiv(d))
+                } else if let Some(m) = s.trim().strip_prefix("freemem*") {
+                    match m.trim().parse::<u64>() {
+                        Ok(m) if m >= 1 => Ok(SizeExpr::FreeMemMul(m)),
+                        _ => Err(SizeError::FreememDivisor { text: s.clone() }),
+                    }
                 } else if s.trim() == "freemem" {
                     Ok(SizeExpr::FreeMemDiv(1))
                 } else {
@@ -269,5 +279,13 @@ mod tests {
         assert_eq!(e.resolve(1000), 500);
         assert!(SizeExpr::try_from(SizeText::Text("freemem/0".into())).is_err());
         assert!(SizeExpr::try_from(SizeText::Text("freemem/x".into())).is_err());
+        // Twice the free memory: a file the page cache cannot hold; written back as read.
+        let m = SizeExpr::try_from(SizeText::Text("freemem*2".into())).unwrap();
+        assert_eq!(m.resolve(1000), 2000);
+        assert_eq!(m.to_string(), "freemem*2");
+        assert_eq!(SizeExpr::FreeMemMul(3).resolve(u64::MAX / 2), u64::MAX, "saturates");
+        for bad in ["freemem*0", "freemem*x", "freemem*-1", "freemem*1.5"] {
+            assert!(SizeExpr::try_from(SizeText::Text(bad.into())).is_err(), "{bad}");
+        }
     }
 }

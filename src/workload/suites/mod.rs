@@ -44,12 +44,22 @@ pub const SUITES: &[EmbeddedSuite] = &[
     EmbeddedSuite {
         name: "untar",
         summary: "extract a kernel-source-shaped tree (~70k files, ~4.4k dirs), sync included",
-        toml: include_str!("untar.toml"),
+        toml: concat!(include_str!("untar.toml"), "\n", include_str!("untar_tests.toml")),
     },
     EmbeddedSuite {
         name: "rmtree",
         summary: "rm -rf of a kernel-source-shaped tree, sync included",
-        toml: include_str!("rmtree.toml"),
+        toml: concat!(include_str!("rmtree.toml"), "\n", include_str!("rmtree_tests.toml")),
+    },
+    EmbeddedSuite {
+        name: "stream",
+        summary: "seed 001: durable streaming write (dd conv=fsync), cold read, untar, rm -rf",
+        toml: concat!(
+            include_str!("stream.toml"),
+            include_str!("untar_tests.toml"),
+            "\n",
+            include_str!("rmtree_tests.toml")
+        ),
     },
     EmbeddedSuite {
         name: "rm65536",
