@@ -31,8 +31,7 @@ pub use fault::Fault;
 pub use matrix::{Case, ConfigMatrix, Outcome};
 pub use target::Target;
 
-use crate::model::testbed::FsKind;
-use crate::testbed::{FsConfig, Testbed, TestbedError, TestbedOptions, ZfsLayout};
+use crate::testbed::{FsConfig, Testbed, TestbedError, TestbedOptions};
 use dataset::DataSet;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -78,19 +77,7 @@ fn stop(mut case: Case, tb: Testbed) -> Result<Case, IntegrityError> {
 
 /// How many copies of a data block the configuration keeps.
 pub fn data_copies(config: &FsConfig) -> usize {
-    match config.kind {
-        FsKind::Zfs => match config.zfs.layout {
-            ZfsLayout::Mirror(n) => n,
-            _ => 1,
-        },
-        FsKind::Btrfs => match config.btrfs_profile.as_ref().map(|(d, _)| d.as_str()) {
-            Some("raid1") | Some("raid10") | Some("dup") => 2,
-            Some("raid1c3") => 3,
-            Some("raid1c4") => 4,
-            _ => 1,
-        },
-        _ => 1,
-    }
+    config.kind.integrity().map(|fs| fs.data_copies(config)).unwrap_or(1)
 }
 
 /// The targets run on `config`.
@@ -99,23 +86,18 @@ pub fn targets_for(config: &FsConfig, metadata: bool) -> Vec<Target> {
     if data_copies(config) > 1 {
         t.push(Target::DataAllCopies);
     }
-    if config.kind == FsKind::Zfs && matches!(config.zfs.layout, ZfsLayout::Raidz(3)) {
+    if config.kind.integrity().is_ok_and(|fs| fs.parity_target(config)) {
         t.push(Target::Parity);
     }
     if metadata {
-        t.extend(meta::targets(config.kind));
+        t.extend(meta::targets(config));
     }
     t
 }
 
 /// Check that `config` can be tested, before anything is built.
 pub fn validate(config: &FsConfig) -> Result<(), IntegrityError> {
-    match config.kind {
-        FsKind::Tmpfs => Err(IntegrityError::Unsupported(
-            "tmpfs has no device to corrupt; choose ext2/3/4, xfs, btrfs or zfs".into(),
-        )),
-        _ => Ok(()),
-    }
+    config.kind.integrity().map(drop).map_err(IntegrityError::Unsupported)
 }
 
 /// Run every case of one configuration; `on_case` gets each case (and its position) as it
@@ -138,20 +120,17 @@ pub fn run_config(
         m.error = Some(e.to_string());
         return m;
     }
-    // One zfs-fuse daemon for all of this configuration's cases, not one per testbed.
-    let _daemon = if config.kind == FsKind::Zfs {
-        let state = crate::testbed::StateDir::new(
-            opts.testbed.state_dir.clone().unwrap_or_else(crate::testbed::default_state_dir),
-        );
-        match crate::testbed::zfs::ZfsDaemon::ensure(&state) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                m.error = Some(format!("starting zfs-fuse: {e}"));
-                return m;
-            }
+    // One daemon (zfs-fuse) for all of this configuration's cases, not one per testbed.
+    let state = crate::testbed::StateDir::new(
+        opts.testbed.state_dir.clone().unwrap_or_else(crate::testbed::default_state_dir),
+    );
+    let _daemon = match config.kind.hold_daemon(&state) {
+        Ok(d) => d,
+        Err(e) => {
+            m.error =
+                Some(format!("starting {}: {e}", config.kind.daemon().unwrap_or("its daemon")));
+            return m;
         }
-    } else {
-        None
     };
     'targets: for (ti, target) in targets_for(config, opts.metadata).into_iter().enumerate() {
         for fault in &opts.faults {
@@ -345,8 +324,8 @@ fn run_case(
         }
     }
     case.kernel_log = klog.lines_since(&names);
-    if config.kind == FsKind::Zfs {
-        case.daemon_died = !crate::testbed::zfs::daemon_running();
+    if let Some(alive) = config.kind.daemon_alive() {
+        case.daemon_died = !alive;
     }
     case.outcome = matrix::classify(
         &case,
@@ -391,7 +370,7 @@ fn locate_data(
     let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
     let id = file.block_id(ds.seed, index);
     let path: PathBuf = tb.mountpoint().join(&file.path);
-    let tool = locate::by_tools(tb.config().kind, &path, id.offset, &tb.loop_devices());
+    let tool = locate::by_tools(tb.config(), &path, id.offset, &tb.loop_devices());
     tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
     let copies =
         locate::scan(&tb.image_paths(), id).map_err(|e| format!("scanning the images: {e}"))?;
@@ -433,9 +412,7 @@ fn pick_data_block<'a>(
     block_seed: u64,
 ) -> Result<(&'a dataset::DataFile, u64), String> {
     let mut rng = fastrand::Rng::with_seed(block_seed);
-    if config.kind == FsKind::Zfs
-        && matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_))
-    {
+    if config.kind.integrity().is_ok_and(|fs| fs.parity_protected(config)) {
         let big: Vec<&dataset::DataFile> =
             ds.files.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
         if big.is_empty() {
@@ -515,7 +492,7 @@ fn locate_meta(
 ) -> Result<Located, String> {
     use std::os::unix::fs::MetadataExt;
     let mnt = tb.mountpoint().to_path_buf();
-    let kind = tb.config().kind;
+    let fs = tb.config().kind.integrity()?;
     ds.write_part(&mnt, dataset::Part::First).map_err(|e| format!("writing the data set: {e}"))?;
     let mut rng = fastrand::Rng::with_seed(block_seed);
     let dir = ds.dirs[rng.usize(..ds.dirs.len())].clone();
@@ -545,20 +522,13 @@ fn locate_meta(
         .map_err(|e| format!("stat {}: {e}", rel.display()))?
         .ino();
     let subject = meta::Subject { rel: rel.clone(), ino };
-    let (devices, images) = (tb.loop_devices(), tb.image_paths());
-    let zfs = match (tb.zfs_pool(), tb.zfs_devdir()) {
-        (Some(name), Some(devdir)) => {
-            Some(meta::ZfsPool { name: name.to_string(), devdir, layout: tb.config().zfs.layout })
-        }
-        _ => None,
-    };
     tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
-    let old = meta::find(kind, target, &subject, &devices, &images, zfs.as_ref())?;
+    let old = meta::find(tb, target, &subject)?;
     let old_bytes = fault::read_copy(&old.copies[0], old.len).map_err(|e| e.to_string())?;
     tb.online().map_err(|e| format!("mounting again: {e}"))?;
     ds.write_part(&mnt, dataset::Part::Rest).map_err(|e| format!("writing the data set: {e}"))?;
     tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
-    let mb = meta::find(kind, target, &subject, &devices, &images, zfs.as_ref())?;
+    let mb = meta::find(tb, target, &subject)?;
     let now = fault::read_copy(&mb.copies[0], mb.len).map_err(|e| e.to_string())?;
     if fault == Fault::Stale && (now == old_bytes || old.len != mb.len) {
         return Err(format!(
@@ -572,12 +542,7 @@ fn locate_meta(
     } else {
         format!(" (the older version was at dev{}@{at})", old.copies[0].device)
     };
-    let method = match kind {
-        FsKind::Xfs => "xfs_db",
-        FsKind::Btrfs => "btrfs inspect-internal dump-tree + btrfs-map-logical",
-        FsKind::Zfs => "zdb",
-        _ => "debugfs",
-    };
+    let method = fs.metadata_method();
     Ok(Located {
         block: format!(
             "{} of {} (inode {ino}, {} bytes){moved}",
