@@ -47,6 +47,7 @@ registry! {
     btrfs: [BTRFS];
     zfs: [ZFS];
     tmpfs: [TMPFS];
+    overlay: [OVERLAY];
 }
 
 /// One filesystem fsbench can build a testbed of.
