@@ -1,6 +1,6 @@
 //! Filesystems as plug-ins: everything that differs between one filesystem and another lives
 //! behind [`Filesystem`] (and [`FsIntegrity`] for `fsbench integrity`), one file per
-//! filesystem, listed once in the [`registry!`] below. The rest of the testbed layer (images,
+//! filesystem, listed once in the registry below (`registry!`: one line per plug-in file). The rest of the testbed layer (images,
 //! loop devices, records, guards, cleanup, the environment record) is the same for all of them
 //! and never asks which filesystem it is building.
 //!
