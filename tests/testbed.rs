@@ -232,6 +232,14 @@ fn btrfs_up_down() {
     up_write_down("btrfs", "btrfs");
 }
 
+/// overlay over ext4 with overlay's own mount options: the mount is `overlay`, the options are
+/// in effect, and teardown removes the overlay, the ext4 under it, its loop device and image.
+#[test]
+fn overlay_on_ext4_with_options_up_down() {
+    skip_unless!("mkfs.ext4");
+    up_write_down("overlay:on=ext4:mount=index=on,redirect_dir=on", "overlay");
+}
+
 #[test]
 fn btrfs_raid1_up_down() {
     skip_unless!("mkfs.btrfs");
