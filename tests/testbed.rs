@@ -173,7 +173,7 @@ fn up_write_down(spec: &str, expect_fstype: &str) {
     for d in tb.block_devices() {
         assert!(d.starts_with("loop") && Path::new("/sys/block").join(&d).exists(), "{d}");
     }
-    if cfg.kind != fsbench::model::testbed::FsKind::Tmpfs {
+    if cfg.kind != "tmpfs" {
         assert!(env.tool_version.is_some(), "{env:?}");
         assert!(env.mkfs_cmdline.is_some(), "{env:?}");
         assert!(env.backing.contains("loop direct I/O"), "{}", env.backing);
@@ -189,7 +189,7 @@ fn up_write_down(spec: &str, expect_fstype: &str) {
         let effective = format!("{},{}", env.mount_options, env.super_options);
         assert!(effective.contains(o.as_str()), "{o} not in effect: {effective}");
     }
-    let pool = (cfg.kind == fsbench::model::testbed::FsKind::Zfs).then(|| env.mount_source.clone());
+    let pool = (cfg.kind == "zfs").then(|| env.mount_source.clone());
     if let Some(p) = &pool {
         assert!(p.starts_with("fsbench_"), "{p}");
         assert!(zpool_names().contains(p));
@@ -230,6 +230,14 @@ fn xfs_up_down() {
 fn btrfs_up_down() {
     skip_unless!("mkfs.btrfs");
     up_write_down("btrfs", "btrfs");
+}
+
+/// overlay over ext4 with overlay's own mount options: the mount is `overlay`, the options are
+/// in effect, and teardown removes the overlay, the ext4 under it, its loop device and image.
+#[test]
+fn overlay_on_ext4_with_options_up_down() {
+    skip_unless!("mkfs.ext4");
+    up_write_down("overlay:on=ext4:mount=index=on,redirect_dir=on", "overlay");
 }
 
 #[test]

@@ -104,7 +104,6 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::integrity::IntegrityError,
         crate::integrity::fault::InjectError,
         crate::integrity::fault::UnknownFault,
-        crate::integrity::meta::MetaError,
         crate::profile::ProfileError,
         crate::profile::preload::ListError,
         crate::store::StoreError,

@@ -7,11 +7,10 @@
 //! 512-byte units) and skips the images' holes (`SEEK_DATA`), so it reads only what the
 //! filesystem wrote. The filesystems' own tools cross-check it where they can say where a block
 //! is: FIEMAP's physical offset on ext4 and xfs (a device offset), and on btrfs FIEMAP's
-//! logical address mapped to device offsets by `btrfs-map-logical`.
+//! logical address mapped to device offsets by `btrfs-map-logical` (each filesystem's plug-in
+//! says which, [`crate::testbed::fs::FsIntegrity::map_fiemap`]).
 
 use crate::model::block::{BlockId, HEADER_BYTES, MAGIC};
-use crate::sys::cmd::Cmd;
-use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -20,16 +19,7 @@ use std::path::{Path, PathBuf};
 const SECTOR: u64 = 512;
 const CHUNK: usize = 1 << 20;
 
-/// One copy of a block on a device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockCopy {
-    /// Index of the device (image) in the testbed.
-    pub device: usize,
-    /// The image file.
-    pub image: PathBuf,
-    /// Byte offset in the image (= on the loop device).
-    pub offset_bytes: u64,
-}
+pub use crate::model::integrity::{BlockCopy, ToolLocation};
 
 /// Every copy of block `id` (any generation) in `images`, by scanning for its header.
 pub fn scan(images: &[PathBuf], id: BlockId) -> io::Result<Vec<BlockCopy>> {
@@ -89,29 +79,15 @@ pub fn scan_pattern(images: &[PathBuf], want: &[u8; 32], at: usize) -> io::Resul
     Ok(found)
 }
 
-/// Where the filesystem's own tools put a file's block on the devices.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolLocation {
-    /// How it was found (`FIEMAP`, `FIEMAP + btrfs-map-logical`).
-    pub method: String,
-    /// FIEMAP's physical address of the block (a device offset on ext4/xfs, a btrfs logical
-    /// address on btrfs).
-    pub fiemap_physical: Option<u64>,
-    /// Device index and byte offset of each copy the tool names.
-    pub copies: Vec<(usize, u64)>,
-    /// The tool's output, or why there is none.
-    pub output: String,
-}
-
-/// Ask FIEMAP (and on btrfs `btrfs-map-logical`) where byte `offset` of `file` is. Call while the
-/// filesystem is mounted; `devices` are the testbed's loop devices in order.
+/// Ask FIEMAP (and the filesystem's plug-in, [`crate::testbed::fs::FsIntegrity::map_fiemap`]:
+/// on btrfs `btrfs-map-logical`) where byte `offset` of `file` is. Call while the filesystem is
+/// mounted; `devices` are the testbed's loop devices in order.
 pub fn by_tools(
-    kind: crate::model::testbed::FsKind,
+    config: &crate::testbed::FsConfig,
     file: &Path,
     offset: u64,
     devices: &[PathBuf],
 ) -> ToolLocation {
-    use crate::model::testbed::FsKind;
     let mut loc = ToolLocation { method: "FIEMAP".into(), ..Default::default() };
     let extents = match crate::observe::extents::extents(file) {
         Ok(x) => x,
@@ -133,47 +109,10 @@ pub fn by_tools(
         "extent logical {} physical {} length {} flags {:#x}",
         e.logical_bytes, e.physical_bytes, e.length_bytes, e.flags
     );
-    match kind {
-        FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 | FsKind::Xfs => loc.copies.push((0, physical)),
-        FsKind::Btrfs if !devices.is_empty() => {
-            loc.method.push_str(" + btrfs-map-logical");
-            let cmd =
-                Cmd::new("btrfs-map-logical").arg("-l").arg(physical.to_string()).arg(&devices[0]);
-            match cmd.output() {
-                Ok(o) => {
-                    loc.copies = parse_map_logical(&o.stdout, physical, devices);
-                    loc.output.push_str(&format!("\n$ {}\n{}", o.cmdline, o.text()));
-                }
-                Err(e) => loc.output.push_str(&format!("\n{e}")),
-            }
-        }
-        _ => {}
+    if let Ok(fs) = config.kind.integrity() {
+        fs.map_fiemap(physical, devices, &mut loc);
     }
     loc
-}
-
-/// Parse `mirror 1 logical L physical P device /dev/loopN` lines for logical address `logical`
-/// (the tool also lists the blocks after it, up to its default length).
-pub fn parse_map_logical(out: &str, logical: u64, devices: &[PathBuf]) -> Vec<(usize, u64)> {
-    let mut v = Vec::new();
-    for line in out.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let l =
-            w.iter().position(|x| *x == "logical").and_then(|i| w.get(i + 1)?.parse::<u64>().ok());
-        if l != Some(logical) {
-            continue;
-        }
-        let phys = w.iter().position(|x| *x == "physical").and_then(|i| w.get(i + 1)?.parse().ok());
-        let dev = w.iter().position(|x| *x == "device").and_then(|i| w.get(i + 1));
-        if let (Some(p), Some(d)) = (phys, dev) {
-            if let Some(idx) = devices.iter().position(|x| x == Path::new(d)) {
-                v.push((idx, p));
-            }
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    v
 }
 
 #[cfg(test)]
@@ -206,14 +145,5 @@ mod tests {
             copies.iter().map(|c| (c.device, c.offset_bytes)).collect::<Vec<_>>(),
             vec![(0, (3 << 20) + 1536), (1, 40 << 20)]
         );
-    }
-
-    #[test]
-    fn map_logical_lines() {
-        let out = "mirror 1 logical 13631488 physical 22020096 device /dev/loop4\n\
-                   mirror 1 logical 13643776 physical 22032384 device /dev/loop4\n\
-                   mirror 2 logical 13631488 physical 1048576 device /dev/loop5\n";
-        let devs = vec![PathBuf::from("/dev/loop4"), PathBuf::from("/dev/loop5")];
-        assert_eq!(parse_map_logical(out, 13631488, &devs), vec![(0, 22020096), (1, 1048576)]);
     }
 }

@@ -121,23 +121,19 @@ pub fn classify(case: &Case, kernel_trouble: bool, kernel_detected: bool) -> Out
 
 /// What the expected truths say `config` does with a damaged `target` (file data and
 /// parity only; `None` for metadata and for configurations without a stated expectation):
-/// ext2/3/4 and xfs return damaged data silently (no data checksums); btrfs and zfs detect it;
+/// filesystems without data checksums (ext2/3/4, xfs) return damaged data silently; those with
+/// them (btrfs, zfs) detect it;
 /// a btrfs mirror and a zfs mirror or raidz repair one damaged copy (or parity), and detect
 /// damage to every copy.
 pub fn expected(config: &crate::testbed::FsConfig, target: Target) -> Option<Outcome> {
-    use crate::model::testbed::FsKind;
-    use crate::testbed::ZfsLayout;
-    let redundant = super::data_copies(config) > 1
-        || (config.kind == FsKind::Zfs
-            && matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_)));
-    match (config.kind, target) {
-        (FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 | FsKind::Xfs, Target::Data) => {
-            Some(Outcome::Silent)
-        }
-        (FsKind::Btrfs | FsKind::Zfs, Target::Data | Target::Parity) => {
+    let fs = config.kind.integrity().ok()?;
+    let redundant = fs.data_copies(config) > 1 || fs.parity_protected(config);
+    match (fs.checksums_data(), target) {
+        (false, Target::Data) => Some(Outcome::Silent),
+        (true, Target::Data | Target::Parity) => {
             Some(if redundant { Outcome::Repaired } else { Outcome::Detected })
         }
-        (FsKind::Btrfs | FsKind::Zfs, Target::DataAllCopies) => Some(Outcome::Detected),
+        (true, Target::DataAllCopies) => Some(Outcome::Detected),
         _ => None,
     }
 }

@@ -31,8 +31,7 @@ pub use fault::Fault;
 pub use matrix::{Case, ConfigMatrix, Outcome};
 pub use target::Target;
 
-use crate::model::testbed::FsKind;
-use crate::testbed::{FsConfig, Testbed, TestbedError, TestbedOptions, ZfsLayout};
+use crate::testbed::{FsConfig, Testbed, TestbedError, TestbedOptions};
 use dataset::DataSet;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -70,12 +69,6 @@ fn interrupted() -> bool {
     crate::sys::signals::interrupted()
 }
 
-/// Stop the case: tear its testbed down and say it was interrupted.
-fn stop(mut case: Case, tb: Testbed) -> Result<Case, IntegrityError> {
-    finish(&mut case, tb);
-    Err(IntegrityError::Interrupted)
-}
-
 impl crate::sys::classify::Classify for IntegrityError {
     /// A configuration fsbench cannot test is the user's choice; the testbed's errors say.
     fn is_bad_input(&self) -> bool {
@@ -91,21 +84,15 @@ impl crate::sys::classify::Classify for IntegrityError {
     }
 }
 
+/// Stop the case: tear its testbed down and say it was interrupted.
+fn stop(mut case: Case, tb: Testbed) -> Result<Case, IntegrityError> {
+    finish(&mut case, tb);
+    Err(IntegrityError::Interrupted)
+}
+
 /// How many copies of a data block the configuration keeps.
 pub fn data_copies(config: &FsConfig) -> usize {
-    match config.kind {
-        FsKind::Zfs => match config.zfs.layout {
-            ZfsLayout::Mirror(n) => n,
-            _ => 1,
-        },
-        FsKind::Btrfs => match config.btrfs_profile.as_ref().map(|(d, _)| d.as_str()) {
-            Some("raid1") | Some("raid10") | Some("dup") => 2,
-            Some("raid1c3") => 3,
-            Some("raid1c4") => 4,
-            _ => 1,
-        },
-        _ => 1,
-    }
+    config.kind.integrity().map(|fs| fs.data_copies(config)).unwrap_or(1)
 }
 
 /// The targets run on `config`.
@@ -114,23 +101,18 @@ pub fn targets_for(config: &FsConfig, metadata: bool) -> Vec<Target> {
     if data_copies(config) > 1 {
         t.push(Target::DataAllCopies);
     }
-    if config.kind == FsKind::Zfs && matches!(config.zfs.layout, ZfsLayout::Raidz(3)) {
+    if config.kind.integrity().is_ok_and(|fs| fs.parity_target(config)) {
         t.push(Target::Parity);
     }
     if metadata {
-        t.extend(meta::targets(config.kind));
+        t.extend(meta::targets(config));
     }
     t
 }
 
 /// Check that `config` can be tested, before anything is built.
 pub fn validate(config: &FsConfig) -> Result<(), IntegrityError> {
-    match config.kind {
-        FsKind::Tmpfs => Err(IntegrityError::Unsupported(
-            "tmpfs has no device to corrupt; choose ext2/3/4, xfs, btrfs or zfs".into(),
-        )),
-        _ => Ok(()),
-    }
+    config.kind.integrity().map(drop).map_err(IntegrityError::Unsupported)
 }
 
 /// Run every case of one configuration; `on_case` gets each case (and its position) as it
@@ -153,20 +135,17 @@ pub fn run_config(
         m.error = Some(e.to_string());
         return m;
     }
-    // One zfs-fuse daemon for all of this configuration's cases, not one per testbed.
-    let _daemon = if config.kind == FsKind::Zfs {
-        let state = crate::testbed::StateDir::new(
-            opts.testbed.state_dir.clone().unwrap_or_else(crate::testbed::default_state_dir),
-        );
-        match crate::testbed::zfs::ZfsDaemon::ensure(&state) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                m.error = Some(format!("starting zfs-fuse: {e}"));
-                return m;
-            }
+    // One daemon (zfs-fuse) for all of this configuration's cases, not one per testbed.
+    let state = crate::testbed::StateDir::new(
+        opts.testbed.state_dir.clone().unwrap_or_else(crate::testbed::default_state_dir),
+    );
+    let _daemon = match config.kind.hold_daemon(&state) {
+        Ok(d) => d,
+        Err(e) => {
+            m.error =
+                Some(format!("starting {}: {e}", config.kind.daemon().unwrap_or("its daemon")));
+            return m;
         }
-    } else {
-        None
     };
     'targets: for (ti, target) in targets_for(config, opts.metadata).into_iter().enumerate() {
         for fault in &opts.faults {
@@ -259,15 +238,13 @@ fn run_case(
     } else {
         let block_seed = mix(opts.seed, u64::MAX);
         let written = watched(&tb, "writing the data set", &mut case.hung, || ds.write(&mnt));
-        written
-            .map_err(|source| LocateError::Io { step: "writing the data set".into(), source })
-            .and_then(|_| {
-                if target == Target::Parity {
-                    locate_parity(&mut tb, &ds, fault, block_seed, case_seed)
-                } else {
-                    locate_data(&mut tb, &ds, fault, block_seed, case_seed)
-                }
-            })
+        written.map_err(|e| format!("writing the data set: {e}")).and_then(|_| {
+            if target == Target::Parity {
+                locate_parity(&mut tb, &ds, fault, block_seed, case_seed)
+            } else {
+                locate_data(&mut tb, &ds, fault, block_seed, case_seed)
+            }
+        })
     };
     if interrupted() {
         return stop(case, tb);
@@ -275,7 +252,7 @@ fn run_case(
     let located = match located {
         Ok(l) => l,
         Err(why) => {
-            case.note = Some(why.to_string());
+            case.note = Some(why);
             finish(&mut case, tb);
             return Ok(case);
         }
@@ -362,8 +339,8 @@ fn run_case(
         }
     }
     case.kernel_log = klog.lines_since(&names);
-    if config.kind == FsKind::Zfs {
-        case.daemon_died = !crate::testbed::zfs::daemon_running();
+    if let Some(alive) = config.kind.daemon_alive() {
+        case.daemon_died = !alive;
     }
     case.outcome = matrix::classify(
         &case,
@@ -397,43 +374,6 @@ fn finish(case: &mut Case, tb: Testbed) {
     }
 }
 
-/// Why a case's block could not be located (recorded as the case's note; the case ends there).
-#[derive(Debug, thiserror::Error)]
-enum LocateError {
-    /// Taking the testbed offline or bringing it back failed.
-    #[error("{step}: {source}")]
-    Testbed {
-        /// What was being done.
-        step: &'static str,
-        /// The testbed's error.
-        source: TestbedError,
-    },
-    /// Writing the data set or reading the images failed.
-    #[error("{step}: {source}")]
-    Io {
-        /// What was being done.
-        step: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// The data set or the devices do not hold the block sought (what, and what to try).
-    #[error("{0}")]
-    NotFound(String),
-    /// The tools did not locate a metadata block.
-    #[error(transparent)]
-    Meta(#[from] meta::MetaError),
-    /// A copy could not be read back.
-    #[error(transparent)]
-    Read(#[from] fault::InjectError),
-}
-
-impl crate::sys::classify::Classify for LocateError {
-    /// The data set, the tools and fsbench's own images, not the user's input.
-    fn is_bad_input(&self) -> bool {
-        false
-    }
-}
-
 /// Pick a data block with the seed, ask the tools where it is, go offline, scan for it.
 fn locate_data(
     tb: &mut Testbed,
@@ -441,15 +381,14 @@ fn locate_data(
     fault: Fault,
     block_seed: u64,
     case_seed: u64,
-) -> Result<Located, LocateError> {
+) -> Result<Located, String> {
     let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
     let id = file.block_id(ds.seed, index);
     let path: PathBuf = tb.mountpoint().join(&file.path);
-    let tool = locate::by_tools(tb.config().kind, &path, id.offset, &tb.loop_devices());
-    tb.offline()
-        .map_err(|source| LocateError::Testbed { step: "taking the filesystem offline", source })?;
-    let copies = locate::scan(&tb.image_paths(), id)
-        .map_err(|source| LocateError::Io { step: "scanning the images".into(), source })?;
+    let tool = locate::by_tools(tb.config(), &path, id.offset, &tb.loop_devices());
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let copies =
+        locate::scan(&tb.image_paths(), id).map_err(|e| format!("scanning the images: {e}"))?;
     let copies: Vec<_> = copies
         .into_iter()
         .filter(|c| {
@@ -459,11 +398,11 @@ fn locate_data(
         })
         .collect();
     if copies.is_empty() {
-        return Err(LocateError::NotFound(format!(
+        return Err(format!(
             "block {} of {} was not found on the devices (compressed or encrypted data?)",
             index,
             file.path.display()
-        )));
+        ));
     }
     let seed = case_seed;
     Ok(Located {
@@ -486,18 +425,16 @@ fn pick_data_block<'a>(
     config: &FsConfig,
     ds: &'a DataSet,
     block_seed: u64,
-) -> Result<(&'a dataset::DataFile, u64), LocateError> {
+) -> Result<(&'a dataset::DataFile, u64), String> {
     let mut rng = fastrand::Rng::with_seed(block_seed);
-    if config.kind == FsKind::Zfs
-        && matches!(config.zfs.layout, ZfsLayout::Raidz(_) | ZfsLayout::Raidz2(_))
-    {
+    if config.kind.integrity().is_ok_and(|fs| fs.parity_protected(config)) {
         let big: Vec<&dataset::DataFile> =
             ds.files.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
         if big.is_empty() {
-            return Err(LocateError::NotFound(
+            return Err(
                 "no file of this seed's data set is longer than one zfs record; try another --seed"
                     .into(),
-            ));
+            );
         }
         let file = big[rng.usize(..big.len())];
         return Ok((file, rng.u64(0..RECORD_BLOCKS)));
@@ -516,7 +453,7 @@ fn locate_parity(
     fault: Fault,
     block_seed: u64,
     case_seed: u64,
-) -> Result<Located, LocateError> {
+) -> Result<Located, String> {
     let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
     let partner = index ^ (RECORD_BLOCKS / 2);
     let xor = |generation: u64| -> Vec<u8> {
@@ -527,20 +464,19 @@ fn locate_parity(
     };
     let parity = xor(dataset::GENERATION);
     let stale = xor(dataset::GENERATION - 1);
-    tb.offline()
-        .map_err(|source| LocateError::Testbed { step: "taking the filesystem offline", source })?;
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
     let mut want = [0u8; 32];
     want.copy_from_slice(&parity[block::HEADER_BYTES..block::HEADER_BYTES + 32]);
     let copies = locate::scan_pattern(&tb.image_paths(), &want, block::HEADER_BYTES)
-        .map_err(|source| LocateError::Io { step: "scanning the images".into(), source })?
+        .map_err(|e| format!("scanning the images: {e}"))?
         .into_iter()
         .filter(|c| fault::read_copy(c, block::BLOCK_BYTES).map(|b| b == parity).unwrap_or(false))
         .collect::<Vec<_>>();
     if copies.is_empty() {
-        return Err(LocateError::NotFound(format!(
+        return Err(format!(
             "the parity of blocks {index} and {partner} of {} was not found on the devices",
             file.path.display()
-        )));
+        ));
     }
     Ok(Located {
         block: format!(
@@ -568,12 +504,11 @@ fn locate_meta(
     fault: Fault,
     block_seed: u64,
     case_seed: u64,
-) -> Result<Located, LocateError> {
+) -> Result<Located, String> {
     use std::os::unix::fs::MetadataExt;
     let mnt = tb.mountpoint().to_path_buf();
-    let kind = tb.config().kind;
-    ds.write_part(&mnt, dataset::Part::First)
-        .map_err(|source| LocateError::Io { step: "writing the data set".into(), source })?;
+    let fs = tb.config().kind.integrity()?;
+    ds.write_part(&mnt, dataset::Part::First).map_err(|e| format!("writing the data set: {e}"))?;
     let mut rng = fastrand::Rng::with_seed(block_seed);
     let dir = ds.dirs[rng.usize(..ds.dirs.len())].clone();
     // The first file of each directory is written in the first part.
@@ -586,45 +521,35 @@ fn locate_meta(
         // A file of more than one record has indirect blocks.
         let big: Vec<_> = firsts.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
         if big.is_empty() {
-            return Err(LocateError::NotFound(
+            return Err(
                 "no file of this seed's data set has an indirect block; try another --seed".into(),
-            ));
+            );
         }
         *big[rng.usize(..big.len())]
     } else {
         *firsts
             .iter()
             .find(|f| f.path.parent() == Some(dir.as_path()))
-            .ok_or_else(|| LocateError::NotFound("a directory without files".into()))?
+            .ok_or("a directory without files")?
     };
     let rel = if target == Target::Directory { dir.clone() } else { file.path.clone() };
     let ino = std::fs::metadata(mnt.join(&rel))
-        .map_err(|source| LocateError::Io { step: format!("stat {}", rel.display()), source })?
+        .map_err(|e| format!("stat {}: {e}", rel.display()))?
         .ino();
     let subject = meta::Subject { rel: rel.clone(), ino };
-    let (devices, images) = (tb.loop_devices(), tb.image_paths());
-    let zfs = match (tb.zfs_pool(), tb.zfs_devdir()) {
-        (Some(name), Some(devdir)) => {
-            Some(meta::ZfsPool { name: name.to_string(), devdir, layout: tb.config().zfs.layout })
-        }
-        _ => None,
-    };
-    tb.offline()
-        .map_err(|source| LocateError::Testbed { step: "taking the filesystem offline", source })?;
-    let old = meta::find(kind, target, &subject, &devices, &images, zfs.as_ref())?;
-    let old_bytes = fault::read_copy(&old.copies[0], old.len)?;
-    tb.online().map_err(|source| LocateError::Testbed { step: "mounting again", source })?;
-    ds.write_part(&mnt, dataset::Part::Rest)
-        .map_err(|source| LocateError::Io { step: "writing the data set".into(), source })?;
-    tb.offline()
-        .map_err(|source| LocateError::Testbed { step: "taking the filesystem offline", source })?;
-    let mb = meta::find(kind, target, &subject, &devices, &images, zfs.as_ref())?;
-    let now = fault::read_copy(&mb.copies[0], mb.len)?;
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let old = meta::find(tb, target, &subject)?;
+    let old_bytes = fault::read_copy(&old.copies[0], old.len).map_err(|e| e.to_string())?;
+    tb.online().map_err(|e| format!("mounting again: {e}"))?;
+    ds.write_part(&mnt, dataset::Part::Rest).map_err(|e| format!("writing the data set: {e}"))?;
+    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let mb = meta::find(tb, target, &subject)?;
+    let now = fault::read_copy(&mb.copies[0], mb.len).map_err(|e| e.to_string())?;
     if fault == Fault::Stale && (now == old_bytes || old.len != mb.len) {
-        return Err(LocateError::NotFound(format!(
+        return Err(format!(
             "no older version of the {}: it did not change while the rest of the data set was written",
             target.describe()
-        )));
+        ));
     }
     let at = old.copies[0].offset_bytes;
     let moved = if at == mb.copies[0].offset_bytes {
@@ -632,12 +557,7 @@ fn locate_meta(
     } else {
         format!(" (the older version was at dev{}@{at})", old.copies[0].device)
     };
-    let method = match kind {
-        FsKind::Xfs => "xfs_db",
-        FsKind::Btrfs => "btrfs inspect-internal dump-tree + btrfs-map-logical",
-        FsKind::Zfs => "zdb",
-        _ => "debugfs",
-    };
+    let method = fs.metadata_method();
     Ok(Located {
         block: format!(
             "{} of {} (inode {ino}, {} bytes){moved}",

@@ -17,6 +17,7 @@ pub mod explanation;
 pub mod extents;
 pub mod facts;
 pub mod host;
+pub mod integrity;
 pub mod job;
 pub mod latency;
 pub mod memory;

@@ -3,31 +3,44 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Filesystem kinds a testbed can create.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FsKind {
-    /// ext2 (mkfs.ext2, e2fsprogs).
-    Ext2,
-    /// ext3 (mkfs.ext3, e2fsprogs).
-    Ext3,
-    /// ext4 (mkfs.ext4, e2fsprogs).
-    Ext4,
-    /// XFS (mkfs.xfs, xfsprogs).
-    Xfs,
-    /// Btrfs (mkfs.btrfs, btrfs-progs).
-    Btrfs,
-    /// ZFS through the zfs-fuse daemon.
-    Zfs,
-    /// tmpfs: memory only, no image or device.
-    Tmpfs,
+/// The name of a filesystem a testbed was made of (`ext4`, `xfs`, `zfs`, `overlay`, ...): the
+/// lowercase name used in the CLI, TOML and JSON. Which names exist, and what each one does, is
+/// the testbed layer's registry of filesystem plug-ins (`crate::testbed::fs`); a result keeps
+/// only the name, so results and databases written by any version read the same.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FsName(pub String);
+
+impl FsName {
+    /// The name as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for FsName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for FsName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for FsName {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
 }
 
 /// What a result needs to say about the filesystem it ran on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestbedEnv {
     /// Filesystem kind (`ext4`, `zfs`, ...).
-    pub kind: FsKind,
+    pub kind: FsName,
     /// The configuration's label.
     pub label: String,
     /// The configuration's canonical short form.

@@ -333,158 +333,16 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
     let images = recorded_images(rec);
     let dirs = recorded_dirs(rec);
     match r {
-        Resource::TracingInstance { path } => {
-            let ok = [
-                "/sys/kernel/tracing/instances/fsbench-",
-                "/sys/kernel/debug/tracing/instances/fsbench-",
-            ]
-            .iter()
-            .any(|p| path.to_string_lossy().starts_with(p));
-            if !ok {
-                return Ok(Outcome::NotOurs("not an fsbench tracing instance path".into()));
-            }
-            // Mounts tracefs for the look if it is not mounted: an instance outlives an unmount.
-            let removed = crate::observe::trace::remove_leftover_instance(path)
-                .map_err(|e| TestbedError::io("removing tracing instance", path, e))?;
-            Ok(if removed { Outcome::Removed } else { Outcome::Gone })
-        }
+        Resource::TracingInstance { path } => remove_tracing_instance(path),
         Resource::ZfsDaemon { .. } => Ok(Outcome::NotOurs("handled by the shared record".into())),
         Resource::Command { process, .. } => Ok(kill_command_group(process.as_ref())),
-        Resource::ZfsPool { name } => {
-            if !name.starts_with(zfs::POOL_PREFIX) {
-                return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));
-            }
-            // Its devices must be the links in a directory of the same record.
-            let Some(vdevs) = zfs::pool_vdevs(name)? else {
-                return Ok(Outcome::Gone);
-            };
-            if vdevs.is_empty()
-                || !vdevs.iter().all(|v| v.parent().is_some_and(|p| dirs.contains(&p)))
-            {
-                return Ok(Outcome::NotOurs(format!(
-                    "its devices ({}) are not in a directory of the same record",
-                    vdevs.iter().map(|v| v.display().to_string()).collect::<Vec<_>>().join(", ")
-                )));
-            }
-            Ok(if zfs::destroy_verified(name)? { Outcome::Removed } else { Outcome::Gone })
-        }
+        Resource::ZfsPool { name } => remove_pool(name, &dirs),
         Resource::Mount { mountpoint, source, fstype } => {
-            let entries = mountinfo::read()
-                .map_err(|e| TestbedError::io("reading", "/proc/self/mountinfo", e))?;
-            let Some(m) = mountinfo::find(&entries, mountpoint) else {
-                return Ok(Outcome::Gone);
-            };
-            if !dirs.contains(&mountpoint.as_path()) {
-                return Ok(Outcome::NotOurs(
-                    "the mount point is not a directory of the same record".into(),
-                ));
-            }
-            if &m.fstype != fstype {
-                return Ok(Outcome::NotOurs(format!(
-                    "{} is now {} on {}",
-                    mountpoint.display(),
-                    m.fstype,
-                    m.source
-                )));
-            }
-            // A loop mount is ours if the loop device is backed by an image of this record
-            // (btrfs may show another member device than the one recorded); anything else
-            // (tmpfs, a named real device) must match the recorded source exactly.
-            let ours = if m.source.starts_with("/dev/loop") {
-                let backing = loopdev::backing_file(&loopdev::kernel_name(Path::new(&m.source)));
-                backing.as_deref().is_some_and(|b| images.contains(&b) && image_marked(b, &dirs))
-            } else {
-                &m.source == source
-            };
-            if !ours {
-                return Ok(Outcome::NotOurs(format!(
-                    "{} is not backed by an fsbench image",
-                    m.source
-                )));
-            }
-            super::mount::umount(mountpoint)?;
-            Ok(Outcome::Removed)
+            remove_mount(mountpoint, source, fstype, &images, &dirs)
         }
-        Resource::LoopDevice { backing_file, .. } => {
-            if !images.contains(&backing_file.as_path()) {
-                return Ok(Outcome::NotOurs(
-                    "backing file is not an image in the same record".into(),
-                ));
-            }
-            if !image_marked(backing_file, &dirs) {
-                if loopdev::find_by_backing(backing_file).is_empty() {
-                    return Ok(Outcome::Gone);
-                }
-                return Ok(Outcome::NotOurs(format!(
-                    "its backing file {} does not carry fsbench's mark (not made by fsbench)",
-                    backing_file.display()
-                )));
-            }
-            let mut any = false;
-            for dev in loopdev::find_by_backing(backing_file) {
-                any |= loopdev::detach_verified(&dev, backing_file)?;
-            }
-            Ok(if any { Outcome::Removed } else { Outcome::Gone })
-        }
-        Resource::ImageFile { path } => {
-            if path.extension().and_then(|e| e.to_str()) != Some("img")
-                || !path.parent().is_some_and(|p| dirs.contains(&p))
-            {
-                return Ok(Outcome::NotOurs(
-                    "not a .img file inside a directory of the same record".into(),
-                ));
-            }
-            let (dir, name) = match trusted_parent(path) {
-                Ok(x) => x,
-                Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(Outcome::Gone),
-                Err(why) => return Ok(Outcome::NotOurs(why)),
-            };
-            let st = match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => st,
-                Err(_) => return Ok(Outcome::Gone),
-            };
-            if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
-            {
-                return Ok(Outcome::NotOurs("not a regular file".into()));
-            }
-            if !super::mark::image_is_ours(dir.as_fd(), name) {
-                return Ok(Outcome::NotOurs("does not carry fsbench's mark".into()));
-            }
-            if !loopdev::find_by_backing(path).is_empty() {
-                return Err(TestbedError::Check("still attached to a loop device".into()));
-            }
-            secure::unlink(dir.as_fd(), &name.to_string_lossy())
-                .map_err(|e| TestbedError::io("removing image", path, e))?;
-            Ok(Outcome::Removed)
-        }
-        Resource::Directory { path } => {
-            if std::fs::symlink_metadata(path).is_err() {
-                return Ok(Outcome::Gone);
-            }
-            if mountinfo::is_mounted(path) {
-                return Err(TestbedError::Check("still a mount point".into()));
-            }
-            let (dir, name) = match trusted_parent(path) {
-                Ok(x) => x,
-                Err(why) => return Ok(Outcome::NotOurs(why)),
-            };
-            // Only an empty directory, or one carrying fsbench's mark (whose links and mark
-            // file go with it; anything else in it still stops the removal).
-            let marked = super::mark::open_nofollow(dir.as_fd(), name)
-                .is_ok_and(|fd| super::mark::dir_has(fd.as_fd()));
-            if !marked {
-                return match rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::REMOVEDIR) {
-                    Ok(()) => Ok(Outcome::Removed),
-                    Err(rustix::io::Errno::NOENT) => Ok(Outcome::Gone),
-                    Err(_) => Ok(Outcome::NotOurs(
-                        "not empty, and does not carry fsbench's mark: left as it is".into(),
-                    )),
-                };
-            }
-            super::image::remove_owned_dir_at(dir.as_fd(), name)
-                .map_err(|e| TestbedError::io("removing directory", path, e))?;
-            Ok(Outcome::Removed)
-        }
+        Resource::LoopDevice { backing_file, .. } => remove_loop(backing_file, &images, &dirs),
+        Resource::ImageFile { path } => remove_image(path, &dirs),
+        Resource::Directory { path } => remove_dir(path),
         Resource::Workspace { path, dev, ino } => {
             use crate::engine::workspace::{remove_leftover, Leftover};
             match remove_leftover(path, dev.zip(*ino))
@@ -496,6 +354,165 @@ fn remove(r: &Resource, rec: &ProcessRecord) -> Result<Outcome> {
             }
         }
     }
+}
+
+/// A tracing instance, if its path is one fsbench names.
+fn remove_tracing_instance(path: &Path) -> Result<Outcome> {
+    let ok =
+        ["/sys/kernel/tracing/instances/fsbench-", "/sys/kernel/debug/tracing/instances/fsbench-"]
+            .iter()
+            .any(|p| path.to_string_lossy().starts_with(p));
+    if !ok {
+        return Ok(Outcome::NotOurs("not an fsbench tracing instance path".into()));
+    }
+    // Mounts tracefs for the look if it is not mounted: an instance outlives an unmount.
+    let removed = crate::observe::trace::remove_leftover_instance(path)
+        .map_err(|e| TestbedError::io("removing tracing instance", path, e))?;
+    Ok(if removed { Outcome::Removed } else { Outcome::Gone })
+}
+
+/// A zfs pool, if it has fsbench's prefix and its devices are links in a directory of the record.
+fn remove_pool(name: &str, dirs: &[&Path]) -> Result<Outcome> {
+    if !name.starts_with(zfs::POOL_PREFIX) {
+        return Ok(Outcome::NotOurs("name lacks the fsbench_ prefix".into()));
+    }
+    // Its devices must be the links in a directory of the same record.
+    let Some(vdevs) = zfs::pool_vdevs(name)? else {
+        return Ok(Outcome::Gone);
+    };
+    if vdevs.is_empty() || !vdevs.iter().all(|v| v.parent().is_some_and(|p| dirs.contains(&p))) {
+        return Ok(Outcome::NotOurs(format!(
+            "its devices ({}) are not in a directory of the same record",
+            vdevs.iter().map(|v| v.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(if zfs::destroy_verified(name)? { Outcome::Removed } else { Outcome::Gone })
+}
+
+/// A mount, if its mount point is a directory of the record and it is still what was mounted
+/// there (the same type, on an image of the record or the recorded source).
+fn remove_mount(
+    mountpoint: &Path,
+    source: &str,
+    fstype: &str,
+    images: &[&Path],
+    dirs: &[&Path],
+) -> Result<Outcome> {
+    let entries =
+        mountinfo::read().map_err(|e| TestbedError::io("reading", "/proc/self/mountinfo", e))?;
+    let Some(m) = mountinfo::find(&entries, mountpoint) else {
+        return Ok(Outcome::Gone);
+    };
+    if !dirs.contains(&mountpoint) {
+        return Ok(Outcome::NotOurs(
+            "the mount point is not a directory of the same record".into(),
+        ));
+    }
+    if m.fstype != fstype {
+        return Ok(Outcome::NotOurs(format!(
+            "{} is now {} on {}",
+            mountpoint.display(),
+            m.fstype,
+            m.source
+        )));
+    }
+    // A loop mount is ours if the loop device is backed by an image of this record
+    // (btrfs may show another member device than the one recorded); anything else
+    // (tmpfs, a named real device) must match the recorded source exactly.
+    let ours = if m.source.starts_with("/dev/loop") {
+        let backing = loopdev::backing_file(&loopdev::kernel_name(Path::new(&m.source)));
+        backing.as_deref().is_some_and(|b| images.contains(&b) && image_marked(b, dirs))
+    } else {
+        m.source == source
+    };
+    if !ours {
+        return Ok(Outcome::NotOurs(format!("{} is not backed by an fsbench image", m.source)));
+    }
+    super::mount::umount(mountpoint)?;
+    Ok(Outcome::Removed)
+}
+
+/// The loop devices over an image of the record that carries fsbench's mark.
+fn remove_loop(backing_file: &Path, images: &[&Path], dirs: &[&Path]) -> Result<Outcome> {
+    if !images.contains(&backing_file) {
+        return Ok(Outcome::NotOurs("backing file is not an image in the same record".into()));
+    }
+    if !image_marked(backing_file, dirs) {
+        if loopdev::find_by_backing(backing_file).is_empty() {
+            return Ok(Outcome::Gone);
+        }
+        return Ok(Outcome::NotOurs(format!(
+            "its backing file {} does not carry fsbench's mark (not made by fsbench)",
+            backing_file.display()
+        )));
+    }
+    let mut any = false;
+    for dev in loopdev::find_by_backing(backing_file) {
+        any |= loopdev::detach_verified(&dev, backing_file)?;
+    }
+    Ok(if any { Outcome::Removed } else { Outcome::Gone })
+}
+
+/// An image file of the record, if it carries fsbench's mark and no loop device uses it.
+fn remove_image(path: &Path, dirs: &[&Path]) -> Result<Outcome> {
+    if path.extension().and_then(|e| e.to_str()) != Some("img")
+        || !path.parent().is_some_and(|p| dirs.contains(&p))
+    {
+        return Ok(Outcome::NotOurs(
+            "not a .img file inside a directory of the same record".into(),
+        ));
+    }
+    let (dir, name) = match trusted_parent(path) {
+        Ok(x) => x,
+        Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(Outcome::Gone),
+        Err(why) => return Ok(Outcome::NotOurs(why)),
+    };
+    let st = match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(_) => return Ok(Outcome::Gone),
+    };
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Ok(Outcome::NotOurs("not a regular file".into()));
+    }
+    if !super::mark::image_is_ours(dir.as_fd(), name) {
+        return Ok(Outcome::NotOurs("does not carry fsbench's mark".into()));
+    }
+    if !loopdev::find_by_backing(path).is_empty() {
+        return Err(TestbedError::Check("still attached to a loop device".into()));
+    }
+    secure::unlink(dir.as_fd(), &name.to_string_lossy())
+        .map_err(|e| TestbedError::io("removing image", path, e))?;
+    Ok(Outcome::Removed)
+}
+
+/// A directory of the record: empty, or carrying fsbench's mark.
+fn remove_dir(path: &Path) -> Result<Outcome> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(Outcome::Gone);
+    }
+    if mountinfo::is_mounted(path) {
+        return Err(TestbedError::Check("still a mount point".into()));
+    }
+    let (dir, name) = match trusted_parent(path) {
+        Ok(x) => x,
+        Err(why) => return Ok(Outcome::NotOurs(why)),
+    };
+    // Only an empty directory, or one carrying fsbench's mark (whose links and mark
+    // file go with it; anything else in it still stops the removal).
+    let marked = super::mark::open_nofollow(dir.as_fd(), name)
+        .is_ok_and(|fd| super::mark::dir_has(fd.as_fd()));
+    if !marked {
+        return match rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::REMOVEDIR) {
+            Ok(()) => Ok(Outcome::Removed),
+            Err(rustix::io::Errno::NOENT) => Ok(Outcome::Gone),
+            Err(_) => Ok(Outcome::NotOurs(
+                "not empty, and does not carry fsbench's mark: left as it is".into(),
+            )),
+        };
+    }
+    super::image::remove_owned_dir_at(dir.as_fd(), name)
+        .map_err(|e| TestbedError::io("removing directory", path, e))?;
+    Ok(Outcome::Removed)
 }
 
 #[cfg(test)]

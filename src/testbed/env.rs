@@ -1,33 +1,6 @@
 //! The environment record of a testbed: what was created, with which tool, and the mount
-//! options actually in effect.
-
-use crate::model::testbed::FsKind;
-use crate::sys::cmd::Cmd;
-
-/// The tool that creates `kind` and its version, from the tool itself or else from dpkg.
-pub fn tool_version(kind: FsKind) -> Option<String> {
-    let (program, flag, package) = match kind {
-        FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => ("mke2fs", "-V", "e2fsprogs"),
-        FsKind::Xfs => ("mkfs.xfs", "-V", "xfsprogs"),
-        FsKind::Btrfs => ("mkfs.btrfs", "--version", "btrfs-progs"),
-        // zfs-fuse has no --version.
-        FsKind::Zfs => ("", "", "zfs-fuse"),
-        FsKind::Tmpfs => return None,
-    };
-    if !program.is_empty() {
-        if let Ok(out) = Cmd::new(program).arg(flag).run() {
-            // mke2fs prints its version on stderr, so stdout may be empty: fall back to dpkg.
-            if let Some(line) = out.lines().map(str::trim).find(|l| !l.is_empty()) {
-                return Some(line.to_string());
-            }
-        }
-    }
-    Cmd::new("dpkg-query")
-        .args(["-W", "-f", "${Version}", package])
-        .run()
-        .ok()
-        .map(|v| format!("{package} {} (dpkg)", v.trim()))
-}
+//! options actually in effect (the tool's version is its plug-in's,
+//! [`super::fs::Filesystem::tool_version`]; here are the zfs properties in effect).
 
 /// Effective values of `names` on zfs dataset `dataset` (`zfs get -H -o property,value`).
 pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> {
@@ -54,13 +27,12 @@ pub fn zfs_properties(dataset: &str, names: &[String]) -> Vec<(String, String)> 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::model::testbed::TestbedEnv;
+    use crate::model::testbed::{FsName, TestbedEnv};
 
     #[test]
     fn summary_line_shows_requested_and_effective_options() {
         let e = TestbedEnv {
-            kind: FsKind::Ext4,
+            kind: FsName("ext4".into()),
             label: "wb".into(),
             config: "ext4:mount=data=writeback".into(),
             mkfs_cmdline: Some("mkfs.ext4 -F -q /dev/loop3".into()),

@@ -5,6 +5,9 @@
 //! | ext2/3/4, xfs, btrfs | fsync + `POSIX_FADV_DONTNEED` per file + `drop_caches`; with `remount`, also unmount and mount again (drops every inode and dentry of the filesystem, not only the files') |
 //! | zfs (zfs-fuse) | `zpool export` + `drop_caches` + `zpool import -d DEVDIR`: the ARC lives in the daemon, so only taking the pool away empties it |
 //! | tmpfs | refuses: the data *is* the page cache |
+//! | overlay | as its backing filesystem: the page-cache evictor (overlayfs passes `POSIX_FADV_DONTNEED` to the upper file); with `remount`, the overlay is unmounted and mounted again |
+//!
+//! Each filesystem's plug-in ([`super::fs`]) chooses its controller.
 //!
 //! The engine verifies kernel page-cache residency with `mincore` afterwards; the zfs path was
 //! verified by the integration tests, which read a file after `evict` and check that its bytes

@@ -8,8 +8,10 @@
 //! 2. per device a sparse image `devI.img` and a loop device over it with direct I/O
 //!    ([`loopdev`]), or the one real device the user named with `--destroy-data`
 //!    ([`device::validate_real_device`]);
-//! 3. mkfs and mount ([`mount`]); for zfs: the zfs-fuse daemon if it is not running and a pool
-//!    `fsbench_PID_N` mounted on `mnt/` ([`zfs`]); for tmpfs only the mount.
+//! 3. the filesystem, made and mounted by its plug-in ([`fs`]: mkfs and [`mount`] for kernel
+//!    filesystems; for zfs the zfs-fuse daemon if it is not running and a pool `fsbench_PID_N`
+//!    mounted on `mnt/` ([`zfs`]); for tmpfs only the mount; for overlay a backing filesystem
+//!    and the overlay mount over it).
 //!
 //! Every step is owned by a guard. [`Testbed::down`] (also run by `Drop`, so on errors, panics
 //! and after Ctrl-C's flag stops a run) tears them down in reverse order and removes the record.
@@ -18,13 +20,14 @@
 //! Default: one fresh filesystem per `Testbed`; callers choose per test or per suite by how
 //! often they call `up`.
 
-use crate::model::testbed::{FsKind, TestbedEnv};
+use crate::model::testbed::TestbedEnv;
 pub mod cleanup;
 pub mod config;
 pub mod device;
 pub mod env;
 pub mod error;
 pub mod evict;
+pub mod fs;
 pub mod fsopts;
 pub mod image;
 pub mod loopdev;
@@ -56,7 +59,7 @@ use error::Result;
 pub use image::ImageAlloc;
 use image::{ImageFile, WorkDir};
 use loopdev::LoopDevice;
-use mount::{Mount, MountSpec};
+use mount::Mount;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use zfs::{ZfsDaemon, ZfsPool};
@@ -281,30 +284,66 @@ impl Testbed {
         state: &StateDir,
     ) -> Result<()> {
         let cfg = self.config.clone();
-        let pid = std::process::id();
-        let dir = WorkDir::create(&workdir.join(format!("tb-{pid}-{seq}")), state)?;
+        let dir = WorkDir::create(&workdir.join(&self.name), state)?;
         let base = dir.path().to_path_buf();
         self.guards.push(Owned::Dir(dir));
         let mnt = WorkDir::create(&base.join("mnt"), state)?;
         self.mountpoint = mnt.path().to_path_buf();
         self.guards.push(Owned::Dir(mnt));
+        let (devices, backing) = self.make_devices(&base, real.as_deref(), opts, state)?;
+        if let Some(sc) = &cfg.io_scheduler {
+            for d in &self.block_devices {
+                let restore = sched::set(d, sc)?;
+                self.guards.push(Owned::Sched(restore));
+            }
+        }
+        let mountpoint = self.mountpoint.clone();
+        let mut b =
+            fs::Build::new(&cfg, opts, state, &base, mountpoint, &devices, &mut self.guards);
+        (b.seq, b.backing) = (seq, backing);
+        b.device_size_bytes = match &real {
+            Some(dev) => device_size(dev),
+            None => opts.size_bytes,
+        };
+        let made = cfg.kind.make(&mut b)?;
+        let (backing, device_size_bytes) = (b.backing, b.device_size_bytes);
+        self.cache = made.cache;
+        // Fill the images' holes (mkfs has discarded them) so the host allocates no block during
+        // the benchmark: without it the first repetition is slower than the others.
+        for g in &self.guards {
+            if let Owned::Image(img) = g {
+                img.fill_holes(opts.image_alloc)?;
+            }
+        }
+        let env = Described {
+            mkfs_cmdline: made.mkfs_cmdline,
+            post_create_cmdlines: made.post_create_cmdlines,
+            zfs_properties: made.zfs_properties,
+            device_size_bytes,
+            devices: devices.len(),
+            backing,
+        };
+        self.env = Some(self.describe(env)?);
+        Ok(())
+    }
 
-        // Block devices.
+    /// The block devices: the real one, or per device an image and a loop device over it
+    /// (none for a filesystem in memory). Returns them and how they back the filesystem, in
+    /// words.
+    fn make_devices(
+        &mut self,
+        base: &Path,
+        real: Option<&Path>,
+        opts: &TestbedOptions,
+        state: &StateDir,
+    ) -> Result<(Vec<PathBuf>, String)> {
+        let cfg = &self.config;
         let mut devices: Vec<PathBuf> = Vec::new();
-        let mut direct_io = true;
-        let backing;
-        let device_size_bytes;
-        if let Some(dev) = &real {
-            devices.push(dev.clone());
-            device_size_bytes = Cmd::new("blockdev")
-                .args(["--getsize64"])
-                .arg(dev)
-                .run()
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(0);
-            backing = format!("real device {}", dev.display());
+        let backing = if let Some(dev) = real {
+            devices.push(dev.to_path_buf());
+            format!("real device {}", dev.display())
         } else if cfg.kind.needs_devices() {
+            let mut direct_io = true;
             for i in 0..cfg.devices {
                 let img =
                     ImageFile::create(&base.join(format!("dev{i}.img")), opts.size_bytes, state)?;
@@ -315,9 +354,8 @@ impl Testbed {
                 devices.push(lo.device().to_path_buf());
                 self.guards.push(Owned::Loop(lo));
             }
-            device_size_bytes = opts.size_bytes;
             let names: Vec<String> = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
-            backing = format!(
+            format!(
                 "{} {} image(s) of {} MiB in {} on {} ({})",
                 cfg.devices,
                 match opts.image_alloc {
@@ -333,117 +371,17 @@ impl Testbed {
                 } else {
                     "loop buffered I/O: direct I/O unavailable"
                 }
-            );
+            )
         } else {
-            device_size_bytes = opts.size_bytes;
-            backing = format!("memory (tmpfs size={} MiB)", opts.size_bytes >> 20);
-        }
+            String::new()
+        };
         self.block_devices = devices.iter().map(|d| loopdev::kernel_name(d)).collect();
-        if let Some(sc) = &cfg.io_scheduler {
-            for d in &self.block_devices {
-                let restore = sched::set(d, sc)?;
-                self.guards.push(Owned::Sched(restore));
-            }
-        }
+        Ok((devices, backing))
+    }
 
-        // Filesystem.
-        let mut mkfs_cmdline = None;
-        let mut post = Vec::new();
-        let mut pool_name = None;
-        match cfg.kind {
-            FsKind::Tmpfs => {
-                let m = Mount::tmpfs(
-                    &self.mountpoint,
-                    opts.size_bytes,
-                    cfg.mount_opts_joined().as_deref(),
-                    state,
-                )
-                .map_err(|e| rejected("mount", &cfg.mount_opts, e))?;
-                self.guards.push(Owned::Mount(m));
-                self.cache = Box::new(evict::TmpfsCache);
-            }
-            FsKind::Zfs => {
-                let zdevs = WorkDir::create(&base.join("zdevs"), state)?;
-                let devdir = zdevs.path().to_path_buf();
-                self.guards.push(Owned::Dir(zdevs));
-                let mut vdevs = Vec::new();
-                for (i, d) in devices.iter().enumerate() {
-                    let link = devdir.join(format!("dev{i}"));
-                    std::os::unix::fs::symlink(d, &link)
-                        .map_err(|e| TestbedError::io("linking", &link, e))?;
-                    vdevs.push(link);
-                }
-                self.guards.push(Owned::Daemon(ZfsDaemon::ensure(state)?));
-                let name = format!("{}{pid}_{seq}", zfs::POOL_PREFIX);
-                mkfs_cmdline = Some(
-                    zfs::create_command(&name, cfg.zfs.layout, &vdevs, &self.mountpoint).cmdline(),
-                );
-                post = cfg
-                    .zfs
-                    .properties
-                    .iter()
-                    .map(|(k, v)| format!("zfs set {k}={v} {name}"))
-                    .collect();
-                let pool = ZfsPool::create(
-                    &name,
-                    cfg.zfs.layout,
-                    &vdevs,
-                    &devdir,
-                    &self.mountpoint,
-                    &cfg.zfs.properties,
-                    state,
-                )
-                .map_err(|e| match &e {
-                    TestbedError::Cmd { step, .. } if step.starts_with("setting zfs property") => {
-                        let props: Vec<String> =
-                            cfg.zfs.properties.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        rejected("zfs set", &props, e)
-                    }
-                    _ => e,
-                })?;
-                self.guards.push(Owned::Pool(pool));
-                self.cache = Box::new(evict::ZfsCache { pool: name.clone(), devdir });
-                pool_name = Some(name);
-            }
-            _ => {
-                let cmd = mkfs_command(&cfg, &devices);
-                mkfs_cmdline = Some(cmd.cmdline());
-                cmd.run().map_err(|e| {
-                    rejected(
-                        "mkfs",
-                        &cfg.mkfs_opts,
-                        TestbedError::cmd(format!("mkfs for {}", cfg.label), e),
-                    )
-                })?;
-                let mut options = cfg.mount_opts.clone();
-                if devices.len() > 1 {
-                    // No udev here to register btrfs members: name them all.
-                    options.extend(devices.iter().map(|d| format!("device={}", d.display())));
-                }
-                let spec = MountSpec {
-                    source: devices[0].display().to_string(),
-                    target: self.mountpoint.clone(),
-                    fstype: cfg.kind.name().to_string(),
-                    options: (!options.is_empty()).then(|| options.join(",")),
-                };
-                let m = Mount::create(spec.clone(), state)
-                    .map_err(|e| rejected("mount", &cfg.mount_opts, e))?;
-                self.guards.push(Owned::Mount(m));
-                self.cache = Box::new(evict::KernelFsCache {
-                    remount: opts.remount_to_evict.then_some(spec),
-                });
-            }
-        }
-
-        // Fill the images' holes (mkfs has discarded them) so the host allocates no block during
-        // the benchmark: without it the first repetition is slower than the others.
-        for g in &self.guards {
-            if let Owned::Image(img) = g {
-                img.fill_holes(opts.image_alloc)?;
-            }
-        }
-
-        // Verify and describe.
+    /// Verify that the filesystem is mounted and describe it: the environment record.
+    fn describe(&self, d: Described) -> Result<TestbedEnv> {
+        let cfg = &self.config;
         let entries = mountinfo::read()
             .map_err(|e| TestbedError::io("reading", "/proc/self/mountinfo", e))?;
         let m = mountinfo::find(&entries, &self.mountpoint).ok_or_else(|| {
@@ -453,50 +391,24 @@ impl Testbed {
                 cfg.label
             ))
         })?;
-        let (mut backing, mut device_size_bytes) = (backing, device_size_bytes);
-        if cfg.kind == FsKind::Tmpfs {
-            // The size in effect, from the mounted filesystem: a user's `mount=size=...` wins
-            // over --size, and the record must say what was measured.
-            if let Ok(st) = rustix::fs::statvfs(&self.mountpoint) {
-                device_size_bytes = st.f_blocks.saturating_mul(st.f_frsize);
-                backing = format!(
-                    "memory (tmpfs of {})",
-                    crate::model::units::fmt_bytes(device_size_bytes)
-                );
-            }
-        }
-        let zfs_properties = match &pool_name {
-            Some(p) => {
-                let mut names: Vec<String> =
-                    ["compression", "checksum", "recordsize", "atime"].map(String::from).to_vec();
-                for (k, _) in &cfg.zfs.properties {
-                    if !names.contains(k) {
-                        names.push(k.clone());
-                    }
-                }
-                env::zfs_properties(p, &names)
-            }
-            None => Vec::new(),
-        };
-        self.env = Some(TestbedEnv {
-            kind: cfg.kind,
+        Ok(TestbedEnv {
+            kind: cfg.kind.fs_name(),
             label: cfg.label.clone(),
             config: cfg.short_form(),
-            mkfs_cmdline,
-            post_create_cmdlines: post,
-            tool_version: env::tool_version(cfg.kind),
+            mkfs_cmdline: d.mkfs_cmdline,
+            post_create_cmdlines: d.post_create_cmdlines,
+            tool_version: cfg.kind.tool_version(cfg),
             fstype: m.fstype,
             mount_source: m.source,
             mount_options: m.mount_options,
             super_options: m.super_options,
-            zfs_properties,
-            device_size_bytes,
-            devices: devices.len(),
-            backing,
+            zfs_properties: d.zfs_properties,
+            device_size_bytes: d.device_size_bytes,
+            devices: d.devices,
+            backing: d.backing,
             block_devices: self.block_devices.clone(),
             io_scheduler: self.block_devices.first().and_then(|d| sched::active(d)),
-        });
-        Ok(())
+        })
     }
 
     /// Where the filesystem is mounted.
@@ -531,7 +443,7 @@ impl Testbed {
             label: self.config.label.clone(),
             devices: self.block_devices.clone(),
             cache: self.cache.as_ref(),
-            daemon: (self.config.kind == FsKind::Zfs).then_some("zfs-fuse"),
+            daemon: self.config.kind.daemon(),
         }
     }
 
@@ -616,40 +528,35 @@ fn rejected(step: &str, options: &[String], e: TestbedError) -> TestbedError {
     }
 }
 
-/// The mkfs command for a kernel filesystem over `devices`.
+/// What [`Testbed::build`] learnt while making the filesystem, for its environment record.
+struct Described {
+    mkfs_cmdline: Option<String>,
+    post_create_cmdlines: Vec<String>,
+    zfs_properties: Vec<(String, String)>,
+    device_size_bytes: u64,
+    devices: usize,
+    backing: String,
+}
+
+/// Size of a real device in bytes (0 when `blockdev` cannot say).
+fn device_size(dev: &Path) -> u64 {
+    Cmd::new("blockdev")
+        .args(["--getsize64"])
+        .arg(dev)
+        .run()
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The mkfs command of `cfg`'s filesystem over `devices` (its plug-in's, [`fs::Filesystem::mkfs`];
+/// `true` for a filesystem made without one).
 ///
 /// ext*: `-E lazy_itable_init=0,lazy_journal_init=0` unless the user passes their own `-E`
 /// (mke2fs keeps only the last `-E`): lazy init would otherwise write inode tables in the
 /// background during the benchmark.
 pub fn mkfs_command(cfg: &FsConfig, devices: &[PathBuf]) -> Cmd {
-    let (program, package) = match cfg.kind {
-        FsKind::Ext2 => ("mkfs.ext2", "e2fsprogs"),
-        FsKind::Ext3 => ("mkfs.ext3", "e2fsprogs"),
-        FsKind::Ext4 => ("mkfs.ext4", "e2fsprogs"),
-        FsKind::Xfs => ("mkfs.xfs", "xfsprogs"),
-        FsKind::Btrfs => ("mkfs.btrfs", "btrfs-progs"),
-        FsKind::Zfs | FsKind::Tmpfs => ("true", "coreutils"),
-    };
-    // Interruptible: Ctrl-C during mkfs stops fsbench at once (the device is torn down after).
-    let mut cmd =
-        Cmd::new(program).hint(format!("install the Debian package {package}")).interruptible();
-    match cfg.kind {
-        FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
-            cmd = cmd.args(["-F", "-q"]);
-            if !cfg.mkfs_opts.iter().any(|o| o == "-E") {
-                cmd = cmd.args(["-E", "lazy_itable_init=0,lazy_journal_init=0"]);
-            }
-        }
-        FsKind::Xfs => cmd = cmd.args(["-f", "-q"]),
-        FsKind::Btrfs => {
-            cmd = cmd.args(["-f", "-q"]);
-            if let Some((d, m)) = &cfg.btrfs_profile {
-                cmd = cmd.args(["-d", d, "-m", m]);
-            }
-        }
-        FsKind::Zfs | FsKind::Tmpfs => {}
-    }
-    cmd.args(&cfg.mkfs_opts).args(devices)
+    cfg.kind.mkfs(cfg, devices).unwrap_or_else(|| Cmd::new("true"))
 }
 
 /// Remove what crashed fsbench processes left (records in [`default_state_dir`]); kept
@@ -707,7 +614,7 @@ mod tests {
     #[test]
     fn device_without_destroy_data_is_refused_before_anything() {
         let opts = TestbedOptions { device: Some("/dev/loop0".into()), ..Default::default() };
-        let e = Testbed::up(&FsConfig::new(FsKind::Ext4), &opts).unwrap_err();
+        let e = Testbed::up(&FsConfig::parse("ext4").unwrap(), &opts).unwrap_err();
         assert!(e.to_string().contains("--destroy-data"), "{e}");
     }
 }

@@ -142,27 +142,6 @@ impl Guard<Mounted> {
         }
         Ok(Guard::new(Mounted { spec }, rec))
     }
-
-    /// A tmpfs of `size_bytes` at `target`, with extra options.
-    pub fn tmpfs(
-        target: &Path,
-        size_bytes: u64,
-        extra: Option<&str>,
-        state: &StateDir,
-    ) -> Result<Mount> {
-        let mut opts = format!("size={size_bytes}");
-        if let Some(x) = extra {
-            opts.push(',');
-            opts.push_str(x);
-        }
-        let spec = MountSpec {
-            source: "fsbench".into(),
-            target: target.to_path_buf(),
-            fstype: "tmpfs".into(),
-            options: Some(opts),
-        };
-        Mount::create(spec, state)
-    }
 }
 
 #[cfg(test)]

@@ -2,13 +2,13 @@
 //! work on an unmounted filesystem (`e2fsck -n`, `xfs_repair -n`) and for fault injection into
 //! the testbed's own image files (`fsbench integrity`).
 //!
-//! Offline means unmounted (kernel filesystems) or exported (zfs): the loop devices and image
+//! Offline means unmounted (kernel filesystems; every mount of the testbed, newest first, so an
+//! overlay goes before the filesystem under it) or exported (zfs): the loop devices and image
 //! files stay, and so do the guards and state records, so teardown and `fsbench testbed
 //! cleanup` work the same whether the filesystem is online or not.
 
 use super::error::{Result, TestbedError};
 use super::{mount, mountinfo, zfs, Owned, Testbed};
-use crate::model::testbed::FsKind;
 use std::path::PathBuf;
 
 impl Testbed {
@@ -51,11 +51,15 @@ impl Testbed {
         })
     }
 
-    fn mount_spec(&self) -> Option<&mount::MountSpec> {
-        self.guards.iter().find_map(|g| match g {
-            Owned::Mount(m) => Some(m.spec()),
-            _ => None,
-        })
+    /// The testbed's mounts, in the order they were made.
+    fn mount_specs(&self) -> Vec<&mount::MountSpec> {
+        self.guards
+            .iter()
+            .filter_map(|g| match g {
+                Owned::Mount(m) => Some(m.spec()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Whether the filesystem is mounted (kernel filesystems) or its pool imported (zfs).
@@ -71,12 +75,19 @@ impl Testbed {
     /// Unmount (kernel filesystems) or export the pool (zfs), then drop the host's caches so
     /// nothing read before comes back from memory. tmpfs cannot go offline.
     pub fn offline(&mut self) -> Result<()> {
-        if self.config.kind == FsKind::Tmpfs {
-            return Err(TestbedError::Check("a tmpfs cannot be taken offline".into()));
+        if !self.config.kind.needs_devices() {
+            return Err(TestbedError::Check(format!(
+                "a {} cannot be taken offline",
+                self.config.kind
+            )));
         }
         match self.pool() {
             Some(p) => zfs::export(p.name())?,
-            None => mount::umount(&self.mountpoint)?,
+            None => {
+                for spec in self.mount_specs().into_iter().rev() {
+                    mount::umount(&spec.target)?;
+                }
+            }
         }
         drop_caches()
     }
@@ -88,11 +99,14 @@ impl Testbed {
         if let Some(p) = self.pool() {
             return zfs::import(p.name(), p.devdir());
         }
-        let spec = self
-            .mount_spec()
-            .cloned()
-            .ok_or_else(|| TestbedError::Check("this testbed has no mount to restore".into()))?;
-        spec.mount()
+        let specs = self.mount_specs();
+        if specs.is_empty() {
+            return Err(TestbedError::Check("this testbed has no mount to restore".into()));
+        }
+        for spec in specs {
+            spec.mount()?;
+        }
+        Ok(())
     }
 }
 

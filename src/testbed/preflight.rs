@@ -2,32 +2,21 @@
 
 use super::config::FsConfig;
 use super::error::{Result, TestbedError};
-use crate::model::testbed::FsKind;
 use crate::sys::cmd::have_program;
 
-/// Programs a kind needs, with the Debian package that provides each.
-pub fn required_tools(kind: FsKind, loop_backed: bool) -> Vec<(&'static str, &'static str)> {
+/// Programs `config` needs, with the Debian package that provides each.
+pub fn required_tools(config: &FsConfig, loop_backed: bool) -> Vec<(&'static str, &'static str)> {
     let mut v = vec![("mount", "mount"), ("umount", "mount")];
     if loop_backed {
         v.push(("losetup", "mount"));
     }
-    match kind {
-        FsKind::Ext2 => v.push(("mkfs.ext2", "e2fsprogs")),
-        FsKind::Ext3 => v.push(("mkfs.ext3", "e2fsprogs")),
-        FsKind::Ext4 => v.push(("mkfs.ext4", "e2fsprogs")),
-        FsKind::Xfs => v.push(("mkfs.xfs", "xfsprogs")),
-        FsKind::Btrfs => v.push(("mkfs.btrfs", "btrfs-progs")),
-        FsKind::Zfs => {
-            v.extend([("zfs-fuse", "zfs-fuse"), ("zpool", "zfs-fuse"), ("zfs", "zfs-fuse")])
-        }
-        FsKind::Tmpfs => {}
-    }
+    v.extend(config.kind.tools(config));
     v
 }
 
 /// Fail with the first missing program (and its package).
-pub fn check_tools(kind: FsKind, loop_backed: bool) -> Result<()> {
-    for (program, package) in required_tools(kind, loop_backed) {
+pub fn check_tools(config: &FsConfig, loop_backed: bool) -> Result<()> {
+    for (program, package) in required_tools(config, loop_backed) {
         if !have_program(program) {
             return Err(TestbedError::MissingTool { program: program.to_string(), package });
         }
@@ -41,7 +30,7 @@ pub fn check(config: &FsConfig, size_bytes: u64, real_device: bool) -> Result<()
         return Err(TestbedError::NotRoot { what: format!("creating a {} testbed", config.kind) });
     }
     let loop_backed = config.kind.needs_devices() && !real_device;
-    check_tools(config.kind, loop_backed)?;
+    check_tools(config, loop_backed)?;
     if real_device && config.devices != 1 {
         return Err(TestbedError::Check(format!(
             "--device names one device, but {} uses {} devices",
@@ -49,10 +38,10 @@ pub fn check(config: &FsConfig, size_bytes: u64, real_device: bool) -> Result<()
         )));
     }
     if real_device && !config.kind.needs_devices() {
-        return Err(TestbedError::Check("tmpfs uses no device; drop --device".into()));
+        return Err(TestbedError::Check(format!("{} uses no device; drop --device", config.kind)));
     }
     if loop_backed {
-        let min = config.kind.min_device_bytes();
+        let min = config.kind.min_device_bytes(config);
         if size_bytes < min {
             return Err(TestbedError::TooSmall {
                 kind: config.kind.name(),
@@ -71,9 +60,10 @@ mod tests {
 
     #[test]
     fn tools_name_their_packages() {
-        assert!(required_tools(FsKind::Xfs, true).contains(&("mkfs.xfs", "xfsprogs")));
-        assert!(required_tools(FsKind::Zfs, true).contains(&("zpool", "zfs-fuse")));
-        assert!(!required_tools(FsKind::Tmpfs, false).iter().any(|t| t.0 == "losetup"));
+        let c = |s: &str| FsConfig::parse(s).unwrap();
+        assert!(required_tools(&c("xfs"), true).contains(&("mkfs.xfs", "xfsprogs")));
+        assert!(required_tools(&c("zfs"), true).contains(&("zpool", "zfs-fuse")));
+        assert!(!required_tools(&c("tmpfs"), false).iter().any(|t| t.0 == "losetup"));
         let e = TestbedError::MissingTool { program: "mkfs.btrfs".into(), package: "btrfs-progs" };
         assert!(e.to_string().contains("apt-get install btrfs-progs"));
     }

@@ -16,7 +16,7 @@ pub fn image_bytes(config: &FsConfig, suite: Option<&Suite>, fixed: Option<u64>)
     let inodes =
         suite.map(|s| s.tests.iter().map(|t| t.inodes_needed()).max().unwrap_or(0)).unwrap_or(0);
     let auto = ((need as f64 * 1.5) as u64 + (256 << 20)).max(inodes * (20 << 10));
-    fixed.unwrap_or(auto).max(config.kind.min_device_bytes())
+    fixed.unwrap_or(auto).max(config.kind.min_device_bytes(config))
 }
 
 /// One line describing a testbed's size, for messages.

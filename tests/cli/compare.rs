@@ -485,3 +485,78 @@ fn without_a_terminal_each_repetition_of_a_compare_is_a_line() {
         assert!(l.starts_with(&format!("fsbench: [{}/4] ", i + 1)), "{e}");
     }
 }
+
+/// The container-storage question, "overlay on xfs, or plain xfs?", at a small scale: the
+/// unit14 suite (a cached write, the uncached reads 5 and 13) and the metadata suite run on
+/// both; the overlay was in effect (its environment says overlay, with the layers in its
+/// superblock options, over xfs on the testbed's image); an uncached phase on the overlay met
+/// its precondition (the engine's `mincore` check); and nothing is left (mounts, loop devices,
+/// images).
+#[test]
+fn overlay_on_xfs_against_xfs_runs_unit14_and_metadata_and_leaves_nothing() {
+    if skip_testbeds(&["mkfs.xfs"]) {
+        return;
+    }
+    let work = TestDir::new();
+    let dir = work.path().to_str().unwrap();
+    for (suite, tests) in [("unit14", "1,5,13"), ("metadata", "tree")] {
+        let (v, o) = run_json(&[
+            "compare",
+            "xfs",
+            "overlay:on=xfs",
+            "--suite",
+            suite,
+            "--test",
+            tests,
+            "--scale",
+            "1/16",
+            "--repeat",
+            "2",
+            "--workdir",
+            dir,
+        ]);
+        assert!(o.status.success(), "{suite}: {}", stderr(&o));
+        let (plain, over) = (&v["configs"][0]["env"], &v["configs"][1]["env"]);
+        assert_eq!(plain["fstype"], "xfs");
+        assert_eq!((&over["kind"], &over["fstype"]), (&"overlay".into(), &"overlay".into()));
+        assert_eq!(over["config"], "overlay:on=xfs");
+        let layers = over["super_options"].as_str().unwrap();
+        for l in ["lowerdir=", "upperdir=", "workdir="] {
+            assert!(layers.contains(l), "{suite}: {l} not in {layers}");
+        }
+        let backing = over["backing"].as_str().unwrap();
+        assert!(backing.contains(") on xfs at ") && backing.contains("image(s)"), "{backing}");
+        assert!(over["mkfs_cmdline"].as_str().unwrap().starts_with("mkfs.xfs"), "{over}");
+        assert!(over["block_devices"][0].as_str().unwrap().starts_with("loop"), "{over}");
+        let n = tests.split(',').count();
+        assert_eq!(v["tests"].as_array().unwrap().len(), n, "{suite}");
+        for c in v["configs"].as_array().unwrap() {
+            let ts = c["run"]["tests"].as_array().unwrap();
+            assert_eq!(ts.len(), n, "{suite}");
+            for t in ts {
+                assert_eq!(t["status"]["state"], "ok", "{suite} {}: {}", c["label"], t["status"]);
+                assert_eq!(t["complete_reps"], 2, "{suite} {}", c["label"]);
+            }
+        }
+        if suite == "unit14" {
+            // 5 and 13 read uncached: on the overlay, eviction worked like xfs's and the engine
+            // saw (mincore) nothing of the file resident when the phase began.
+            for id in ["5", "13"] {
+                let t = v["configs"][1]["run"]["tests"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["id"] == id)
+                    .unwrap();
+                for rep in t["reps"].as_array().unwrap() {
+                    let ph = rep["phases"].as_array().unwrap().iter().find(|p| p["timed"] == true);
+                    let c = &ph.unwrap()["cache"];
+                    assert_eq!(c["required"], "uncached", "test {id}: {c}");
+                    assert_eq!(c["met"], true, "test {id} on overlay: {c}");
+                    assert!(c["resident_fraction"].as_f64().unwrap() < 0.02, "test {id}: {c}");
+                }
+            }
+        }
+        assert!(leftovers(work.path()).is_empty(), "{suite}: {:?}", leftovers(work.path()));
+    }
+}
