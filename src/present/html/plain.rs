@@ -183,7 +183,7 @@ mod tests {
         ];
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         assert_eq!(r.repetitions(), "5 to 8 repetitions");
-        let out = crate::present::compare::render(&r, false);
+        let out = crate::present::compare::render(&r, false, 250);
         assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
         // An id longer than the header's `test` (a fio job's name) keeps the columns aligned.
         let mut configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
@@ -217,7 +217,7 @@ mod tests {
         );
         assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { winner: 1, .. })));
         assert_eq!(r.tests[0].unsettled, [false, true]);
-        let term = crate::present::compare::render(&r, false);
+        let term = crate::present::compare::render(&r, false, 250);
         assert!(term.contains("xfs / 1.3X (unsettled)"), "{term}");
         assert!(term.contains("an identical run may call it a draw"), "{term}");
         let plain = summary(&r, "");
@@ -240,7 +240,7 @@ mod tests {
             false,
         );
         assert_eq!(r.tests[0].unsettled, [false, false]);
-        let term = crate::present::compare::render(&r, false);
+        let term = crate::present::compare::render(&r, false, 250);
         assert!(term.contains("xfs / 2.3X") && !term.contains("unsettled"), "{term}");
     }
 
