@@ -538,7 +538,8 @@ pub fn details_table(rows: &[(&str, &str, &Facts)], width: usize) -> String {
         "{wide}CPU/thr: the threads' CPU, % of a core per thread (system share); +daemon: a FUSE daemon's CPU, % of one core.\ndev writes, dev reads: requests completed (mean size). dev/read: bytes read from the device / bytes the test read. fs CPU/op: system CPU per operation, a FUSE daemon's CPU included. rw/sync/md: share of wall time × threads in read/write, in syncs (fsync, fdatasync, O_DSYNC writes), in open/close/metadata calls. off CPU: blocked (device, locks, FUSE daemon) or waiting for a CPU. dirty after: dirty page cache the phase itself left."
     );
     format!(
-        "\nDetails (median repetition, timed phases):\n{}{}",
+        "\n{}{}{}",
+        frame::wrap("Details (median repetition, timed phases):", width, "", ""),
         g.render(width),
         frame::wrap(&legend, width, "", "")
     )

@@ -162,6 +162,17 @@ impl Grid {
                 _ => groups.push(vec![c]),
             }
         }
+        // Glued columns too wide together for any panel go one by one.
+        let groups: Vec<Vec<usize>> = groups
+            .into_iter()
+            .flat_map(|g| {
+                if base + g.iter().map(|c| cost(*c)).sum::<usize>() > width {
+                    g.into_iter().map(|c| vec![c]).collect()
+                } else {
+                    vec![g]
+                }
+            })
+            .collect();
         // First fit: each group goes to the first panel with room for it, so a narrow column
         // late in the table fills a gap rather than opening a panel of its own.
         let mut panels: Vec<(usize, Vec<usize>)> = Vec::new();

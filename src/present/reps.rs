@@ -44,11 +44,14 @@ pub fn first_rep_note(label: Option<&str>, tests: &[TestResult]) -> Option<Strin
     ))
 }
 
+/// The heading of the section.
+const HEADING: &str = "Repetitions (figure of each, in the order run; ! = first stands out):";
+
 /// `--details` of a comparison: each repetition's figure per test and configuration, lines
 /// wrapped to `width`.
 pub fn section(r: &Report, width: usize) -> String {
-    let mut out =
-        String::from("\nRepetitions (figure of each, in the order run; ! = first stands out):\n");
+    let mut out = String::from("\n");
+    out.push_str(&wrap(HEADING, width, "", ""));
     for (ti, row) in r.tests.iter().enumerate() {
         for c in &r.configs {
             let t = &c.run.tests[ti];
@@ -61,8 +64,8 @@ pub fn section(r: &Report, width: usize) -> String {
 
 /// `run --details`: each repetition's figure per test, lines wrapped to `width`.
 pub fn run_section(tests: &[TestResult], width: usize) -> String {
-    let mut out =
-        String::from("\nRepetitions (figure of each, in the order run; ! = first stands out):\n");
+    let mut out = String::from("\n");
+    out.push_str(&wrap(HEADING, width, "", ""));
     for t in tests {
         let line = format!("test {:<14} {} {}", t.id, strip(t), t.figure.unit());
         out.push_str(&wrap(&line, width, "  ", "      "));
