@@ -380,26 +380,8 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 TestStatus::Interrupted => "interrupted",
                 TestStatus::Skipped { .. } => "skipped",
             };
-            let (verdict, winner, factor, tested, reason) = match row.vs_baseline[i].as_ref() {
-                Some(Verdict::Win { winner, factor, tested }) => (
-                    "win",
-                    if *winner == 0 { base.clone() } else { c.label.clone() },
-                    format!("{factor:.4}"),
-                    tested.to_string(),
-                    String::new(),
-                ),
-                Some(Verdict::Draw { factor, tested }) => (
-                    "draw",
-                    String::new(),
-                    format!("{factor:.4}"),
-                    tested.to_string(),
-                    String::new(),
-                ),
-                Some(Verdict::NotCompared { reason }) => {
-                    ("not_compared", String::new(), String::new(), String::new(), reason.clone())
-                }
-                None => ("", String::new(), String::new(), String::new(), String::new()),
-            };
+            let [verdict, winner, factor, tested, reason] =
+                verdict_columns(row.vs_baseline[i].as_ref(), base, &c.label);
             let f = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
             let unsettled = match row.vs_baseline[i] {
                 Some(Verdict::Win { tested: true, .. }) => {
@@ -424,7 +406,7 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 f(s.and_then(|s| s.merit().ci95_high)),
                 f(s.map(|s| s.elapsed_s.median)),
                 base.clone(),
-                verdict.into(),
+                verdict,
                 winner,
                 factor,
                 tested,
@@ -437,6 +419,31 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
         }
     }
     Ok(w.into_inner()?)
+}
+
+/// The CSV's verdict columns of a configuration against the baseline `base`: verdict, winner,
+/// factor, tested, reason.
+fn verdict_columns(v: Option<&Verdict>, base: &str, label: &str) -> [String; 5] {
+    match v {
+        Some(Verdict::Win { winner, factor, tested }) => [
+            "win".into(),
+            if *winner == 0 { base.to_string() } else { label.to_string() },
+            format!("{factor:.4}"),
+            tested.to_string(),
+            String::new(),
+        ],
+        Some(Verdict::Draw { factor, tested }) => [
+            "draw".into(),
+            String::new(),
+            format!("{factor:.4}"),
+            tested.to_string(),
+            String::new(),
+        ],
+        Some(Verdict::NotCompared { reason }) => {
+            ["not_compared".into(), String::new(), String::new(), String::new(), reason.clone()]
+        }
+        None => Default::default(),
+    }
 }
 
 /// "Why" per test with a winner: the observed facts that differ most.
