@@ -261,7 +261,10 @@ fn stored_profile(store: &crate::store::Store, id: i64) -> anyhow::Result<crate:
 fn show_profile(store: &crate::store::Store, id: i64, format: Format) -> anyhow::Result<ExitCode> {
     let p = stored_profile(store, id)?;
     let bytes = match format {
-        Format::Table => p.render().into_bytes(),
+        Format::Table => {
+            crate::present::frame::fit(&p.render(), crate::present::frame::terminal_width())
+                .into_bytes()
+        }
         Format::Json => {
             let mut v = serde_json::to_vec_pretty(&p)?;
             v.push(b'\n');

@@ -44,8 +44,12 @@ pub fn text_width(s: &str) -> usize {
 /// Narrowest a column of words gets, in characters, when its content is wider.
 pub const MIN_WRAP_WIDTH: usize = 12;
 
-/// Width a column of words is given when a table is split into panels anyway.
-pub const COMFORTABLE_WRAP_WIDTH: usize = 24;
+/// Longest word a column of words keeps whole (a test's name, a label); a longer one (a path)
+/// may be broken over lines.
+pub const LONGEST_WHOLE_WORD: usize = 40;
+
+/// Width a column of words is counted at when a table is split into panels anyway.
+pub const COMFORTABLE_WRAP_WIDTH: usize = 40;
 
 /// What a column holds, which decides how it may be laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,53 +109,68 @@ impl Grid {
         self.rows.push(cells);
     }
 
-    /// The number of rows.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// Whether the table has no rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     fn cell(&self, row: usize, col: usize) -> &str {
         self.rows[row].get(col).map(String::as_str).unwrap_or("")
     }
 
-    /// The narrowest column `col` may be: its widest cell for columns kept whole (the header
-    /// wraps at its spaces), at most [`MIN_WRAP_WIDTH`] for words.
-    fn min_width(&self, col: usize) -> usize {
-        self.width_of(col, MIN_WRAP_WIDTH)
+    /// The width of column `col` with nothing wrapped.
+    fn natural(&self, col: usize) -> usize {
+        let cells = (0..self.rows.len()).map(|r| text_width(self.cell(r, col))).max().unwrap_or(0);
+        cells.max(text_width(&self.columns[col].header)).max(1)
     }
 
-    /// The width of column `col` when words wrap at `words` characters.
-    fn width_of(&self, col: usize, words: usize) -> usize {
+    /// The narrowest column `col` may be: its widest cell for columns kept whole (the header
+    /// wraps at its spaces, a word of it longer than the cells and [`MIN_WRAP_WIDTH`] breaks);
+    /// for words [`MIN_WRAP_WIDTH`], or its longest word up to
+    /// [`LONGEST_WHOLE_WORD`] (a test's name such as `randread-2k-cached-4t` stays whole).
+    fn min_width(&self, col: usize) -> usize {
         let c = &self.columns[col];
-        let cells = (0..self.rows.len()).map(|r| text_width(self.cell(r, col))).max().unwrap_or(0);
-        let header_word =
-            c.header.split_whitespace().map(textwrap::core::display_width).max().unwrap_or(0);
+        let longest = |s: &str| s.split_whitespace().map(textwrap::core::display_width).max();
         match c.kind {
-            Kind::Words => cells.max(text_width(&c.header)).min(words).max(1),
-            _ => cells.max(header_word).max(1),
+            Kind::Words => {
+                let word = (0..self.rows.len())
+                    .filter_map(|r| longest(self.cell(r, col)))
+                    .chain(longest(&c.header))
+                    .max()
+                    .unwrap_or(0);
+                self.natural(col).min(MIN_WRAP_WIDTH.max(word.min(LONGEST_WHOLE_WORD)))
+            }
+            _ => {
+                // A header's words longer than the cells (a label that is a path) may break.
+                let cells =
+                    (0..self.rows.len()).map(|r| text_width(self.cell(r, col))).max().unwrap_or(0);
+                let word = longest(&c.header).unwrap_or(0).min(cells.max(MIN_WRAP_WIDTH));
+                cells.max(word).max(1)
+            }
+        }
+    }
+
+    /// The width column `col` is counted at when filling panels: its narrowest; for words,
+    /// [`MIN_WRAP_WIDTH`] when `tight` (long words may break), else their longest word or
+    /// [`COMFORTABLE_WRAP_WIDTH`], whichever is more.
+    fn width_of(&self, col: usize, tight: bool) -> usize {
+        match self.columns[col].kind {
+            Kind::Words if tight => self.natural(col).min(MIN_WRAP_WIDTH),
+            Kind::Words => self.natural(col).min(self.min_width(col).max(COMFORTABLE_WRAP_WIDTH)),
+            _ => self.min_width(col),
         }
     }
 
     /// Columns of each panel: the key columns, then as many of the others (glued ones kept
-    /// together, in their order) as fit `width`. One panel when every column fits at its narrowest; else the
-    /// panels are filled leaving columns of words [`COMFORTABLE_WRAP_WIDTH`] (they are split
-    /// anyway, so each panel may as well be readable).
+    /// together, in their order) as fit `width`. One panel when every column fits at its
+    /// narrowest; else the panels are filled leaving columns of words room to read
+    /// ([`Grid::width_of`]): the table is split anyway.
     fn panels(&self, width: usize) -> Vec<Vec<usize>> {
-        let panels = self.pack(width, MIN_WRAP_WIDTH);
+        let panels = self.pack(width, true);
         if panels.len() > 1 {
-            return self.pack(width, COMFORTABLE_WRAP_WIDTH);
+            return self.pack(width, false);
         }
         panels
     }
 
-    fn pack(&self, width: usize, words: usize) -> Vec<Vec<usize>> {
+    fn pack(&self, width: usize, tight: bool) -> Vec<Vec<usize>> {
         let per_column = if self.plain { 2 } else { 3 };
-        let cost = |c: usize| self.width_of(c, words) + per_column;
+        let cost = |c: usize| self.width_of(c, tight) + per_column;
         let keys: Vec<usize> =
             (0..self.columns.len()).filter(|c| self.columns[*c].kind == Kind::Key).collect();
         let base = usize::from(!self.plain) + keys.iter().map(|c| cost(*c)).sum::<usize>();
@@ -206,6 +225,50 @@ impl Grid {
         out
     }
 
+    /// The widths of a panel's columns `cols` within `width`: columns kept whole as wide as
+    /// their content and header, narrowed towards their widest cell (the header then wraps)
+    /// while the words' columns lack their narrowest; then the words' columns get the rest:
+    /// first enough to keep their words whole, then evenly up to their content's width.
+    fn widths(&self, cols: &[usize], width: usize) -> Vec<usize> {
+        let overhead = if self.plain { 2 * cols.len() } else { 3 * cols.len() + 1 };
+        let room = width.saturating_sub(overhead);
+        let is_words = |i: usize| self.columns[cols[i]].kind == Kind::Words;
+        let natural: Vec<usize> = cols.iter().map(|c| self.natural(*c)).collect();
+        let min: Vec<usize> = cols.iter().map(|c| self.min_width(*c)).collect();
+        let tight = |i: usize| natural[i].min(MIN_WRAP_WIDTH);
+        let mut w: Vec<usize> =
+            (0..cols.len()).map(|i| if is_words(i) { tight(i) } else { natural[i] }).collect();
+        // Narrow the columns kept whole, the one with the most to give first.
+        while w.iter().sum::<usize>() > room {
+            let slack = |i: usize| if is_words(i) { 0 } else { w[i] - min[i] };
+            match (0..cols.len()).filter(|i| slack(*i) > 0).max_by_key(|i| slack(*i)) {
+                Some(i) => w[i] -= 1,
+                None => break,
+            }
+        }
+        // Words whole where the room allows, the narrowest need first.
+        let mut needs: Vec<usize> = (0..cols.len()).filter(|i| is_words(*i)).collect();
+        needs.sort_by_key(|i| min[*i] - w[*i]);
+        for i in needs {
+            let spare = room.saturating_sub(w.iter().sum());
+            if min[i] - w[i] <= spare {
+                w[i] = min[i];
+            }
+        }
+        // Then evenly: a character at a time to the narrowest column of words not at its
+        // content's width.
+        while w.iter().sum::<usize>() < room {
+            let grow = (0..cols.len()).filter(|i| is_words(*i) && w[*i] < natural[*i]);
+            match grow.min_by_key(|i| w[*i]) {
+                Some(i) => w[i] += 1,
+                None => break,
+            }
+        }
+        w
+    }
+
+    /// The comfy-table of one panel: columns kept whole at their widths, words wrapped in the
+    /// rest of the width.
     fn panel_table(&self, cols: &[usize], width: usize) -> Table {
         let mut t = Table::new();
         t.load_preset(if self.plain { NOTHING } else { UTF8_FULL_CONDENSED })
@@ -221,11 +284,11 @@ impl Grid {
                 }
             }));
         }
-        for (i, c) in cols.iter().enumerate() {
-            // comfy-table's widths include the padding, a space on either side.
-            let min = u16::try_from(self.min_width(*c) + 2).unwrap_or(u16::MAX);
+        // comfy-table's widths include the padding, a space on either side.
+        for (i, w) in self.widths(cols, width).into_iter().enumerate() {
+            let w = Width::Fixed(u16::try_from(w + 2).unwrap_or(u16::MAX));
             if let Some(col) = t.column_mut(i) {
-                col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(min)));
+                col.set_constraint(ColumnConstraint::Absolute(w));
             }
         }
         t
@@ -247,6 +310,35 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
             out.push_str(l.trim_end());
             out.push('\n');
         }
+    }
+    out
+}
+
+/// Text laid out in lines of its own (a profile's summary, a preload's report) fitted to
+/// `width`: a line that fits is kept as it is; a longer one wraps, its continuation indented
+/// under the text after an aligned label (`  device:    read ...`) when it has one, else two
+/// spaces deeper than the line.
+pub fn fit(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if textwrap::core::display_width(line) <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let body = line.trim_start();
+        let lead = &line[..line.len() - body.len()];
+        let hang = match body.split_once(':') {
+            Some((label, rest))
+                if !label.contains(char::is_whitespace) && rest.starts_with("  ") =>
+            {
+                let text = rest.trim_start();
+                textwrap::core::display_width(&line[..line.len() - text.len()])
+            }
+            _ => textwrap::core::display_width(lead) + 2,
+        };
+        let rest = " ".repeat(hang.min(width / 2));
+        out.push_str(&wrap(body, width, lead, &rest));
     }
     out
 }
@@ -345,6 +437,21 @@ mod tests {
         for head in s.lines().filter(|l| l.starts_with('│') && l.contains("test")) {
             assert_eq!(head.matches("MiB/s").count(), head.matches(" vs ").count(), "{s}");
         }
+    }
+
+    #[test]
+    fn long_lines_of_a_summary_wrap_under_their_label() {
+        let text = "profile of `cat x`: 3 files\n  device:    read 4.00 MiB in 12 requests, wrote 0 B in 0 requests, 0 flushes\n    loop5:   read 4.00 MiB in 12 requests with a long tail of words\n";
+        let s = fit(text, 50);
+        assert!(fits(&s, 50), "{s}");
+        assert!(s.starts_with("profile of `cat x`: 3 files\n  device:    read 4.00"), "{s}");
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[2].starts_with("             ") && !lines[2].starts_with("              "));
+        assert_eq!(
+            s.split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>()
+        );
+        assert_eq!(fit(text, 200), text, "lines that fit are kept as they are");
     }
 
     #[test]
