@@ -225,29 +225,24 @@ impl Grid {
         out
     }
 
-    /// The widths of a panel's columns `cols` within `width`: columns kept whole as wide as
-    /// their content and header, narrowed towards their widest cell (the header then wraps)
-    /// while the words' columns lack their narrowest; then the words' columns get the rest:
-    /// first enough to keep their words whole, then evenly up to their content's width.
+    /// The widths of a panel's columns `cols` within `width`. Every column starts at its
+    /// narrowest (words at [`MIN_WRAP_WIDTH`]); then the room left goes, in turn, to words kept
+    /// whole (a name, a label), to the words' columns up to [`COMFORTABLE_WRAP_WIDTH`], to the
+    /// headers of the columns kept whole, and to the words' columns up to their full width.
     fn widths(&self, cols: &[usize], width: usize) -> Vec<usize> {
         let overhead = if self.plain { 2 * cols.len() } else { 3 * cols.len() + 1 };
         let room = width.saturating_sub(overhead);
-        let is_words = |i: usize| self.columns[cols[i]].kind == Kind::Words;
+        let words: Vec<usize> =
+            (0..cols.len()).filter(|i| self.columns[cols[*i]].kind == Kind::Words).collect();
+        let fixed: Vec<usize> =
+            (0..cols.len()).filter(|i| self.columns[cols[*i]].kind != Kind::Words).collect();
         let natural: Vec<usize> = cols.iter().map(|c| self.natural(*c)).collect();
         let min: Vec<usize> = cols.iter().map(|c| self.min_width(*c)).collect();
-        let tight = |i: usize| natural[i].min(MIN_WRAP_WIDTH);
-        let mut w: Vec<usize> =
-            (0..cols.len()).map(|i| if is_words(i) { tight(i) } else { natural[i] }).collect();
-        // Narrow the columns kept whole, the one with the most to give first.
-        while w.iter().sum::<usize>() > room {
-            let slack = |i: usize| if is_words(i) { 0 } else { w[i] - min[i] };
-            match (0..cols.len()).filter(|i| slack(*i) > 0).max_by_key(|i| slack(*i)) {
-                Some(i) => w[i] -= 1,
-                None => break,
-            }
-        }
-        // Words whole where the room allows, the narrowest need first.
-        let mut needs: Vec<usize> = (0..cols.len()).filter(|i| is_words(*i)).collect();
+        let mut w: Vec<usize> = (0..cols.len())
+            .map(|i| if words.contains(&i) { natural[i].min(MIN_WRAP_WIDTH) } else { min[i] })
+            .collect();
+        // Words whole where the room allows, the smallest need first.
+        let mut needs = words.clone();
         needs.sort_by_key(|i| min[*i] - w[*i]);
         for i in needs {
             let spare = room.saturating_sub(w.iter().sum());
@@ -255,15 +250,11 @@ impl Grid {
                 w[i] = min[i];
             }
         }
-        // Then evenly: a character at a time to the narrowest column of words not at its
-        // content's width.
-        while w.iter().sum::<usize>() < room {
-            let grow = (0..cols.len()).filter(|i| is_words(*i) && w[*i] < natural[*i]);
-            match grow.min_by_key(|i| w[*i]) {
-                Some(i) => w[i] += 1,
-                None => break,
-            }
-        }
+        let comfortable: Vec<usize> =
+            natural.iter().map(|n| (*n).min(COMFORTABLE_WRAP_WIDTH)).collect();
+        fill(&mut w, &words, &comfortable, room);
+        fill(&mut w, &fixed, &natural, room);
+        fill(&mut w, &words, &natural, room);
         w
     }
 
@@ -292,6 +283,17 @@ impl Grid {
             }
         }
         t
+    }
+}
+
+/// Widen the columns `which` of `w` evenly, a character at a time to the narrowest, each up to
+/// its `limit`, while their sum is below `room`.
+fn fill(w: &mut [usize], which: &[usize], limit: &[usize], room: usize) {
+    while w.iter().sum::<usize>() < room {
+        match which.iter().copied().filter(|i| w[*i] < limit[*i]).min_by_key(|i| w[*i]) {
+            Some(i) => w[i] += 1,
+            None => break,
+        }
     }
 }
 
