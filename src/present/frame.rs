@@ -145,6 +145,19 @@ impl Grid {
         }
     }
 
+    /// The width of column `col` with every word of it whole (up to [`LONGEST_WHOLE_WORD`]),
+    /// its header's too.
+    fn whole_width(&self, col: usize) -> usize {
+        let longest = |s: &str| s.split_whitespace().map(textwrap::core::display_width).max();
+        match self.columns[col].kind {
+            Kind::Words => self.min_width(col),
+            _ => {
+                let word = longest(&self.columns[col].header).unwrap_or(0);
+                self.min_width(col).max(word.min(LONGEST_WHOLE_WORD))
+            }
+        }
+    }
+
     /// The width column `col` is counted at when filling panels: its narrowest; for words,
     /// [`MIN_WRAP_WIDTH`] when `tight` (long words may break), else their longest word or
     /// [`COMFORTABLE_WRAP_WIDTH`], whichever is more.
@@ -227,7 +240,7 @@ impl Grid {
 
     /// The widths of a panel's columns `cols` within `width`. Every column starts at its
     /// narrowest (words at [`MIN_WRAP_WIDTH`]); then the room left goes, in turn, to words kept
-    /// whole (a name, a label), to the words' columns up to [`COMFORTABLE_WRAP_WIDTH`], to the
+    /// whole (a name, a label; in cells, then in headers), to the words' columns up to [`COMFORTABLE_WRAP_WIDTH`], to the
     /// headers of the columns kept whole, and to the words' columns up to their full width.
     fn widths(&self, cols: &[usize], width: usize) -> Vec<usize> {
         let overhead = if self.plain { 2 * cols.len() } else { 3 * cols.len() + 1 };
@@ -241,13 +254,17 @@ impl Grid {
         let mut w: Vec<usize> = (0..cols.len())
             .map(|i| if words.contains(&i) { natural[i].min(MIN_WRAP_WIDTH) } else { min[i] })
             .collect();
-        // Words whole where the room allows, the smallest need first.
-        let mut needs = words.clone();
-        needs.sort_by_key(|i| min[*i] - w[*i]);
-        for i in needs {
-            let spare = room.saturating_sub(w.iter().sum());
-            if min[i] - w[i] <= spare {
-                w[i] = min[i];
+        // Words whole where the room allows, the smallest need first: in the words' columns,
+        // then in the headers of the others (a label).
+        let whole: Vec<usize> = cols.iter().map(|c| self.whole_width(*c)).collect();
+        for set in [&words, &fixed] {
+            let mut needs = set.clone();
+            needs.sort_by_key(|i| whole[*i] - w[*i]);
+            for i in needs {
+                let spare = room.saturating_sub(w.iter().sum());
+                if whole[i] - w[i] <= spare {
+                    w[i] = whole[i];
+                }
             }
         }
         let comfortable: Vec<usize> =
