@@ -255,20 +255,19 @@ impl Grid {
             .map(|i| if words.contains(&i) { natural[i].min(MIN_WRAP_WIDTH) } else { min[i] })
             .collect();
         // Words whole where the room allows, the smallest need first: in the words' columns,
-        // then in the headers of the others (a label).
+        // then in the headers of the others (labels: all of them or none, so that no
+        // configuration's header reads better than another's).
         let whole: Vec<usize> = cols.iter().map(|c| self.whole_width(*c)).collect();
-        for set in [&words, &fixed] {
-            let mut needs = set.clone();
-            needs.sort_by_key(|i| whole[*i] - w[*i]);
-            for i in needs {
-                let spare = room.saturating_sub(w.iter().sum());
-                if whole[i] - w[i] <= spare {
-                    w[i] = whole[i];
-                }
+        grant(&mut w, &words, &whole, room);
+        let need: usize = fixed.iter().map(|i| whole[*i] - w[*i]).sum();
+        if w.iter().sum::<usize>() + need <= room {
+            for i in &fixed {
+                w[*i] = whole[*i];
             }
         }
         let comfortable: Vec<usize> =
             natural.iter().map(|n| (*n).min(COMFORTABLE_WRAP_WIDTH)).collect();
+        grant(&mut w, &words, &comfortable, room);
         fill(&mut w, &words, &comfortable, room);
         fill(&mut w, &fixed, &natural, room);
         fill(&mut w, &words, &natural, room);
@@ -300,6 +299,19 @@ impl Grid {
             }
         }
         t
+    }
+}
+
+/// Widen each of the columns `which` of `w` to its `target` while the room allows, the
+/// smallest need first (a short column is given its whole width before a long one its share).
+fn grant(w: &mut [usize], which: &[usize], target: &[usize], room: usize) {
+    let mut needs = which.to_vec();
+    needs.sort_by_key(|i| target[*i].saturating_sub(w[*i]));
+    for i in needs {
+        let spare = room.saturating_sub(w.iter().sum());
+        if target[i].saturating_sub(w[i]) <= spare {
+            w[i] = w[i].max(target[i]);
+        }
     }
 }
 
@@ -436,6 +448,25 @@ mod tests {
             .map(|x| x.chars().count())
             .collect();
         assert!(segments[1] >= MIN_WRAP_WIDTH + 2, "description at least readable:\n{s}");
+    }
+
+    #[test]
+    fn labels_too_long_for_all_headers_break_in_every_header_alike() {
+        let (a, b) = ("/var/tmp/fsbench-tests/.tmpKpRyng", "/var/tmp/fsbench-tests/.tmpOGvAVh");
+        let mut g = Grid::new();
+        g.column("test", Kind::Key).column("description", Kind::Words);
+        g.column(format!("{a} MiB/s"), Kind::Figure).column(format!("{b} MiB/s"), Kind::Figure);
+        g.column("winning FS / delta", Kind::Words);
+        let desc = "5 MB worth of pread(2K) per thread within a shared 1024 MB file, random offset";
+        g.row(["14", desc, "424", "420", "draw"].map(String::from).to_vec());
+        let s = g.render(100);
+        assert!(fits(&s, 100), "{s}");
+        assert!(s.contains("winning FS / delta"), "a short header whole:\n{s}");
+        let head: Vec<&str> = s.lines().nth(1).unwrap().split('┆').collect();
+        assert_eq!(head[2].len(), head[3].len(), "both labels' columns alike:\n{s}");
+        // With room for both, both labels are whole.
+        let s = g.render(130);
+        assert!(s.contains(a) && s.contains(b), "{s}");
     }
 
     #[test]
