@@ -51,6 +51,10 @@ pub const LONGEST_WHOLE_WORD: usize = 40;
 /// Width a column of words is counted at when a table is split into panels anyway.
 pub const COMFORTABLE_WRAP_WIDTH: usize = 40;
 
+/// Widening a figure's column by this many characters to put its header on one line comes
+/// before widening descriptions.
+pub const CHEAP_HEADER: usize = 6;
+
 /// What a column holds, which decides how it may be laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -240,8 +244,11 @@ impl Grid {
 
     /// The widths of a panel's columns `cols` within `width`. Every column starts at its
     /// narrowest (words at [`MIN_WRAP_WIDTH`]); then the room left goes, in turn, to words kept
-    /// whole (a name, a label; in cells, then in headers), to the words' columns up to [`COMFORTABLE_WRAP_WIDTH`], to the
-    /// headers of the columns kept whole, and to the words' columns up to their full width.
+    /// whole (a name, a label; in cells, then in headers), to columns of words short enough for
+    /// one line, to the headers of the columns kept whole that a few characters put on one
+    /// line ([`CHEAP_HEADER`]), to the other columns of words (descriptions) up to
+    /// [`COMFORTABLE_WRAP_WIDTH`] evenly, to the other headers (each on one line or left as
+    /// it is), and to the descriptions up to their full width.
     fn widths(&self, cols: &[usize], width: usize) -> Vec<usize> {
         let overhead = if self.plain { 2 * cols.len() } else { 3 * cols.len() + 1 };
         let room = width.saturating_sub(overhead);
@@ -265,11 +272,18 @@ impl Grid {
                 w[*i] = whole[*i];
             }
         }
+        // Short words' columns (a name, a verdict) on one line, then headers on one line,
+        // then descriptions.
+        let short: Vec<usize> =
+            words.iter().copied().filter(|i| natural[*i] <= COMFORTABLE_WRAP_WIDTH).collect();
+        grant(&mut w, &short, &natural, room);
+        let cheap: Vec<usize> =
+            fixed.iter().copied().filter(|i| natural[*i] <= w[*i] + CHEAP_HEADER).collect();
+        grant(&mut w, &cheap, &natural, room);
         let comfortable: Vec<usize> =
             natural.iter().map(|n| (*n).min(COMFORTABLE_WRAP_WIDTH)).collect();
-        grant(&mut w, &words, &comfortable, room);
         fill(&mut w, &words, &comfortable, room);
-        fill(&mut w, &fixed, &natural, room);
+        grant(&mut w, &fixed, &natural, room);
         fill(&mut w, &words, &natural, room);
         w
     }
