@@ -375,7 +375,9 @@ pub fn fit(text: &str, width: usize) -> String {
         let lead = &line[..line.len() - body.len()];
         let hang = match body.split_once(':') {
             Some((label, rest))
-                if !label.contains(char::is_whitespace) && rest.starts_with("  ") =>
+                if label.trim().len() <= 20
+                    && !label.trim().contains("  ")
+                    && rest.starts_with("  ") =>
             {
                 let text = rest.trim_start();
                 textwrap::core::display_width(&line[..line.len() - text.len()])
@@ -505,12 +507,14 @@ mod tests {
 
     #[test]
     fn long_lines_of_a_summary_wrap_under_their_label() {
-        let text = "profile of `cat x`: 3 files\n  device:    read 4.00 MiB in 12 requests, wrote 0 B in 0 requests, 0 flushes\n    loop5:   read 4.00 MiB in 12 requests with a long tail of words\n";
+        let text = "profile of `cat x`: 3 files\n  device:    read 4.00 MiB in 12 requests, wrote 0 B in 0 requests, 0 flushes\n    loop5:   read 4.00 MiB in 12 requests with a long tail of words\n  cache in:  44.0 MiB by read, 4.00 KiB by fault, 589 MiB by readahead\n";
         let s = fit(text, 50);
         assert!(fits(&s, 50), "{s}");
         assert!(s.starts_with("profile of `cat x`: 3 files\n  device:    read 4.00"), "{s}");
         let lines: Vec<&str> = s.lines().collect();
         assert!(lines[2].starts_with("             ") && !lines[2].starts_with("              "));
+        let cache = lines.iter().position(|l| l.starts_with("  cache in:")).unwrap();
+        assert!(lines[cache + 1].starts_with("             589 MiB"), "{s}");
         assert_eq!(
             s.split_whitespace().collect::<Vec<_>>(),
             text.split_whitespace().collect::<Vec<_>>()
