@@ -66,10 +66,12 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
             let env = bed.environment();
             let name = bed.name().to_string();
             let mnt = bed.keep().context("keeping the testbed")?;
-            eprintln!(
+            let said = format!(
                 "fsbench: {} is mounted ({}; {}). Remove it with `fsbench testbed down {name}`.",
                 env.label, env.backing, env.mount_options
             );
+            let width = crate::present::frame::terminal_width();
+            eprint!("{}", crate::present::frame::wrap(&said, width, "", "  "));
             super::out(&format!("{}\n", mnt.display()))?;
         }
         TestbedCmd::Down { name: None, all: false } => {
