@@ -100,6 +100,7 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::testbed::TestbedError,
         crate::testbed::ConfigError,
         crate::testbed::Refusal,
+        crate::testbed::fsopts::OptValueError,
         crate::driver::TargetError,
         crate::integrity::IntegrityError,
         crate::integrity::fault::InjectError,

@@ -553,7 +553,7 @@ pub fn check_zfs(props: &[(String, String)]) -> Result<(), ConfigError> {
             ));
         };
         check_value(spec.kind, Some(v))
-            .map_err(|why| refuse("zfs", "property", &shown, why))?;
+            .map_err(|why| refuse("zfs", "property", &shown, why.to_string()))?;
     }
     Ok(())
 }
