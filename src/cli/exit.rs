@@ -100,6 +100,9 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::testbed::TestbedError,
         crate::testbed::ConfigError,
         crate::testbed::Refusal,
+        crate::testbed::fsopts::OptValueError,
+        crate::testbed::fs::Untestable,
+        crate::testbed::fs::MetaError,
         crate::driver::TargetError,
         crate::integrity::IntegrityError,
         crate::integrity::fault::InjectError,
@@ -157,6 +160,22 @@ mod tests {
             source: Box::new(TestbedError::cmd("mount", failed)),
         };
         assert_eq!(code(refused), ExitCode::BadInput);
+    }
+
+    #[test]
+    fn an_untestable_filesystem_is_bad_input_and_a_tool_that_failed_is_not() {
+        let tmpfs = crate::testbed::fs::Fs::named("tmpfs").unwrap().integrity().err().unwrap();
+        assert_eq!(code(tmpfs.clone()), ExitCode::BadInput);
+        assert_eq!(code(crate::integrity::IntegrityError::from(tmpfs)), ExitCode::BadInput);
+        let failed = crate::testbed::fs::MetaError::Failed {
+            cmdline: "xfs_db -r -c 'convert inode 131 fsbyte' /dev/loop9".into(),
+            status: "exit status: 1".into(),
+            output: "xfs_db: /dev/loop9 is not a valid XFS filesystem".into(),
+        };
+        assert_eq!(code(failed), ExitCode::TestFailed);
+        let value =
+            crate::testbed::fsopts::check_value(crate::testbed::fsopts::Kind::Flag, Some("1"));
+        assert_eq!(code(value.unwrap_err()), ExitCode::BadInput);
     }
 
     #[test]

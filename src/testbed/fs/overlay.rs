@@ -13,7 +13,7 @@
 //! mount point the testbed's `mnt/`), so teardown, `fsbench testbed cleanup` after a crash and
 //! taking the testbed offline go overlay first, then the backing filesystem.
 
-use super::{Build, Filesystem, Fs, FsIntegrity, Made};
+use super::{Build, Filesystem, Fs, FsIntegrity, Made, Untestable};
 use crate::testbed::config::{ConfigError, FsConfig, Given};
 use crate::testbed::error::{Result, TestbedError};
 use crate::testbed::fsopts::{self, o, Kind::*, OptSpec, ONOFF};
@@ -140,8 +140,12 @@ impl Filesystem for Overlay {
         backing(cfg).ok().and_then(|b| b.kind.tool_version(&b))
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
-        Err("overlay's blocks are its backing filesystem's: run fsbench integrity on that one (e.g. xfs)".into())
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
+        Err(Untestable {
+            fs: "overlay",
+            why: "keeps its blocks on its backing filesystem",
+            instead: "run fsbench integrity on that one (e.g. xfs)",
+        })
     }
 }
 
