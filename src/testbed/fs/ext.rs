@@ -9,7 +9,7 @@
 //! | checked (integrity) | `e2fsck -fn DEV` on the unmounted device: errors when it exits non-zero |
 //! | metadata (integrity) | `debugfs -R "blocks /DIR"`: the directory's first block; `debugfs -R "imap /FILE"`: the inode table block holding the file's inode |
 
-use super::{Build, FsIntegrity, Filesystem, Made, MetaError, Untestable};
+use super::{Build, Filesystem, FsIntegrity, Made, MetaError, Untestable};
 use crate::model::integrity::{CheckRun, MetaBlock, Subject, Target};
 use crate::sys::cmd::Cmd;
 use crate::testbed::config::{ConfigError, FsConfig, Given};
@@ -260,7 +260,6 @@ pub const EXT4_MOUNT: &[OptSpec] = &[
     o("nowarn_on_error", Flag, ""),
 ];
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,7 +273,10 @@ mod tests {
             "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 /dev/loop3"
         );
         let c = FsConfig::parse("ext4:mkfs=-E stride=16").unwrap();
-        assert_eq!(EXT4.mkfs(&c, &dev).unwrap().cmdline(), "mkfs.ext4 -F -q -E stride=16 /dev/loop3");
+        assert_eq!(
+            EXT4.mkfs(&c, &dev).unwrap().cmdline(),
+            "mkfs.ext4 -F -q -E stride=16 /dev/loop3"
+        );
         let c = FsConfig::parse("ext2").unwrap();
         assert!(EXT2.mkfs(&c, &dev).unwrap().cmdline().starts_with("mkfs.ext2 -F -q"));
     }

@@ -109,8 +109,12 @@ impl Filesystem for Overlay {
             std::fs::create_dir(d).map_err(|e| TestbedError::io("creating", d, e))?;
         }
         lay_out_lower(&lower)?;
-        let mut options =
-            format!("lowerdir={},upperdir={},workdir={}", lower.display(), upper.display(), work.display());
+        let mut options = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            lower.display(),
+            upper.display(),
+            work.display()
+        );
         if let Some(x) = b.cfg.mount_opts_joined() {
             options.push(',');
             options.push_str(&x);

@@ -7,7 +7,7 @@
 //! | evicted | refused: the data *is* the page cache, so an uncached phase is impossible ([`super::super::evict::TmpfsCache`]) |
 //! | integrity | not tested: there is no device to corrupt |
 
-use super::{Build, FsIntegrity, Filesystem, Made, Untestable};
+use super::{Build, Filesystem, FsIntegrity, Made, Untestable};
 use crate::testbed::config::{ConfigError, FsConfig, Given};
 use crate::testbed::error::Result;
 use crate::testbed::fsopts::{o, Kind::*, OptSpec};
@@ -107,4 +107,3 @@ pub const TMPFS_MOUNT: &[OptSpec] = &[
     o("usrquota", Flag, ""),
     o("grpquota", Flag, ""),
 ];
-

@@ -8,7 +8,7 @@
 //! | checked (integrity) | `xfs_repair -n DEV` on the unmounted device: errors when it exits non-zero |
 //! | metadata (integrity) | `xfs_db -r -c "convert inode INO fsbyte"` of the directory (a small directory lives in its inode: short form) or of the file |
 
-use super::{Build, FsIntegrity, Filesystem, Made, MetaError, Untestable};
+use super::{Build, Filesystem, FsIntegrity, Made, MetaError, Untestable};
 use crate::model::integrity::{CheckRun, MetaBlock, Subject, Target};
 use crate::sys::cmd::Cmd;
 use crate::testbed::config::{ConfigError, FsConfig, Given};
@@ -50,7 +50,12 @@ impl Filesystem for Xfs {
     }
 
     fn mkfs(&self, cfg: &FsConfig, devices: &[PathBuf]) -> Option<Cmd> {
-        Some(super::mkfs_cmd("mkfs.xfs", "xfsprogs").args(["-f", "-q"]).args(&cfg.mkfs_opts).args(devices))
+        Some(
+            super::mkfs_cmd("mkfs.xfs", "xfsprogs")
+                .args(["-f", "-q"])
+                .args(&cfg.mkfs_opts)
+                .args(devices),
+        )
     }
 
     fn make(&self, b: &mut Build<'_>) -> Result<Made> {
@@ -237,7 +242,6 @@ pub const XFS_MOUNT: &[OptSpec] = &[
     o("swalloc", Flag, ""),
     o("wsync", Flag, ""),
 ];
-
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,7 @@
 //! target is the DVA's allocated size (`asize`: the block as written, compressed metadata
 //! included, rounded up to the sector).
 
-use super::{Build, FsIntegrity, Filesystem, Held, Made, MetaError, Untestable};
+use super::{Build, Filesystem, FsIntegrity, Held, Made, MetaError, Untestable};
 use crate::model::integrity::{BlockCopy, CheckRun, MetaBlock, Subject, Target, ToolLocation};
 use crate::testbed::config::{ConfigError, FsConfig, Given, RawZfs, ZfsLayout, ZfsOpts};
 use crate::testbed::error::{Result, TestbedError};
@@ -136,7 +136,8 @@ impl Filesystem for Zfs {
         let name = format!("{}{}_{}", helper::POOL_PREFIX, std::process::id(), b.seq);
         let mkfs_cmdline =
             helper::create_command(&name, cfg.zfs.layout, &vdevs, &b.mountpoint).cmdline();
-        let post = cfg.zfs.properties.iter().map(|(k, v)| format!("zfs set {k}={v} {name}")).collect();
+        let post =
+            cfg.zfs.properties.iter().map(|(k, v)| format!("zfs set {k}={v} {name}")).collect();
         let pool = ZfsPool::create(
             &name,
             cfg.zfs.layout,
@@ -572,7 +573,6 @@ pub fn check_zfs(props: &[(String, String)]) -> Result<(), ConfigError> {
     }
     Ok(())
 }
-
 
 #[cfg(test)]
 mod tests {
