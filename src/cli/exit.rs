@@ -92,6 +92,7 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::workload::limits::LimitError,
         crate::workload::size::SizeError,
         crate::model::scale::ScaleError,
+        crate::model::failure::EngineError,
         crate::fio::FioError,
         crate::fio::value::ValueError,
         crate::observe::trace::TraceError,

@@ -1,6 +1,8 @@
 //! The workload language: TOML suites ([`spec`]), their validation ([`validate`]) into typed
-//! tests ([`crate::model::job`]), size scaling ([`scale`]) and the suites embedded in the binary ([`suites`]).
+//! tests ([`crate::model::job`]), size scaling ([`scale`]), the suites embedded in the binary
+//! ([`suites`]), and the I/O engines' declarations ([`engines`]: names, capabilities, keys).
 
+pub mod engines;
 pub mod keys;
 pub mod limits;
 
