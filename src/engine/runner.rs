@@ -60,6 +60,7 @@ impl Default for EngineOptions {
     }
 }
 
+// The run's thresholds and words, at the paths callers have always used.
 pub use super::cache::{CACHED_FULL, CACHED_MIN, UNCACHED_MAX};
 pub use super::files::RESIDENCY_SAMPLE;
 pub use super::min_time::MAX_PASSES;
