@@ -2,7 +2,7 @@
 //! sequential ops), or one per thread; opened by each phase's workers and read and written at
 //! offsets through the engine's queue.
 
-use super::{removes_files, SetUp, Share, TestFiles};
+use super::{removes_files, SetUp, TestFiles, WorkerShare};
 use crate::engine::runner::{EngineOptions, Progress};
 use crate::engine::worker::{FileWork, PaddedCounter, Work};
 use crate::model::failure::EngineError;
@@ -104,7 +104,7 @@ impl TestFiles for DataFiles {
         test: &'a TestDef,
         _phase: &'a PhaseDef,
         opts: &'a EngineOptions,
-    ) -> Vec<Share<'a>> {
+    ) -> Vec<WorkerShare<'a>> {
         let n = test.threads as usize;
         self.counters = (0..n).map(|_| PaddedCounter::default()).collect();
         let size = file_size(test, opts);

@@ -33,7 +33,7 @@ pub struct SetUp<'a> {
 }
 
 /// One worker's share of a phase, and the counter its progress is read from.
-pub type Share<'a> = (Work<'a>, &'a AtomicU64);
+pub type WorkerShare<'a> = (Work<'a>, &'a AtomicU64);
 
 /// What `--min-time` runs again to lengthen a short timed phase: the phase itself on the same
 /// files, or the whole repetition on new ones (see [`super::min_time`]).
@@ -83,7 +83,7 @@ pub trait TestFiles {
         test: &'a TestDef,
         phase: &'a PhaseDef,
         opts: &'a EngineOptions,
-    ) -> Vec<Share<'a>>;
+    ) -> Vec<WorkerShare<'a>>;
 
     /// After the phase's workers ended, inside the phase's timing where it says so: a fileset
     /// phase's fill series and its end-of-phase syncfs.

@@ -2,7 +2,7 @@
 //! partitioned over the threads of every process sharing the set; made (the directory),
 //! checked for space and prefilled before the first phase, and removed after the last.
 
-use super::{SetUp, Share, TestFiles};
+use super::{SetUp, TestFiles, WorkerShare};
 use crate::engine::fileset::{self, fill_of, FillShared, FsCounters, SlotState, SlotWork};
 use crate::engine::layout::{Mapping, PathBuf0};
 use crate::engine::phase::PhaseRun;
@@ -179,7 +179,7 @@ impl TestFiles for SetFiles<'_> {
         test: &'a TestDef,
         phase: &'a PhaseDef,
         opts: &'a EngineOptions,
-    ) -> Vec<Share<'a>> {
+    ) -> Vec<WorkerShare<'a>> {
         let n = test.threads as usize;
         let all = self.states.len();
         self.counters = (0..all).map(|_| FsCounters::default()).collect();
