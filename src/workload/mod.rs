@@ -39,6 +39,17 @@ pub enum WorkloadError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A test's engine refused what the test asks of it: an unknown engine, another engine's
+    /// key, or a depth, O_DIRECT use, kind of files or option it cannot run.
+    #[error("{origin}: {location}: {source}")]
+    Engine {
+        /// File name.
+        origin: String,
+        /// Test / phase.
+        location: String,
+        /// What the engine refused, and how to fix it (boxed: the other variants are small).
+        source: Box<engines::EngineCheckError>,
+    },
     /// A test id fsbench cannot use (it names files and directories).
     #[error("{origin}: [[test]] id: {source}")]
     Id {

@@ -7,6 +7,7 @@
 //!
 //! Each error names where it is (test, phase, pattern entry) and how to fix it.
 
+use super::engines::EngineCheckError;
 use super::keys;
 use super::size::SizeDistSpec;
 use super::spec::{
@@ -55,7 +56,8 @@ struct Loc<'a> {
 }
 
 impl Loc<'_> {
-    fn err(&self, message: impl std::fmt::Display) -> WorkloadError {
+    /// Where this is, in words (`test 1, phase `read`, pattern entry 2`).
+    fn location(&self) -> String {
         let mut location = format!("test {}", self.test);
         if let Some(p) = self.phase {
             location.push_str(&format!(", phase `{p}`"));
@@ -63,10 +65,23 @@ impl Loc<'_> {
         if let Some(i) = self.entry {
             location.push_str(&format!(", pattern entry {}", i + 1));
         }
+        location
+    }
+
+    fn err(&self, message: impl std::fmt::Display) -> WorkloadError {
         WorkloadError::Invalid {
             origin: self.origin.to_string(),
-            location,
+            location: self.location(),
             message: message.to_string(),
+        }
+    }
+
+    /// The engine's refusal, here.
+    fn engine_err(&self, source: EngineCheckError) -> WorkloadError {
+        WorkloadError::Engine {
+            origin: self.origin.to_string(),
+            location: self.location(),
+            source: Box::new(source),
         }
     }
 }
@@ -225,7 +240,8 @@ fn resolve_engine(
         fileset: matches!(written, Written::Fileset(_)),
         prefill: matches!(written, Written::Data(f) if f.prefill),
     };
-    super::engines::resolve(t.engine.as_deref(), &t.engine_keys, &ectx).map_err(|m| loc.err(m))
+    super::engines::resolve(t.engine.as_deref(), &t.engine_keys, &ectx)
+        .map_err(|e| loc.engine_err(e))
 }
 
 /// A test's files as resolved, with what its phases are checked against.
@@ -715,7 +731,7 @@ fn check_caps(
     super::engines::spec_of(engine)
         .caps
         .check(engine.name(), iodepth, phase.open.direct, &mut sizes)
-        .map_err(|m| loc.err(m))?;
+        .map_err(|e| loc.engine_err(e))?;
     let most = phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0);
     if most.saturating_mul(iodepth as u64) > MAX_OP_BYTES * 4 {
         return Err(loc.err(format!(
@@ -1432,5 +1448,64 @@ mod model_tests {
         assert_eq!((n.files.count, n.files.shared), (4, false));
         assert_eq!((n.footprint_bytes(), n.inodes_needed()), (32 << 20, 4));
         assert!(matches!(n.phases[0].pattern, Pattern::Data(_)));
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use crate::model::scale::Scale;
+    use crate::sys::classify::Classify;
+    use crate::workload::engines::EngineCheckError;
+    use crate::workload::{spec, validate, ResolveCtx, WorkloadError};
+
+    fn refusal(test_keys: &str, file: &str, phase_keys: &str) -> WorkloadError {
+        let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {file}\n[[test.phase]]\nname = \"p\"\n{phase_keys}\namount = {{ ops = 1 }}\n");
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err()
+    }
+
+    /// What an engine refuses comes back typed, where it is (the test, or the phase whose use of
+    /// the engine's capabilities it is), and as bad input; the words are the ones users saw.
+    #[test]
+    fn an_engines_refusal_is_typed_and_placed() {
+        let read = "pattern = [{ op = \"read\", size = \"4K\" }]";
+        let e = refusal("sqpoll = true", "{ size = \"1M\" }", read);
+        assert!(e.is_bad_input());
+        assert_eq!(
+            e.to_string(),
+            "w.toml: test e: sqpoll is an option of the io_uring engine; set engine = \"io_uring\" or remove it"
+        );
+        match e {
+            WorkloadError::Engine { location, source, .. } => {
+                assert_eq!(location, "test e");
+                assert_eq!(
+                    *source,
+                    EngineCheckError::ForeignKey { key: "sqpoll".into(), owner: "io_uring" }
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = refusal("engine = \"mmap\"", "{ size = \"1M\", prefill = false }", read);
+        match &e {
+            WorkloadError::Engine { source, .. } => {
+                assert!(matches!(**source, EngineCheckError::Options { engine: "mmap", .. }))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(e.to_string().contains("needs file.prefill = true"), "{e}");
+        let odd = "pattern = [{ op = \"read\", size = \"6K\" }]\nopen = [\"direct\"]";
+        match refusal("", "{ size = \"1M\" }", odd) {
+            WorkloadError::Engine { location, source, .. } => {
+                assert_eq!(location, "test e, phase `p`", "a phase's use of the engine");
+                assert_eq!(*source, EngineCheckError::Misaligned { align: 4096 });
+            }
+            other => panic!("{other:?}"),
+        }
+        match refusal("iodepth = 8", "{ size = \"1M\" }", read) {
+            WorkloadError::Engine { source, .. } => {
+                assert_eq!(*source, EngineCheckError::Depth { engine: "psync".into(), max: 1 })
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

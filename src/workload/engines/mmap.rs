@@ -2,7 +2,7 @@
 //! data tests whose file is prefilled (the mapping covers the file as a phase finds it); no
 //! keys of its own. The runtime half is `crate::engine::ioengine::mmap`.
 
-use super::{Caps, EngineKeys, EngineSpec, TestCtx};
+use super::{Caps, EngineCheckError, EngineKeys, EngineSpec, TestCtx};
 use crate::model::job::EngineOptions;
 
 /// The `mmap` engine.
@@ -14,9 +14,10 @@ pub const SPEC: EngineSpec = EngineSpec {
     options,
 };
 
-fn options(_given: &EngineKeys, t: &TestCtx) -> Result<EngineOptions, String> {
+/// A data test's file must be prefilled: the mapping covers the file as a phase finds it.
+fn options(_given: &EngineKeys, t: &TestCtx) -> Result<EngineOptions, EngineCheckError> {
     if !t.fileset && !t.prefill {
-        return Err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)".into());
+        return Err(EngineCheckError::options(SPEC.name, "engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
     }
     Ok(EngineOptions::default())
 }

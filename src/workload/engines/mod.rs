@@ -70,7 +70,81 @@ pub struct EngineSpec {
     /// The engine's options for a test: `given` holds the test's values of this engine's keys
     /// (typed by the parser, bounded by the key table), `test` what else the check needs.
     /// Checks them together and fills in the defaults; the error says what to change.
-    pub options: fn(given: &EngineKeys, test: &TestCtx) -> Result<EngineOptions, String>,
+    pub options: fn(given: &EngineKeys, test: &TestCtx) -> Result<EngineOptions, EngineCheckError>,
+}
+
+/// Why a test cannot use its engine as written, found when the workload is validated (before
+/// anything runs): the user's to change, and each message says how.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineCheckError {
+    /// `engine = "..."` names no declared engine.
+    #[error("unknown engine `{name}`; known: {known}")]
+    Unknown {
+        /// The name written.
+        name: String,
+        /// The engines' names, comma-separated.
+        known: String,
+    },
+    /// A key of another engine than the test's.
+    #[error("{key} is an option of the {owner} engine; set engine = \"{owner}\" or remove it")]
+    ForeignKey {
+        /// The key written.
+        key: String,
+        /// The engine that declares it.
+        owner: &'static str,
+    },
+    /// A fileset test on an engine that runs data tests only.
+    #[error("engine = \"{engine}\" applies to data tests (file = ...); the ops of a fileset test are system calls of their own (engines that run them: {able})")]
+    DataOnly {
+        /// The test's engine.
+        engine: &'static str,
+        /// The engines that run fileset tests, comma-separated.
+        able: String,
+    },
+    /// `iodepth` above what the engine queues.
+    #[error("engine `{engine}` runs at most iodepth = {max} (one op at a time); use iodepth = 1, or engine = \"io_uring\" (an engine that queues)")]
+    Depth {
+        /// The test's engine.
+        engine: String,
+        /// Its largest queue depth.
+        max: u32,
+    },
+    /// O_DIRECT on an engine that cannot open files so.
+    #[error("engine `{engine}` cannot open files with O_DIRECT; remove direct / open = [\"direct\"] or use another engine")]
+    NoDirect {
+        /// The test's engine.
+        engine: String,
+    },
+    /// O_DIRECT with op sizes drawn from a distribution, or sizes or random offsets that are not
+    /// multiples of the engine's alignment.
+    #[error("O_DIRECT needs fixed sizes and random offsets aligned to {align} bytes; use size and align multiples of {}", crate::model::units::fmt_bytes(*.align))]
+    Misaligned {
+        /// The alignment O_DIRECT needs with this engine.
+        align: u64,
+    },
+    /// The engine's own check of its keys, or of what it needs of the test, refused them (the
+    /// words are the engine's: its declaration's `options`).
+    #[error("{reason}")]
+    Options {
+        /// The engine.
+        engine: &'static str,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+}
+
+impl EngineCheckError {
+    /// `engine`'s own check refused the test's options: `reason` says why and how to fix it.
+    pub fn options(engine: &'static str, reason: impl Into<String>) -> EngineCheckError {
+        EngineCheckError::Options { engine, reason: reason.into() }
+    }
+}
+
+impl crate::sys::classify::Classify for EngineCheckError {
+    /// The workload asks the engine for what it cannot do: the user's to change.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
 }
 
 /// What an engine's options check knows of the test.
@@ -113,25 +187,19 @@ impl Caps {
         iodepth: u32,
         direct: bool,
         direct_sizes: &mut dyn Iterator<Item = (Option<u64>, Option<u64>)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), EngineCheckError> {
         if iodepth > self.max_depth {
-            return Err(format!(
-                "engine `{engine}` runs at most iodepth = {} (one op at a time); use iodepth = 1, or engine = \"io_uring\" (an engine that queues)",
-                self.max_depth
-            ));
+            return Err(EngineCheckError::Depth { engine: engine.into(), max: self.max_depth });
         }
         if direct {
             if !self.direct {
-                return Err(format!("engine `{engine}` cannot open files with O_DIRECT; remove direct / open = [\"direct\"] or use another engine"));
+                return Err(EngineCheckError::NoDirect { engine: engine.into() });
             }
             let a = self.direct_align;
             for (size, align) in direct_sizes {
                 let sizes_bad = size.is_none_or(|n| n % a != 0);
                 if sizes_bad || align.is_some_and(|x| x % a != 0) {
-                    return Err(format!(
-                        "O_DIRECT needs fixed sizes and random offsets aligned to {a} bytes; use size and align multiples of {}",
-                        crate::model::units::fmt_bytes(a)
-                    ));
+                    return Err(EngineCheckError::Misaligned { align: a });
                 }
             }
         }
@@ -173,31 +241,26 @@ pub fn resolve(
     name: Option<&str>,
     given: &EngineKeys,
     test: &TestCtx,
-) -> Result<(EngineKind, EngineOptions), String> {
+) -> Result<(EngineKind, EngineOptions), EngineCheckError> {
     let name = name.unwrap_or(DEFAULT_ENGINE);
-    let spec = find(name).ok_or_else(|| format!("unknown engine `{name}`; known: {}", known()))?;
+    let spec = find(name)
+        .ok_or_else(|| EngineCheckError::Unknown { name: name.into(), known: known() })?;
     for (k, _) in given.iter() {
         if !spec.keys.iter().any(|key| key.name == k) {
             let owner = owner_of(k).map_or("another", |(e, _)| e.name);
-            return Err(format!(
-                "{k} is an option of the {owner} engine; set engine = \"{owner}\" or remove it"
-            ));
+            return Err(EngineCheckError::ForeignKey { key: k.into(), owner });
         }
     }
     if test.fileset && !spec.caps.fileset {
         let able: Vec<&str> = ENGINES.iter().filter(|e| e.caps.fileset).map(|e| e.name).collect();
-        return Err(format!(
-            "engine = \"{}\" applies to data tests (file = ...); the ops of a fileset test are system calls of their own (engines that run them: {})",
-            spec.name,
-            able.join(", ")
-        ));
+        return Err(EngineCheckError::DataOnly { engine: spec.name, able: able.join(", ") });
     }
     let options = (spec.options)(given, test)?;
     Ok((EngineKind::named(spec.name), options))
 }
 
 /// An engine's options check for an engine without keys.
-pub fn no_options(_given: &EngineKeys, _test: &TestCtx) -> Result<EngineOptions, String> {
+pub fn no_options(_given: &EngineKeys, _test: &TestCtx) -> Result<EngineOptions, EngineCheckError> {
     Ok(EngineOptions::default())
 }
 
@@ -251,12 +314,12 @@ mod tests {
     fn another_engines_key_names_its_owner() {
         let given = EngineKeys::from_pairs(vec![("sqpoll".into(), OptValue::Bool(true))]);
         let t = TestCtx { iodepth: 1, direct: false, fileset: false, prefill: true };
-        let e = resolve(Some("psync"), &given, &t).unwrap_err();
+        let e = resolve(Some("psync"), &given, &t).unwrap_err().to_string();
         assert!(e.contains("sqpoll is an option of the io_uring engine"), "{e}");
-        let e = resolve(Some("posix"), &EngineKeys::default(), &t).unwrap_err();
+        let e = resolve(Some("posix"), &EngineKeys::default(), &t).unwrap_err().to_string();
         assert!(e.contains("unknown engine `posix`; known: psync, io_uring, mmap, null"), "{e}");
         let fs = TestCtx { fileset: true, ..t };
-        let e = resolve(Some("io_uring"), &EngineKeys::default(), &fs).unwrap_err();
+        let e = resolve(Some("io_uring"), &EngineKeys::default(), &fs).unwrap_err().to_string();
         assert!(e.contains("engines that run them: psync, null"), "{e}");
         let (k, o) = resolve(None, &EngineKeys::default(), &t).unwrap();
         assert_eq!((k.name(), o), ("psync", EngineOptions::default()));
@@ -265,16 +328,23 @@ mod tests {
     #[test]
     fn caps_reject_depth_and_direct_misuse_with_the_fix() {
         let (psync, null) = (psync::SPEC.caps, null::SPEC.caps);
-        let e = psync.check("psync", 16, false, &mut std::iter::empty()).unwrap_err();
+        let e = psync.check("psync", 16, false, &mut std::iter::empty()).unwrap_err().to_string();
         assert!(e.contains("iodepth = 1"), "{e}");
         assert!(null.check("null", 16, false, &mut std::iter::empty()).is_ok());
-        let e =
-            psync.check("psync", 1, true, &mut [(Some(4096), Some(512))].into_iter()).unwrap_err();
+        let e = psync
+            .check("psync", 1, true, &mut [(Some(4096), Some(512))].into_iter())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("aligned to 4096"), "{e}");
-        let e = psync.check("psync", 1, true, &mut [(None, None)].into_iter()).unwrap_err();
+        let e =
+            psync.check("psync", 1, true, &mut [(None, None)].into_iter()).unwrap_err().to_string();
         assert!(e.contains("fixed sizes"), "{e}");
         assert!(psync.check("psync", 1, true, &mut [(Some(8192), None)].into_iter()).is_ok());
-        let e = mmap::SPEC.caps.check("mmap", 1, true, &mut std::iter::empty()).unwrap_err();
+        let e = mmap::SPEC
+            .caps
+            .check("mmap", 1, true, &mut std::iter::empty())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot open files with O_DIRECT"), "{e}");
     }
 }

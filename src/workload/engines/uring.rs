@@ -2,7 +2,7 @@
 //! fio's batching, polling and registration options as keys of its own. The runtime half is
 //! `crate::engine::ioengine::uring`; it reads the options through [`uring_opts`].
 
-use super::{bool_or, int_or, Caps, EngineKeys, EngineSpec, TestCtx};
+use super::{bool_or, int_or, Caps, EngineCheckError, EngineKeys, EngineSpec, TestCtx};
 use crate::model::job::{EngineOptions, OptValue, UringOpts};
 use crate::workload::keys::{key, with_bounds, with_default, Key, Section::Test, Type};
 
@@ -65,31 +65,33 @@ pub const KEYS: &[Key] =
     &[IODEPTH_BATCH, IODEPTH_BATCH_COMPLETE, SQPOLL, IOPOLL, FIXEDBUFS, REGISTERFILES];
 
 /// The options, checked against the depth and O_DIRECT, with fio's defaults.
-fn options(given: &EngineKeys, t: &TestCtx) -> Result<EngineOptions, String> {
+fn options(given: &EngineKeys, t: &TestCtx) -> Result<EngineOptions, EngineCheckError> {
     let iodepth = t.iodepth;
     // fio's default: each request goes to the kernel as soon as it is queued, so the device
     // never waits while the worker handles completions (at iodepth 16 on a RAM-backed loop
-    // device, submitting at each reap instead gave 0.78x fio's IOPS; see bench/README.md).
+    // device, submitting at each reap instead gave 0.78x fio's IOPS; see
+    // bench/results/2026-11-23-uring-vs-fio.md).
     // At depth 1 the one request goes in with the wait for it, in one system call.
     let batch_submit = int_or(given, IODEPTH_BATCH.name, u64::from(iodepth > 1));
     let batch_complete = int_or(given, IODEPTH_BATCH_COMPLETE.name, 1);
     for (k, v) in [(IODEPTH_BATCH.name, batch_submit), (IODEPTH_BATCH_COMPLETE.name, batch_complete)]
     {
         if v > u64::from(iodepth) {
-            return Err(format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued"));
+            return Err(EngineCheckError::options(SPEC.name, format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued")));
         }
     }
     if batch_complete == 0 {
-        return Err(
-            "iodepth_batch_complete = 0 would never wait for a completion; use 1 or more".into()
-        );
+        return Err(EngineCheckError::options(
+            SPEC.name,
+            "iodepth_batch_complete = 0 would never wait for a completion; use 1 or more",
+        ));
     }
     let iopoll = bool_or(given, IOPOLL.name, false);
     if iopoll && !t.direct {
-        return Err(
-            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true"
-                .into(),
-        );
+        return Err(EngineCheckError::options(
+            SPEC.name,
+            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true",
+        ));
     }
     let mut o = EngineOptions::default();
     o.set(IODEPTH_BATCH.name, OptValue::Int(batch_submit));
