@@ -202,7 +202,11 @@ pub fn run<'t>(
     // After the last phase, outside every timing, while the files exist: zfs's compressratio.
     r.compress_ratio =
         complete.then(|| crate::observe::compress::ratio(&cx.env.target.dir)).flatten();
+    // A data test's extent map is asked with FIEMAP_FLAG_SYNC: mostly the sync of what the
+    // phases left dirty.
+    let t0 = Instant::now();
     files.finish_result(complete, &mut r);
+    spent.sync_nanos += t0.elapsed().as_nanos() as u64;
     r.untimed = Some(spent);
     RepRun { test, result: Some(r), outcome, hists }
 }

@@ -24,7 +24,8 @@ pub struct Untimed {
     /// residency (`mincore`).
     #[serde(default)]
     pub cache_nanos: u64,
-    /// Syncs outside timed phases (a file set's dirty files synced before an eviction).
+    /// Syncs outside timed phases: a file set's dirty files synced before an eviction, and a
+    /// data test's extent map after its last phase (FIEMAP syncs the files first).
     #[serde(default)]
     pub sync_nanos: u64,
     /// Removing the test's files (and its roles').
@@ -117,7 +118,7 @@ pub struct TimeSplit {
     pub layout_s: f64,
     /// Cache preconditions (reads, evictions, residency checks).
     pub cache_s: f64,
-    /// Syncs outside timed phases.
+    /// Syncs outside timed phases (before an eviction; FIEMAP's after the last phase).
     pub sync_s: f64,
     /// Removing test files and work directories.
     pub cleanup_s: f64,
