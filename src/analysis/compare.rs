@@ -158,7 +158,9 @@ pub fn build_report(
         tests,
         pairs,
         interrupted,
+        time: None,
     }
+    .with_time_of_reps()
 }
 
 /// The study's lines for baseline `a` against configuration `b` (index `bi` in the rows).
@@ -256,6 +258,7 @@ impl crate::store::RunRecord {
                 stonewall: None,
                 share: None,
                 min_time: Default::default(),
+                reuse_layout: true,
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,
@@ -265,6 +268,10 @@ impl crate::store::RunRecord {
         let mut r = build_report(configs, &opts, self.started_unix_s, interrupted);
         r.host = self.host.clone();
         r.fsbench_version = self.fsbench_version.clone();
+        // As the command printed it; else what the repetitions recorded.
+        if self.time.is_some() {
+            r.time = self.time.clone();
+        }
         r
     }
 }
@@ -341,6 +348,7 @@ pub(crate) mod tests {
                 tests: vec![t],
                 interrupted: false,
                 cluster: None,
+                time: None,
             },
         }
     }

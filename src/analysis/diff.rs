@@ -228,6 +228,7 @@ mod tests {
             repeat: 5,
             host: Default::default(),
             command_line: String::new(),
+            time: None,
             options: Default::default(),
             configs: vec![ConfigRecord {
                 label: "ext4".into(),

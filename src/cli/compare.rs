@@ -156,7 +156,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let store = a.record.open()?;
 
     // Stage 2: bring the testbeds up (guards tear them down on any exit from here) and run.
-    if !targets.up()? {
+    let mut clock = record::Stopwatch::start();
+    if !clock.testbed(|| targets.up())? {
         return Ok(ExitCode::Interrupted);
     }
     // The mounted filesystems' free space (their metadata takes part of the image): a test
@@ -195,10 +196,12 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         },
         ..opts
     };
-    let report = compare::from_outcome(outcome, &targets, &opts);
+    let driver_time = outcome.time;
+    let mut report = compare::from_outcome(outcome, &targets, &opts);
 
     // Stage 3: tear down (errors reported after the output), then output.
-    let teardown = targets.teardown();
+    let teardown = clock.testbed(|| targets.teardown());
+    report.time = Some(clock.split(&report, &driver_time));
     finish(&a, &report, recording, &meta, status, teardown)
 }
 
@@ -246,6 +249,9 @@ pub(super) fn finish(
         }
     }
     teardown?;
+    if let Some(t) = &report.time {
+        recording.time(t);
+    }
     if status == crate::model::run::RunStatus::Interrupted {
         return Ok(ExitCode::Interrupted);
     }

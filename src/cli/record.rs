@@ -8,6 +8,7 @@ use crate::store::{Recorder, RunMeta, Store};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// `--db` for commands that read the results database.
 #[derive(Debug, Clone, Args)]
@@ -162,6 +163,15 @@ impl Recording {
         }
     }
 
+    /// Store where the run's time went (after the testbeds' teardown: it counts too).
+    pub fn time(&mut self, t: &crate::model::time::TimeSplit) {
+        if let Some(r) = &mut self.rec {
+            if let Err(e) = r.record_time(t) {
+                self.fail(e);
+            }
+        }
+    }
+
     fn fail(&mut self, e: crate::store::StoreError) {
         eprintln!("fsbench: warning: recording stopped, results are no longer stored: {e}");
         if let Some(r) = self.rec.take() {
@@ -179,5 +189,39 @@ impl Recording {
                 path.display()
             ))),
         }
+    }
+}
+
+/// The clock of a command's time split ([`crate::model::time::TimeSplit`]): from before its
+/// testbeds come up to after they are torn down, with the testbeds' own steps apart.
+pub struct Stopwatch {
+    started: Instant,
+    testbed_nanos: u64,
+}
+
+impl Stopwatch {
+    /// Start now (before the testbeds come up).
+    pub fn start() -> Stopwatch {
+        Stopwatch { started: Instant::now(), testbed_nanos: 0 }
+    }
+
+    /// Run a testbed step (set-up, teardown) and count its time as the testbeds'.
+    pub fn testbed<T>(&mut self, step: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let out = step();
+        self.testbed_nanos += t0.elapsed().as_nanos() as u64;
+        out
+    }
+
+    /// Where the time of `report`'s run went, with what the driver measured (`driver`).
+    pub fn split(
+        &self,
+        report: &crate::model::report::Report,
+        driver: &crate::driver::DriverTime,
+    ) -> crate::model::time::TimeSplit {
+        let runs: Vec<&crate::model::result::RunReport> =
+            report.configs.iter().map(|c| &c.run).collect();
+        let total = self.started.elapsed().as_nanos() as u64;
+        crate::model::time::TimeSplit::of(&runs, driver, self.testbed_nanos, total)
     }
 }

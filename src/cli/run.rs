@@ -126,7 +126,8 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     let store = a.record.open()?;
 
     // Stage 2: run (a testbed's guard removes it on every way out of this function).
-    if !targets.up()? {
+    let mut clock = super::record::Stopwatch::start();
+    if !clock.testbed(|| targets.up())? {
         return Ok(ExitCode::Interrupted);
     }
     space(&targets)?;
@@ -151,8 +152,16 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
         rule: Rule::default(),
         fresh_per_test: false,
     };
-    let report = crate::analysis::compare::from_outcome(outcome, &targets, &opts);
-    targets.teardown()?;
+    let driver_time = outcome.time;
+    let mut report = crate::analysis::compare::from_outcome(outcome, &targets, &opts);
+    clock.testbed(|| targets.teardown())?;
+    // Where the time went: on the report, and on the run's own part (its JSON), and stored.
+    let time = clock.split(&report, &driver_time);
+    if let Some(c) = report.configs.first_mut() {
+        c.run.time = Some(time.clone());
+    }
+    recording.time(&time);
+    report.time = Some(time);
 
     // Stage 3: output.
     let bytes =

@@ -155,6 +155,14 @@ pub struct DataArgs {
         value_parser = parse_min_time
     )]
     pub min_time: std::time::Duration,
+
+    /// Lay out every repetition's files afresh. By default a data test that only reads its
+    /// prefilled files (unit14's tests 4, 5, 13 and 14) lays them out once per configuration
+    /// and its later repetitions reuse them while they stay intact and the filesystem keeps
+    /// room for the largest test beside them; each phase's cache precondition is still made
+    /// and verified (mincore) every time.
+    #[arg(long)]
+    pub fresh_layout: bool,
 }
 
 /// `0.5s`, `500ms`, `2` (seconds), `0`.
@@ -189,6 +197,7 @@ impl DataArgs {
             stonewall: None,
             share: None,
             min_time: self.min_time,
+            reuse_layout: !self.fresh_layout,
         }
     }
 }

@@ -234,6 +234,8 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> Re
         compress_ratio: None,
         file_ops: if fileset { ops } else { 0 },
         figure: reps[0].figure,
+        // Rank 0's own untimed work (each rank measures its own).
+        untimed: reps[0].untimed,
         cluster: Some(ClusterRep {
             ranks: n as u32,
             per_rank,
@@ -419,6 +421,7 @@ mod tests {
                 tests: vec![test],
                 interrupted: false,
                 cluster: None,
+                time: None,
             }],
             windows: vec![RecordedWindow {
                 target: String::new(),

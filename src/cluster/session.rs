@@ -232,7 +232,8 @@ fn combine(ranks: &[RankReport], opts: &SessionOptions) -> Outcome {
         run.cluster = Some(cluster.clone());
     }
     let interrupted = runs.iter().any(|r| r.interrupted);
-    Outcome { runs, interrupted }
+    // The ranks' own drivers' time is not sent over: the split has the repetitions' own.
+    Outcome { runs, interrupted, time: Default::default() }
 }
 
 /// "fsbench: rank R of N on HOST (pid P) runs in ...; clock: ..." on stderr, in one write so

@@ -19,16 +19,25 @@
 //!   whose figure is not yet known to within the target, until `max` or the time budget; why
 //!   each test stopped is recorded on it ([`crate::model::result::Warning::Repetitions`]).
 //!
+//! - Time: what the driver does around the engine (work directories, testbeds made afresh,
+//!   `--repeat auto`'s decisions) is measured and handed on ([`DriverTime`]) for the split of
+//!   where a run's time went ([`crate::model::time`]).
+//! - Lay-outs: a target keeps its work directory from one unit to the next (unless it is made
+//!   afresh per test), so a test that only reads its files lays them out once on each target
+//!   ([`crate::engine::keep`]).
+//!
 //! [`targets`] has the lifecycle of the targets themselves (directories and testbeds).
 
 use crate::decision::{self, auto_verdict, AutoRepeat, Next, Standing, Stop};
 pub mod targets;
 
-use crate::engine::{self, EngineOptions, Progress, Target, Workspace};
+use crate::engine::{self, EngineOptions, LayoutKeep, Progress, Target, Workspace};
 use crate::model::job::Suite;
 use crate::model::result::{RunReport, TestResult, TestStatus};
 use crate::model::testbed::TestbedEnv;
+pub use crate::model::time::DriverTime;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 pub use crate::engine::hooks::{Hooks, NoHooks, PhaseOutcome, PhasePoint};
 pub use targets::{Spec, TargetError, TargetSet};
@@ -138,6 +147,9 @@ pub struct Outcome {
     pub runs: Vec<RunReport>,
     /// Stopped by Ctrl-C/SIGTERM.
     pub interrupted: bool,
+    /// What the driver spent around the engine (work directories, testbeds made afresh,
+    /// decisions), and how long it ran.
+    pub time: DriverTime,
 }
 
 impl Outcome {
@@ -177,12 +189,17 @@ struct State<'p, 'a> {
     on_test: &'p mut dyn FnMut(usize, usize, &TestResult),
     /// Per target and test, the results so far.
     acc: Vec<Vec<Option<TestResult>>>,
-    /// In turn, a target keeps one work directory for the whole suite; interleaved, each unit
-    /// makes its own (the target may be made afresh in between).
-    ws: Option<(usize, WorkDir)>,
+    /// Per target, its work directory and the tests whose files it keeps laid out. In turn,
+    /// only the current target has one; interleaved, each target keeps its own from unit to
+    /// unit (unless made afresh per test: then each unit makes its own).
+    ws: Vec<Option<(WorkDir, LayoutKeep)>>,
     last_target: Option<usize>,
     /// Per target, its devices as found when the run started.
     devices: Vec<Vec<String>>,
+    /// Free bytes a target keeps beside kept files: the suite's largest test, and a margin.
+    room: u64,
+    /// What the driver spent around the engine.
+    time: DriverTime,
 }
 
 impl State<'_, '_> {
@@ -194,22 +211,33 @@ impl State<'_, '_> {
         let plan = self.plan;
         let (i, ti) = (unit.target, unit.test);
         if plan.fresh_per_test {
-            self.ws = None;
+            let t0 = Instant::now();
+            self.drop_workdirs(|_| true);
             self.targets.refresh(i)?;
+            self.time.testbed_nanos += t0.elapsed().as_nanos() as u64;
         }
         if plan.order == Order::Interleaved || self.last_target != Some(i) {
             self.progress.target_start(&self.targets.target(i).label);
             self.last_target = Some(i);
         }
-        if plan.order == Order::Interleaved || self.ws.as_ref().is_none_or(|(w, _)| *w != i) {
-            drop(self.ws.take()); // the old one goes before the new one is made
-            self.ws = Some((i, self.targets.workspace(i)?));
+        if plan.order == Order::InTurn {
+            self.drop_workdirs(|w| w != i); // the old one goes before the new one is made
+        }
+        if self.ws[i].is_none() {
+            let t0 = Instant::now();
+            let keep = if plan.engine.reuse_layout {
+                LayoutKeep::new(self.room)
+            } else {
+                LayoutKeep::none()
+            };
+            self.ws[i] = Some((self.targets.workspace(i)?, keep));
+            self.time.workdir_nanos += t0.elapsed().as_nanos() as u64;
         }
         let target = self.targets.target(i);
-        let Some((_, dir)) = &self.ws else { unreachable!("made above") };
+        let Some((dir, keep)) = &mut self.ws[i] else { unreachable!("made above") };
         let devices = self.devices[i].clone();
         let test = &plan.suite.tests[ti];
-        let r = engine::run_test(
+        let r = engine::runner::run_test_keeping(
             test,
             &target,
             &devices,
@@ -219,9 +247,11 @@ impl State<'_, '_> {
             unit.reps.clone(),
             self.progress,
             self.hooks,
+            keep,
         );
-        if plan.order == Order::Interleaved {
-            self.ws = None;
+        if plan.fresh_per_test {
+            // The target may be made afresh before its next unit: its work directory goes now.
+            self.drop_workdirs(|_| true);
         }
         let stop = r.status == TestStatus::Interrupted;
         match &mut self.acc[i][ti] {
@@ -232,6 +262,17 @@ impl State<'_, '_> {
             (self.on_test)(i, ti, a);
         }
         Ok(stop)
+    }
+
+    /// Remove the work directories (and the files kept in them) of the targets `which` picks.
+    fn drop_workdirs(&mut self, which: impl Fn(usize) -> bool) {
+        for (w, slot) in self.ws.iter_mut().enumerate() {
+            if which(w) && slot.is_some() {
+                let t0 = Instant::now();
+                drop(slot.take());
+                self.time.workdir_nanos += t0.elapsed().as_nanos() as u64;
+            }
+        }
     }
 
     /// `--repeat auto` in the plan's order; `Ok(true)`: interrupted.
@@ -265,12 +306,16 @@ impl State<'_, '_> {
                 }
                 // Then one round at a time, where it buys a decision.
                 while let Some(settle) = a.settle {
+                    let t0 = Instant::now();
                     let standing: Vec<(usize, Standing)> = (0..tests)
                         .filter(|t| open[*t])
                         .map(|t| (t, self.standing(&all, t, rounds[t], seconds[t], &settle)))
                         .collect();
                     let elapsed = started.elapsed().as_secs_f64();
-                    match decision::next(&standing, elapsed, a.budget.map(|b| b.as_secs_f64())) {
+                    let next =
+                        decision::next(&standing, elapsed, a.budget.map(|b| b.as_secs_f64()));
+                    self.time.decision_nanos += t0.elapsed().as_nanos() as u64;
+                    match next {
                         Next::Done => break,
                         Next::GiveUp(test, why, needed) => {
                             self.finish(a, &all, test, why, needed);
@@ -365,12 +410,15 @@ impl State<'_, '_> {
     /// Decide whether `test` on targets `on` is done after `done` repetitions; when it is,
     /// record why on each of them. Returns whether it is done.
     fn close(&mut self, a: &AutoRepeat, on: &[usize], test: usize, done: u32, spent: bool) -> bool {
+        let t0 = Instant::now();
         let results: Vec<&TestResult> =
             on.iter().filter_map(|i| self.acc[*i][test].as_ref()).collect();
         if results.len() < on.len() {
             return false;
         }
-        let Some(stop) = auto_verdict(a, &results, done, spent).0 else { return false };
+        let verdict = auto_verdict(a, &results, done, spent).0;
+        self.time.decision_nanos += t0.elapsed().as_nanos() as u64;
+        let Some(stop) = verdict else { return false };
         self.finish(a, on, test, stop, None);
         true
     }
@@ -385,6 +433,7 @@ impl State<'_, '_> {
         stop: Stop,
         needed: Option<f64>,
     ) {
+        let t0 = Instant::now();
         let results: Vec<&TestResult> =
             on.iter().filter_map(|i| self.acc[*i][test].as_ref()).collect();
         let widest = auto_verdict(a, &results, 0, false).1;
@@ -392,6 +441,7 @@ impl State<'_, '_> {
             .iter()
             .filter_map(|t| t.summary.as_ref().map(|s| s.merit().cv))
             .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))));
+        self.time.decision_nanos += t0.elapsed().as_nanos() as u64;
         let noisy = matches!(stop, Stop::Noisy | Stop::Budget);
         for i in on {
             if let Some(t) = self.acc[*i][test].as_mut() {
@@ -437,11 +487,15 @@ pub fn drive(
                 tests: Vec::new(),
                 interrupted: false,
                 cluster: None,
+                time: None,
             }
         })
         .collect();
     let acc: Vec<Vec<Option<TestResult>>> = vec![vec![None; suite.tests.len()]; n];
     let devices = runs.iter().map(|r| r.target.devices.clone()).collect();
+    let t0 = Instant::now();
+    // A kept file leaves room for the largest test beside it, and a margin of an eighth.
+    let largest = suite.tests.iter().map(|t| t.footprint_bytes()).max().unwrap_or(0);
     let mut st = State {
         plan,
         targets,
@@ -449,9 +503,11 @@ pub fn drive(
         hooks,
         on_test,
         acc,
-        ws: None,
+        ws: (0..n).map(|_| None).collect(),
         last_target: None,
         devices,
+        room: largest + largest / 8 + (64 << 20),
+        time: DriverTime::default(),
     };
     let mut interrupted = false;
     match plan.auto {
@@ -465,8 +521,9 @@ pub fn drive(
         }
         Some(a) => interrupted = st.auto(&a)?,
     }
-    let State { mut acc, ws, .. } = st;
-    drop(ws);
+    st.drop_workdirs(|_| true);
+    let State { mut acc, mut time, .. } = st;
+    time.total_nanos = t0.elapsed().as_nanos() as u64;
     for (i, run) in runs.iter_mut().enumerate() {
         run.interrupted = interrupted;
         if plan.auto.is_some() {
@@ -482,13 +539,15 @@ pub fn drive(
             );
         }
     }
-    Ok(Outcome { runs, interrupted })
+    Ok(Outcome { runs, interrupted, time })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::runner::CACHED_MIN;
     use crate::model::scale::Scale;
+    use crate::model::time::Untimed;
     use crate::workload::{ResolveCtx, SuiteSource};
 
     /// Records every hook call; fails phase `w` of test `fail` after it ran (as a multi-client
@@ -807,6 +866,66 @@ mod tests {
         let calls = log.calls.into_inner().unwrap();
         assert_eq!(calls.iter().filter(|c| c.contains(" b ")).count(), 4, "{calls:?}");
         assert!(!calls.iter().any(|c| c.contains(" b 1 ")), "{calls:?}");
+    }
+
+    /// A test that only reads its 1 MiB file (cached) and one that rewrites its file in place.
+    fn read_and_rewrite() -> Suite {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("rw.toml");
+        let test = |id: &str, op: &str| {
+            format!("[[test]]\nid = \"{id}\"\nname = \"{op}{id}\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"{op}\"\ncache = \"cached\"\npattern = [{{ op = \"{op}\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n")
+        };
+        std::fs::write(&p, format!("{}{}", test("r", "read"), test("w", "write"))).unwrap();
+        let ctx = ResolveCtx { scale: Scale::Factor(1.0), free_memory: 1 << 30 };
+        crate::workload::load(&SuiteSource::File(p), &ctx).unwrap()
+    }
+
+    #[test]
+    fn a_read_only_test_lays_out_once_per_target_and_every_repetition_is_timed_apart() {
+        let suite = read_and_rewrite();
+        let mut dirs = Dirs(vec![tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()]);
+        let run = |dirs: &mut Dirs, reuse_layout: bool| {
+            let plan = Plan {
+                suite: &suite,
+                engine: EngineOptions { repeat: 3, reuse_layout, ..Default::default() },
+                order: Order::Interleaved,
+                fresh_per_test: false,
+                auto: None,
+            };
+            let out = drive(&plan, dirs, &engine::NoProgress, &NoHooks, &mut |_, _, _| {}).unwrap();
+            assert!(!out.failed());
+            for d in &dirs.0 {
+                let left = std::fs::read_dir(d.path()).unwrap().count();
+                assert_eq!(left, 0, "kept files go with the work directories");
+            }
+            out
+        };
+        let out = run(&mut dirs, true);
+        assert!(out.time.total_nanos > 0 && out.time.workdir_nanos > 0);
+        assert_eq!(out.time.testbed_nanos, 0, "directories: no testbed made afresh");
+        for r in &out.runs {
+            let (read, write) = (&r.tests[0], &r.tests[1]);
+            let untimed: Vec<Untimed> = read.reps.iter().map(|x| x.untimed.unwrap()).collect();
+            // Laid out by the first repetition on each target, reused by the two after it.
+            let reused: Vec<bool> = untimed.iter().map(|u| u.reused_layout).collect();
+            assert_eq!(reused, [false, true, true], "{untimed:?}");
+            assert!(untimed[0].layout_nanos > 0);
+            for (rep, u) in read.reps.iter().zip(&untimed) {
+                // The cache precondition is made and verified every time, as for new files.
+                let c = &rep.phases[0].cache;
+                assert!(c.met && c.resident_fraction >= CACHED_MIN, "{c:?}");
+                assert!(u.cache_nanos > 0, "reading the file and mincore are measured");
+                assert!(u.cleanup_nanos > 0 || u.reused_layout, "{u:?}");
+            }
+            // A test that writes its file lays it out every time.
+            assert!(write.reps.iter().all(|x| !x.untimed.unwrap().reused_layout));
+            assert!(write.reps.iter().all(|x| x.untimed.unwrap().layout_nanos > 0));
+        }
+        // --fresh-layout: every repetition lays out its own files, as before.
+        let out = run(&mut dirs, false);
+        let reps = out.runs.iter().flat_map(|r| &r.tests).flat_map(|t| &t.reps);
+        assert!(reps.clone().all(|x| !x.untimed.unwrap().reused_layout));
+        assert_eq!(reps.count(), 2 * 2 * 3);
     }
 
     #[test]

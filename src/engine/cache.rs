@@ -13,8 +13,10 @@ use super::files::TestFiles;
 use super::target::Target;
 use crate::model::job::CacheReq;
 use crate::model::result::{note_once, CacheCheck, Warning, CREATED};
+use crate::model::time::Untimed;
 use crate::sys::cache;
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// Resident share at or above which a file counts as cached.
 pub const CACHED_MIN: f64 = 0.95;
@@ -25,15 +27,22 @@ pub const CACHED_FULL: f64 = 0.995;
 pub const UNCACHED_MAX: f64 = 0.02;
 
 /// Make and verify phase `phase`'s cache precondition `req` on `files` (every file of a data
-/// test; a sample of a fileset's); when it does not hold, say so in `warnings`.
+/// test; a sample of a fileset's); when it does not hold, say so in `warnings`. The time it
+/// took is added to `spent` (a sync before an eviction as `sync_nanos`, the rest as
+/// `cache_nanos`).
 pub fn prepare(
     req: CacheReq,
     phase: &str,
     files: &dyn TestFiles,
     target: &Target<'_>,
     warnings: &mut Vec<Warning>,
+    spent: &mut Untimed,
 ) -> CacheCheck {
-    let check = establish(req, files, target);
+    let t0 = Instant::now();
+    let mut sync_nanos = 0;
+    let check = establish(req, files, target, &mut sync_nanos);
+    spent.sync_nanos += sync_nanos;
+    spent.cache_nanos += (t0.elapsed().as_nanos() as u64).saturating_sub(sync_nanos);
     if !check.met {
         let w = Warning::CacheNotMet {
             phase: phase.to_string(),
@@ -47,8 +56,14 @@ pub fn prepare(
     check
 }
 
-/// The precondition, made and measured.
-fn establish(req: CacheReq, files: &dyn TestFiles, target: &Target<'_>) -> CacheCheck {
+/// The precondition, made and measured; the time spent making the files evictable (a sync)
+/// goes to `sync_nanos`.
+fn establish(
+    req: CacheReq,
+    files: &dyn TestFiles,
+    target: &Target<'_>,
+    sync_nanos: &mut u64,
+) -> CacheCheck {
     if !files.all_exist() {
         return CacheCheck {
             required: req,
@@ -81,7 +96,10 @@ fn establish(req: CacheReq, files: &dyn TestFiles, target: &Target<'_>) -> Cache
             }
         }
         CacheReq::Uncached => {
-            let m = match target.cache.evict(files.evictable()) {
+            let t0 = Instant::now();
+            let evictable = files.evictable();
+            *sync_nanos = t0.elapsed().as_nanos() as u64;
+            let m = match target.cache.evict(evictable) {
                 Ok(m) => m,
                 Err(e) => format!("eviction failed: {e}"),
             };

@@ -4,6 +4,7 @@
 //!   status.
 //! - [`files`]: a test's files behind one trait: a data test's one shared file or one per
 //!   thread, or a fileset's slots (make, set up, the workers' shares, residency, remove).
+//! - [`keep`]: a test that only reads its files lays them out once per target and reuses them.
 //! - [`rep`]: one repetition: the set-up, then each phase between the driver's hooks; the
 //!   repetition's figures.
 //! - [`phase`]: one phase's workers, monomorphised for the test's engine, released together;
@@ -35,6 +36,7 @@ pub mod files;
 pub mod fileset;
 pub mod hooks;
 pub mod ioengine;
+pub mod keep;
 pub mod layout;
 pub mod min_time;
 pub mod phase;
@@ -50,6 +52,7 @@ pub mod workspace;
 
 pub use crate::model::failure::EngineError;
 pub use hooks::{Hooks, NoHooks, PhaseOutcome, PhasePoint, Share};
+pub use keep::LayoutKeep;
 pub use runner::{run_test, EngineOptions, NoProgress, Progress};
 pub use target::{CacheControl, EvictError, PageCacheEvictor, Target};
 pub use workspace::Workspace;

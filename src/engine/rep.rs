@@ -17,6 +17,7 @@ use crate::model::failure::EngineError;
 use crate::model::job::{PhaseDef, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::{note_once, CacheCheck, PhaseResult, RepResult, Warning};
+use crate::model::time::Untimed;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -87,6 +88,10 @@ impl Passes for RepRun<'_> {
         let complete = r.complete && m.complete && more.outcome == PhaseOutcome::Ok;
         let mut merged = rep_result(self.test, std::mem::take(&mut r.phases), &timed, complete);
         merged.extents = r.extents.take();
+        // Every run's untimed work, added up.
+        let mut untimed = r.untimed.unwrap_or_default();
+        untimed.add(&m.untimed.unwrap_or_default());
+        merged.untimed = Some(untimed);
         results::set_fileset_figure(&mut merged);
         *r = merged;
         self.outcome = more.outcome;
@@ -154,7 +159,11 @@ pub fn run<'t>(
     if let Err(e) = files.preflight(test) {
         return RepRun::ended(test, PhaseOutcome::Failed(e));
     }
+    // The repetition's untimed work, measured around each step (never inside a timed phase).
+    let mut spent = Untimed { reused_layout: files.reused(), ..Untimed::default() };
+    let t0 = Instant::now();
     let set_up = set_up(cx, files);
+    spent.layout_nanos += t0.elapsed().as_nanos() as u64;
     if set_up != PhaseOutcome::Ok {
         return RepRun::ended(test, set_up);
     }
@@ -163,9 +172,12 @@ pub fn run<'t>(
     let mut timed_hist = OpHistograms::default();
     let mut outcome = PhaseOutcome::Ok;
     for (pi, phase) in test.phases.iter().enumerate() {
-        let step = run_phase(cx, files, pi, phase, warnings);
+        let step = run_phase(cx, files, pi, phase, warnings, &mut spent);
         if phase.timed {
             timed_hist.merge(&step.hist);
+        } else {
+            // A phase the test does not time is part of its set-up.
+            spent.layout_nanos += step.pr.wall_nanos;
         }
         phases.push(step.pr);
         hists.push(step.hist);
@@ -190,7 +202,12 @@ pub fn run<'t>(
     // After the last phase, outside every timing, while the files exist: zfs's compressratio.
     r.compress_ratio =
         complete.then(|| crate::observe::compress::ratio(&cx.env.target.dir)).flatten();
+    // A data test's extent map is asked with FIEMAP_FLAG_SYNC: mostly the sync of what the
+    // phases left dirty.
+    let t0 = Instant::now();
     files.finish_result(complete, &mut r);
+    spent.sync_nanos += t0.elapsed().as_nanos() as u64;
+    r.untimed = Some(spent);
     RepRun { test, result: Some(r), outcome, hists }
 }
 
@@ -224,18 +241,21 @@ struct PhaseStep {
 
 /// Run phase `pi`: its cache precondition, then between the probe's bracket and the hooks its
 /// workers (beside the roles, for a timed phase), again on the same files for `--min-time`.
+/// The untimed work between (cache preconditions, removing a pass's files) is added to
+/// `spent`.
 fn run_phase(
     cx: &RepCx<'_>,
     files: &mut dyn TestFiles,
     pi: usize,
     phase: &PhaseDef,
     warnings: &mut Vec<Warning>,
+    spent: &mut Untimed,
 ) -> PhaseStep {
     let (test, env) = (cx.at.test, cx.env);
     let (target, opts) = (env.target, env.opts);
     // A phase that creates its files starts every further pass without them.
     let creates = !files.all_exist();
-    let check = cache::prepare(phase.cache, &phase.name, files, target, warnings);
+    let check = cache::prepare(phase.cache, &phase.name, files, target, warnings, spent);
     files.start_progress(test, cx.at.rep, phase, cx.progress);
     let probe = Probe::start(target, env.devices, opts.trace && phase.timed, warnings);
     let point = PhasePoint { phase: &phase.name, ..cx.at };
@@ -260,9 +280,11 @@ fn run_phase(
         // between (removing created files, evicting or reading the cache) is not timed.
         pass = min_time::lengthen(pass, opts.min_time, || {
             if creates {
+                let t0 = Instant::now();
                 files.remove_created(test, opts);
+                spent.min_time_nanos += t0.elapsed().as_nanos() as u64;
             }
-            let check = cache::prepare(phase.cache, &phase.name, files, target, warnings);
+            let check = cache::prepare(phase.cache, &phase.name, files, target, warnings, spent);
             PhasePass::of(test, phase, run_once(&mut *files), check)
         });
     }

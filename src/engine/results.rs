@@ -114,6 +114,7 @@ pub fn rep_result(
         cluster: None,
         compress_ratio: None,
         figure: Some(crate::model::result::Figure::of_test(test)),
+        untimed: None,
     }
 }
 

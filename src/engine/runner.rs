@@ -7,6 +7,7 @@
 
 use super::files::{self, Pass};
 use super::hooks::{Hooks, PhaseOutcome, PhasePoint, Share};
+use super::keep::{self, LayoutKeep};
 use super::min_time;
 use super::rep::{self, RepCx, RepEnv, RepRun};
 use super::target::Target;
@@ -15,7 +16,7 @@ use crate::model::result::*;
 use crate::observe::blockstat;
 use crate::observe::mountinfo;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Options that apply to every test of a run.
 #[derive(Debug, Clone)]
@@ -43,6 +44,10 @@ pub struct EngineOptions {
     /// phases last this long. Figures are sums over the passes ([`PhaseResult::passes`]).
     /// Not applied in multi-client runs (their phases are one window across processes).
     pub min_time: Duration,
+    /// Lay out a test that only reads its files once per target and reuse the files in its
+    /// later repetitions ([`super::keep`]); false: every repetition lays out its own files
+    /// (`--fresh-layout`).
+    pub reuse_layout: bool,
 }
 
 impl Default for EngineOptions {
@@ -56,6 +61,7 @@ impl Default for EngineOptions {
             stonewall: None,
             share: None,
             min_time: Duration::ZERO,
+            reuse_layout: true,
         }
     }
 }
@@ -122,6 +128,26 @@ pub fn run_test(
     progress: &dyn Progress,
     hooks: &dyn Hooks,
 ) -> TestResult {
+    let mut none = LayoutKeep::none();
+    run_test_keeping(test, target, devices, dir, opts, test_index, reps, progress, hooks, &mut none)
+}
+
+/// [`run_test`], where `keep` says which tests' files an earlier repetition left laid out in
+/// `dir` (a test that only reads its files reuses them, [`super::keep`]), and records which
+/// this test leaves there.
+#[allow(clippy::too_many_arguments)]
+pub fn run_test_keeping(
+    test: &TestDef,
+    target: &Target<'_>,
+    devices: &[String],
+    dir: &Path,
+    opts: &EngineOptions,
+    test_index: u64,
+    reps: std::ops::Range<u32>,
+    progress: &dyn Progress,
+    hooks: &dyn Hooks,
+    keep: &mut LayoutKeep,
+) -> TestResult {
     let mut result = TestResult::new(test);
     let mut complete = 0usize;
     for rep in reps {
@@ -131,7 +157,8 @@ pub fn run_test(
         let at = PhasePoint { target: &target.label, test, rep, phase: "" };
         let cx = RepCx { at, env: &env, seed, progress, hooks };
         let warnings = &mut result.warnings;
-        let mut once = || run_on_new_files(&cx, dir, warnings);
+        let reusable = keep::reusable(test, opts);
+        let mut once = || run_on_new_files(&cx, dir, warnings, reusable.then_some(&mut *keep));
         let mut run = once();
         // --min-time for a fileset test: its phases change the set (a create phase leaves no
         // free slot for another pass), so the whole test runs again, on a new set, and its
@@ -160,14 +187,36 @@ pub fn run_test(
     result
 }
 
-/// Make the repetition's files, run it on them, remove them (and the roles' files).
-fn run_on_new_files<'t>(cx: &RepCx<'t>, dir: &Path, warnings: &mut Vec<Warning>) -> RepRun<'t> {
+/// Make the repetition's files, run it on them, remove them (and the roles' files). With
+/// `keep` (a test that only reads its files), use the files an earlier repetition left laid out
+/// and leave them for the next one when it went well and there is room.
+fn run_on_new_files<'t>(
+    cx: &RepCx<'t>,
+    dir: &Path,
+    warnings: &mut Vec<Warning>,
+    mut keep: Option<&mut LayoutKeep>,
+) -> RepRun<'t> {
     let (test, opts) = (cx.at.test, cx.env.opts);
-    match files::make(test, dir, opts, cx.at.rep) {
+    let t0 = Instant::now();
+    let kept = keep.as_mut().is_some_and(|k| k.take(test));
+    match files::make(test, dir, opts, cx.at.rep, kept) {
         Ok(mut files) => {
-            let out = rep::run(cx, &mut *files, warnings);
-            files.remove(test, opts);
+            let mut out = rep::run(cx, &mut *files, warnings);
+            let removing = Instant::now();
+            let ok = out.outcome == PhaseOutcome::Ok && out.result.is_some();
+            if !(ok && keep.is_some_and(|k| k.keep(test, dir))) {
+                files.remove(test, opts);
+            }
             super::roles::remove(cx.env.roles);
+            if let Some(r) = out.result.as_mut() {
+                // What no step accounts for: observation, workers started and joined, results.
+                let mut u = r.untimed.unwrap_or_default();
+                u.cleanup_nanos += removing.elapsed().as_nanos() as u64;
+                let all = t0.elapsed().as_nanos() as u64;
+                let timed = crate::model::time::timed_nanos(r);
+                u.other_nanos = all.saturating_sub(timed + u.total_nanos());
+                r.untimed = Some(u);
+            }
             out
         }
         Err(e) => RepRun::ended(test, PhaseOutcome::Failed(e)),

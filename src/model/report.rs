@@ -117,9 +117,24 @@ pub struct Report {
     pub pairs: Vec<PairSummary>,
     /// Stopped by Ctrl-C/SIGTERM.
     pub interrupted: bool,
+    /// Where the time went: timed phases, each kind of untimed work, per test (None: stored
+    /// before fsbench measured it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<crate::model::time::TimeSplit>,
 }
 
 impl Report {
+    /// The report with the time split of its repetitions alone ([`TimeSplit::of_reps`]), for
+    /// a report built from results (the command that ran it adds its testbeds and driver).
+    ///
+    /// [`TimeSplit::of_reps`]: crate::model::time::TimeSplit::of_reps
+    pub fn with_time_of_reps(mut self) -> Report {
+        let runs: Vec<&crate::model::result::RunReport> =
+            self.configs.iter().map(|c| &c.run).collect();
+        self.time = crate::model::time::TimeSplit::of_reps(&runs);
+        self
+    }
+
     /// "8 repetitions", or with `--repeat auto`, which gives tests different counts, "5 to 8
     /// repetitions": what the tests got (tests without any left out); none: what was asked.
     pub fn repetitions(&self) -> String {

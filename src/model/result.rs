@@ -331,6 +331,9 @@ pub struct RunReport {
     /// Multi-client runs (`--mpi`): ranks, hosts and their clocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::model::cluster::ClusterInfo>,
+    /// `fsbench run`: where the run's time went (a comparison has it on the whole report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<crate::model::time::TimeSplit>,
 }
 
 /// Where tests ran.
@@ -438,6 +441,9 @@ pub struct RepResult {
     /// zfs: the dataset's `compressratio` after the last phase ([`crate::observe::compress`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compress_ratio: Option<f64>,
+    /// The repetition's untimed work by kind (None: stored before fsbench measured it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untimed: Option<crate::model::time::Untimed>,
 }
 
 /// One phase of one repetition.

@@ -314,6 +314,7 @@ mod tests {
             tests: vec![t],
             interrupted: false,
             cluster: None,
+            time: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod json;
 pub mod reps;
 pub mod roles;
 pub mod table;
+pub mod time;
 
 use crate::model::report::Report;
 

@@ -18,7 +18,7 @@ pub struct TableExporter {
 
 impl Exporter for TableExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
-        Ok(match super::single(report) {
+        let mut out = match super::single(report) {
             Some(run) => {
                 let mut out = render(run, self.width);
                 if self.details {
@@ -33,8 +33,13 @@ impl Exporter for TableExporter {
                 out
             }
             None => super::compare::render(report, self.details, self.width),
+        };
+        // Where the time went, last.
+        if let Some(t) = &report.time {
+            out.push('\n');
+            out.push_str(&frame::wrap(&super::time::line(t), self.width, "", "  "));
         }
-        .into_bytes())
+        Ok(out.into_bytes())
     }
 }
 

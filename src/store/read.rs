@@ -102,6 +102,8 @@ pub struct RunRecord {
     pub options: RunOptions,
     /// Configurations in order (the first is a comparison's baseline).
     pub configs: Vec<ConfigRecord>,
+    /// Where the run's time went (None: stored before fsbench measured it, or unfinished).
+    pub time: Option<crate::model::time::TimeSplit>,
 }
 
 fn parse<T: DeserializeOwned>(run: i64, what: &'static str, s: &str) -> Result<T> {
@@ -227,6 +229,7 @@ impl Store {
             command_line: cmd,
             options: parse(id, "options", &opts)?,
             configs: Vec::new(),
+            time: self.time_split(id)?,
         };
         let mut cstmt = self
             .conn
@@ -354,6 +357,30 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Run `id`'s time split, if stored (a database from before migration 6, opened read-only
+    /// and so not migrated, has no column for it).
+    fn time_split(&self, id: i64) -> Result<Option<crate::model::time::TimeSplit>> {
+        let has_column: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'time_json'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))?;
+        if !has_column {
+            return Ok(None);
+        }
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT time_json FROM runs WHERE id = ?1", params![id], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        json.map(|j| parse(id, "time", &j)).transpose()
+    }
+}
+
 impl RunRecord {
     /// True if the run did not finish (killed, or still running).
     pub fn unfinished(&self) -> bool {
@@ -374,6 +401,8 @@ impl RunRecord {
             tests: c.tests.clone(),
             interrupted: self.status == RunStatus::Interrupted || self.unfinished(),
             cluster: self.options.cluster.clone(),
+            // A run's own part carries its split (a comparison's is on the whole report).
+            time: self.time.clone().filter(|_| self.configs.len() == 1),
         })
     }
 }

@@ -173,6 +173,11 @@ CREATE TABLE integrity_cases (
     UNIQUE (config_id, position)
 );
 "#,
+    // 6: where a run's time went (timed phases, each kind of untimed work, per test), as
+    // JSON (`crate::model::time::TimeSplit`); NULL for runs before it was measured.
+    r#"
+ALTER TABLE runs ADD COLUMN time_json TEXT;
+"#,
 ];
 
 /// The result model written into `tests.model` (see migration 2).

@@ -153,6 +153,33 @@ fn run_report_round_trips() {
     assert_eq!(crate::stats::latency::decode(hist).unwrap().len(), 999);
 }
 
+#[test]
+fn the_time_split_is_stored_and_shown_again() {
+    use crate::model::time::{TimeSplit, Untimed};
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.sqlite");
+    let mut rec = Store::open(&p).unwrap().begin(&meta(), &[config()], &[test_def("1")]).unwrap();
+    let mut t = test_result("1", &[100.0, 110.0]);
+    for r in &mut t.reps {
+        r.untimed = Some(Untimed { layout_nanos: 2_000_000_000, ..Default::default() });
+    }
+    rec.record_test(0, 0, &t).unwrap();
+    let id = rec.run_id();
+    // Before the command stored its split, a report has the repetitions' own.
+    let s = Store::open_read_only(&p).unwrap();
+    let from_reps = s.load(id).unwrap().report().time.unwrap();
+    assert!((from_reps.layout_s - 4.0).abs() < 1e-9, "{from_reps:?}");
+    assert_eq!(s.load(id).unwrap().time, None);
+    let split = TimeSplit { total_s: 30.0, timed_s: 20.0, testbed_s: 3.0, ..from_reps };
+    rec.record_time(&split).unwrap();
+    rec.finish(&[(&config(), std::slice::from_ref(&t))], RunStatus::Ok, 1_700_000_100).unwrap();
+    let r = s.load(id).unwrap();
+    assert_eq!(r.time.as_ref(), Some(&split));
+    // `show` prints it as the run did: on the report and on the run's own part (its JSON).
+    assert_eq!(r.report().time.as_ref(), Some(&split));
+    assert_eq!(r.run_report(0).unwrap().time.as_ref(), Some(&split));
+}
+
 /// `--repeat auto` is recorded at its least (5) when the run begins; what the run did is stored
 /// at the end: the most repetitions any test got, never fewer than asked.
 #[test]
@@ -306,6 +333,9 @@ fn check_v01(s: &Store) {
     // Run 1: a data test, ranked on MiB/s; its summary is rebuilt from the stored repetitions.
     let r1 = s.load(1).unwrap();
     assert_eq!(r1.kind, RunKind::Run);
+    // Stored before the time split was measured: none, in the record and the report.
+    assert_eq!(r1.time, None);
+    assert_eq!(r1.report().time, None);
     let t = &r1.configs[0].tests[0];
     assert_eq!((t.id.as_str(), t.figure, t.complete_reps), ("1", Figure::MibPerS, 2));
     let mibs: Vec<f64> = t.reps.iter().map(|r| r.mib_per_s).collect();

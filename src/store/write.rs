@@ -236,6 +236,19 @@ impl Recorder {
         })
     }
 
+    /// Record where the run's time went.
+    pub fn record_time(&mut self, t: &crate::model::time::TimeSplit) -> Result<()> {
+        let path = self.store.path.clone();
+        let run_id = self.run_id;
+        super::write_tx(&mut self.store.conn, &path, |tx| {
+            tx.execute(
+                "UPDATE runs SET time_json = ?1 WHERE id = ?2",
+                params![to_json(t), run_id],
+            )?;
+            Ok(())
+        })
+    }
+
     fn config_id(&self, config: usize) -> Result<i64> {
         self.config_ids.get(config).copied().ok_or_else(|| StoreError::Sqlite {
             path: self.store.path.clone(),

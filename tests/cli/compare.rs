@@ -79,6 +79,31 @@ fn compare_two_directories_without_root() {
     let lines = v["pairs"][0]["lines"].as_array().unwrap();
     assert!(lines[0].as_str().unwrap().starts_with("of 2 tests compared between"));
     assert!(a.entries().is_empty() && b.entries().is_empty());
+    // Where the time went: the parts add up to the whole; both tests lay out their files.
+    let t = &v["time"];
+    let f = |k: &str| t[k].as_f64().unwrap_or_else(|| panic!("{k} in {t}"));
+    assert!(f("total_s") > 0.0 && f("timed_s") > 0.0 && f("layout_s") > 0.0, "{t}");
+    let kinds = ["timed_s", "layout_s", "cache_s", "sync_s", "cleanup_s", "min_time_s"];
+    let more = ["testbed_s", "decision_s", "other_s"];
+    let parts: f64 = kinds.iter().chain(&more).map(|k| f(k)).sum();
+    assert!((parts - f("total_s")).abs() < 1e-6, "{parts} {t}");
+    let ids: Vec<&str> =
+        t["tests"].as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{t}");
+    // Test 14 only reads its file: laid out once per directory, reused by the second round;
+    // test 10 rewrites its file and lays it out every time.
+    assert_eq!(t["reused_layouts"], 2, "{t}");
+    for c in v["configs"].as_array().unwrap() {
+        let reused = |id: &str| -> Vec<bool> {
+            let reps = test_by_id(&c["run"], id)["reps"].as_array().unwrap().clone();
+            reps.iter().map(|r| r["untimed"]["reused_layout"].as_bool().unwrap_or(false)).collect()
+        };
+        assert_eq!(reused("14"), [false, true]);
+        assert_eq!(reused("10"), [false, false]);
+        let rep = &test_by_id(&c["run"], "14")["reps"][1];
+        assert!(rep["untimed"]["cache_nanos"].as_u64().unwrap() > 0, "{rep}");
+        assert_eq!(rep["phases"][0]["cache"]["met"], true, "verified as always");
+    }
 
     let o = fsbench(&[
         "compare",
@@ -91,6 +116,7 @@ fn compare_two_directories_without_root() {
     ]);
     let out = stdout(&o);
     assert!(out.contains("winning FS / delta"), "{out}");
+    assert!(out.contains("\nTime: ") && out.contains("in timed phases"), "{out}");
     let o = fsbench(&[
         "compare",
         a.path().to_str().unwrap(),

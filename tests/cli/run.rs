@@ -281,6 +281,11 @@ fn repeat_gives_statistics_and_table() {
     let out = stdout(&o);
     assert!(out.contains("95% CI") && out.contains("CV"), "{out}");
     assert!(out.contains("randread-2k-cached-4t"));
+    // Where the time went, last: test 14 reads its file, laid out once, reused twice.
+    assert!(
+        out.contains("\nTime: ") && out.contains("(2 repetitions reused laid-out files)"),
+        "{out}"
+    );
     let (v, _) = run_json(&[
         "run",
         "--dir",
@@ -303,6 +308,10 @@ fn repeat_gives_statistics_and_table() {
     let (cl, ch) = (s["ci95_low"].as_f64().unwrap(), s["ci95_high"].as_f64().unwrap());
     assert!(0.0 < cl && cl <= ch, "{s}");
     assert_eq!(v["tests"][0]["reps"].as_array().unwrap().len(), 3);
+    let t = &v["time"];
+    assert!(t["total_s"].as_f64().unwrap() >= t["timed_s"].as_f64().unwrap(), "{t}");
+    assert_eq!(t["tests"][0]["reps"], 3, "{t}");
+    assert!(t["layout_s"].as_f64().unwrap() > 0.0, "{t}");
 }
 
 #[test]

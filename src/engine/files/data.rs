@@ -16,13 +16,18 @@ pub(super) struct DataFiles {
     paths: Vec<PathBuf>,
     /// Per thread, the counter its progress (bytes) is read from; made for each phase.
     counters: Vec<PaddedCounter>,
+    /// The files are an earlier repetition's, laid out and intact: the set-up has nothing to
+    /// write ([`crate::engine::keep`]).
+    laid_out: bool,
 }
 
 impl DataFiles {
-    /// Name the test's files under `dir` (and remove what an earlier run left there). With
-    /// several processes in one directory ([`EngineOptions::share`]), a shared file is one for
-    /// all of them; files of one thread get the process's index in their names.
-    pub(super) fn make(test: &TestDef, dir: &Path, opts: &EngineOptions) -> DataFiles {
+    /// Name the test's files under `dir` (and remove what an earlier run left there, unless
+    /// `kept`: an earlier repetition left them laid out for this one, which are used when
+    /// every one is there at its full size). With several processes in one directory
+    /// ([`EngineOptions::share`]), a shared file is one for all of them; files of one thread
+    /// get the process's index in their names.
+    pub(super) fn make(test: &TestDef, dir: &Path, opts: &EngineOptions, kept: bool) -> DataFiles {
         let paths: Vec<PathBuf> = if test.files.shared {
             vec![dir.join(format!("t{}.dat", test.id))]
         } else if let Some(s) = opts.share {
@@ -31,8 +36,15 @@ impl DataFiles {
         } else {
             (0..test.threads).map(|k| dir.join(format!("t{}.{k}.dat", test.id))).collect()
         };
-        let files = DataFiles { paths, counters: Vec::new() };
-        files.remove_created_by(test, opts);
+        let size = file_size(test, opts);
+        let intact = |p: &PathBuf| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == size)
+        };
+        let laid_out = kept && paths.iter().all(intact);
+        let files = DataFiles { paths, counters: Vec::new(), laid_out };
+        if !laid_out {
+            files.remove_created_by(test, opts);
+        }
         files
     }
 
@@ -62,7 +74,7 @@ impl TestFiles for DataFiles {
         let (test, opts) = (cx.test, cx.opts);
         // A file shared by several processes is prefilled once, whole, by the first.
         let others_fill = test.files.shared && opts.share.is_some_and(|s| s.index > 0);
-        if !test.files.prefill || others_fill {
+        if !test.files.prefill || others_fill || self.laid_out {
             return Ok(true);
         }
         cx.progress.phase_start(test, cx.rep, "setup", Some(test.footprint_bytes()));
@@ -93,6 +105,10 @@ impl TestFiles for DataFiles {
 
     fn sampled(&self) -> bool {
         false
+    }
+
+    fn reused(&self) -> bool {
+        self.laid_out
     }
 
     fn evictable(&self) -> &[PathBuf] {

@@ -72,6 +72,12 @@ pub trait TestFiles {
     /// Whether [`TestFiles::residency_files`] is a sample (of a fileset's files), not all.
     fn sampled(&self) -> bool;
 
+    /// Whether the files are an earlier repetition's, reused without a new lay-out
+    /// ([`crate::engine::keep`]).
+    fn reused(&self) -> bool {
+        false
+    }
+
     /// Before an eviction: make the files evictable (a fileset's dirty files are synced) and
     /// say which to evict one by one (the target's eviction then runs for the rest).
     fn evictable(&self) -> &[PathBuf];
@@ -116,17 +122,19 @@ pub trait TestFiles {
 }
 
 /// Name (and, for a fileset, make) the files of repetition `rep` of `test` under `dir`; nothing
-/// is written yet.
+/// is written yet. `kept`: an earlier repetition left a data test's files laid out there for
+/// this one ([`crate::engine::keep`]).
 pub fn make<'t>(
     test: &'t TestDef,
     dir: &Path,
     opts: &EngineOptions,
     rep: u32,
+    kept: bool,
 ) -> Result<Box<dyn TestFiles + 't>, EngineError> {
     if test.is_fileset() {
         Ok(Box::new(set::SetFiles::make(test, dir, opts, rep)?))
     } else {
-        Ok(Box::new(data::DataFiles::make(test, dir, opts)))
+        Ok(Box::new(data::DataFiles::make(test, dir, opts, kept)))
     }
 }
 

@@ -305,6 +305,7 @@ mod tests {
             tests: vec![t],
             interrupted: false,
             cluster: Some(ClusterInfo { ranks: 2, hosts: vec!["h1".into()], ..Default::default() }),
+            time: None,
         }
     }
 
