@@ -152,7 +152,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         let page = crate::present::html::profile::render(&p).context("drawing the charts")?;
         crate::sys::outfile::replace(h, page.as_bytes())
             .with_context(|| format!("writing {}", h.display()))?;
-        eprintln!("fsbench: HTML written to {}", h.display());
+        eprintln!("{}", super::written("HTML", h));
     }
     if let Some(l) = &a.preload_list {
         let n = preload::write_list(&p, l).with_context(|| format!("writing {}", l.display()))?;
