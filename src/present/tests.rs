@@ -238,3 +238,17 @@ fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
     assert!(csv.lines().any(|l| l.contains(&format!(",read,{p50_ns},"))), "{csv}");
     assert!(csv.lines().any(|l| l.contains(",writer,22.000000,write,")), "{csv}");
 }
+
+/// The page starts with the command line and the verdict table; the plain-text summary comes
+/// after them, folded (open, it filled the first screen); headers never break inside a word.
+#[test]
+fn the_report_opens_on_the_command_and_the_verdicts() {
+    let configs = vec![config("ext4", &[100.0], 900_000_000), config("xfs", &[200.0], 100_000_000)];
+    let r = build_report(configs, &opts(), 0, false);
+    let page = html(&r);
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("<pre class=\"cmd\">") < at("Head to head"));
+    assert!(at("Head to head") < at("<details class=\"plain\">"));
+    assert!(!page.contains("<details class=\"plain\" open"), "folded");
+    assert!(!page.contains("overflow-wrap:anywhere"), "a header may break inside a word");
+}

@@ -176,7 +176,9 @@ fn figures_table(r: &Report, ti: usize) -> Markup {
                             td.num { (main.map(|l| nanos(l.p50_nanos)).unwrap_or_else(|| "–".into())) }
                             td.num { (main.map(|l| nanos(l.p99_nanos)).unwrap_or_else(|| "–".into())) }
                             td.num { (main.map(|l| nanos(l.p999_nanos)).unwrap_or_else(|| "–".into())) }
-                            td.num { (sync.map(|l| format!("{} {}", l.op.name(), nanos(l.p99_nanos))).unwrap_or_else(|| "–".into())) }
+                            td.num title=(sync.map(|l| l.op.name()).unwrap_or("")) {
+                                (sync.map(|l| nanos(l.p99_nanos)).unwrap_or_else(|| "–".into()))
+                            }
                         }
                     }
                 }
