@@ -182,6 +182,7 @@ fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Res
     } else {
         crate::sys::outfile::replace(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("{}", super::written("JSON", path));
     }
     Ok(())
 }
