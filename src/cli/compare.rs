@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 /// Arguments of `fsbench compare`.
 #[derive(Debug, Args)]
-#[command(after_help = COMPARE_HELP)]
+#[command(after_help = compare_help())]
 pub struct CompareArgs {
     /// Filesystem configurations (ext4, xfs, btrfs, zfs, tmpfs, ext2, ext3, with options:
     /// `ext4:mount=data=writeback,nobarrier`, `xfs:mkfs=-l size=64m`, `zfs:layout=raidz:devices=3:compression=lzjb`,
@@ -60,6 +60,12 @@ pub struct CompareArgs {
     /// sizes, write amplification, device reads, CPU, time in fsync, dirty memory, extents.
     #[arg(long)]
     pub details: bool,
+
+    /// With --format json: also each latency histogram (`histogram_b64`, HdrHistogram V2,
+    /// base64), for merging or plotting elsewhere; left out by default, as they are most of the
+    /// output's size.
+    #[arg(long)]
+    pub histograms: bool,
 
     #[command(flatten)]
     pub testbed: TestbedArgs,
@@ -127,6 +133,12 @@ Examples:
   fsbench compare ext4:mount=data=writeback,nobarrier ext4:mount=nodelalloc xfs --test 1,3,9
   fsbench compare ext4 xfs btrfs zfs --scale quick --repeat 5 --format json > cmp.json
   fsbench compare /mnt/a /mnt/b --test 4,14";
+
+/// `compare --help`'s text after the options: the configuration keys (from the tables the
+/// parser takes them from), then how a comparison runs and decides.
+fn compare_help() -> String {
+    format!("{}\n{COMPARE_HELP}", crate::testbed::config::axes_help())
+}
 
 pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: validate everything before any I/O.
@@ -214,8 +226,11 @@ pub(super) fn finish(
     status: crate::model::run::RunStatus,
     teardown: anyhow::Result<()>,
 ) -> anyhow::Result<ExitCode> {
-    let bytes =
-        exporter(a.format, ExportOptions { details: a.details, width: None }).export(report)?;
+    let bytes = exporter(
+        a.format,
+        ExportOptions { details: a.details, width: None, histograms: a.histograms },
+    )
+    .export(report)?;
     // A closed stdout (`| head`) must not skip the report, the teardown or the store below.
     let printed = super::out_bytes(&bytes);
     let mut report_error = None;
@@ -240,7 +255,7 @@ pub(super) fn finish(
             }
         };
         match written {
-            Ok(p) => eprintln!("fsbench: report written to {}", p.display()),
+            Ok(p) => eprintln!("{}", super::written("report", &p)),
             Err(e) => {
                 report_error = Some(anyhow::Error::new(e).context(
                     "the results above are complete, but the HTML report could not be written (choose another place with --report FILE, or --no-report)",

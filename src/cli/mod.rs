@@ -33,6 +33,24 @@ pub(crate) fn out_bytes(bytes: &[u8]) -> std::io::Result<()> {
     o.flush()
 }
 
+/// `report written to fsbench-report-3.html (84 KB)`: what was written where, and its size (a
+/// report's size is worth knowing before it is mailed or checked in). The size is left out if
+/// the file cannot be read back.
+pub(crate) fn written(what: &str, path: &std::path::Path) -> String {
+    let size =
+        std::fs::metadata(path).map(|m| format!(" ({})", size_words(m.len()))).unwrap_or_default();
+    format!("fsbench: {what} written to {}{size}", path.display())
+}
+
+/// `84 KB`, `1.2 MB`, `512 bytes`: a file's size in decimal units, as file managers say it.
+fn size_words(n: u64) -> String {
+    match n {
+        0..=999 => format!("{n} bytes"),
+        1_000..=999_999 => format!("{} KB", (n + 500) / 1000),
+        _ => format!("{:.1} MB", n as f64 / 1e6),
+    }
+}
+
 /// fsbench: filesystem benchmarks with honest statistics and explanations.
 ///
 /// Runs workloads (the 14 unit tests of the 2005 ZFS/UFS study and your own TOML workloads)
@@ -178,5 +196,22 @@ mod tests {
         assert_eq!(lines.matches("Unknown parameter 'bogusopt'").count(), 1, "{lines}");
         assert!(lines.starts_with("fsbench: error: setting up ext4"), "{lines}");
         assert!(lines.contains("caused by: mount refused the options given (bogusopt)"), "{lines}");
+    }
+}
+
+#[cfg(test)]
+mod written_tests {
+    #[test]
+    fn a_written_file_is_named_with_its_size() {
+        assert_eq!(super::size_words(512), "512 bytes");
+        assert_eq!(super::size_words(84_200), "84 KB");
+        assert_eq!(super::size_words(20_400_000), "20.4 MB");
+        let dir = std::env::temp_dir().join(format!("fsbench-written-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("r.html");
+        std::fs::write(&f, vec![b'x'; 2048]).unwrap();
+        let line = super::written("report", &f);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(line, format!("fsbench: report written to {} (2 KB)", f.display()));
     }
 }

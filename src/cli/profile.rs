@@ -152,7 +152,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         let page = crate::present::html::profile::render(&p).context("drawing the charts")?;
         crate::sys::outfile::replace(h, page.as_bytes())
             .with_context(|| format!("writing {}", h.display()))?;
-        eprintln!("fsbench: HTML written to {}", h.display());
+        eprintln!("{}", super::written("HTML", h));
     }
     if let Some(l) = &a.preload_list {
         let n = preload::write_list(&p, l).with_context(|| format!("writing {}", l.display()))?;
@@ -182,6 +182,7 @@ fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Res
     } else {
         crate::sys::outfile::replace(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("{}", super::written("JSON", path));
     }
     Ok(())
 }

@@ -49,6 +49,11 @@ pub struct ShowArgs {
     /// --details`).
     #[arg(long)]
     pub details: bool,
+    /// With --format json: also each latency histogram (`histogram_b64`, HdrHistogram V2,
+    /// base64), for merging or plotting elsewhere; left out by default, as they are most of the
+    /// output's size.
+    #[arg(long)]
+    pub histograms: bool,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -153,7 +158,8 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
                 .into_bytes()
         }
         f => {
-            exporter(f, ExportOptions { details: a.details, width: None }).export(&rec.report())?
+            exporter(f, ExportOptions { details: a.details, width: None, histograms: a.histograms })
+                .export(&rec.report())?
         }
     };
     super::out_bytes(&bytes).context("writing to stdout")?;
@@ -379,7 +385,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("writing the report {}", p.display()))?
         }
     };
-    eprintln!("fsbench: report written to {}", path.display());
+    eprintln!("{}", super::written("report", &path));
     if let Some(d) = &a.svg_dir {
         eprintln!("fsbench: charts written to {}", d.display());
     }
@@ -403,7 +409,7 @@ fn write_report(a: &ReportArgs, html: &[u8]) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("writing the report {}", p.display()))?
         }
     };
-    eprintln!("fsbench: report written to {}", path.display());
+    eprintln!("{}", super::written("report", &path));
     Ok(ExitCode::Success)
 }
 
@@ -438,6 +444,6 @@ fn report_profile(
     };
     std::fs::write(&path, page)
         .with_context(|| format!("writing the report {}", path.display()))?;
-    eprintln!("fsbench: report written to {}", path.display());
+    eprintln!("{}", super::written("report", &path));
     Ok(ExitCode::Success)
 }

@@ -57,6 +57,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub details: bool,
 
+    /// With --format json: also each latency histogram (`histogram_b64`, HdrHistogram V2,
+    /// base64), for merging or plotting elsewhere; left out by default, as they are most of the
+    /// output's size.
+    #[arg(long)]
+    pub histograms: bool,
+
     #[command(flatten)]
     pub data: super::suite_args::DataArgs,
 
@@ -164,8 +170,11 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     report.time = Some(time);
 
     // Stage 3: output.
-    let bytes =
-        exporter(a.format, ExportOptions { details: a.details, width: None }).export(&report)?;
+    let bytes = exporter(
+        a.format,
+        ExportOptions { details: a.details, width: None, histograms: a.histograms },
+    )
+    .export(&report)?;
     let printed = super::out_bytes(&bytes);
     if status != crate::model::run::RunStatus::Interrupted {
         recording.outcome()?;

@@ -562,6 +562,21 @@ pub struct RoleResult {
     pub latency: Vec<OpLatency>,
 }
 
+impl RoleResult {
+    /// The role's main operation: its data op with the most operations (its writes for a
+    /// streaming writer).
+    pub fn main_op(&self) -> Option<&OpLatency> {
+        self.latency.iter().filter(|l| l.op.is_data() && l.count > 0).max_by_key(|l| l.count)
+    }
+
+    /// Its fsync (or fdatasync) latency, if it synced.
+    pub fn sync_latency(&self) -> Option<&OpLatency> {
+        self.latency
+            .iter()
+            .find(|l| matches!(l.op, OpKind::Fsync | OpKind::Fdatasync) && l.count > 0)
+    }
+}
+
 /// One step of a fill phase's throughput-versus-fill series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FillPoint {
@@ -603,6 +618,9 @@ pub struct OpLatency {
     /// Maximum.
     pub max_nanos: u64,
     /// The histogram, HdrHistogram V2 compressed + base64, for later merging and plotting.
+    /// Stored always; the JSON output leaves it out unless asked (`--histograms`): it is most
+    /// of a report's size.
+    #[serde(default)]
     pub histogram_b64: String,
 }
 
@@ -804,15 +822,44 @@ impl TestResult {
         self.median_rep()?.phases.iter().find(|p| p.timed).map(|p| p.io_words())
     }
 
-    /// The repetition whose figure of merit is the median (for per-test detail columns).
+    /// The repetition whose figure of merit is the median (the lower one of an even count),
+    /// or the last when none completed. Every figure an output shows besides the figure of
+    /// merit's statistics (latency percentiles, CPU, device counters, the roles' figures) is
+    /// this repetition's, so that the terminal, CSV, JSON and HTML show one number for one
+    /// thing: see [`TestResult::main_latency`] and [`TestResult::roles`].
     pub fn median_rep(&self) -> Option<&RepResult> {
+        self.median_rep_index().map(|i| &self.reps[i])
+    }
+
+    /// The index in `reps` of [`TestResult::median_rep`] (the JSON's `median_rep`).
+    pub fn median_rep_index(&self) -> Option<usize> {
         let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].complete).collect();
         if idx.is_empty() {
-            return self.reps.last();
+            return self.reps.len().checked_sub(1);
         }
         let f = self.figure;
         idx.sort_by(|a, b| f.value(&self.reps[*a]).total_cmp(&f.value(&self.reps[*b])));
-        idx.get(idx.len().saturating_sub(1) / 2).map(|i| &self.reps[*i])
+        idx.get(idx.len().saturating_sub(1) / 2).copied()
+    }
+
+    /// The test's latency as every output shows it: the main operation
+    /// ([`RepResult::main_op`]) of the median repetition.
+    pub fn main_latency(&self) -> Option<&OpLatency> {
+        self.median_rep()?.main_op()
+    }
+
+    /// What the test's roles did, as every output shows it: the roles beside the median
+    /// repetition's timed phases, with the name of the phase each ran beside.
+    pub fn roles(&self) -> Vec<(&str, &RoleResult)> {
+        self.median_rep()
+            .map(|r| {
+                r.phases
+                    .iter()
+                    .filter(|p| p.timed)
+                    .flat_map(|p| p.roles.iter().map(move |role| (p.name.as_str(), role)))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The first timed phase of the median repetition: its engine, depth and O_DIRECT are what

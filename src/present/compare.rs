@@ -351,35 +351,44 @@ pub fn json(r: &Report) -> anyhow::Result<Vec<u8>> {
     Ok(v)
 }
 
-/// CSV: one row per test and configuration.
+/// The compare CSV's columns before the role columns ([`super::csv::ROLE_HEADER`]); a role's
+/// row fills the first three (test, name, config) and the role's.
+const COMPARE_HEADER: &[&str] = &[
+    "test",
+    "name",
+    "config",
+    "status",
+    "reps",
+    "mib_per_s_median",
+    "mib_per_s_ci95_low",
+    "mib_per_s_ci95_high",
+    "ops_per_s_median",
+    "figure",
+    "figure_median",
+    "figure_ci95_low",
+    "figure_ci95_high",
+    "elapsed_s_median",
+    "baseline",
+    "vs_baseline",
+    "winner",
+    "factor",
+    "tested",
+    "unsettled",
+    "reason",
+    "engine",
+    "iodepth",
+    "direct",
+    "main_op",
+    "lat_p50_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "cpu_pct_per_thread",
+];
+
+/// CSV: one row per test and configuration, each test with roles followed by a row per role.
 pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "test",
-        "name",
-        "config",
-        "status",
-        "reps",
-        "mib_per_s_median",
-        "mib_per_s_ci95_low",
-        "mib_per_s_ci95_high",
-        "ops_per_s_median",
-        "figure",
-        "figure_median",
-        "figure_ci95_low",
-        "figure_ci95_high",
-        "elapsed_s_median",
-        "baseline",
-        "vs_baseline",
-        "winner",
-        "factor",
-        "tested",
-        "unsettled",
-        "reason",
-        "engine",
-        "iodepth",
-        "direct",
-    ])?;
+    w.write_record(COMPARE_HEADER.iter().chain(super::csv::ROLE_HEADER))?;
     let base = &r.configs[r.baseline].label;
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, c) in r.configs.iter().enumerate() {
@@ -401,32 +410,48 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 _ => String::new(),
             };
             let io = tr.timed_phase();
-            w.write_record([
-                row.id.clone(),
-                row.name.clone(),
-                c.label.clone(),
-                status.into(),
-                tr.complete_reps.to_string(),
-                f(s.map(|s| s.mib_per_s.median)),
-                f(s.and_then(|s| s.mib_per_s.ci95_low)),
-                f(s.and_then(|s| s.mib_per_s.ci95_high)),
-                f(s.map(|s| s.ops_per_s.median)),
-                tr.figure.key().into(),
-                f(s.map(|s| s.merit().median)),
-                f(s.and_then(|s| s.merit().ci95_low)),
-                f(s.and_then(|s| s.merit().ci95_high)),
-                f(s.map(|s| s.elapsed_s.median)),
-                base.clone(),
-                verdict,
-                winner,
-                factor,
-                tested,
-                unsettled,
-                reason,
-                io.map(|p| p.engine.clone()).unwrap_or_default(),
-                io.map(|p| p.iodepth.to_string()).unwrap_or_default(),
-                io.map(|p| p.direct.to_string()).unwrap_or_default(),
-            ])?;
+            let main = tr.main_latency();
+            w.write_record(
+                [
+                    row.id.clone(),
+                    row.name.clone(),
+                    c.label.clone(),
+                    status.into(),
+                    tr.complete_reps.to_string(),
+                    f(s.map(|s| s.mib_per_s.median)),
+                    f(s.and_then(|s| s.mib_per_s.ci95_low)),
+                    f(s.and_then(|s| s.mib_per_s.ci95_high)),
+                    f(s.map(|s| s.ops_per_s.median)),
+                    tr.figure.key().into(),
+                    f(s.map(|s| s.merit().median)),
+                    f(s.and_then(|s| s.merit().ci95_low)),
+                    f(s.and_then(|s| s.merit().ci95_high)),
+                    f(s.map(|s| s.elapsed_s.median)),
+                    base.clone(),
+                    verdict,
+                    winner,
+                    factor,
+                    tested,
+                    unsettled,
+                    reason,
+                    io.map(|p| p.engine.clone()).unwrap_or_default(),
+                    io.map(|p| p.iodepth.to_string()).unwrap_or_default(),
+                    io.map(|p| p.direct.to_string()).unwrap_or_default(),
+                    main.map(|m| m.op.name().to_string()).unwrap_or_default(),
+                    main.map(|m| m.p50_nanos.to_string()).unwrap_or_default(),
+                    main.map(|m| m.p99_nanos.to_string()).unwrap_or_default(),
+                    main.map(|m| m.p999_nanos.to_string()).unwrap_or_default(),
+                    f(tr.median_rep().map(|m| m.cpu_pct_per_thread)),
+                ]
+                .into_iter()
+                .chain(super::csv::ROLE_HEADER.iter().map(|_| String::new())),
+            )?;
+            for cells in super::csv::role_cells(tr) {
+                let mut role_row = vec![row.id.clone(), row.name.clone(), c.label.clone()];
+                role_row.resize(COMPARE_HEADER.len(), String::new());
+                role_row.extend(cells);
+                w.write_record(&role_row)?;
+            }
         }
     }
     Ok(w.into_inner()?)

@@ -1,10 +1,14 @@
 //! CSV: one row per test, median repetition for per-rep columns. Units are in the headers;
 //! `figure` names the figure of merit (`mib_per_s` or `ops_per_s`) the `figure_*` columns are of.
+//!
+//! A test with roles (`[[test.role]]`) is followed by a row per role of its median repetition:
+//! its identifying columns and the `role*` columns, the test's figure columns empty (so a sum
+//! over a column never counts a role as a test); a test's own row has the `role*` columns empty.
 
 use super::Exporter;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
-use crate::model::result::{RunReport, TestStatus};
+use crate::model::result::{RunReport, TestResult, TestStatus};
 
 /// CSV with a header row.
 pub struct CsvExporter;
@@ -54,6 +58,40 @@ const HEADER: &[&str] = &[
     "device_wide",
 ];
 
+/// The columns of a role's row, after every other column ([`role_cells`]).
+pub const ROLE_HEADER: &[&str] = &[
+    "role",
+    "role_mib_per_s",
+    "role_op",
+    "role_lat_p50_ns",
+    "role_lat_p99_ns",
+    "role_lat_p999_ns",
+    "role_sync_p99_ns",
+];
+
+/// The role rows' cells of test `t`: one per role of its median repetition
+/// ([`TestResult::roles`]), in [`ROLE_HEADER`]'s order.
+pub fn role_cells(t: &TestResult) -> Vec<Vec<String>> {
+    t.roles()
+        .into_iter()
+        .map(|(phase, r)| {
+            let main = r.main_op();
+            let ns = |f: fn(&crate::model::result::OpLatency) -> u64| {
+                main.map(|l| f(l).to_string()).unwrap_or_default()
+            };
+            vec![
+                super::roles::role_name(t, phase, r),
+                format!("{:.6}", r.mib_per_s),
+                main.map(|l| l.op.name().to_string()).unwrap_or_default(),
+                ns(|l| l.p50_nanos),
+                ns(|l| l.p99_nanos),
+                ns(|l| l.p999_nanos),
+                r.sync_latency().map(|l| l.p99_nanos.to_string()).unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
 impl Exporter for CsvExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
         match super::single(report) {
@@ -67,7 +105,7 @@ impl Exporter for CsvExporter {
 fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
     {
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(HEADER)?;
+        w.write_record(HEADER.iter().chain(ROLE_HEADER))?;
         for t in &report.tests {
             let (status, reason) = match &t.status {
                 TestStatus::Ok => ("ok", String::new()),
@@ -139,7 +177,15 @@ fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
                     .map(|b| b.to_string())
                     .unwrap_or_default(),
             ];
+            let mut row = row;
+            row.extend(ROLE_HEADER.iter().map(|_| String::new()));
             w.write_record(&row)?;
+            for cells in role_cells(t) {
+                let mut role_row = vec![report.target.label.clone(), t.id.clone(), t.name.clone()];
+                role_row.resize(HEADER.len(), String::new());
+                role_row.extend(cells);
+                w.write_record(&role_row)?;
+            }
         }
         Ok(w.into_inner()?)
     }

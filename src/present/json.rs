@@ -1,19 +1,152 @@
 //! JSON: the whole report, every repetition and phase. A run's JSON is its one target's part
 //! ([`crate::model::result::RunReport`]), as `fsbench run` has always printed it.
+//!
+//! The JSON is the stored report as readers want it, not byte for byte the stored form:
+//! - the latency histograms (`histogram_b64`, base64 HdrHistograms: most of a report's size,
+//!   20 MB for one test on 4 configurations) are left out unless asked (`--histograms`); every
+//!   other field keeps its name;
+//! - each test says which repetition its per-repetition figures come from (`median_rep`, an
+//!   index into `reps`: [`TestResult::median_rep_index`]), so a reader finds the latency, CPU
+//!   and role figures the table, CSV and HTML show;
+//! - a win against the baseline names its winner by label (`vs_baseline[].winner`) and index
+//!   into `configs` (`winner_index`); the stored verdict keeps the pairwise side (0 baseline,
+//!   1 the other) it always had, so old databases read as before.
 
 use super::Exporter;
 use crate::model::report::Report;
+use crate::model::result::TestResult;
+use serde_json::Value;
 
 /// Pretty-printed JSON.
-pub struct JsonExporter;
+pub struct JsonExporter {
+    /// Keep the latency histograms (`histogram_b64`).
+    pub histograms: bool,
+}
 
 impl Exporter for JsonExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
-        let mut v = match super::single(report) {
-            Some(run) => serde_json::to_vec_pretty(run)?,
-            None => serde_json::to_vec_pretty(report)?,
-        };
+        let mut v = serde_json::to_vec_pretty(&value(report, self.histograms)?)?;
         v.push(b'\n');
         Ok(v)
+    }
+}
+
+/// The report as the JSON output shows it (see the module's doc).
+pub fn value(report: &Report, histograms: bool) -> anyhow::Result<Value> {
+    let mut v = match super::single(report) {
+        Some(run) => {
+            let mut v = serde_json::to_value(run)?;
+            mark_median_reps(&mut v["tests"], &run.tests);
+            v
+        }
+        None => {
+            let mut v = serde_json::to_value(report)?;
+            for (ci, c) in report.configs.iter().enumerate() {
+                mark_median_reps(&mut v["configs"][ci]["run"]["tests"], &c.run.tests);
+            }
+            name_winners(&mut v, report);
+            v
+        }
+    };
+    if !histograms {
+        drop_key(&mut v, "histogram_b64");
+    }
+    Ok(v)
+}
+
+/// Each test's `median_rep`.
+fn mark_median_reps(tests: &mut Value, results: &[TestResult]) {
+    for (t, r) in tests.as_array_mut().into_iter().flatten().zip(results) {
+        if let (Some(o), Some(i)) = (t.as_object_mut(), r.median_rep_index()) {
+            o.insert("median_rep".into(), i.into());
+        }
+    }
+}
+
+/// `vs_baseline[i].winner`: the winning configuration's label; `winner_index`: its index.
+fn name_winners(v: &mut Value, report: &Report) {
+    use crate::model::verdict::Verdict;
+    for (ti, row) in report.tests.iter().enumerate() {
+        for (i, verdict) in row.vs_baseline.iter().enumerate() {
+            let Some(Verdict::Win { winner, .. }) = verdict else { continue };
+            let idx = if *winner == 0 { report.baseline } else { i };
+            let Some(label) = report.configs.get(idx).map(|c| c.label.clone()) else { continue };
+            if let Some(o) = v["tests"][ti]["vs_baseline"][i].as_object_mut() {
+                o.insert("winner".into(), label.into());
+                o.insert("winner_index".into(), idx.into());
+            }
+        }
+    }
+}
+
+/// Remove `key` from every object in `v`.
+fn drop_key(v: &mut Value, key: &str) {
+    match v {
+        Value::Object(o) => {
+            o.remove(key);
+            o.values_mut().for_each(|x| drop_key(x, key));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| drop_key(x, key)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::tests::config;
+    use crate::analysis::compare::{build_report, CompareOptions};
+    use crate::model::verdict::Verdict;
+
+    fn report() -> Report {
+        let configs = vec![
+            config("ext4", &[100.0, 101.0, 99.0], 900_000_000),
+            config("xfs", &[200.0, 201.0, 199.0], 100_000_000),
+        ];
+        let opts = CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        build_report(configs, &opts, 0, false)
+    }
+
+    #[test]
+    fn a_win_names_its_winner_by_label_and_index() {
+        let r = report();
+        assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { winner: 1, .. })));
+        let v = value(&r, false).unwrap();
+        let w = &v["tests"][0]["vs_baseline"][1];
+        assert_eq!(w["winner"], "xfs", "{w}");
+        assert_eq!(w["winner_index"], 1, "{w}");
+        assert_eq!(w["outcome"], "win", "{w}");
+    }
+
+    #[test]
+    fn histograms_are_left_out_unless_asked_and_each_test_names_its_median_rep() {
+        let mut r = report();
+        let mut h = crate::stats::latency::new_histogram();
+        h.record(1000).unwrap();
+        for c in &mut r.configs {
+            for rep in &mut c.run.tests[0].reps {
+                rep.latency =
+                    vec![crate::model::latency::summarize(crate::model::job::OpKind::Read, &h)];
+            }
+        }
+        let lean = value(&r, false).unwrap().to_string();
+        let full = value(&r, true).unwrap().to_string();
+        assert!(!lean.contains("histogram_b64") && full.contains("histogram_b64"));
+        assert!(lean.contains("p50_nanos"), "{lean}");
+        assert!(lean.len() < full.len());
+        let v = value(&r, false).unwrap();
+        let t = &r.configs[1].run.tests[0];
+        assert_eq!(
+            v["configs"][1]["run"]["tests"][0]["median_rep"].as_u64(),
+            t.median_rep_index().map(|i| i as u64)
+        );
+        // A configuration's results read back without the histograms.
+        let back: crate::model::result::RunReport =
+            serde_json::from_value(v["configs"][1]["run"].clone()).unwrap();
+        assert!(back.tests[0].reps[0].latency[0].histogram_b64.is_empty());
     }
 }

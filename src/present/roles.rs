@@ -1,70 +1,61 @@
 //! The section on tests with roles (`[[test.role]]`, e.g. the `starve` suite): the latency of
 //! the test's own threads, which is what such a test asks about, beside what each role did.
-//! Each figure is the median over the complete repetitions of that repetition's figure (p50,
-//! p99, p99.9 of the read latency from the repetition's merged histogram).
+//!
+//! Every figure is the median repetition's ([`TestResult::main_latency`],
+//! [`TestResult::roles`]), as in the table above it, the CSV, the JSON (`median_rep`) and the
+//! HTML report: one number for one thing in every output.
 
-use crate::model::job::OpKind;
-use crate::model::result::{OpLatency, RepResult, TestResult};
-use crate::model::units::nanos;
+use crate::model::result::{OpLatency, RoleResult, TestResult};
+use crate::model::units::{nanos, sig3};
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(crate::stats::summary::median(&v))
+/// `write p50 1.2 ms  p99 3 ms  p99.9 9 ms`: an op's percentiles as the section shows them.
+fn percentiles(l: &OpLatency) -> String {
+    format!(
+        "{} p50 {}  p99 {}  p99.9 {}",
+        l.op.name(),
+        nanos(l.p50_nanos),
+        nanos(l.p99_nanos),
+        nanos(l.p999_nanos)
+    )
 }
 
-fn lat(r: &RepResult, op: OpKind) -> Option<&OpLatency> {
-    r.latency.iter().find(|l| l.op == op && l.count > 0)
+/// `[writer: 12.3 MiB/s, write p50 ...  p99.9 ..., fsync p99 40 ms]`: one role's figures.
+pub fn role_words(name: &str, r: &RoleResult) -> String {
+    let mut s = format!("[{name}: {} MiB/s", sig3(r.mib_per_s));
+    if let Some(l) = r.main_op() {
+        s.push_str(&format!(", {}", percentiles(l)));
+    }
+    if let Some(l) = r.sync_latency() {
+        s.push_str(&format!(", {} p99 {}", l.op.name(), nanos(l.p99_nanos)));
+    }
+    s.push(']');
+    s
+}
+
+/// A role's name as the outputs show it: with its phase's when the test has several timed
+/// phases with roles (`read/writer`).
+pub fn role_name(t: &TestResult, phase: &str, role: &RoleResult) -> String {
+    let roles = t.roles();
+    let phases = roles.iter().map(|(p, _)| *p).collect::<std::collections::BTreeSet<_>>();
+    if phases.len() > 1 {
+        format!("{phase}/{}", role.name)
+    } else {
+        role.name.clone()
+    }
 }
 
 /// One line per configuration of a test with roles (unwrapped, not indented), or nothing when
 /// it has none.
 fn lines(label: &str, t: &TestResult) -> Option<String> {
-    let reps: Vec<&RepResult> = t.reps.iter().filter(|r| r.complete).collect();
-    let roles: Vec<&crate::model::result::RoleResult> =
-        reps.iter().flat_map(|r| r.phases.iter().flat_map(|p| p.roles.iter())).collect();
+    let roles = t.roles();
     if roles.is_empty() {
         return None;
     }
-    let op = if reps.iter().any(|r| lat(r, OpKind::Read).is_some()) {
-        OpKind::Read
-    } else {
-        OpKind::Write
-    };
-    let pick = |f: fn(&OpLatency) -> u64| {
-        median(reps.iter().filter_map(|r| lat(r, op)).map(|l| f(l) as f64).collect())
-            .map(|v| nanos(v as u64))
-            .unwrap_or_else(|| "-".into())
-    };
-    let mut s = format!(
-        "{:<8} {:<24} {} p50 {}  p99 {}  p99.9 {}",
-        t.id,
-        label,
-        op.name(),
-        pick(|l| l.p50_nanos),
-        pick(|l| l.p99_nanos),
-        pick(|l| l.p999_nanos)
-    );
-    let mut names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
-    names.dedup();
-    for name in names {
-        let mine: Vec<_> = roles.iter().filter(|r| r.name == name).collect();
-        let mib = median(mine.iter().map(|r| r.mib_per_s).collect()).unwrap_or(0.0);
-        let sync = median(
-            mine.iter()
-                .filter_map(|r| {
-                    r.latency.iter().find(|l| matches!(l.op, OpKind::Fsync | OpKind::Fdatasync))
-                })
-                .map(|l| l.p99_nanos as f64)
-                .collect(),
-        );
-        s.push_str(&format!("   [{name}: {mib:.1} MiB/s"));
-        if let Some(p) = sync {
-            s.push_str(&format!(", fsync p99 {}", nanos(p as u64)));
-        }
-        s.push(']');
+    let own = t.main_latency().map(percentiles).unwrap_or_else(|| "no latency".into());
+    let mut s = format!("{:<8} {:<24} {own}", t.id, label);
+    for (phase, role) in roles {
+        s.push_str("   ");
+        s.push_str(&role_words(&role_name(t, phase, role), role));
     }
     Some(s)
 }
@@ -93,7 +84,7 @@ pub fn section<'a>(
     if out.is_empty() {
         return out;
     }
-    let head = "Latency of each test's own threads beside its roles (median over repetitions of \
-                each repetition's percentile):";
+    let head = "Latency of each test's own threads beside its roles (the median repetition's \
+                percentiles, as in every output):";
     format!("\n{}{out}", super::frame::wrap(head, width, "", ""))
 }

@@ -90,7 +90,7 @@ fn tables_and_prose_fit_60_and_100_columns() {
         let r = build_report(configs, &opts(), 0, false);
         for width in [60, 100] {
             for details in [false, true] {
-                let o = ExportOptions { details, width: Some(width) };
+                let o = ExportOptions { details, width: Some(width), histograms: false };
                 let text = exporter(Format::Table, o).export(&r).unwrap();
                 let text = String::from_utf8(text).unwrap();
                 fits(&text, width).unwrap();
@@ -180,4 +180,75 @@ fn a_label_with_markup_is_escaped_everywhere_it_appears() {
     assert!(!page.contains("<script"), "{page}");
     assert!(page.contains(&format!("<td>/data/{escaped}</td>")), "{page}");
     assert!(page.contains(&format!("cat {escaped}")), "the command in the summary: {page}");
+}
+
+/// The starve report's discrepancy (issue 29): the terminal's section on roles took the median
+/// over repetitions of each repetition's p50, the HTML the median repetition's, and the HTML
+/// left out the writer. Here the two differ (p50s 50, 900, 10 µs; the median repetition, by
+/// throughput, is the 900 µs one): every output must show the median repetition's figures,
+/// the role's included.
+#[test]
+fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
+    use crate::model::job::OpKind;
+    use crate::model::result::RoleResult;
+    let lat = |op: OpKind, us: u64| {
+        let mut h = crate::stats::latency::new_histogram();
+        h.record_n(us * 1000, 100).unwrap();
+        crate::model::latency::summarize(op, &h)
+    };
+    let mut c = config("mq-deadline", &[100.0, 200.0, 300.0], 0);
+    for (rep, (p50_us, writer_mib)) in
+        c.run.tests[0].reps.iter_mut().zip([(50, 11.0), (900, 22.0), (10, 33.0)])
+    {
+        rep.latency = vec![lat(OpKind::Read, p50_us)];
+        rep.phases[0].roles = vec![RoleResult {
+            name: "writer".into(),
+            threads: 1,
+            wall_nanos: 1_000_000_000,
+            bytes_read: 0,
+            bytes_written: 1 << 20,
+            data_ops: 16,
+            mib_per_s: writer_mib,
+            latency: vec![lat(OpKind::Write, p50_us * 2), lat(OpKind::Fsync, 7000)],
+        }];
+    }
+    let r = build_report(vec![c], &opts(), 0, false);
+    let t = &r.configs[0].run.tests[0];
+    assert_eq!(t.main_latency().map(|l| l.p50_nanos / 1000), Some(900), "median repetition");
+    use crate::model::units::nanos;
+    use crate::present::Exporter;
+    let p50 = nanos(t.main_latency().unwrap().p50_nanos);
+    let (_, writer) = t.roles()[0];
+    assert_eq!(writer.mib_per_s, 22.0, "the median repetition's writer");
+    let w50 = nanos(writer.main_op().unwrap().p50_nanos);
+    let text = crate::present::compare::render(&r, false, WIDE);
+    let line = text.lines().find(|l| l.contains("[writer:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(&format!("read p50 {p50} ")), "{p50}: {line}");
+    assert!(line.contains(&format!("[writer: 22.0 MiB/s, write p50 {w50} ")), "{line}");
+    let page = html(&r);
+    let figures = page.split("latency-figures").nth(1).unwrap_or_else(|| panic!("{page}"));
+    let figures = figures.split("</table>").next().unwrap();
+    assert!(figures.contains(&format!(">{p50}<")) && !figures.contains(">50.0µs<"), "{figures}");
+    let roles = page.split("class=\"small roles\"").nth(1).expect("the writer's figures");
+    let roles = roles.split("</table>").next().unwrap();
+    assert!(roles.contains(">22.0<") && roles.contains(&format!(">{w50}<")), "{roles}");
+    // The CSV: the test's row and the writer's.
+    let csv = String::from_utf8(crate::present::csv::CsvExporter.export(&r).unwrap()).unwrap();
+    let p50_ns = t.main_latency().unwrap().p50_nanos;
+    assert!(csv.lines().any(|l| l.contains(&format!(",read,{p50_ns},"))), "{csv}");
+    assert!(csv.lines().any(|l| l.contains(",writer,22.000000,write,")), "{csv}");
+}
+
+/// The page starts with the command line and the verdict table; the plain-text summary comes
+/// after them, folded (open, it filled the first screen); headers never break inside a word.
+#[test]
+fn the_report_opens_on_the_command_and_the_verdicts() {
+    let configs = vec![config("ext4", &[100.0], 900_000_000), config("xfs", &[200.0], 100_000_000)];
+    let r = build_report(configs, &opts(), 0, false);
+    let page = html(&r);
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("<pre class=\"cmd\">") < at("Head to head"));
+    assert!(at("Head to head") < at("<details class=\"plain\">"));
+    assert!(!page.contains("<details class=\"plain\" open"), "folded");
+    assert!(!page.contains("overflow-wrap:anywhere"), "a header may break inside a word");
 }

@@ -97,23 +97,51 @@ impl FileProfile {
     }
 }
 
+/// The extension of a file name: what follows its last dot, once version numbers after it are
+/// set aside (`libc.so.6` → `so`). A version is all digits (`python3.11`: no extension) or
+/// digits, letters, digits (`tool-2.0rc1`); a leading dot starts no extension (`.bashrc`); an
+/// extension that starts with a digit but is not a version stays one (`.7z`, `.3gp`).
+pub fn extension(name: &str) -> Option<String> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let version = |ext: &str| {
+        let lead = ext.len() - ext.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let rest = &ext[lead..];
+        let after_letters = rest.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        digits(ext) || (lead > 0 && after_letters.len() < rest.len() && digits(after_letters))
+    };
+    let mut name = name;
+    loop {
+        let (stem, ext) = name.rsplit_once('.')?;
+        if stem.is_empty() || ext.is_empty() {
+            return None;
+        }
+        if !version(ext) {
+            return Some(ext.to_ascii_lowercase());
+        }
+        name = stem;
+    }
+}
+
 /// The kind of a file for the summary: `shared object`, `python module`, `font`, `config`,
-/// `directory`, or `.EXT` / `no extension`.
+/// `directory`, `.EXT` ([`extension`]), `executable` (a file without an extension in a `bin`
+/// or `sbin` directory, such as `python3.11`) or `no extension`.
 pub fn kind_of(path: &str, is_dir: bool) -> String {
     if is_dir {
         return "directory".into();
     }
     let name = path.rsplit('/').next().unwrap_or(path);
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let ext = extension(name);
     if name.ends_with(".so") || name.contains(".so.") {
         return "shared object".into();
     }
+    let in_bin = path.rsplit('/').nth(1).is_some_and(|d| d == "bin" || d == "sbin");
     match ext.as_deref() {
         Some("py" | "pyc" | "pyo") => "python module".into(),
         Some("ttf" | "otf" | "ttc" | "pfb" | "pcf" | "woff" | "woff2") => "font".into(),
         Some("conf" | "cfg" | "ini" | "toml" | "yaml" | "yml" | "rc") => "config".into(),
         _ if path.starts_with("/etc/") => "config".into(),
-        Some(e) if !e.is_empty() && e.len() <= 8 => format!(".{e}"),
+        Some(e) if e.len() <= 8 => format!(".{e}"),
+        None if in_bin => "executable".into(),
         _ => "no extension".into(),
     }
 }
@@ -319,6 +347,21 @@ mod tests {
         assert_eq!(kind_of("/x/app.toml", false), "config");
         assert_eq!(kind_of("/x/data.bin", false), ".bin");
         assert_eq!(kind_of("/x/README", false), "no extension");
+        // A version after the last dot is no extension (issue 29: python3.11 was ".11").
+        assert_eq!(kind_of("/usr/bin/python3.11", false), "executable");
+        assert_eq!(kind_of("/opt/tool/python3.11", false), "no extension");
+        assert_eq!(kind_of("/usr/lib/x86_64-linux-gnu/libc.so.6", false), "shared object");
+        assert_eq!(kind_of("/usr/sbin/tool-2.0rc1", false), "executable");
+        assert_eq!(kind_of("/home/u/.bashrc", false), "no extension");
+        assert_eq!(kind_of("/x/archive.7z", false), ".7z");
+        assert_eq!(kind_of("/x/Data.JSON", false), ".json");
+        assert_eq!(extension("libc.so.6"), Some("so".into()));
+        assert_eq!(extension("python3.11"), None);
+        assert_eq!(extension("foo-1.2.3"), None);
+        assert_eq!(extension("libc.so"), Some("so".into()));
+        assert_eq!(extension("a.tar.gz"), Some("gz".into()));
+        assert_eq!(extension("clip.3gp"), Some("3gp".into()));
+        assert_eq!(extension("noext"), None);
         assert_eq!(kind_of("/x", true), "directory");
     }
 

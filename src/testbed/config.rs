@@ -172,6 +172,76 @@ pub struct FsConfig {
 /// testbed is built).
 pub const IO_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "kyber", "bfq"];
 
+/// A key of the short form (`KIND:KEY=VALUE`): what it sets and an example. The keys every
+/// filesystem takes are [`COMMON_AXES`]; a filesystem's own are its plug-in's
+/// ([`super::fs::Filesystem::own_keys`]). The parser takes its keys from these tables, and
+/// `compare --help` lists them ([`axes_help`]), so the help names every key the parser accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    /// The key; `*`: any other key (zfs: a dataset property).
+    pub key: &'static str,
+    /// What it sets.
+    pub what: &'static str,
+    /// A configuration using it.
+    pub example: &'static str,
+}
+
+/// The keys every filesystem's short form takes (`sched` and `devices` where it has devices).
+pub const COMMON_AXES: &[Axis] = &[
+    Axis {
+        key: "label",
+        what: "the name every output uses (default: the whole configuration string)",
+        example: "ext4:label=baseline",
+    },
+    Axis {
+        key: "mkfs",
+        what: "mkfs arguments, split on whitespace (checked against an allow-list)",
+        example: "ext4:mkfs=-E stride=16",
+    },
+    Axis {
+        key: "mount",
+        what: "mount options, a comma list (checked against an allow-list)",
+        example: "ext4:mount=data=writeback,nobarrier",
+    },
+    Axis {
+        key: "devices",
+        what: "how many loop devices (image files) the filesystem spans",
+        example: "btrfs:profile=raid1:devices=2",
+    },
+    Axis {
+        key: "sched",
+        what: "I/O scheduler of the loop devices: none, mq-deadline, kyber, bfq",
+        example: "ext4:sched=mq-deadline",
+    },
+];
+
+/// The configuration keys for `compare --help`: the common ones, then each filesystem's own,
+/// each with an example, from [`COMMON_AXES`] and the plug-ins' tables.
+pub fn axes_help() -> String {
+    let line = |key: &str, what: &str, example: &str| {
+        format!(
+            "  {key:<14} {what}
+  {:<14} e.g. {example}
+",
+            ""
+        )
+    };
+    let mut s = String::from("Configurations: KIND or KIND:KEY=VALUE[:KEY=VALUE]..., KIND one of ");
+    let kinds: Vec<&str> = super::fs::all().map(|f| f.name()).collect();
+    s.push_str(&kinds.join(", "));
+    s.push_str(", or a directory you mounted. Keys:\n");
+    for a in COMMON_AXES {
+        s.push_str(&line(&format!("{}=", a.key), a.what, a.example));
+    }
+    for fs in super::fs::all() {
+        for a in fs.own_keys() {
+            let key = if a.key == "*" { "PROPERTY=".to_string() } else { format!("{}=", a.key) };
+            s.push_str(&line(&key, &format!("({}) {}", fs.name(), a.what), a.example));
+        }
+    }
+    s
+}
+
 /// Errors in a filesystem configuration, phrased so the user can fix the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -392,14 +462,16 @@ impl TryFrom<RawFsConfig> for FsConfig {
         cfg.mkfs_opts = raw.mkfs_opts;
         cfg.mount_opts = raw.mount_opts;
         let valid_keys = || {
-            let mut valid = vec!["label", "mkfs", "mount", "devices", "sched"];
-            valid.extend(kind.own_keys());
+            let mut valid: Vec<&str> = COMMON_AXES.iter().map(|a| a.key).collect();
+            valid.extend(kind.own_keys().iter().map(|a| a.key));
             valid.join(", ")
         };
         // A key the filesystem does not know is refused first, as the user typed it.
-        if let Some((k, _)) = raw.options.iter().find(|(k, _)| {
-            !kind.own_keys().contains(&k.as_str()) && !kind.own_keys().contains(&"*")
-        }) {
+        if let Some((k, _)) = raw
+            .options
+            .iter()
+            .find(|(k, _)| !kind.own_keys().iter().any(|a| a.key == k.as_str() || a.key == "*"))
+        {
             return Err(ConfigError::UnknownKey { kind, key: k.clone(), valid: valid_keys() });
         }
         if let Some(sc) = raw.io_scheduler {
@@ -465,6 +537,30 @@ impl From<FsConfig> for RawFsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every key the help lists parses in its example, and every key the parser accepts
+    /// (common or a filesystem's own) is in the help.
+    #[test]
+    fn every_configuration_key_is_in_the_help_with_an_example_that_parses() {
+        let help = axes_help();
+        let own = crate::testbed::fs::all().flat_map(|f| f.own_keys().iter());
+        for a in COMMON_AXES.iter().chain(own) {
+            let key = if a.key == "*" { "PROPERTY=".to_string() } else { format!("{}=", a.key) };
+            assert!(help.contains(&format!("  {key}")), "{key} missing:\n{help}");
+            assert!(help.contains(a.example), "{}:\n{help}", a.example);
+            let cfg = FsConfig::parse(a.example)
+                .unwrap_or_else(|e| panic!("the example {} does not parse: {e}", a.example));
+            assert!(!cfg.label.is_empty());
+            if a.key != "*" {
+                assert!(a.example.contains(&format!(":{}=", a.key)), "{}", a.example);
+            }
+        }
+        // A key nobody declares is refused, and the message lists the declared ones.
+        let e = FsConfig::parse("ext4:stripes=2").unwrap_err().to_string();
+        for a in COMMON_AXES {
+            assert!(e.contains(a.key), "{e}");
+        }
+    }
 
     #[test]
     fn plain_kinds() {

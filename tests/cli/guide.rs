@@ -1,16 +1,20 @@
-//! The documented commands parse: every `fsbench ...` command line in GUIDE.md's and README.md's
-//! shell code blocks (and `$ fsbench ...` lines of their sample outputs) names a subcommand that
-//! exists and only options that subcommand's `--help` defines. Nothing is run but `--help`, so
-//! this is fast; whether a recipe does what its text says is checked by running it.
+//! The documented commands parse: every `fsbench ...` command line in GUIDE.md's, README.md's
+//! and docs/reference/*.md's shell code blocks (and `$ fsbench ...` lines of their sample
+//! outputs) names a subcommand that exists and only options that subcommand's `--help` defines.
+//! Nothing is run but `--help`, so this is fast; whether a recipe does what its text says is
+//! checked by running it. Commands that only print (`--print-workload`) are cheap, so they are
+//! run as written, with the line's `VAR=value` environment, from the repository's root.
 
 use super::util::command;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-/// A documented command: where it was found, and its words after `fsbench`.
+/// A documented command: where it was found, the `VAR=value` assignments before it, and its
+/// words after `fsbench`.
 #[derive(Debug)]
 struct DocCommand {
     at: String,
+    env: Env,
     args: Vec<String>,
 }
 
@@ -81,13 +85,22 @@ fn is_fsbench(w: &str) -> bool {
     Path::new(w).file_name().is_some_and(|n| n == "fsbench")
 }
 
+/// `VAR=value` assignments before a command.
+type Env = Vec<(String, String)>;
+
 /// The fsbench invocations of one shell line: a simple command whose program is fsbench (after
 /// `VAR=value` assignments), or one started through a wrapper such as `mpirun` or `sudo`.
-fn invocations(line: &str) -> Vec<Vec<String>> {
+fn invocations(line: &str) -> Vec<(Env, Vec<String>)> {
     let words = shell_words(line);
     let mut out = Vec::new();
     for simple in words.split(|w| is_operator(w)) {
-        let mut rest = simple.iter().skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        let assignment = |w: &&String| w.contains('=') && !w.starts_with('-');
+        let env: Env = simple
+            .iter()
+            .take_while(assignment)
+            .filter_map(|w| w.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        let mut rest = simple.iter().skip_while(assignment);
         let Some(program) = rest.next() else { continue };
         let args: Vec<String> = if is_fsbench(program) {
             rest.cloned().collect()
@@ -101,14 +114,16 @@ fn invocations(line: &str) -> Vec<Vec<String>> {
         } else {
             continue;
         };
-        out.push(args);
+        out.push((env, args));
     }
     out
 }
 
 /// Every documented fsbench command of a markdown file: shell code blocks (`sh`, `bash`,
-/// `console`), with `\` continuations joined, and `$ ` lines of other code blocks.
+/// `console`; in the reference pages also blocks without a language), with `\` continuations
+/// joined, and `$ ` lines of other code blocks.
 fn doc_commands(name: &str, text: &str) -> Vec<DocCommand> {
+    let plain_is_shell = name.starts_with("docs/reference/");
     let mut out = Vec::new();
     let mut fence: Option<String> = None;
     let mut pending = String::new();
@@ -123,7 +138,8 @@ fn doc_commands(name: &str, text: &str) -> Vec<DocCommand> {
             continue;
         }
         let Some(lang) = &fence else { continue };
-        let shell = matches!(lang.as_str(), "sh" | "bash" | "console" | "shell");
+        let shell = matches!(lang.as_str(), "sh" | "bash" | "console" | "shell")
+            || (plain_is_shell && lang.is_empty());
         let cmd = if shell {
             t.strip_prefix("$ ").unwrap_or(t)
         } else if let Some(c) = t.strip_prefix("$ ") {
@@ -137,8 +153,8 @@ fn doc_commands(name: &str, text: &str) -> Vec<DocCommand> {
             continue;
         }
         let full = std::mem::take(&mut pending) + cmd;
-        for args in invocations(&full) {
-            out.push(DocCommand { at: format!("{name}:{}", n + 1), args });
+        for (env, args) in invocations(&full) {
+            out.push(DocCommand { at: format!("{name}:{}", n + 1), env, args });
         }
     }
     out
@@ -232,12 +248,26 @@ impl Checker {
     }
 }
 
-fn docs() -> Vec<(&'static str, String)> {
-    ["GUIDE.md", "README.md"]
+/// GUIDE.md and README.md (in that order), then every page of docs/reference.
+fn docs() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = vec!["GUIDE.md".into(), "README.md".into()];
+    let mut reference: Vec<String> = std::fs::read_dir(root.join("docs/reference"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/reference/{n}"))
+        .collect();
+    reference.sort();
+    names.extend(reference);
+    names
         .into_iter()
         .map(|f| {
-            let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
-            (f, std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+            let p = root.join(&f);
+            let text =
+                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (f, text)
         })
         .collect()
 }
@@ -248,7 +278,7 @@ fn every_documented_command_names_a_real_subcommand_and_real_options() {
     let mut found = 0;
     let mut bad = Vec::new();
     for (name, text) in docs() {
-        for c in doc_commands(name, &text) {
+        for c in doc_commands(&name, &text) {
             found += 1;
             if let Err(e) = checker.check(&c.args) {
                 bad.push(format!("{}: fsbench {}: {e}", c.at, c.args.join(" ")));
@@ -258,6 +288,48 @@ fn every_documented_command_names_a_real_subcommand_and_real_options() {
     // Every recipe has commands; finding few means the extraction broke, not that all is well.
     assert!(found >= 20, "only {found} documented fsbench commands found");
     assert!(bad.is_empty(), "documented commands that would not parse:\n{}", bad.join("\n"));
+}
+
+/// The documented commands that only print (`--print-workload`) run as written: the fio page's
+/// own example once failed ("`RUNTIME` is not set").
+#[test]
+fn every_documented_print_workload_command_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut ran = Vec::new();
+    let mut bad = Vec::new();
+    for (name, text) in docs() {
+        for c in doc_commands(&name, &text) {
+            if !c.args.iter().any(|a| a == "--print-workload") {
+                continue;
+            }
+            // A file the command names that the docs leave to the reader (`my.toml`) is not
+            // the repository's: such a command is checked for its flags only.
+            let missing = c
+                .args
+                .iter()
+                .any(|a| (a.ends_with(".toml") || a.ends_with(".fio")) && !root.join(a).exists());
+            if missing {
+                continue;
+            }
+            let o = command()
+                .current_dir(root)
+                .envs(c.env.iter().map(|(k, v)| (k, v)))
+                .args(&c.args)
+                .output()
+                .unwrap();
+            ran.push(c.at.clone());
+            if !o.status.success() {
+                bad.push(format!(
+                    "{}: fsbench {}: {}",
+                    c.at,
+                    c.args.join(" "),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ));
+            }
+        }
+    }
+    assert!(ran.iter().any(|a| a.starts_with("docs/reference/fio.md")), "{ran:?}");
+    assert!(bad.is_empty(), "documented commands that fail:\n{}", bad.join("\n"));
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod gaps;
 mod guide;
 mod integrity;
 mod metadata;
+mod outputs;
 mod roles;
 mod run;
 mod security;

@@ -188,8 +188,11 @@ fn a_planted_report_link_is_not_written_through() {
         .lines()
         .find_map(|l| l.strip_prefix("fsbench: report written to ").map(str::to_string))
         .unwrap_or_else(|| panic!("{}", stderr(&o)));
+    // The file's name, then its size: `NAME (84 KB)`.
+    let (written, size) = written.rsplit_once(" (").unwrap_or_else(|| panic!("{written}"));
+    assert!(size.ends_with("KB)") || size.ends_with("MB)"), "{size}");
     assert_eq!(written, "fsbench-report-1-2.html");
-    assert!(std::fs::read_to_string(pub_dir.join(&written)).unwrap().contains("<html"));
+    assert!(std::fs::read_to_string(pub_dir.join(written)).unwrap().contains("<html"));
     // Named explicitly: the link is replaced by the report (root may replace nobody's entry in a
     // sticky directory), never written through.
     let named = pub_dir.join("fsbench-report-2.html");

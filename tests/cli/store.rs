@@ -94,6 +94,10 @@ fn a_run_is_recorded_and_show_reproduces_its_table() {
     assert_eq!(stdout(&s), stdout(&o));
     let (v, _) = run_json(&["show", "1", "--db", p(&db)]);
     assert_eq!(v["tests"].as_array().unwrap().len(), 2);
+    // The histograms are stored, and shown only when asked (they are most of the JSON).
+    assert!(v["tests"][0]["reps"][0]["latency"][0].get("histogram_b64").is_none());
+    assert!(v["tests"][0]["reps"][0]["latency"][0]["p99_nanos"].as_u64().is_some());
+    let (v, _) = run_json(&["show", "1", "--db", p(&db), "--histograms"]);
     assert!(v["tests"][0]["reps"][0]["latency"][0]["histogram_b64"].as_str().unwrap().len() > 10);
 }
 

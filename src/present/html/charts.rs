@@ -479,12 +479,35 @@ pub struct Scatter {
 
 /// Offset against time of issued requests (what seekwatcher drew): writes filled, reads hollow.
 pub fn offset_scatter(title: &str, sets: &[Scatter], key: &[String]) -> Result<String, ChartError> {
-    let (w, h) = (440u32, 240u32 + key_px(key));
+    // The legend gets rows of its own above the plot: drawn inside, it covered requests.
+    const ROW_PX: i32 = 20;
+    let w = 440u32;
+    let mut at = Vec::with_capacity(sets.len());
+    let (mut x, mut row) = (62i32, 0i32);
+    for s in sets {
+        // About 7 px a character at 12 px, the dot and a gap.
+        let width = 8 + 7 * s.label.chars().count() as i32 + 18;
+        if x > 62 && x + width > w as i32 {
+            (x, row) = (62, row + 1);
+        }
+        at.push((x, row * ROW_PX));
+        x += width;
+    }
+    let legend_px = if sets.is_empty() { 0 } else { ((row + 1) * ROW_PX + 2) as u32 };
+    let h = 240u32 + legend_px + key_px(key);
     let mut svg = String::new();
     let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
     {
-        let root =
+        let area =
             chart_area(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), key, &err)?;
+        let (legend, root) = area.split_vertically(legend_px);
+        for (s, (x, y)) in sets.iter().zip(at) {
+            let c = colour(s.config);
+            legend.draw(&Circle::new((x, y + 11), 4, c.filled())).map_err(|e| err(&e))?;
+            legend
+                .draw(&Text::new(s.label.clone(), (x + 8, y + 4), (FONT, 12)))
+                .map_err(|e| err(&e))?;
+        }
         let xmax = sets.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
         let ymax = sets.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1.0, f64::max);
         let mut chart = ChartBuilder::on(&root)
@@ -510,19 +533,9 @@ pub fn offset_scatter(title: &str, sets: &[Scatter], key: &[String]) -> Result<S
                     let style = if *write { c.filled() } else { c.stroke_width(1) };
                     Circle::new((*x, *y), 2, style)
                 }))
-                .map_err(|e| err(&e))?
-                .label(s.label.clone())
-                .legend(move |(x, y)| Circle::new((x + 6, y), 3, c.filled()));
+                .map_err(|e| err(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 11))
-            .draw()
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+        area.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
 }

@@ -218,7 +218,8 @@ fn comparable(t: &TestResult) -> bool {
     t.is_ok() && t.reps.iter().flat_map(|r| r.phases.iter()).all(|p| !p.timed || p.cache.met)
 }
 
-/// One run's section: its title and command, the plain-text summary, then every panel.
+/// One run's section: its title and command, the verdict table, the plain-text summary
+/// (folded), then every panel.
 fn run_section(charts: &mut Vec<Chart>, run: &ReportRun, ri: usize) -> Result<Markup, ReportError> {
     let r = &run.report;
     let prefix = run.id.map(|i| format!("run{i}")).unwrap_or_else(|| format!("run-{}", ri + 1));
@@ -237,14 +238,16 @@ fn run_section(charts: &mut Vec<Chart>, run: &ReportRun, ri: usize) -> Result<Ma
             @if r.interrupted {
                 p.warn { "This run did not finish (interrupted or killed): the figures are what was measured before it stopped." }
             }
-            details.plain open {
+            (legend(r))
+            div.scroll { (h2h::head_to_head(r)) }
+            // The long text after the verdicts, folded: open, it filled the first screen and
+            // pushed the command line and the table out of sight.
+            details.plain {
                 summary { "Plain-text summary (to paste into an e-mail)" }
                 pre.plain style="overflow-x:auto;font-size:12px" {
                     (plain::summary(r, &run.command_line))
                 }
             }
-            (legend(r))
-            (h2h::head_to_head(r))
             (h2h::why_panel(r))
             (per_test)
             (cluster)
@@ -294,7 +297,8 @@ p.rule { color:var(--muted); font-size:12px; margin:6px 0; max-width:1100px; }
 table { border-collapse:collapse; }
 table.h2h, table.panel { width:100%; }
 th, td { padding:5px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
-th { font-weight:600; background:#f6f7f8; font-size:12.5px; overflow-wrap:anywhere; }
+th { font-weight:600; background:#f6f7f8; font-size:12.5px; overflow-wrap:normal; word-break:normal; hyphens:none; }
+div.scroll { overflow-x:auto; }
 table.h2h td:nth-child(2) { min-width:16em; }
 table.h2h th:first-child { overflow-wrap:normal; }
 td.num, th.num { text-align:right; font-variant-numeric: tabular-nums; }
@@ -310,11 +314,12 @@ td.win { background:#e8f3e6; font-weight:600; }
 .grid { display:grid; grid-template-columns: repeat(auto-fill, minmax(470px, 1fr)); gap:14px; }
 figure.card { margin:0; border:1px solid var(--line); border-radius:6px; padding:8px 10px 10px; background:#fff; }
 figcaption { margin-bottom:4px; }
-.chart svg { max-width:100%; height:auto; display:block; }
+.chart svg { width:100%; height:auto; display:block; }
 table.small { font-size:12px; margin-top:4px; }
 table.small td, table.small th { padding:2px 8px; }
-td.barcell { position:relative; min-width:120px; }
-td.barcell .hbar { position:absolute; left:0; top:4px; bottom:4px; opacity:.28; border-radius:2px; }
+td.barcell { min-width:120px; }
+td.barcell .bw { position:relative; overflow:hidden; }
+td.barcell .hbar { position:absolute; left:0; top:0; bottom:0; max-width:100%; opacity:.28; border-radius:2px; }
 td.barcell span { position:relative; font-variant-numeric: tabular-nums; }
 table.kv th { width:110px; background:none; }
 table.env pre { margin:0; white-space:pre-wrap; word-break:break-word; font-size:12px; }

@@ -12,9 +12,13 @@ use maud::{html, Markup};
 fn bar_cell(value: f64, max: f64, i: usize, text: &str, title: &str) -> Markup {
     let pct = if max > 0.0 { (value / max * 100.0).clamp(0.0, 100.0) } else { 0.0 };
     html! {
+        // The bar is inside a box of the cell's width (`.bw`, clipped): it never reaches into
+        // the next column.
         td.barcell title=(title) {
-            div.hbar style={ "width:" (format!("{pct:.1}")) "%;background:" (charts::css_colour(i)) } {}
-            span { (text) }
+            div.bw {
+                div.hbar style={ "width:" (format!("{pct:.1}")) "%;background:" (charts::css_colour(i)) } {}
+                span { (text) }
+            }
         }
     }
 }
@@ -154,8 +158,9 @@ fn device_rows(r: &Report) -> Vec<DeviceRow<'_>> {
             if !seen {
                 continue;
             }
+            // Device-wide counters include other processes' writes: no amplification.
             let amplification =
-                (app_written > 0).then(|| d.write_bytes as f64 / app_written as f64);
+                (app_written > 0 && !d.shared).then(|| d.write_bytes as f64 / app_written as f64);
             rows.push(DeviceRow {
                 id: &row.id,
                 config: i,
@@ -184,9 +189,17 @@ pub(super) fn devices(r: &Report) -> Markup {
     }
     let rows = device_rows(r);
     let amp_max = rows.iter().filter_map(|d| d.amplification).fold(0.0f64, f64::max);
+    let amp = says_something(&rows);
     html! {
         h3 { "Block devices" }
-        p.rule { "Changes of /sys/block/DEV/stat over the timed phases of the median repetition. Amplification: bytes the device wrote / bytes the test wrote. Busy: n/a where the kernel's counter grew by more than the phase lasted (it took in time from outside the phase)." }
+        p.rule {
+            "Changes of /sys/block/DEV/stat over the timed phases of the median repetition. Busy: n/a where the kernel's counter grew by more than the phase lasted (it took in time from outside the phase). "
+            @if amp {
+                "Write amplification: bytes the device wrote / bytes the test wrote (– where the test wrote nothing or the counters are device-wide)."
+            } @else {
+                "Write amplification is not shown: every test's is within 1.00–1.05× (the device wrote what the test wrote), or unknown."
+            }
+        }
         table.panel {
             thead {
                 tr {
@@ -194,15 +207,26 @@ pub(super) fn devices(r: &Report) -> Markup {
                     @for h in ["reads", "read MiB", "writes", "write MiB", "avg write", "merged", "busy"] {
                         th.num { (h) }
                     }
-                    th { "write amplification" }
+                    @if amp { th { "write amplification" } }
                 }
             }
-            tbody { @for row in &rows { (device_row(row, amp_max)) } }
+            tbody { @for row in &rows { (device_row(row, amp.then_some(amp_max))) } }
         }
     }
 }
 
-fn device_row(row: &DeviceRow<'_>, amp_max: f64) -> Markup {
+/// Whether the write amplification column says something: some test's is outside 1.00–1.05×
+/// (within it, the device wrote what the test wrote: the column would be 1.00× everywhere).
+fn says_something(rows: &[DeviceRow<'_>]) -> bool {
+    rows.iter().filter_map(|d| d.amplification).any(|a| !(AMP_PLAIN.0..=AMP_PLAIN.1).contains(&a))
+}
+
+/// Write amplification that says nothing: the device wrote what the test wrote.
+const AMP_PLAIN: (f64, f64) = (0.995, 1.05);
+
+/// A row of the device table; the amplification cell when `amp_max` is given (the column is
+/// shown).
+fn device_row(row: &DeviceRow<'_>, amp_max: Option<f64>) -> Markup {
     let d = &row.delta;
     let mib = |b: u64| if b == 0 { "0".into() } else { sig3(b as f64 / 1048576.0) };
     let avg = if d.writes_completed > 0 {
@@ -225,9 +249,10 @@ fn device_row(row: &DeviceRow<'_>, amp_max: f64) -> Markup {
             td.num {
                 @if d.busy_overcounted { "n/a" } @else { (d.busy_ms) " ms" }
             }
-            @match row.amplification {
-                Some(a) => (bar_cell(a, amp_max, row.config, &format!("{a:.2}×"), "device bytes written / bytes written by the test")),
-                None => td.muted { "–" },
+            @match (amp_max, row.amplification) {
+                (None, _) => {},
+                (Some(max), Some(a)) => (bar_cell(a, max, row.config, &format!("{a:.2}×"), "device bytes written / bytes written by the test")),
+                (Some(_), None) => td.muted { "–" },
             }
         }
     }
@@ -366,5 +391,55 @@ pub(super) fn notes(r: &Report) -> Markup {
     html! {
         h3 { "Notes" }
         ul.notes { @for n in &notes { li { (n) } } }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::compare::tests::config;
+    use crate::analysis::compare::{build_report, CompareOptions};
+    use crate::model::result::DeviceDelta;
+
+    /// A comparison whose devices wrote `written` times what each test wrote (64 MiB).
+    fn report(amplification: [f64; 2]) -> crate::model::report::Report {
+        let mut configs = vec![config("ext4", &[100.0; 3], 0), config("xfs", &[110.0; 3], 0)];
+        for (c, a) in configs.iter_mut().zip(amplification) {
+            for r in &mut c.run.tests[0].reps {
+                r.phases[0].device = Some(DeviceDelta {
+                    devices: vec!["loop0".into()],
+                    writes_completed: 100,
+                    write_bytes: (a * (64u64 << 20) as f64) as u64,
+                    ..Default::default()
+                });
+            }
+        }
+        let opts = CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        build_report(configs, &opts, 0, false)
+    }
+
+    /// Write amplification is shown where it says something: not when every test's is within
+    /// 1.00–1.05× (it was "1.00×" everywhere), and when one's is not.
+    #[test]
+    fn write_amplification_is_shown_only_where_it_says_something() {
+        let plain = super::devices(&report([1.0, 1.03])).into_string();
+        assert!(!plain.contains("<th>write amplification</th>"), "{plain}");
+        assert!(!plain.contains("1.00×") && plain.contains("is not shown"), "{plain}");
+        let telling = super::devices(&report([1.0, 3.06])).into_string();
+        assert!(telling.contains("<th>write amplification</th>"), "{telling}");
+        assert!(telling.contains("3.06×") && telling.contains("1.00×"), "{telling}");
+    }
+
+    /// A CPU bar is drawn inside a box of its cell's width, so it cannot reach the next column.
+    #[test]
+    fn a_bar_stays_inside_its_cell() {
+        let cell = super::bar_cell(5.0, 2.0, 0, "5", "t").into_string();
+        assert!(
+            cell.contains("<div class=\"bw\"><div class=\"hbar\" style=\"width:100.0%"),
+            "{cell}"
+        );
     }
 }

@@ -6,8 +6,8 @@ use super::charts::{self, Bar, Curve};
 use super::{comparable, file_part, names, svg, swatch, Chart, ReportError};
 use crate::model::job::OpKind;
 use crate::model::report::{Report, TestRow};
-use crate::model::result::{RepResult, TestResult};
-use crate::model::units::nanos;
+use crate::model::result::TestResult;
+use crate::model::units::{nanos, sig3};
 use maud::{html, Markup};
 
 /// The section: what the charts show, then a card per test.
@@ -24,7 +24,7 @@ pub(super) fn section(
         .collect::<Result<Vec<Markup>, ReportError>>()?;
     Ok(html! {
         h3 { "Throughput and latency per test" }
-        p.rule { "Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the geometric mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits)." }
+        p.rule { "Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the geometric mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile in the median repetition (HdrHistogram, 3 significant digits); the table under them gives its percentiles and, for a test with roles, what each role beside it did, in the same repetition: the figures the terminal, CSV and JSON show." }
         div.grid { @for c in &cards { (c) } }
     })
 }
@@ -104,14 +104,14 @@ fn latency(
     row: &TestRow,
     prefix: &str,
 ) -> Result<Markup, ReportError> {
-    let Some(op) = main_op(r, ti) else { return Ok(html! {}) };
+    let Some(op) = main_op(r, ti) else { return Ok(figures_table(r, ti)) };
     let names = names::Names::of(r);
     let curves: Vec<Curve> = r
         .configs
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            let h = merged_histogram(&c.run.tests[ti], op)?;
+            let h = median_histogram(&c.run.tests[ti], op)?;
             Some(Curve {
                 label: names.short[i].clone(),
                 config: i,
@@ -121,27 +121,13 @@ fn latency(
         .filter(|c| !c.points.is_empty())
         .collect();
     if curves.is_empty() {
-        return Ok(html! {});
+        return Ok(figures_table(r, ti));
     }
     let title = format!("test {} latency", row.id);
     let chart = charts::latency_curves(&title, op.name(), &curves, &names.key(charts::KEY_CHARS))?;
     let out = html! {
         div.chart.latency { (svg(&chart)) }
-        // The percentiles in figures, too, for reading off exact values.
-        table.small {
-            tr { th {} th { "p50" } th { "p99" } th { "p99.9" } th { "max" } }
-            @for (i, c) in r.configs.iter().enumerate() {
-                @if let Some(l) = c.run.tests[ti].median_rep().and_then(|m| m.latency_of(op)) {
-                    tr {
-                        td { (swatch(i)) (c.label) }
-                        td { (nanos(l.p50_nanos)) }
-                        td { (nanos(l.p99_nanos)) }
-                        td { (nanos(l.p999_nanos)) }
-                        td { (nanos(l.max_nanos)) }
-                    }
-                }
-            }
-        }
+        (figures_table(r, ti))
     };
     charts.push(Chart {
         file_name: format!("{prefix}-test{}-latency.svg", file_part(&row.id)),
@@ -150,35 +136,68 @@ fn latency(
     Ok(out)
 }
 
+/// The percentiles in figures, for reading off exact values, and what each role beside the
+/// test did: the median repetition's ([`TestResult::main_latency`], [`TestResult::roles`]),
+/// the numbers the terminal, CSV and JSON show.
+fn figures_table(r: &Report, ti: usize) -> Markup {
+    let any_roles = r.configs.iter().any(|c| !c.run.tests[ti].roles().is_empty());
+    html! {
+        table.small.latency-figures {
+            tr { th {} th { "op" } th { "p50" } th { "p99" } th { "p99.9" } th { "max" } }
+            @for (i, c) in r.configs.iter().enumerate() {
+                @if let Some(l) = c.run.tests[ti].main_latency() {
+                    tr {
+                        td { (swatch(i)) (c.label) }
+                        td { (l.op.name()) }
+                        td.num { (nanos(l.p50_nanos)) }
+                        td.num { (nanos(l.p99_nanos)) }
+                        td.num { (nanos(l.p999_nanos)) }
+                        td.num { (nanos(l.max_nanos)) }
+                    }
+                }
+            }
+        }
+        @if any_roles {
+            table.small.roles {
+                tr {
+                    th {} th { "role" } th { "MiB/s" } th { "op" } th { "p50" } th { "p99" }
+                    th { "p99.9" } th { "sync p99" }
+                }
+                @for (i, c) in r.configs.iter().enumerate() {
+                    @let t = &c.run.tests[ti];
+                    @for (phase, role) in t.roles() {
+                        @let main = role.main_op();
+                        @let sync = role.sync_latency();
+                        tr {
+                            td { (swatch(i)) (c.label) }
+                            td { (crate::present::roles::role_name(t, phase, role)) }
+                            td.num { (sig3(role.mib_per_s)) }
+                            td { (main.map(|l| l.op.name()).unwrap_or("–")) }
+                            td.num { (main.map(|l| nanos(l.p50_nanos)).unwrap_or_else(|| "–".into())) }
+                            td.num { (main.map(|l| nanos(l.p99_nanos)).unwrap_or_else(|| "–".into())) }
+                            td.num { (main.map(|l| nanos(l.p999_nanos)).unwrap_or_else(|| "–".into())) }
+                            td.num title=(sync.map(|l| l.op.name()).unwrap_or("")) {
+                                (sync.map(|l| nanos(l.p99_nanos)).unwrap_or_else(|| "–".into()))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The main op of a test: the data op with the most operations in the first configuration that
 /// has one.
 fn main_op(r: &Report, ti: usize) -> Option<OpKind> {
     r.configs.iter().find_map(|c| c.run.tests[ti].median_rep()?.main_op().map(|l| l.op))
 }
 
-/// One histogram of `op` merged over the complete repetitions (the partial one if none).
-fn merged_histogram(t: &TestResult, op: OpKind) -> Option<hdrhistogram::Histogram<u64>> {
-    let mut reps: Vec<&RepResult> = t.reps.iter().filter(|r| r.complete).collect();
-    if reps.is_empty() {
-        reps = t.reps.iter().collect();
-    }
-    let mut acc: Option<hdrhistogram::Histogram<u64>> = None;
-    for rep in reps {
-        let Some(h) =
-            rep.latency_of(op).and_then(|l| crate::stats::latency::decode(&l.histogram_b64))
-        else {
-            continue;
-        };
-        match &mut acc {
-            Some(a) => {
-                if a.add(&h).is_err() {
-                    continue;
-                }
-            }
-            None => acc = Some(h),
-        }
-    }
-    acc
+/// The histogram of `op` in the median repetition: the one whose percentiles every output
+/// shows, so the curve passes through the figures in the table under it.
+fn median_histogram(t: &TestResult, op: OpKind) -> Option<hdrhistogram::Histogram<u64>> {
+    let l = t.median_rep()?.latency_of(op)?;
+    crate::stats::latency::decode(&l.histogram_b64)
 }
 
 /// Offset against time of the traced requests of test `ti`'s first timed phase, every

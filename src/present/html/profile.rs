@@ -85,11 +85,14 @@ fn rate_chart(p: &Profile, iops: bool) -> Result<String, ChartError> {
     Ok(svg)
 }
 
-/// The page's stylesheet (fsbench's own, inserted as it is).
-const CSS: &str = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;\
-                   font-size:13px}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}\
-                   td:first-child,th:first-child{text-align:left}.charts{display:flex;flex-wrap:wrap;\
-                   gap:1em}";
+/// The page's own rules, after the report's stylesheet ([`super::CSS`]) it shares: the same
+/// fonts, colours and tables as a run's report.
+const PROFILE_CSS: &str = "main{padding:0 32px 24px}pre.summary{background:#fff;border:1px solid \
+                           var(--line);border-radius:6px;padding:8px 12px;font-size:12px;\
+                           overflow-x:auto}.charts{display:grid;grid-template-columns:repeat(\
+                           auto-fill,minmax(470px,1fr));gap:14px}.charts figure{margin:0;border:\
+                           1px solid var(--line);border-radius:6px;padding:8px 10px;background:#fff}\
+                           .charts svg{width:100%;height:auto;display:block}";
 
 /// The offset-against-time scatter of every request, coloured by the kind of file it read.
 fn scatter(p: &Profile) -> Result<String, ChartError> {
@@ -131,11 +134,13 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
             head {
                 meta charset="utf-8";
                 title { "fsbench profile" }
-                style { (PreEscaped(CSS)) }
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                style { (PreEscaped(super::CSS)) (PreEscaped(PROFILE_CSS)) }
             }
             body {
-                h1 { "fsbench profile" }
-                pre { (p.render()) }
+                header { h1 { "fsbench profile" } }
+                main {
+                pre.summary { (p.render()) }
                 div.charts {
                     figure {
                         (PreEscaped(&scatter))
@@ -144,8 +149,8 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
                     figure { (PreEscaped(&tput)) figcaption { "throughput" } }
                     figure { (PreEscaped(&iops)) figcaption { "requests per second" } }
                 }
-                h2 { "Files, first touch first" }
-                table {
+                h3 { "Files, first touch first" }
+                table.panel {
                     tr {
                         th { "file" } th { "kind" } th { "first open ms" } th { "first page ms" }
                         th { "pages by read" } th { "by fault" } th { "by readahead" }
@@ -155,15 +160,16 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
                         tr {
                             td { (f.display_name()) }
                             td { (f.kind) }
-                            td { (ms(f.first_open_ms)) }
-                            td { (ms(f.first_touch_ms)) }
-                            td { (f.pages_read) }
-                            td { (f.pages_fault) }
-                            td { (f.pages_readahead) }
-                            td { (human(f.device_read_bytes)) }
-                            td { (f.device_requests) }
+                            td.num { (ms(f.first_open_ms)) }
+                            td.num { (ms(f.first_touch_ms)) }
+                            td.num { (f.pages_read) }
+                            td.num { (f.pages_fault) }
+                            td.num { (f.pages_readahead) }
+                            td.num { (human(f.device_read_bytes)) }
+                            td.num { (f.device_requests) }
                         }
                     }
+                }
                 }
             }
         }
@@ -171,4 +177,34 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
     let mut h = page.into_string();
     h.push('\n');
     Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The page wears the report's stylesheet (issue 29: it was unstyled) and names a file's
+    /// kind by the shared rule (python3.11 is no `.11`).
+    #[test]
+    fn the_profile_page_has_the_reports_style() {
+        let p = crate::profile::Profile {
+            command: vec!["python3.11".into()],
+            filesystems: Vec::new(),
+            cold: None,
+            exit: crate::profile::spawn::Exit { code: 0, signal: None, stopped_by: None },
+            runs_wall_seconds: vec![0.5],
+            summary: Default::default(),
+            files: vec![crate::profile::files::FileProfile {
+                path: "/usr/bin/python3.11".into(),
+                kind: crate::profile::files::kind_of("/usr/bin/python3.11", false),
+                first_open_ms: Some(1.0),
+                ..Default::default()
+            }],
+            requests: Vec::new(),
+            touched: Vec::new(),
+            notes: Vec::new(),
+        };
+        let page = super::render(&p).unwrap();
+        assert!(page.contains(super::super::CSS), "the report's stylesheet");
+        assert!(page.contains("<table class=\"panel\">"), "{page}");
+        assert!(page.contains("<td>executable</td>") && !page.contains("<td>.11</td>"), "{page}");
+    }
 }

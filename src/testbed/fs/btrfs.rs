@@ -14,7 +14,7 @@
 use super::{Build, Filesystem, FsIntegrity, Made, MetaError, Untestable};
 use crate::model::integrity::{BlockCopy, CheckRun, MetaBlock, Subject, Target, ToolLocation};
 use crate::sys::cmd::Cmd;
-use crate::testbed::config::{ConfigError, FsConfig, Given};
+use crate::testbed::config::{Axis, ConfigError, FsConfig, Given};
 use crate::testbed::error::{Result, TestbedError};
 use crate::testbed::fsopts::{o, Kind::*, OptSpec};
 use crate::testbed::Testbed;
@@ -49,8 +49,12 @@ impl Filesystem for Btrfs {
         128 << 20
     }
 
-    fn own_keys(&self) -> &'static [&'static str] {
-        &["profile"]
+    fn own_keys(&self) -> &'static [Axis] {
+        &[Axis {
+            key: "profile",
+            what: "block group profile, DATA or DATA/META: single, dup, raid0, raid1, ...",
+            example: "btrfs:profile=raid1/raid1:devices=2",
+        }]
     }
 
     fn configure(&self, given: &mut Given, cfg: &mut FsConfig) -> Result<(), ConfigError> {

@@ -66,10 +66,11 @@ pub trait Filesystem: Sync {
     /// Smallest device (image) size in bytes this filesystem accepts, with a little room.
     fn min_device_bytes(&self, cfg: &FsConfig) -> u64;
 
-    /// Keys of its own in the short form, besides `label`, `mkfs`, `mount`, `devices` and
-    /// `sched` (for the message that lists valid keys); `*` takes any other key (zfs: every
-    /// other key is a dataset property).
-    fn own_keys(&self) -> &'static [&'static str] {
+    /// Keys of its own in the short form, besides the common ones
+    /// ([`super::config::COMMON_AXES`]), each with what it sets and an example: the parser
+    /// accepts exactly these, the message that lists valid keys and `compare --help` show them;
+    /// `*` takes any other key (zfs: every other key is a dataset property).
+    fn own_keys(&self) -> &'static [super::config::Axis] {
         &[]
     }
 

@@ -14,7 +14,7 @@
 //! taking the testbed offline go overlay first, then the backing filesystem.
 
 use super::{Build, Filesystem, Fs, FsIntegrity, Made, Untestable};
-use crate::testbed::config::{ConfigError, FsConfig, Given};
+use crate::testbed::config::{Axis, ConfigError, FsConfig, Given};
 use crate::testbed::error::{Result, TestbedError};
 use crate::testbed::fsopts::{self, o, Kind::*, OptSpec, ONOFF};
 use crate::testbed::mount::MountSpec;
@@ -65,8 +65,12 @@ impl Filesystem for Overlay {
         backing(cfg).map_or(1 << 20, |b| b.kind.min_device_bytes(&b))
     }
 
-    fn own_keys(&self) -> &'static [&'static str] {
-        &["on"]
+    fn own_keys(&self) -> &'static [Axis] {
+        &[Axis {
+            key: "on",
+            what: "the filesystem under the overlay's layers (default xfs)",
+            example: "overlay:on=ext4",
+        }]
     }
 
     fn configure(&self, given: &mut Given, cfg: &mut FsConfig) -> Result<(), ConfigError> {

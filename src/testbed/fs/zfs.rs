@@ -21,7 +21,7 @@
 
 use super::{Build, Filesystem, FsIntegrity, Held, Made, MetaError, Untestable};
 use crate::model::integrity::{BlockCopy, CheckRun, MetaBlock, Subject, Target, ToolLocation};
-use crate::testbed::config::{ConfigError, FsConfig, Given, RawZfs, ZfsLayout, ZfsOpts};
+use crate::testbed::config::{Axis, ConfigError, FsConfig, Given, RawZfs, ZfsLayout, ZfsOpts};
 use crate::testbed::error::{Result, TestbedError};
 use crate::testbed::fsopts::{check_value, find, names, o, refuse, Kind::*, OptSpec, ONOFF};
 use crate::testbed::state::StateDir;
@@ -52,8 +52,19 @@ impl Filesystem for Zfs {
         64 << 20
     }
 
-    fn own_keys(&self) -> &'static [&'static str] {
-        &["layout", "*"]
+    fn own_keys(&self) -> &'static [Axis] {
+        &[
+            Axis {
+                key: "layout",
+                what: "how the pool's devices are arranged: single, stripe, mirror, raidz, raidz2",
+                example: "zfs:layout=raidz:devices=3",
+            },
+            Axis {
+                key: "*",
+                what: "any other key: a dataset property, set with `zfs set` (compression, ...)",
+                example: "zfs:compression=lzjb:recordsize=8k",
+            },
+        ]
     }
 
     fn configure(&self, given: &mut Given, cfg: &mut FsConfig) -> Result<(), ConfigError> {
