@@ -26,6 +26,8 @@ build:
 
 lint:
 	$(CARGO) fmt --check
+	# The filesystem plug-ins are declared inside a registry macro, which cargo fmt does not enter.
+	rustfmt --check --edition 2021 src/testbed/fs/*.rs
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features mpi -- -D warnings
 

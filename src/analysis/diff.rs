@@ -262,7 +262,7 @@ mod tests {
             d.rows[2]
         );
         assert_eq!((d.regressions(), d.improvements(), d.untested()), (1, 0, 1));
-        let text = crate::present::diff::render(&d, &a, &b, &Rule::default());
+        let text = crate::present::diff::render(&d, &a, &b, &Rule::default(), 200);
         assert!(text.contains("UNTESTED") && text.contains("WARNING: 1 pairs"), "{}", text);
         assert!(text.contains("Benjamini-Hochberg") && text.contains("over the 2 tested pairs"));
         assert!(text.contains("1 regressed significantly"), "{}", text);

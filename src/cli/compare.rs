@@ -211,7 +211,8 @@ pub(super) fn finish(
     status: crate::model::run::RunStatus,
     teardown: anyhow::Result<()>,
 ) -> anyhow::Result<ExitCode> {
-    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(report)?;
+    let bytes =
+        exporter(a.format, ExportOptions { details: a.details, width: None }).export(report)?;
     // A closed stdout (`| head`) must not skip the report, the teardown or the store below.
     let printed = super::out_bytes(&bytes);
     let mut report_error = None;

@@ -176,6 +176,7 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut results = Vec::new();
+    let width = crate::present::frame::terminal_width();
     let mut out = std::io::stdout().lock();
     for (ci, cfg) in configs.iter().enumerate() {
         let size = crate::testbed::sizing::image_bytes(cfg, None, Some(a.size));
@@ -185,7 +186,8 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
         };
         eprintln!("fsbench integrity: {} ...", cfg.label);
         let m = integrity::run_config(cfg, &opts, &mut |i, case| {
-            eprintln!("  {}", integrity::matrix::evidence_line(case));
+            let line = integrity::matrix::evidence_line(case);
+            eprint!("{}", crate::present::frame::wrap(&line, width, "  ", "    "));
             if let Some(r) = rec.as_mut() {
                 let done = r.record_case(ci, i, case);
                 record(&mut rec, done);
@@ -197,7 +199,7 @@ pub fn run(a: IntegrityArgs) -> anyhow::Result<ExitCode> {
         }
         if a.format == IntegrityFormat::Table {
             // Printed as each configuration ends, so a later failure loses nothing.
-            writeln!(out, "{}", m.render())?;
+            writeln!(out, "{}", crate::present::integrity::render(&m, width))?;
             out.flush()?;
         }
         results.push(m);

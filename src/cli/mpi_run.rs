@@ -18,7 +18,7 @@ use crate::cluster::hooks::agree;
 use crate::cluster::session::{self, SessionEnd, SessionOptions};
 use crate::cluster::Comm;
 use crate::driver::{Order, Outcome, PhaseOutcome, Plan, Spec, TargetSet};
-use crate::engine::{NoProgress, Progress};
+use crate::engine::{EngineError, NoProgress, Progress};
 use crate::model::job::Suite;
 use crate::model::run::{RunKind, RunStatus};
 use crate::model::verdict::Rule;
@@ -53,7 +53,7 @@ fn start(
     let suite = if mpi.mpi_shared { session::shared_suite(&suite, comm.size()) } else { suite };
     let local = match check(&suite) {
         Ok(()) => PhaseOutcome::Ok,
-        Err(e) => PhaseOutcome::Failed(e),
+        Err(reason) => PhaseOutcome::Failed(EngineError::Hook { reason, bad_input: true }),
     };
     if let PhaseOutcome::Failed(msg) = agree(&*comm, local)? {
         if rank == 0 {

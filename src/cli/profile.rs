@@ -105,7 +105,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     if a.measure_overhead {
         let repeat = a.repeat.unwrap_or(10) as usize;
         let o = profile::overhead::measure(&opts, repeat)?;
-        eprint!("{}", o.render());
+        eprint!("{}", fit(&o.render()));
         if let Some(j) = &a.json {
             write_json(j, &o)?;
         }
@@ -114,7 +114,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     if let Some(list) = &a.compare_preload {
         let repeat = a.repeat.unwrap_or(10) as usize;
         let c = preload::compare(&opts, list, repeat)?;
-        eprint!("{}", c.render());
+        eprint!("{}", fit(&c.render()));
         if let Some(j) = &a.json {
             write_json(j, &c)?;
         }
@@ -131,7 +131,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let mut store = a.record.open()?;
     let started = super::record::now_unix_s();
     let p = profile::run(&opts)?;
-    eprint!("{}", p.render());
+    eprint!("{}", fit(&p.render()));
     let mut stored = true;
     if let Some(s) = store.as_mut() {
         match s.record_profile(&p, started) {
@@ -170,6 +170,11 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Text for the terminal, its long lines wrapped to its width.
+fn fit(text: &str) -> String {
+    crate::present::frame::fit(text, crate::present::frame::terminal_width())
+}
+
 fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(v)?;
     if path.as_os_str() == "-" {
@@ -185,6 +190,6 @@ fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> anyhow::Res
 pub fn preload(a: PreloadArgs) -> anyhow::Result<ExitCode> {
     let list = preload::read_list(&a.list)?;
     let r = preload::preload(&list);
-    eprintln!("{}", r.render());
+    eprint!("{}", fit(&r.render()));
     Ok(ExitCode::Success)
 }

@@ -3,7 +3,6 @@
 use super::record::DbArg;
 use super::{ExitCode, UserError};
 use crate::model::run::RunKind;
-use crate::model::units::utc;
 use crate::model::verdict::Rule;
 use crate::present::html::integrity::IntegrityRun;
 use crate::present::html::ReportRun;
@@ -11,7 +10,6 @@ use crate::present::{exporter, ExportOptions, Format};
 use crate::store::HistoryFilter;
 use anyhow::Context;
 use clap::Args;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -125,45 +123,8 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         eprintln!("fsbench: no runs recorded in {} match", store.path().display());
         return Ok(ExitCode::Success);
     }
-    let mut t = Table::new();
-    t.load_preset(comfy_table::presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    t.set_header([
-        "id",
-        "started (UTC)",
-        "kind",
-        "suite",
-        "scale",
-        "reps",
-        "tests",
-        "status",
-        "configurations",
-    ]);
-    for r in runs {
-        let date = utc(r.started_unix_s);
-        // An integrity run has no scale: it stores its fault list there, shown after the
-        // configurations instead.
-        let (scale, configs) = match r.kind {
-            RunKind::Integrity => {
-                ("-".to_string(), format!("{} (faults: {})", r.labels.join(" vs "), r.scale))
-            }
-            _ => (r.scale.clone(), r.labels.join(" vs ")),
-        };
-        t.add_row(vec![
-            Cell::new(r.id).set_alignment(CellAlignment::Right),
-            Cell::new(date.trim_end_matches(" UTC")),
-            Cell::new(r.kind.as_str()),
-            Cell::new(&r.suite),
-            Cell::new(scale),
-            Cell::new(r.repeat).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{}/{}", r.tests_done, r.tests_total))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(r.status_text()),
-            Cell::new(configs),
-        ]);
-    }
-    let text = t.to_string().lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
-    super::out(&format!("{text}\n"))?;
+    let text = crate::present::history::render(&runs, crate::present::frame::terminal_width());
+    super::out(&text)?;
     Ok(ExitCode::Success)
 }
 
@@ -191,7 +152,9 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
                 .0
                 .into_bytes()
         }
-        f => exporter(f, ExportOptions { details: a.details }).export(&rec.report())?,
+        f => {
+            exporter(f, ExportOptions { details: a.details, width: None }).export(&rec.report())?
+        }
     };
     super::out_bytes(&bytes).context("writing to stdout")?;
     Ok(ExitCode::Success)
@@ -232,8 +195,9 @@ fn show_integrity(
     let mut out = std::io::stdout().lock();
     match format {
         Format::Table => {
+            let width = crate::present::frame::terminal_width();
             for m in &run.configs {
-                writeln!(out, "{}", m.render())?;
+                writeln!(out, "{}", crate::present::integrity::render(m, width))?;
             }
         }
         Format::Json => {
@@ -297,7 +261,10 @@ fn stored_profile(store: &crate::store::Store, id: i64) -> anyhow::Result<crate:
 fn show_profile(store: &crate::store::Store, id: i64, format: Format) -> anyhow::Result<ExitCode> {
     let p = stored_profile(store, id)?;
     let bytes = match format {
-        Format::Table => p.render().into_bytes(),
+        Format::Table => {
+            crate::present::frame::fit(&p.render(), crate::present::frame::terminal_width())
+                .into_bytes()
+        }
         Format::Json => {
             let mut v = serde_json::to_vec_pretty(&p)?;
             v.push(b'\n');
@@ -358,7 +325,8 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         return Err(UserError(msg).into());
     }
-    super::out(&crate::present::diff::render(&d, &ra, &rb, &rule))?;
+    let width = crate::present::frame::terminal_width();
+    super::out(&crate::present::diff::render(&d, &ra, &rb, &rule, width))?;
     Ok(if d.regressions() > 0 { ExitCode::TestFailed } else { ExitCode::Success })
 }
 

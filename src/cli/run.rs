@@ -155,7 +155,8 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     targets.teardown()?;
 
     // Stage 3: output.
-    let bytes = exporter(a.format, ExportOptions { details: a.details }).export(&report)?;
+    let bytes =
+        exporter(a.format, ExportOptions { details: a.details, width: None }).export(&report)?;
     let printed = super::out_bytes(&bytes);
     if status != crate::model::run::RunStatus::Interrupted {
         recording.outcome()?;

@@ -66,10 +66,14 @@ pub fn run(cmd: TestbedCmd) -> anyhow::Result<ExitCode> {
             let env = bed.environment();
             let name = bed.name().to_string();
             let mnt = bed.keep().context("keeping the testbed")?;
-            eprintln!(
-                "fsbench: {} is mounted ({}; {}). Remove it with `fsbench testbed down {name}`.",
+            let said = format!(
+                "fsbench: {} is mounted ({}; {}).",
                 env.label, env.backing, env.mount_options
             );
+            let width = crate::present::frame::terminal_width();
+            eprint!("{}", crate::present::frame::wrap(&said, width, "", "  "));
+            // The command on a line of its own, never wrapped, so it can be copied whole.
+            eprintln!("fsbench: remove it with `fsbench testbed down {name}`");
             super::out(&format!("{}\n", mnt.display()))?;
         }
         TestbedCmd::Down { name: None, all: false } => {

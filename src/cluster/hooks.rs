@@ -6,6 +6,7 @@
 use super::clock::GlobalClock;
 use super::{ClusterError, Comm};
 use crate::driver::{Hooks, PhaseOutcome, PhasePoint};
+use crate::engine::EngineError;
 use crate::model::cluster::{ClockSync, PhaseWindow};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -38,7 +39,9 @@ pub struct ClusterHooks {
 #[derive(Serialize, Deserialize)]
 enum Wire {
     Ok,
-    Failed(String),
+    /// The words of the failure, and whether it was bad input
+    /// ([`crate::engine::EngineError::is_bad_input`]).
+    Failed(String, bool),
     Interrupted,
 }
 
@@ -75,11 +78,13 @@ impl ClusterHooks {
 }
 
 /// Every rank's `local` outcome, combined on rank 0 and sent back: a failure on any rank (named
-/// with its rank, host and pid) wins over an interrupt, which wins over success. Collective.
+/// with its rank, host and pid) wins over an interrupt, which wins over success. The agreed
+/// failure is a hook's ([`EngineError::Hook`]), bad input when every failing rank's was.
+/// Collective.
 pub fn agree(comm: &dyn Comm, local: PhaseOutcome) -> Result<PhaseOutcome, ClusterError> {
     let wire = match local {
         PhaseOutcome::Ok => Wire::Ok,
-        PhaseOutcome::Failed(r) => Wire::Failed(r),
+        PhaseOutcome::Failed(e) => Wire::Failed(e.to_string(), e.is_bad_input()),
         PhaseOutcome::Interrupted => Wire::Interrupted,
     };
     let me = serde_json::to_vec(&(comm.host(), std::process::id(), wire))
@@ -92,14 +97,16 @@ pub fn agree(comm: &dyn Comm, local: PhaseOutcome) -> Result<PhaseOutcome, Clust
     if comm.rank() == 0 {
         let mut interrupted = false;
         let mut failures = Vec::new();
+        let mut bad_input = true;
         for (rank, bytes) in all.iter().enumerate() {
             let (host, pid, w): (String, u32, Wire) = serde_json::from_slice(bytes)
                 .map_err(|e| ClusterError::Decode { rank: rank as u32, reason: e.to_string() })?;
             match w {
                 Wire::Ok => {}
                 Wire::Interrupted => interrupted = true,
-                Wire::Failed(reason) => {
-                    failures.push(format!("rank {rank} (host {host}, pid {pid}): {reason}"))
+                Wire::Failed(reason, bad) => {
+                    failures.push(format!("rank {rank} (host {host}, pid {pid}): {reason}"));
+                    bad_input &= bad;
                 }
             }
         }
@@ -109,7 +116,7 @@ pub fn agree(comm: &dyn Comm, local: PhaseOutcome) -> Result<PhaseOutcome, Clust
             if n > 1 {
                 msg = format!("{n} ranks failed: {msg}");
             }
-            Wire::Failed(msg)
+            Wire::Failed(msg, bad_input)
         } else if interrupted {
             Wire::Interrupted
         } else {
@@ -122,7 +129,9 @@ pub fn agree(comm: &dyn Comm, local: PhaseOutcome) -> Result<PhaseOutcome, Clust
         .map_err(|e| ClusterError::Decode { rank: 0, reason: e.to_string() })?;
     Ok(match w {
         Wire::Ok => PhaseOutcome::Ok,
-        Wire::Failed(r) => PhaseOutcome::Failed(r),
+        Wire::Failed(reason, bad_input) => {
+            PhaseOutcome::Failed(EngineError::Hook { reason, bad_input })
+        }
         Wire::Interrupted => PhaseOutcome::Interrupted,
     })
 }
@@ -138,9 +147,9 @@ fn place(at: &PhasePoint<'_>) -> String {
 }
 
 impl Hooks for ClusterHooks {
-    fn before_phase(&self, at: &PhasePoint<'_>) -> Result<(), String> {
+    fn before_phase(&self, at: &PhasePoint<'_>) -> Result<(), EngineError> {
         let place = format!("the barrier before {}", place(at));
-        self.start_together(&place).map_err(|e| e.to_string())
+        self.start_together(&place).map_err(|e| EngineError::hook(e.to_string()))
     }
 
     fn after_phase(
@@ -168,7 +177,9 @@ impl Hooks for ClusterHooks {
         match agree(&*self.comm, local) {
             Ok(o) => o,
             Err(ClusterError::Interrupted { .. }) => PhaseOutcome::Interrupted,
-            Err(e) => PhaseOutcome::Failed(format!("rank {}: {e}", self.comm.rank())),
+            Err(e) => {
+                PhaseOutcome::Failed(EngineError::hook(format!("rank {}: {e}", self.comm.rank())))
+            }
         }
     }
 }
@@ -195,9 +206,12 @@ mod tests {
         assert_eq!(h.before_phase(&at), Ok(()));
         let a = Instant::now();
         let b = a + Duration::from_millis(10);
-        let o = h.after_phase(&at, Some((a, b)), PhaseOutcome::Failed("ENOSPC".into()));
+        let full = EngineError::NoSpace { op: None, reason: "ENOSPC".into() };
+        let o = h.after_phase(&at, Some((a, b)), PhaseOutcome::Failed(full));
         match o {
-            PhaseOutcome::Failed(r) => {
+            PhaseOutcome::Failed(e) => {
+                assert!(e.is_bad_input(), "the one failing rank's was bad input: {e:?}");
+                let r = e.to_string();
                 assert!(r.starts_with("rank 0 (host "), "{r}");
                 assert!(r.ends_with("): ENOSPC"), "{r}");
             }

@@ -83,7 +83,7 @@ fn reduce_test(parts: &[(&RankReport, &TestResult)], label: &str) -> TestResult 
                 let reason = if reason.contains("rank ") {
                     reason.clone()
                 } else {
-                    format!("rank {} (host {}): {reason}", r.info.rank, r.info.host)
+                    format!("rank {} (host {}): {reason}", r.info.rank, r.info.host).into()
                 };
                 out.status = TestStatus::Failed { reason };
             }

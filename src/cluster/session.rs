@@ -10,7 +10,7 @@ use super::hooks::{agree, ClusterHooks};
 use super::reduce::{reduce, RankReport};
 use super::{clock, Comm};
 use crate::driver::{self, Outcome, PhaseOutcome, Plan, Targets, WorkDir};
-use crate::engine::{Progress, Share, Target, Workspace};
+use crate::engine::{EngineError, Progress, Share, Target, Workspace};
 use crate::model::cluster::{ClockSync, ClusterInfo, RankInfo};
 use crate::model::job::{Layout, Suite};
 use crate::model::run::RunStatus;
@@ -71,8 +71,8 @@ impl RankTargets {
         } else {
             let local = match &mine {
                 Some(Ok(_)) => PhaseOutcome::Ok,
-                Some(Err(e)) => PhaseOutcome::Failed(e.to_string()),
-                None => PhaseOutcome::Failed("no work directory".into()),
+                Some(Err(e)) => PhaseOutcome::Failed(EngineError::hook(e.to_string())),
+                None => PhaseOutcome::Failed(EngineError::hook("no work directory")),
             };
             match agree(comm, local)? {
                 PhaseOutcome::Ok => {}

@@ -96,7 +96,7 @@ fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, Unusable> {
     match &t.status {
         TestStatus::Ok => {}
         TestStatus::Failed { reason } => {
-            return Err(Unusable::Failed { label, reason: reason.clone() })
+            return Err(Unusable::Failed { label, reason: reason.to_string() })
         }
         TestStatus::Interrupted => return Err(Unusable::Interrupted { label }),
         TestStatus::Skipped { reason } => {

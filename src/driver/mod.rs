@@ -499,7 +499,7 @@ mod tests {
         fail: Option<&'static str>,
     }
     impl Hooks for Log {
-        fn before_phase(&self, at: &PhasePoint<'_>) -> Result<(), String> {
+        fn before_phase(&self, at: &PhasePoint<'_>) -> Result<(), crate::engine::EngineError> {
             let line = format!("before {} {} {} {}", at.target, at.test.id, at.rep, at.phase);
             self.calls.lock().unwrap().push(line);
             Ok(())
@@ -515,7 +515,7 @@ mod tests {
             self.calls.lock().unwrap().push(line);
             match self.fail {
                 Some(t) if t == at.test.id && at.phase == "w" => {
-                    PhaseOutcome::Failed("rank 3 (host h): EIO".into())
+                    PhaseOutcome::Failed(crate::engine::EngineError::hook("rank 3 (host h): EIO"))
                 }
                 _ => local,
             }

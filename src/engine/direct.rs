@@ -6,6 +6,7 @@
 //! common device); this check catches a filesystem that refuses O_DIRECT (tmpfs before Linux 6.6,
 //! ramfs, some FUSE filesystems) or needs more, with a message that says so, before any file is made.
 
+use crate::model::failure::EngineError;
 use crate::model::job::{OffsetMode, SizeDist, TestDef};
 use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
 use std::path::Path;
@@ -21,8 +22,9 @@ pub struct DioAlign {
     pub source: &'static str,
 }
 
-/// Probe `dir` for O_DIRECT: the alignment it needs, or why it cannot be used.
-pub fn probe(dir: &Path) -> Result<DioAlign, String> {
+/// Probe `dir` for O_DIRECT: the alignment it needs, or why it cannot be used (a filesystem
+/// that refuses O_DIRECT is [`EngineError::Unsupported`]: the test is the user's to change).
+pub fn probe(dir: &Path) -> Result<DioAlign, EngineError> {
     let name = format!(".fsbench-direct-probe-{}", std::process::id());
     let path = dir.join(&name);
     let fd = rustix::fs::open(
@@ -40,11 +42,14 @@ pub fn probe(dir: &Path) -> Result<DioAlign, String> {
             cleanup();
             let fs = fs_name(dir);
             return Err(match e {
-                rustix::io::Errno::INVAL => format!(
+                rustix::io::Errno::INVAL => EngineError::unsupported(format!(
                     "the filesystem at {} ({fs}) refuses O_DIRECT (open with O_DIRECT: {e}); run this test on a filesystem that supports direct I/O (ext4, xfs, btrfs), or remove direct",
                     dir.display()
+                )),
+                _ => EngineError::setup(
+                    format!("cannot open a file with O_DIRECT in {}", dir.display()),
+                    &e.into(),
                 ),
-                _ => format!("cannot open a file with O_DIRECT in {}: {e}", dir.display()),
             });
         }
     };
@@ -54,11 +59,11 @@ pub fn probe(dir: &Path) -> Result<DioAlign, String> {
     if let Ok(st) = st {
         if st.stx_mask & StatxFlags::DIOALIGN.bits() != 0 {
             if st.stx_dio_offset_align == 0 {
-                return Err(format!(
+                return Err(EngineError::unsupported(format!(
                     "the filesystem at {} ({}) does not support O_DIRECT on this file (statx reports no direct-I/O alignment); remove direct or use another filesystem",
                     dir.display(),
                     fs_name(dir)
-                ));
+                )));
             }
             return Ok(DioAlign {
                 mem: u64::from(st.stx_dio_mem_align),
@@ -72,13 +77,13 @@ pub fn probe(dir: &Path) -> Result<DioAlign, String> {
 }
 
 /// Check a test's O_DIRECT ops against `a`; the message states the alignment needed.
-pub fn check_test(test: &TestDef, a: &DioAlign) -> Result<(), String> {
+pub fn check_test(test: &TestDef, a: &DioAlign) -> Result<(), EngineError> {
     // Read buffers are page-aligned and write windows 4 KiB-aligned (engine::buffer).
     if a.mem > 4096 {
-        return Err(format!(
+        return Err(EngineError::unsupported(format!(
             "O_DIRECT here needs buffers aligned to {} bytes ({}); fsbench aligns them to 4096",
             a.mem, a.source
-        ));
+        )));
     }
     for p in test.phases.iter().filter(|p| p.open.direct) {
         for o in p.pattern.data().iter().filter(|o| o.kind.is_data()) {
@@ -88,7 +93,7 @@ pub fn check_test(test: &TestDef, a: &DioAlign) -> Result<(), String> {
             };
             let bad_align = o.offset == OffsetMode::Random && o.align % a.offset != 0;
             if size % a.offset != 0 || bad_align {
-                return Err(format!(
+                return Err(EngineError::unsupported(format!(
                     "phase `{}`: O_DIRECT on this filesystem needs sizes and offsets aligned to {} bytes ({}); this test has {} of {} bytes at {}-byte-aligned offsets: use multiples of {}",
                     p.name,
                     a.offset,
@@ -97,7 +102,7 @@ pub fn check_test(test: &TestDef, a: &DioAlign) -> Result<(), String> {
                     size,
                     if o.offset == OffsetMode::Random { o.align } else { size },
                     a.offset
-                ));
+                )));
             }
         }
     }
@@ -146,7 +151,7 @@ mod tests {
                 assert!(a.mem >= 1, "{a:?}");
             }
             // /var/tmp on a filesystem without O_DIRECT: the message says so.
-            Err(e) => assert!(e.contains("O_DIRECT"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("O_DIRECT"), "{e}"),
         }
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
@@ -165,12 +170,14 @@ mod tests {
         assert!(check_test(t, &a).is_ok());
         let a = DioAlign { mem: 512, offset: 8192, source: "statx(STATX_DIOALIGN)" };
         let e = check_test(t, &a).unwrap_err();
+        assert!(e.is_bad_input(), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.contains("aligned to 8192 bytes (statx(STATX_DIOALIGN))")
                 && e.contains("4096-byte-aligned"),
             "{e}"
         );
         let a = DioAlign { mem: 8192, offset: 512, source: "x" };
-        assert!(check_test(t, &a).unwrap_err().contains("buffers aligned to 8192"));
+        assert!(check_test(t, &a).unwrap_err().to_string().contains("buffers aligned to 8192"));
     }
 }

@@ -4,16 +4,17 @@
 //! barrier, its global clock stamps and its agreement on the outcome there. A single-process
 //! run uses [`NoHooks`], whose methods do nothing.
 
+use crate::model::failure::EngineError;
 use crate::model::job::TestDef;
 use std::time::Instant;
 
-/// How a phase (or the untimed set-up) ended on this process.
+/// How a phase (or the untimed set-up, or a repetition) ended on this process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PhaseOutcome {
     /// Done.
     Ok,
-    /// Failed; the reason says how.
-    Failed(String),
+    /// Failed; the error says how (and whether it was bad input).
+    Failed(EngineError),
     /// Stopped by Ctrl-C / SIGTERM.
     Interrupted,
 }
@@ -37,8 +38,8 @@ pub struct PhasePoint<'a> {
 /// for as long as the outcome they agree on is [`PhaseOutcome::Ok`].
 pub trait Hooks: Sync {
     /// Just before the phase's workers are released (after its cache precondition is made).
-    /// An error abandons the repetition with that reason.
-    fn before_phase(&self, _at: &PhasePoint<'_>) -> Result<(), String> {
+    /// An error (a [`EngineError::Hook`]) abandons the repetition with that reason.
+    fn before_phase(&self, _at: &PhasePoint<'_>) -> Result<(), EngineError> {
         Ok(())
     }
     /// After the phase: `window` is when its first worker started and its last one ended (None

@@ -9,7 +9,9 @@
 //! phase ([`RoleResult`]); the test's figures are its own threads' only.
 
 use super::ioengine::Psync;
+use super::runner::{EngineOptions, Progress};
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
+use crate::model::failure::EngineError;
 use crate::model::job::{RoleDef, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
@@ -31,6 +33,32 @@ pub fn paths(test: &TestDef, dir: &Path, process: Option<u32>) -> Vec<Vec<PathBu
         .collect()
 }
 
+/// Fill the files of the roles that read what is there (`file.prefill`), untimed.
+/// `Ok(false)`: interrupted.
+pub fn prefill(
+    test: &TestDef,
+    paths: &[Vec<PathBuf>],
+    opts: &EngineOptions,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<bool, EngineError> {
+    for (r, p) in test.roles.iter().zip(paths).filter(|(r, _)| r.prefill) {
+        let ok = super::files::prefill(
+            p,
+            r.file_bytes,
+            opts.compress_percent,
+            seed ^ 0x201e,
+            None,
+            progress,
+        )
+        .map_err(|e| e.at(format!("setup of role `{}`", r.name)))?;
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Remove the roles' files.
 pub fn remove(paths: &[Vec<PathBuf>]) {
     for p in paths.iter().flatten() {
@@ -46,7 +74,7 @@ pub fn beside<T>(
     seed: u64,
     compress_percent: u8,
     foreground: impl FnOnce() -> T,
-) -> (T, Vec<RoleResult>, Option<String>) {
+) -> (T, Vec<RoleResult>, Option<EngineError>) {
     if test.roles.is_empty() {
         return (foreground(), Vec::new(), None);
     }
@@ -65,7 +93,6 @@ pub fn beside<T>(
                     seed: seed ^ 0x5eed_0000 ^ ((ri as u64) << 8) ^ k as u64,
                     compress_percent,
                     iodepth: 1,
-                    uring: Default::default(),
                     work: Work::File(FileWork {
                         path,
                         file_size: r.file_bytes,
@@ -83,7 +110,7 @@ pub fn beside<T>(
             .zip(&counters)
             .map(|((ri, mut plan), ctr)| {
                 let (barrier, flags) = (&barrier, &flags);
-                s.spawn(move || (ri, worker::run::<Psync>(&mut plan, barrier, flags, ctr)))
+                s.spawn(move || (ri, worker::run::<Psync>(&mut plan, &(), barrier, flags, ctr)))
             })
             .collect();
         // The roles' lead: the foreground meets them in their steady state.
@@ -107,7 +134,7 @@ pub fn beside<T>(
             outs.iter().filter(|(i, _)| *i == ri).map(|o| &o.1).collect();
         results.push(role_result(r, &mine));
         if let Some(e) = mine.iter().find_map(|o| o.error.as_ref()) {
-            error.get_or_insert_with(|| format!("role `{}`: {e}", r.name));
+            error.get_or_insert_with(|| e.clone().at(format!("role `{}`", r.name)));
         }
     }
     (value, results, error)

@@ -7,6 +7,13 @@ use std::path::{Path, PathBuf};
 #[error("{0}")]
 pub struct EvictError(pub String);
 
+impl crate::sys::classify::Classify for EvictError {
+    /// The caches could not be emptied: the system's failure, not the command's input.
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 /// Empties every cache that could hold a test file's data before an "uncached" phase.
 ///
 /// The default ([`PageCacheEvictor`]) handles kernel filesystems. A testbed whose data is cached

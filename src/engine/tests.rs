@@ -2,12 +2,13 @@
 //! runner, as a workload) and with a counting engine (through the worker, to see the queue).
 
 use super::hooks::NoHooks;
-use super::ioengine::{Caps, Completion, Io, IoEngine, IoKind, Null};
+use super::ioengine::{Completion, Io, IoEngine, IoKind, Null};
 use super::worker::{self, FileWork, PaddedCounter, StopFlags, Work, WorkerPlan};
 use super::{run_test, EngineOptions, NoProgress, Target};
 use crate::model::job::OpKind;
 use crate::model::result::{PhaseResult, TestStatus};
 use crate::model::scale::Scale;
+use crate::workload::engines::EngineSpec;
 use crate::workload::{self, ResolveCtx};
 use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
@@ -47,7 +48,7 @@ fn count(p: &PhaseResult, k: OpKind) -> u64 {
 fn null_engine_at_depth_16_does_every_op_and_records_each_latency() {
     let s = suite(QD16);
     let t = &s.tests[0];
-    assert_eq!((t.engine, t.iodepth), (crate::model::job::EngineKind::Null, 16));
+    assert_eq!((t.engine.name(), t.iodepth), ("null", 16));
     let dir = tempfile::tempdir().unwrap();
     let target = Target::dir(dir.path());
     let opts = EngineOptions::default();
@@ -86,11 +87,17 @@ static MOST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::ne
 static SYNCS_WITH_IO_IN_FLIGHT: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
+/// A test engine's declaration: the null engine's, under its own name.
+const fn test_spec(name: &'static str) -> EngineSpec {
+    EngineSpec { name, ..crate::workload::engines::null::SPEC }
+}
+
 impl IoEngine for Counting {
-    const NAME: &'static str = "counting";
-    const CAPS: Caps = Null::CAPS;
-    fn setup(depth: u32) -> std::io::Result<Self> {
-        Ok(Counting { inner: Null::setup(depth)?, inflight: 0, most: 0, queued: 0 })
+    const SPEC: &'static EngineSpec = &test_spec("counting");
+    type Options = ();
+    fn options(_: &crate::model::job::EngineOptions) {}
+    fn setup(depth: u32, _: &()) -> std::io::Result<Self> {
+        Ok(Counting { inner: Null::setup(depth, &())?, inflight: 0, most: 0, queued: 0 })
     }
     unsafe fn queue(&mut self, io: Io) -> std::io::Result<()> {
         if matches!(io.kind, IoKind::Fsync | IoKind::Fdatasync) && self.inflight > 0 {
@@ -128,15 +135,9 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             region_len: 4 << 20,
             verify: None,
         };
-        let mut plan = WorkerPlan {
-            phase,
-            seed: 7,
-            compress_percent: 0,
-            iodepth: 16,
-            uring: Default::default(),
-            work: Work::File(work),
-        };
-        let out = worker::run::<Counting>(&mut plan, &Barrier::new(1), &stop, &ctr.0);
+        let mut plan =
+            WorkerPlan { phase, seed: 7, compress_percent: 0, iodepth: 16, work: Work::File(work) };
+        let out = worker::run::<Counting>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.data_ops, ops);
         let recorded: u64 =
@@ -180,9 +181,10 @@ fn seen(p: &std::ffi::CStr) {
 }
 
 impl IoEngine for PathsSeen {
-    const NAME: &'static str = "paths-seen";
-    const CAPS: Caps = Null::CAPS;
-    fn setup(_: u32) -> std::io::Result<Self> {
+    const SPEC: &'static EngineSpec = &test_spec("paths-seen");
+    type Options = ();
+    fn options(_: &crate::model::job::EngineOptions) {}
+    fn setup(_: u32, _: &()) -> std::io::Result<Self> {
         Ok(PathsSeen)
     }
     unsafe fn queue(&mut self, _: Io) -> std::io::Result<()> {
@@ -225,7 +227,8 @@ impl IoEngine for PathsSeen {
 /// named by `name_prefix`.
 #[test]
 fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
-    use super::fileset::{absolute_base, FsCounters, SlotState, SlotWork};
+    use super::files::absolute_base;
+    use super::fileset::{FsCounters, SlotState, SlotWork};
     for (mode, name) in [("absolute", "file.mdtest.0."), ("relative", "f")] {
         let s = suite(&MD.replace("PATHS", mode).replace("NAME", name));
         let t = &s.tests[0];
@@ -268,10 +271,9 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
                 seed: 7,
                 compress_percent: 0,
                 iodepth: 1,
-                uring: Default::default(),
                 work: Work::Slots(work),
             };
-            let out = worker::run::<PathsSeen>(&mut plan, &Barrier::new(1), &stop, &ctr.0);
+            let out = worker::run::<PathsSeen>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
             assert!(out.error.is_none(), "{mode}: {:?}", out.error.map(|e| e.to_string()));
         }
         let paths = std::mem::take(&mut *PATHS_SEEN.lock().unwrap());
@@ -293,11 +295,11 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
 }
 
 /// `paths = "absolute"` gives up the directory fd's protection against a swapped name, so a set
-/// under a directory others can write without the sticky bit is refused, as is a set whose
-/// directory is gone; under a sticky one (as /tmp) it runs.
+/// under a directory others can write without the sticky bit, or one another user owns, is
+/// refused, as is a set whose directory is gone; under a sticky one (as /tmp) it runs.
 #[test]
 fn absolute_paths_are_refused_where_another_user_could_redirect_them() {
-    use super::fileset::absolute_base;
+    use super::files::absolute_base;
     use std::os::fd::AsFd;
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
@@ -309,6 +311,8 @@ fn absolute_paths_are_refused_where_another_user_could_redirect_them() {
         |p: &std::path::Path| -> std::os::fd::OwnedFd { std::fs::File::open(p).unwrap().into() };
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
     let e = absolute_base(open(&set).as_fd()).unwrap_err();
+    assert!(e.is_bad_input(), "the workload's to change: {e:?}");
+    let e = e.to_string();
     assert!(e.contains("writable by others without the sticky bit") && e.contains("shared"), "{e}");
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     assert_eq!(absolute_base(open(&set).as_fd()).unwrap(), set);
@@ -316,13 +320,69 @@ fn absolute_paths_are_refused_where_another_user_could_redirect_them() {
     assert_eq!(absolute_base(open(&set).as_fd()).unwrap(), set);
     let fd = open(&set);
     std::fs::remove_dir(&set).unwrap();
-    let e = absolute_base(fd.as_fd()).unwrap_err();
+    let e = absolute_base(fd.as_fd()).unwrap_err().to_string();
     assert!(e.contains("no longer reachable"), "{e}");
     // A directory of another user's on the way (its owner may swap what is in it): refused.
     if rustix::process::geteuid().is_root() {
         std::fs::create_dir(&set).unwrap();
         std::os::unix::fs::chown(&shared, Some(65534), Some(65534)).unwrap();
         let e = absolute_base(open(&set).as_fd()).unwrap_err();
+        assert!(e.is_bad_input(), "the workload's to change: {e:?}");
+        let e = e.to_string();
         assert!(e.contains("belongs to uid 65534") && e.contains("shared"), "{e}");
     }
+}
+
+/// A data test whose phase opens a file nothing made (O_TRUNC without O_CREAT).
+const OPENS_NOTHING: &str = r#"
+[[test]]
+id = "o"
+name = "opens-nothing"
+file = { size = "1M", prefill = false }
+
+[[test.phase]]
+name = "r"
+open = ["trunc"]
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 1 }
+"#;
+
+#[test]
+fn a_failed_open_fails_the_test_with_a_typed_error_in_its_status() {
+    use crate::model::failure::EngineError;
+    let s = suite(OPENS_NOTHING);
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let opts = EngineOptions::default();
+    let r = run_test(&s.tests[0], &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress, &NoHooks);
+    let TestStatus::Failed { reason } = &r.status else { panic!("{:?}", r.status) };
+    let path = dir.path().join("to.dat");
+    let words =
+        format!("phase `r`: open {}: No such file or directory (os error 2)", path.display());
+    assert_eq!(reason.as_str(), words, "the words users read, as before");
+    let e = reason.error().expect("the typed error travels in the status");
+    assert_eq!(e.errno(), Some(libc::ENOENT));
+    assert!(
+        matches!(e.root(), EngineError::Io { op, path: Some(p), .. } if op == "open" && *p == path)
+    );
+    assert!(!reason.is_bad_input(), "the test ran and an op failed");
+    let json = serde_json::to_value(&r.status).unwrap();
+    assert_eq!(json, serde_json::json!({ "state": "failed", "reason": words }), "JSON as before");
+}
+
+#[test]
+fn absolute_paths_refused_here_fail_the_test_as_bad_input() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let s = suite(&MD.replace("PATHS", "absolute").replace("NAME", "f"));
+    let target = Target::dir(&open);
+    let opts = EngineOptions::default();
+    let r = run_test(&s.tests[0], &target, &[], &open, &opts, 0, 0..1, &NoProgress, &NoHooks);
+    let TestStatus::Failed { reason } = &r.status else { panic!("{:?}", r.status) };
+    assert!(reason.contains("writable by others without the sticky bit"), "{reason}");
+    assert!(reason.is_bad_input(), "nothing ran: the workload's to change: {:?}", reason.error());
+    assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0, "nothing left behind");
 }

@@ -16,6 +16,7 @@
 //! (`verify_nanos` of the phase: in its wall time, outside every op's latency).
 
 use crate::model::block::{self, BlockId, Found, BLOCK_BYTES};
+use crate::model::failure::EngineError;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -126,13 +127,13 @@ pub struct Checked {
     pub nanos: u64,
 }
 
-/// Check every existing file of a data test (`paths[i]` is file `i`). `Err(reason)` names the
-/// file, offset, expected and found block of the first bad one.
+/// Check every existing file of a data test (`paths[i]` is file `i`). The error names the
+/// file, offset, expected and found block of the first bad one ([`EngineError::Corrupt`]).
 pub fn check_files(
     paths: &[std::path::PathBuf],
     seed: u64,
     prefilled: bool,
-) -> Result<Checked, String> {
+) -> Result<Checked, EngineError> {
     let t0 = Instant::now();
     let (mut intact, mut unwritten) = (0u64, 0u64);
     for (i, p) in paths.iter().enumerate() {
@@ -140,13 +141,15 @@ pub fn check_files(
             continue;
         }
         let r = check_file(p, seed, i as u64, prefilled)
-            .map_err(|e| format!("verify: reading {}: {e}", p.display()))?;
+            .map_err(|e| EngineError::io("verify: reading", Some(p.clone()), &e))?;
         if let Some((off, id, found)) = r.first_bad {
-            return Err(format!(
-                "verify: {} at offset {off}: expected the block of {id}, found {found} ({} bad 4 KiB blocks in this file)",
-                p.display(),
-                r.bad
-            ));
+            return Err(EngineError::Corrupt {
+                path: p.clone(),
+                offset: Some(off),
+                expected: format!("the block of {id}"),
+                found,
+                more: format!(" ({} bad 4 KiB blocks in this file)", r.bad),
+            });
         }
         intact += r.intact;
         unwritten += r.unwritten;
@@ -195,12 +198,15 @@ mod tests {
         assert_eq!((ok.intact, ok.unwritten), (16, 0));
         File::options().write(true).open(&p).unwrap().write_all_at(&[0xff; 3], 20_000).unwrap();
         let e = check_files(std::slice::from_ref(&p), 1, true).unwrap_err();
+        assert!(matches!(e, EngineError::Corrupt { offset: Some(16384), .. }), "{e:?}");
+        assert!(!e.is_bad_input());
+        let e = e.to_string();
         assert!(e.contains("at offset 16384"), "{e}");
         assert!(e.contains("expected the block of file 0 offset 16384"), "{e}");
         assert!(e.contains("bits changed"), "{e}");
         // Zeros: never written in a file that was not prefilled, bad in one that was.
         File::options().write(true).open(&p).unwrap().write_all_at(&[0; 4096], 20_480).unwrap();
-        let e = check_files(std::slice::from_ref(&p), 1, true).unwrap_err();
+        let e = check_files(std::slice::from_ref(&p), 1, true).unwrap_err().to_string();
         assert!(e.contains("2 bad"), "{e}");
     }
 

@@ -21,6 +21,7 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
+use crate::model::failure::EngineError;
 use crate::model::job::{
     Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
 };
@@ -49,8 +50,6 @@ pub struct WorkerPlan<'a> {
     pub compress_percent: u8,
     /// Requests kept in flight (the test's `iodepth`).
     pub iodepth: u32,
-    /// io_uring's batching and polling options.
-    pub uring: crate::model::job::UringOpts,
     /// The files it works on.
     pub work: Work<'a>,
 }
@@ -76,23 +75,6 @@ pub struct FileWork<'a> {
     pub region_len: u64,
     /// `--verify`: (seed, file id) of the verified content written ([`super::verify`]).
     pub verify: Option<(u64, u64)>,
-}
-
-/// Where a worker stopped with an error.
-#[derive(Debug, Clone)]
-pub struct WorkerError {
-    /// What failed (e.g. "write at offset 4096 of /x/t1.dat").
-    pub what: String,
-    /// The OS error.
-    pub error: String,
-    /// errno, when there is one.
-    pub errno: Option<i32>,
-}
-
-impl std::fmt::Display for WorkerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.what, self.error)
-    }
 }
 
 /// What one worker measured (a data worker or a fileset worker).
@@ -126,8 +108,8 @@ pub struct WorkerOutput {
     pub end: Instant,
     /// CPU consumed between the two.
     pub cpu: CpuTime,
-    /// Set when the worker failed.
-    pub error: Option<WorkerError>,
+    /// Set when the worker failed: what failed (the op, where) and why.
+    pub error: Option<EngineError>,
     /// Set when a stop flag ended the worker early.
     pub interrupted: bool,
 }
@@ -224,14 +206,16 @@ pub(super) trait OpSource<E: IoEngine> {
     fn finish(&mut self, t0: u64, clean: bool, out: &mut WorkerOutput) -> u64;
 }
 
-/// Run one worker: set up engine `E`, wait at `barrier`, then do the phase's pattern on the
-/// worker's files until its amount is done. `progress` is the worker's progress counter (bytes
-/// of a data phase, ops of a fileset phase), read by the runner every 50 ms.
+/// Run one worker: set up engine `E` with the test's `options` (read once for the phase), wait
+/// at `barrier`, then do the phase's pattern on the worker's files until its amount is done.
+/// `progress` is the worker's progress counter (bytes of a data phase, ops of a fileset phase),
+/// read by the runner every 50 ms.
 ///
 /// The one entry point for every worker thread: the source (a data file or fileset slots) and
 /// the engine are made here, before the barrier, and [`drive`] runs the loop.
 pub fn run<E: IoEngine>(
     plan: &mut WorkerPlan<'_>,
+    options: &E::Options,
     barrier: &Barrier,
     stop: &StopFlags<'_>,
     progress: &AtomicU64,
@@ -240,8 +224,7 @@ pub fn run<E: IoEngine>(
     match &mut plan.work {
         Work::File(f) => {
             let depth = plan.iodepth.max(1);
-            let engine = E::setup(depth).and_then(|mut e| e.configure(&plan.uring).map(|()| e));
-            match engine {
+            match E::setup(depth, options) {
                 Ok(e) => {
                     let mut src =
                         FileOps::new(e, phase, f, seed, compress_percent, depth, progress);
@@ -253,7 +236,7 @@ pub fn run<E: IoEngine>(
                 Err(e) => setup_failed::<E>(e, barrier, stop),
             }
         }
-        Work::Slots(w) => match E::setup(1) {
+        Work::Slots(w) => match E::setup(1, options) {
             Ok(e) => {
                 let mut src = SlotOps::new(e, phase, w, seed, compress_percent);
                 drive::<E, _>(&mut src, barrier, stop)
@@ -271,24 +254,31 @@ fn setup_failed<E: IoEngine>(
 ) -> WorkerOutput {
     barrier.wait();
     stop.phase.store(true, Ordering::Relaxed);
-    let what = format!("setting up engine {}", E::NAME);
-    failed_output(Instant::now(), CpuSample::thread_now(), what, e)
-}
-
-/// The output of a worker that failed before its first op.
-pub(super) fn failed_output(
-    start: Instant,
-    cpu0: CpuSample,
-    what: String,
-    e: std::io::Error,
-) -> WorkerOutput {
+    let start = Instant::now();
+    let cpu0 = CpuSample::thread_now();
     WorkerOutput {
-        start,
         end: Instant::now(),
         cpu: CpuSample::thread_now().since(cpu0),
-        error: Some(WorkerError { what, errno: e.raw_os_error(), error: e.to_string() }),
+        error: Some(engine_setup_error(E::NAME, &e)),
         ..WorkerOutput::at(start)
     }
+}
+
+/// Why engine `name` could not be set up. The kernel refusing what the test asks of the engine
+/// (io_uring disabled or filtered, SQ polling without the privilege, a ring or buffers it will
+/// not lock) is the test's to change ([`EngineError::Unsupported`]); anything else failed while
+/// setting up.
+#[cold]
+fn engine_setup_error(name: &str, e: &std::io::Error) -> EngineError {
+    let what = format!("setting up engine {name}");
+    let refused = matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::ENOMEM)
+    );
+    if refused || e.kind() == std::io::ErrorKind::Unsupported {
+        return EngineError::unsupported(format!("{what}: {e}"));
+    }
+    EngineError::setup(what, e)
 }
 
 /// The worker loop, for every source and engine.
@@ -353,11 +343,7 @@ fn drive<E: IoEngine, S: OpSource<E>>(
         let n = match eng.commit().and_then(|()| eng.reap(1, &mut comps)) {
             Ok(n) => n,
             Err(e) => {
-                out.error.get_or_insert(WorkerError {
-                    what: format!("reaping completions from engine {}", E::NAME),
-                    errno: e.raw_os_error(),
-                    error: e.to_string(),
-                });
+                out.error.get_or_insert_with(|| reap_error(E::NAME, &e));
                 break;
             }
         };
@@ -382,6 +368,17 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     out.end = Instant::now();
     out.cpu = CpuSample::thread_now().since(cpu0);
     out
+}
+
+/// Why reaping from engine `name` failed: a device that cannot do what the test asks (polled
+/// completions without poll queues) is the test's to change.
+#[cold]
+fn reap_error(name: &str, e: &std::io::Error) -> EngineError {
+    let what = format!("reaping completions from engine {name}");
+    if e.kind() == std::io::ErrorKind::Unsupported {
+        return EngineError::unsupported(format!("{what}: {e}"));
+    }
+    EngineError::io(what, None, e)
 }
 
 /// How a data file is opened: read-write when the phase writes or creates, and the phase's
@@ -618,9 +615,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         let file = match self.engine.open(self.work.path, &self.options) {
             Ok(f) => f,
             Err(e) => {
-                let what = format!("open {}", self.work.path.display());
-                out.error =
-                    Some(WorkerError { what, errno: e.raw_os_error(), error: e.to_string() });
+                out.error = Some(EngineError::io("open", Some(self.work.path.into()), &e));
                 return None;
             }
         };
@@ -697,11 +692,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         // dropped (after the engine), and the slot is not reused before its completion is
         // reaped; the file stays open until `finish`.
         if let Err(e) = unsafe { self.engine.queue(io) } {
-            out.error = Some(WorkerError {
-                what: format!("queueing {} of {len} bytes at offset {off}", op.kind.name()),
-                errno: e.raw_os_error(),
-                error: e.to_string(),
-            });
+            out.error = Some(queue_error(op.kind, len, off, &e));
             self.put_tag(tag);
             return Issue::End;
         }
@@ -814,12 +805,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         let end = now_ns();
         out.hist.record(OpKind::Close, end.saturating_sub(t0));
         if let (None, Err(e)) = (&out.error, close_err) {
-            let e = std::io::Error::from(e);
-            out.error = Some(WorkerError {
-                what: "close".into(),
-                errno: e.raw_os_error(),
-                error: e.to_string(),
-            });
+            out.error = Some(EngineError::io("close", None, &std::io::Error::from(e)));
         }
         end
     }
@@ -846,25 +832,25 @@ impl<E: IoEngine> FileOps<'_, E> {
 
 /// The error of a failed completion.
 #[cold]
-fn completion_error(s: InFlight, res: i64) -> WorkerError {
-    let (error, errno) = if res < 0 {
-        let e = std::io::Error::from_raw_os_error((-res) as i32);
-        (e.to_string(), e.raw_os_error())
-    } else {
-        ("unexpected end of file".to_string(), None)
-    };
+fn completion_error(s: InFlight, res: i64) -> EngineError {
     let what = if s.kind.is_data() {
         format!("{} of {} bytes at offset {}", s.kind.name(), s.len, s.off)
     } else {
         s.kind.name().to_string()
     };
-    WorkerError { what, error, errno }
+    if res < 0 {
+        return EngineError::io(what, None, &std::io::Error::from_raw_os_error((-res) as i32));
+    }
+    EngineError::Io { op: what, path: None, errno: None, reason: "unexpected end of file".into() }
 }
 
-fn sync_error(call: SyncCall, e: std::io::Error) -> WorkerError {
-    WorkerError {
-        what: call.kind().name().to_string(),
-        errno: e.raw_os_error(),
-        error: e.to_string(),
-    }
+/// The error of a request the engine would not queue.
+#[cold]
+fn queue_error(kind: OpKind, len: usize, off: u64, e: &std::io::Error) -> EngineError {
+    EngineError::io(format!("queueing {} of {len} bytes at offset {off}", kind.name()), None, e)
+}
+
+#[cold]
+fn sync_error(call: SyncCall, e: std::io::Error) -> EngineError {
+    EngineError::io(call.kind().name(), None, &e)
 }

@@ -4,7 +4,7 @@
 //! why; details fio does differently are comments inside the job.
 
 use crate::model::job::{Amount, OffsetMode, OpKind, SizeDist, SyncCall, TestDef};
-use crate::model::job::{CacheReq, EngineKind, OpDef, Pattern, PhaseDef, Suite};
+use crate::model::job::{CacheReq, OpDef, Pattern, PhaseDef, Suite};
 use crate::model::units::fmt_bytes;
 
 /// The suite as a fio job file: a `[global]` section, then one job per test (with `stonewall`,
@@ -171,14 +171,14 @@ impl<'p> Ops<'p> {
 /// `ioengine`, `iodepth` and io_uring's options.
 fn engine_lines(t: &TestDef) -> String {
     let mut job = String::new();
-    if t.engine != EngineKind::Psync {
+    if t.engine.name() != "psync" {
         // fio's engines of the same names (fio's `null` is fsbench's `null`).
         job.push_str(&format!("ioengine={}\n", t.engine.name()));
     }
     if t.iodepth > 1 {
         job.push_str(&format!("iodepth={}\n", t.iodepth));
     }
-    let u = t.uring;
+    let u = crate::workload::engines::uring::uring_opts(&t.engine_options);
     // fio submits each request as it is queued (iodepth_batch_submit=1), as fsbench does by
     // default above depth 1; at depth 1 there is only ever one request to submit.
     if u.batch_submit > 1 {
@@ -193,7 +193,7 @@ fn engine_lines(t: &TestDef) -> String {
     if u.iopoll {
         job.push_str("hipri=1\n");
     }
-    if t.engine == EngineKind::IoUring {
+    if t.engine.name() == crate::workload::engines::uring::SPEC.name {
         if u.fixedbufs {
             job.push_str("fixedbufs=1\n");
         }

@@ -20,9 +20,13 @@ use super::options::{self, Kind};
 use super::value::{one_size_range, one_size_split, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
 use super::FioError;
+use crate::model::job::OptValue;
+use crate::workload::engines::uring;
+use crate::workload::keys::Key;
 use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr};
 use crate::workload::spec::{
-    AmountSpec, CacheReq, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec, TestSpec,
+    AmountSpec, CacheReq, EngineKeys, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec,
+    TestSpec,
 };
 use std::collections::BTreeMap;
 
@@ -325,12 +329,17 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         engine: (engine.name != "psync").then(|| engine.name.to_string()),
         iodepth: engine.iodepth,
         direct: direct.then_some(true),
-        iodepth_batch: uring_int(job, "iodepth_batch")?,
-        iodepth_batch_complete: uring_int(job, "iodepth_batch_complete")?,
-        sqpoll: engine.sqpoll,
-        iopoll: job.bool("hipri")?.filter(|b| *b),
-        fixedbufs: job.bool("fixedbufs")?.filter(|b| *b),
-        registerfiles: engine.registerfiles,
+        engine_keys: uring_keys([
+            (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
+            (
+                &uring::IODEPTH_BATCH_COMPLETE,
+                uring_int(job, "iodepth_batch_complete")?.map(OptValue::Int),
+            ),
+            (&uring::SQPOLL, engine.sqpoll.map(OptValue::Bool)),
+            (&uring::IOPOLL, job.bool("hipri")?.filter(|b| *b).map(OptValue::Bool)),
+            (&uring::FIXEDBUFS, job.bool("fixedbufs")?.filter(|b| *b).map(OptValue::Bool)),
+            (&uring::REGISTERFILES, engine.registerfiles.map(OptValue::Bool)),
+        ]),
         figure: None,
         file: Some(FileSpec {
             size: SizeExpr::Bytes(files.file_bytes),
@@ -784,13 +793,24 @@ fn phases(
 }
 
 /// A batch option as a count (fio's 0 means "the default").
-fn uring_int(job: &Job, name: &str) -> Result<Option<u32>, FioError> {
+fn uring_int(job: &Job, name: &str) -> Result<Option<u64>, FioError> {
     match job.int(name)? {
         None | Some((0, _)) => Ok(None),
-        Some((n, line)) => {
-            u32::try_from(n).map(Some).map_err(|_| job.err(name, line, format!("{n} is too large")))
+        Some((n, line)) => u32::try_from(n)
+            .map(|n| Some(u64::from(n)))
+            .map_err(|_| job.err(name, line, format!("{n} is too large"))),
+    }
+}
+
+/// The io_uring engine's keys that the job sets, in the engine's order.
+fn uring_keys<const N: usize>(set: [(&Key, Option<OptValue>); N]) -> EngineKeys {
+    let mut keys = EngineKeys::default();
+    for (k, v) in set {
+        if let Some(v) = v {
+            keys.set(k.name, v);
         }
     }
+    keys
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

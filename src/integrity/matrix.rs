@@ -181,41 +181,6 @@ impl ConfigMatrix {
         }
         (targets, faults)
     }
-
-    /// The matrix as a terminal table, then one evidence line per case. A cell that differs
-    /// from the expected truth says so (`silent (expected detected)`).
-    pub fn render(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "{} (seed {}, {:.0} s)", self.config, self.seed, self.elapsed_seconds);
-        if let Some(e) = &self.error {
-            let _ = writeln!(s, "  not run: {e}");
-            return s;
-        }
-        let (targets, faults) = self.axes();
-        let mut t = comfy_table::Table::new();
-        t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-        let mut header = vec!["block \\ fault".to_string()];
-        header.extend(faults.iter().map(|f| f.name().to_string()));
-        t.set_header(header);
-        for target in &targets {
-            let mut row = vec![target.describe().to_string()];
-            for f in &faults {
-                row.push(match (self.outcome(*target, *f), self.expected(*target)) {
-                    (None, _) => "-".to_string(),
-                    (Some(o), Some(e)) if o != e && o != Outcome::NotRun => {
-                        format!("{} (expected {})", o.name(), e.name())
-                    }
-                    (Some(o), _) => o.name().to_string(),
-                });
-            }
-            t.add_row(row);
-        }
-        let _ = writeln!(s, "{t}");
-        for c in &self.cases {
-            let _ = writeln!(s, "  {}", evidence_line(c));
-        }
-        s
-    }
 }
 
 /// One line of evidence for a case: where, what the reads and the tool saw.
@@ -418,8 +383,10 @@ mod tests {
             elapsed_seconds: 1.0,
         };
         m.cases[0].outcome = Outcome::Silent;
-        assert!(m.render().contains("silent (expected detected)"), "{}", m.render());
+        let text = crate::present::integrity::render(&m, 100);
+        assert!(text.contains("silent (expected detected)"), "{text}");
         m.cases[0].outcome = Outcome::Detected;
-        assert!(!m.render().contains("expected"), "{}", m.render());
+        let text = crate::present::integrity::render(&m, 100);
+        assert!(!text.contains("expected"), "{text}");
     }
 }

@@ -17,6 +17,7 @@ use super::target::Target;
 use crate::testbed::{FsConfig, Testbed};
 
 pub use crate::model::integrity::{MetaBlock, Subject};
+pub use crate::testbed::fs::MetaError;
 
 /// Metadata targets located on `config`'s filesystem.
 pub fn targets(config: &FsConfig) -> Vec<Target> {
@@ -24,7 +25,7 @@ pub fn targets(config: &FsConfig) -> Vec<Target> {
 }
 
 /// Locate `target` for `subject` on the offline testbed `tb`, with its filesystem's tools.
-pub fn find(tb: &Testbed, target: Target, subject: &Subject) -> Result<MetaBlock, String> {
+pub fn find(tb: &Testbed, target: Target, subject: &Subject) -> Result<MetaBlock, MetaError> {
     let fs = tb.config().kind.integrity()?;
     fs.locate_metadata(target, subject, tb)
 }

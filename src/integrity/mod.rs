@@ -31,6 +31,7 @@ pub use fault::Fault;
 pub use matrix::{Case, ConfigMatrix, Outcome};
 pub use target::Target;
 
+use crate::testbed::fs::Untestable;
 use crate::testbed::{FsConfig, Testbed, TestbedError, TestbedOptions};
 use dataset::DataSet;
 use std::path::PathBuf;
@@ -56,8 +57,8 @@ pub enum IntegrityError {
     #[error(transparent)]
     Testbed(#[from] TestbedError),
     /// This configuration cannot be tested.
-    #[error("{0}")]
-    Unsupported(String),
+    #[error(transparent)]
+    Unsupported(#[from] Untestable),
     /// Ctrl-C or SIGTERM: the case stopped where it was (its testbed torn down).
     #[error("interrupted")]
     Interrupted,
@@ -238,7 +239,7 @@ fn run_case(
     } else {
         let block_seed = mix(opts.seed, u64::MAX);
         let written = watched(&tb, "writing the data set", &mut case.hung, || ds.write(&mnt));
-        written.map_err(|e| format!("writing the data set: {e}")).and_then(|_| {
+        written.map_err(|source| LocateError::io("writing the data set", source)).and_then(|_| {
             if target == Target::Parity {
                 locate_parity(&mut tb, &ds, fault, block_seed, case_seed)
             } else {
@@ -252,7 +253,7 @@ fn run_case(
     let located = match located {
         Ok(l) => l,
         Err(why) => {
-            case.note = Some(why);
+            case.note = Some(why.to_string());
             finish(&mut case, tb);
             return Ok(case);
         }
@@ -374,6 +375,59 @@ fn finish(case: &mut Case, tb: Testbed) {
     }
 }
 
+/// Why a case's block could not be located (recorded as the case's note; the case ends there).
+#[derive(Debug, thiserror::Error)]
+enum LocateError {
+    /// The filesystem is not tested at all.
+    #[error(transparent)]
+    Untestable(#[from] Untestable),
+    /// Taking the testbed offline or bringing it back failed.
+    #[error("{step}: {source}")]
+    Testbed {
+        /// What was being done.
+        step: &'static str,
+        /// The testbed's error.
+        source: TestbedError,
+    },
+    /// Writing the data set or reading the images failed.
+    #[error("{step}: {source}")]
+    Io {
+        /// What was being done.
+        step: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The data set or the devices do not hold the block sought (what, and what to try).
+    #[error("{0}")]
+    NotFound(String),
+    /// The tools did not locate a metadata block.
+    #[error(transparent)]
+    Meta(#[from] meta::MetaError),
+    /// A copy could not be read back.
+    #[error(transparent)]
+    Read(#[from] fault::InjectError),
+}
+
+impl LocateError {
+    /// Taking `tb` offline failed.
+    fn offline(source: TestbedError) -> LocateError {
+        LocateError::Testbed { step: "taking the filesystem offline", source }
+    }
+
+    /// An I/O step failed.
+    fn io(step: impl Into<String>, source: std::io::Error) -> LocateError {
+        LocateError::Io { step: step.into(), source }
+    }
+}
+
+impl crate::sys::classify::Classify for LocateError {
+    /// The data set, the tools and fsbench's own images, not the user's input (but a
+    /// filesystem that is not tested at all is the user's choice).
+    fn is_bad_input(&self) -> bool {
+        matches!(self, LocateError::Untestable(_))
+    }
+}
+
 /// Pick a data block with the seed, ask the tools where it is, go offline, scan for it.
 fn locate_data(
     tb: &mut Testbed,
@@ -381,14 +435,14 @@ fn locate_data(
     fault: Fault,
     block_seed: u64,
     case_seed: u64,
-) -> Result<Located, String> {
+) -> Result<Located, LocateError> {
     let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
     let id = file.block_id(ds.seed, index);
     let path: PathBuf = tb.mountpoint().join(&file.path);
     let tool = locate::by_tools(tb.config(), &path, id.offset, &tb.loop_devices());
-    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
-    let copies =
-        locate::scan(&tb.image_paths(), id).map_err(|e| format!("scanning the images: {e}"))?;
+    tb.offline().map_err(LocateError::offline)?;
+    let copies = locate::scan(&tb.image_paths(), id)
+        .map_err(|source| LocateError::io("scanning the images", source))?;
     let copies: Vec<_> = copies
         .into_iter()
         .filter(|c| {
@@ -398,11 +452,11 @@ fn locate_data(
         })
         .collect();
     if copies.is_empty() {
-        return Err(format!(
+        return Err(LocateError::NotFound(format!(
             "block {} of {} was not found on the devices (compressed or encrypted data?)",
             index,
             file.path.display()
-        ));
+        )));
     }
     let seed = case_seed;
     Ok(Located {
@@ -425,16 +479,16 @@ fn pick_data_block<'a>(
     config: &FsConfig,
     ds: &'a DataSet,
     block_seed: u64,
-) -> Result<(&'a dataset::DataFile, u64), String> {
+) -> Result<(&'a dataset::DataFile, u64), LocateError> {
     let mut rng = fastrand::Rng::with_seed(block_seed);
     if config.kind.integrity().is_ok_and(|fs| fs.parity_protected(config)) {
         let big: Vec<&dataset::DataFile> =
             ds.files.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
         if big.is_empty() {
-            return Err(
+            return Err(LocateError::NotFound(
                 "no file of this seed's data set is longer than one zfs record; try another --seed"
                     .into(),
-            );
+            ));
         }
         let file = big[rng.usize(..big.len())];
         return Ok((file, rng.u64(0..RECORD_BLOCKS)));
@@ -453,7 +507,7 @@ fn locate_parity(
     fault: Fault,
     block_seed: u64,
     case_seed: u64,
-) -> Result<Located, String> {
+) -> Result<Located, LocateError> {
     let (file, index) = pick_data_block(tb.config(), ds, block_seed)?;
     let partner = index ^ (RECORD_BLOCKS / 2);
     let xor = |generation: u64| -> Vec<u8> {
@@ -464,19 +518,19 @@ fn locate_parity(
     };
     let parity = xor(dataset::GENERATION);
     let stale = xor(dataset::GENERATION - 1);
-    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    tb.offline().map_err(LocateError::offline)?;
     let mut want = [0u8; 32];
     want.copy_from_slice(&parity[block::HEADER_BYTES..block::HEADER_BYTES + 32]);
     let copies = locate::scan_pattern(&tb.image_paths(), &want, block::HEADER_BYTES)
-        .map_err(|e| format!("scanning the images: {e}"))?
+        .map_err(|source| LocateError::io("scanning the images", source))?
         .into_iter()
         .filter(|c| fault::read_copy(c, block::BLOCK_BYTES).map(|b| b == parity).unwrap_or(false))
         .collect::<Vec<_>>();
     if copies.is_empty() {
-        return Err(format!(
+        return Err(LocateError::NotFound(format!(
             "the parity of blocks {index} and {partner} of {} was not found on the devices",
             file.path.display()
-        ));
+        )));
     }
     Ok(Located {
         block: format!(
@@ -504,11 +558,12 @@ fn locate_meta(
     fault: Fault,
     block_seed: u64,
     case_seed: u64,
-) -> Result<Located, String> {
+) -> Result<Located, LocateError> {
     use std::os::unix::fs::MetadataExt;
     let mnt = tb.mountpoint().to_path_buf();
     let fs = tb.config().kind.integrity()?;
-    ds.write_part(&mnt, dataset::Part::First).map_err(|e| format!("writing the data set: {e}"))?;
+    ds.write_part(&mnt, dataset::Part::First)
+        .map_err(|source| LocateError::io("writing the data set", source))?;
     let mut rng = fastrand::Rng::with_seed(block_seed);
     let dir = ds.dirs[rng.usize(..ds.dirs.len())].clone();
     // The first file of each directory is written in the first part.
@@ -521,35 +576,36 @@ fn locate_meta(
         // A file of more than one record has indirect blocks.
         let big: Vec<_> = firsts.iter().filter(|f| f.blocks > RECORD_BLOCKS).collect();
         if big.is_empty() {
-            return Err(
+            return Err(LocateError::NotFound(
                 "no file of this seed's data set has an indirect block; try another --seed".into(),
-            );
+            ));
         }
         *big[rng.usize(..big.len())]
     } else {
         *firsts
             .iter()
             .find(|f| f.path.parent() == Some(dir.as_path()))
-            .ok_or("a directory without files")?
+            .ok_or_else(|| LocateError::NotFound("a directory without files".into()))?
     };
     let rel = if target == Target::Directory { dir.clone() } else { file.path.clone() };
     let ino = std::fs::metadata(mnt.join(&rel))
-        .map_err(|e| format!("stat {}: {e}", rel.display()))?
+        .map_err(|source| LocateError::io(format!("stat {}", rel.display()), source))?
         .ino();
     let subject = meta::Subject { rel: rel.clone(), ino };
-    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    tb.offline().map_err(LocateError::offline)?;
     let old = meta::find(tb, target, &subject)?;
-    let old_bytes = fault::read_copy(&old.copies[0], old.len).map_err(|e| e.to_string())?;
-    tb.online().map_err(|e| format!("mounting again: {e}"))?;
-    ds.write_part(&mnt, dataset::Part::Rest).map_err(|e| format!("writing the data set: {e}"))?;
-    tb.offline().map_err(|e| format!("taking the filesystem offline: {e}"))?;
+    let old_bytes = fault::read_copy(&old.copies[0], old.len)?;
+    tb.online().map_err(|source| LocateError::Testbed { step: "mounting again", source })?;
+    ds.write_part(&mnt, dataset::Part::Rest)
+        .map_err(|source| LocateError::io("writing the data set", source))?;
+    tb.offline().map_err(LocateError::offline)?;
     let mb = meta::find(tb, target, &subject)?;
-    let now = fault::read_copy(&mb.copies[0], mb.len).map_err(|e| e.to_string())?;
+    let now = fault::read_copy(&mb.copies[0], mb.len)?;
     if fault == Fault::Stale && (now == old_bytes || old.len != mb.len) {
-        return Err(format!(
+        return Err(LocateError::NotFound(format!(
             "no older version of the {}: it did not change while the rest of the data set was written",
             target.describe()
-        ));
+        )));
     }
     let at = old.copies[0].offset_bytes;
     let moved = if at == mb.copies[0].offset_bytes {
@@ -600,6 +656,9 @@ mod tests {
     fn unsupported_configurations_say_why() {
         let e = validate(&FsConfig::parse("tmpfs").unwrap()).unwrap_err();
         assert!(e.to_string().contains("no device"), "{e}");
+        assert!(matches!(e, IntegrityError::Unsupported(Untestable { fs: "tmpfs", .. })), "{e}");
+        let e = validate(&FsConfig::parse("overlay").unwrap()).unwrap_err();
+        assert!(e.to_string().starts_with("overlay keeps its blocks on its backing"), "{e}");
         validate(&FsConfig::parse("zfs:layout=raidz").unwrap()).unwrap();
     }
 }

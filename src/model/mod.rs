@@ -1,10 +1,11 @@
 //! The model: plain data that every layer above shares, and nothing else.
 //!
 //! What a test is ([`job`]: suites, tests, phases, ops, as validation leaves them), what a run
-//! found ([`result`]: the one result type every output is made from), what was observed around
-//! it ([`host`], [`facts`], [`memory`], [`extents`], [`trace`]), what a comparison decided
-//! ([`verdict`], [`explanation`], [`report`]), what it ran on ([`testbed`], [`cluster`]), how a
-//! stored run ended ([`run`]), and the words for units ([`units`]).
+//! found ([`result`]: the one result type every output is made from; [`failure`]: why a test
+//! failed), what was observed around it ([`host`], [`facts`], [`memory`], [`extents`],
+//! [`trace`]), what a comparison decided ([`verdict`], [`explanation`], [`report`]), what it ran
+//! on ([`testbed`], [`cluster`]), how a stored run ended ([`run`]), and the words for units
+//! ([`units`]).
 //!
 //! This layer imports only [`crate::sys`], [`crate::state`] and [`crate::stats`] (the layer
 //! order is in `docs/design/architecture.md` and is checked by a test); code that *produces*
@@ -16,6 +17,7 @@ pub mod cluster;
 pub mod explanation;
 pub mod extents;
 pub mod facts;
+pub mod failure;
 pub mod host;
 pub mod integrity;
 pub mod job;

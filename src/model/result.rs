@@ -356,10 +356,12 @@ pub struct TargetInfo {
 pub enum TestStatus {
     /// All repetitions completed.
     Ok,
-    /// A repetition failed; `reason` says how (e.g. ENOSPC at which offset).
+    /// A repetition failed; `reason` says how (e.g. ENOSPC at which offset). Serialised as
+    /// words; in the process that ran the test it also holds the engine's typed error
+    /// ([`crate::model::failure::Reason`]).
     Failed {
-        /// Human-readable cause.
-        reason: String,
+        /// Human-readable cause (and, before it was stored, the typed error).
+        reason: crate::model::failure::Reason,
     },
     /// Stopped by Ctrl-C/SIGTERM; figures are what was measured so far.
     Interrupted,

@@ -1,13 +1,12 @@
 //! Output of `fsbench compare`: the head-to-head table, the study's summary lines, JSON and CSV,
 //! all from [`Report`].
 
+use super::frame::{self, Grid, Kind};
 use crate::model::facts::Facts;
-use crate::model::report::Report;
-use crate::model::report::TestRow;
+use crate::model::report::{ConfigResult, Report, TestRow};
 use crate::model::result::{Figure, TestStatus, Warning};
 use crate::model::units::sig3;
 use crate::model::verdict::Verdict;
-use comfy_table::{Cell, CellAlignment};
 
 /// Short text of a verdict of `other` against the baseline, with its mark
 /// ([`crate::model::report::verdict_mark`]).
@@ -68,192 +67,151 @@ fn figure_cell(row: &TestRow, i: usize, median: f64, with_unit: bool) -> String 
     s
 }
 
-/// Render the comparison for a terminal; `details` adds each configuration's observed facts per
-/// test.
-pub fn render(r: &Report, details: bool) -> String {
-    let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
-    let two = labels.len() == 2;
-    let base = labels.first().copied().unwrap_or("");
-    let mut t = super::frame::table();
-    // One unit in the header when every test has the same figure of merit; else each cell says.
-    let unit = match r.tests.first().map(|t| t.figure) {
-        Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
-        None => Some(Figure::MibPerS),
-        _ => None,
-    };
-    let in_header = unit.map(|u| format!(" {}", u.unit())).unwrap_or_default();
-    let mut header: Vec<String> = vec!["test".into(), "description".into()];
-    // The description and the verdicts may wrap; the figures may not.
-    let mut wrap = vec![1];
-    for (i, l) in labels.iter().enumerate() {
-        header.push(if i == r.baseline && !two {
-            format!("{l} (baseline){in_header}")
-        } else {
-            format!("{l}{in_header}")
-        });
-        if i != r.baseline && !two {
-            wrap.push(header.len());
-            header.push(format!("{l} vs {base}"));
+/// Render the comparison for a terminal of `width` columns; `details` adds each
+/// configuration's observed facts per test.
+pub fn render(r: &Report, details: bool, width: usize) -> String {
+    let mut out = frame::wrap(&headline(r), width, "", "  ");
+    out.push_str(&head_to_head(r).render(width));
+    out.push_str(&rule_lines(r, width));
+    for p in &r.pairs {
+        out.push('\n');
+        for l in &p.lines {
+            out.push_str(&frame::wrap(l, width, "  ", "    "));
         }
     }
-    if two {
-        wrap.push(header.len());
-        header.push("winning FS / delta".into());
+    out.push_str(&why_section(r, width));
+    out.push_str(&super::roles::section(
+        r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())),
+        width,
+    ));
+    if details {
+        out.push_str(&details_section(r, width));
+        out.push_str(&super::reps::section(r, width));
     }
-    t.set_header(header);
-    super::frame::wrap_only(&mut t, &wrap);
-    for (ti, row) in r.tests.iter().enumerate() {
-        // The engine, depth and O_DIRECT when not psync at depth 1, buffered (as in `run`).
-        let bt = &r.configs[0].run.tests[ti];
-        let desc = match bt.timed_phase().map(|p| p.io_label()) {
-            Some(l) if !l.is_empty() => format!("{} [{l}]", bt.description),
-            _ => bt.description.clone(),
-        };
-        let mut cells = vec![Cell::new(&row.id), Cell::new(desc)];
-        for (i, c) in r.configs.iter().enumerate() {
-            let tr = &c.run.tests[ti];
-            let fig = match (&tr.status, row.median(i)) {
-                (TestStatus::Failed { .. }, _) => "FAILED".to_string(),
-                (TestStatus::Skipped { .. }, _) => "skipped".to_string(),
-                (_, Some(m)) => figure_cell(row, i, m, unit.is_none()),
-                (_, None) => "-".to_string(),
-            };
-            cells.push(Cell::new(fig).set_alignment(CellAlignment::Right));
-            if i != r.baseline && !two {
-                let mark = crate::model::report::verdict_mark(row, i);
-                let v = row.vs_baseline[i]
-                    .as_ref()
-                    .map(|v| verdict_cell(v, base, &c.label, false, &mark));
-                cells.push(Cell::new(v.unwrap_or_default()));
-            }
-        }
-        if two {
-            let mark = crate::model::report::verdict_mark(row, 1);
-            let v =
-                row.vs_baseline[1].as_ref().map(|v| verdict_cell(v, base, labels[1], true, &mark));
-            cells.push(Cell::new(v.unwrap_or_default()));
-        }
-        t.add_row(cells);
+    let notes = notes(r);
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(&frame::bullets("Notes:", &notes, width));
     }
-    let mut out = format!(
-        "fsbench {} compare: suite {}, scale {}, {} per configuration, interleaved, {} filesystem per {}\n",
+    out.push_str(&configurations(r, width));
+    out
+}
+
+/// The line above the table.
+fn headline(r: &Report) -> String {
+    format!(
+        "fsbench {} compare: suite {}, scale {}, {} per configuration, interleaved, {} filesystem per {}",
         r.fsbench_version,
         r.suite,
         r.scale,
         r.repetitions(),
         if r.configs.iter().any(|c| c.env.is_some()) { "fresh" } else { "existing" },
         if r.fresh_per_test { "test" } else { "suite" },
-    );
-    out.push_str(&t.to_string());
-    out.push('\n');
-    let what = match unit {
+    )
+}
+
+/// The figure of merit of every test, when they share one (the header then gives the unit).
+fn common_unit(r: &Report) -> Option<Figure> {
+    match r.tests.first().map(|t| t.figure) {
+        Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
+        None => Some(Figure::MibPerS),
+        _ => None,
+    }
+}
+
+/// The head-to-head table: a row per test, a figure per configuration, the verdicts.
+fn head_to_head(r: &Report) -> Grid {
+    let labels: Vec<&str> = r.configs.iter().map(|c| c.label.as_str()).collect();
+    let two = labels.len() == 2;
+    let base = labels.first().copied().unwrap_or("");
+    // One unit in the header when every test has the same figure of merit; else each cell says.
+    let unit = common_unit(r);
+    let in_header = unit.map(|u| format!(" {}", u.unit())).unwrap_or_default();
+    let mut g = Grid::new();
+    // The description and the verdicts may wrap; the figures may not.
+    g.column("test", Kind::Key).column("description", Kind::Words);
+    for (i, l) in labels.iter().enumerate() {
+        if i == r.baseline && !two {
+            g.column(format!("{l} (baseline){in_header}"), Kind::Figure);
+        } else {
+            g.column(format!("{l}{in_header}"), Kind::Figure);
+        }
+        if i != r.baseline && !two {
+            g.glued(format!("{l} vs {base}"), Kind::Words);
+        }
+    }
+    if two {
+        g.column("winning FS / delta", Kind::Words);
+    }
+    for (ti, row) in r.tests.iter().enumerate() {
+        g.row(head_to_head_row(r, ti, row, unit.is_none()));
+    }
+    g
+}
+
+/// One test's row of [`head_to_head`].
+fn head_to_head_row(r: &Report, ti: usize, row: &TestRow, with_unit: bool) -> Vec<String> {
+    let two = r.configs.len() == 2;
+    let base = r.configs.first().map(|c| c.label.as_str()).unwrap_or("");
+    // The engine, depth and O_DIRECT when not psync at depth 1, buffered (as in `run`).
+    let bt = &r.configs[0].run.tests[ti];
+    let desc = match bt.timed_phase().map(|p| p.io_label()) {
+        Some(l) if !l.is_empty() => format!("{} [{l}]", bt.description),
+        _ => bt.description.clone(),
+    };
+    let mut cells = vec![row.id.clone(), desc];
+    for (i, c) in r.configs.iter().enumerate() {
+        let tr = &c.run.tests[ti];
+        let fig = match (&tr.status, row.median(i)) {
+            (TestStatus::Failed { .. }, _) => "FAILED".to_string(),
+            (TestStatus::Skipped { .. }, _) => "skipped".to_string(),
+            (_, Some(m)) => figure_cell(row, i, m, with_unit),
+            (_, None) => "-".to_string(),
+        };
+        cells.push(fig);
+        if i != r.baseline && !two {
+            let mark = crate::model::report::verdict_mark(row, i);
+            let v =
+                row.vs_baseline[i].as_ref().map(|v| verdict_cell(v, base, &c.label, false, &mark));
+            cells.push(v.unwrap_or_default());
+        }
+    }
+    if two {
+        let mark = crate::model::report::verdict_mark(row, 1);
+        let other = &r.configs[1].label;
+        let v = row.vs_baseline[1].as_ref().map(|v| verdict_cell(v, base, other, true, &mark));
+        cells.push(v.unwrap_or_default());
+    }
+    cells
+}
+
+/// Under the table: what the figures are, the decision rule, the unsettled and untested words.
+fn rule_lines(r: &Report, width: usize) -> String {
+    let what = match common_unit(r) {
         Some(Figure::MibPerS) => "MiB/s: median over repetitions",
         Some(Figure::OpsPerS) => "ops/s: median over repetitions (file-set operations; s: elapsed seconds of the timed phases)",
         None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases): median over repetitions",
     };
-    out.push_str(&format!("{what}. {}\n", crate::model::verdict::rule_text(&r.rule)));
+    let rule = format!("{what}. {}", crate::model::verdict::rule_text(&r.rule));
+    let mut out = frame::wrap(&rule, width, "", "");
     if r.tests.iter().any(|t| t.unsettled.contains(&true)) {
-        out.push_str(&format!("({})\n", crate::model::verdict::UNSETTLED_NOTE));
+        let note = format!("({})", crate::model::verdict::UNSETTLED_NOTE);
+        out.push_str(&frame::wrap(&note, width, "", ""));
     }
-    out.push_str(&untested_warning(r));
-    for p in &r.pairs {
-        out.push('\n');
-        for l in &p.lines {
-            out.push_str(&format!("  {l}\n"));
-        }
-    }
-    out.push_str(&why_section(r));
-    out.push_str(&super::roles::section(
-        r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())),
-    ));
-    if details {
-        out.push_str(&details_section(r));
-        out.push_str(&super::reps::section(r));
-    }
+    out.push_str(&frame::wrap(&untested_warning(r), width, "", ""));
+    out
+}
+
+/// The notes under a comparison: --repeat auto's counts first, then per configuration its
+/// failures, warnings, noisy and short tests, then the machine's.
+fn notes(r: &Report) -> Vec<String> {
     let mut notes = Vec::new();
     // --repeat auto's note per configuration (the same on every one when they were compared
     // in the same rounds: then said once).
     let mut auto_notes: Vec<(&str, String)> = Vec::new();
     for c in &r.configs {
-        notes.extend(super::reps::first_rep_note(Some(&c.label), &c.run.tests));
-        let mut short = Vec::new();
-        let mut noisy = Vec::new();
-        let mut auto: Vec<((u32, String), Vec<String>)> = Vec::new();
-        for tr in &c.run.tests {
-            if let TestStatus::Failed { reason } = &tr.status {
-                notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
-            }
-            for w in &tr.warnings {
-                match w {
-                    Warning::ShortPhase { .. } => short.push(tr.id.clone()),
-                    Warning::Noisy { cv } => noisy.push(format!("{} ({:.0}%)", tr.id, cv * 100.0)),
-                    Warning::Repetitions { count, stopped_by, ci, .. } => {
-                        let key = (*count, stopped_by.clone());
-                        let item = match ci {
-                            Some(c) => format!("{} (±{:.1}%)", tr.id, c * 100.0),
-                            None => tr.id.clone(),
-                        };
-                        match auto.iter_mut().find(|(k, _)| *k == key) {
-                            Some((_, v)) => v.push(item),
-                            None => auto.push((key, vec![item])),
-                        }
-                    }
-                    _ => notes.push(format!("{} test {}: {w}", c.label, tr.id)),
-                }
-            }
-        }
-        if let Some(target) = c.run.tests.iter().flat_map(|t| &t.warnings).find_map(|w| match w {
-            Warning::Repetitions { target_ci, .. } => Some(*target_ci),
-            _ => None,
-        }) {
-            // --repeat auto: how many repetitions each test got, and what stopped it (grouped
-            // by what stopped it, then by count).
-            let rank =
-                |why: &str| ["settled", "ci", "max", "budget"].iter().position(|w| *w == why);
-            auto.sort_by_key(|((n, why), _)| (rank(why).unwrap_or(usize::MAX), *n));
-            let groups: Vec<String> = auto
-                .iter()
-                .map(|((n, why), ids)| {
-                    let why = match why.as_str() {
-                        "ci" => "CI within target".to_string(),
-                        "settled" => "verdict settled".into(),
-                        "max" => "--max-repeat reached".into(),
-                        "budget" => "--time-budget spent".into(),
-                        w => w.to_string(),
-                    };
-                    format!(
-                        "{n} ({why}) in test{} {}",
-                        if ids.len() == 1 { "" } else { "s" },
-                        ids.join(", ")
-                    )
-                })
-                .collect();
-            auto_notes.push((
-                &c.label,
-                format!(
-                    "--repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled; ± is the widest CI of the test over the configurations compared): {}",
-                    target * 100.0,
-                    groups.join("; ")
-                ),
-            ));
-        }
-        if !noisy.is_empty() {
-            notes.push(format!(
-                "{}: repetitions vary by more than {:.0}% (coefficient of variation) in test{} {}; differences smaller than that are noise",
-                c.label,
-                crate::model::result::NOISY_CV * 100.0,
-                if noisy.len() == 1 { "" } else { "s" },
-                noisy.join(", ")
-            ));
-        }
-        if !short.is_empty() {
-            notes.push(format!(
-                "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use --min-time or a larger --scale)",
-                c.label,
-                crate::model::result::SHORT_PHASE.as_millis(),
-                if short.len() == 1 { "" } else { "s" },
-                short.join(", ")
-            ));
+        if let Some(n) = config_notes(c, &mut notes) {
+            auto_notes.push((&c.label, n));
         }
     }
     notes.extend(super::host::notes(&r.host, r.configs.iter().flat_map(|c| c.run.tests.iter())));
@@ -269,23 +227,118 @@ pub fn render(r: &Report, details: bool) -> String {
     if r.interrupted {
         notes.push("comparison interrupted: figures are what was measured before the stop".into());
     }
-    if !notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in notes {
-            out.push_str(&format!("  - {n}\n"));
+    notes
+}
+
+/// One configuration's notes, added to `notes`; its --repeat auto note is returned.
+fn config_notes(c: &ConfigResult, notes: &mut Vec<String>) -> Option<String> {
+    notes.extend(super::reps::first_rep_note(Some(&c.label), &c.run.tests));
+    let mut short = Vec::new();
+    let mut noisy = Vec::new();
+    let mut auto: Vec<((u32, String), Vec<String>)> = Vec::new();
+    for tr in &c.run.tests {
+        if let TestStatus::Failed { reason } = &tr.status {
+            notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
+        }
+        for w in &tr.warnings {
+            match w {
+                Warning::ShortPhase { .. } => short.push(tr.id.clone()),
+                Warning::Noisy { cv } => noisy.push(format!("{} ({:.0}%)", tr.id, cv * 100.0)),
+                Warning::Repetitions { count, stopped_by, ci, needed_budget_s, .. } => {
+                    let key = (*count, stopped_by.clone());
+                    let mut detail: Vec<String> =
+                        ci.iter().map(|c| format!("±{:.1}%", c * 100.0)).collect();
+                    if stopped_by == "noisy" {
+                        detail.push(match needed_budget_s {
+                            Some(s) => format!("needs --time-budget {:.0}s", s.ceil()),
+                            None => "no budget would settle it".into(),
+                        });
+                    }
+                    let item = if detail.is_empty() {
+                        tr.id.clone()
+                    } else {
+                        format!("{} ({})", tr.id, detail.join(", "))
+                    };
+                    match auto.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, v)) => v.push(item),
+                        None => auto.push((key, vec![item])),
+                    }
+                }
+                _ => notes.push(format!("{} test {}: {w}", c.label, tr.id)),
+            }
         }
     }
-    out.push_str("\nConfigurations:\n");
+    let auto_note = auto_note(c, auto);
+    if !noisy.is_empty() {
+        notes.push(format!(
+            "{}: repetitions vary by more than {:.0}% (coefficient of variation) in test{} {}; differences smaller than that are noise",
+            c.label,
+            crate::model::result::NOISY_CV * 100.0,
+            if noisy.len() == 1 { "" } else { "s" },
+            noisy.join(", ")
+        ));
+    }
+    if !short.is_empty() {
+        notes.push(format!(
+            "{}: timed phase under {} ms in test{} {} (start-up and scheduler noise weigh on these figures; use --min-time or a larger --scale)",
+            c.label,
+            crate::model::result::SHORT_PHASE.as_millis(),
+            if short.len() == 1 { "" } else { "s" },
+            short.join(", ")
+        ));
+    }
+    auto_note
+}
+
+/// --repeat auto: how many repetitions each test of `c` got, and what stopped it (grouped by
+/// what stopped it, then by count); `None` without --repeat auto.
+fn auto_note(c: &ConfigResult, mut auto: Vec<((u32, String), Vec<String>)>) -> Option<String> {
+    let target = c.run.tests.iter().flat_map(|t| &t.warnings).find_map(|w| match w {
+        Warning::Repetitions { target_ci, .. } => Some(*target_ci),
+        _ => None,
+    })?;
+    let rank =
+        |why: &str| ["settled", "ci", "max", "budget", "noisy"].iter().position(|w| *w == why);
+    auto.sort_by_key(|((n, why), _)| (rank(why).unwrap_or(usize::MAX), *n));
+    let groups: Vec<String> = auto
+        .iter()
+        .map(|((n, why), ids)| {
+            let why = match why.as_str() {
+                "ci" => "CI within target".to_string(),
+                "settled" => "verdict settled".into(),
+                "max" => "--max-repeat reached".into(),
+                "budget" => "--time-budget spent".into(),
+                "noisy" => "too noisy to settle in the budget left".into(),
+                w => w.to_string(),
+            };
+            format!(
+                "{n} ({why}) in test{} {}",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", ")
+            )
+        })
+        .collect();
+    Some(format!(
+        "--repeat auto (a test stops when its 95% CI is within ±{:.0}% or its verdict is settled, or when even an optimistic forecast cannot settle it in the budget left; ± is the widest CI of the test over the configurations compared): {}",
+        target * 100.0,
+        groups.join("; ")
+    ))
+}
+
+/// How each configuration was made and mounted.
+fn configurations(r: &Report, width: usize) -> String {
+    let mut out = String::from("\nConfigurations:\n");
     for c in &r.configs {
-        match &c.env {
-            Some(e) => out.push_str(&format!("  {}: {}\n", c.label, e.summary_line())),
-            None => out.push_str(&format!(
-                "  {}: existing directory on {} ({})\n",
+        let line = match &c.env {
+            Some(e) => format!("{}: {}", c.label, e.summary_line()),
+            None => format!(
+                "{}: existing directory on {} ({})",
                 c.label, c.run.target.fs_type, c.run.target.mount_options
-            )),
-        }
+            ),
+        };
+        out.push_str(&frame::wrap(&line, width, "  ", "      "));
         if let Some(w) = crate::observe::compress::words(&c.run.tests) {
-            out.push_str(&format!("    {w}\n"));
+            out.push_str(&frame::wrap(&w, width, "    ", "      "));
         }
     }
     out
@@ -338,26 +391,8 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 TestStatus::Interrupted => "interrupted",
                 TestStatus::Skipped { .. } => "skipped",
             };
-            let (verdict, winner, factor, tested, reason) = match row.vs_baseline[i].as_ref() {
-                Some(Verdict::Win { winner, factor, tested }) => (
-                    "win",
-                    if *winner == 0 { base.clone() } else { c.label.clone() },
-                    format!("{factor:.4}"),
-                    tested.to_string(),
-                    String::new(),
-                ),
-                Some(Verdict::Draw { factor, tested }) => (
-                    "draw",
-                    String::new(),
-                    format!("{factor:.4}"),
-                    tested.to_string(),
-                    String::new(),
-                ),
-                Some(Verdict::NotCompared { reason }) => {
-                    ("not_compared", String::new(), String::new(), String::new(), reason.clone())
-                }
-                None => ("", String::new(), String::new(), String::new(), String::new()),
-            };
+            let [verdict, winner, factor, tested, reason] =
+                verdict_columns(row.vs_baseline[i].as_ref(), base, &c.label);
             let f = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
             let unsettled = match row.vs_baseline[i] {
                 Some(Verdict::Win { tested: true, .. }) => {
@@ -382,7 +417,7 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 f(s.and_then(|s| s.merit().ci95_high)),
                 f(s.map(|s| s.elapsed_s.median)),
                 base.clone(),
-                verdict.into(),
+                verdict,
                 winner,
                 factor,
                 tested,
@@ -397,8 +432,33 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
+/// The CSV's verdict columns of a configuration against the baseline `base`: verdict, winner,
+/// factor, tested, reason.
+fn verdict_columns(v: Option<&Verdict>, base: &str, label: &str) -> [String; 5] {
+    match v {
+        Some(Verdict::Win { winner, factor, tested }) => [
+            "win".into(),
+            if *winner == 0 { base.to_string() } else { label.to_string() },
+            format!("{factor:.4}"),
+            tested.to_string(),
+            String::new(),
+        ],
+        Some(Verdict::Draw { factor, tested }) => [
+            "draw".into(),
+            String::new(),
+            format!("{factor:.4}"),
+            tested.to_string(),
+            String::new(),
+        ],
+        Some(Verdict::NotCompared { reason }) => {
+            ["not_compared".into(), String::new(), String::new(), String::new(), reason.clone()]
+        }
+        None => Default::default(),
+    }
+}
+
 /// "Why" per test with a winner: the observed facts that differ most.
-fn why_section(r: &Report) -> String {
+fn why_section(r: &Report, width: usize) -> String {
     let mut out = String::new();
     for (ti, row) in r.tests.iter().enumerate() {
         for (i, v) in row.vs_baseline.iter().enumerate() {
@@ -417,8 +477,8 @@ fn why_section(r: &Report) -> String {
             if out.is_empty() {
                 out.push_str("\nWhy (observed facts that differ most):\n");
             }
-            out.push_str(&format!(
-                "  test {} ({}): {} {:.1}X faster than {}{mark}{}\n",
+            let head = format!(
+                "test {} ({}): {} {:.1}X faster than {}{mark}{}",
                 row.id,
                 r.configs[0].run.tests[ti].name,
                 r.configs[w].label,
@@ -429,13 +489,19 @@ fn why_section(r: &Report) -> String {
                 } else {
                     " in medians: NOT SIGNIFICANT (a draw; the facts may be noise too)"
                 }
-            ));
+            );
+            out.push_str(&frame::wrap(&head, width, "  ", "    "));
             let why = &row.why[i];
             if why.iter().all(|e| e.is_context()) {
-                out.push_str(&format!("    - {}\n", crate::model::explanation::NOTHING));
+                out.push_str(&frame::wrap(
+                    crate::model::explanation::NOTHING,
+                    width,
+                    "    - ",
+                    "      ",
+                ));
             }
             for e in why {
-                out.push_str(&format!("    - {}\n", e.text));
+                out.push_str(&frame::wrap(&e.text, width, "    - ", "      "));
             }
         }
     }
@@ -443,7 +509,7 @@ fn why_section(r: &Report) -> String {
 }
 
 /// Per test, per configuration: block, CPU, memory and extent facts.
-fn details_section(r: &Report) -> String {
+fn details_section(r: &Report, width: usize) -> String {
     let mut rows = Vec::new();
     for row in &r.tests {
         for (i, c) in r.configs.iter().enumerate() {
@@ -454,17 +520,17 @@ fn details_section(r: &Report) -> String {
     }
     let configs: Vec<(&str, &[crate::model::result::TestResult])> =
         r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
-    details_table(&rows) + &verify_lines(&configs)
+    details_table(&rows, width) + &verify_lines(&configs, width)
 }
 
 /// The details table: one row per (test id, configuration label, facts of its median
-/// repetition). A FUSE daemon's CPU is shown beside the threads' own.
-pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
-    use crate::model::units::fmt_bytes;
-    let mut t = super::frame::table();
-    t.set_header([
-        "test",
-        "config",
+/// repetition), laid out for `width` columns. A FUSE daemon's CPU is shown beside the
+/// threads' own.
+pub fn details_table(rows: &[(&str, &str, &Facts)], width: usize) -> String {
+    let mut g = Grid::new();
+    // Configurations wrap; counts and sizes stay whole.
+    g.column("test", Kind::Key).column("config", Kind::Words);
+    for h in [
         "dev writes (avg)",
         "dev reads (avg)",
         "write amp",
@@ -475,76 +541,89 @@ pub fn details_table(rows: &[(&str, &str, &Facts)]) -> String {
         "off CPU",
         "dirty after",
         "extents (largest)",
-    ]);
-    // Configurations wrap; counts and sizes stay whole.
-    super::frame::wrap_only(&mut t, &[1]);
+    ] {
+        g.column(h, Kind::Figure);
+    }
     for (id, label, f) in rows {
-        let d = f.device.as_ref();
-        let wide = if f.device_shared() { "*" } else { "" };
-        let req = |n: Option<u64>, avg: Option<f64>| match (n, avg) {
-            (Some(n), Some(a)) => format!("{n} ({})", fmt_bytes(a as u64)),
-            (Some(n), None) => n.to_string(),
-            _ => "-".into(),
-        };
-        let opt = |x: Option<f64>, suffix: &str| {
-            x.map(|v| format!("{v:.2}{suffix}")).unwrap_or_else(|| "-".into())
-        };
-        let pct = |x: f64| format!("{:.0}%", x * 100.0);
-        let (split, off) = match &f.time {
-            Some(tm) => (
-                format!(
-                    "{:.0}/{:.0}/{:.0}%",
-                    tm.share(tm.data_nanos) * 100.0,
-                    tm.share(tm.sync_nanos) * 100.0,
-                    tm.share(tm.meta_nanos) * 100.0
-                ),
-                pct(tm.share(tm.off_cpu_nanos())),
-            ),
-            None => (format!("-/{}/-", pct(f.sync_share)), "-".into()),
-        };
-        t.add_row(vec![
-            id.to_string(),
-            label.to_string(),
-            req(d.map(|d| d.writes_completed), f.avg_write_request_bytes) + wide,
-            req(d.map(|d| d.reads_completed), f.avg_read_request_bytes) + wide,
-            opt(f.write_amplification, "x"),
-            opt(f.device_read_share, ""),
-            format!(
-                "{:.0}% ({:.0}%){}{}",
-                f.cpu_pct_per_thread,
-                f.sys_share * 100.0,
-                if f.cpu_bound { " bound" } else { "" },
-                f.daemon_cpu_share
-                    .map(|d| format!(" +daemon {:.0}%", d * 100.0))
-                    .unwrap_or_default()
-            ),
-            crate::model::units::nanos(f.sys_nanos_per_op as u64),
-            split,
-            off,
-            f.dirty_after_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
-            match &f.extents {
-                Some(e) if e.note.is_none() => {
-                    format!("{} ({})", e.extents, fmt_bytes(e.largest_bytes))
-                }
-                Some(e) => e.note.clone().unwrap_or_default(),
-                None => "-".into(),
-            },
-        ]);
+        g.row(details_row(id, label, f));
     }
     let wide = if rows.iter().any(|(_, _, f)| f.device_shared()) {
         "*: device-wide, other processes' I/O included (a directory on a device fsbench did not make).\n"
     } else {
         ""
     };
+    let legend = format!(
+        "{wide}CPU/thr: the threads' CPU, % of a core per thread (system share); +daemon: a FUSE daemon's CPU, % of one core.\ndev writes, dev reads: requests completed (mean size). dev/read: bytes read from the device / bytes the test read. fs CPU/op: system CPU per operation, a FUSE daemon's CPU included. rw/sync/md: share of wall time × threads in read/write, in syncs (fsync, fdatasync, O_DSYNC writes), in open/close/metadata calls. off CPU: blocked (device, locks, FUSE daemon) or waiting for a CPU. dirty after: dirty page cache the phase itself left."
+    );
     format!(
-        "\nDetails (median repetition, timed phases):\n{t}\n{wide}CPU/thr: the threads' CPU, % of a core per thread (system share); +daemon: a FUSE daemon's CPU, % of one core.\ndev writes, dev reads: requests completed (mean size). dev/read: bytes read from the device / bytes the test read.\nfs CPU/op: system CPU per operation, a FUSE daemon's CPU included. rw/sync/md: share of wall time × threads\nin read/write, in syncs (fsync, fdatasync, O_DSYNC writes), in open/close/metadata calls. off CPU: blocked (device,\nlocks, FUSE daemon) or waiting for a CPU. dirty after: dirty page cache the phase itself left.\n"
+        "\n{}{}{}",
+        frame::wrap("Details (median repetition, timed phases):", width, "", ""),
+        g.render(width),
+        frame::wrap(&legend, width, "", "")
     )
+}
+
+/// One row of [`details_table`].
+fn details_row(id: &str, label: &str, f: &Facts) -> Vec<String> {
+    use crate::model::units::fmt_bytes;
+    let d = f.device.as_ref();
+    let wide = if f.device_shared() { "*" } else { "" };
+    let req = |n: Option<u64>, avg: Option<f64>| match (n, avg) {
+        (Some(n), Some(a)) => format!("{n} ({})", fmt_bytes(a as u64)),
+        (Some(n), None) => n.to_string(),
+        _ => "-".into(),
+    };
+    let opt = |x: Option<f64>, suffix: &str| {
+        x.map(|v| format!("{v:.2}{suffix}")).unwrap_or_else(|| "-".into())
+    };
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    let (split, off) = match &f.time {
+        Some(tm) => (
+            format!(
+                "{:.0}/{:.0}/{:.0}%",
+                tm.share(tm.data_nanos) * 100.0,
+                tm.share(tm.sync_nanos) * 100.0,
+                tm.share(tm.meta_nanos) * 100.0
+            ),
+            pct(tm.share(tm.off_cpu_nanos())),
+        ),
+        None => (format!("-/{}/-", pct(f.sync_share)), "-".into()),
+    };
+    vec![
+        id.to_string(),
+        label.to_string(),
+        req(d.map(|d| d.writes_completed), f.avg_write_request_bytes) + wide,
+        req(d.map(|d| d.reads_completed), f.avg_read_request_bytes) + wide,
+        opt(f.write_amplification, "x"),
+        opt(f.device_read_share, ""),
+        format!(
+            "{:.0}% ({:.0}%){}{}",
+            f.cpu_pct_per_thread,
+            f.sys_share * 100.0,
+            if f.cpu_bound { " bound" } else { "" },
+            f.daemon_cpu_share.map(|d| format!(" +daemon {:.0}%", d * 100.0)).unwrap_or_default()
+        ),
+        crate::model::units::nanos(f.sys_nanos_per_op as u64),
+        split,
+        off,
+        f.dirty_after_bytes.map(fmt_bytes).unwrap_or_else(|| "-".into()),
+        match &f.extents {
+            Some(e) if e.note.is_none() => {
+                format!("{} ({})", e.extents, fmt_bytes(e.largest_bytes))
+            }
+            Some(e) => e.note.clone().unwrap_or_default(),
+            None => "-".into(),
+        },
+    ]
 }
 
 /// `--verify`: per test and configuration, the time spent making and checking verified data
 /// inside the timed phases (in their wall time, outside the op latencies), mean per
 /// repetition over all threads. Empty without `--verify`.
-pub fn verify_lines(configs: &[(&str, &[crate::model::result::TestResult])]) -> String {
+pub fn verify_lines(
+    configs: &[(&str, &[crate::model::result::TestResult])],
+    width: usize,
+) -> String {
     let mut out = String::new();
     for (label, tests) in configs {
         for t in tests.iter() {
@@ -554,13 +633,14 @@ pub fn verify_lines(configs: &[(&str, &[crate::model::result::TestResult])]) -> 
                 continue;
             }
             let thread_nanos: u64 = timed().map(|p| p.wall_nanos * p.threads as u64).sum();
-            out.push_str(&format!(
-                "verify: {} on {}: {} per repetition making and checking verified data in the timed phases ({:.1}% of the threads' time; in the wall time, not in op latencies)\n",
+            let line = format!(
+                "verify: {} on {}: {} per repetition making and checking verified data in the timed phases ({:.1}% of the threads' time; in the wall time, not in op latencies)",
                 t.id,
                 label,
                 crate::model::units::nanos(nanos / t.reps.len() as u64),
                 100.0 * nanos as f64 / thread_nanos.max(1) as f64
-            ));
+            );
+            out.push_str(&frame::wrap(&line, width, "", "  "));
         }
     }
     out
@@ -589,7 +669,7 @@ mod tests {
             }
         }
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
-        let table = super::render(&r, false);
+        let table = super::render(&r, false, 250);
         assert!(table.contains("[io_uring qd16 direct]"), "{table}");
         let csv = String::from_utf8(super::csv(&r).unwrap()).unwrap();
         let mut lines = csv.lines();
@@ -627,7 +707,8 @@ mod tests {
             ];
             configs[0].run.tests[0].warnings.push(note("settled"));
             configs[1].run.tests[0].warnings.push(note(second));
-            super::render(&crate::analysis::compare::build_report(configs, &opts, 0, false), false)
+            let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
+            super::render(&r, false, 1000)
         };
         let out = build("settled");
         assert_eq!(out.matches("--repeat auto (").count(), 1, "{out}");
@@ -635,5 +716,41 @@ mod tests {
         assert!(out.contains("5 (verdict settled) in test 1 (±10.0%)"), "{out}");
         let out = build("budget");
         assert!(out.contains("ext4: --repeat auto (") && out.contains("xfs: --repeat auto ("));
+    }
+
+    #[test]
+    fn a_test_given_up_as_too_noisy_says_what_budget_it_would_need() {
+        use crate::model::result::Warning;
+        let opts = crate::analysis::compare::CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let noisy = |needed| Warning::Repetitions {
+            count: 5,
+            stopped_by: "noisy".into(),
+            ci: Some(0.8),
+            target_ci: 0.05,
+            needed_budget_s: needed,
+            cv: Some(0.8),
+        };
+        for (needed, words) in
+            [(Some(1234.2), "needs --time-budget 1235s"), (None, "no budget would settle it")]
+        {
+            let mut configs = vec![
+                config("ext4", &[100.0, 180.0, 60.0, 140.0, 90.0], 0),
+                config("xfs", &[120.0, 70.0, 190.0, 100.0, 150.0], 0),
+            ];
+            for c in &mut configs {
+                c.run.tests[0].warnings.push(noisy(needed));
+            }
+            let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
+            let out = super::render(&r, false, 1000);
+            assert!(out.contains("5 (too noisy to settle in the budget left) in test 1"), "{out}");
+            assert!(out.contains(words), "{out}");
+            // The test's own warning, as JSON and `show` word it, says the same with its CV.
+            let w = noisy(needed).to_string();
+            assert!(w.contains("too noisy to decide at this budget: CV 80%"), "{w}");
+        }
     }
 }

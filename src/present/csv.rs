@@ -71,7 +71,7 @@ fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
         for t in &report.tests {
             let (status, reason) = match &t.status {
                 TestStatus::Ok => ("ok", String::new()),
-                TestStatus::Failed { reason } => ("failed", reason.clone()),
+                TestStatus::Failed { reason } => ("failed", reason.to_string()),
                 TestStatus::Interrupted => ("interrupted", String::new()),
                 TestStatus::Skipped { reason } => ("skipped", reason.clone()),
             };

@@ -10,8 +10,10 @@ pub mod compare;
 pub mod csv;
 pub mod diff;
 pub mod frame;
+pub mod history;
 pub mod host;
 pub mod html;
+pub mod integrity;
 pub mod json;
 pub mod reps;
 pub mod roles;
@@ -45,12 +47,17 @@ pub enum Format {
 pub struct ExportOptions {
     /// Tables of a comparison: also each configuration's observed facts per test.
     pub details: bool,
+    /// Columns to lay text out for; `None`: the terminal's ([`frame::terminal_width`]).
+    pub width: Option<usize>,
 }
 
 /// The exporter for a format.
 pub fn exporter(f: Format, opts: ExportOptions) -> Box<dyn Exporter> {
     match f {
-        Format::Table => Box::new(table::TableExporter { details: opts.details }),
+        Format::Table => Box::new(table::TableExporter {
+            details: opts.details,
+            width: opts.width.unwrap_or_else(frame::terminal_width),
+        }),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Bonnie => Box::new(bonnie::BonnieExporter),
@@ -65,3 +72,6 @@ pub fn single(report: &Report) -> Option<&crate::model::result::RunReport> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

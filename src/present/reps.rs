@@ -2,6 +2,7 @@
 //! note when the first repetition stands out from the others
 //! ([`crate::stats::summary::first_rep_stands_out`]).
 
+use super::frame::wrap;
 use crate::model::report::Report;
 use crate::model::result::TestResult;
 use crate::model::units::sig3;
@@ -43,25 +44,31 @@ pub fn first_rep_note(label: Option<&str>, tests: &[TestResult]) -> Option<Strin
     ))
 }
 
-/// `--details` of a comparison: each repetition's figure per test and configuration.
-pub fn section(r: &Report) -> String {
-    let mut out =
-        String::from("\nRepetitions (figure of each, in the order run; ! = first stands out):\n");
+/// The heading of the section.
+const HEADING: &str = "Repetitions (figure of each, in the order run; ! = first stands out):";
+
+/// `--details` of a comparison: each repetition's figure per test and configuration, lines
+/// wrapped to `width`.
+pub fn section(r: &Report, width: usize) -> String {
+    let mut out = String::from("\n");
+    out.push_str(&wrap(HEADING, width, "", ""));
     for (ti, row) in r.tests.iter().enumerate() {
         for c in &r.configs {
             let t = &c.run.tests[ti];
-            out.push_str(&format!("  test {:<4} {:<24} {}\n", row.id, c.label, strip(t)));
+            let line = format!("test {:<4} {:<24} {}", row.id, c.label, strip(t));
+            out.push_str(&wrap(&line, width, "  ", "      "));
         }
     }
     out
 }
 
-/// `run --details`: each repetition's figure per test.
-pub fn run_section(tests: &[TestResult]) -> String {
-    let mut out =
-        String::from("\nRepetitions (figure of each, in the order run; ! = first stands out):\n");
+/// `run --details`: each repetition's figure per test, lines wrapped to `width`.
+pub fn run_section(tests: &[TestResult], width: usize) -> String {
+    let mut out = String::from("\n");
+    out.push_str(&wrap(HEADING, width, "", ""));
     for t in tests {
-        out.push_str(&format!("  test {:<14} {} {}\n", t.id, strip(t), t.figure.unit()));
+        let line = format!("test {:<14} {} {}", t.id, strip(t), t.figure.unit());
+        out.push_str(&wrap(&line, width, "  ", "      "));
     }
     out
 }

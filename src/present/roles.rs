@@ -19,7 +19,8 @@ fn lat(r: &RepResult, op: OpKind) -> Option<&OpLatency> {
     r.latency.iter().find(|l| l.op == op && l.count > 0)
 }
 
-/// One line per configuration of a test with roles, or nothing when it has none.
+/// One line per configuration of a test with roles (unwrapped, not indented), or nothing when
+/// it has none.
 fn lines(label: &str, t: &TestResult) -> Option<String> {
     let reps: Vec<&RepResult> = t.reps.iter().filter(|r| r.complete).collect();
     let roles: Vec<&crate::model::result::RoleResult> =
@@ -38,7 +39,7 @@ fn lines(label: &str, t: &TestResult) -> Option<String> {
             .unwrap_or_else(|| "-".into())
     };
     let mut s = format!(
-        "  {:<8} {:<24} {} p50 {}  p99 {}  p99.9 {}",
+        "{:<8} {:<24} {} p50 {}  p99 {}  p99.9 {}",
         t.id,
         label,
         op.name(),
@@ -65,12 +66,14 @@ fn lines(label: &str, t: &TestResult) -> Option<String> {
         }
         s.push(']');
     }
-    s.push('\n');
     Some(s)
 }
 
-/// The section, empty when no test has roles.
-pub fn section<'a>(configs: impl Iterator<Item = (&'a str, &'a [TestResult])> + Clone) -> String {
+/// The section, lines wrapped to `width`; empty when no test has roles.
+pub fn section<'a>(
+    configs: impl Iterator<Item = (&'a str, &'a [TestResult])> + Clone,
+    width: usize,
+) -> String {
     let mut ids: Vec<&str> = Vec::new();
     for (_, tests) in configs.clone() {
         for t in tests {
@@ -83,15 +86,14 @@ pub fn section<'a>(configs: impl Iterator<Item = (&'a str, &'a [TestResult])> + 
     for id in ids {
         for (label, tests) in configs.clone() {
             if let Some(l) = tests.iter().find(|t| t.id == id).and_then(|t| lines(label, t)) {
-                out.push_str(&l);
+                out.push_str(&super::frame::wrap(&l, width, "  ", "      "));
             }
         }
     }
     if out.is_empty() {
         return out;
     }
-    format!(
-        "\nLatency of each test's own threads beside its roles (median over repetitions of each \
-         repetition's percentile):\n{out}"
-    )
+    let head = "Latency of each test's own threads beside its roles (median over repetitions of \
+                each repetition's percentile):";
+    format!("\n{}{out}", super::frame::wrap(head, width, "", ""))
 }

@@ -1,186 +1,71 @@
 //! The terminal table: one row per test, the figures a person compares first; notes (failures,
 //! warnings, cache preconditions not met) listed under it.
 
+use super::frame::{self, Grid, Kind};
 use super::Exporter;
 use crate::model::job::{CacheReq, OpKind};
 use crate::model::report::Report;
-use crate::model::result::{Figure, RunReport, TestStatus};
+use crate::model::result::{Figure, RepResult, RunReport, TestResult, TestStatus};
 use crate::model::units::{nanos, sig3};
-use comfy_table::{Cell, CellAlignment};
 
 /// Human-readable table and notes; for a comparison the head-to-head table.
 pub struct TableExporter {
     /// A comparison: also the observed facts per test and configuration.
     pub details: bool,
+    /// Columns to lay the text out for.
+    pub width: usize,
 }
 
 impl Exporter for TableExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
         Ok(match super::single(report) {
             Some(run) => {
-                let mut out = render(run);
+                let mut out = render(run, self.width);
                 if self.details {
-                    out.push_str(&details(run));
+                    out.push_str(&details(run, self.width));
                 }
                 // A testbed made for the run: how it was made and mounted, options in effect.
                 if let Some(e) = report.configs.first().and_then(|c| c.env.as_ref()) {
-                    out.push_str(&format!("\nConfiguration: {}\n", e.summary_line()));
+                    let line = format!("Configuration: {}", e.summary_line());
+                    out.push('\n');
+                    out.push_str(&frame::wrap(&line, self.width, "", "  "));
                 }
                 out
             }
-            None => super::compare::render(report, self.details),
+            None => super::compare::render(report, self.details, self.width),
         }
         .into_bytes())
     }
 }
 
-/// Render the report as text.
-pub fn render(report: &RunReport) -> String {
+/// Render the report as text, laid out for `width` columns.
+pub fn render(report: &RunReport, width: usize) -> String {
     let multi = report.repeat > 1;
-    let mut table = super::frame::table();
-    let mut header = vec!["test", "name", "MiB/s", "ops/s", "s"];
-    if multi {
-        header.extend(["CV", "95% CI"]);
-    }
-    header.extend([
-        "op",
-        "p50",
-        "p90",
-        "p99",
-        "p99.9",
-        "max",
-        "sync p99",
-        "CPU us/sy s",
-        "%core/thr",
-        "resident",
-    ]);
-    table.set_header(header);
-    // Nothing wraps: a test's name and its figures are read (and grepped) whole; a table wider
-    // than the terminal is wrapped by the terminal.
-    super::frame::wrap_only(&mut table, &[]);
+    let mut grid = columns(multi);
     let mut notes: Vec<String> = Vec::new();
     for t in &report.tests {
-        let r = t.median_rep();
-        // The engine, depth and O_DIRECT beside the name when not psync at depth 1, buffered.
-        let io = t.timed_phase().map(|p| p.io_label());
-        let name = match io {
-            Some(l) if !l.is_empty() => format!("{} [{l}]", t.name),
-            _ => t.name.clone(),
-        };
-        let mut row: Vec<Cell> = vec![Cell::new(&t.id), Cell::new(name)];
-        let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
-        match (&t.status, r) {
-            (TestStatus::Ok, Some(r)) | (TestStatus::Interrupted, Some(r)) => {
-                let mark = if t.status == TestStatus::Interrupted { " (partial)" } else { "" };
-                // Figures of the median repetition: from the summary, or the partial repetition.
-                let s = t.summary.as_ref().filter(|_| mark.is_empty());
-                let mib = s.map(|s| s.mib_per_s.median).unwrap_or(r.mib_per_s);
-                let ops = s.map(|s| s.ops_per_s.median).unwrap_or(r.ops_per_s);
-                let secs = s.map(|s| s.elapsed_s.median).unwrap_or(r.wall_nanos as f64 / 1e9);
-                // The figure of merit carries the mark (and, below, the CV and CI).
-                let (mib_mark, ops_mark) = match t.figure {
-                    Figure::MibPerS => (mark, ""),
-                    Figure::OpsPerS => ("", mark),
-                };
-                // A file-set test that moved no bytes has no throughput to show, not 0.000.
-                let moved = t.figure == Figure::MibPerS || mib > 0.0;
-                row.push(num(if moved { format!("{}{mib_mark}", sig3(mib)) } else { "-".into() }));
-                row.push(num(format!("{}{ops_mark}", sig3(ops))));
-                row.push(num(sig3(secs)));
-                if multi {
-                    let m = t.summary.as_ref().map(|s| s.merit());
-                    row.push(num(m.map(|m| format!("{:.1}%", m.cv * 100.0)).unwrap_or_default()));
-                    row.push(num(m
-                        .and_then(|m| {
-                            let (lo, hi) = (m.ci95_low?, m.ci95_high?);
-                            Some(format!("{}–{} {}", sig3(lo), sig3(hi), t.figure.unit()))
-                        })
-                        .unwrap_or_default()));
-                }
-                match r.main_op() {
-                    Some(m) => {
-                        row.push(Cell::new(m.op.name()));
-                        for v in [m.p50_nanos, m.p90_nanos, m.p99_nanos, m.p999_nanos, m.max_nanos]
-                        {
-                            row.push(num(nanos(v)));
-                        }
-                    }
-                    None => row.extend((0..6).map(|_| Cell::new(""))),
-                }
-                let sync = r.latency_of(OpKind::Fsync).or(r.latency_of(OpKind::Fdatasync));
-                row.push(num(sync
-                    .map(|s| format!("{} ×{}", nanos(s.p99_nanos), s.count))
-                    .unwrap_or_else(|| "-".into())));
-                row.push(num(format!(
-                    "{:.2}/{:.2}",
-                    r.cpu_user_nanos as f64 / 1e9,
-                    r.cpu_sys_nanos as f64 / 1e9
-                )));
-                // A FUSE filesystem works in its daemon: its CPU (% of one core) beside.
-                let daemon = crate::model::facts::daemon_cpu_nanos(r)
-                    .filter(|_| r.wall_nanos > 0)
-                    .map(|d| format!(" +{:.0}% daemon", d as f64 * 100.0 / r.wall_nanos as f64))
-                    .unwrap_or_default();
-                row.push(num(format!("{:.0}%{daemon}", r.cpu_pct_per_thread)));
-                row.push(num(residency_cell(r)));
-            }
-            (TestStatus::Failed { reason }, _) => {
-                row.push(Cell::new("FAILED"));
-                notes.push(format!("test {} failed: {reason}", t.id));
-            }
-            (TestStatus::Skipped { reason }, _) => {
-                row.push(Cell::new("skipped"));
-                notes.push(format!("test {} skipped: {reason}", t.id));
-            }
-            (TestStatus::Interrupted, None) => {
-                row.push(Cell::new("interrupted"));
-            }
-            (TestStatus::Ok, None) => row.push(Cell::new("-")),
-        }
-        table.add_row(row);
-        // Throughput against fill (aging phases): one note per fill phase.
-        for p in r.map(|r| r.phases.iter()).into_iter().flatten() {
-            if let Some(series) = p.fill_series.as_ref().filter(|s| !s.is_empty()) {
-                let steps: Vec<String> = series
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{:.0}%: {} MiB/s {} files/s",
-                            f.fill * 100.0,
-                            sig3(f.mib_per_s),
-                            sig3(f.files_per_s)
-                        )
-                    })
-                    .collect();
-                let end = p.ended_by.as_deref().unwrap_or("");
-                notes.push(format!(
-                    "test {} phase {} (throughput vs fill; {end}): {}",
-                    t.id,
-                    p.name,
-                    steps.join(", ")
-                ));
-            }
-        }
-        for w in &t.warnings {
-            notes.push(format!("test {}: {w}", t.id));
-        }
-        // Each timed phase's elapsed time, when a test has several.
-        if let Some(r) = r.filter(|r| r.phases.iter().filter(|p| p.timed).count() > 1) {
-            let each: Vec<String> = r
-                .phases
-                .iter()
-                .filter(|p| p.timed)
-                .map(|p| format!("{} {} s", p.name, sig3(p.wall_nanos as f64 / 1e9)))
-                .collect();
-            notes.push(format!(
-                "test {} timed phases (median repetition): {}",
-                t.id,
-                each.join(", ")
-            ));
-        }
+        grid.row(test_row(t, multi, &mut notes));
+        test_notes(t, &mut notes);
     }
-    let mut out = format!(
-        "fsbench {} on {} ({}{}), suite {}, scale {}, {} repetition{}\n",
+    let mut out = frame::wrap(&headline(report), width, "", "  ");
+    out.push_str(&grid.render(width));
+    out.push_str(&frame::wrap(&legend(report, multi), width, "", ""));
+    out.push_str(&super::roles::section(
+        std::iter::once((report.target.label.as_str(), report.tests.as_slice())),
+        width,
+    ));
+    notes.extend(run_notes(report));
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(&frame::bullets("Notes:", &notes, width));
+    }
+    out
+}
+
+/// The line above the table: version, target, suite, scale and repetitions.
+fn headline(report: &RunReport) -> String {
+    format!(
+        "fsbench {} on {} ({}{}), suite {}, scale {}, {} repetition{}",
         report.fsbench_version,
         report.target.label,
         if report.target.fs_type.is_empty() { "unknown fs" } else { &report.target.fs_type },
@@ -193,12 +78,158 @@ pub fn render(report: &RunReport) -> String {
         report.scale,
         report.repeat,
         if report.repeat == 1 { "" } else { "s" },
-    );
-    out.push_str(&table.to_string());
-    out.push('\n');
-    out.push_str("MiB/s: bytes read+written in the timed phases / their wall time (includes open, syncs, close); ops/s: read/write\noperations per second, file-set operations (create, stat, unlink, ...) for file-set tests; s: elapsed seconds of the timed\nphases. Tests are ranked on MiB/s, file-set tests on ops/s. Latency columns: the main op");
+    )
+}
+
+/// The table's columns: throughput first (a test's name and figures), then latency, then CPU
+/// and cache; a table wider than the terminal splits in that order.
+fn columns(multi: bool) -> Grid {
+    let mut g = Grid::new();
+    g.column("test", Kind::Key).column("name", Kind::Words);
+    for h in ["MiB/s", "ops/s", "s"] {
+        g.column(h, Kind::Figure);
+    }
     if multi {
-        out.push_str(";\nfigures are medians of the repetitions; CV and CI (95% confidence interval of the geometric mean: Student's t on the logs) are of the figure\nthe test is ranked on");
+        g.column("CV", Kind::Figure).column("95% CI", Kind::Figure);
+    }
+    // The op and its percentiles stay together.
+    g.column("op", Kind::Text);
+    for h in ["p50", "p90", "p99", "p99.9", "max"] {
+        g.glued(h, Kind::Figure);
+    }
+    for h in ["sync p99", "CPU us/sy s", "%core/thr", "resident"] {
+        g.column(h, Kind::Figure);
+    }
+    g
+}
+
+/// A test's row; a failed or skipped test's reason goes to `notes`.
+fn test_row(t: &TestResult, multi: bool, notes: &mut Vec<String>) -> Vec<String> {
+    // The engine, depth and O_DIRECT beside the name when not psync at depth 1, buffered.
+    let io = t.timed_phase().map(|p| p.io_label());
+    let name = match io {
+        Some(l) if !l.is_empty() => format!("{} [{l}]", t.name),
+        _ => t.name.clone(),
+    };
+    let mut row = vec![t.id.clone(), name];
+    match (&t.status, t.median_rep()) {
+        (TestStatus::Ok, Some(r)) | (TestStatus::Interrupted, Some(r)) => {
+            row.extend(figure_cells(t, r, multi));
+        }
+        (TestStatus::Failed { reason }, _) => {
+            row.push("FAILED".into());
+            notes.push(format!("test {} failed: {reason}", t.id));
+        }
+        (TestStatus::Skipped { reason }, _) => {
+            row.push("skipped".into());
+            notes.push(format!("test {} skipped: {reason}", t.id));
+        }
+        (TestStatus::Interrupted, None) => row.push("interrupted".into()),
+        (TestStatus::Ok, None) => row.push("-".into()),
+    }
+    row
+}
+
+/// The figures of a test that ran, from `r`, its median repetition.
+fn figure_cells(t: &TestResult, r: &RepResult, multi: bool) -> Vec<String> {
+    let mut row = Vec::new();
+    let mark = if t.status == TestStatus::Interrupted { " (partial)" } else { "" };
+    // Figures of the median repetition: from the summary, or the partial repetition.
+    let s = t.summary.as_ref().filter(|_| mark.is_empty());
+    let mib = s.map(|s| s.mib_per_s.median).unwrap_or(r.mib_per_s);
+    let ops = s.map(|s| s.ops_per_s.median).unwrap_or(r.ops_per_s);
+    let secs = s.map(|s| s.elapsed_s.median).unwrap_or(r.wall_nanos as f64 / 1e9);
+    // The figure of merit carries the mark (and, below, the CV and CI).
+    let (mib_mark, ops_mark) = match t.figure {
+        Figure::MibPerS => (mark, ""),
+        Figure::OpsPerS => ("", mark),
+    };
+    // A file-set test that moved no bytes has no throughput to show, not 0.000.
+    let moved = t.figure == Figure::MibPerS || mib > 0.0;
+    row.push(if moved { format!("{}{mib_mark}", sig3(mib)) } else { "-".into() });
+    row.push(format!("{}{ops_mark}", sig3(ops)));
+    row.push(sig3(secs));
+    if multi {
+        let m = t.summary.as_ref().map(|s| s.merit());
+        row.push(m.map(|m| format!("{:.1}%", m.cv * 100.0)).unwrap_or_default());
+        row.push(
+            m.and_then(|m| {
+                let (lo, hi) = (m.ci95_low?, m.ci95_high?);
+                Some(format!("{}–{} {}", sig3(lo), sig3(hi), t.figure.unit()))
+            })
+            .unwrap_or_default(),
+        );
+    }
+    match r.main_op() {
+        Some(m) => {
+            row.push(m.op.name().to_string());
+            for v in [m.p50_nanos, m.p90_nanos, m.p99_nanos, m.p999_nanos, m.max_nanos] {
+                row.push(nanos(v));
+            }
+        }
+        None => row.extend((0..6).map(|_| String::new())),
+    }
+    let sync = r.latency_of(OpKind::Fsync).or(r.latency_of(OpKind::Fdatasync));
+    row.push(
+        sync.map(|s| format!("{} ×{}", nanos(s.p99_nanos), s.count)).unwrap_or_else(|| "-".into()),
+    );
+    row.push(format!("{:.2}/{:.2}", r.cpu_user_nanos as f64 / 1e9, r.cpu_sys_nanos as f64 / 1e9));
+    // A FUSE filesystem works in its daemon: its CPU (% of one core) beside.
+    let daemon = crate::model::facts::daemon_cpu_nanos(r)
+        .filter(|_| r.wall_nanos > 0)
+        .map(|d| format!(" +{:.0}% daemon", d as f64 * 100.0 / r.wall_nanos as f64))
+        .unwrap_or_default();
+    row.push(format!("{:.0}%{daemon}", r.cpu_pct_per_thread));
+    row.push(residency_cell(r));
+    row
+}
+
+/// A test's notes: throughput against fill, its warnings, each timed phase's time.
+fn test_notes(t: &TestResult, notes: &mut Vec<String>) {
+    let r = t.median_rep();
+    // Throughput against fill (aging phases): one note per fill phase.
+    for p in r.map(|r| r.phases.iter()).into_iter().flatten() {
+        if let Some(series) = p.fill_series.as_ref().filter(|s| !s.is_empty()) {
+            let steps: Vec<String> = series
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{:.0}%: {} MiB/s {} files/s",
+                        f.fill * 100.0,
+                        sig3(f.mib_per_s),
+                        sig3(f.files_per_s)
+                    )
+                })
+                .collect();
+            let end = p.ended_by.as_deref().unwrap_or("");
+            notes.push(format!(
+                "test {} phase {} (throughput vs fill; {end}): {}",
+                t.id,
+                p.name,
+                steps.join(", ")
+            ));
+        }
+    }
+    for w in &t.warnings {
+        notes.push(format!("test {}: {w}", t.id));
+    }
+    // Each timed phase's elapsed time, when a test has several.
+    if let Some(r) = r.filter(|r| r.phases.iter().filter(|p| p.timed).count() > 1) {
+        let each: Vec<String> = r
+            .phases
+            .iter()
+            .filter(|p| p.timed)
+            .map(|p| format!("{} {} s", p.name, sig3(p.wall_nanos as f64 / 1e9)))
+            .collect();
+        notes.push(format!("test {} timed phases (median repetition): {}", t.id, each.join(", ")));
+    }
+}
+
+/// What the columns mean, one paragraph (and one on a FUSE daemon's CPU when shown).
+fn legend(report: &RunReport, multi: bool) -> String {
+    let mut out = String::from("MiB/s: bytes read+written in the timed phases / their wall time (includes open, syncs, close); ops/s: read/write operations per second, file-set operations (create, stat, unlink, ...) for file-set tests; s: elapsed seconds of the timed phases. Tests are ranked on MiB/s, file-set tests on ops/s. Latency columns: the main op");
+    if multi {
+        out.push_str("; figures are medians of the repetitions; CV and CI (95% confidence interval of the geometric mean: Student's t on the logs) are of the figure the test is ranked on");
     }
     out.push_str(". resident: page-cache share of the file before the timed phase (✗: precondition not met).\n");
     if report
@@ -207,12 +238,15 @@ pub fn render(report: &RunReport) -> String {
         .filter_map(|t| t.median_rep())
         .any(|r| crate::model::facts::daemon_cpu_nanos(r).is_some())
     {
-        out.push_str("%core/thr: +N% daemon is the CPU of the filesystem's FUSE daemon (zfs-fuse) over the timed phases, % of one\ncore: the work an in-kernel filesystem does in the threads' system time.\n");
+        out.push_str("%core/thr: +N% daemon is the CPU of the filesystem's FUSE daemon (zfs-fuse) over the timed phases, % of one core: the work an in-kernel filesystem does in the threads' system time.\n");
     }
-    out.push_str(&super::roles::section(std::iter::once((
-        report.target.label.as_str(),
-        report.tests.as_slice(),
-    ))));
+    out
+}
+
+/// The run's notes under the table: device-wide counters, a first repetition that stands out,
+/// the machine, compression, an interruption.
+fn run_notes(report: &RunReport) -> Vec<String> {
+    let mut notes = Vec::new();
     if report
         .tests
         .iter()
@@ -235,18 +269,12 @@ pub fn render(report: &RunReport) -> String {
     if report.interrupted {
         notes.push("run interrupted: figures are what was measured before the stop".into());
     }
-    if !notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in notes {
-            out.push_str(&format!("  - {n}\n"));
-        }
-    }
-    out
+    notes
 }
 
 /// `run --details`: the observed facts of each test's median repetition and the figure of every
 /// repetition in the order run.
-pub fn details(report: &RunReport) -> String {
+pub fn details(report: &RunReport, width: usize) -> String {
     let facts: Vec<(&str, crate::model::facts::Facts)> = report
         .tests
         .iter()
@@ -254,12 +282,12 @@ pub fn details(report: &RunReport) -> String {
         .collect();
     let rows: Vec<(&str, &str, &crate::model::facts::Facts)> =
         facts.iter().map(|(id, f)| (*id, report.target.label.as_str(), f)).collect();
-    let mut out = super::compare::details_table(&rows);
-    out.push_str(&super::compare::verify_lines(&[(
-        report.target.label.as_str(),
-        report.tests.as_slice(),
-    )]));
-    out.push_str(&super::reps::run_section(&report.tests));
+    let mut out = super::compare::details_table(&rows, width);
+    out.push_str(&super::compare::verify_lines(
+        &[(report.target.label.as_str(), report.tests.as_slice())],
+        width,
+    ));
+    out.push_str(&super::reps::run_section(&report.tests, width));
     out
 }
 

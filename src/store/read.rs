@@ -295,7 +295,7 @@ impl Store {
             let reason = reason.unwrap_or_default();
             let st = match st.as_str() {
                 "ok" => TestStatus::Ok,
-                "failed" => TestStatus::Failed { reason },
+                "failed" => TestStatus::Failed { reason: reason.into() },
                 "interrupted" => TestStatus::Interrupted,
                 _ if reason == NOT_REACHED && status == RunStatus::Running => TestStatus::Skipped {
                     reason: NOT_REACHED.replace("ended", "stopped (killed?)"),

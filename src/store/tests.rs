@@ -339,17 +339,20 @@ fn check_v01(s: &Store) {
     use crate::present::{exporter, ExportOptions, Format};
     for report in [r1.report(), r2.report(), c.clone()] {
         for f in [Format::Table, Format::Json, Format::Csv, Format::Bonnie, Format::Html] {
-            let out = exporter(f, ExportOptions { details: true }).export(&report).unwrap();
+            let out = exporter(f, ExportOptions { details: true, width: Some(100) })
+                .export(&report)
+                .unwrap();
             assert!(!out.is_empty(), "{f:?}");
         }
     }
-    let table = crate::present::compare::render(&c, true);
+    let table = crate::present::compare::render(&c, true, 100);
     assert!(table.contains("ops/s"), "{table}");
     // diff between 0.1's runs works, on the figure of merit.
     let d = crate::analysis::diff::diff_runs(&r2, &r3, &crate::model::verdict::Rule::default());
     assert_eq!(d.rows.len(), 1);
     assert_eq!(d.rows[0].figure, Figure::OpsPerS);
-    let text = crate::present::diff::render(&d, &r2, &r3, &crate::model::verdict::Rule::default());
+    let text =
+        crate::present::diff::render(&d, &r2, &r3, &crate::model::verdict::Rule::default(), 100);
     assert!(text.contains("ops/s"), "{text}");
 }
 

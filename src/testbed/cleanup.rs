@@ -248,15 +248,32 @@ fn recorded_images(rec: &ProcessRecord) -> Vec<&Path> {
         .collect()
 }
 
-/// The parent directory (opened, checked as only root can change it) and the file name.
-fn trusted_parent(path: &Path) -> std::result::Result<(std::os::fd::OwnedFd, &OsStr), String> {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err("not a path fsbench makes".into());
-    };
-    match secure::open_trusted_dir(parent, false) {
-        Ok(fd) => Ok((fd, name)),
-        Err(e) => Err(e.to_string()),
+/// Why a recorded path's parent directory is not trusted (the entry is then left alone as not
+/// fsbench's, with this as the reason).
+#[derive(Debug, thiserror::Error)]
+enum Untrusted {
+    /// The path has no parent directory or no file name.
+    #[error("not a path fsbench makes")]
+    NotOurPath,
+    /// The parent directory could not be opened, or others than root can change it.
+    #[error(transparent)]
+    Parent(std::io::Error),
+}
+
+impl crate::sys::classify::Classify for Untrusted {
+    /// A record's path, not the command's input.
+    fn is_bad_input(&self) -> bool {
+        false
     }
+}
+
+/// The parent directory (opened, checked as only root can change it) and the file name.
+fn trusted_parent(path: &Path) -> std::result::Result<(std::os::fd::OwnedFd, &OsStr), Untrusted> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(Untrusted::NotOurPath);
+    };
+    let fd = secure::open_trusted_dir(parent, false).map_err(Untrusted::Parent)?;
+    Ok((fd, name))
 }
 
 /// Whether `image` is directly inside a directory of the record and carries fsbench's mark (its
@@ -465,7 +482,7 @@ fn remove_image(path: &Path, dirs: &[&Path]) -> Result<Outcome> {
     let (dir, name) = match trusted_parent(path) {
         Ok(x) => x,
         Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(Outcome::Gone),
-        Err(why) => return Ok(Outcome::NotOurs(why)),
+        Err(why) => return Ok(Outcome::NotOurs(why.to_string())),
     };
     let st = match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => st,
@@ -495,7 +512,7 @@ fn remove_dir(path: &Path) -> Result<Outcome> {
     }
     let (dir, name) = match trusted_parent(path) {
         Ok(x) => x,
-        Err(why) => return Ok(Outcome::NotOurs(why)),
+        Err(why) => return Ok(Outcome::NotOurs(why.to_string())),
     };
     // Only an empty directory, or one carrying fsbench's mark (whose links and mark
     // file go with it; anything else in it still stops the removal).
@@ -578,6 +595,27 @@ mod tests {
         assert!(!dead_file.exists());
         assert!(sd.own_file().exists(), "the live record stays");
         sd.forget(&live).unwrap();
+    }
+
+    /// An image in a directory others can write to is left as not fsbench's, and the reason
+    /// says which directory and what is wrong with it; a path without a parent is not one
+    /// fsbench makes.
+    #[test]
+    fn an_untrusted_parent_is_the_reason_an_entry_is_left() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        let open = tmp.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let img = open.join("dev0.img");
+        std::fs::write(&img, b"img").unwrap();
+        let Ok(Outcome::NotOurs(why)) = remove_image(&img, &[open.as_path()]) else {
+            panic!("an image in a world-writable directory was not left alone");
+        };
+        assert!(why.contains(&open.display().to_string()) && why.contains("mode 777"), "{why}");
+        assert_eq!(std::fs::read(&img).unwrap(), b"img");
+        let root = trusted_parent(Path::new("/")).err().map(|e| e.to_string());
+        assert_eq!(root.as_deref(), Some("not a path fsbench makes"));
     }
 }
 

@@ -140,24 +140,82 @@ fn is_name(v: &str) -> bool {
         && v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
+/// What is wrong with an option's value (the option itself is named by [`refuse`], which
+/// wraps this).
+#[derive(Debug, thiserror::Error)]
+pub enum OptValueError {
+    /// The value names a path or a device.
+    #[error(
+        "`{0}` is a path: fsbench passes no path or device to mkfs, mount or zfs (it makes and names its own devices)"
+    )]
+    Path(String),
+    /// A flag was given a value.
+    #[error("takes no value")]
+    Unexpected,
+    /// No value was given to an option that needs one.
+    #[error("needs a value{}", choices(words))]
+    Missing {
+        /// The words it takes (empty: not a choice of words).
+        words: &'static [&'static str],
+    },
+    /// A sub-option not in the option's table (`-l logdev=...`).
+    #[error("`{name}` is not one of: {valid}")]
+    UnknownSub {
+        /// The sub-option's name.
+        name: String,
+        /// The names the table has, comma-separated.
+        valid: String,
+    },
+    /// A sub-option's value is wrong.
+    #[error("`{part}`: {source}")]
+    Sub {
+        /// The sub-option as given (`size=x`).
+        part: String,
+        /// What is wrong with its value.
+        source: Box<OptValueError>,
+    },
+    /// The value is not of the option's kind.
+    #[error("`{value}` is not {}", describe(*kind))]
+    NotKind {
+        /// The value given.
+        value: String,
+        /// What it should be.
+        kind: Kind,
+    },
+}
+
+/// `: WORD, WORD` (the words an option takes), or nothing.
+fn choices(words: &[&str]) -> String {
+    if words.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", words.join(", "))
+    }
+}
+
+impl crate::sys::classify::Classify for OptValueError {
+    /// Options are what the user typed.
+    fn is_bad_input(&self) -> bool {
+        true
+    }
+}
+
 /// Check `value` (`None`: none given) against `kind`; `Err` is what is wrong with it.
-pub fn check_value(kind: Kind, value: Option<&str>) -> Result<(), String> {
+pub fn check_value(kind: Kind, value: Option<&str>) -> Result<(), OptValueError> {
     if let Some(v) = value {
         if v.contains('/') {
-            return Err(format!(
-                "`{v}` is a path: fsbench passes no path or device to mkfs, mount or zfs (it makes and names its own devices)"
-            ));
+            return Err(OptValueError::Path(v.to_string()));
         }
     }
     let ok = match (kind, value) {
         (Flag, None) => true,
-        (Flag, Some(_)) => return Err("takes no value".into()),
+        (Flag, Some(_)) => return Err(OptValueError::Unexpected),
         (OptBool, None) => true,
         (OptBool, Some(v)) => v == "0" || v == "1",
-        (Words(ws), None) => return Err(format!("needs a value: {}", ws.join(", "))),
+        (Words(ws), None) => return Err(OptValueError::Missing { words: ws }),
         (Words(ws), Some(v)) => ws.iter().any(|w| word_matches(w, v)),
         (_, None) if matches!(kind, UidGid) => true,
-        (_, None) => return Err("needs a value".into()),
+        (_, None) => return Err(OptValueError::Missing { words: &[] }),
         (Size, Some(v)) => is_size(v, true) || v == "none",
         (Number, Some(v)) => {
             !v.is_empty()
@@ -195,9 +253,15 @@ pub fn check_value(kind: Kind, value: Option<&str>) -> Result<(), String> {
                     None => (part, None),
                 };
                 let Some(spec) = find(table, k) else {
-                    return Err(format!("`{k}` is not one of: {}", names(table)));
+                    return Err(OptValueError::UnknownSub {
+                        name: k.to_string(),
+                        valid: names(table),
+                    });
                 };
-                check_value(spec.kind, sv).map_err(|e| format!("`{part}`: {e}"))?;
+                check_value(spec.kind, sv).map_err(|e| OptValueError::Sub {
+                    part: part.to_string(),
+                    source: Box::new(e),
+                })?;
             }
             true
         }
@@ -205,7 +269,7 @@ pub fn check_value(kind: Kind, value: Option<&str>) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("`{}` is not {}", value.unwrap_or(""), describe(kind)))
+        Err(OptValueError::NotKind { value: value.unwrap_or("").to_string(), kind })
     }
 }
 
@@ -331,7 +395,7 @@ pub fn check_mount(kind: Fs, opts: &[String]) -> Result<(), ConfigError> {
         if v.is_none() && matches!(spec.kind, Words(_)) && spec.help.contains("or no value") {
             continue;
         }
-        check_value(spec.kind, v).map_err(|why| refuse(kind, "mount", opt, why))?;
+        check_value(spec.kind, v).map_err(|why| refuse(kind, "mount", opt, why.to_string()))?;
     }
     Ok(())
 }
@@ -377,6 +441,29 @@ mod tests {
             let opts: Vec<String> = a.split(',').map(str::to_string).collect();
             check_mount(k, &opts).unwrap_or_else(|e| panic!("{k} {a}: {e}"));
         }
+    }
+
+    /// What is wrong with a value, word for word as users read it after the option's name.
+    #[test]
+    fn a_value_error_says_what_is_wrong() {
+        let why = |kind, v: Option<&str>| check_value(kind, v).unwrap_err().to_string();
+        assert_eq!(why(Flag, Some("1")), "takes no value");
+        assert_eq!(why(Number, None), "needs a value");
+        assert_eq!(why(Words(ONOFF), None), "needs a value: on, off");
+        assert_eq!(why(Octal, Some("9")), "`9` is not an octal number");
+        assert!(why(Size, Some("/dev/loop1")).starts_with("`/dev/loop1` is a path: "));
+        const SUB: &[OptSpec] = &[o("size", Size, ""), o("crc", OptBool, "")];
+        assert_eq!(
+            why(Sub(SUB), Some("crc=1,size=x")),
+            "`size=x`: `x` is not a size (a number, optionally with k, m, g, t)"
+        );
+        assert_eq!(why(Sub(SUB), Some("logdev=y")), "`logdev` is not one of: size, crc");
+        // A path anywhere in the value is refused as a path, before its sub-options are read.
+        assert!(matches!(check_value(Sub(SUB), Some("size=1/2")), Err(OptValueError::Path(_))));
+        assert!(matches!(
+            check_value(Sub(SUB), Some("crc=2")),
+            Err(OptValueError::Sub { source, .. }) if matches!(*source, OptValueError::NotKind { .. })
+        ));
     }
 
     #[test]

@@ -10,8 +10,14 @@
 //! - a test that every key the TOML parser accepts ([`super::spec`]) is in the table, and only
 //!   those, so neither can gain a key the other lacks.
 //!
+//! An engine's own keys (io_uring's batching and polling) are declared by the engine
+//! ([`super::engines`]) and take their place in the table after `direct` ([`keys`]); the parser
+//! of `[[test]]` reads them by the table, and the `engine` key's values and help are the
+//! engines' names and summaries.
+//!
 //! Adding a key: add it to [`super::spec`] (parsing), here (documentation, values, bounds), and
-//! to the validator (meaning); the tests say what is missing.
+//! to the validator (meaning); the tests say what is missing. An engine's key: only its
+//! engine's file.
 
 /// Where a key is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,21 +113,25 @@ impl Key {
     }
 }
 
-const fn key(section: Section, name: &'static str, ty: Type, help: &'static str) -> Key {
+/// A key with no values, default or bounds.
+pub const fn key(section: Section, name: &'static str, ty: Type, help: &'static str) -> Key {
     Key { section, name, ty, values: &[], default: None, bounds: None, help }
 }
 
-const fn with_default(mut k: Key, d: &'static str) -> Key {
+/// `k` with a default.
+pub const fn with_default(mut k: Key, d: &'static str) -> Key {
     k.default = Some(d);
     k
 }
 
-const fn with_values(mut k: Key, v: &'static [&'static str]) -> Key {
+/// `k` with its accepted words.
+pub const fn with_values(mut k: Key, v: &'static [&'static str]) -> Key {
     k.values = v;
     k
 }
 
-const fn with_bounds(mut k: Key, lo: u64, hi: u64) -> Key {
+/// `k` with inclusive integer bounds.
+pub const fn with_bounds(mut k: Key, lo: u64, hi: u64) -> Key {
     k.bounds = Some((lo, hi));
     k
 }
@@ -138,19 +148,12 @@ pub const THREADS: Key = with_bounds(
     1,
     1024,
 );
-/// `engine`.
-pub const ENGINE: Key = with_values(
-    with_default(
-        key(Test, "engine", Choice, "how ops reach the kernel: `psync` (pread/pwrite, one op at a time), `io_uring` (requests queued in a ring, `iodepth` in flight, each submitted as it is queued (see `iodepth_batch`) and reaped as they complete, the file registered, completions posted when the thread waits for them (DEFER_TASKRUN, as fio; older kernels: COOP_TASKRUN or none; with `sqpoll`, none); short transfers resubmitted; data tests), `mmap` (reads and writes copy from and into a shared mapping of the file, syncs are msync; data tests with `file.prefill = true`), `null` (no I/O: every data and sync op completes at once, so the time per op is fsbench's own cost; opens and fileset ops stay real)"),
-        "psync",
-    ),
-    &["psync", "io_uring", "mmap", "null"],
-);
-/// `iodepth`.
+/// `figure`.
 pub const FIGURE: Key = with_values(
     key(Test, "figure", Choice, "the figure of merit every output, `compare` and `diff` rank the test on: `mib_per_s` (bytes read + written per second) or `ops_per_s` (operations per second: file-set operations for a fileset test, reads and writes for a data test), always shown with the elapsed seconds; default: `ops_per_s` for a fileset test, `mib_per_s` for a data test"),
     &["mib_per_s", "ops_per_s"],
 );
+/// `iodepth`.
 pub const IODEPTH: Key = with_bounds(
     with_default(
         key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`io_uring`, `null`); a sync waits until the queue is empty"),
@@ -168,41 +171,6 @@ pub const DIRECT: Key = with_default(
         "open the test's files with O_DIRECT in every phase (as `open = [\"direct\"]`; data tests). At the start of the test fsbench checks that the filesystem accepts O_DIRECT and the alignment it needs (`statx(STATX_DIOALIGN)`, else the device's logical block size) and fails only that test, saying why, when not; the phases' cache precondition is reported as `direct`",
     ),
     "false",
-);
-/// `iodepth_batch`.
-pub const IODEPTH_BATCH: Key = with_bounds(
-    key(Test, "iodepth_batch", Int, "io_uring: submit once this many requests are queued (fio's `iodepth_batch`); default 1 as in fio (each request is submitted as soon as it is queued); at iodepth 1 the request is submitted with the wait for it, in one system call; iodepth_batch = iodepth submits everything queued at each reap"),
-    1,
-    4096,
-);
-/// `iodepth_batch_complete`.
-pub const IODEPTH_BATCH_COMPLETE: Key = with_bounds(
-    with_default(
-        key(Test, "iodepth_batch_complete", Int, "io_uring: wait for at least this many completions per reap (at most those in flight; fio's `iodepth_batch_complete_min`)"),
-        "1",
-    ),
-    1,
-    4096,
-);
-/// `sqpoll`.
-pub const SQPOLL: Key = with_default(
-    key(Test, "sqpoll", Bool, "io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL; fio's `sqthread_poll`): no system call to submit; the poller's CPU is not in the test's CPU figures"),
-    "false",
-);
-/// `iopoll`.
-pub const IOPOLL: Key = with_default(
-    key(Test, "iopoll", Bool, "io_uring: completions are polled (IORING_SETUP_IOPOLL; fio's `hipri`); needs `direct = true` and a device with poll queues, else the test fails saying so"),
-    "false",
-);
-/// `fixedbufs`.
-pub const FIXEDBUFS: Key = with_default(
-    key(Test, "fixedbufs", Bool, "io_uring: register the worker's data buffers with the ring once (IORING_REGISTER_BUFFERS; fio's `fixedbufs`), so reads and writes are READ_FIXED/WRITE_FIXED and the kernel does not map and pin the pages per op. The buffers are locked in memory: without CAP_IPC_LOCK they must fit in `ulimit -l`, else the test fails saying so"),
-    "false",
-);
-/// `registerfiles`.
-pub const REGISTERFILES: Key = with_default(
-    key(Test, "registerfiles", Bool, "io_uring: register the test's file with the ring (IORING_REGISTER_FILES; fio's `registerfiles`), so requests name it by index and skip the file-table lookup per op; `false` names it by descriptor, as fio does by default"),
-    "true",
 );
 /// `open`.
 pub const OPEN: Key = with_values(
@@ -278,23 +246,18 @@ pub const FILESET_COUNT: Key = with_bounds(
     100_000_000,
 );
 
-/// Every key, in document order.
-pub const KEYS: &[Key] = &[
+/// The keys declared here, in document order: the engines' own keys go after `direct`, and
+/// `engine` is made from the engines ([`keys`]).
+const OWN_KEYS: &[Key] = &[
     key(Test, "id", Str, "short id, used by `--test`: 1-64 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`; required"),
     key(Test, "name", Str, "short name shown in tables; required"),
     with_default(key(Test, "description", Str, "what the test does, in words"), "\"\""),
     with_default(key(Test, "notes", Table, "a list of strings said with the test's results: in every output's notes and the store (a translated fio job's differences from fio are written here)"), "[]"),
     THREADS,
-    ENGINE,
+    ENGINE_SLOT,
     IODEPTH,
     FIGURE,
     DIRECT,
-    IODEPTH_BATCH,
-    IODEPTH_BATCH_COMPLETE,
-    SQPOLL,
-    IOPOLL,
-    FIXEDBUFS,
-    REGISTERFILES,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
@@ -349,6 +312,47 @@ pub const KEYS: &[Key] = &[
 
 const REPEAT_FS: Key = Key { section: FilesetEntry, ..REPEAT };
 
+/// Where `engine` goes in [`OWN_KEYS`]; [`keys`] puts [`engine_key`] there.
+const ENGINE_SLOT: Key = key(Test, "engine", Choice, "");
+
+/// `engine`: one of the engines ([`super::engines::ENGINES`]), each described by its summary.
+pub fn engine_key() -> &'static Key {
+    static ENGINE: std::sync::LazyLock<Key> = std::sync::LazyLock::new(|| {
+        let engines = super::engines::ENGINES;
+        let each: Vec<String> =
+            engines.iter().map(|e| format!("`{}` ({})", e.name, e.summary)).collect();
+        let help = format!("how ops reach the kernel: {}", each.join(", "));
+        let values: Vec<&'static str> = engines.iter().map(|e| e.name).collect();
+        Key {
+            values: Vec::leak(values),
+            help: String::leak(help),
+            ..with_default(ENGINE_SLOT, super::engines::DEFAULT_ENGINE)
+        }
+    });
+    &ENGINE
+}
+
+/// Every key, in document order: those declared here, with `engine` made from the engines and
+/// each engine's own keys after `direct`. Built once (the engine parts are only known as the
+/// list of engines; the few bytes it makes live as long as the program).
+pub fn keys() -> &'static [Key] {
+    static KEYS: std::sync::LazyLock<&'static [Key]> = std::sync::LazyLock::new(|| {
+        let mut all = Vec::with_capacity(OWN_KEYS.len() + 8);
+        for k in OWN_KEYS {
+            all.push(if k.name == ENGINE_SLOT.name && k.section == Test {
+                *engine_key()
+            } else {
+                *k
+            });
+            if k.name == DIRECT.name && k.section == Test {
+                all.extend(super::engines::ENGINES.iter().flat_map(|e| e.keys.iter().copied()));
+            }
+        }
+        Vec::leak(all)
+    });
+    &KEYS
+}
+
 /// The type column of the reference.
 fn type_text(k: &Key) -> String {
     let words = || k.values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
@@ -373,7 +377,7 @@ fn type_text(k: &Key) -> String {
 /// The markdown table of one section's keys, as `docs/reference/workloads.md` holds it.
 pub fn render(section: Section) -> String {
     let mut s = String::from("| key | type | default | meaning |\n|---|---|---|---|\n");
-    for k in KEYS.iter().filter(|k| k.section == section) {
+    for k in keys().iter().filter(|k| k.section == section) {
         let d = k.default.map(|d| format!("`{d}`")).unwrap_or_default();
         s.push_str(&format!("| `{}` | {} | {d} | {} |\n", k.name, type_text(k), k.help));
     }
@@ -393,7 +397,7 @@ mod tests {
     }
 
     fn names(section: Section, prefix: &str) -> Vec<String> {
-        let mut v: Vec<String> = KEYS
+        let mut v: Vec<String> = keys()
             .iter()
             .filter(|k| k.section == section)
             .filter_map(|k| {
@@ -442,10 +446,14 @@ mod tests {
 
     #[test]
     fn engine_values_are_the_engines() {
-        let names: Vec<&str> =
-            crate::model::job::EngineKind::ALL.iter().map(|e| e.name()).collect();
-        assert_eq!(ENGINE.values, names.as_slice());
-        assert_eq!(IODEPTH.max(), crate::engine::ioengine::NULL_MAX_DEPTH as u64);
+        let names = super::super::engines::names();
+        assert_eq!(engine_key().values, names.as_slice());
+        assert_eq!(engine_key().default, Some("psync"));
+        let deepest = super::super::engines::ENGINES.iter().map(|e| e.caps.max_depth).max();
+        assert_eq!(Some(IODEPTH.max() as u32), deepest, "iodepth's bound is the deepest engine's");
+        let t: Vec<&str> = keys().iter().filter(|k| k.section == Test).map(|k| k.name).collect();
+        let at = |n: &str| t.iter().position(|k| *k == n).unwrap();
+        assert_eq!(at("iodepth_batch"), at("direct") + 1, "engine keys follow direct: {t:?}");
         for op in DATA_OP.values.iter().chain(FILESET_OP.values) {
             assert!(crate::model::job::OpKind::from_name(op).is_some(), "{op}");
         }

@@ -1,6 +1,8 @@
 //! The workload language: TOML suites ([`spec`]), their validation ([`validate`]) into typed
-//! tests ([`crate::model::job`]), size scaling ([`scale`]) and the suites embedded in the binary ([`suites`]).
+//! tests ([`crate::model::job`]), size scaling ([`scale`]), the suites embedded in the binary
+//! ([`suites`]), and the I/O engines' declarations ([`engines`]: names, capabilities, keys).
 
+pub mod engines;
 pub mod keys;
 pub mod limits;
 
@@ -36,6 +38,17 @@ pub enum WorkloadError {
         location: String,
         /// What is wrong and how to fix it.
         message: String,
+    },
+    /// A test's engine refused what the test asks of it: an unknown engine, another engine's
+    /// key, or a depth, O_DIRECT use, kind of files or option it cannot run.
+    #[error("{origin}: {location}: {source}")]
+    Engine {
+        /// File name.
+        origin: String,
+        /// Test / phase.
+        location: String,
+        /// What the engine refused, and how to fix it (boxed: the other variants are small).
+        source: Box<engines::EngineCheckError>,
     },
     /// A test id fsbench cannot use (it names files and directories).
     #[error("{origin}: [[test]] id: {source}")]

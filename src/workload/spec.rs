@@ -26,6 +26,7 @@
 
 use super::size::{Bytes, SizeDistSpec, SizeExpr};
 pub use crate::model::job::CacheReq;
+use crate::model::job::OptValue;
 use serde::{Deserialize, Serialize};
 
 /// A suite file.
@@ -52,69 +53,219 @@ pub struct SuiteMeta {
     pub description: Option<String>,
 }
 
-/// `[[test]]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[[test]]`. Read by [`TestSpec`]'s own `Deserialize`: its keys are the key table's
+/// ([`super::keys::keys`]), engines' keys included, so an engine adds keys without a field here.
+#[derive(Debug, Clone, Serialize)]
 pub struct TestSpec {
     /// Short id used by `--test` (e.g. "4").
     pub id: String,
     /// Short name (e.g. `seqread-32k-cached`).
     pub name: String,
     /// What the test does, in words.
-    #[serde(default)]
     pub description: String,
     /// Said with the test's results (every output's notes, the store).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Worker threads (default 1).
-    #[serde(default = "one")]
     pub threads: u32,
-    /// I/O engine: `psync` (default) or `null`.
-    #[serde(default)]
+    /// I/O engine: one of [`super::engines::ENGINES`] (default `psync`).
     pub engine: Option<String>,
     /// Requests each thread keeps in flight (default 1).
-    #[serde(default)]
     pub iodepth: Option<u32>,
     /// What the test is ranked on: `mib_per_s` or `ops_per_s` (default: by its kind).
-    #[serde(default)]
     pub figure: Option<String>,
     /// Open the test's files with O_DIRECT in every phase (default false).
-    #[serde(default)]
     pub direct: Option<bool>,
-    /// io_uring: submit once this many requests are queued (default: 1 above depth 1, as fio;
-    /// at depth 1 the request goes in with the wait for it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iodepth_batch: Option<u32>,
-    /// io_uring: wait for at least this many completions per reap (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iodepth_batch_complete: Option<u32>,
-    /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqpoll: Option<bool>,
-    /// io_uring: completions are polled, not interrupt-driven (IORING_SETUP_IOPOLL; O_DIRECT).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iopoll: Option<bool>,
-    /// io_uring: the data buffers are registered with the ring (IORING_REGISTER_BUFFERS;
-    /// fio's `fixedbufs`), so reads and writes are READ_FIXED/WRITE_FIXED (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fixedbufs: Option<bool>,
-    /// io_uring: the test's file is registered with the ring (IORING_REGISTER_FILES; fio's
-    /// `registerfiles`; default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registerfiles: Option<bool>,
+    /// The engines' own keys as written (io_uring's `iodepth_batch`, `sqpoll`, ...), typed by
+    /// the key table; which engine they belong to is validation's to check.
+    #[serde(flatten)]
+    pub engine_keys: EngineKeys,
     /// The test's file(s) (data tests). Exactly one of `file` and `fileset`.
-    #[serde(default)]
     pub file: Option<FileSpec>,
     /// A set of many files (metadata tests). Exactly one of `file` and `fileset`.
-    #[serde(default)]
     pub fileset: Option<FilesetSpec>,
     /// Phases, run in order; at least one must be timed.
     #[serde(rename = "phase")]
     pub phases: Vec<PhaseSpec>,
     /// Roles: threads with a file and a pattern of their own that run beside every timed
     /// phase until the test's own threads are done (e.g. a streaming writer beside a reader).
-    #[serde(rename = "role", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(rename = "role", skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<RoleSpec>,
+}
+
+/// Engine keys of a test as written, in the order written: `(key, value)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineKeys(Vec<(String, OptValue)>);
+
+impl EngineKeys {
+    /// Keys and values, in order.
+    pub fn from_pairs(pairs: Vec<(String, OptValue)>) -> EngineKeys {
+        EngineKeys(pairs)
+    }
+
+    /// The value of `key`, if written.
+    pub fn get(&self, key: &str) -> Option<&OptValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Set `key` (replacing an earlier value, else at the end).
+    pub fn set(&mut self, key: &str, v: OptValue) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((key.to_string(), v)),
+        }
+    }
+
+    /// The keys and values, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &OptValue)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// No engine key was written.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for EngineKeys {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// The keys `[[test]]` accepts, in the table's order (for "expected one of" in errors): the key
+/// table's `[[test]]` keys (engines' included) that are not inside an inline table, then
+/// `phase`.
+fn test_fields() -> &'static [&'static str] {
+    static FIELDS: std::sync::LazyLock<&'static [&'static str]> = std::sync::LazyLock::new(|| {
+        let mut v: Vec<&'static str> = Vec::new();
+        for k in super::keys::keys().iter().filter(|k| k.section == super::keys::Section::Test) {
+            let top = k.name.split('.').next().unwrap_or(k.name);
+            if !v.contains(&top) {
+                v.push(top);
+            }
+        }
+        v.push("phase");
+        Vec::leak(v)
+    });
+    &FIELDS
+}
+
+/// A key of `[[test]]`: one of the struct's own, or an engine's.
+enum TestField {
+    Own(&'static str),
+    Engine(&'static super::keys::Key),
+}
+
+struct TestFieldSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for TestFieldSeed {
+    type Value = TestField;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<TestField, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for TestFieldSeed {
+    type Value = TestField;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a key of [[test]]")
+    }
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<TestField, E> {
+        if let Some((_, k)) = super::engines::owner_of(key) {
+            return Ok(TestField::Engine(k));
+        }
+        match test_fields().iter().find(|f| **f == key) {
+            Some(f) => Ok(TestField::Own(f)),
+            None => Err(E::unknown_field(key, test_fields())),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TestSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TestSpec, D::Error> {
+        d.deserialize_struct("TestSpec", test_fields(), TestVisitor)
+    }
+}
+
+struct TestVisitor;
+
+impl<'de> serde::de::Visitor<'de> for TestVisitor {
+    type Value = TestSpec;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a [[test]] table")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<TestSpec, A::Error> {
+        use serde::de::Error;
+        let mut t = TestSpec {
+            id: String::new(),
+            name: String::new(),
+            description: String::new(),
+            notes: Vec::new(),
+            threads: one(),
+            engine: None,
+            iodepth: None,
+            figure: None,
+            direct: None,
+            engine_keys: EngineKeys::default(),
+            file: None,
+            fileset: None,
+            phases: Vec::new(),
+            roles: Vec::new(),
+        };
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(field) = m.next_key_seed(TestFieldSeed)? {
+            let key = match field {
+                TestField::Own(k) => k,
+                TestField::Engine(k) => k.name,
+            };
+            if seen.contains(&key) {
+                return Err(A::Error::duplicate_field(key));
+            }
+            seen.push(key);
+            match field {
+                TestField::Engine(k) => {
+                    let v = match k.ty {
+                        super::keys::Type::Int => OptValue::Int(m.next_value()?),
+                        super::keys::Type::Bool => OptValue::Bool(m.next_value()?),
+                        _ => OptValue::Str(m.next_value()?),
+                    };
+                    t.engine_keys.set(k.name, v);
+                }
+                TestField::Own("id") => t.id = m.next_value()?,
+                TestField::Own("name") => t.name = m.next_value()?,
+                TestField::Own("description") => t.description = m.next_value()?,
+                TestField::Own("notes") => t.notes = m.next_value()?,
+                TestField::Own("threads") => t.threads = m.next_value()?,
+                TestField::Own("engine") => t.engine = Some(m.next_value()?),
+                TestField::Own("iodepth") => t.iodepth = Some(m.next_value()?),
+                TestField::Own("figure") => t.figure = Some(m.next_value()?),
+                TestField::Own("direct") => t.direct = Some(m.next_value()?),
+                TestField::Own("file") => t.file = Some(m.next_value()?),
+                TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
+                TestField::Own("phase") => t.phases = m.next_value()?,
+                TestField::Own("role") => t.roles = m.next_value()?,
+                TestField::Own(other) => {
+                    return Err(A::Error::custom(format!(
+                        "`{other}` is in the key table but the parser does not read it"
+                    )))
+                }
+            }
+        }
+        for required in ["id", "name", "phase"] {
+            if !seen.contains(&required) {
+                return Err(A::Error::missing_field(required));
+            }
+        }
+        Ok(t)
+    }
 }
 
 /// `[[test.role]]`: threads with a file and a pattern of their own that run beside each timed
@@ -364,5 +515,57 @@ mod tests {
         let err = parse(text, "w.toml").unwrap_err().to_string();
         assert!(err.contains("colour"), "{err}");
         assert!(err.contains("w.toml:4:"), "{err}");
+    }
+
+    #[test]
+    fn an_engine_key_is_read_by_its_type_where_it_is_written() {
+        let head = "[[test]]\nid = \"1\"\nname = \"x\"\nfile = { size = \"1M\" }\n";
+        let tail = "[[test.phase]]\nname = \"p\"\npattern = []\namount = { ops = 1 }\n";
+        let t =
+            parse(&format!("{head}sqpoll = true\niodepth_batch = 4\n{tail}"), "w.toml").unwrap();
+        let keys: Vec<(&str, &OptValue)> = t.tests[0].engine_keys.iter().collect();
+        assert_eq!(
+            keys,
+            [("sqpoll", &OptValue::Bool(true)), ("iodepth_batch", &OptValue::Int(4))],
+            "typed by the key table, in the order written"
+        );
+        match parse(&format!("{head}sqpoll = 3\n{tail}"), "w.toml") {
+            Err(crate::workload::WorkloadError::Parse { line, col, message, .. }) => {
+                assert_eq!((line, col), (5, 10), "{message}");
+                assert!(message.contains("expected a boolean"), "{message}");
+            }
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+        let e = parse(&format!("{head}colour = 1\n{tail}"), "w.toml").unwrap_err().to_string();
+        assert!(e.contains("w.toml:5:1: unknown field `colour`"), "{e}");
+        assert!(e.contains("`direct`, `iodepth_batch`"), "engine keys are listed: {e}");
+    }
+
+    #[test]
+    fn every_test_key_of_the_table_is_read() {
+        // A value of each top-level [[test]] key's kind; the parser must read every one the key
+        // table lists (an engine's included), not just accept its name.
+        let value = |k: &str| -> &str {
+            match k {
+                "notes" => "[\"n\"]",
+                "file" => "{ size = \"1M\" }",
+                "fileset" => "{ count = 1, flat = true, size = \"0\" }",
+                "role" => "[]",
+                _ => match super::super::engines::owner_of(k).map(|(_, key)| key.ty) {
+                    Some(crate::workload::keys::Type::Int) => "1",
+                    Some(crate::workload::keys::Type::Bool) => "true",
+                    _ if ["threads", "iodepth"].contains(&k) => "1",
+                    _ if k == "direct" => "true",
+                    _ => "\"x\"",
+                },
+            }
+        };
+        for k in test_fields().iter().filter(|k| !["id", "name", "phase"].contains(k)) {
+            let v = value(k);
+            let text = format!("[[test]]\nid = \"1\"\nname = \"x\"\n{k} = {v}\n[[test.phase]]\nname = \"p\"\npattern = []\namount = {{ ops = 1 }}\n");
+            if let Err(e) = parse(&text, "w.toml") {
+                panic!("`{k} = {v}`: {e}");
+            }
+        }
     }
 }

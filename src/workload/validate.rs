@@ -7,10 +7,11 @@
 //!
 //! Each error names where it is (test, phase, pattern entry) and how to fix it.
 
+use super::engines::EngineCheckError;
 use super::keys;
 use super::size::SizeDistSpec;
 use super::spec::{
-    AmountSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
+    AmountSpec, FileSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
 };
 use super::WorkloadError;
 use crate::model::job::*;
@@ -55,7 +56,8 @@ struct Loc<'a> {
 }
 
 impl Loc<'_> {
-    fn err(&self, message: impl std::fmt::Display) -> WorkloadError {
+    /// Where this is, in words (`test 1, phase `read`, pattern entry 2`).
+    fn location(&self) -> String {
         let mut location = format!("test {}", self.test);
         if let Some(p) = self.phase {
             location.push_str(&format!(", phase `{p}`"));
@@ -63,10 +65,23 @@ impl Loc<'_> {
         if let Some(i) = self.entry {
             location.push_str(&format!(", pattern entry {}", i + 1));
         }
+        location
+    }
+
+    fn err(&self, message: impl std::fmt::Display) -> WorkloadError {
         WorkloadError::Invalid {
             origin: self.origin.to_string(),
-            location,
+            location: self.location(),
             message: message.to_string(),
+        }
+    }
+
+    /// The engine's refusal, here.
+    fn engine_err(&self, source: EngineCheckError) -> WorkloadError {
+        WorkloadError::Engine {
+            origin: self.origin.to_string(),
+            location: self.location(),
+            source: Box::new(source),
         }
     }
 }
@@ -150,17 +165,18 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if t.threads > MAX_THREADS {
         return Err(loc.err(format!("threads = {} is more than {MAX_THREADS}", t.threads)));
     }
-    let (engine, iodepth) = resolve_engine(t, &loc)?;
+    let iodepth = resolve_iodepth(t, &loc)?;
     let direct = t.direct.unwrap_or(false);
-    let files = resolve_files(t, engine, iodepth, direct, ctx, &loc)?;
+    let written = written_files(t, &loc)?;
+    let (engine, engine_options) = resolve_engine(t, &written, iodepth, direct, &loc)?;
+    let files = resolve_files(t, written, iodepth, direct, ctx, &loc)?;
     if t.phases.is_empty() {
         return Err(loc.err("no phases: add a [[test.phase]] with a pattern and an amount"));
     }
-    let phases = resolve_phases(t, &files, (engine, iodepth, direct), ctx, origin)?;
+    let phases = resolve_phases(t, &files, (&engine, iodepth, direct), ctx, origin)?;
     if !phases.iter().any(|p| p.timed) {
         return Err(loc.err("no timed phase: set timed = true on at least one phase"));
     }
-    let uring = resolve_uring(t, engine, iodepth, direct, &loc)?;
     let mut roles = Vec::with_capacity(t.roles.len());
     for r in &t.roles {
         roles.push(resolve_role(r, origin, &t.id, ctx)?);
@@ -178,12 +194,54 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         threads: t.threads,
         engine,
         iodepth,
-        uring,
+        engine_options,
         figure: resolve_figure(t, &loc)?,
         files: files.set,
         phases,
         roles,
     })
+}
+
+/// What a test says it works on: one file (or one per thread), or a fileset; never both.
+#[derive(Clone, Copy)]
+enum Written<'a> {
+    /// `file = { ... }`.
+    Data(&'a FileSpec),
+    /// `fileset = { ... }`.
+    Fileset(&'a FilesetSpec),
+}
+
+/// The test's `file` or `fileset`, whichever it has (the engine's check needs to know which).
+fn written_files<'a>(t: &'a TestSpec, loc: &Loc<'_>) -> Result<Written<'a>, WorkloadError> {
+    match (&t.file, &t.fileset) {
+        (Some(f), None) => Ok(Written::Data(f)),
+        (None, Some(fs)) => Ok(Written::Fileset(fs)),
+        (Some(_), Some(_)) => Err(loc.err(
+            "a test has either `file` (one data file) or `fileset` (many files), not both",
+        )),
+        (None, None) => Err(loc.err(
+            "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
+        )),
+    }
+}
+
+/// The test's engine and its options: the engine's declaration ([`super::engines`]) checks its
+/// name, its own keys and what it can do with this test's files.
+fn resolve_engine(
+    t: &TestSpec,
+    written: &Written<'_>,
+    iodepth: u32,
+    direct: bool,
+    loc: &Loc<'_>,
+) -> Result<(EngineKind, EngineOptions), WorkloadError> {
+    let ectx = super::engines::TestCtx {
+        iodepth,
+        direct,
+        fileset: matches!(written, Written::Fileset(_)),
+        prefill: matches!(written, Written::Data(f) if f.prefill),
+    };
+    super::engines::resolve(t.engine.as_deref(), &t.engine_keys, &ectx)
+        .map_err(|e| loc.engine_err(e))
 }
 
 /// A test's files as resolved, with what its phases are checked against.
@@ -195,18 +253,18 @@ struct TestFiles {
     raw_size: u64,
 }
 
-/// The test's files: one shared file or one per thread (`file`), or a fileset; checked against
-/// the engine, which only data tests choose.
+/// The test's files: one shared file or one per thread (`file`), or a fileset (whose ops are
+/// synchronous and go through the page cache).
 fn resolve_files(
     t: &TestSpec,
-    engine: EngineKind,
+    written: Written<'_>,
     iodepth: u32,
     direct: bool,
     ctx: &ResolveCtx,
     loc: &Loc<'_>,
 ) -> Result<TestFiles, WorkloadError> {
-    match (&t.file, &t.fileset) {
-        (Some(f), None) => {
+    match written {
+        Written::Data(f) => {
             let raw_size = f.size.resolve(ctx.free_memory);
             let size_bytes = ctx.scale.apply(raw_size);
             if size_bytes == 0 {
@@ -223,15 +281,9 @@ fn resolve_files(
                 paths: PathMode::Relative,
                 name_prefix: DEFAULT_NAME_PREFIX.to_string(),
             };
-            if engine == EngineKind::Mmap && !f.prefill {
-                return Err(loc.err("engine = \"mmap\" maps the file as it is when a phase starts, so it needs file.prefill = true (a file that grows would need a new mapping per write)"));
-            }
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
-        (None, Some(fs)) => {
-            if matches!(engine, EngineKind::IoUring | EngineKind::Mmap) {
-                return Err(loc.err(format!("engine = \"{}\" applies to data tests (file = ...); the ops of a fileset test are system calls of their own (psync, or null for the harness's cost)", engine.name())));
-            }
+        Written::Fileset(fs) => {
             if iodepth != 1 {
                 return Err(loc.err("iodepth applies to data tests; the ops of a fileset test are synchronous (use threads for concurrency)"));
             }
@@ -241,12 +293,6 @@ fn resolve_files(
             let set = resolve_fileset(fs, t.threads, ctx, loc)?;
             Ok(TestFiles { kind: Kind::Fileset, set, raw_size: 0 })
         }
-        (Some(_), Some(_)) => Err(loc.err(
-            "a test has either `file` (one data file) or `fileset` (many files), not both",
-        )),
-        (None, None) => Err(loc.err(
-            "missing `file` or `fileset`: add file = { size = \"128M\" } for a data test or fileset = { count = 1000, flat = true, size = \"4K\" } for a metadata test",
-        )),
     }
 }
 
@@ -255,7 +301,7 @@ fn resolve_files(
 fn resolve_phases(
     t: &TestSpec,
     files: &TestFiles,
-    (engine, iodepth, direct): (EngineKind, u32, bool),
+    (engine, iodepth, direct): (&EngineKind, u32, bool),
     ctx: &ResolveCtx,
     origin: &str,
 ) -> Result<Vec<PhaseDef>, WorkloadError> {
@@ -380,62 +426,6 @@ fn resolve_role(
 
 /// The bound on a role's work: it is stopped when the foreground is done, long before.
 pub const ROLE_BOUND_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
-
-/// The io_uring options, checked against the engine, the depth and O_DIRECT.
-fn resolve_uring(
-    t: &TestSpec,
-    engine: EngineKind,
-    iodepth: u32,
-    direct: bool,
-    loc: &Loc<'_>,
-) -> Result<UringOpts, WorkloadError> {
-    let given = [
-        ("iodepth_batch", t.iodepth_batch.is_some()),
-        ("iodepth_batch_complete", t.iodepth_batch_complete.is_some()),
-        ("sqpoll", t.sqpoll.is_some()),
-        ("iopoll", t.iopoll.is_some()),
-        ("fixedbufs", t.fixedbufs.is_some()),
-        ("registerfiles", t.registerfiles.is_some()),
-    ];
-    if engine != EngineKind::IoUring {
-        if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
-            return Err(loc.err(format!(
-                "{k} is an option of the io_uring engine; set engine = \"io_uring\" or remove it"
-            )));
-        }
-        return Ok(UringOpts::default());
-    }
-    let o = UringOpts {
-        // fio's default: each request goes to the kernel as soon as it is queued, so the device
-        // never waits while the worker handles completions (at iodepth 16 on a RAM-backed loop
-        // device, submitting at each reap instead gave 0.78x fio's IOPS; see
-        // bench/results/2026-11-23-uring-vs-fio.md).
-        // At depth 1 the one request goes in with the wait for it, in one system call.
-        batch_submit: t.iodepth_batch.unwrap_or(if iodepth > 1 { 1 } else { 0 }),
-        batch_complete: t.iodepth_batch_complete.unwrap_or(1),
-        sqpoll: t.sqpoll.unwrap_or(false),
-        iopoll: t.iopoll.unwrap_or(false),
-        fixedbufs: t.fixedbufs.unwrap_or(false),
-        registerfiles: t.registerfiles.unwrap_or(true),
-    };
-    for (k, v) in [("iodepth_batch", o.batch_submit), ("iodepth_batch_complete", o.batch_complete)]
-    {
-        if v > iodepth {
-            return Err(loc.err(format!("{k} = {v} is more than iodepth = {iodepth}: at most iodepth requests are ever queued")));
-        }
-    }
-    if o.batch_complete == 0 {
-        return Err(
-            loc.err("iodepth_batch_complete = 0 would never wait for a completion; use 1 or more")
-        );
-    }
-    if o.iopoll && !direct {
-        return Err(loc.err(
-            "iopoll = true polls for completions of O_DIRECT requests only; set direct = true",
-        ));
-    }
-    Ok(o)
-}
 
 /// The test's `figure`, if it declares one.
 fn resolve_figure(
@@ -712,26 +702,21 @@ fn data_op_kind(name: &str, loc: &Loc<'_>) -> Result<OpKind, WorkloadError> {
 /// Largest queue depth accepted by any engine.
 pub const MAX_IODEPTH: u32 = keys::IODEPTH.max() as u32;
 
-/// The test's `engine` and `iodepth`, parsed (their fit to the engine is [`check_caps`]'s).
-fn resolve_engine(t: &TestSpec, loc: &Loc<'_>) -> Result<(EngineKind, u32), WorkloadError> {
-    let engine = match t.engine.as_deref() {
-        None => EngineKind::default(),
-        Some(n) => EngineKind::from_name(n).ok_or_else(|| {
-            loc.err(format!("unknown engine `{n}`; known: {}", keys::ENGINE.known()))
-        })?,
-    };
+/// The test's `iodepth`, in the bounds of every engine (its fit to the test's engine is
+/// [`check_caps`]'s).
+fn resolve_iodepth(t: &TestSpec, loc: &Loc<'_>) -> Result<u32, WorkloadError> {
     let iodepth = t.iodepth.unwrap_or(1);
     if iodepth == 0 || iodepth > MAX_IODEPTH {
         return Err(loc.err(format!(
             "iodepth = {iodepth} must be 1..{MAX_IODEPTH} (requests each thread keeps in flight)"
         )));
     }
-    Ok((engine, iodepth))
+    Ok(iodepth)
 }
 
 /// A phase's use of queue depth and O_DIRECT against the engine's capabilities, once, here.
 fn check_caps(
-    engine: EngineKind,
+    engine: &EngineKind,
     iodepth: u32,
     phase: &PhaseDef,
     loc: &Loc<'_>,
@@ -743,10 +728,10 @@ fn check_caps(
         };
         (size, (o.offset == OffsetMode::Random).then_some(o.align))
     });
-    engine
-        .caps()
+    super::engines::spec_of(engine)
+        .caps
         .check(engine.name(), iodepth, phase.open.direct, &mut sizes)
-        .map_err(|m| loc.err(m))?;
+        .map_err(|e| loc.engine_err(e))?;
     let most = phase.pattern.data().iter().map(|o| o.size.max()).max().unwrap_or(0);
     if most.saturating_mul(iodepth as u64) > MAX_OP_BYTES * 4 {
         return Err(loc.err(format!(
@@ -1463,5 +1448,64 @@ mod model_tests {
         assert_eq!((n.files.count, n.files.shared), (4, false));
         assert_eq!((n.footprint_bytes(), n.inodes_needed()), (32 << 20, 4));
         assert!(matches!(n.phases[0].pattern, Pattern::Data(_)));
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use crate::model::scale::Scale;
+    use crate::sys::classify::Classify;
+    use crate::workload::engines::EngineCheckError;
+    use crate::workload::{spec, validate, ResolveCtx, WorkloadError};
+
+    fn refusal(test_keys: &str, file: &str, phase_keys: &str) -> WorkloadError {
+        let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {file}\n[[test.phase]]\nname = \"p\"\n{phase_keys}\namount = {{ ops = 1 }}\n");
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err()
+    }
+
+    /// What an engine refuses comes back typed, where it is (the test, or the phase whose use of
+    /// the engine's capabilities it is), and as bad input; the words are the ones users saw.
+    #[test]
+    fn an_engines_refusal_is_typed_and_placed() {
+        let read = "pattern = [{ op = \"read\", size = \"4K\" }]";
+        let e = refusal("sqpoll = true", "{ size = \"1M\" }", read);
+        assert!(e.is_bad_input());
+        assert_eq!(
+            e.to_string(),
+            "w.toml: test e: sqpoll is an option of the io_uring engine; set engine = \"io_uring\" or remove it"
+        );
+        match e {
+            WorkloadError::Engine { location, source, .. } => {
+                assert_eq!(location, "test e");
+                assert_eq!(
+                    *source,
+                    EngineCheckError::ForeignKey { key: "sqpoll".into(), owner: "io_uring" }
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = refusal("engine = \"mmap\"", "{ size = \"1M\", prefill = false }", read);
+        match &e {
+            WorkloadError::Engine { source, .. } => {
+                assert!(matches!(**source, EngineCheckError::Options { engine: "mmap", .. }))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(e.to_string().contains("needs file.prefill = true"), "{e}");
+        let odd = "pattern = [{ op = \"read\", size = \"6K\" }]\nopen = [\"direct\"]";
+        match refusal("", "{ size = \"1M\" }", odd) {
+            WorkloadError::Engine { location, source, .. } => {
+                assert_eq!(location, "test e, phase `p`", "a phase's use of the engine");
+                assert_eq!(*source, EngineCheckError::Misaligned { align: 4096 });
+            }
+            other => panic!("{other:?}"),
+        }
+        match refusal("iodepth = 8", "{ size = \"1M\" }", read) {
+            WorkloadError::Engine { source, .. } => {
+                assert_eq!(*source, EngineCheckError::Depth { engine: "psync".into(), max: 1 })
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

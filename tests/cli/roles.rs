@@ -124,10 +124,18 @@ fn starve_compares_io_schedulers() {
         .split("Latency of each test's own threads beside its roles")
         .nth(1)
         .unwrap_or_else(|| panic!("no latency section:\n{out}"));
+    // Each test and configuration: a line, with its continuation lines when it wraps.
+    let entries: Vec<String> = section.lines().fold(Vec::new(), |mut v, l| {
+        match v.last_mut() {
+            Some(e) if l.starts_with("    ") => e.push_str(&format!(" {}", l.trim())),
+            _ => v.push(l.to_string()),
+        }
+        v
+    });
     for test in ["rand4k", "whole"] {
         for label in [&a, &b] {
-            let line = section
-                .lines()
+            let line = entries
+                .iter()
                 .find(|l| l.contains(test) && l.contains(label.as_str()))
                 .unwrap_or_else(|| panic!("no line for {test} on {label}:\n{out}"));
             assert!(line.contains("read p50") && line.contains("p99 "), "{line}");
@@ -137,8 +145,15 @@ fn starve_compares_io_schedulers() {
     // A verdict for each test (a single repetition: a win is marked untested, or a draw).
     let table = out.split("Latency of each").next().unwrap();
     for test in ["rand4k", "whole"] {
-        let row = table.lines().find(|l| l.contains(&format!("│ {test} "))).unwrap();
-        assert!(row.contains("X (untested)") || row.contains("draw"), "{row}");
+        // The row's line and the lines its wrapped cells go on to (their test cell blank).
+        let mut lines = table.lines().skip_while(|l| !l.contains(&format!("│ {test} ")));
+        let first = lines.next().unwrap();
+        let rest = lines.take_while(|l| l.starts_with("│  ") && !l.starts_with("│ ─"));
+        // The verdict is the last column: its pieces joined.
+        let last = |l: &str| l.trim_end_matches('│').rsplit('┆').next().unwrap().trim().to_string();
+        let verdict: Vec<String> = std::iter::once(first).chain(rest).map(last).collect();
+        let verdict = verdict.join(" ");
+        assert!(verdict.contains("X (untested)") || verdict.contains("draw"), "{first}\n{verdict}");
     }
     // The environment records the scheduler.
     assert!(out.contains(&format!("I/O scheduler {other}")), "{out}");

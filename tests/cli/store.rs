@@ -53,7 +53,12 @@ fn a_compare_is_recorded_and_show_reproduces_its_table() {
     let h = fsbench(&["history", "--db", p(&db)]);
     assert!(h.status.success(), "{}", stderr(&h));
     let hist = stdout(&h);
-    let line = hist.lines().find(|l| l.trim_start().starts_with("1 ")).expect(&hist);
+    // The run's line and the lines its configurations wrap onto (a path may be broken over
+    // them: the pieces are put back together).
+    let mut lines = hist.lines().skip_while(|l| !l.trim_start().starts_with("1 "));
+    let first = lines.next().expect(&hist);
+    let rest: String = lines.map(str::trim).collect();
+    let line = format!("{first}{rest}");
     for want in ["compare", "unit14", "ok", "4/4", p(a.path()), p(b.path())] {
         assert!(line.contains(want), "{want} in {line}");
     }
@@ -400,4 +405,46 @@ fn diff_of_runs_with_no_tests_in_common_is_refused() {
     // A run against itself still compares.
     let same = fsbench(&["diff", "1", "1", "--db", p(&db)]);
     assert!(same.status.success() && stdout(&same).contains("1 compared"), "{}", stdout(&same));
+}
+
+/// Every line of `o`'s stdout at most `width` characters, none lost to a cut (the text is
+/// checked elsewhere).
+fn assert_fits(o: &std::process::Output, width: usize, what: &str) {
+    assert!(o.status.success() || o.status.code() == Some(1), "{what}: {}", stderr(o));
+    let out = stdout(o);
+    assert!(!out.is_empty(), "{what} printed nothing");
+    for l in out.lines() {
+        assert!(l.chars().count() <= width, "{what} at COLUMNS={width}: {l:?}\n{out}");
+    }
+}
+
+#[test]
+fn stored_runs_fit_the_terminals_width() {
+    // fsbench 0.1's database: runs 1 and 2 (run), 3 (compare).
+    let d = TestDir::new();
+    let db = d.path().join("fx.sqlite");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results-v0.1.sqlite"), &db)
+        .unwrap();
+    for width in [60, 100] {
+        let columns = width.to_string();
+        let show = |args: &[&str]| {
+            command().env("COLUMNS", &columns).args(args).args(["--db", p(&db)]).output().unwrap()
+        };
+        for run in ["1", "2", "3"] {
+            assert_fits(&show(&["show", run]), width, &format!("show {run}"));
+            assert_fits(
+                &show(&["show", run, "--details"]),
+                width,
+                &format!("show {run} --details"),
+            );
+        }
+        assert_fits(&show(&["diff", "2", "3"]), width, "diff");
+        assert_fits(&show(&["history"]), width, "history");
+    }
+    // Not a terminal, no COLUMNS: 100.
+    let o = command().env_remove("COLUMNS").args(["show", "3", "--db", p(&db)]).output().unwrap();
+    assert_fits(&o, 100, "show 3 without COLUMNS");
+    let wide =
+        command().env("COLUMNS", "250").args(["show", "3", "--db", p(&db)]).output().unwrap();
+    assert!(stdout(&wide).lines().any(|l| l.chars().count() > 100), "{}", stdout(&wide));
 }

@@ -10,7 +10,9 @@
 //! new mapping per extension). A transfer past the mapped end is cut at the end, as a read at
 //! end of file is.
 
-use super::{Caps, Completion, Io, IoEngine, IoKind};
+use super::{Completion, Io, IoEngine, IoKind};
+use crate::model::job::EngineOptions;
+use crate::workload::engines::EngineSpec;
 use rustix::mm::{MapFlags, MsyncFlags, ProtFlags};
 use std::os::fd::BorrowedFd;
 
@@ -106,10 +108,12 @@ impl Drop for Mmap {
 }
 
 impl IoEngine for Mmap {
-    const NAME: &'static str = "mmap";
-    const CAPS: Caps = Caps { max_depth: 1, sync_io: true, direct: false, direct_align: 4096 };
+    const SPEC: &'static EngineSpec = &crate::workload::engines::mmap::SPEC;
+    type Options = ();
 
-    fn setup(_depth: u32) -> std::io::Result<Self> {
+    fn options(_o: &EngineOptions) {}
+
+    fn setup(_depth: u32, _opts: &()) -> std::io::Result<Self> {
         Ok(Mmap { fd: -1, base: std::ptr::null_mut(), len: 0, done: None })
     }
 
@@ -156,7 +160,7 @@ mod tests {
         let data: Vec<u8> = (0..16384u32).map(|i| (i % 253) as u8).collect();
         f.write_all(&data).unwrap();
         let fd = f.as_raw_fd();
-        let mut e = Mmap::setup(1).unwrap();
+        let mut e = Mmap::setup(1, &()).unwrap();
         let mut b = [0u8; 4096];
         assert_eq!(
             run(&mut e, io(IoKind::Read, fd, &mut b, 4096)),

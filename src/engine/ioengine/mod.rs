@@ -9,10 +9,14 @@
 //! loop: keep up to `iodepth` requests in flight, reap at least one, record each completion's
 //! latency from the moment it was queued, refill.
 //!
-//! What an engine can do is declared once, in [`IoEngine::CAPS`] ([`Caps`]), and checked when a
+//! What an engine can do is declared once, in its declaration ([`IoEngine::SPEC`], a
+//! [`Caps`] beside its name and keys, in `crate::workload::engines`), and checked when a
 //! workload is validated ([`Caps::check`]), never in the hot loop: a queue depth above
 //! `max_depth`, O_DIRECT on an engine without it, or O_DIRECT transfers that are not multiples of
-//! `direct_align` are errors that name the key to change.
+//! `direct_align` are errors that name the key to change. An engine's own options (io_uring's
+//! batching and polling) reach it as the test's opaque [`EngineOptions`], which it reads into
+//! its own [`IoEngine::Options`] once per phase, before the workers start: nothing
+//! engine-specific is in this trait's signatures, the worker's plan or the runner.
 //!
 //! Namespace and whole-file operations of fileset tests (open, create, unlink, stat, readdir,
 //! mkdir, rename, fsync of a directory, ...) are synchronous by nature: they are the trait's
@@ -21,8 +25,9 @@
 //! fileset's slots must match what exists on disk.
 //!
 //! The worker is generic over the engine (`worker::run::<Psync>`), so every call here is
-//! monomorphised and inlined: no dynamic dispatch and no allocation per operation. One file per
-//! engine:
+//! monomorphised and inlined: no dynamic dispatch and no allocation per operation. The runner
+//! picks the monomorphised code for a test's engine once per phase ([`with_engine`]). One file
+//! per engine:
 //!
 //! | engine | file | depth | what |
 //! |---|---|---|---|
@@ -31,36 +36,88 @@
 //! | `mmap` | [`mmap`] | 1 | reads and writes copy from and into a shared mapping of the file; syncs are `msync` |
 //! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
 //!
-//! To add an engine: a file here implementing [`IoEngine`], a variant of
-//! [`crate::model::job::EngineKind`] (its name, for the `engine` key) and one arm in the runner's
-//! `match` that picks the monomorphised worker.
+//! To add an engine: its declaration in `crate::workload::engines` (name, capabilities, keys),
+//! its file here implementing [`IoEngine`], and one line in
+//! `crate::workload::engines::engine_list!`, from which the modules here and [`with_engine`]'s
+//! dispatch are generated (`crate::workload::engines` says why the two halves are apart).
 
-mod mmap;
-mod null;
-mod psync;
-pub mod uring;
-
-pub use mmap::Mmap;
-pub use null::{Null, NULL_MAX_DEPTH};
-pub use psync::Psync;
-pub use uring::{Uring, URING_MAX_DEPTH};
-
+use crate::model::job::{EngineKind, EngineOptions};
+use crate::model::result::PhaseResult;
+pub use crate::workload::engines::Caps;
+use crate::workload::engines::EngineSpec;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::CStr;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
-impl crate::model::job::EngineKind {
-    /// The capabilities of this engine.
-    pub fn caps(self) -> Caps {
-        use crate::model::job::EngineKind as K;
-        match self {
-            K::Psync => Psync::CAPS,
-            K::Null => Null::CAPS,
-            K::IoUring => <Uring>::CAPS,
-            K::Mmap => Mmap::CAPS,
+/// Work to do with the engine a test names, monomorphised for it: the runner's phase, the
+/// result's record of the engine's options. The dispatch from a test's engine (a name) to the
+/// engine's type happens in one place, [`with_engine`].
+pub trait WithEngine {
+    /// What the work returns.
+    type Output;
+    /// Do the work with engine `E`.
+    fn with<E: IoEngine>(self) -> Self::Output;
+}
+
+/// Whether two names are the same (a `const fn`, for the registry's compile-time check).
+const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The runtime half of the registry, generated from `crate::workload::engines::engine_list!`:
+/// one module per engine, its type, and the dispatch from a test's engine to it.
+macro_rules! runtime {
+    ($($module:ident: $runtime:ident,)*) => {
+        $(pub mod $module;)*
+        $(pub use $module::$runtime;)*
+
+        // Each engine's runtime half takes its declaration from its own declaration file.
+        $(const _: () = assert!(same_name(
+            <$runtime as IoEngine>::NAME,
+            crate::workload::engines::$module::SPEC.name,
+        ));)*
+
+        /// Do `w` with the engine `engine` names: the monomorphised code of that engine.
+        /// `None` for a name no engine has (validation admits none).
+        pub fn with_engine<W: WithEngine>(engine: &EngineKind, w: W) -> Option<W::Output> {
+            $(if engine.name() == <$runtime as IoEngine>::NAME {
+                return Some(w.with::<$runtime>());
+            })*
+            None
+        }
+
+        /// Every engine's name, in the list's order.
+        #[cfg(test)]
+        const RUNTIME_NAMES: &[&str] = &[$(<$runtime as IoEngine>::NAME),*];
+    };
+}
+crate::workload::engines::engine_list!(runtime);
+
+pub use null::NULL_MAX_DEPTH;
+pub use uring::URING_MAX_DEPTH;
+
+/// Record in a phase's result what the test's engine ran with (io_uring: its `uring` options).
+pub fn record(engine: &EngineKind, options: &EngineOptions, r: &mut PhaseResult) {
+    struct Record<'a>(&'a EngineOptions, &'a mut PhaseResult);
+    impl WithEngine for Record<'_> {
+        type Output = ();
+        fn with<E: IoEngine>(self) {
+            E::record(&E::options(self.0), self.1)
         }
     }
+    let _ = with_engine(engine, Record(options, r));
 }
 
 /// What a queued request does.
@@ -118,56 +175,6 @@ impl Completion {
     }
 }
 
-/// What an engine can do, checked once when a workload is validated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caps {
-    /// Largest queue depth (`iodepth`) it accepts; 1 for an engine that does one op at a time.
-    pub max_depth: u32,
-    /// Every request completes inside [`IoEngine::queue`] (fio's `FIO_SYNCIO`): a `reap` after a
-    /// `queue` never waits.
-    pub sync_io: bool,
-    /// Accepts files opened with O_DIRECT.
-    pub direct: bool,
-    /// With O_DIRECT: transfer sizes, offsets and buffer addresses must be multiples of this.
-    pub direct_align: u64,
-}
-
-impl Caps {
-    /// Check a test's `iodepth` and O_DIRECT use against these capabilities; the error says
-    /// what to change. `direct_sizes` lists, for O_DIRECT phases, each data op's
-    /// `(fixed size or None when drawn from a distribution, random-offset alignment or None)`.
-    pub fn check(
-        &self,
-        engine: &str,
-        iodepth: u32,
-        direct: bool,
-        direct_sizes: &mut dyn Iterator<Item = (Option<u64>, Option<u64>)>,
-    ) -> Result<(), String> {
-        if iodepth > self.max_depth {
-            return Err(format!(
-                "engine `{engine}` runs at most iodepth = {} (one op at a time); use iodepth = 1, or engine = \"io_uring\" (an engine that queues)",
-                self.max_depth
-            ));
-        }
-        if direct {
-            if !self.direct {
-                return Err(format!("engine `{engine}` cannot open files with O_DIRECT; remove direct / open = [\"direct\"] or use another engine"));
-            }
-            let a = self.direct_align;
-            for (size, align) in direct_sizes {
-                let sizes_bad = size.is_none_or(|n| n % a != 0);
-                if sizes_bad || align.is_some_and(|x| x % a != 0) {
-                    return Err(format!(
-                        "O_DIRECT needs fixed sizes and random offsets aligned to {a} bytes; use size and align multiples of {}",
-                        crate::model::units::fmt_bytes(a)
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 /// One way of issuing file I/O: a queue of data and sync requests, plus synchronous namespace
 /// operations. See the module documentation for the protocol.
 ///
@@ -179,23 +186,30 @@ impl Caps {
 ///   blocks until at least `min` are available, or fewer only when fewer are in flight.
 /// - Nothing in `queue`, `commit` or `reap` allocates, locks or formats: they are the hot loop.
 pub trait IoEngine: Send + Sized {
+    /// The engine's declaration: name, capabilities and keys
+    /// (`crate::workload::engines::<module>::SPEC`).
+    const SPEC: &'static EngineSpec;
     /// Engine name, as written in workloads (`engine = "psync"`) and shown in results.
-    const NAME: &'static str;
+    const NAME: &'static str = Self::SPEC.name;
     /// What the engine can do.
-    const CAPS: Caps;
+    const CAPS: Caps = Self::SPEC.caps;
+
+    /// The engine's own options, as it reads them (`()` for an engine without keys).
+    type Options: Send + Sync;
+
+    /// Read the test's options (checked by the declaration, defaults filled in); once per
+    /// phase, before the workers start.
+    fn options(o: &EngineOptions) -> Self::Options;
+
+    /// Record in a phase's result what the engine ran with; most engines record nothing.
+    fn record(_o: &Self::Options, _r: &mut PhaseResult) {}
 
     /// An engine for one worker thread, able to hold `depth` requests in flight (1 ..=
-    /// `CAPS.max_depth`). Called in the worker thread, before the start barrier (untimed).
-    fn setup(depth: u32) -> std::io::Result<Self>;
+    /// `CAPS.max_depth`), with the test's options. Called in the worker thread, before the
+    /// start barrier (untimed).
+    fn setup(depth: u32, opts: &Self::Options) -> std::io::Result<Self>;
 
-    /// Apply the test's engine options (io_uring's batching and polling), after
-    /// [`IoEngine::setup`] and before the first request (untimed). Engines without options
-    /// ignore them (validation refuses them for other engines).
-    fn configure(&mut self, _opts: &crate::model::job::UringOpts) -> std::io::Result<()> {
-        Ok(())
-    }
-
-    /// Hand the engine the worker's data buffers, once, after [`IoEngine::configure`] and
+    /// Hand the engine the worker's data buffers, once, after [`IoEngine::setup`] and
     /// before the first request (untimed): every data request's buffer lies inside one of them.
     /// io_uring registers them with the ring when asked (`fixedbufs`); other engines ignore
     /// them.
@@ -328,7 +342,7 @@ mod tests {
         let f = tempfile::tempfile().unwrap();
         f.set_len(1 << 16).unwrap();
         use std::os::fd::AsRawFd;
-        let mut e = E::setup(depth).unwrap();
+        let mut e = E::setup(depth, &E::options(&EngineOptions::default())).unwrap();
         let mut bufs = vec![[0u8; 512]; depth as usize];
         for (k, b) in bufs.iter_mut().enumerate() {
             let io = Io {
@@ -370,16 +384,45 @@ mod tests {
     }
 
     #[test]
-    fn caps_reject_depth_and_direct_misuse_with_the_fix() {
-        let e = Psync::CAPS.check("psync", 16, false, &mut std::iter::empty()).unwrap_err();
-        assert!(e.contains("iodepth = 1"), "{e}");
-        assert!(Null::CAPS.check("null", 16, false, &mut std::iter::empty()).is_ok());
-        let e = Psync::CAPS
-            .check("psync", 1, true, &mut [(Some(4096), Some(512))].into_iter())
-            .unwrap_err();
-        assert!(e.contains("aligned to 4096"), "{e}");
-        let e = Psync::CAPS.check("psync", 1, true, &mut [(None, None)].into_iter()).unwrap_err();
-        assert!(e.contains("fixed sizes"), "{e}");
-        assert!(Psync::CAPS.check("psync", 1, true, &mut [(Some(8192), None)].into_iter()).is_ok());
+    fn the_runtime_half_has_every_declared_engine_in_order() {
+        let declared = crate::workload::engines::names();
+        assert_eq!(RUNTIME_NAMES, declared.as_slice());
+        struct NameAndCaps;
+        impl WithEngine for NameAndCaps {
+            type Output = (&'static str, Caps);
+            fn with<E: IoEngine>(self) -> Self::Output {
+                (E::NAME, E::CAPS)
+            }
+        }
+        for e in crate::workload::engines::ENGINES {
+            let got = with_engine(&EngineKind::named(e.name), NameAndCaps);
+            assert_eq!(got, Some((e.name, e.caps)), "{}", e.name);
+        }
+        assert_eq!(with_engine(&EngineKind::named("posix"), NameAndCaps), None);
+    }
+
+    #[test]
+    fn an_io_uring_phase_records_its_ring_options_and_others_nothing() {
+        let t = |text: &str| {
+            let ctx = crate::workload::ResolveCtx {
+                scale: crate::model::scale::Scale::Paper,
+                free_memory: 1 << 30,
+            };
+            let spec = crate::workload::spec::parse(text, "t").unwrap();
+            crate::workload::validate::resolve(&spec, "t", &ctx).unwrap().tests.remove(0)
+        };
+        let body = "file = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { ops = 1 }\n";
+        let u = t(&format!(
+            "[[test]]\nid = \"u\"\nname = \"u\"\nengine = \"io_uring\"\niodepth = 8\nsqpoll = true\n{body}"
+        ));
+        let mut r = PhaseResult::default();
+        record(&u.engine, &u.engine_options, &mut r);
+        let want =
+            crate::model::job::UringOpts { batch_submit: 1, sqpoll: true, ..Default::default() };
+        assert_eq!(r.uring, Some(want));
+        let p = t(&format!("[[test]]\nid = \"p\"\nname = \"p\"\n{body}"));
+        let mut r = PhaseResult::default();
+        record(&p.engine, &p.engine_options, &mut r);
+        assert_eq!(r.uring, None);
     }
 }

@@ -8,10 +8,11 @@
 //! Namespace operations (open, create, unlink, ...) stay real system calls (the trait's
 //! provided methods): a fileset's slots must match what exists on disk.
 
-use super::{Caps, Completion, Io, IoEngine, IoKind};
+use super::{Completion, Io, IoEngine, IoKind};
+use crate::model::job::EngineOptions;
+use crate::workload::engines::EngineSpec;
 
-/// Largest queue depth the null engine accepts (as the workload's `iodepth` bound).
-pub const NULL_MAX_DEPTH: u32 = 4096;
+pub use crate::workload::engines::null::NULL_MAX_DEPTH;
 
 /// The engine that does no I/O.
 #[derive(Debug, Default)]
@@ -23,11 +24,12 @@ pub struct Null {
 }
 
 impl IoEngine for Null {
-    const NAME: &'static str = "null";
-    const CAPS: Caps =
-        Caps { max_depth: NULL_MAX_DEPTH, sync_io: true, direct: true, direct_align: 4096 };
+    const SPEC: &'static EngineSpec = &crate::workload::engines::null::SPEC;
+    type Options = ();
 
-    fn setup(depth: u32) -> std::io::Result<Self> {
+    fn options(_o: &EngineOptions) {}
+
+    fn setup(depth: u32, _opts: &()) -> std::io::Result<Self> {
         Ok(Null { done: vec![Completion::default(); depth.max(1) as usize], head: 0, len: 0 })
     }
 

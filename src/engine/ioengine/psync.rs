@@ -4,7 +4,9 @@
 //! worker, so a data op costs what the bare system call costs (rustix issues the `syscall`
 //! instruction directly, without glibc's cancellation-point bracket).
 
-use super::{Caps, Completion, Io, IoEngine, IoKind};
+use super::{Completion, Io, IoEngine, IoKind};
+use crate::model::job::EngineOptions;
+use crate::workload::engines::EngineSpec;
 use std::os::fd::BorrowedFd;
 
 /// Synchronous positional I/O.
@@ -15,10 +17,12 @@ pub struct Psync {
 }
 
 impl IoEngine for Psync {
-    const NAME: &'static str = "psync";
-    const CAPS: Caps = Caps { max_depth: 1, sync_io: true, direct: true, direct_align: 4096 };
+    const SPEC: &'static EngineSpec = &crate::workload::engines::psync::SPEC;
+    type Options = ();
 
-    fn setup(_depth: u32) -> std::io::Result<Self> {
+    fn options(_o: &EngineOptions) {}
+
+    fn setup(_depth: u32, _opts: &()) -> std::io::Result<Self> {
         Ok(Psync { done: None })
     }
 

@@ -27,12 +27,13 @@
 //! The bookkeeping is written against the [`Ring`] trait, so a fake ring (in the tests) can
 //! complete requests short and out of order.
 
-use super::{Caps, Completion, Io, IoEngine, IoKind};
-use crate::model::job::UringOpts;
+use super::{Completion, Io, IoEngine, IoKind};
+use crate::model::job::{EngineOptions, UringOpts};
+use crate::model::result::PhaseResult;
+use crate::workload::engines::EngineSpec;
 use std::io;
 
-/// Largest queue depth (entries of the ring; fio's io_uring engine allows 4096 too).
-pub const URING_MAX_DEPTH: u32 = 4096;
+pub use crate::workload::engines::uring::URING_MAX_DEPTH;
 
 /// A submission and completion queue: the real ring, or a fake in tests.
 pub trait Ring: Sized {
@@ -374,37 +375,32 @@ impl Pending {
 }
 
 impl<R: Ring + Send> IoEngine for Uring<R> {
-    const NAME: &'static str = "io_uring";
-    const CAPS: Caps =
-        Caps { max_depth: URING_MAX_DEPTH, sync_io: false, direct: true, direct_align: 4096 };
+    const SPEC: &'static EngineSpec = &crate::workload::engines::uring::SPEC;
+    type Options = UringOpts;
 
-    fn setup(depth: u32) -> io::Result<Self> {
+    fn options(o: &EngineOptions) -> UringOpts {
+        crate::workload::engines::uring::uring_opts(o)
+    }
+
+    fn record(o: &UringOpts, r: &mut PhaseResult) {
+        r.uring = Some(*o);
+    }
+
+    fn setup(depth: u32, o: &UringOpts) -> io::Result<Self> {
         let depth = depth.max(1);
         let placeholder =
             Io { kind: IoKind::Read, fd: -1, buf: std::ptr::null_mut(), len: 0, offset: 0, tag: 0 };
         Ok(Uring {
-            ring: R::new(depth, &UringOpts::default())?,
+            ring: R::new(depth, o)?,
             pending: vec![Pending { io: placeholder, done: 0 }; depth as usize],
             in_ring: 0,
             unsubmitted: 0,
             ready: Vec::with_capacity(depth as usize),
-            batch_submit: 0,
-            batch_complete: 1,
-            iopoll: false,
-            fixedbufs: false,
+            batch_submit: o.batch_submit as usize,
+            batch_complete: o.batch_complete.max(1) as usize,
+            iopoll: o.iopoll,
+            fixedbufs: o.fixedbufs,
         })
-    }
-
-    fn configure(&mut self, o: &UringOpts) -> io::Result<()> {
-        let d = UringOpts::default();
-        if (o.sqpoll, o.iopoll, o.registerfiles) != (d.sqpoll, d.iopoll, d.registerfiles) {
-            self.ring = R::new(self.pending.len() as u32, o)?;
-        }
-        self.batch_submit = o.batch_submit as usize;
-        self.batch_complete = o.batch_complete.max(1) as usize;
-        self.iopoll = o.iopoll;
-        self.fixedbufs = o.fixedbufs;
-        Ok(())
     }
 
     fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> io::Result<()> {

@@ -152,10 +152,8 @@ fn engines_map_and_say_so() {
     assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), Some(32)));
     assert!(notes.is_empty(), "{notes:?}");
     let (t, _) = one("[a]\nioengine=io_uring\niodepth=32\niodepth_batch_submit=8\niodepth_batch_complete=4\nsqthread_poll=1\nhipri\ndirect=1\nsize=1m\n");
-    assert_eq!(
-        (t.iodepth_batch, t.iodepth_batch_complete, t.sqpoll, t.iopoll),
-        (Some(8), Some(4), Some(true), Some(true))
-    );
+    assert_eq!((int(&t, "iodepth_batch"), int(&t, "iodepth_batch_complete")), (Some(8), Some(4)));
+    assert_eq!((flag(&t, "sqpoll"), flag(&t, "iopoll")), (Some(true), Some(true)));
     let (t, notes) = one("[a]\nioengine=libaio\niodepth=1\nsize=1m\n");
     assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), None));
     assert!(notes.iter().any(|n| n.contains("libaio runs as io_uring")), "{notes:?}");
@@ -299,34 +297,38 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("iodepth", "ioengine=io_uring\niodepth=8\n", |t, _, _| t.iodepth == Some(8)),
         ("iodepth_batch", "ioengine=io_uring\niodepth=8\niodepth_batch=4\n", |t, _, _| {
-            t.iodepth_batch == Some(4)
+            int(t, "iodepth_batch") == Some(4)
         }),
         (
             "iodepth_batch_submit",
             "ioengine=io_uring\niodepth=8\niodepth_batch_submit=2\n",
-            |t, _, _| t.iodepth_batch == Some(2),
+            |t, _, _| int(t, "iodepth_batch") == Some(2),
         ),
         (
             "iodepth_batch_complete",
             "ioengine=io_uring\niodepth=8\niodepth_batch_complete=3\n",
-            |t, _, _| t.iodepth_batch_complete == Some(3),
+            |t, _, _| int(t, "iodepth_batch_complete") == Some(3),
         ),
         (
             "iodepth_batch_complete_min",
             "ioengine=io_uring\niodepth=8\niodepth_batch_complete_min=5\n",
-            |t, _, _| t.iodepth_batch_complete == Some(5),
+            |t, _, _| int(t, "iodepth_batch_complete") == Some(5),
         ),
         ("sqthread_poll", "ioengine=io_uring\nsqthread_poll=1\n", |t, _, _| {
-            t.sqpoll == Some(true) && t.registerfiles == Some(true)
+            flag(t, "sqpoll") == Some(true) && flag(t, "registerfiles") == Some(true)
         }),
-        ("hipri", "ioengine=io_uring\ndirect=1\nhipri\n", |t, _, _| t.iopoll == Some(true)),
-        ("fixedbufs", "ioengine=io_uring\nfixedbufs=1\n", |t, _, _| t.fixedbufs == Some(true)),
+        ("hipri", "ioengine=io_uring\ndirect=1\nhipri\n", |t, _, _| {
+            flag(t, "iopoll") == Some(true)
+        }),
+        ("fixedbufs", "ioengine=io_uring\nfixedbufs=1\n", |t, _, _| {
+            flag(t, "fixedbufs") == Some(true)
+        }),
         ("registerfiles", "ioengine=io_uring\nregisterfiles=1\n", |t, _, _| {
-            t.registerfiles == Some(true)
+            flag(t, "registerfiles") == Some(true)
         }),
         ("ioengine", "ioengine=io_uring\n", |t, _, _| {
             // fio's default: the file is not registered.
-            t.engine.as_deref() == Some("io_uring") && t.registerfiles == Some(false)
+            t.engine.as_deref() == Some("io_uring") && flag(t, "registerfiles") == Some(false)
         }),
         ("runtime", "time_based\nruntime=2s\n", |t, _, _| t.phases[0].amount.seconds == Some(2.0)),
         ("timeout", "time_based\ntimeout=500ms\n", |t, _, _| {
@@ -419,5 +421,21 @@ fn every_option_is_read_as_its_tables_kind() {
         );
         let e = err(&text);
         assert!(e.contains(&format!("`{}`", o.name)) && e.contains(says), "{}: {e}", o.name);
+    }
+}
+
+/// The integer engine key `k` of a translated test.
+fn int(t: &TestSpec, k: &str) -> Option<u64> {
+    match t.engine_keys.get(k) {
+        Some(crate::model::job::OptValue::Int(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The bool engine key `k` of a translated test.
+fn flag(t: &TestSpec, k: &str) -> Option<bool> {
+    match t.engine_keys.get(k) {
+        Some(crate::model::job::OptValue::Bool(b)) => Some(*b),
+        _ => None,
     }
 }

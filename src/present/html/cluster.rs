@@ -4,13 +4,13 @@
 //! Nothing is shown for single-process runs.
 
 use super::charts::{bar_frame, colour, ChartError};
-use super::{esc, file_part, swatch, Chart, ReportError};
+use super::{file_part, svg, swatch, Chart, ReportError};
 use crate::model::cluster::{ClusterRep, HostShare};
 use crate::model::report::Report;
 use crate::model::units::sig3;
+use maud::{html, Markup};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::fmt::Write as _;
 
 /// One rank's bar.
 #[derive(Debug, Clone)]
@@ -105,24 +105,13 @@ fn figure_of(c: &ClusterRep, rank: usize, ops: bool) -> f64 {
 }
 
 /// The multi-client section: per test, rank bars for every configuration that ran on several
-/// ranks, and the per-host table. Writes nothing when no configuration has cluster results.
-pub fn panel(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    r: &Report,
-    prefix: &str,
-) -> Result<(), ReportError> {
-    let Some(info) = r.configs.iter().find_map(|c| c.run.cluster.as_ref()) else { return Ok(()) };
-    let _ = write!(
-        out,
-        "<h3>Clients (MPI)</h3>\n<p class=\"rule\">{} ranks on {} host(s), {}{}. Bars: each rank's own figure (its bytes or operations over its own time) in the median repetition; the outlined bar is the slowest rank; the line is the aggregate divided by the ranks (all ranks' work over the last end minus the first start, on a common clock with offsets within ± {} µs).</p>\n<div class=\"grid\">\n",
-        info.ranks,
-        info.hosts.len(),
-        esc(&info.mode),
-        info.stonewall_s.map(|s| format!(", stonewall {s} s")).unwrap_or_default(),
-        sig3(info.clock_uncertainty_s * 1e6),
-    );
-    let mut hosts_rows = String::new();
+/// ranks, and the per-host table. Empty when no configuration has cluster results.
+pub fn panel(charts: &mut Vec<Chart>, r: &Report, prefix: &str) -> Result<Markup, ReportError> {
+    let Some(info) = r.configs.iter().find_map(|c| c.run.cluster.as_ref()) else {
+        return Ok(html! {});
+    };
+    let mut cards = Vec::new();
+    let mut hosts = Vec::new();
     for (ti, row) in r.tests.iter().enumerate() {
         let ops = row.figure == crate::model::result::Figure::OpsPerS;
         let mut bars = Vec::new();
@@ -142,30 +131,46 @@ pub fn panel(
             let agg = if ops { m.ops_per_s } else { m.mib_per_s };
             even.push((i, agg / cr.ranks.max(1) as f64));
             for h in &cr.per_host {
-                host_row(&mut hosts_rows, &row.id, i, &c.label, h);
+                hosts.push(host_row(&row.id, i, &c.label, h));
             }
         }
         if bars.is_empty() {
             continue;
         }
         let title = format!("test {} per rank", row.id);
-        let svg = rank_bars(&title, row.figure.unit(), &bars, &even)?;
-        let _ = writeln!(
-            out,
-            "<figure class=\"card\"><figcaption><b>Test {}</b> {} <span class=\"muted\">per rank</span></figcaption><div class=\"chart ranks\">{svg}</div></figure>",
-            esc(&row.id),
-            esc(&row.name)
-        );
+        let chart = rank_bars(&title, row.figure.unit(), &bars, &even)?;
+        cards.push(html! {
+            figure.card {
+                figcaption { b { "Test " (row.id) } " " (row.name) " " span.muted { "per rank" } }
+                div.chart.ranks { (svg(&chart)) }
+            }
+        });
         charts.push(Chart {
             file_name: format!("{prefix}-test{}-ranks.svg", file_part(&row.id)),
-            svg,
+            svg: chart,
         });
     }
-    out.push_str("</div>\n");
-    out.push_str("<p class=\"rule\">Per host, median repetition: its ranks' bytes and CPU in the timed phases; its devices and memory are the host's (read once per host, by its first rank). Memory: page cache, dirty and writeback at the end of each timed phase (change over the phase in brackets).</p>\n<table class=\"panel\"><thead><tr><th>test</th><th>configuration</th><th>host</th><th>ranks</th><th class=\"num\">MiB</th><th class=\"num\">CPU s</th><th class=\"num\">device write MiB</th><th>memory (cached / dirty / writeback MiB)</th></tr></thead><tbody>\n");
-    out.push_str(&hosts_rows);
-    out.push_str("</tbody></table>\n");
-    Ok(())
+    let stonewall = info.stonewall_s.map(|s| format!(", stonewall {s} s")).unwrap_or_default();
+    Ok(html! {
+        h3 { "Clients (MPI)" }
+        p.rule {
+            (info.ranks) " ranks on " (info.hosts.len()) " host(s), " (info.mode) (stonewall)
+            ". Bars: each rank's own figure (its bytes or operations over its own time) in the median repetition; the outlined bar is the slowest rank; the line is the aggregate divided by the ranks (all ranks' work over the last end minus the first start, on a common clock with offsets within ± "
+            (sig3(info.clock_uncertainty_s * 1e6)) " µs)."
+        }
+        div.grid { @for c in &cards { (c) } }
+        p.rule { "Per host, median repetition: its ranks' bytes and CPU in the timed phases; its devices and memory are the host's (read once per host, by its first rank). Memory: page cache, dirty and writeback at the end of each timed phase (change over the phase in brackets)." }
+        table.panel {
+            thead {
+                tr {
+                    th { "test" } th { "configuration" } th { "host" } th { "ranks" }
+                    th.num { "MiB" } th.num { "CPU s" } th.num { "device write MiB" }
+                    th { "memory (cached / dirty / writeback MiB)" }
+                }
+            }
+            tbody { @for h in &hosts { (h) } }
+        }
+    })
 }
 
 fn mib(b: u64) -> String {
@@ -181,7 +186,7 @@ fn signed_mib(after: u64, before: u64) -> String {
     format!("{sign}{}", mib(after.abs_diff(before)))
 }
 
-fn host_row(out: &mut String, test: &str, i: usize, label: &str, h: &HostShare) {
+fn host_row(test: &str, i: usize, label: &str, h: &HostShare) -> Markup {
     let ranks: Vec<String> = h.ranks.iter().map(|r| r.to_string()).collect();
     let memory: Vec<String> = h
         .phases
@@ -191,7 +196,7 @@ fn host_row(out: &mut String, test: &str, i: usize, label: &str, h: &HostShare) 
             let m = p.memory?;
             Some(format!(
                 "{}: {} ({}) / {} ({}) / {}",
-                esc(&p.phase),
+                p.phase,
                 mib(m.after.cached_bytes),
                 signed_mib(m.after.cached_bytes, m.before.cached_bytes),
                 mib(m.after.dirty_bytes),
@@ -200,19 +205,24 @@ fn host_row(out: &mut String, test: &str, i: usize, label: &str, h: &HostShare) 
             ))
         })
         .collect();
-    let _ = writeln!(
-        out,
-        "<tr><td class=\"id\">{}</td><td>{}{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-        esc(test),
-        swatch(i),
-        esc(label),
-        esc(&h.host),
-        ranks.join(", "),
-        mib(h.bytes),
-        sig3((h.cpu_user_nanos + h.cpu_sys_nanos) as f64 / 1e9),
-        h.device.as_ref().map(|d| mib(d.write_bytes)).unwrap_or_else(|| "–".into()),
-        if memory.is_empty() { "–".into() } else { memory.join("<br>") }
-    );
+    html! {
+        tr {
+            td.id { (test) }
+            td { (swatch(i)) (label) }
+            td { (h.host) }
+            td { (ranks.join(", ")) }
+            td.num { (mib(h.bytes)) }
+            td.num { (sig3((h.cpu_user_nanos + h.cpu_sys_nanos) as f64 / 1e9)) }
+            td.num { (h.device.as_ref().map(|d| mib(d.write_bytes)).unwrap_or_else(|| "–".into())) }
+            td {
+                @if memory.is_empty() { "–" }
+                @for (k, m) in memory.iter().enumerate() {
+                    @if k > 0 { br; }
+                    (m)
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -318,8 +328,8 @@ mod tests {
             fresh_per_test: false,
         };
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
-        let (mut out, mut charts) = (String::new(), Vec::new());
-        panel(&mut out, &mut charts, &r, "run1").unwrap();
+        let mut charts = Vec::new();
+        let out = panel(&mut charts, &r, "run1").unwrap().into_string();
         assert_eq!(charts.len(), 1, "one chart per test");
         let svg = &charts[0].svg;
         assert_eq!(svg.matches("rank 0 (h1)").count(), 2, "a bar per rank and configuration");
@@ -332,8 +342,7 @@ mod tests {
         for c in &mut single.configs {
             c.run.cluster = None;
         }
-        let mut none = String::new();
-        panel(&mut none, &mut Vec::new(), &single, "run1").unwrap();
+        let none = panel(&mut Vec::new(), &single, "run1").unwrap().into_string();
         assert!(none.is_empty());
     }
 }

@@ -8,8 +8,7 @@
 
 use crate::integrity::matrix::{evidence_line, Case, ConfigMatrix, Outcome};
 use crate::model::units::utc;
-use crate::present::html::esc;
-use std::fmt::Write as _;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 /// One integrity run as the report shows it.
 #[derive(Debug, Clone)]
@@ -48,45 +47,52 @@ table.m td.o a{color:#111;text-decoration:none;display:block}table.m td.differs{
 details{margin:.3em 0;border-left:4px solid #ccc;padding-left:.5em}details.differs{border-left-color:#b00}summary{cursor:pointer}\
 .legend span{display:inline-block;padding:.1em .5em;margin-right:.3em;border:1px solid #999}";
 
+/// What the outcomes mean, under the legend.
+const LEGEND: &str = "silent: wrong data returned without an error; detected: an error, the data stays lost; repaired: an error, the data reads back correct in the end; unavailable: mount or open failed; crash: the daemon died or the kernel logged an oops/BUG/warning. A cell framed in red differs from the expected truth; its evidence is unfolded below. Hover a cell for its evidence line; click it for the case.";
+
 /// The whole page.
 pub fn render(runs: &[IntegrityRun]) -> String {
-    let mut h = String::new();
     let title = match runs {
         [one] => format!("fsbench integrity report: {}", run_title(one, 0)),
         _ => format!("fsbench integrity report: {} runs", runs.len()),
     };
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
-    );
-    h.push_str("<p class=\"legend\">");
-    for o in [
+    let outcomes = [
         Outcome::Silent,
         Outcome::Detected,
         Outcome::Repaired,
         Outcome::Unavailable,
         Outcome::Crash,
         Outcome::Unaffected,
-    ] {
-        let _ = write!(h, "<span style=\"background:{}\">{}</span>", colour(o), o.name());
-    }
-    h.push_str(
-        "<br>silent: wrong data returned without an error; detected: an error, the data stays \
-         lost; repaired: an error, the data reads back correct in the end; unavailable: mount or \
-         open failed; crash: the daemon died or the kernel logged an oops/BUG/warning. A cell \
-         framed in red differs from the expected truth; its evidence is unfolded below. Hover a \
-         cell for its evidence line; click it for the case.</p>\n",
-    );
-    for (ri, r) in runs.iter().enumerate() {
-        run_section(&mut h, r, ri);
-    }
-    let _ = write!(
-        h,
-        "<footer class=\"sub\">Made by fsbench {}. Self-contained: no scripts, nothing from the network.</footer>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION")
-    );
+    ];
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                // fsbench's own stylesheet, as it is (it has no quotes to escape, but a
+                // stylesheet is not text).
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                h1 { (title) }
+                p.legend {
+                    @for o in outcomes {
+                        span style={ "background:" (colour(o)) } { (o.name()) }
+                    }
+                    br;
+                    (LEGEND)
+                }
+                @for (ri, r) in runs.iter().enumerate() { (run_section(r, ri)) }
+                footer.sub {
+                    "Made by fsbench " (env!("CARGO_PKG_VERSION"))
+                    ". Self-contained: no scripts, nothing from the network."
+                }
+            }
+        }
+    };
+    let mut h = page.into_string();
+    h.push('\n');
     h
 }
 
@@ -96,79 +102,73 @@ fn run_title(r: &IntegrityRun, i: usize) -> String {
     format!("{id}: integrity {} ({})", labels.join(", "), utc(r.started_unix_s))
 }
 
-fn run_section(h: &mut String, r: &IntegrityRun, ri: usize) {
-    let _ = write!(
-        h,
-        "<section id=\"run-{ri}\">\n<h2>{}</h2>\n<p class=\"sub\">Status: {}. Command: <code>{}</code></p>\n",
-        esc(&run_title(r, ri)),
-        esc(&r.status),
-        esc(&r.command_line)
-    );
-    for (ci, m) in r.configs.iter().enumerate() {
-        config_section(h, m, &format!("r{ri}-c{ci}"));
+fn run_section(r: &IntegrityRun, ri: usize) -> Markup {
+    html! {
+        section id={ "run-" (ri) } {
+            h2 { (run_title(r, ri)) }
+            p.sub { "Status: " (r.status) ". Command: " code { (r.command_line) } }
+            @for (ci, m) in r.configs.iter().enumerate() {
+                (config_section(m, &format!("r{ri}-c{ci}")))
+            }
+        }
     }
-    h.push_str("</section>\n");
 }
 
-fn config_section(h: &mut String, m: &ConfigMatrix, anchor: &str) {
-    let _ = writeln!(
-        h,
-        "<h3>{} <span class=\"sub\">(seed {}, {:.0} s)</span></h3>",
-        esc(&m.config),
-        m.seed,
-        m.elapsed_seconds
-    );
-    if let Some(env) = &m.environment {
-        let mut how = env.mkfs_cmdline.clone().unwrap_or_default();
-        for c in &env.post_create_cmdlines {
-            let _ = write!(how, "; {c}");
+fn config_section(m: &ConfigMatrix, anchor: &str) -> Markup {
+    html! {
+        h3 { (m.config) " " span.sub { "(seed " (m.seed) ", " (format!("{:.0}", m.elapsed_seconds)) " s)" } }
+        @if let Some(env) = &m.environment {
+            @let how = std::iter::once(env.mkfs_cmdline.clone().unwrap_or_default())
+                .chain(env.post_create_cmdlines.iter().cloned())
+                .collect::<Vec<_>>()
+                .join("; ");
+            p.sub {
+                (env.backing) "; " (env.devices) " device(s) of " (env.device_size_bytes >> 20)
+                " MiB; " code { (how) }
+            }
         }
-        let _ = writeln!(
-            h,
-            "<p class=\"sub\">{}; {} device(s) of {} MiB; <code>{}</code></p>",
-            esc(&env.backing),
-            env.devices,
-            env.device_size_bytes >> 20,
-            esc(&how)
-        );
+        @if let Some(e) = &m.error { p { strong { "Stopped:" } " " (e) } }
+        @if !m.cases.is_empty() { (matrix(m, anchor)) }
+        @for (k, c) in m.cases.iter().enumerate() { (case_details(m, c, &format!("{anchor}-k{k}"))) }
     }
-    if let Some(e) = &m.error {
-        let _ = writeln!(h, "<p><strong>Stopped:</strong> {}</p>", esc(e));
-    }
+}
+
+/// Block type × fault, each cell coloured by its outcome, linked to its case.
+fn matrix(m: &ConfigMatrix, anchor: &str) -> Markup {
     let (targets, faults) = m.axes();
-    if !m.cases.is_empty() {
-        h.push_str("<table class=\"m\">\n<tr><th>block \\ fault</th>");
-        for f in &faults {
-            let _ = write!(h, "<th>{}</th>", f.name());
-        }
-        h.push_str("</tr>\n");
-        for t in &targets {
-            let _ = write!(h, "<tr><th>{}</th>", esc(t.describe()));
-            for f in &faults {
-                match m.cases.iter().position(|c| c.target == *t && c.fault == *f) {
-                    None => h.push_str("<td>-</td>"),
-                    Some(k) => {
-                        let c = &m.cases[k];
-                        let exp = differs(m, c);
-                        let _ = write!(
-                            h,
-                            "<td class=\"o o-{}{}\" style=\"background:{}\" title=\"{}\"><a href=\"#{anchor}-k{k}\">{}{}</a></td>",
-                            c.outcome.name().replace(' ', "-"),
-                            if exp.is_some() { " differs" } else { "" },
-                            colour(c.outcome),
-                            esc(&evidence_line(c)),
-                            c.outcome.name(),
-                            exp.map(|e| format!(" (expected {})", e.name())).unwrap_or_default()
-                        );
+    html! {
+        table.m {
+            tr { th { "block \\ fault" } @for f in &faults { th { (f.name()) } } }
+            @for t in &targets {
+                tr {
+                    th { (t.describe()) }
+                    @for f in &faults {
+                        @match m.cases.iter().position(|c| c.target == *t && c.fault == *f) {
+                            None => td { "-" },
+                            Some(k) => (cell(m, &m.cases[k], &format!("{anchor}-k{k}"))),
+                        }
                     }
                 }
             }
-            h.push_str("</tr>\n");
         }
-        h.push_str("</table>\n");
     }
-    for (k, c) in m.cases.iter().enumerate() {
-        case_details(h, m, c, &format!("{anchor}-k{k}"));
+}
+
+/// A case's cell: its outcome (and the expected one where it differs), its evidence on hover.
+fn cell(m: &ConfigMatrix, c: &Case, id: &str) -> Markup {
+    let exp = differs(m, c);
+    let class = format!(
+        "o o-{}{}",
+        c.outcome.name().replace(' ', "-"),
+        if exp.is_some() { " differs" } else { "" }
+    );
+    html! {
+        td class=(class) style={ "background:" (colour(c.outcome)) } title=(evidence_line(c)) {
+            a href={ "#" (id) } {
+                (c.outcome.name())
+                @if let Some(e) = exp { " (expected " (e.name()) ")" }
+            }
+        }
     }
 }
 
@@ -177,58 +177,52 @@ fn differs(m: &ConfigMatrix, c: &Case) -> Option<Outcome> {
     m.expected(c.target).filter(|e| *e != c.outcome && c.outcome != Outcome::NotRun)
 }
 
-fn case_details(h: &mut String, m: &ConfigMatrix, c: &Case, id: &str) {
+fn case_details(m: &ConfigMatrix, c: &Case, id: &str) -> Markup {
     let exp = differs(m, c);
-    let _ = write!(
-        h,
-        "<details id=\"{id}\"{}{}><summary><strong>{}/{}</strong>: {}{} — {}</summary>\n<p>{}</p>\n",
-        if exp.is_some() { " class=\"differs\"" } else { "" },
-        if exp.is_some() { " open" } else { "" },
-        c.target.name(),
-        c.fault.name(),
-        c.outcome.name(),
-        exp.map(|e| format!(" (expected {})", e.name())).unwrap_or_default(),
-        esc(&c.block),
-        esc(&evidence_line(c))
-    );
-    if !c.copies.is_empty() {
-        h.push_str("<p>Copies found: ");
-        for (i, cp) in c.copies.iter().enumerate() {
-            let damaged = c.damaged.contains(cp);
-            let _ = write!(
-                h,
-                "{}dev{} ({}) at byte {}{}",
-                if i > 0 { "; " } else { "" },
-                cp.device,
-                esc(&cp.image.display().to_string()),
-                cp.offset_bytes,
-                if damaged { " <strong>damaged</strong>" } else { "" }
-            );
-        }
-        h.push_str("</p>\n");
-    }
-    let block = |h: &mut String, what: &str, text: &str| {
-        if !text.trim().is_empty() {
-            let _ = write!(h, "<p>{what}:</p>\n<pre>{}</pre>\n", esc(text.trim_end()));
-        }
-    };
+    let mut blocks: Vec<(String, &str)> = Vec::new();
     if let Some(t) = &c.tool_location {
-        block(h, &format!("Located with {}", t.method), &t.output);
+        blocks.push((format!("Located with {}", t.method), &t.output));
     }
     if let Some(e) = &c.online_error {
-        block(h, "Mount/import failed", e);
+        blocks.push(("Mount/import failed".into(), e));
     }
     if let Some(ch) = &c.check {
-        block(h, &format!("Scrub/check ({})", ch.status), &ch.output);
+        blocks.push((format!("Scrub/check ({})", ch.status), &ch.output));
     }
-    block(h, "Kernel log during the case", &c.kernel_log.join("\n"));
+    let kernel = c.kernel_log.join("\n");
+    blocks.push(("Kernel log during the case".into(), &kernel));
     if let Some(n) = &c.hung {
-        block(h, "zfs-fuse stopped answering", n);
+        blocks.push(("zfs-fuse stopped answering".into(), n));
     }
     if let Some(n) = &c.note {
-        block(h, "Note", n);
+        blocks.push(("Note".into(), n));
     }
-    h.push_str("</details>\n");
+    html! {
+        details id=(id) class=[exp.is_some().then_some("differs")] open[exp.is_some()] {
+            summary {
+                strong { (c.target.name()) "/" (c.fault.name()) } ": " (c.outcome.name())
+                @if let Some(e) = exp { " (expected " (e.name()) ")" }
+                " — " (c.block)
+            }
+            p { (evidence_line(c)) }
+            @if !c.copies.is_empty() {
+                p {
+                    "Copies found: "
+                    @for (i, cp) in c.copies.iter().enumerate() {
+                        @if i > 0 { "; " }
+                        "dev" (cp.device) " (" (cp.image.display()) ") at byte " (cp.offset_bytes)
+                        @if c.damaged.contains(cp) { " " strong { "damaged" } }
+                    }
+                }
+            }
+            @for (what, text) in &blocks {
+                @if !text.trim().is_empty() {
+                    p { (what) ":" }
+                    pre { (text.trim_end()) }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

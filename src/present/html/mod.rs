@@ -5,24 +5,30 @@
 //!
 //! Everything is drawn from [`Report`] (a stored `run` is a comparison of one
 //! configuration), so the report shows exactly what the terminal table showed.
+//!
+//! The markup is written with `maud`: every value put into the page is escaped by the macro, so
+//! a label, a test's name or a command line cannot add markup. Only two things go in as they
+//! are ([`maud::PreEscaped`]): fsbench's own stylesheet, and the SVG charts that `plotters`
+//! drew (it escapes the text it puts into them).
 
 pub mod charts;
 pub mod cluster;
 pub mod export;
+mod h2h;
 pub mod integrity;
 pub mod names;
+mod panels;
+mod per_test;
 pub mod plain;
 pub mod profile;
 
-use crate::model::job::OpKind;
 use crate::model::report::Report;
-use crate::model::result::{Figure, RepResult, TestResult, TestStatus};
+use crate::model::result::TestResult;
 use crate::model::run::RunKind;
-use crate::model::units::{nanos, sig3, utc};
-use crate::model::verdict::Verdict;
+use crate::model::units::utc;
 use crate::store::RunRecord;
-use charts::{Bar, ChartError, Curve};
-use std::fmt::Write as _;
+use charts::ChartError;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use std::path::{Path, PathBuf};
 
 /// One run as the report shows it.
@@ -85,39 +91,52 @@ impl crate::sys::classify::Classify for ReportError {
 /// Render the report: the HTML document and every chart in it.
 pub fn render(runs: &[ReportRun]) -> Result<(String, Vec<Chart>), ReportError> {
     let mut charts = Vec::new();
-    let mut body = String::new();
-    for (i, r) in runs.iter().enumerate() {
-        run_section(&mut body, &mut charts, r, i)?;
-    }
+    let sections = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| run_section(&mut charts, r, i))
+        .collect::<Result<Vec<Markup>, ReportError>>()?;
     let title = match runs {
         [one] => format!("fsbench report: {}", run_title(one, 0)),
         _ => format!("fsbench report: {} runs", runs.len()),
     };
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header><h1>fsbench report</h1><p class=\"sub\">",
-        esc(&title)
-    );
     let names: Vec<String> = runs.iter().enumerate().map(|(i, r)| run_title(r, i)).collect();
-    if runs.len() > 1 {
-        html.push_str("Runs: ");
-        for (i, n) in names.iter().enumerate() {
-            let _ = write!(
-                html,
-                "{}<a href=\"#run-{i}\">{}</a>",
-                if i > 0 { " · " } else { "" },
-                esc(n)
-            );
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                // fsbench's own stylesheet, as it is: escaping would turn the quotes around
+                // font names into entities, which CSS does not read.
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                header {
+                    h1 { "fsbench report" }
+                    p.sub {
+                        @if runs.len() > 1 {
+                            "Runs: "
+                            @for (i, n) in names.iter().enumerate() {
+                                @if i > 0 { " · " }
+                                a href={ "#run-" (i) } { (n) }
+                            }
+                        } @else if let Some(n) = names.first() {
+                            (n)
+                        }
+                    }
+                }
+                main { @for s in &sections { (s) } }
+                footer {
+                    "Made by fsbench " (env!("CARGO_PKG_VERSION"))
+                    ". Self-contained: no scripts, no fonts or images from the network."
+                }
+            }
         }
-    } else if let Some(n) = names.first() {
-        html.push_str(&esc(n));
-    }
-    let _ = write!(
-        html,
-        "</p></header>\n<main>\n{body}</main>\n<footer>Made by fsbench {}. Self-contained: no scripts, no fonts or images from the network.</footer>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION")
-    );
+    };
+    let mut html = page.into_string();
+    html.push('\n');
     Ok((html, charts))
 }
 
@@ -177,28 +196,21 @@ fn run_title(r: &ReportRun, i: usize) -> String {
     )
 }
 
-/// HTML escaping of text and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
+/// A text made safe for a file name or an element id: letters, digits and `-` kept, anything
+/// else `_`.
 fn file_part(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
 
-fn swatch(i: usize) -> String {
-    format!("<span class=\"sw\" style=\"background:{}\"></span>", charts::css_colour(i))
+/// The little square in configuration `i`'s colour.
+fn swatch(i: usize) -> Markup {
+    html! { span.sw style={ "background:" (charts::css_colour(i)) } {} }
+}
+
+/// An SVG chart as `plotters` drew it, put into the page as it is (plotters escapes the text
+/// it writes into the SVG).
+fn svg(svg: &str) -> PreEscaped<&str> {
+    PreEscaped(svg)
 }
 
 /// Whether a test's figures can be compared (ok and every cache precondition met).
@@ -206,865 +218,59 @@ fn comparable(t: &TestResult) -> bool {
     t.is_ok() && t.reps.iter().flat_map(|r| r.phases.iter()).all(|p| !p.timed || p.cache.met)
 }
 
-fn run_section(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    run: &ReportRun,
-    ri: usize,
-) -> Result<(), ReportError> {
+/// One run's section: its title and command, the plain-text summary, then every panel.
+fn run_section(charts: &mut Vec<Chart>, run: &ReportRun, ri: usize) -> Result<Markup, ReportError> {
     let r = &run.report;
     let prefix = run.id.map(|i| format!("run{i}")).unwrap_or_else(|| format!("run-{}", ri + 1));
-    let _ = write!(
-        out,
-        "<section class=\"run\" id=\"run-{ri}\">\n<h2>{}</h2>\n",
-        esc(&run_title(run, ri))
-    );
-    let _ = write!(
-        out,
-        "<p class=\"meta\">suite <b>{}</b> · scale <b>{}</b> · <b>{}</b> per configuration{} · fsbench {}</p>\n<pre class=\"cmd\">{}</pre>\n",
-        esc(&r.suite),
-        esc(&r.scale),
-        r.repetitions(),
-        if r.configs.len() > 1 {
-            if r.repeat > 1 { ", interleaved" } else { "" }
-        } else {
-            ""
-        },
-        esc(&r.fsbench_version),
-        esc(&run.command_line)
-    );
-    if r.interrupted {
-        out.push_str("<p class=\"warn\">This run did not finish (interrupted or killed): the figures are what was measured before it stopped.</p>\n");
-    }
-    let _ = writeln!(
-        out,
-        "<details class=\"plain\" open><summary>Plain-text summary (to paste into an e-mail)</summary><pre class=\"plain\" style=\"overflow-x:auto;font-size:12px\">{}</pre></details>",
-        esc(&plain::summary(r, &run.command_line))
-    );
-    legend(out, r);
-    head_to_head(out, r);
-    why_panel(out, r);
-    per_test(out, charts, r, &prefix)?;
-    cluster::panel(out, charts, r, &prefix)?;
-    cpu_panel(out, r);
-    device_panel(out, r);
-    trace_panel(out, r);
-    environment(out, run);
-    notes(out, r);
-    out.push_str("</section>\n");
-    Ok(())
+    let per_test = per_test::section(charts, r, &prefix)?;
+    let cluster = cluster::panel(charts, r, &prefix)?;
+    let interleaved = r.configs.len() > 1 && r.repeat > 1;
+    Ok(html! {
+        section.run id={ "run-" (ri) } {
+            h2 { (run_title(run, ri)) }
+            p.meta {
+                "suite " b { (r.suite) } " · scale " b { (r.scale) } " · " b { (r.repetitions()) }
+                " per configuration" @if interleaved { ", interleaved" }
+                " · fsbench " (r.fsbench_version)
+            }
+            pre.cmd { (run.command_line) }
+            @if r.interrupted {
+                p.warn { "This run did not finish (interrupted or killed): the figures are what was measured before it stopped." }
+            }
+            details.plain open {
+                summary { "Plain-text summary (to paste into an e-mail)" }
+                pre.plain style="overflow-x:auto;font-size:12px" {
+                    (plain::summary(r, &run.command_line))
+                }
+            }
+            (legend(r))
+            (h2h::head_to_head(r))
+            (h2h::why_panel(r))
+            (per_test)
+            (cluster)
+            (panels::cpu(r))
+            (panels::devices(r))
+            (panels::trace(r))
+            (panels::environment(run))
+            (panels::notes(r))
+        }
+    })
 }
 
-fn legend(out: &mut String, r: &Report) {
-    out.push_str("<p class=\"legend\">");
-    // Where the charts name configurations by letter, the legend gives each letter its label.
+/// The configurations in their colours (and letters, where the charts name them by letter).
+fn legend(r: &Report) -> Markup {
     let names = names::Names::of(r);
-    for (i, c) in r.configs.iter().enumerate() {
-        let base = if r.configs.len() > 1 && i == r.baseline { " (baseline)" } else { "" };
-        let letter = if names.lettered() {
-            format!("<b>{}</b> ", esc(&names.short[i]))
-        } else {
-            String::new()
-        };
-        let _ =
-            write!(out, "<span class=\"lg\">{letter}{}{}{base}</span>", swatch(i), esc(&c.label));
-    }
-    out.push_str("</p>\n");
-}
-
-fn head_to_head(out: &mut String, r: &Report) {
-    // One unit in the header when all tests have the same figure of merit; else each cell says.
-    let unit = match r.tests.first().map(|t| t.figure) {
-        Some(f) if r.tests.iter().all(|t| t.figure == f) => Some(f),
-        None => Some(Figure::MibPerS),
-        _ => None,
-    };
-    let n = r.configs.len();
-    let two = n == 2;
-    out.push_str("<h3>Head to head</h3>\n<table class=\"h2h\">\n<thead><tr><th>test</th><th>description</th><th title=\"engine, queue depth per thread, O_DIRECT or buffered\">I/O</th>");
-    for (i, c) in r.configs.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<th class=\"num\">{}{}{}</th>",
-            swatch(i),
-            esc(&c.label),
-            unit.map(|u| format!(" <span class=\"unit\">{}</span>", u.unit())).unwrap_or_default()
-        );
-        if n > 2 && i != r.baseline {
-            let _ = write!(out, "<th>vs {}</th>", esc(&r.configs[r.baseline].label));
-        }
-    }
-    if two {
-        out.push_str("<th>winner / factor</th>");
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for (ti, row) in r.tests.iter().enumerate() {
-        let desc = r.configs.first().map(|c| c.run.tests[ti].description.as_str()).unwrap_or("");
-        // Engine, depth and O_DIRECT come from the workload: the same in every configuration.
-        let io = r.configs.iter().find_map(|c| c.run.tests[ti].io_words()).unwrap_or_default();
-        let _ = write!(
-            out,
-            "<tr><td class=\"id\">{}</td><td>{}</td><td class=\"io\">{}</td>",
-            esc(&row.id),
-            esc(desc),
-            esc(&io)
-        );
-        // The winner's cell is highlighted.
-        let winner = match row.vs_baseline.iter().flatten().next() {
-            Some(Verdict::Win { winner, .. }) if two => {
-                Some(if *winner == 0 { r.baseline } else { 1 })
-            }
-            _ => None,
-        };
-        for (i, c) in r.configs.iter().enumerate() {
-            let t = &c.run.tests[ti];
-            let fig = match (&t.status, row.median(i)) {
-                (TestStatus::Failed { reason }, _) => {
-                    format!("<span class=\"bad\" title=\"{}\">FAILED</span>", esc(reason))
-                }
-                (TestStatus::Skipped { reason }, _) => {
-                    format!("<span class=\"muted\" title=\"{}\">not run</span>", esc(reason))
-                }
-                (_, Some(m)) => {
-                    let ci = t
-                        .summary
-                        .as_ref()
-                        .and_then(|s| Some((s.merit().ci95_low?, s.merit().ci95_high?)));
-                    let mut fig = sig3(m);
-                    if unit.is_none() {
-                        let _ = write!(fig, " <span class=\"unit\">{}</span>", row.figure.unit());
-                    }
-                    if let Some((lo, hi)) = ci {
-                        let _ = write!(
-                            fig,
-                            "<br><span class=\"ci\" title=\"95% confidence interval of the geometric mean\">{}–{}</span>",
-                            sig3(lo),
-                            sig3(hi)
-                        );
-                    }
-                    if let (Figure::OpsPerS, Some(e)) =
-                        (row.figure, row.median_elapsed_s.get(i).copied().flatten())
-                    {
-                        let _ = write!(fig, "<br><span class=\"ci\" title=\"elapsed seconds of the timed phases\">{} s</span>", sig3(e));
-                    }
-                    fig
-                }
-                (_, None) => "–".into(),
-            };
-            let cls = if winner == Some(i) { "num win" } else { "num" };
-            let _ = write!(out, "<td class=\"{cls}\">{fig}</td>");
-            if n > 2 && i != r.baseline {
-                let v = row.vs_baseline.get(i).cloned().flatten();
-                let _ = write!(
-                    out,
-                    "<td>{}{}</td>",
-                    verdict_html(v.as_ref(), &r.configs[r.baseline].label, &c.label, false, i),
-                    unsettled_html(row, i)
-                );
-            }
-        }
-        if two {
-            let v = row.vs_baseline.get(1).cloned().flatten();
-            let _ = write!(
-                out,
-                "<td>{}{}</td>",
-                verdict_html(v.as_ref(), &r.configs[0].label, &r.configs[1].label, true, 1),
-                unsettled_html(row, 1)
-            );
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table>\n");
-    let what = match unit {
-        Some(Figure::MibPerS) => "MiB/s",
-        Some(Figure::OpsPerS) => "ops/s (file-set operations; s: elapsed seconds of the timed phases)",
-        None => "MiB/s for data tests, ops/s for file-set tests (s: elapsed seconds of the timed phases)",
-    };
-    if n > 1 {
-        let _ = writeln!(
-            out,
-            "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the geometric mean, Student's t on the logs). {}</p>",
-            esc(&crate::model::verdict::rule_text(&r.rule))
-        );
-        out.push_str("<div class=\"summary\">");
-        for p in &r.pairs {
-            out.push_str("<p>");
-            for (k, l) in p.lines.iter().enumerate() {
-                let _ = write!(out, "{}{}", if k > 0 { "<br>" } else { "" }, esc(l));
-            }
-            out.push_str("</p>");
-        }
-        out.push_str("</div>\n");
-    } else {
-        let _ = writeln!(out, "<p class=\"rule\">{what}: median over repetitions (small: 95% confidence interval of the geometric mean, Student's t on the logs).</p>");
-    }
-}
-
-/// For each test with a winner: the observed facts that differ most (the same rules as the
-/// terminal's "Why" section).
-fn why_panel(out: &mut String, r: &Report) {
-    use crate::model::verdict::Verdict;
-    let mut items = String::new();
-    for (ti, row) in r.tests.iter().enumerate() {
-        for (i, v) in row.vs_baseline.iter().enumerate() {
-            // Wins, and draws whose medians lie further apart than the minimum effect (their
-            // facts are filled by the rule), marked not significant.
-            let mark = esc(&crate::model::report::verdict_mark(row, i));
-            let (winner, factor, significant) = match v {
-                Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
-                Some(Verdict::Draw { factor, .. })
-                    if row.why.get(i).is_some_and(|w| !w.is_empty()) =>
-                {
-                    let (a, b) = (row.median(r.baseline), row.median(i));
-                    (usize::from(b > a), *factor, false)
-                }
-                _ => continue,
-            };
-            let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
-            let _ = write!(
-                items,
-                "<li><b>Test {} {}</b>: {} {factor:.1}× faster than {}{mark}{}<ul>",
-                esc(&row.id),
-                esc(&r.configs[0].run.tests[ti].name),
-                esc(&r.configs[w].label),
-                esc(&r.configs[l].label),
-                if significant {
-                    ""
-                } else {
-                    " in medians: <b>not significant</b> (a draw; the facts may be noise too)"
-                }
-            );
-            let why = row.why.get(i).map(Vec::as_slice).unwrap_or_default();
-            if why.iter().all(|e| e.is_context()) {
-                let _ = write!(
-                    items,
-                    "<li class=\"muted\">{}</li>",
-                    esc(crate::model::explanation::NOTHING)
-                );
-            }
-            for e in why {
-                let class = if e.is_context() { " class=\"muted\"" } else { "" };
-                let _ = write!(items, "<li{class}>{}</li>", esc(&e.text));
-            }
-            items.push_str("</ul></li>\n");
-        }
-    }
-    if !items.is_empty() {
-        let _ = write!(
-            out,
-            "<h3>Why</h3>\n<p class=\"rule\">Observed facts that differ most between winner and loser (device requests, CPU, time in fsync, extents, memory); in grey, where each side's time went and, with <code>--trace</code>, what the block layer saw.</p>\n<ul class=\"why\">\n{items}</ul>\n"
-        );
-    }
-}
-
-/// The unsettled mark of configuration `i`'s win ([`crate::model::report::TestRow::unsettled`]).
-fn unsettled_html(row: &crate::model::report::TestRow, i: usize) -> String {
-    if row.unsettled.get(i).copied().unwrap_or(false) {
-        format!(
-            " <span class=\"muted\" title=\"{}\">({})</span>",
-            esc(crate::model::verdict::UNSETTLED_NOTE),
-            crate::model::verdict::UNSETTLED_WORDS
-        )
-    } else {
-        String::new()
-    }
-}
-
-fn verdict_html(
-    v: Option<&Verdict>,
-    base: &str,
-    other: &str,
-    two: bool,
-    other_idx: usize,
-) -> String {
-    match v {
-        Some(Verdict::Win { winner, factor, tested }) => {
-            let (w, wi) = if *winner == 0 { (base, 0) } else { (other, other_idx) };
-            let untested = if *tested {
-                ""
-            } else {
-                " <span class=\"muted\" title=\"one repetition: no significance test\">(1 rep)</span>"
-            };
-            if two {
-                format!("{}<b>{}</b> {factor:.1}×{untested}", swatch(wi), esc(w))
-            } else if *winner == 1 {
-                format!("<b class=\"good\">{factor:.2}× faster</b>{untested}")
-            } else {
-                format!("<b class=\"bad\">{factor:.2}× slower</b>{untested}")
-            }
-        }
-        Some(Verdict::Draw { factor, .. }) => {
-            format!("draw <span class=\"muted\">({factor:.2}×)</span>")
-        }
-        Some(Verdict::NotCompared { reason }) => {
-            format!("<span class=\"muted\" title=\"{}\">not compared</span>", esc(reason))
-        }
-        None => String::new(),
-    }
-}
-
-/// The main op of a test: the data op with the most operations in the first configuration that
-/// has one.
-fn main_op(r: &Report, ti: usize) -> Option<OpKind> {
-    r.configs.iter().find_map(|c| c.run.tests[ti].median_rep()?.main_op().map(|l| l.op))
-}
-
-/// One histogram of `op` merged over the complete repetitions (the partial one if none).
-fn merged_histogram(t: &TestResult, op: OpKind) -> Option<hdrhistogram::Histogram<u64>> {
-    let mut reps: Vec<&RepResult> = t.reps.iter().filter(|r| r.complete).collect();
-    if reps.is_empty() {
-        reps = t.reps.iter().collect();
-    }
-    let mut acc: Option<hdrhistogram::Histogram<u64>> = None;
-    for rep in reps {
-        let Some(h) =
-            rep.latency_of(op).and_then(|l| crate::stats::latency::decode(&l.histogram_b64))
-        else {
-            continue;
-        };
-        match &mut acc {
-            Some(a) => {
-                if a.add(&h).is_err() {
-                    continue;
-                }
-            }
-            None => acc = Some(h),
-        }
-    }
-    acc
-}
-
-fn per_test(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    r: &Report,
-    prefix: &str,
-) -> Result<(), ReportError> {
-    out.push_str("<h3>Throughput and latency per test</h3>\n");
-    let names = names::Names::of(r);
-    let key = names.key(charts::KEY_CHARS);
-    out.push_str("<p class=\"rule\">Bars: median MiB/s (ops/s for file-set tests); error bars: 95% confidence interval of the geometric mean with 3 or more repetitions, min–max with 2, none with 1; dots: each repetition (a red ring: the first repetition stands out from the others). Faded bars: failed, or cache precondition not met (not compared). Curves: latency of the test's main operation at each percentile, all repetitions merged (HdrHistogram, 3 significant digits).</p>\n<div class=\"grid\">\n");
-    for (ti, row) in r.tests.iter().enumerate() {
-        let bars: Vec<Bar> = r
-            .configs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let t = &c.run.tests[ti];
-                let s = t.summary.as_ref()?;
-                let m = s.merit();
-                let range = match s.n {
-                    0 | 1 => None,
-                    2 => Some((m.min, m.max)),
-                    _ => m.ci95_low.zip(m.ci95_high),
-                };
-                Some(Bar {
-                    label: names.short[i].clone(),
-                    config: i,
-                    value: m.median,
-                    range,
-                    muted: !comparable(t),
-                    reps: t.reps.iter().filter(|r| r.complete).map(|r| t.figure.value(r)).collect(),
-                })
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "<figure class=\"card\" id=\"{}-test-{}\"><figcaption><b>Test {}</b> {} <span class=\"muted\">{}</span></figcaption>",
-            esc(prefix),
-            esc(&file_part(&row.id)),
-            esc(&row.id),
-            esc(&row.name),
-            esc(&r.configs.first().map(|c| c.run.tests[ti].description.clone()).unwrap_or_default())
-        );
-        if bars.is_empty() {
-            out.push_str("<p class=\"muted\">No throughput figures.</p>");
-        } else {
-            let title = format!("test {} throughput", row.id);
-            let svg = charts::throughput_bars(&title, row.figure.unit(), &bars, &key)?;
-            out.push_str("<div class=\"chart throughput\">");
-            out.push_str(&svg);
-            out.push_str("</div>\n");
-            charts.push(Chart {
-                file_name: format!("{prefix}-test{}-throughput.svg", file_part(&row.id)),
-                svg,
-            });
-        }
-        if let Some(op) = main_op(r, ti) {
-            let curves: Vec<Curve> = r
-                .configs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, c)| {
-                    let h = merged_histogram(&c.run.tests[ti], op)?;
-                    Some(Curve {
-                        label: names.short[i].clone(),
-                        config: i,
-                        points: charts::curve_points(&h),
-                    })
-                })
-                .filter(|c| !c.points.is_empty())
-                .collect();
-            if !curves.is_empty() {
-                let svg = charts::latency_curves(
-                    &format!("test {} latency", row.id),
-                    op.name(),
-                    &curves,
-                    &key,
-                )?;
-                out.push_str("<div class=\"chart latency\">");
-                out.push_str(&svg);
-                out.push_str("</div>\n");
-                charts.push(Chart {
-                    file_name: format!("{prefix}-test{}-latency.svg", file_part(&row.id)),
-                    svg,
-                });
-                // The percentiles in figures, too, for reading off exact values.
-                out.push_str("<table class=\"small\"><tr><th></th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>");
-                for (i, c) in r.configs.iter().enumerate() {
-                    if let Some(l) = c.run.tests[ti].median_rep().and_then(|m| m.latency_of(op)) {
-                        let _ = write!(
-                            out,
-                            "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                            swatch(i),
-                            esc(&c.label),
-                            nanos(l.p50_nanos),
-                            nanos(l.p99_nanos),
-                            nanos(l.p999_nanos),
-                            nanos(l.max_nanos)
-                        );
-                    }
-                }
-                out.push_str("</table>\n");
-            }
-        }
-        offset_chart(out, charts, r, ti, &row.id, prefix)?;
-        fill_chart(out, charts, r, ti, &row.id, prefix)?;
-        out.push_str("</figure>\n");
-    }
-    out.push_str("</div>\n");
-    Ok(())
-}
-
-fn bar_cell(value: f64, max: f64, i: usize, text: &str, title: &str) -> String {
-    let pct = if max > 0.0 { (value / max * 100.0).clamp(0.0, 100.0) } else { 0.0 };
-    format!(
-        "<td class=\"barcell\" title=\"{}\"><div class=\"hbar\" style=\"width:{pct:.1}%;background:{}\"></div><span>{}</span></td>",
-        esc(title),
-        charts::css_colour(i),
-        esc(text)
-    )
-}
-
-fn cpu_panel(out: &mut String, r: &Report) {
-    out.push_str("<h3>CPU per operation</h3>\n<p class=\"rule\">User + system CPU time of all threads over the timed phases, plus a FUSE daemon's (zfs-fuse) CPU, divided by the read/write operations, or the file operations of a file-set test (median repetition). Lower is cheaper.</p>\n<table class=\"panel\"><thead><tr><th>test</th>");
-    for (i, c) in r.configs.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<th>{}{} <span class=\"unit\">µs/op</span></th>",
-            swatch(i),
-            esc(&c.label)
-        );
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for (ti, row) in r.tests.iter().enumerate() {
-        let per_op: Vec<Option<(f64, &RepResult)>> = r
-            .configs
-            .iter()
-            .map(|c| {
-                let m = c.run.tests[ti].median_rep()?;
-                // File-set tests: per file operation (create, unlink, ...); a FUSE daemon's
-                // CPU is the filesystem's and counts.
-                let ops = if m.file_ops > 0 { m.file_ops } else { m.data_ops };
-                let daemon = crate::model::facts::daemon_cpu_nanos(m).unwrap_or(0);
-                (ops > 0).then(|| {
-                    ((m.cpu_user_nanos + m.cpu_sys_nanos + daemon) as f64 / ops as f64 / 1e3, m)
-                })
-            })
-            .collect();
-        let max = per_op.iter().flatten().map(|x| x.0).fold(0.0, f64::max);
-        let _ = write!(
-            out,
-            "<tr><td class=\"id\">{} <span class=\"muted\">{}</span></td>",
-            esc(&row.id),
-            esc(&row.name)
-        );
-        for (i, v) in per_op.iter().enumerate() {
-            match v {
-                Some((us, m)) => {
-                    let daemon = crate::model::facts::daemon_cpu_nanos(m)
-                        .map(|d| format!(", FUSE daemon {:.3} s", d as f64 / 1e9))
-                        .unwrap_or_default();
-                    let title = format!(
-                        "user {:.3} s, system {:.3} s, {:.0}% of a core per thread{daemon}",
-                        m.cpu_user_nanos as f64 / 1e9,
-                        m.cpu_sys_nanos as f64 / 1e9,
-                        m.cpu_pct_per_thread
-                    );
-                    out.push_str(&bar_cell(*us, max, i, &sig3(*us), &title));
-                }
-                None => out.push_str("<td class=\"muted\">–</td>"),
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-/// Offset against time of the traced requests of test `ti`'s first timed phase, every
-/// configuration in its colour (at most 1500 points each, evenly thinned).
-fn offset_chart(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    r: &Report,
-    ti: usize,
-    id: &str,
-    prefix: &str,
-) -> Result<(), ReportError> {
-    use crate::model::trace::Op;
-    let names = names::Names::of(r);
-    let mut sets = Vec::new();
-    for (i, c) in r.configs.iter().enumerate() {
-        let Some(m) = c.run.tests[ti].median_rep() else { continue };
-        let Some(t) = m.phases.iter().filter(|p| p.timed).find_map(|p| p.trace.as_ref()) else {
-            continue;
-        };
-        let pts = &t.offsets.points;
-        if pts.is_empty() {
-            continue;
-        }
-        let step = pts.len().div_ceil(1500).max(1);
-        sets.push(charts::Scatter {
-            label: names.short[i].clone(),
-            config: i,
-            points: pts
-                .iter()
-                .step_by(step)
-                .map(|p| (p.t_ms, p.offset_bytes as f64 / 1048576.0, p.op == Op::Write))
-                .collect(),
-        });
-    }
-    if sets.is_empty() {
-        return Ok(());
-    }
-    let svg = charts::offset_scatter(
-        &format!("test {id} offsets"),
-        &sets,
-        &names.key(charts::KEY_CHARS),
-    )?;
-    out.push_str("<div class=\"chart offsets\"><p class=\"rule\">Block trace: device offset of issued requests over time (writes filled, reads hollow).</p>");
-    out.push_str(&svg);
-    out.push_str("</div>\n");
-    charts.push(Chart { file_name: format!("{prefix}-test{}-offsets.svg", file_part(id)), svg });
-    Ok(())
-}
-
-/// Throughput against filesystem fill for tests with fill phases (the aging suites), each phase
-/// of the median repetition that has a series, every configuration in its colour.
-fn fill_chart(
-    out: &mut String,
-    charts: &mut Vec<Chart>,
-    r: &Report,
-    ti: usize,
-    id: &str,
-    prefix: &str,
-) -> Result<(), ReportError> {
-    let config_names = names::Names::of(r);
-    let mut names: Vec<String> = Vec::new();
-    for c in &r.configs {
-        if let Some(m) = c.run.tests[ti].median_rep() {
-            for p in m.phases.iter().filter(|p| p.fill_series.is_some()) {
-                if !names.contains(&p.name) {
-                    names.push(p.name.clone());
+    html! {
+        p.legend {
+            @for (i, c) in r.configs.iter().enumerate() {
+                span.lg {
+                    @if names.lettered() { b { (names.short[i]) } " " }
+                    (swatch(i)) (c.label)
+                    @if r.configs.len() > 1 && i == r.baseline { " (baseline)" }
                 }
             }
         }
     }
-    for name in names {
-        let lines: Vec<charts::FillLine> = r
-            .configs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let m = c.run.tests[ti].median_rep()?;
-                let p = m.phases.iter().find(|p| p.name == name)?;
-                let pts = p.fill_series.as_ref()?;
-                Some(charts::FillLine {
-                    label: config_names.short[i].clone(),
-                    config: i,
-                    points: pts.iter().map(|f| (f.fill * 100.0, f.mib_per_s)).collect(),
-                })
-            })
-            .collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let svg = charts::fill_lines(
-            &format!("test {id} phase {name} fill"),
-            &lines,
-            &config_names.key(charts::KEY_CHARS),
-        )?;
-        let _ = write!(
-            out,
-            "<div class=\"chart fill\"><p class=\"rule\">Phase <b>{}</b>: throughput over each 10% step of filesystem fill.</p>",
-            esc(&name)
-        );
-        out.push_str(&svg);
-        out.push_str("</div>\n");
-        charts.push(Chart {
-            file_name: format!("{prefix}-test{}-{}-fill.svg", file_part(id), file_part(&name)),
-            svg,
-        });
-    }
-    Ok(())
-}
-
-/// Block-trace totals per test and configuration (`--trace`), as blktrace summarised them.
-fn trace_panel(out: &mut String, r: &Report) {
-    use crate::model::units::fmt_bytes;
-    let any = r.tests.iter().any(|row| row.facts.iter().flatten().any(|f| f.trace.is_some()));
-    if !any {
-        return;
-    }
-    out.push_str("<h3>Block trace</h3>\n<p class=\"rule\">From fsbench's tracefs instance over the timed phases of the median repetition: bios queued (block_bio_queue), merged into existing requests, and requests issued to the driver, with their average sizes; highest queue depth; device latency (issue to complete) p99.</p>\n<table class=\"panel\"><thead><tr><th>test</th><th>configuration</th><th class=\"num\">write bios</th><th class=\"num\">merged</th><th class=\"num\">write requests</th><th class=\"num\">avg request</th><th class=\"num\">read bios</th><th class=\"num\">read requests</th><th class=\"num\">max depth</th><th class=\"num\">device p99</th></tr></thead><tbody>\n");
-    for row in &r.tests {
-        for (i, c) in r.configs.iter().enumerate() {
-            let Some(t) = row.facts.get(i).and_then(|f| f.as_ref()).and_then(|f| f.trace) else {
-                continue;
-            };
-            let avg = t
-                .writes
-                .request_bytes
-                .checked_div(t.writes.requests)
-                .map(fmt_bytes)
-                .unwrap_or_else(|| "–".into());
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                esc(&row.id),
-                swatch(i),
-                esc(&c.label),
-                t.writes.bios,
-                t.writes.bio_merges,
-                t.writes.requests,
-                avg,
-                t.reads.bios,
-                t.reads.requests,
-                t.max_queue_depth,
-                t.device_p99_nanos.map(nanos).unwrap_or_else(|| "–".into()),
-            );
-        }
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-fn device_panel(out: &mut String, r: &Report) {
-    out.push_str("<h3>Block devices</h3>\n");
-    let any = r.configs.iter().any(|c| {
-        c.run
-            .tests
-            .iter()
-            .any(|t| t.reps.iter().any(|rep| rep.phases.iter().any(|p| p.device.is_some())))
-    });
-    if !any {
-        out.push_str("<p class=\"muted\">No block-device counters: the targets have no block device fsbench could read (/sys/block/DEV/stat), e.g. tmpfs.</p>\n");
-        return;
-    }
-    out.push_str("<p class=\"rule\">Changes of /sys/block/DEV/stat over the timed phases of the median repetition. Amplification: bytes the device wrote / bytes the test wrote. Busy: n/a where the kernel's counter grew by more than the phase lasted (it took in time from outside the phase).</p>\n<table class=\"panel\"><thead><tr><th>test</th><th>configuration</th><th>device</th><th class=\"num\">reads</th><th class=\"num\">read MiB</th><th class=\"num\">writes</th><th class=\"num\">write MiB</th><th class=\"num\">avg write</th><th class=\"num\">merged</th><th class=\"num\">busy</th><th>write amplification</th></tr></thead><tbody>\n");
-    let mut amp_max = 0.0f64;
-    let mut rows = Vec::new();
-    for (ti, row) in r.tests.iter().enumerate() {
-        for (i, c) in r.configs.iter().enumerate() {
-            let Some(m) = c.run.tests[ti].median_rep() else { continue };
-            let mut d = crate::model::result::DeviceDelta::default();
-            let mut app_written = 0u64;
-            let mut seen = false;
-            for p in m.phases.iter().filter(|p| p.timed) {
-                app_written += p.bytes_written;
-                if let Some(x) = &p.device {
-                    seen = true;
-                    d.add(x);
-                }
-            }
-            if !seen {
-                continue;
-            }
-            let amp = (app_written > 0).then(|| d.write_bytes as f64 / app_written as f64);
-            amp_max = amp_max.max(amp.unwrap_or(0.0));
-            rows.push((row.id.clone(), i, c.label.clone(), d, amp));
-        }
-    }
-    for (id, i, label, d, amp) in rows {
-        let mib = |b: u64| if b == 0 { "0".into() } else { sig3(b as f64 / 1048576.0) };
-        let avg = if d.writes_completed > 0 {
-            format!("{} KiB", sig3(d.write_bytes as f64 / d.writes_completed as f64 / 1024.0))
-        } else {
-            "–".into()
-        };
-        let _ = write!(
-            out,
-            "<tr><td class=\"id\">{}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-            esc(&id),
-            swatch(i),
-            esc(&label),
-            esc(&(d.devices.join(",") + if d.shared { " (device-wide)" } else { "" })),
-            d.reads_completed,
-            mib(d.read_bytes),
-            d.writes_completed,
-            mib(d.write_bytes),
-            avg,
-            d.reads_merged + d.writes_merged,
-            if d.busy_overcounted { "n/a".to_string() } else { format!("{} ms", d.busy_ms) }
-        );
-        match amp {
-            Some(a) => out.push_str(&bar_cell(
-                a,
-                amp_max,
-                i,
-                &format!("{a:.2}×"),
-                "device bytes written / bytes written by the test",
-            )),
-            None => out.push_str("<td class=\"muted\">–</td>"),
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-fn environment(out: &mut String, run: &ReportRun) {
-    let r = &run.report;
-    let h = &r.host;
-    out.push_str("<h3>Environment</h3>\n<table class=\"kv\">");
-    let kv = |out: &mut String, k: &str, v: &str| {
-        let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
-    };
-    kv(out, "host", &h.hostname);
-    kv(out, "kernel", &h.kernel);
-    kv(out, "CPU", &format!("{} × {}", h.cpus, h.cpu_model));
-    kv(out, "memory", &crate::model::units::fmt_bytes(h.memory_bytes));
-    if h.free_page_reporting {
-        kv(out, "free page reporting", crate::present::host::PAGE_REPORTING_WORDS);
-    }
-    if let Some(w) = crate::present::host::idle_words(h) {
-        kv(out, "CPU idle", &w);
-    }
-    kv(out, "started", &utc(r.started_unix_s));
-    kv(out, "fsbench", &r.fsbench_version);
-    if r.configs.len() > 1 {
-        kv(
-            out,
-            "filesystems",
-            if r.fresh_per_test {
-                "fresh for every test"
-            } else {
-                "one per configuration for the suite"
-            },
-        );
-    }
-    out.push_str("</table>\n<table class=\"panel env\"><thead><tr><th>configuration</th><th>filesystem</th><th>made with</th><th>mount options in effect</th><th>backing</th></tr></thead><tbody>\n");
-    for (i, c) in r.configs.iter().enumerate() {
-        let t = &c.run.target;
-        let (fs, made, opts, backing) = match &c.env {
-            Some(e) => {
-                let mut made = e.mkfs_cmdline.clone().unwrap_or_else(|| "–".into());
-                for p in &e.post_create_cmdlines {
-                    made.push('\n');
-                    made.push_str(p);
-                }
-                if let Some(v) = &e.tool_version {
-                    made.push_str(&format!("\n({v})"));
-                }
-                let mut opts = e.mount_options.clone();
-                if !e.super_options.is_empty() {
-                    opts.push_str(&format!("\nsuper: {}", e.super_options));
-                }
-                for (k, v) in &e.zfs_properties {
-                    opts.push_str(&format!("\n{k}={v}"));
-                }
-                if let Some(w) = crate::observe::compress::words(&c.run.tests) {
-                    opts.push_str(&format!("\n{w}"));
-                }
-                (
-                    e.fstype.clone(),
-                    made,
-                    opts,
-                    format!(
-                        "{} ({} device{}, {} each)",
-                        e.backing,
-                        e.devices,
-                        if e.devices == 1 { "" } else { "s" },
-                        crate::model::units::fmt_bytes(e.device_size_bytes)
-                    ),
-                )
-            }
-            None => (
-                t.fs_type.clone(),
-                "existing directory".into(),
-                t.mount_options.clone(),
-                format!(
-                    "{} on {}{}",
-                    t.dir,
-                    t.mount_source,
-                    if t.devices.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", t.devices.join(","))
-                    }
-                ),
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}{}</td><td>{}</td><td><pre>{}</pre></td><td><pre>{}</pre></td><td>{}</td></tr>",
-            swatch(i),
-            esc(&c.label),
-            esc(&fs),
-            esc(&made),
-            esc(&opts),
-            esc(&backing)
-        );
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-fn notes(out: &mut String, r: &Report) {
-    let mut notes = Vec::new();
-    for c in &r.configs {
-        for t in &c.run.tests {
-            match &t.status {
-                TestStatus::Failed { reason } => {
-                    notes.push(format!("{} test {} failed: {reason}", c.label, t.id))
-                }
-                TestStatus::Skipped { reason } => {
-                    notes.push(format!("{} test {} not run: {reason}", c.label, t.id))
-                }
-                _ => {}
-            }
-            for w in &t.warnings {
-                notes.push(format!("{} test {}: {w}", c.label, t.id));
-            }
-        }
-    }
-    for row in &r.tests {
-        for v in row.vs_baseline.iter().flatten() {
-            if let Verdict::NotCompared { reason } = v {
-                notes.push(format!("test {} not compared: {reason}", row.id));
-            }
-        }
-    }
-    // What the machine adds to some figures, as under the terminal's tables.
-    notes.extend(crate::present::host::notes(
-        &r.host,
-        r.configs.iter().flat_map(|c| c.run.tests.iter()),
-    ));
-    if notes.is_empty() {
-        return;
-    }
-    out.push_str("<h3>Notes</h3>\n<ul class=\"notes\">");
-    for n in notes {
-        let _ = write!(out, "<li>{}</li>", esc(&n));
-    }
-    out.push_str("</ul>\n");
 }
 
 const CSS: &str = r#"
@@ -1121,7 +327,10 @@ mod tests {
 
     #[test]
     fn escapes() {
-        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        let text = "<a href=\"x\">&'";
+        let m = html! { p title=(text) { (text) } };
+        let want = "&lt;a href=&quot;x&quot;&gt;&amp;'";
+        assert_eq!(m.into_string(), format!("<p title=\"{want}\">{want}</p>"));
         assert_eq!(file_part("4/a b"), "4_a_b");
     }
 
@@ -1138,8 +347,7 @@ mod tests {
             config("xfs", &[180.0, 185.0, 175.0], 100_000_000),
         ];
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
-        let mut out = String::new();
-        why_panel(&mut out, &r);
+        let out = h2h::why_panel(&r).into_string();
         assert!(
             out.contains("xfs 1.8× faster than ext4 in medians: <b>not significant</b>"),
             "{out}"
@@ -1162,12 +370,12 @@ mod tests {
         let configs =
             vec![config(a, &[100.0, 101.0, 99.0], 0), config(b, &[230.0, 228.0, 232.0], 0)];
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
-        let mut out = String::new();
-        legend(&mut out, &r);
-        assert!(out.contains(&format!("<b>A</b> {}{a} (baseline)", swatch(0))), "{out}");
-        assert!(out.contains(&format!("<b>B</b> {}{b}", swatch(1))), "{out}");
-        let (mut out, mut charts) = (String::new(), Vec::new());
-        per_test(&mut out, &mut charts, &r, "r1").unwrap();
+        let out = legend(&r).into_string();
+        let sw = |i| swatch(i).into_string();
+        assert!(out.contains(&format!("<b>A</b> {}{a} (baseline)", sw(0))), "{out}");
+        assert!(out.contains(&format!("<b>B</b> {}{b}", sw(1))), "{out}");
+        let mut charts = Vec::new();
+        per_test::section(&mut charts, &r, "r1").unwrap();
         assert!(!charts.is_empty());
         for c in &charts {
             // Each chart, also saved on its own, keys its letters to the whole labels.
@@ -1177,8 +385,8 @@ mod tests {
         // Short labels stay as they are, with no key.
         let configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
-        let (mut out, mut charts) = (String::new(), Vec::new());
-        per_test(&mut out, &mut charts, &r, "r1").unwrap();
+        let mut charts = Vec::new();
+        per_test::section(&mut charts, &r, "r1").unwrap();
         for c in &charts {
             assert!(c.svg.contains("\next4\n") && !c.svg.contains(" = "), "{}", c.svg);
         }
@@ -1209,12 +417,11 @@ mod tests {
         let mut r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         // The run's host (a stored run's, when the report is made later), not this machine's.
         r.host = Default::default();
-        let mut out = String::new();
-        notes(&mut out, &r);
+        let out = panels::notes(&r).into_string();
         assert!(!out.contains("halts an idle vCPU"), "{out}");
         r.host.cpuidle_driver = "haltpoll".into();
         r.host.guest_halt_poll_ns = Some(0);
-        notes(&mut out, &r);
+        let out = panels::notes(&r).into_string();
         assert!(out.contains("this VM halts an idle vCPU at once"), "{out}");
         assert!(out.contains("test 1 sent short requests one at a time"), "{out}");
     }
@@ -1223,6 +430,7 @@ mod tests {
     fn cpu_per_file_operation_counts_a_fuse_daemon() {
         use crate::analysis::compare::tests::config;
         use crate::model::memory::{MemDelta, MemSample};
+        use crate::model::result::Figure;
         let opts = crate::analysis::compare::CompareOptions {
             engine: Default::default(),
             rule: Default::default(),
@@ -1244,8 +452,7 @@ mod tests {
             t.finalize();
         }
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
-        let mut out = String::new();
-        cpu_panel(&mut out, &r);
+        let out = panels::cpu(&r).into_string();
         assert!(out.contains("<span>5.00</span>"), "ext4 5 µs per unlink: {out}");
         assert!(out.contains("<span>20.0</span>"), "zfs 5 + 15 µs per unlink: {out}");
         assert!(out.contains("FUSE daemon 0.015 s"), "{out}");

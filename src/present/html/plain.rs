@@ -2,7 +2,7 @@
 //! being pasted into a mailing list or an issue (no box drawing, no colour, fixed width).
 
 use super::names::Names;
-use crate::model::report::Report;
+use crate::model::report::{Report, TestRow};
 use crate::model::units::sig3;
 use crate::model::verdict::Verdict;
 
@@ -19,13 +19,11 @@ pub fn summary(r: &Report, command_line: &str) -> String {
         out.push_str(&format!("$ {command_line}\n"));
     }
     out.push('\n');
-    let width = |s: &str| s.chars().count();
     // Long labels (`ext4:mount=data=writeback,noatime`) would push the table past a mail's
     // width: the columns are then named A, B, C... with a key above.
     let max = if r.configs.len() > 1 { 12 } else { usize::MAX };
     let n = Names::new(r.configs.iter().map(|c| c.label.as_str()), max);
     let key = n.key(usize::MAX);
-    let names = n.short;
     if !key.is_empty() {
         for l in key {
             out.push_str(&l);
@@ -33,6 +31,14 @@ pub fn summary(r: &Report, command_line: &str) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&table(r, &n.short));
+    out.push_str(&footer(r));
+    out
+}
+
+/// The columns: test, name, each configuration's median, the verdicts.
+fn table(r: &Report, names: &[String]) -> String {
+    let width = |s: &str| s.chars().count();
     let name_w = r.tests.iter().map(|t| width(&t.name)).max().unwrap_or(4).max(4);
     // Ids as long as a fio job's name (`randread-4k`) widen their column.
     let id_w = r.tests.iter().map(|t| width(&t.id)).max().unwrap_or(4).max(4);
@@ -45,7 +51,7 @@ pub fn summary(r: &Report, command_line: &str) -> String {
         header.push_str("  verdict against ");
         header.push_str(&names[r.baseline]);
     }
-    out.push_str(header.trim_end());
+    let mut out = String::from(header.trim_end());
     out.push('\n');
     for row in &r.tests {
         let mut line = format!("{:<id_w$}  {:<name_w$}", row.id, row.name);
@@ -57,27 +63,7 @@ pub fn summary(r: &Report, command_line: &str) -> String {
                 w = width(c).max(12)
             ));
         }
-        let verdicts: Vec<String> = row
-            .vs_baseline
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| {
-                let label = &names[i];
-                Some(match v.as_ref()? {
-                    Verdict::Win { winner, factor, tested } => format!(
-                        "{} {factor:.2}x faster{}",
-                        if *winner == 0 { &names[r.baseline] } else { label },
-                        if *tested {
-                            crate::model::report::verdict_mark(row, i)
-                        } else {
-                            " (UNTESTED: one repetition)".into()
-                        }
-                    ),
-                    Verdict::Draw { .. } => format!("{label}: draw"),
-                    Verdict::NotCompared { reason } => format!("{label}: not compared ({reason})"),
-                })
-            })
-            .collect();
+        let verdicts = verdicts(r, row, names);
         if !verdicts.is_empty() {
             line.push_str("  ");
             line.push_str(&verdicts.join("; "));
@@ -85,7 +71,37 @@ pub fn summary(r: &Report, command_line: &str) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    out.push_str("\nFigures: MiB/s (ops/s for file-set tests), median over repetitions.\n");
+    out
+}
+
+/// A test's verdicts against the baseline, in words.
+fn verdicts(r: &Report, row: &TestRow, names: &[String]) -> Vec<String> {
+    row.vs_baseline
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let label = &names[i];
+            Some(match v.as_ref()? {
+                Verdict::Win { winner, factor, tested } => format!(
+                    "{} {factor:.2}x faster{}",
+                    if *winner == 0 { &names[r.baseline] } else { label },
+                    if *tested {
+                        crate::model::report::verdict_mark(row, i)
+                    } else {
+                        " (UNTESTED: one repetition)".into()
+                    }
+                ),
+                Verdict::Draw { .. } => format!("{label}: draw"),
+                Verdict::NotCompared { reason } => format!("{label}: not compared ({reason})"),
+            })
+        })
+        .collect()
+}
+
+/// Under the table: what the figures are, the rule, the summary lines, the configurations.
+fn footer(r: &Report) -> String {
+    let mut out =
+        String::from("\nFigures: MiB/s (ops/s for file-set tests), median over repetitions.\n");
     if r.configs.len() > 1 {
         out.push_str(&wrap(&crate::model::verdict::rule_text(&r.rule), 96));
     }
@@ -183,7 +199,7 @@ mod tests {
         ];
         let r = crate::analysis::compare::build_report(configs, &opts, 0, false);
         assert_eq!(r.repetitions(), "5 to 8 repetitions");
-        let out = crate::present::compare::render(&r, false);
+        let out = crate::present::compare::render(&r, false, 250);
         assert!(out.contains("5 to 8 repetitions per configuration, interleaved"), "{out}");
         // An id longer than the header's `test` (a fio job's name) keeps the columns aligned.
         let mut configs = vec![config("ext4", &[100.0], 0), config("xfs", &[230.0], 0)];
@@ -217,7 +233,7 @@ mod tests {
         );
         assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { winner: 1, .. })));
         assert_eq!(r.tests[0].unsettled, [false, true]);
-        let term = crate::present::compare::render(&r, false);
+        let term = crate::present::compare::render(&r, false, 250);
         assert!(term.contains("xfs / 1.3X (unsettled)"), "{term}");
         assert!(term.contains("an identical run may call it a draw"), "{term}");
         let plain = summary(&r, "");
@@ -240,7 +256,7 @@ mod tests {
             false,
         );
         assert_eq!(r.tests[0].unsettled, [false, false]);
-        let term = crate::present::compare::render(&r, false);
+        let term = crate::present::compare::render(&r, false, 250);
         assert!(term.contains("xfs / 2.3X") && !term.contains("unsettled"), "{term}");
     }
 

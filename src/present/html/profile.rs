@@ -4,10 +4,10 @@
 
 use crate::model::trace::Op;
 use crate::present::html::charts::{self, ChartError, Scatter};
-use crate::present::html::esc;
 use crate::profile::attribute::Owner;
 use crate::profile::summary::human;
 use crate::profile::Profile;
+use maud::{html, PreEscaped, DOCTYPE};
 use plotters::prelude::*;
 
 /// The class a request is coloured by: the kind of the file holding most of its bytes.
@@ -85,8 +85,14 @@ fn rate_chart(p: &Profile, iops: bool) -> Result<String, ChartError> {
     Ok(svg)
 }
 
-/// Render the page.
-pub fn render(p: &Profile) -> Result<String, ChartError> {
+/// The page's stylesheet (fsbench's own, inserted as it is).
+const CSS: &str = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;\
+                   font-size:13px}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}\
+                   td:first-child,th:first-child{text-align:left}.charts{display:flex;flex-wrap:wrap;\
+                   gap:1em}";
+
+/// The offset-against-time scatter of every request, coloured by the kind of file it read.
+fn scatter(p: &Profile) -> Result<String, ChartError> {
     let mut classes: Vec<String> = Vec::new();
     let mut sets: Vec<Scatter> = Vec::new();
     for r in p.requests.iter().filter(|r| matches!(r.op, Op::Read | Op::Write) && r.bytes > 0) {
@@ -102,10 +108,14 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
         let mib = (r.sector * 512) as f64 / 1048576.0;
         sets[i].points.push((r.t_ms, mib, r.op == Op::Write));
     }
-    let scatter = charts::offset_scatter("requests", &sets, &[])?;
+    charts::offset_scatter("requests", &sets, &[])
+}
+
+/// Render the page.
+pub fn render(p: &Profile) -> Result<String, ChartError> {
+    let scatter = scatter(p)?;
     let tput = rate_chart(p, false)?;
     let iops = rate_chart(p, true)?;
-    let mut rows = String::new();
     let mut files: Vec<&crate::profile::files::FileProfile> = p.files.iter().collect();
     files.sort_by(|a, b| {
         a.first_touch_ms
@@ -113,36 +123,52 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
             .unwrap_or(f64::MAX)
             .total_cmp(&b.first_touch_ms.or(b.first_open_ms).unwrap_or(f64::MAX))
     });
-    for f in files {
-        let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
-        rows.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>\n",
-            esc(&f.display_name()),
-            esc(&f.kind),
-            ms(f.first_open_ms),
-            ms(f.first_touch_ms),
-            f.pages_read,
-            f.pages_fault,
-            f.pages_readahead,
-            human(f.device_read_bytes),
-            f.device_requests
-        ));
-    }
-    Ok(format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>fsbench profile</title>\
-         <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;\
-         font-size:13px}}td,th{{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}}\
-         td:first-child,th:first-child{{text-align:left}}.charts{{display:flex;flex-wrap:wrap;\
-         gap:1em}}</style></head><body><h1>fsbench profile</h1><pre>{}</pre>\
-         <div class=\"charts\"><figure>{scatter}<figcaption>device offset of each request \
-         against time (seekwatcher), coloured by the kind of file it read; writes filled\
-         </figcaption></figure><figure>{tput}<figcaption>throughput</figcaption></figure>\
-         <figure>{iops}<figcaption>requests per second</figcaption></figure></div>\
-         <h2>Files, first touch first</h2><table><tr><th>file</th><th>kind</th>\
-         <th>first open ms</th><th>first page ms</th><th>pages by read</th><th>by fault</th>\
-         <th>by readahead</th><th>device read</th><th>requests</th></tr>\n{rows}</table>\
-         </body></html>\n",
-        esc(&p.render())
-    ))
+    let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+    // The charts are SVG that plotters drew (it escapes the text it writes into them).
+    let page = html! {
+        (DOCTYPE)
+        html {
+            head {
+                meta charset="utf-8";
+                title { "fsbench profile" }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                h1 { "fsbench profile" }
+                pre { (p.render()) }
+                div.charts {
+                    figure {
+                        (PreEscaped(&scatter))
+                        figcaption { "device offset of each request against time (seekwatcher), coloured by the kind of file it read; writes filled" }
+                    }
+                    figure { (PreEscaped(&tput)) figcaption { "throughput" } }
+                    figure { (PreEscaped(&iops)) figcaption { "requests per second" } }
+                }
+                h2 { "Files, first touch first" }
+                table {
+                    tr {
+                        th { "file" } th { "kind" } th { "first open ms" } th { "first page ms" }
+                        th { "pages by read" } th { "by fault" } th { "by readahead" }
+                        th { "device read" } th { "requests" }
+                    }
+                    @for f in &files {
+                        tr {
+                            td { (f.display_name()) }
+                            td { (f.kind) }
+                            td { (ms(f.first_open_ms)) }
+                            td { (ms(f.first_touch_ms)) }
+                            td { (f.pages_read) }
+                            td { (f.pages_fault) }
+                            td { (f.pages_readahead) }
+                            td { (human(f.device_read_bytes)) }
+                            td { (f.device_requests) }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let mut h = page.into_string();
+    h.push('\n');
+    Ok(h)
 }

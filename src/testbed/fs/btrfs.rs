@@ -11,7 +11,7 @@
 //! Data blocks found by FIEMAP are logical addresses here, mapped to device offsets with
 //! `btrfs-map-logical`.
 
-use super::{Build, FsIntegrity, Filesystem, Made};
+use super::{Build, Filesystem, FsIntegrity, Made, MetaError, Untestable};
 use crate::model::integrity::{BlockCopy, CheckRun, MetaBlock, Subject, Target, ToolLocation};
 use crate::sys::cmd::Cmd;
 use crate::testbed::config::{ConfigError, FsConfig, Given};
@@ -135,7 +135,7 @@ impl Filesystem for Btrfs {
         super::tool_version("mkfs.btrfs", "--version", "btrfs-progs")
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
         Ok(self)
     }
 }
@@ -167,21 +167,24 @@ impl FsIntegrity for Btrfs {
         _target: Target,
         subject: &Subject,
         tb: &Testbed,
-    ) -> Result<MetaBlock, String> {
+    ) -> Result<MetaBlock, MetaError> {
         let mut log = String::new();
         let devices = tb.loop_devices();
-        let dev = devices.first().ok_or("no device")?;
+        let dev = devices.first().ok_or(MetaError::NoDevice { tool: "btrfs inspect-internal" })?;
         let run = super::run_logged;
-        let sup = run(Cmd::new("btrfs").args(["inspect-internal", "dump-super"]).arg(dev), &mut log)?;
+        let sup =
+            run(Cmd::new("btrfs").args(["inspect-internal", "dump-super"]).arg(dev), &mut log)?;
         let nodesize = sup
             .lines()
             .find_map(|l| l.trim().strip_prefix("nodesize")?.trim().parse::<u64>().ok())
-            .ok_or("dump-super shows no nodesize")?;
-        let tree = Cmd::new("btrfs").args(["inspect-internal", "dump-tree", "-t", "5"]).args(&devices);
+            .ok_or_else(|| MetaError::Unlocated(format!("dump-super shows no nodesize:\n{log}")))?;
+        let tree =
+            Cmd::new("btrfs").args(["inspect-internal", "dump-tree", "-t", "5"]).args(&devices);
         let line = tree.cmdline();
-        let out = tree.output().map_err(|e| e.to_string())?;
-        let leaf = leaf_of_inode(&out.stdout, subject.ino)
-            .ok_or_else(|| format!("no leaf holds inode {} in `{line}`", subject.ino))?;
+        let out = tree.output()?;
+        let leaf = leaf_of_inode(&out.stdout, subject.ino).ok_or_else(|| {
+            MetaError::Unlocated(format!("no leaf holds inode {} in `{line}`", subject.ino))
+        })?;
         log.push_str(&format!(
             "$ {line}\n(leaf {leaf} holds key ({} INODE_ITEM 0))\n",
             subject.ino
@@ -193,7 +196,7 @@ impl FsIntegrity for Btrfs {
             .map(|(i, p)| super::copy_on(tb, i, p))
             .collect::<Result<_, _>>()?;
         if copies.is_empty() {
-            return Err(format!("btrfs-map-logical named no copy:\n{log}"));
+            return Err(MetaError::Unlocated(format!("btrfs-map-logical named no copy:\n{log}")));
         }
         Ok(MetaBlock { copies, len: nodesize as usize, tool_output: log })
     }
@@ -203,7 +206,8 @@ impl FsIntegrity for Btrfs {
             return;
         }
         loc.method.push_str(" + btrfs-map-logical");
-        let cmd = Cmd::new("btrfs-map-logical").arg("-l").arg(physical.to_string()).arg(&devices[0]);
+        let cmd =
+            Cmd::new("btrfs-map-logical").arg("-l").arg(physical.to_string()).arg(&devices[0]);
         match cmd.output() {
             Ok(o) => {
                 loc.copies = parse_map_logical(&o.stdout, physical, devices);
@@ -237,7 +241,8 @@ impl FsIntegrity for Btrfs {
     fn telling_line(&self, line: &str) -> bool {
         let t = line.trim();
         t.starts_with("Error summary:")
-            || ((t.starts_with("Corrected:") || t.starts_with("Uncorrectable:")) && !t.ends_with(" 0"))
+            || ((t.starts_with("Corrected:") || t.starts_with("Uncorrectable:"))
+                && !t.ends_with(" 0"))
             || (t.starts_with('[') && !t.ends_with(" 0"))
     }
 }
@@ -380,7 +385,6 @@ pub const BTRFS_MOUNT: &[OptSpec] = &[
     o("usebackuproot", Flag, ""),
     o("user_subvol_rm_allowed", Flag, ""),
 ];
-
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@
 //! | checked (integrity) | `e2fsck -fn DEV` on the unmounted device: errors when it exits non-zero |
 //! | metadata (integrity) | `debugfs -R "blocks /DIR"`: the directory's first block; `debugfs -R "imap /FILE"`: the inode table block holding the file's inode |
 
-use super::{Build, FsIntegrity, Filesystem, Made};
+use super::{Build, Filesystem, FsIntegrity, Made, MetaError, Untestable};
 use crate::model::integrity::{CheckRun, MetaBlock, Subject, Target};
 use crate::sys::cmd::Cmd;
 use crate::testbed::config::{ConfigError, FsConfig, Given};
@@ -72,7 +72,7 @@ impl Filesystem for Ext {
         super::tool_version("mke2fs", "-V", "e2fsprogs")
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
         Ok(self)
     }
 }
@@ -91,10 +91,10 @@ impl FsIntegrity for Ext {
         target: Target,
         subject: &Subject,
         tb: &Testbed,
-    ) -> Result<MetaBlock, String> {
+    ) -> Result<MetaBlock, MetaError> {
         let mut log = String::new();
         let devices = tb.loop_devices();
-        let dev = devices.first().ok_or("no device")?;
+        let dev = devices.first().ok_or(MetaError::NoDevice { tool: "debugfs" })?;
         let run = super::run_logged;
         let bs = ext_block_size(&run(Cmd::new("dumpe2fs").arg("-h").arg(dev), &mut log)?)?;
         let abs = format!("/{}", subject.rel.display());
@@ -107,7 +107,7 @@ impl FsIntegrity for Ext {
                 run(Cmd::new("debugfs").arg("-R").arg(format!("imap {abs}")).arg(dev), &mut log)?;
             parse_imap(&out)
         }
-        .ok_or_else(|| format!("debugfs did not name a block:\n{log}"))?;
+        .ok_or_else(|| MetaError::Unlocated(format!("debugfs did not name a block:\n{log}")))?;
         Ok(MetaBlock {
             copies: vec![super::copy_on(tb, 0, block * bs)?],
             len: bs as usize,
@@ -121,11 +121,11 @@ impl FsIntegrity for Ext {
     }
 }
 
-fn ext_block_size(dumpe2fs: &str) -> Result<u64, String> {
+fn ext_block_size(dumpe2fs: &str) -> Result<u64, MetaError> {
     dumpe2fs
         .lines()
         .find_map(|l| l.strip_prefix("Block size:")?.trim().parse().ok())
-        .ok_or_else(|| "dumpe2fs shows no block size".into())
+        .ok_or_else(|| MetaError::Unlocated("dumpe2fs shows no block size".into()))
 }
 
 /// `Inode 14 is part of block group 0\n\tlocated at block 73, offset 0x0d00` -> 73.
@@ -260,7 +260,6 @@ pub const EXT4_MOUNT: &[OptSpec] = &[
     o("nowarn_on_error", Flag, ""),
 ];
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,7 +273,10 @@ mod tests {
             "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 /dev/loop3"
         );
         let c = FsConfig::parse("ext4:mkfs=-E stride=16").unwrap();
-        assert_eq!(EXT4.mkfs(&c, &dev).unwrap().cmdline(), "mkfs.ext4 -F -q -E stride=16 /dev/loop3");
+        assert_eq!(
+            EXT4.mkfs(&c, &dev).unwrap().cmdline(),
+            "mkfs.ext4 -F -q -E stride=16 /dev/loop3"
+        );
         let c = FsConfig::parse("ext2").unwrap();
         assert!(EXT2.mkfs(&c, &dev).unwrap().cmdline().starts_with("mkfs.ext2 -F -q"));
     }
@@ -285,7 +287,10 @@ mod tests {
             parse_imap("Inode 14 is part of block group 0\n\tlocated at block 73, offset 0x0d00\n"),
             Some(73)
         );
-        assert_eq!(ext_block_size("Block count: 1\nBlock size:               4096\n"), Ok(4096));
+        assert_eq!(
+            ext_block_size("Block count: 1\nBlock size:               4096\n").ok(),
+            Some(4096)
+        );
     }
 
     #[test]

@@ -31,6 +31,9 @@ use crate::model::testbed::FsName;
 use crate::sys::cmd::Cmd;
 use std::path::{Path, PathBuf};
 
+mod error;
+pub use error::{MetaError, Untestable};
+
 /// Declares the plug-in modules and the one table that lists them, in the order shown in
 /// messages (`unknown filesystem ...; valid: ...`).
 macro_rules! registry {
@@ -141,7 +144,7 @@ pub trait Filesystem: Sync {
     }
 
     /// What `fsbench integrity` needs of this filesystem, or why it cannot test it.
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String>;
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable>;
 }
 
 /// Something a plug-in keeps alive for its caller (a daemon).
@@ -188,9 +191,9 @@ pub trait FsIntegrity: Sync {
         &self,
         target: Target,
         _subject: &Subject,
-        _tb: &Testbed,
-    ) -> Result<MetaBlock, String> {
-        Err(format!("{} blocks are not located on this filesystem", target.name()))
+        tb: &Testbed,
+    ) -> Result<MetaBlock, MetaError> {
+        Err(MetaError::NotLocated { target: target.name(), fs: tb.config().kind.name() })
     }
 
     /// Turn FIEMAP's physical address of a block into device copies (`loc.copies`), while the
@@ -226,7 +229,7 @@ impl Fs {
 
     /// What `fsbench integrity` needs of this filesystem, or why it cannot test it (the
     /// plug-in's [`Filesystem::integrity`], borrowed for as long as the registry lives).
-    pub fn integrity(self) -> Result<&'static dyn FsIntegrity, String> {
+    pub fn integrity(self) -> Result<&'static dyn FsIntegrity, Untestable> {
         self.0.integrity()
     }
 
@@ -512,12 +515,12 @@ pub(super) fn mkfs_cmd(program: &str, package: &str) -> Cmd {
 }
 
 /// Copy `device` of the testbed at `offset_bytes` (its image file).
-pub(super) fn copy_on(tb: &Testbed, device: usize, offset_bytes: u64) -> Result<BlockCopy, String> {
-    let image = tb
-        .image_paths()
-        .get(device)
-        .cloned()
-        .ok_or_else(|| format!("the testbed has no image for device {device}"))?;
+pub(super) fn copy_on(
+    tb: &Testbed,
+    device: usize,
+    offset_bytes: u64,
+) -> Result<BlockCopy, MetaError> {
+    let image = tb.image_paths().get(device).cloned().ok_or(MetaError::NoImage { device })?;
     Ok(BlockCopy { device, image, offset_bytes })
 }
 
@@ -535,12 +538,16 @@ pub fn telling_lines(fs: &dyn FsIntegrity, out: &str) -> String {
 
 /// Run `cmd` for a locating step, logging the command line and its output into `log`; a
 /// failure is an error with the output.
-pub(super) fn run_logged(cmd: Cmd, log: &mut String) -> Result<String, String> {
+pub(super) fn run_logged(cmd: Cmd, log: &mut String) -> Result<String, MetaError> {
     let line = cmd.cmdline();
-    let o = cmd.output().map_err(|e| e.to_string())?;
+    let o = cmd.output()?;
     log.push_str(&format!("$ {line}\n{}\n", o.text()));
     if !o.success() {
-        return Err(format!("`{line}` failed ({}): {}", o.status, o.text()));
+        return Err(MetaError::Failed {
+            cmdline: line,
+            status: o.status.clone(),
+            output: o.text(),
+        });
     }
     Ok(o.stdout)
 }

@@ -13,7 +13,7 @@
 //! mount point the testbed's `mnt/`), so teardown, `fsbench testbed cleanup` after a crash and
 //! taking the testbed offline go overlay first, then the backing filesystem.
 
-use super::{Build, Filesystem, Fs, FsIntegrity, Made};
+use super::{Build, Filesystem, Fs, FsIntegrity, Made, Untestable};
 use crate::testbed::config::{ConfigError, FsConfig, Given};
 use crate::testbed::error::{Result, TestbedError};
 use crate::testbed::fsopts::{self, o, Kind::*, OptSpec, ONOFF};
@@ -109,8 +109,12 @@ impl Filesystem for Overlay {
             std::fs::create_dir(d).map_err(|e| TestbedError::io("creating", d, e))?;
         }
         lay_out_lower(&lower)?;
-        let mut options =
-            format!("lowerdir={},upperdir={},workdir={}", lower.display(), upper.display(), work.display());
+        let mut options = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            lower.display(),
+            upper.display(),
+            work.display()
+        );
         if let Some(x) = b.cfg.mount_opts_joined() {
             options.push(',');
             options.push_str(&x);
@@ -140,8 +144,12 @@ impl Filesystem for Overlay {
         backing(cfg).ok().and_then(|b| b.kind.tool_version(&b))
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
-        Err("overlay's blocks are its backing filesystem's: run fsbench integrity on that one (e.g. xfs)".into())
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
+        Err(Untestable {
+            fs: "overlay",
+            why: "keeps its blocks on its backing filesystem",
+            instead: "run fsbench integrity on that one (e.g. xfs)",
+        })
     }
 }
 

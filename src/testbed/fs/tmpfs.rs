@@ -7,7 +7,7 @@
 //! | evicted | refused: the data *is* the page cache, so an uncached phase is impossible ([`super::super::evict::TmpfsCache`]) |
 //! | integrity | not tested: there is no device to corrupt |
 
-use super::{Build, FsIntegrity, Filesystem, Made};
+use super::{Build, Filesystem, FsIntegrity, Made, Untestable};
 use crate::testbed::config::{ConfigError, FsConfig, Given};
 use crate::testbed::error::Result;
 use crate::testbed::fsopts::{o, Kind::*, OptSpec};
@@ -81,8 +81,12 @@ impl Filesystem for Tmpfs {
         None
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
-        Err("tmpfs has no device to corrupt; choose ext2/3/4, xfs, btrfs or zfs".into())
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
+        Err(Untestable {
+            fs: "tmpfs",
+            why: "has no device to corrupt",
+            instead: "choose ext2/3/4, xfs, btrfs or zfs",
+        })
     }
 }
 
@@ -103,4 +107,3 @@ pub const TMPFS_MOUNT: &[OptSpec] = &[
     o("usrquota", Flag, ""),
     o("grpquota", Flag, ""),
 ];
-

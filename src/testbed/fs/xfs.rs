@@ -8,7 +8,7 @@
 //! | checked (integrity) | `xfs_repair -n DEV` on the unmounted device: errors when it exits non-zero |
 //! | metadata (integrity) | `xfs_db -r -c "convert inode INO fsbyte"` of the directory (a small directory lives in its inode: short form) or of the file |
 
-use super::{Build, FsIntegrity, Filesystem, Made};
+use super::{Build, Filesystem, FsIntegrity, Made, MetaError, Untestable};
 use crate::model::integrity::{CheckRun, MetaBlock, Subject, Target};
 use crate::sys::cmd::Cmd;
 use crate::testbed::config::{ConfigError, FsConfig, Given};
@@ -50,7 +50,12 @@ impl Filesystem for Xfs {
     }
 
     fn mkfs(&self, cfg: &FsConfig, devices: &[PathBuf]) -> Option<Cmd> {
-        Some(super::mkfs_cmd("mkfs.xfs", "xfsprogs").args(["-f", "-q"]).args(&cfg.mkfs_opts).args(devices))
+        Some(
+            super::mkfs_cmd("mkfs.xfs", "xfsprogs")
+                .args(["-f", "-q"])
+                .args(&cfg.mkfs_opts)
+                .args(devices),
+        )
     }
 
     fn make(&self, b: &mut Build<'_>) -> Result<Made> {
@@ -61,7 +66,7 @@ impl Filesystem for Xfs {
         super::tool_version("mkfs.xfs", "-V", "xfsprogs")
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
         Ok(self)
     }
 }
@@ -80,10 +85,10 @@ impl FsIntegrity for Xfs {
         _target: Target,
         subject: &Subject,
         tb: &Testbed,
-    ) -> Result<MetaBlock, String> {
+    ) -> Result<MetaBlock, MetaError> {
         let mut log = String::new();
         let devices = tb.loop_devices();
-        let dev = devices.first().ok_or("no device")?;
+        let dev = devices.first().ok_or(MetaError::NoDevice { tool: "xfs_db" })?;
         let out = super::run_logged(
             Cmd::new("xfs_db")
                 .args(["-r", "-c"])
@@ -91,7 +96,8 @@ impl FsIntegrity for Xfs {
                 .arg(dev),
             &mut log,
         )?;
-        let byte = parse_parenthesised(&out).ok_or_else(|| format!("xfs_db said:\n{log}"))?;
+        let byte = parse_parenthesised(&out)
+            .ok_or_else(|| MetaError::Unlocated(format!("xfs_db said:\n{log}")))?;
         Ok(MetaBlock {
             copies: vec![super::copy_on(tb, 0, byte / 4096 * 4096)?],
             len: 4096,
@@ -236,7 +242,6 @@ pub const XFS_MOUNT: &[OptSpec] = &[
     o("swalloc", Flag, ""),
     o("wsync", Flag, ""),
 ];
-
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,7 @@
 //! target is the DVA's allocated size (`asize`: the block as written, compressed metadata
 //! included, rounded up to the sector).
 
-use super::{Build, FsIntegrity, Filesystem, Held, Made};
+use super::{Build, Filesystem, FsIntegrity, Held, Made, MetaError, Untestable};
 use crate::model::integrity::{BlockCopy, CheckRun, MetaBlock, Subject, Target, ToolLocation};
 use crate::testbed::config::{ConfigError, FsConfig, Given, RawZfs, ZfsLayout, ZfsOpts};
 use crate::testbed::error::{Result, TestbedError};
@@ -136,7 +136,8 @@ impl Filesystem for Zfs {
         let name = format!("{}{}_{}", helper::POOL_PREFIX, std::process::id(), b.seq);
         let mkfs_cmdline =
             helper::create_command(&name, cfg.zfs.layout, &vdevs, &b.mountpoint).cmdline();
-        let post = cfg.zfs.properties.iter().map(|(k, v)| format!("zfs set {k}={v} {name}")).collect();
+        let post =
+            cfg.zfs.properties.iter().map(|(k, v)| format!("zfs set {k}={v} {name}")).collect();
         let pool = ZfsPool::create(
             &name,
             cfg.zfs.layout,
@@ -185,7 +186,7 @@ impl Filesystem for Zfs {
         Ok(Some(Box::new(ZfsDaemon::ensure(state)?)))
     }
 
-    fn integrity(&self) -> Result<&dyn FsIntegrity, String> {
+    fn integrity(&self) -> Result<&dyn FsIntegrity, Untestable> {
         Ok(self)
     }
 }
@@ -223,9 +224,9 @@ impl FsIntegrity for Zfs {
         target: Target,
         subject: &Subject,
         tb: &Testbed,
-    ) -> Result<MetaBlock, String> {
+    ) -> Result<MetaBlock, MetaError> {
         let (Some(name), Some(devdir)) = (tb.zfs_pool(), tb.zfs_devdir()) else {
-            return Err("a zfs testbed without a pool".into());
+            return Err(MetaError::NoPool);
         };
         let pool = PoolOf { name, devdir, layout: tb.config().zfs.layout };
         find_zfs(target, subject, &tb.image_paths(), &pool, &mut String::new())
@@ -302,12 +303,11 @@ fn zpool_status_errors(out: &str) -> bool {
 }
 
 /// The `len` bytes of `copy` in its image.
-fn read_copy(copy: &BlockCopy, len: usize) -> Result<Vec<u8>, String> {
-    let f = std::fs::File::open(&copy.image)
-        .map_err(|e| format!("opening {}: {e}", copy.image.display()))?;
+fn read_copy(copy: &BlockCopy, len: usize) -> Result<Vec<u8>, MetaError> {
+    let read = |what, source| MetaError::Read { what, path: copy.image.clone(), source };
+    let f = std::fs::File::open(&copy.image).map_err(|e| read("opening", e))?;
     let mut v = vec![0u8; len];
-    f.read_exact_at(&mut v, copy.offset_bytes)
-        .map_err(|e| format!("reading {}: {e}", copy.image.display()))?;
+    f.read_exact_at(&mut v, copy.offset_bytes).map_err(|e| read("reading", e))?;
     Ok(v)
 }
 
@@ -398,12 +398,16 @@ fn find_zfs(
     images: &[PathBuf],
     pool: &PoolOf<'_>,
     log: &mut String,
-) -> Result<MetaBlock, String> {
+) -> Result<MetaBlock, MetaError> {
     let cmd = watch::zcmd("zdb").args(["-e", "-p"]).arg(&pool.devdir).args(["-dddddd", pool.name]);
     let line = cmd.cmdline();
-    let o = watch::output(cmd, None).map_err(|e| e.to_string())?;
+    let o = watch::output(cmd, None)?;
     if !o.success() {
-        return Err(format!("`{line}` failed ({}): {}", o.status, o.text()));
+        return Err(MetaError::Failed {
+            cmdline: line,
+            status: o.status.clone(),
+            output: o.text(),
+        });
     }
     let (object, level, offset, what) = match target {
         Target::Directory => (subject.ino, 0, 0, "the directory's ZAP block"),
@@ -411,17 +415,19 @@ fn find_zfs(
             (0, 0, subject.ino * DNODE_BYTES / DNODE_BLOCK * DNODE_BLOCK, "the dnode block")
         }
         Target::Indirect => (subject.ino, 1, 0, "the file's first level-1 indirect block"),
-        _ => return Err(format!("{} is not a zfs metadata target", target.name())),
+        _ => {
+            return Err(MetaError::NotLocated { target: target.name(), fs: "zfs" });
+        }
     };
     let blocks = zdb_object_blocks(&o.stdout, pool.name, object);
     let b = blocks
         .iter()
         .find(|b| b.level == level && b.offset == offset)
         .ok_or_else(|| {
-            format!(
+            MetaError::Unlocated(format!(
                 "`{line}` lists no L{level} block at offset {offset:#x} of object {object} of dataset {}",
                 pool.name
-            )
+            ))
         })?;
     // Only the lines of the object, for the record (the whole listing is long).
     let _ = writeln!(
@@ -441,32 +447,42 @@ fn find_zfs(
     let asize = b.dvas[0].2;
     for &(vdev, off, a) in &b.dvas {
         if a != asize {
-            return Err(format!("the block's DVAs differ in size:\n{log}"));
+            return Err(MetaError::Unlocated(format!("the block's DVAs differ in size:\n{log}")));
         }
         let devices: Vec<usize> = match pool.layout {
             ZfsLayout::Single | ZfsLayout::Stripe(_) => vec![vdev as usize],
             ZfsLayout::Mirror(n) if vdev == 0 => (0..n).collect(),
-            _ => return Err(format!("zfs {} metadata is not located", pool.layout.name())),
+            _ => {
+                return Err(MetaError::Unlocated(format!(
+                    "zfs {} metadata is not located",
+                    pool.layout.name()
+                )))
+            }
         };
         for d in devices {
-            let image =
-                images.get(d).ok_or_else(|| format!("no device {d} for DVA vdev {vdev}"))?;
+            let image = images.get(d).ok_or_else(|| {
+                MetaError::Unlocated(format!("no device {d} for DVA vdev {vdev}"))
+            })?;
             let at = ZFS_LABEL_FRONT + off;
-            let size = std::fs::metadata(image).map_err(|e| e.to_string())?.len();
+            let size = std::fs::metadata(image)
+                .map_err(|source| MetaError::Image { path: image.clone(), source })?
+                .len();
             if at + a > size.saturating_sub(ZFS_LABEL_BACK) {
-                return Err(format!("DVA {vdev}:{off:x} lies in the vdev's end labels"));
+                return Err(MetaError::Unlocated(format!(
+                    "DVA {vdev}:{off:x} lies in the vdev's end labels"
+                )));
             }
             copies.push(BlockCopy { device: d, image: image.clone(), offset_bytes: at });
         }
     }
     // Every copy zdb names must hold the same bytes, not all zero: the check that the DVA
     // arithmetic (label offset, vdev to device) found the block.
-    let bytes: Vec<Vec<u8>> = copies
-        .iter()
-        .map(|c| read_copy(c, asize as usize))
-        .collect::<Result<_, _>>()?;
+    let bytes: Vec<Vec<u8>> =
+        copies.iter().map(|c| read_copy(c, asize as usize)).collect::<Result<_, _>>()?;
     if bytes.iter().any(|b| *b != bytes[0]) || bytes[0].iter().all(|&x| x == 0) {
-        return Err(format!("the copies zdb names are not one block (differ or are zero):\n{log}"));
+        return Err(MetaError::Unlocated(format!(
+            "the copies zdb names are not one block (differ or are zero):\n{log}"
+        )));
     }
     let _ = writeln!(log, "(the {} copies hold the same {asize} bytes)", copies.len());
     Ok(MetaBlock { copies, len: asize as usize, tool_output: std::mem::take(log) })
@@ -553,11 +569,10 @@ pub fn check_zfs(props: &[(String, String)]) -> Result<(), ConfigError> {
             ));
         };
         check_value(spec.kind, Some(v))
-            .map_err(|why| refuse("zfs", "property", &shown, why))?;
+            .map_err(|why| refuse("zfs", "property", &shown, why.to_string()))?;
     }
     Ok(())
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -600,6 +615,25 @@ Indirect blocks:\n\
         assert_eq!(d.iter().map(|b| b.level).collect::<Vec<_>>(), [6, 0]);
         assert_eq!(d[1].dvas[1], (0, 0x3037000, 0x1000));
         assert!(zdb_object_blocks(dump, "fsbench_1_0", 9).is_empty());
+    }
+
+    /// A copy zdb named that cannot be read back says which image and the OS error.
+    #[test]
+    fn a_copy_not_read_back_names_its_image() {
+        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        let image = tmp.path().join("dev0.img");
+        let copy = BlockCopy { device: 0, image: image.clone(), offset_bytes: 4096 };
+        let e = read_copy(&copy, 512).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("opening {}: No such file or directory (os error 2)", image.display())
+        );
+        std::fs::write(&image, vec![1u8; 4096]).unwrap();
+        let e = read_copy(&copy, 512).unwrap_err();
+        let short = matches!(&e, MetaError::Read { what: "reading", path, .. } if *path == image);
+        assert!(short, "{e}");
+        std::fs::write(&image, vec![1u8; 8192]).unwrap();
+        assert_eq!(read_copy(&copy, 512).unwrap(), vec![1u8; 512]);
     }
 
     #[test]

@@ -93,8 +93,12 @@ impl Ring for FakeRing {
 }
 
 fn engine(script: &[Script], lifo: bool, depth: u32) -> Uring<FakeRing> {
+    engine_with(script, lifo, depth, &UringOpts::default())
+}
+
+fn engine_with(script: &[Script], lifo: bool, depth: u32, o: &UringOpts) -> Uring<FakeRing> {
     SETUP.with(|s| *s.borrow_mut() = Some((script.to_vec(), lifo)));
-    Uring::<FakeRing>::setup(depth).unwrap()
+    Uring::<FakeRing>::setup(depth, o).unwrap()
 }
 
 fn read(tag: u32, buf: &mut [u8], offset: u64) -> Io {
@@ -196,9 +200,8 @@ fn one_enter_per_reap_when_completions_are_waited_for() {
 #[test]
 fn batch_submit_and_batch_complete() {
     let mut bufs = vec![[0u8; 512]; 8];
-    let mut e = engine(&[], false, 8);
     let o = UringOpts { batch_submit: 4, batch_complete: 8, ..UringOpts::default() };
-    e.configure(&o).unwrap();
+    let mut e = engine_with(&[], false, 8, &o);
     for (k, b) in bufs.iter_mut().enumerate().take(3) {
         unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
     }
@@ -229,7 +232,7 @@ fn the_kernel_ring_reads_a_file_at_depth() {
     let mut f = tempfile::tempfile().unwrap();
     let data: Vec<u8> = (0..1 << 16).map(|i| (i % 251) as u8).collect();
     f.write_all(&data).unwrap();
-    let mut e = match Uring::<KernelRing>::setup(16) {
+    let mut e = match Uring::<KernelRing>::setup(16, &UringOpts::default()) {
         Ok(e) => e,
         Err(err) => {
             eprintln!("skipped: io_uring unavailable here: {err}");
@@ -290,7 +293,7 @@ fn uring_options_are_checked_at_validation() {
         let text = format!("[[test]]\nid = \"u\"\nname = \"u\"\n{keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }}]\namount = {{ ops = 1 }}\n");
         let spec = crate::workload::spec::parse(&text, "t").unwrap();
         crate::workload::validate::resolve(&spec, "t", &ctx)
-            .map(|s| s.tests[0].uring)
+            .map(|s| crate::workload::engines::uring::uring_opts(&s.tests[0].engine_options))
             .map_err(|e| e.to_string())
     };
     let o = load("engine = \"io_uring\"\niodepth = 32\niodepth_batch = 8\niodepth_batch_complete = 4\nsqpoll = true").unwrap();
@@ -325,15 +328,14 @@ fn buffers_reach_the_ring_only_with_fixedbufs() {
     let mut e = engine(&[], false, 2);
     e.register_buffers(&region).unwrap();
     assert!(e.ring.registered.is_empty(), "fixedbufs is off by default");
-    let mut e = engine(&[], false, 2);
-    e.configure(&UringOpts { fixedbufs: true, ..UringOpts::default() }).unwrap();
+    let mut e = engine_with(&[], false, 2, &UringOpts { fixedbufs: true, ..UringOpts::default() });
     e.register_buffers(&region).unwrap();
     assert_eq!(e.ring.registered, region);
 }
 
 /// A kernel ring with `opts`, or None (and a printed reason) where io_uring is unavailable.
 fn kernel_ring(depth: u32, opts: &UringOpts) -> Option<Uring<KernelRing>> {
-    let e = Uring::<KernelRing>::setup(depth).and_then(|mut e| e.configure(opts).map(|()| e));
+    let e = Uring::<KernelRing>::setup(depth, opts);
     match e {
         Ok(e) => Some(e),
         Err(err) => {
@@ -456,13 +458,15 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
         seed: 1,
         compress_percent: 0,
         iodepth: 4,
-        uring: Default::default(),
         work: Work::File(work),
     };
     let ctr = PaddedCounter::default();
-    let out = worker::run::<Uring<FakeRing>>(&mut plan, &std::sync::Barrier::new(1), &stop, &ctr.0);
+    let opts = UringOpts::default();
+    let barrier = std::sync::Barrier::new(1);
+    let out = worker::run::<Uring<FakeRing>>(&mut plan, &opts, &barrier, &stop, &ctr.0);
     let e = out.error.expect("the EIO completion fails the phase");
-    assert_eq!(e.errno, Some(libc::EIO));
+    assert_eq!(e.errno(), Some(libc::EIO));
+    assert!(matches!(e, crate::model::failure::EngineError::Io { .. }), "{e:?}");
     let msg = e.to_string();
     assert!(msg.contains("read") && msg.contains("offset 8192"), "{msg}");
     assert!(msg.contains("Input/output error"), "{msg}");

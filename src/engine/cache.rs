@@ -1,0 +1,146 @@
+//! A phase's cache precondition, made and verified on the test's files before the phase
+//! ([`prepare`]), with the warning when it does not hold built here and nowhere else.
+//!
+//! - `cached`: read the files once, then require ≥ [`CACHED_MIN`] resident (`mincore`); another
+//!   process (drop_caches, memory pressure) can evict in between on a shared machine, so read
+//!   again, up to three times, and say so.
+//! - `uncached`: the files are made evictable (a fileset's filesystem is synced: its dirty
+//!   files cannot be evicted), then the target's eviction runs ([`super::CacheControl`]);
+//!   require ≤ [`UNCACHED_MAX`].
+//! - `any`: nothing is done; residency is still measured and recorded.
+
+use super::files::TestFiles;
+use super::target::Target;
+use crate::model::job::CacheReq;
+use crate::model::result::{note_once, CacheCheck, Warning, CREATED};
+use crate::sys::cache;
+use std::path::PathBuf;
+
+/// Resident share at or above which a file counts as cached.
+pub const CACHED_MIN: f64 = 0.95;
+/// Resident share required once something else was seen evicting the files (a second read
+/// was needed): full, but for rounding of a partly cached last page.
+pub const CACHED_FULL: f64 = 0.995;
+/// Resident share at or below which a file counts as uncached.
+pub const UNCACHED_MAX: f64 = 0.02;
+
+/// Make and verify phase `phase`'s cache precondition `req` on `files` (every file of a data
+/// test; a sample of a fileset's); when it does not hold, say so in `warnings`.
+pub fn prepare(
+    req: CacheReq,
+    phase: &str,
+    files: &dyn TestFiles,
+    target: &Target<'_>,
+    warnings: &mut Vec<Warning>,
+) -> CacheCheck {
+    let check = establish(req, files, target);
+    if !check.met {
+        let w = Warning::CacheNotMet {
+            phase: phase.to_string(),
+            required: req,
+            resident_fraction: check.resident_fraction,
+            method: check.method.clone(),
+            sampled: files.sampled(),
+        };
+        note_once(warnings, w);
+    }
+    check
+}
+
+/// The precondition, made and measured.
+fn establish(req: CacheReq, files: &dyn TestFiles, target: &Target<'_>) -> CacheCheck {
+    if !files.all_exist() {
+        return CacheCheck {
+            required: req,
+            resident_fraction: 0.0,
+            method: CREATED.into(),
+            met: req != CacheReq::Cached,
+        };
+    }
+    let paths = files.residency_files();
+    // Something else evicted pages between reading the files and checking them.
+    let mut evicted = false;
+    let (method, resident) = match req {
+        CacheReq::Cached => {
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                if let Some(e) = paths.iter().find_map(|p| cache::warm_file(p).err()) {
+                    break (format!("read once failed: {e}"), residency(&paths));
+                }
+                let r = residency(&paths);
+                if r >= CACHED_MIN || tries == 3 {
+                    let how = if tries == 1 {
+                        "read once".into()
+                    } else {
+                        format!("read {tries} times (evicted by something else in between)")
+                    };
+                    evicted = tries > 1;
+                    break (how, r);
+                }
+            }
+        }
+        CacheReq::Uncached => {
+            let m = match target.cache.evict(files.evictable()) {
+                Ok(m) => m,
+                Err(e) => format!("eviction failed: {e}"),
+            };
+            (m, residency(&paths))
+        }
+        CacheReq::Any => ("none".into(), residency(&paths)),
+        CacheReq::Direct => ("O_DIRECT: the page cache is bypassed".into(), residency(&paths)),
+    };
+    let met = met(req, resident, evicted);
+    let method = if files.sampled() {
+        format!("{method}; residency sampled over {} files", paths.len())
+    } else {
+        method
+    };
+    CacheCheck { required: req, resident_fraction: resident, method, met }
+}
+
+/// Whether a cache precondition holds at `resident`; `evicted`: a `cached` precondition needed
+/// a second read because something else evicted the files in between.
+fn met(req: CacheReq, resident: f64, evicted: bool) -> bool {
+    match req {
+        CacheReq::Any | CacheReq::Direct => true,
+        // Once something else was seen evicting the files, it may go on during the phase:
+        // anything short of full residency counts as not met.
+        CacheReq::Cached => resident >= if evicted { CACHED_FULL } else { CACHED_MIN },
+        CacheReq::Uncached => resident <= UNCACHED_MAX,
+    }
+}
+
+/// Size-weighted resident fraction of several files.
+fn residency(paths: &[PathBuf]) -> f64 {
+    let mut total = 0u64;
+    let mut res = 0.0;
+    for p in paths {
+        let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let f = cache::resident_fraction(p).unwrap_or(0.0);
+        total += len;
+        res += f * len as f64;
+    }
+    if total == 0 {
+        0.0
+    } else {
+        res / total as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_evicted_by_something_else_must_be_fully_resident() {
+        // Read once, 96% resident: met (a file a little larger than what stays cached).
+        assert!(met(CacheReq::Cached, 0.9565, false));
+        // Read twice because something else evicted it, 96% resident at the end: not met.
+        assert!(!met(CacheReq::Cached, 0.9565, true));
+        assert!(met(CacheReq::Cached, 1.0, true));
+        assert!(!met(CacheReq::Cached, 0.9, false));
+        assert!(met(CacheReq::Uncached, 0.01, false));
+        assert!(!met(CacheReq::Uncached, 0.5, false));
+    }
+}

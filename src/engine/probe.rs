@@ -1,0 +1,102 @@
+//! What is observed around a phase, outside its timing: the block layer's counters of the
+//! target's devices, the memory of the host (and of a filesystem daemon), and with `--trace`
+//! the block trace of a timed phase. [`Probe::start`] opens the bracket just before the phase's
+//! workers are released, [`Probe::finish`] closes it just after they end, and
+//! [`Observed::record`] puts what was seen into the phase's result.
+
+use super::target::Target;
+use crate::model::memory::{MemDelta, MemSample};
+use crate::model::result::{note_once, PhaseResult, Warning};
+use crate::model::trace::TraceSummary;
+use crate::observe::blockstat::Snapshot;
+use crate::observe::trace::{TraceOptions, Tracer};
+
+/// The bracket around one phase, open.
+pub struct Probe {
+    tracer: Option<Tracer>,
+    mem_before: MemSample,
+    before: Snapshot,
+}
+
+/// What the bracket saw.
+pub struct Observed {
+    after: Snapshot,
+    before: Snapshot,
+    memory: MemDelta,
+    trace: Option<TraceSummary>,
+}
+
+impl Probe {
+    /// Open the bracket: start tracing `devices` when `trace`, then sample memory and the
+    /// devices' counters.
+    pub fn start(
+        target: &Target<'_>,
+        devices: &[String],
+        trace: bool,
+        warnings: &mut Vec<Warning>,
+    ) -> Probe {
+        let tracer = if trace { start_trace(devices, warnings) } else { None };
+        let mem_before = MemSample::take(target.daemon);
+        let before = Snapshot::take(devices);
+        Probe { tracer, mem_before, before }
+    }
+
+    /// Close the bracket: the devices' counters, the trace (a lost trace is a warning), memory.
+    pub fn finish(
+        self,
+        target: &Target<'_>,
+        devices: &[String],
+        phase: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Observed {
+        let after = Snapshot::take(devices);
+        let trace = self.tracer.and_then(|t| match t.stop() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                let (phase, error) = (phase.to_string(), e.to_string());
+                note_once(warnings, Warning::TraceLost { phase, error });
+                None
+            }
+        });
+        let memory = MemDelta { before: self.mem_before, after: MemSample::take(target.daemon) };
+        Observed { after, before: self.before, memory, trace }
+    }
+}
+
+impl Observed {
+    /// Put what was seen into the phase's result; an incomplete trace is a warning.
+    pub fn record(self, target: &Target<'_>, pr: &mut PhaseResult, warnings: &mut Vec<Warning>) {
+        pr.device = self.before.delta(&self.after).map(|mut d| {
+            // A user's directory: its device is not fsbench's (Target::dir), others use it.
+            d.shared = target.devices.is_empty();
+            d
+        });
+        pr.memory = Some(self.memory);
+        if let Some(t) = &self.trace {
+            if t.events_lost > 0 || t.events_over_limit > 0 {
+                let (events_lost, events_over_limit) = (t.events_lost, t.events_over_limit);
+                let phase = pr.name.clone();
+                let w = Warning::TraceIncomplete { phase, events_lost, events_over_limit };
+                note_once(warnings, w);
+            }
+        }
+        pr.trace = self.trace;
+    }
+}
+
+/// Start tracing `devices`, or say once why not.
+fn start_trace(devices: &[String], warnings: &mut Vec<Warning>) -> Option<Tracer> {
+    if devices.is_empty() {
+        let reason = "tracing unavailable: no block device under this directory (tmpfs, FUSE or a network filesystem)".into();
+        note_once(warnings, Warning::TraceUnavailable { reason });
+        return None;
+    }
+    match Tracer::start(devices, TraceOptions::default()) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let reason = format!("tracing unavailable ({e}); the run goes on without it");
+            note_once(warnings, Warning::TraceUnavailable { reason });
+            None
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! One repetition of a test on its files: the untimed set-up, then each phase in order (its
+//! cache precondition, the observation bracket, its workers beside the test's roles, `--min-time`
+//! passes on the same files), each between the driver's hooks, so that the processes of a
+//! multi-client run start it together and agree on how it ended; finally `--verify` and the
+//! repetition's figures.
+
+use super::cache;
+use super::files::{Pass, SetUp, TestFiles};
+use super::hooks::{Hooks, PhaseOutcome, PhasePoint};
+use super::min_time::{self, Passes};
+use super::phase::{self, PhaseRun};
+use super::probe::Probe;
+use super::results::{self, phase_result, rep_result, STONEWALLED};
+use super::runner::{EngineOptions, Progress};
+use super::target::Target;
+use crate::model::failure::EngineError;
+use crate::model::job::{PhaseDef, TestDef};
+use crate::model::latency::OpHistograms;
+use crate::model::result::{note_once, CacheCheck, PhaseResult, RepResult, Warning};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Where a repetition runs: the target, its devices, the options, the roles' files.
+pub struct RepEnv<'a> {
+    /// The target.
+    pub target: &'a Target<'a>,
+    /// Its block devices (for counters and traces).
+    pub devices: &'a [String],
+    /// The run's options.
+    pub opts: &'a EngineOptions,
+    /// Each role's files.
+    pub roles: &'a [Vec<PathBuf>],
+}
+
+/// One repetition as [`run`] ran it: its figures, how it ended, and each phase's latency
+/// histograms (kept so that further runs of the test can be added exactly).
+pub struct RepRun<'t> {
+    /// The test.
+    pub test: &'t TestDef,
+    /// Its figures; `None` when it failed before its first phase.
+    pub result: Option<RepResult>,
+    /// How it ended.
+    pub outcome: PhaseOutcome,
+    hists: Vec<OpHistograms>,
+}
+
+impl<'t> RepRun<'t> {
+    /// A repetition that ended before its first phase.
+    pub fn ended(test: &'t TestDef, outcome: PhaseOutcome) -> RepRun<'t> {
+        RepRun { test, result: None, outcome, hists: Vec::new() }
+    }
+}
+
+/// A fileset test's `--min-time` pass is the whole repetition: its phases' figures and
+/// latencies are added up; the repetition ends as the later run did.
+impl Passes for RepRun<'_> {
+    fn timed_wall(&self) -> Duration {
+        let phases = self.result.as_ref().map_or(&[][..], |r| &r.phases);
+        Duration::from_nanos(phases.iter().filter(|p| p.timed).map(|p| p.wall_nanos).sum())
+    }
+
+    fn passes(&self) -> u32 {
+        let first = self.result.as_ref().and_then(|r| r.phases.first());
+        first.map_or(min_time::MAX_PASSES, |p| p.passes())
+    }
+
+    fn went_well(&self) -> bool {
+        self.result.is_some() && self.outcome == PhaseOutcome::Ok
+    }
+
+    fn add(&mut self, more: Self) {
+        let (Some(r), Some(m)) = (self.result.as_mut(), more.result.as_ref()) else {
+            self.outcome = more.outcome;
+            return;
+        };
+        for ((p, q), (h, k)) in
+            r.phases.iter_mut().zip(&m.phases).zip(self.hists.iter_mut().zip(&more.hists))
+        {
+            results::add_pass(p, h, q, k);
+        }
+        let mut timed = OpHistograms::default();
+        for (p, h) in r.phases.iter().zip(&self.hists) {
+            if p.timed {
+                timed.merge(h);
+            }
+        }
+        let complete = r.complete && m.complete && more.outcome == PhaseOutcome::Ok;
+        let mut merged = rep_result(self.test, std::mem::take(&mut r.phases), &timed, complete);
+        merged.extents = r.extents.take();
+        results::set_fileset_figure(&mut merged);
+        *r = merged;
+        self.outcome = more.outcome;
+    }
+}
+
+/// A data test's `--min-time` pass is the phase again, on the same files: the phase's result,
+/// its latencies, and the last pass's run (how it ended, when).
+struct PhasePass {
+    pr: PhaseResult,
+    hist: OpHistograms,
+    run: PhaseRun,
+}
+
+impl PhasePass {
+    /// The pass `run` of `phase`, after the cache precondition `check`.
+    fn of(test: &TestDef, phase: &PhaseDef, mut run: PhaseRun, check: CacheCheck) -> PhasePass {
+        let pr = phase_result(test, phase, &run, check);
+        let hist = std::mem::take(&mut run.hist);
+        PhasePass { pr, hist, run }
+    }
+}
+
+impl Passes for PhasePass {
+    fn timed_wall(&self) -> Duration {
+        Duration::from_nanos(self.pr.wall_nanos)
+    }
+
+    fn passes(&self) -> u32 {
+        self.pr.passes()
+    }
+
+    fn went_well(&self) -> bool {
+        self.run.clean()
+    }
+
+    fn add(&mut self, more: PhasePass) {
+        results::add_pass(&mut self.pr, &mut self.hist, &more.pr, &more.hist);
+        self.run = more.run;
+    }
+}
+
+/// What runs a repetition: where, with which seed, what to tell, whom to ask.
+pub struct RepCx<'a> {
+    /// The target, test, repetition (its `phase` is set per phase).
+    pub at: PhasePoint<'a>,
+    /// Where it runs.
+    pub env: &'a RepEnv<'a>,
+    /// The repetition's seed.
+    pub seed: u64,
+    /// Where progress goes.
+    pub progress: &'a dyn Progress,
+    /// The driver's hooks around the set-up and each phase.
+    pub hooks: &'a dyn Hooks,
+}
+
+/// Run one repetition on `files`; warnings go to `warnings` (once each).
+pub fn run<'t>(
+    cx: &RepCx<'t>,
+    files: &mut dyn TestFiles,
+    warnings: &mut Vec<Warning>,
+) -> RepRun<'t> {
+    let test = cx.at.test;
+    // O_DIRECT refused or misaligned: this test's failure, before any file is made.
+    if let Err(e) = files.preflight(test) {
+        return RepRun::ended(test, PhaseOutcome::Failed(e));
+    }
+    let set_up = set_up(cx, files);
+    if set_up != PhaseOutcome::Ok {
+        return RepRun::ended(test, set_up);
+    }
+    let mut phases = Vec::new();
+    let mut hists = Vec::new();
+    let mut timed_hist = OpHistograms::default();
+    let mut outcome = PhaseOutcome::Ok;
+    for (pi, phase) in test.phases.iter().enumerate() {
+        let step = run_phase(cx, files, pi, phase, warnings);
+        if phase.timed {
+            timed_hist.merge(&step.hist);
+        }
+        phases.push(step.pr);
+        hists.push(step.hist);
+        let point = PhasePoint { phase: &phase.name, ..cx.at };
+        outcome = cx.hooks.after_phase(&point, step.window, step.local);
+        if outcome != PhaseOutcome::Ok {
+            break;
+        }
+    }
+    let opts = cx.env.opts;
+    // A file shared by several processes is checked once, by the one that removes it (every
+    // process is past the last phase: the hooks agreed on its outcome). After the last phase,
+    // outside every timing.
+    if opts.verify && outcome == PhaseOutcome::Ok && super::files::removes_files(test, opts) {
+        match files.verify(test, opts, cx.at.rep, &phases) {
+            Ok(w) => note_once(warnings, w),
+            Err(e) => outcome = PhaseOutcome::Failed(e),
+        }
+    }
+    let complete = outcome == PhaseOutcome::Ok;
+    let mut r = rep_result(test, phases, &timed_hist, complete);
+    // After the last phase, outside every timing, while the files exist: zfs's compressratio.
+    r.compress_ratio =
+        complete.then(|| crate::observe::compress::ratio(&cx.env.target.dir)).flatten();
+    files.finish_result(complete, &mut r);
+    RepRun { test, result: Some(r), outcome, hists }
+}
+
+/// The untimed set-up (the files, then the roles' files), between the hooks: every process of a
+/// multi-client run starts it together and agrees on its outcome.
+fn set_up(cx: &RepCx<'_>, files: &mut dyn TestFiles) -> PhaseOutcome {
+    let (test, opts) = (cx.at.test, cx.env.opts);
+    let point = PhasePoint { phase: "setup", ..cx.at };
+    let local = match cx.hooks.before_phase(&point) {
+        Err(e) => PhaseOutcome::Failed(e.at("setup")),
+        Ok(()) => {
+            let s = SetUp { test, opts, seed: cx.seed, rep: cx.at.rep, progress: cx.progress };
+            let roles = || super::roles::prefill(test, cx.env.roles, opts, cx.seed, cx.progress);
+            match files.set_up(&s).and_then(|ok| if ok { roles() } else { Ok(false) }) {
+                Ok(true) => PhaseOutcome::Ok,
+                Ok(false) => PhaseOutcome::Interrupted,
+                Err(e) => PhaseOutcome::Failed(e),
+            }
+        }
+    };
+    cx.hooks.after_phase(&point, None, local)
+}
+
+/// One phase as run: its result, latencies, how it ended here, and when its workers ran.
+struct PhaseStep {
+    pr: PhaseResult,
+    hist: OpHistograms,
+    local: PhaseOutcome,
+    window: Option<(Instant, Instant)>,
+}
+
+/// Run phase `pi`: its cache precondition, then between the probe's bracket and the hooks its
+/// workers (beside the roles, for a timed phase), again on the same files for `--min-time`.
+fn run_phase(
+    cx: &RepCx<'_>,
+    files: &mut dyn TestFiles,
+    pi: usize,
+    phase: &PhaseDef,
+    warnings: &mut Vec<Warning>,
+) -> PhaseStep {
+    let (test, env) = (cx.at.test, cx.env);
+    let (target, opts) = (env.target, env.opts);
+    // A phase that creates its files starts every further pass without them.
+    let creates = !files.all_exist();
+    let check = cache::prepare(phase.cache, &phase.name, files, target, warnings);
+    files.start_progress(test, cx.at.rep, phase, cx.progress);
+    let probe = Probe::start(target, env.devices, opts.trace && phase.timed, warnings);
+    let point = PhasePoint { phase: &phase.name, ..cx.at };
+    let released = cx.hooks.before_phase(&point);
+    let seed = files.phase_seed(cx.seed, pi);
+    let run_once =
+        |files: &mut dyn TestFiles| phase::run(test, phase, files, opts, seed, cx.progress);
+    let (run, roles, role_error) = match &released {
+        Ok(()) if phase.timed => {
+            super::roles::beside(test, env.roles, seed, opts.compress_percent, || {
+                run_once(&mut *files)
+            })
+        }
+        Ok(()) => (run_once(&mut *files), Vec::new(), None),
+        Err(_) => (PhaseRun::default(), Vec::new(), None),
+    };
+    let window_start = run.outs.iter().map(|o| o.start).min();
+    let mut pass = PhasePass::of(test, phase, run, check);
+    let in_place = super::files::pass_of(test) == Pass::Phase && min_time::applies(test, opts);
+    if in_place && phase.timed && released.is_ok() {
+        // The same operations (same seed), after the same cache precondition; the time in
+        // between (removing created files, evicting or reading the cache) is not timed.
+        pass = min_time::lengthen(pass, opts.min_time, || {
+            if creates {
+                files.remove_created(test, opts);
+            }
+            let check = cache::prepare(phase.cache, &phase.name, files, target, warnings);
+            PhasePass::of(test, phase, run_once(&mut *files), check)
+        });
+    }
+    let observed = probe.finish(target, env.devices, &phase.name, warnings);
+    cx.progress.phase_end();
+    let PhasePass { mut pr, hist, run } = pass;
+    observed.record(target, &mut pr, warnings);
+    pr.roles = roles;
+    if run.stonewalled {
+        pr.ended_by = Some(STONEWALLED.into());
+    }
+    let local = local_outcome(phase, released, &run, role_error, files);
+    let end = run.outs.iter().map(|o| o.end).max();
+    let end = end.map(|e| run.synced.as_ref().map(|s| s.0.max(e)).unwrap_or(e));
+    PhaseStep { pr, hist, local, window: window_start.zip(end) }
+}
+
+/// How the phase ended on this process: a hook's refusal, the end-of-phase sync's error, a
+/// role's error, a worker's error (with the state of the files), a stop, or done.
+fn local_outcome(
+    phase: &PhaseDef,
+    released: Result<(), EngineError>,
+    run: &PhaseRun,
+    role_error: Option<EngineError>,
+    files: &dyn TestFiles,
+) -> PhaseOutcome {
+    let place = || format!("phase `{}`", phase.name);
+    let interrupted = crate::sys::signals::interrupted;
+    if let Err(e) = released {
+        if interrupted() {
+            return PhaseOutcome::Interrupted;
+        }
+        return PhaseOutcome::Failed(e.at(place()));
+    }
+    if let Some(e) = run.synced.as_ref().and_then(|s| s.1.as_ref()) {
+        return PhaseOutcome::Failed(e.clone().at(place()));
+    }
+    if let Some(e) = role_error.filter(|_| !interrupted()) {
+        return PhaseOutcome::Failed(e.at(place()));
+    }
+    if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
+        let note = files.state_note(&run.outs);
+        let error = Box::new(e.clone());
+        return PhaseOutcome::Failed(EngineError::At { place: place(), error, note });
+    }
+    if run.outs.iter().any(|o| o.interrupted) {
+        return PhaseOutcome::Interrupted;
+    }
+    PhaseOutcome::Ok
+}

@@ -1,0 +1,183 @@
+//! Tests across the renderers: what every output shows of one report, and that text fits the
+//! width it is laid out for.
+
+use crate::analysis::compare::tests::config;
+use crate::analysis::compare::{build_report, CompareOptions};
+use crate::model::report::Report;
+use crate::model::verdict::{Verdict, UNTESTED_WORDS};
+
+/// Wide enough that no line of these tests' reports wraps.
+const WIDE: usize = 250;
+
+fn opts() -> CompareOptions {
+    CompareOptions { engine: Default::default(), rule: Default::default(), fresh_per_test: false }
+}
+
+fn html(r: &Report) -> String {
+    let run = crate::present::html::ReportRun {
+        id: None,
+        kind: crate::model::run::RunKind::Compare,
+        command_line: String::new(),
+        report: r.clone(),
+    };
+    crate::present::html::render(&[run]).unwrap().0
+}
+
+#[test]
+fn a_draw_with_a_large_gap_shows_its_facts_marked_not_significant() {
+    // Medians 1.8x apart, but one side is so noisy that the test cannot tell: a draw.
+    let configs = vec![
+        config("ext4", &[100.0, 30.0, 300.0], 900_000_000),
+        config("xfs", &[180.0, 185.0, 175.0], 100_000_000),
+    ];
+    let r = build_report(configs, &opts(), 0, false);
+    assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Draw { .. })), "{:?}", r.tests[0]);
+    let text = crate::present::compare::render(&r, false, WIDE);
+    assert!(text.contains("xfs 1.8X faster than ext4 in medians: NOT SIGNIFICANT"), "{text}");
+    assert!(text.contains("fsync"), "{text}");
+    // Where each side's time went, after the reasons.
+    assert!(
+        text.contains("    - where the time went (share of wall time × threads): ext4: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn untested_wins_are_marked_wherever_they_are_quoted() {
+    // One repetition each, twice as fast: a win, but with no noise estimate.
+    let configs = vec![config("ext4", &[100.0], 900_000_000), config("xfs", &[200.0], 100_000_000)];
+    let r = build_report(configs, &opts(), 0, false);
+    assert!(
+        matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { tested: false, .. })),
+        "{:?}",
+        r.tests[0].vs_baseline
+    );
+    let mark = format!("({UNTESTED_WORDS})");
+    let line = r.pairs[0].lines.iter().find(|l| l.starts_with("xfs outpaces")).unwrap();
+    let text = crate::present::compare::render(&r, false, WIDE);
+    assert!(text.contains(&format!("xfs 2.0X faster than ext4 {mark}")), "{text}");
+    assert!(text.contains(line.as_str()), "{text}");
+    let plain = crate::present::html::plain::summary(&r, "fsbench compare");
+    assert!(plain.contains("untested: one repetition"), "{plain}");
+    let html = html(&r);
+    assert!(html.contains(&format!("xfs 2.0× faster than ext4 {mark}")), "no mark in the HTML Why");
+    assert!(
+        html.contains(&format!("by a mean factor of 2.0 {mark}")),
+        "no mark in the HTML summary"
+    );
+}
+
+fn fits(text: &str, width: usize) -> Result<(), String> {
+    match text.lines().find(|l| l.chars().count() > width) {
+        Some(l) => Err(format!("a line over {width}: {l:?}\n{text}")),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn tables_and_prose_fit_60_and_100_columns() {
+    use crate::present::{exporter, ExportOptions, Format};
+    let labels = ["ext4:mount=data=writeback,noatime", "xfs:mkfs=-l size=64m", "btrfs"];
+    let reps: [&[f64]; 3] = [
+        &[100.0, 30.0, 300.0, 120.0, 90.0],
+        &[180.0, 185.0, 175.0, 181.0, 179.0],
+        &[100.0, 101.0, 99.0, 100.5, 99.5],
+    ];
+    let three: Vec<_> = labels.iter().zip(reps).map(|(l, r)| config(l, r, 500_000_000)).collect();
+    let two: Vec<_> = three[..2].to_vec();
+    let one: Vec<_> = three[..1].to_vec();
+    for configs in [three, two, one] {
+        let r = build_report(configs, &opts(), 0, false);
+        for width in [60, 100] {
+            for details in [false, true] {
+                let o = ExportOptions { details, width: Some(width) };
+                let text = exporter(Format::Table, o).export(&r).unwrap();
+                let text = String::from_utf8(text).unwrap();
+                fits(&text, width).unwrap();
+                // Nothing cut: every figure and label is there whole.
+                for t in &r.tests {
+                    for i in 0..r.configs.len() {
+                        let m = crate::model::units::sig3(t.median(i).unwrap());
+                        assert!(text.contains(&m), "{m} whole at {width}:\n{text}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_label_with_markup_is_escaped_everywhere_it_appears() {
+    let evil = "<script>alert(\"x&y\")</script>'q'";
+    let escaped = "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;'q'";
+    let mut configs = vec![config(evil, &[100.0, 101.0, 99.0], 0), config("xfs", &[230.0], 0)];
+    for c in &mut configs {
+        c.run.tests[0].name = format!("name {evil}");
+        c.run.tests[0].description = format!("description {evil}");
+    }
+    let r = build_report(configs, &opts(), 0, false);
+    let run = crate::present::html::ReportRun {
+        id: Some(1),
+        kind: crate::model::run::RunKind::Compare,
+        command_line: format!("fsbench compare '{evil}' xfs"),
+        report: r,
+    };
+    let (page, charts) = crate::present::html::render(&[run]).unwrap();
+    assert!(!page.contains("<script") && !page.contains("</script"), "{page}");
+    for (what, n) in [
+        (format!("name {escaped}"), 3),
+        (format!("description {escaped}"), 2),
+        (format!("fsbench compare '{escaped}' xfs"), 1),
+    ] {
+        assert!(page.matches(&what).count() >= n, "{what} {n} times:\n{page}");
+    }
+    // The label: the title, the legend, the head-to-head header, summaries, tables, the
+    // environment.
+    assert!(page.matches(escaped).count() >= 10, "{page}");
+    for c in &charts {
+        assert!(!c.svg.contains("<script"), "{}", c.svg);
+    }
+
+    // The integrity page: the configuration and the command line.
+    let m = crate::integrity::matrix::ConfigMatrix {
+        config: evil.into(),
+        environment: None,
+        seed: 1,
+        cases: Vec::new(),
+        error: Some(format!("cannot parse {evil}")),
+        elapsed_seconds: 1.0,
+    };
+    let run = crate::present::html::integrity::IntegrityRun {
+        id: Some(2),
+        command_line: format!("fsbench integrity '{evil}'"),
+        started_unix_s: 0,
+        status: "failed".into(),
+        configs: vec![m],
+    };
+    let page = crate::present::html::integrity::render(&[run]);
+    assert!(!page.contains("<script"), "{page}");
+    assert!(page.matches(escaped).count() >= 4, "{page}");
+
+    // The profile page: the command and a file's path.
+    let p = crate::profile::Profile {
+        command: vec!["cat".into(), evil.into()],
+        filesystems: Vec::new(),
+        cold: None,
+        exit: crate::profile::spawn::Exit { code: 0, signal: None, stopped_by: None },
+        runs_wall_seconds: vec![0.5],
+        summary: Default::default(),
+        files: vec![crate::profile::files::FileProfile {
+            path: format!("/data/{evil}"),
+            kind: "data".into(),
+            first_open_ms: Some(1.0),
+            ..Default::default()
+        }],
+        requests: Vec::new(),
+        touched: Vec::new(),
+        notes: Vec::new(),
+    };
+    let page = crate::present::html::profile::render(&p).unwrap();
+    assert!(!page.contains("<script"), "{page}");
+    assert!(page.contains(&format!("<td>/data/{escaped}</td>")), "{page}");
+    assert!(page.contains(&format!("cat {escaped}")), "the command in the summary: {page}");
+}
