@@ -516,7 +516,11 @@ mod tests {
             Warning::Noisy { cv: 0.3 },
         ];
         let out = render_rows(&[("ext4", &r), ("xfs", &r)]);
-        assert_eq!(out.matches("Note, test files-seq: readdir order differs\n").count(), 1, "{out}");
+        assert_eq!(
+            out.matches("Note, test files-seq: readdir order differs\n").count(),
+            1,
+            "{out}"
+        );
         assert!(!out.contains("vary by"), "only notes: {out}");
     }
 }

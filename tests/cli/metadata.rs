@@ -134,6 +134,31 @@ fn bonnie_suite_counts_and_table() {
         assert_eq!(n(phase(t, "create"), "syncfs"), 1, "{id}");
         assert_eq!(n(phase(t, "delete"), "syncfs"), 1, "{id}");
     }
+    // --min-time does not change bonnie's work: one pass of every phase, the same counts (it
+    // ran 2-4 passes of the block file, and counted every pass's files, before).
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--suite",
+        "bonnie",
+        "--scale",
+        "1/64",
+        "--test",
+        "block,files-seq",
+        "--min-time",
+        "3s",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = test_by_id(&v, "block");
+    for p in ["write", "rewrite", "read"] {
+        assert_eq!(phase(b, p)["passes"], 1, "block {p}");
+    }
+    assert_eq!(n(phase(b, "write"), "write"), chunks);
+    assert_eq!(u(&phase(b, "write")["bytes_written"]), 16 << 20);
+    let f = test_by_id(&v, "files-seq");
+    assert_eq!(phase(f, "create")["passes"], 1);
+    assert_eq!(u(&phase(f, "create")["files_created"]), 1000);
     let o = fsbench(&[
         "run",
         "--dir",
