@@ -3,8 +3,11 @@
 # testbeds of one configuration, alternating which tool goes first each round:
 #
 #   write   fsbench test `write`   vs  dd if=/dev/zero of=F bs=1M count=N conv=fsync
+#                                  and dd if=RANDOM of=F bs=1M count=N conv=fsync
 #   read    fsbench test `read`    vs  sync; echo 3 > drop_caches; dd if=F of=/dev/null bs=1M
 #   untar   fsbench test `untar`   vs  tar -xf A -C DIR; sync -f DIR    (the same tree, see below)
+#                                  and tar -xf A -C DIR --no-same-owner --no-same-permissions -m;
+#                                      sync -f DIR (after the rm below, on the same testbed)
 #   rm      fsbench test `rmtree`  vs  rm -rf DIR; sync -f DIR          (the tree tar made, synced)
 #
 #   bench/vs-stream.sh [--fsbench BIN] [--fs ext4] [--file-mib 1024] [--files-per-dir 4]
@@ -23,6 +26,17 @@
 # tar archive of a tree of the same shape, names and size distribution (Python's tarfile, random
 # data, its own draw of sizes: the totals are printed) into its scratch directory (on the root
 # filesystem, read from the page cache by tar, as fsbench writes from memory).
+#
+# Data: fsbench writes incompressible (random) data; seed 001's dd wrote zeros, which a layer
+# below the filesystem may store more cheaply (the development VM's virtual disk writes zeros
+# faster). So dd writes twice: zeros (seed 001's command), then the same size from a random
+# file of the script's, read into the page cache first (RANDOM above); the cold read is of the
+# random file, as fsbench's read is of random data.
+#
+# tar's extras: as root, `tar -xf` restores each file's owner, mode and mtime (fchown, fchmod,
+# utimensat: three inode updates per file and per directory that fsbench's untar does not
+# make); with `--no-same-owner --no-same-permissions -m` it makes fsbench's system calls
+# (mkdirat; openat O_CREAT|O_EXCL, write, close per file), so it is timed both ways.
 #
 # Timing: dd's own figure (it times from open to after the fsync: conv=fsync); tar and rm from
 # the shell's clock around the command and `sync -f` (syncfs of the testbed, as fsbench's
@@ -48,7 +62,7 @@ while [ $# -gt 0 ]; do
         --files-per-dir) FPD=$2; shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
         --seed) SEED=$2; shift 2 ;;
-        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
         *) echo "$0: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -98,6 +112,9 @@ with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as t:
 print(f"archive: {16 * 16 * 16 * fpd} files, {total / 2**20:.0f} MiB of data, {os.path.getsize(path) / 2**20:.0f} MiB archive", file=sys.stderr)
 EOF
 
+# dd's random source, read from the page cache while dd writes.
+head -c "${FILE_MIB}M" /dev/urandom > "$PEERS_TMP/random"
+
 # now: seconds since the epoch, to the nanosecond.
 now() { date +%s.%N; }
 
@@ -113,7 +130,11 @@ run_tools() { # OUTDIR
     local t0 t1
     peers_tb_up "$FS" "$TB_SIZE"
     sync
-    peers_run dd if=/dev/zero of="$PEERS_MNT/stream" bs=1M count="$FILE_MIB" conv=fsync 2> "$1/dd-write.txt"
+    peers_run dd if=/dev/zero of="$PEERS_MNT/zeros" bs=1M count="$FILE_MIB" conv=fsync 2> "$1/dd-write.txt"
+    rm -f "$PEERS_MNT/zeros"
+    sync
+    cat "$PEERS_TMP/random" > /dev/null
+    peers_run dd if="$PEERS_TMP/random" of="$PEERS_MNT/stream" bs=1M count="$FILE_MIB" conv=fsync 2> "$1/dd-write-random.txt"
     peers_drop_caches
     peers_run dd if="$PEERS_MNT/stream" of=/dev/null bs=1M 2> "$1/dd-read.txt"
     rm -f "$PEERS_MNT/stream"
@@ -126,6 +147,9 @@ run_tools() { # OUTDIR
     echo "+ rm -rf $PEERS_MNT/tree; sync -f $PEERS_MNT" >&2
     t0=$(now); rm -rf "$PEERS_MNT/tree"; sync -f "$PEERS_MNT"; t1=$(now)
     echo "$t0 $t1" > "$1/rm.time"
+    echo "+ tar -xf tree.tar -C $PEERS_MNT --no-same-owner --no-same-permissions -m; sync -f $PEERS_MNT" >&2
+    t0=$(now); tar -xf "$PEERS_TMP/tree.tar" -C "$PEERS_MNT" --no-same-owner --no-same-permissions -m; sync -f "$PEERS_MNT"; t1=$(now)
+    echo "$t0 $t1" > "$1/tar-plain.time"
     peers_tb_down "$PEERS_MNT"
 }
 
@@ -154,8 +178,10 @@ def span(path):
     return b - a
 
 def tools(d):
-    return {"write": dd_secs(f"{d}/dd-write.txt"), "read": dd_secs(f"{d}/dd-read.txt"),
-            "untar": span(f"{d}/tar.time"), "rm": span(f"{d}/rm.time")}
+    return {"write": dd_secs(f"{d}/dd-write.txt"), "write-random": dd_secs(f"{d}/dd-write-random.txt"),
+            "read": dd_secs(f"{d}/dd-read.txt"),
+            "untar": span(f"{d}/tar.time"), "untar-plain": span(f"{d}/tar-plain.time"),
+            "rm": span(f"{d}/rm.time")}
 
 def fsbench(d):
     v = json.load(open(f"{d}/fsbench.json"))
@@ -172,14 +198,17 @@ def fsbench(d):
     u = ph("untar", "untar")
     assert u["files_created"] == nfiles, u["files_created"]
     s = lambda p: p["wall_nanos"] / 1e9
-    return {"write": s(w), "read": s(r), "untar": s(u),
+    return {"write": s(w), "write-random": s(w), "read": s(r), "untar": s(u), "untar-plain": s(u),
             "rm": s(ph("rmtree", "unlink")) + s(ph("rmtree", "rmdir"))}
 
 T = [tools(f"{tmp}/round-{r}") for r in range(1, rounds + 1)]
 F = [fsbench(f"{tmp}/round-{r}") for r in range(1, rounds + 1)]
 med = statistics.median
-rows = [("write", "dd bs=1M conv=fsync", "MiB/s", file_mib), ("read", "dd bs=1M, cold", "MiB/s", file_mib),
-        ("untar", "tar -xf + sync -f", "files/s", nfiles), ("rm", "rm -rf + sync -f", "files/s", nfiles)]
+rows = [("write", "dd if=/dev/zero bs=1M conv=fsync", "MiB/s", file_mib),
+        ("write-random", "dd if=RANDOM bs=1M conv=fsync", "MiB/s", file_mib),
+        ("read", "dd bs=1M, cold (the random file)", "MiB/s", file_mib),
+        ("untar", "tar -xf + sync -f", "files/s", nfiles),
+        ("untar-plain", "tar -xf --no-same-owner --no-same-permissions -m + sync -f", "files/s", nfiles), ("rm", "rm -rf + sync -f", "files/s", nfiles)]
 print()
 print("| figure | peer | unit | peer | fsbench | fsbench/peer (rate) | min-max | peer s | fsbench s |")
 print("|---|---|---|---:|---:|---:|---:|---:|---:|")
@@ -189,7 +218,7 @@ for k, peer, unit, n in rows:
     print(f"| {k} | `{peer}` | {unit} | {med(p):,.0f} | {med(f):,.0f} | {med(ratios):.2f} | {min(ratios):.2f}-{max(ratios):.2f} "
           f"| {med(x[k] for x in T):.2f} | {med(x[k] for x in F):.2f} |")
 print()
-print("Per round, fsbench/peer (write read untar rm):")
+print("Per round, fsbench/peer (" + " ".join(k for k, *_ in rows) + "):")
 for r in range(rounds):
     print(f"- round {r + 1}: " + " ".join(f"{T[r][k] / F[r][k]:.2f}" for k, *_ in rows))
 EOF
