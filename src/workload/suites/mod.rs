@@ -219,7 +219,7 @@ mod tests {
                 p.pattern
                     .data()
                     .iter()
-                    .map(|o| (o.kind, o.size.clone(), o.offset))
+                    .map(|o| (o.kind, o.size, o.offset))
                     .collect::<Vec<_>>()
             };
 
