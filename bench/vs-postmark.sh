@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
         --transactions) TRANS=$2; shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
         --seed) SEED=$2; shift 2 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "$0: unknown argument $1" >&2; exit 2 ;;
     esac
 done
