@@ -2,7 +2,8 @@
 # Install what fsbench needs on Debian/Ubuntu, skipping what is already there.
 #   scripts/install-deps.sh          runtime: mkfs tools, zfs-fuse, util-linux
 #   scripts/install-deps.sh test     + what the test suite uses (strace; chromium renders the HTML report)
-#   scripts/install-deps.sh bench    + the reference peers (fio, bonnie++, dbench, postmark)
+#   scripts/install-deps.sh bench    + the reference peers (fio, bonnie++, dbench, postmark), and gcc
+#                                      and python3 for the bench/ scripts
 #   scripts/install-deps.sh mpi      + Open MPI and libclang for `cargo build --features mpi`
 #                                      (rsmpi binds the system's MPI with bindgen), and what
 #                                      shared/peers/build-ior.sh needs to build IOR and mdtest
@@ -12,7 +13,7 @@ pkgs=(e2fsprogs xfsprogs btrfs-progs zfs-fuse util-linux)
 for extra in "$@"; do
   case "$extra" in
     test) pkgs+=(strace chromium) ;;
-    bench) pkgs+=(fio bonnie++ dbench postmark gcc) ;;
+    bench) pkgs+=(fio bonnie++ dbench postmark gcc python3) ;;
     mpi) pkgs+=(libopenmpi-dev openmpi-bin libclang-dev pkg-config gcc autoconf automake make) ;;
     *) echo "install-deps: unknown set '$extra' (known: test, bench, mpi)" >&2; exit 2 ;;
   esac

@@ -14,12 +14,14 @@ use std::time::Duration;
 /// next to nothing would otherwise loop for a long time).
 pub const MAX_PASSES: u32 = 1000;
 
-/// Whether `--min-time` may lengthen the test: not in a multi-client run (one phase is one
+/// Whether `--min-time` may lengthen the test: not when the test says `min_time = false` (its
+/// work is one pass, as the peer it copies does it), not in a multi-client run (one phase is one
 /// window across processes), not for a fill phase (it ends at a fill level, not a count), and
 /// not for a test with roles (they run beside the phase: a pass without them would measure
 /// something else).
 pub fn applies(test: &TestDef, opts: &EngineOptions) -> bool {
     !opts.min_time.is_zero()
+        && test.min_time
         && test.roles.is_empty()
         && opts.share.is_none()
         && opts.stonewall.is_none()
@@ -112,6 +114,8 @@ mod tests {
         let stonewalled = EngineOptions { stonewall: Some(Duration::from_secs(1)), ..opts.clone() };
         assert!(!applies(t, &stonewalled));
         let share = Some(crate::engine::Share { index: 0, count: 2 });
-        assert!(!applies(t, &EngineOptions { share, ..opts }));
+        assert!(!applies(t, &EngineOptions { share, ..opts.clone() }));
+        let once = crate::model::job::TestDef { min_time: false, ..t.clone() };
+        assert!(!applies(&once, &opts), "a test that says min_time = false");
     }
 }

@@ -329,6 +329,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         engine: (engine.name != "psync").then(|| engine.name.to_string()),
         iodepth: engine.iodepth,
         direct: direct.then_some(true),
+        min_time: None,
         engine_keys: uring_keys([
             (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
             (

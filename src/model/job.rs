@@ -58,6 +58,11 @@ pub struct TestDef {
     /// [`crate::model::result::Figure::of_kind`]).
     #[serde(default)]
     pub figure: Option<crate::model::result::Figure>,
+    /// Whether `--min-time` may run the test's phases again (`min_time = false`: never; the
+    /// test's work is one pass, as the peer tool it copies does it). Records made before the
+    /// key existed read as `true`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub min_time: bool,
     /// The set of files the test works on.
     pub files: FileSet,
     /// Phases in order.
@@ -89,6 +94,10 @@ pub struct RoleDef {
 
 fn one() -> u32 {
     1
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// How the io_uring engine batches, polls and registers (the test's `iodepth_batch`,

@@ -1,14 +1,18 @@
-//! `--format bonnie`: bonnie++ 2.0's familiar two tables (block I/O and seeks; sequential and
-//! random create/read/delete), printed from the same result type as every other format. It
-//! reads the `bonnie` suite's tests (`block`, `files-seq`, `files-rand`) by id and their
-//! phases by name; what is missing (another suite, `--test` left a test out, the per-character
-//! phases fsbench does not implement) is left blank.
+//! `--format bonnie`: bonnie++ 2.00a's familiar two tables (per-character and block I/O and
+//! seeks; sequential and random create/read/delete), printed from the same result type as every
+//! other format. It reads the `bonnie` suite's tests (`char`, `block`, `seeks`, `files-seq`,
+//! `files-rand`) by id and their phases by name; what is missing (another suite, `--test` left a
+//! test out) is left blank. Records made before the suite had the `char` and `seeks` tests have
+//! their seeks as a phase of `block`, and no per-character figures.
 //!
-//! Figures: block rates in KiB/s (bonnie++'s `k`; `m` = MiB/s above 99,999k), seeks and files
-//! per second, %CP = CPU time (user + system) / wall time of the phase, as bonnie++ computes it.
-//! The Latency rows hold the maximum latency of the phase's main operation (bonnie++ prints the
-//! maximum too). Unlike bonnie++, fast phases are shown as numbers, not `+++++`. An `Elapsed`
-//! line under each row gives each phase's wall time in seconds.
+//! Figures: byte rates as bonnie++ 2.00a prints them (`k` = KiB/s below 10,000k, `m` = MiB/s
+//! below 1,000m, `g` = GiB/s), seeks and files per second, %CP = CPU time (user + system) / wall
+//! time of the phase (all its threads), as bonnie++ computes it. The Latency rows hold the
+//! maximum latency of the phase's main operation (bonnie++ prints the maximum too). Unlike
+//! bonnie++, fast phases are shown as numbers, not `+++++`. An `Elapsed` line under each row
+//! gives each phase's wall time in seconds. The file size and the files column are one pass's
+//! (`--min-time` may run a phase more than once; rates count every pass). The notes of the
+//! tests (where fsbench's phase differs from bonnie++'s) are printed under the tables, once.
 //!
 //! Several configurations (`compare`) share one table pair, a row each named by the
 //! configuration, as `bon_csv2html` puts several runs in one table; a single run's row is named
@@ -17,7 +21,7 @@
 use super::Exporter;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
-use crate::model::result::{PhaseResult, RunReport, TestResult};
+use crate::model::result::{PhaseResult, RunReport, TestResult, Warning};
 use crate::model::units::fmt_bytes;
 use crate::model::units::nanos;
 
@@ -58,12 +62,20 @@ fn cp(p: &PhaseResult) -> String {
     )
 }
 
+/// A byte rate as bonnie++ 2.00a prints it (`print_stat`): whole KiB/s below 10,000 (`1433k`),
+/// MiB/s with one decimal below 100 (`57.9m`) and whole below 1,000 (`434m`), else GiB/s with
+/// one decimal (`1.2g`).
 fn kib_rate(bytes: u64, p: &PhaseResult) -> String {
     let k = bytes as f64 / 1024.0 / secs(p);
-    if k > 99_999.0 {
-        format!("{:.0}m", k / 1024.0)
+    let m = k / 1024.0;
+    if k < 10_000.0 {
+        format!("{}k", k as u64)
+    } else if m < 100.0 {
+        format!("{m:.1}m")
+    } else if m < 1000.0 {
+        format!("{}m", (m + 0.5) as u64)
     } else {
-        format!("{k:.0}k")
+        format!("{:.1}g", m / 1024.0)
     }
 }
 
@@ -104,9 +116,27 @@ pub fn render(r: &RunReport) -> String {
 /// The tests a row is made of.
 struct Row<'a> {
     name: &'a str,
+    chr: Option<&'a TestResult>,
     block: Option<&'a TestResult>,
+    seeks: Option<&'a TestResult>,
     seq: Option<&'a TestResult>,
     rnd: Option<&'a TestResult>,
+}
+
+impl<'a> Row<'a> {
+    fn tests(&self) -> impl Iterator<Item = &'a TestResult> {
+        [self.chr, self.block, self.seeks, self.seq, self.rnd].into_iter().flatten()
+    }
+
+    /// The seeks phase: test `seeks`, or in records made before it existed, `block`'s phase.
+    fn seeks_phase(&self) -> Option<&'a PhaseResult> {
+        phase(self.seeks, "seeks").or_else(|| phase(self.block, "seeks"))
+    }
+}
+
+/// One pass's share of a figure summed over a phase's passes (`--min-time`).
+fn per_pass(total: u64, p: &PhaseResult) -> u64 {
+    total / u64::from(p.passes())
 }
 
 /// Render the two tables with one row (and its Latency and Elapsed lines) per (name, run).
@@ -115,18 +145,24 @@ pub fn render_rows(runs: &[(&str, &RunReport)]) -> String {
         .iter()
         .map(|(name, r)| Row {
             name,
+            chr: test(r, "char"),
             block: test(r, "block"),
+            seeks: test(r, "seeks"),
             seq: test(r, "files-seq"),
             rnd: test(r, "files-rand"),
         })
         .collect();
-    if rows.iter().all(|r| r.block.is_none() && r.seq.is_none() && r.rnd.is_none()) {
+    if rows.iter().all(|r| r.tests().next().is_none()) {
         return "No bonnie results in this report: run `--suite bonnie` for these tables.\n".into();
     }
     // The name column is as wide as the longest `name:size` (bonnie++ gives it 19).
     let sizes: Vec<String> = rows
         .iter()
-        .map(|r| phase(r.block, "write").map(|p| fmt_bytes(p.bytes_written)).unwrap_or_default())
+        .map(|r| {
+            phase(r.block, "write")
+                .map(|p| fmt_bytes(per_pass(p.bytes_written, p)))
+                .unwrap_or_default()
+        })
         .collect();
     let width = rows
         .iter()
@@ -165,21 +201,30 @@ pub fn render_rows(runs: &[(&str, &RunReport)]) -> String {
     for row in &rows {
         out.push_str(&file_lines(row, width));
     }
-    out.push_str("Per Chr: not implemented by fsbench (blank). Read = stat(2), as bonnie++. files: units of 1024.\n");
+    out.push_str("Per Chr: one write(2)/read(2) of 1 byte per character, as bonnie++ 2.00a; its Latency is one character's\n(bonnie++: 8 KiB's). Read = stat(2), as bonnie++. files: units of 1024.\n");
     out.push_str("Seeks and file phases: operations per second (k: thousands, above 99,999); Elapsed: wall time of each phase\n(median repetition).\n");
     for row in &rows {
-        let io: Vec<String> = [row.block, row.seq, row.rnd]
-            .into_iter()
-            .flatten()
-            .filter_map(|t| Some(format!("{} {}", t.id, t.io_words()?)))
-            .collect();
+        let io: Vec<String> =
+            row.tests().filter_map(|t| Some(format!("{} {}", t.id, t.io_words()?))).collect();
         if !io.is_empty() {
             let who = if rows.len() > 1 { format!("{}: ", row.name) } else { String::new() };
             out.push_str(&format!("{who}I/O (engine, depth, O_DIRECT): {}\n", io.join("; ")));
         }
     }
+    // Where fsbench's phase differs from bonnie++'s: each test's notes, once.
+    let mut said: Vec<(&str, &str)> = Vec::new();
+    for t in rows.iter().flat_map(|r| r.tests()) {
+        for w in &t.warnings {
+            if let Warning::Note { text } = w {
+                if !said.contains(&(t.id.as_str(), text.as_str())) {
+                    said.push((t.id.as_str(), text.as_str()));
+                    out.push_str(&format!("Note, test {}: {text}\n", t.id));
+                }
+            }
+        }
+    }
     for row in &rows {
-        for t in [row.block, row.seq, row.rnd].into_iter().flatten() {
+        for t in row.tests() {
             if !t.is_ok() {
                 let who = if rows.len() > 1 { format!("{}: ", row.name) } else { String::new() };
                 out.push_str(&format!("{who}test {}: {:?}\n", t.id, t.status));
@@ -192,12 +237,16 @@ pub fn render_rows(runs: &[(&str, &RunReport)]) -> String {
 /// A row of the block table, then its Latency and Elapsed lines.
 fn block_lines(row: &Row<'_>, size: &str, width: usize) -> String {
     let block = row.block;
-    let (w, rw, rd, sk) = (
+    let (pc, w, rw, gc, rd, sk) = (
+        phase(row.chr, "putc"),
         phase(block, "write"),
         phase(block, "rewrite"),
+        phase(row.chr, "getc"),
         phase(block, "read"),
-        phase(block, "seeks"),
+        row.seeks_phase(),
     );
+    let cpc = cells(pc, |p| kib_rate(p.bytes_written, p));
+    let cgc = cells(gc, |p| kib_rate(p.bytes_read, p));
     let cw = cells(w, |p| kib_rate(p.bytes_written, p));
     let crw = cells(rw, |p| kib_rate(p.bytes_written, p));
     let crd = cells(rd, |p| kib_rate(p.bytes_read, p));
@@ -208,14 +257,14 @@ fn block_lines(row: &Row<'_>, size: &str, width: usize) -> String {
     let mut out = format!(
         "{:<width$} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3}\n",
         format!("{}:{size}", row.name),
-        "",
-        "",
+        cpc.0,
+        cpc.1,
         cw.0,
         cw.1,
         crw.0,
         crw.1,
-        "",
-        "",
+        cgc.0,
+        cgc.1,
         crd.0,
         crd.1,
         csk.0,
@@ -224,20 +273,20 @@ fn block_lines(row: &Row<'_>, size: &str, width: usize) -> String {
     out.push_str(&format!(
         "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         "Latency",
-        "",
+        max_latency(pc, OpKind::Write),
         max_latency(w, OpKind::Write),
         max_latency(rw, OpKind::Write),
-        "",
+        max_latency(gc, OpKind::Read),
         max_latency(rd, OpKind::Read),
         max_latency(sk, OpKind::Read)
     ));
     out.push_str(&format!(
         "{:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         "Elapsed",
-        "",
+        elapsed(pc),
         elapsed(w),
         elapsed(rw),
-        "",
+        elapsed(gc),
         elapsed(rd),
         elapsed(sk)
     ));
@@ -251,7 +300,7 @@ fn file_lines(row: &Row<'_>, width: usize) -> String {
         .or(row.rnd)
         .and_then(|t| t.median_rep())
         .and_then(|rep| rep.phases.iter().find(|p| p.name == "create"))
-        .map(|p| p.files_created)
+        .map(|p| per_pass(p.files_created, p))
         .unwrap_or(0);
     let rate = |p: &PhaseResult| per_sec(p.file_ops as f64 / secs(p));
     let names = ["create", "stat", "delete"];
@@ -273,27 +322,14 @@ fn file_lines(row: &Row<'_>, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::result::{Figure, RepResult, TestStatus};
+    use crate::model::result::{Figure, OpLatency, RepResult, TestStatus};
 
-    /// A run with bonnie's `files-seq` test: `ops` operations per phase, each phase 0.5 s.
-    fn run(ops: u64) -> RunReport {
-        let phase = |name: &str| PhaseResult {
-            name: name.into(),
-            timed: true,
-            threads: 1,
-            wall_nanos: 500_000_000,
-            file_ops: ops,
-            files_created: if name == "create" { ops } else { 0 },
-            ..Default::default()
-        };
-        let rep = RepResult {
-            complete: true,
-            phases: vec![phase("create"), phase("stat"), phase("delete")],
-            ..Default::default()
-        };
-        let t = TestResult {
-            id: "files-seq".into(),
-            name: "files-seq".into(),
+    /// A test `id` whose one complete repetition has these phases.
+    fn test_of(id: &str, phases: Vec<PhaseResult>) -> TestResult {
+        let rep = RepResult { complete: true, phases, ..Default::default() };
+        TestResult {
+            id: id.into(),
+            name: id.into(),
             description: String::new(),
             threads: 1,
             status: TestStatus::Ok,
@@ -302,7 +338,11 @@ mod tests {
             figure: Figure::OpsPerS,
             summary: None,
             warnings: vec![],
-        };
+        }
+    }
+
+    /// A run of the bonnie suite made of these tests.
+    fn report(tests: Vec<TestResult>) -> RunReport {
         RunReport {
             fsbench_version: String::new(),
             started_unix_s: 0,
@@ -311,11 +351,57 @@ mod tests {
             suite: "bonnie".into(),
             scale: "1".into(),
             repeat: 1,
-            tests: vec![t],
+            tests,
             interrupted: false,
             cluster: None,
             time: None,
         }
+    }
+
+    /// A timed phase of `secs` seconds.
+    fn timed(name: &str, secs: f64) -> PhaseResult {
+        PhaseResult {
+            name: name.into(),
+            timed: true,
+            threads: 1,
+            wall_nanos: (secs * 1e9) as u64,
+            ..Default::default()
+        }
+    }
+
+    /// `n` operations of `op` in a phase's latency list.
+    fn ops(op: OpKind, n: u64) -> OpLatency {
+        OpLatency {
+            op,
+            count: n,
+            mean_nanos: 0.0,
+            min_nanos: 0,
+            p50_nanos: 0,
+            p90_nanos: 0,
+            p99_nanos: 0,
+            p999_nanos: 0,
+            max_nanos: 0,
+            histogram_b64: String::new(),
+        }
+    }
+
+    /// A run with bonnie's `files-seq` test: `ops` operations per phase, each phase 0.5 s.
+    fn run(ops: u64) -> RunReport {
+        let phase = |name: &str| PhaseResult {
+            file_ops: ops,
+            files_created: if name == "create" { ops } else { 0 },
+            ..timed(name, 0.5)
+        };
+        report(vec![test_of("files-seq", vec![phase("create"), phase("stat"), phase("delete")])])
+    }
+
+    /// The whitespace-separated cells of the line that starts with `name `.
+    fn row<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name}: {out}"))
+            .split_whitespace()
+            .collect()
     }
 
     #[test]
@@ -324,17 +410,10 @@ mod tests {
         let out = render_rows(&[("ext4", &a), ("ext4:mount=data=writeback,noatime", &b)]);
         assert_eq!(out.matches("------Sequential Create------").count(), 1, "{out}");
         assert_eq!(out.matches("------Sequential Output------").count(), 1, "{out}");
-        let row = |name: &str| {
-            out.lines()
-                .find(|l| l.split_whitespace().next() == Some(name))
-                .unwrap_or_else(|| panic!("no row {name}: {out}"))
-                .split_whitespace()
-                .collect::<Vec<_>>()
-        };
         // name, files (units of 1024), then create/stat/delete of the sequential half.
-        assert_eq!(row("ext4")[..4], ["ext4", "2", "4096", "0"], "{out}");
+        assert_eq!(row(&out, "ext4")[..4], ["ext4", "2", "4096", "0"], "{out}");
         assert_eq!(
-            row("ext4:mount=data=writeback,noatime")[..3],
+            row(&out, "ext4:mount=data=writeback,noatime")[..3],
             ["ext4:mount=data=writeback,noatime", "1", "2048"]
         );
         // The block table has no figures but a row per configuration (blank cells).
@@ -353,5 +432,96 @@ mod tests {
             render_rows(&[("ext4", &r), ("xfs", &r)]),
             "No bonnie results in this report: run `--suite bonnie` for these tables.\n"
         );
+    }
+
+    #[test]
+    fn byte_rates_are_printed_as_bonnie_2_00a_prints_them() {
+        let p = timed("write", 1.0);
+        let k = |kib: f64| kib_rate((kib * 1024.0) as u64, &p);
+        // bonnie++ 2.00a's print_stat: %4dk below 10,000 KiB/s, %4.1fm below 100 MiB/s,
+        // %4dm (rounded) below 1,000 MiB/s, %4.1fg above.
+        assert_eq!(k(1433.9), "1433k");
+        assert_eq!(k(9999.0), "9999k");
+        assert_eq!(k(57.93 * 1024.0), "57.9m");
+        assert_eq!(k(434.5 * 1024.0), "435m");
+        assert_eq!(k(1228.8 * 1024.0), "1.2g");
+    }
+
+    /// The per-character cells come from test `char`, the seeks from test `seeks` (5 threads,
+    /// reads counted as seeks), and a `block` test recorded before `seeks` existed still fills
+    /// the seeks cell from its own phase.
+    #[test]
+    fn per_character_and_seek_cells_come_from_their_tests() {
+        const M: u64 = 1 << 20;
+        let putc = PhaseResult { bytes_written: 3 * M, ..timed("putc", 3.0) };
+        let getc = PhaseResult { bytes_read: 3 * M, ..timed("getc", 2.0) };
+        let write = PhaseResult { bytes_written: 256 * M, passes: 1, ..timed("write", 0.5) };
+        let rewrite = PhaseResult { bytes_written: 256 * M, ..timed("rewrite", 1.0) };
+        let read = PhaseResult { bytes_read: 256 * M, ..timed("read", 0.25) };
+        let seeks = |n: u64, secs: f64| PhaseResult {
+            latency: vec![ops(OpKind::Read, n), ops(OpKind::Write, n / 10)],
+            threads: 5,
+            ..timed("seeks", secs)
+        };
+        let now = report(vec![
+            test_of("char", vec![putc, getc]),
+            test_of("block", vec![write.clone(), rewrite.clone(), read.clone()]),
+            test_of("seeks", vec![seeks(8195, 0.5)]),
+        ]);
+        let out = render_rows(&[("ext2", &now)]);
+        let r = row(&out, "ext2:256M");
+        // putc 1024k, write 512m, rewrite 256m, getc 1536k, read 1.0g, seeks 16390/s.
+        let rates: Vec<&str> = r.iter().skip(1).step_by(2).copied().collect();
+        assert_eq!(rates, ["1024k", "512m", "256m", "1536k", "1.0g", "16390"], "{out}");
+
+        let old = report(vec![test_of("block", vec![write, rewrite, read, seeks(8000, 0.1)])]);
+        let out = render_rows(&[("ext2", &old)]);
+        let r = row(&out, "ext2:256M");
+        // No char test: the per-character cells are blank; the seeks are block's phase.
+        assert_eq!(r.len(), 1 + 2 * 4, "{out}");
+        assert_eq!(r[r.len() - 2], "80000", "{out}");
+    }
+
+    /// `--min-time` may run a phase twice: the files column and the file size are one pass's,
+    /// so a 4,096-file test says 4 whether it ran one pass or two (it said 8 and 4).
+    #[test]
+    fn files_and_size_are_one_passs_whatever_the_passes() {
+        let twice = |p: PhaseResult| PhaseResult { passes: 2, ..p };
+        let create = |passes: u32| PhaseResult {
+            file_ops: 4096 * u64::from(passes),
+            files_created: 4096 * u64::from(passes),
+            passes,
+            ..timed("create", 0.5)
+        };
+        let one = report(vec![test_of("files-seq", vec![create(1)])]);
+        let two = report(vec![
+            test_of("files-seq", vec![create(2)]),
+            test_of(
+                "block",
+                vec![twice(PhaseResult { bytes_written: 512 << 20, ..timed("write", 1.0) })],
+            ),
+        ]);
+        let out = render_rows(&[("ext2", &two), ("zfs", &one)]);
+        assert_eq!(row(&out, "ext2")[1], "4", "{out}");
+        assert_eq!(row(&out, "zfs")[1], "4", "{out}");
+        assert!(out.lines().any(|l| l.starts_with("ext2:256M ")), "{out}");
+    }
+
+    /// Where a test's phase differs from bonnie++'s, its note is printed under the tables, once
+    /// for all the configurations.
+    #[test]
+    fn notes_are_said_once_under_the_tables() {
+        let mut r = run(4096);
+        r.tests[0].warnings = vec![
+            Warning::Note { text: "readdir order differs".into() },
+            Warning::Noisy { cv: 0.3 },
+        ];
+        let out = render_rows(&[("ext4", &r), ("xfs", &r)]);
+        assert_eq!(
+            out.matches("Note, test files-seq: readdir order differs\n").count(),
+            1,
+            "{out}"
+        );
+        assert!(!out.contains("vary by"), "only notes: {out}");
     }
 }

@@ -258,6 +258,7 @@ const OWN_KEYS: &[Key] = &[
     IODEPTH,
     FIGURE,
     DIRECT,
+    with_default(key(Test, "min_time", Bool, "`false`: `--min-time` never runs this test's phases again, whatever their length: each repetition does the test's work once (a peer's test, such as bonnie++'s, whose figures are of one pass)"), "true"),
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),

@@ -76,6 +76,8 @@ pub struct TestSpec {
     pub figure: Option<String>,
     /// Open the test's files with O_DIRECT in every phase (default false).
     pub direct: Option<bool>,
+    /// `false`: `--min-time` does not lengthen this test (default true).
+    pub min_time: Option<bool>,
     /// The engines' own keys as written (io_uring's `iodepth_batch`, `sqpoll`, ...), typed by
     /// the key table; which engine they belong to is validation's to check.
     #[serde(flatten)]
@@ -214,6 +216,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             iodepth: None,
             figure: None,
             direct: None,
+            min_time: None,
             engine_keys: EngineKeys::default(),
             file: None,
             fileset: None,
@@ -248,6 +251,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("iodepth") => t.iodepth = Some(m.next_value()?),
                 TestField::Own("figure") => t.figure = Some(m.next_value()?),
                 TestField::Own("direct") => t.direct = Some(m.next_value()?),
+                TestField::Own("min_time") => t.min_time = Some(m.next_value()?),
                 TestField::Own("file") => t.file = Some(m.next_value()?),
                 TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
                 TestField::Own("phase") => t.phases = m.next_value()?,

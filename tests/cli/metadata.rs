@@ -103,20 +103,62 @@ fn postmark_mail_rm_untar_rmtree_counts() {
 fn bonnie_suite_counts_and_table() {
     let d = TestDir::new();
     let v = run_suite(d.path(), "bonnie", "1/64");
+    // bonnie++ 2.00a's Per Chr: 3 MiB one byte per call at every scale, fsync at the end.
+    let c = test_by_id(&v, "char");
+    assert_eq!(n(phase(c, "putc"), "write"), 3 << 20);
+    assert_eq!(n(phase(c, "putc"), "fsync"), 1);
+    assert_eq!(n(phase(c, "getc"), "read"), 3 << 20);
     let b = test_by_id(&v, "block");
     let chunks = (16u64 << 20) / 8192; // 1G / 64 in 8K chunks
     assert_eq!(n(phase(b, "write"), "write"), chunks);
+    assert_eq!(n(phase(b, "write"), "fsync"), 1);
     assert_eq!(n(phase(b, "rewrite"), "read"), chunks);
     assert_eq!(n(phase(b, "rewrite"), "write"), chunks);
+    assert_eq!(n(phase(b, "rewrite"), "fsync"), 1);
     assert_eq!(n(phase(b, "read"), "read"), chunks);
-    assert_eq!(n(phase(b, "seeks"), "read"), 8000);
-    assert_eq!(n(phase(b, "seeks"), "write"), 800);
+    for p in ["rewrite", "read"] {
+        assert_eq!(phase(b, p)["cache"]["required"], "uncached", "{p}");
+    }
+    // Seeks: bonnie++'s 5 seeker threads, 8,192 seeks (here 8,195), a tenth written back, each
+    // seeker's fsync at its end.
+    let k = test_by_id(&v, "seeks");
+    assert_eq!(phase(k, "seeks")["threads"], 5);
+    assert_eq!(n(phase(k, "seeks"), "read"), 8195);
+    assert_eq!(n(phase(k, "seeks"), "write"), 815);
+    assert_eq!(n(phase(k, "seeks"), "fsync"), 5);
     for id in ["files-seq", "files-rand"] {
         let t = test_by_id(&v, id);
         for (p, op) in [("create", "create"), ("stat", "stat"), ("delete", "unlink")] {
             assert_eq!(n(phase(t, p), op), 1000, "{id} {p}");
         }
+        assert_eq!(n(phase(t, "create"), "syncfs"), 1, "{id}");
+        assert_eq!(n(phase(t, "delete"), "syncfs"), 1, "{id}");
     }
+    // --min-time does not change bonnie's work: one pass of every phase, the same counts (it
+    // ran 2-4 passes of the block file, and counted every pass's files, before).
+    let (v, o) = run_json(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--suite",
+        "bonnie",
+        "--scale",
+        "1/64",
+        "--test",
+        "block,files-seq",
+        "--min-time",
+        "3s",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = test_by_id(&v, "block");
+    for p in ["write", "rewrite", "read"] {
+        assert_eq!(phase(b, p)["passes"], 1, "block {p}");
+    }
+    assert_eq!(n(phase(b, "write"), "write"), chunks);
+    assert_eq!(u(&phase(b, "write")["bytes_written"]), 16 << 20);
+    let f = test_by_id(&v, "files-seq");
+    assert_eq!(phase(f, "create")["passes"], 1);
+    assert_eq!(u(&phase(f, "create")["files_created"]), 1000);
     let o = fsbench(&[
         "run",
         "--dir",

@@ -73,7 +73,8 @@ pub const SUITES: &[EmbeddedSuite] = &[
     },
     EmbeddedSuite {
         name: "bonnie",
-        summary: "bonnie++ phases: block write/rewrite/read, seeks, seq/random create/stat/delete",
+        summary:
+            "bonnie++ 2.00a: per-char and block write/rewrite/read, 5 seekers, create/stat/delete",
         toml: include_str!("bonnie.toml"),
     },
 ];
@@ -192,5 +193,121 @@ mod tests {
         assert_eq!(t4.phases[0].pattern.data()[0].size, SizeDist::Fixed(32 << 10));
         let t10 = s.tests.iter().find(|t| t.id == "10").unwrap();
         assert_eq!(t10.phases[0].amount, Amount::Bytes(1 << 20), "small amounts kept");
+    }
+
+    /// The `bonnie` suite does what bonnie++ 2.00a does with its defaults (its source, and strace
+    /// of a run: bench/results/*-vs-bonnie.md), at every scale: 8 KiB chunks; 3 MiB written and
+    /// read one byte per call; every writing phase ending in fsync; rewrite and read uncached
+    /// (bonnie++'s file of twice the RAM); 5 seekers sharing 8,192 seeks, a tenth written back,
+    /// each fsyncing at its end; -n 16 (4 at quick) files, created and deleted with a sync
+    /// inside the timing, named with bonnie++'s mean name length.
+    #[test]
+    fn bonnie_matches_bonnie_2_00a() {
+        const K: u64 = 1 << 10;
+        const M: u64 = 1 << 20;
+        for (scale, file, files) in
+            [(Scale::Paper, 1 << 30, 16 * 1024), (Scale::Quick, 256 * M, 4 * 1024)]
+        {
+            let ctx = ResolveCtx { scale, free_memory: 8 << 30 };
+            let s = crate::workload::load(&SuiteSource::Embedded("bonnie".into()), &ctx).unwrap();
+            let t = |id: &str| s.tests.iter().find(|t| t.id == id).unwrap().clone();
+            let ids: Vec<&str> = s.tests.iter().map(|t| t.id.as_str()).collect();
+            assert_eq!(ids, ["char", "block", "seeks", "files-seq", "files-rand"]);
+            // One pass of each phase, as bonnie++: --min-time never lengthens them.
+            assert!(s.tests.iter().all(|t| !t.min_time), "bonnie's tests say min_time = false");
+            let data = |p: &PhaseDef| {
+                p.pattern
+                    .data()
+                    .iter()
+                    .map(|o| (o.kind, o.size, o.offset))
+                    .collect::<Vec<_>>()
+            };
+
+            // Per Chr: 3 MiB at every scale, one byte per write(2)/read(2), fsync, then uncached.
+            let c = t("char");
+            assert_eq!((c.files.size_bytes(), c.threads), (3 * M, 1), "{scale:?}");
+            assert_eq!(
+                data(&c.phases[0]),
+                [(OpKind::Write, SizeDist::Fixed(1), OffsetMode::Sequential)]
+            );
+            assert_eq!(c.phases[0].sync.at_end, Some(SyncCall::Fsync));
+            assert!(c.phases[0].open.create && c.phases[0].open.trunc);
+            assert_eq!(
+                data(&c.phases[1]),
+                [(OpKind::Read, SizeDist::Fixed(1), OffsetMode::Sequential)]
+            );
+            assert_eq!(c.phases[1].cache, CacheReq::Uncached);
+
+            // Block: bonnie++ -s (1 GiB, 256 MiB at quick) in 8 KiB chunks, one pass each.
+            let b = t("block");
+            assert_eq!((b.files.size_bytes(), b.threads), (file, 1), "{scale:?}");
+            let names: Vec<&str> = b.phases.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(names, ["write", "rewrite", "read"]);
+            assert!(b.phases.iter().all(|p| p.amount == Amount::Passes(1) && p.timed));
+            assert_eq!(
+                data(&b.phases[0]),
+                [(OpKind::Write, SizeDist::Fixed(8 * K), OffsetMode::Sequential)]
+            );
+            assert_eq!(
+                data(&b.phases[1]),
+                [
+                    (OpKind::Read, SizeDist::Fixed(8 * K), OffsetMode::Sequential),
+                    (OpKind::Write, SizeDist::Fixed(8 * K), OffsetMode::Last)
+                ]
+            );
+            let syncs: Vec<_> = b.phases.iter().map(|p| p.sync.at_end).collect();
+            assert_eq!(syncs, [Some(SyncCall::Fsync), Some(SyncCall::Fsync), None]);
+            let caches: Vec<_> = b.phases.iter().map(|p| p.cache).collect();
+            assert_eq!(caches, [CacheReq::Any, CacheReq::Uncached, CacheReq::Uncached]);
+
+            // Seeks: 5 threads on the shared file; per thread 1,802 ops = 163 cycles of 10
+            // random 8K-aligned reads and a write back, and 9 reads: 5 x 1,639 = 8,195 seeks.
+            let k = t("seeks");
+            assert_eq!((k.threads, k.files.shared, k.files.size_bytes()), (5, true, file));
+            let p = &k.phases[0];
+            assert_eq!(
+                (p.cache, p.amount, p.sync.at_end),
+                (CacheReq::Uncached, Amount::Ops(1802), Some(SyncCall::Fsync))
+            );
+            let ops = p.pattern.data();
+            assert_eq!(ops.len(), 11);
+            assert!(ops[..10].iter().all(|o| o.kind == OpKind::Read
+                && o.offset == OffsetMode::Random
+                && o.align == 8 * K
+                && o.size == SizeDist::Fixed(8 * K)));
+            assert_eq!((ops[10].kind, ops[10].offset), (OpKind::Write, OffsetMode::Last));
+            let reads = 163 * 10 + 9;
+            assert_eq!(163 * 11 + 9, 1802);
+            assert_eq!(5 * reads, 8195, "bonnie++: 8,192");
+
+            // Files: -n 16 (quick: -n 4), empty, one directory; create and delete end with a
+            // sync; names as long as bonnie++'s on average (10 hex digits + 0..12 characters).
+            for (id, pick) in [("files-seq", Pick::Next), ("files-rand", Pick::Shuffle)] {
+                let f = t(id);
+                assert_eq!(
+                    (f.files.count, f.files.size.max(), f.files.layout),
+                    (files, 0, Layout::Flat),
+                    "{id} {scale:?}"
+                );
+                let mean_digits =
+                    (0..files).map(|i| i.to_string().len() as f64).sum::<f64>() / files as f64;
+                let mean_name = f.files.name_prefix.len() as f64 + mean_digits;
+                assert!((mean_name - 16.0).abs() < 0.5, "{id}: mean name length {mean_name}");
+                let kinds: Vec<_> = f
+                    .phases
+                    .iter()
+                    .map(|p| match &p.pattern {
+                        Pattern::Files(e) => (e[0].choices[0].1.kind, e[0].choices[0].1.pick),
+                        Pattern::Data(_) => panic!("{id}: a fileset test"),
+                    })
+                    .collect();
+                assert_eq!(
+                    kinds,
+                    [(OpKind::Create, pick), (OpKind::Stat, pick), (OpKind::Unlink, pick)]
+                );
+                let syncs: Vec<_> = f.phases.iter().map(|p| p.sync.at_end).collect();
+                assert_eq!(syncs, [Some(SyncCall::Syncfs), None, Some(SyncCall::Syncfs)], "{id}");
+            }
+        }
     }
 }
