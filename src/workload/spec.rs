@@ -555,6 +555,7 @@ mod tests {
                 "file" => "{ size = \"1M\" }",
                 "fileset" => "{ count = 1, flat = true, size = \"0\" }",
                 "role" => "[]",
+                "min_time" => "false",
                 _ => match super::super::engines::owner_of(k).map(|(_, key)| key.ty) {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
