@@ -420,12 +420,17 @@ fn failures_deletions_and_ctrl_c() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert_eq!(
-        fsbench_instances(pid).len(),
-        3,
-        "block, process and syscall instances while running"
-    );
+    // Wait (however loaded the machine) until the command has read its file and sleeps, with the
+    // instances tracing; stop fsbench before failing, so that it removes what it made.
+    let ready = wait_until(std::time::Duration::from_secs(60), || {
+        fsbench_instances(pid).len() == 3 && has_descendant(pid, "sleep")
+    });
+    if !ready {
+        // SAFETY: signalling the fsbench we started.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        let _ = child.wait_with_output();
+        panic!("block, process and syscall instances while running: {:?}", fsbench_instances(pid));
+    }
     let t0 = std::time::Instant::now();
     // SAFETY: signalling the fsbench we started.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
@@ -667,4 +672,38 @@ fn zfs_profile_attributes_through_the_files_read() {
     );
     assert_eq!(p["summary"]["device_read_requests"], 0, "no device of its own is traced");
     drop(tb);
+}
+
+/// Poll `ok` every 50 ms until it holds or `limit` passes.
+fn wait_until(limit: std::time::Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < limit {
+        if ok() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    ok()
+}
+
+/// Whether a process named `comm` runs below `pid` (its child, grandchild, ...).
+fn has_descendant(pid: u32, comm: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return false };
+    dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()).any(|p| {
+        let name = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+        name.trim() == comm && {
+            let mut q = p;
+            // Walk up the parents (bounded: a chain is short).
+            (0..16).any(|_| {
+                q = parent_of(q).unwrap_or(1);
+                q == pid
+            })
+        }
+    })
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
 }
