@@ -189,6 +189,7 @@ impl DataArgs {
             stonewall: None,
             share: None,
             min_time: self.min_time,
+            passes: None,
         }
     }
 }

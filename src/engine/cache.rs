@@ -1,5 +1,6 @@
 //! A phase's cache precondition, made and verified on the test's files before the phase
-//! ([`prepare`]), with the warning when it does not hold built here and nowhere else.
+//! ([`prepare`]). A repetition in which it does not hold is run again by the runner
+//! ([`super::runner`]), and left out of the test's figures when it still does not.
 //!
 //! - `cached`: read the files once, then require ≥ [`CACHED_MIN`] resident (`mincore`); another
 //!   process (drop_caches, memory pressure) can evict in between on a shared machine, so read
@@ -11,8 +12,9 @@
 
 use super::files::TestFiles;
 use super::target::Target;
+use crate::model::failure::EngineError;
 use crate::model::job::CacheReq;
-use crate::model::result::{note_once, CacheCheck, Warning, CREATED};
+use crate::model::result::{CacheCheck, CREATED};
 use crate::sys::cache;
 use std::path::PathBuf;
 
@@ -25,37 +27,33 @@ pub const CACHED_FULL: f64 = 0.995;
 pub const UNCACHED_MAX: f64 = 0.02;
 
 /// Make and verify phase `phase`'s cache precondition `req` on `files` (every file of a data
-/// test; a sample of a fileset's); when it does not hold, say so in `warnings`.
+/// test; a sample of a fileset's). Whether it held is in the check; the test's result says so
+/// once, with the count of repetitions that missed it
+/// ([`crate::model::result::Warning::PreconditionNotMet`]), and leaves them out of its figures.
+/// An error when the test's directories could not be taken again after an eviction that
+/// unmounted (the phase cannot run).
 pub fn prepare(
     req: CacheReq,
-    phase: &str,
     files: &dyn TestFiles,
     target: &Target<'_>,
-    warnings: &mut Vec<Warning>,
-) -> CacheCheck {
-    let check = establish(req, files, target);
-    if !check.met {
-        let w = Warning::CacheNotMet {
-            phase: phase.to_string(),
-            required: req,
-            resident_fraction: check.resident_fraction,
-            method: check.method.clone(),
-            sampled: files.sampled(),
-        };
-        note_once(warnings, w);
-    }
-    check
+) -> Result<CacheCheck, EngineError> {
+    establish(req, files, target)
 }
 
-/// The precondition, made and measured.
-fn establish(req: CacheReq, files: &dyn TestFiles, target: &Target<'_>) -> CacheCheck {
+/// The precondition, made and measured; an error when the test's directories could not be taken
+/// again after an eviction that unmounted.
+fn establish(
+    req: CacheReq,
+    files: &dyn TestFiles,
+    target: &Target<'_>,
+) -> Result<CacheCheck, EngineError> {
     if !files.all_exist() {
-        return CacheCheck {
+        return Ok(CacheCheck {
             required: req,
             resident_fraction: 0.0,
             method: CREATED.into(),
             met: req != CacheReq::Cached,
-        };
+        });
     }
     let paths = files.residency_files();
     // Something else evicted pages between reading the files and checking them.
@@ -81,7 +79,20 @@ fn establish(req: CacheReq, files: &dyn TestFiles, target: &Target<'_>) -> Cache
             }
         }
         CacheReq::Uncached => {
-            let m = match target.cache.evict(files.evictable()) {
+            // An eviction that unmounts fails while a descriptor is open on the filesystem:
+            // the files' own are let go here, the work directory's by the target.
+            let unmounts = target.cache.unmounts();
+            let lost = |e: std::io::Error| {
+                EngineError::setup("the test's files around an eviction that unmounts", &e)
+            };
+            if unmounts {
+                files.release().map_err(lost)?;
+            }
+            let evicted = target.evict(files.evictable()).map_err(lost)?;
+            if unmounts {
+                files.reanchor().map_err(lost)?;
+            }
+            let m = match evicted {
                 Ok(m) => m,
                 Err(e) => format!("eviction failed: {e}"),
             };
@@ -96,7 +107,7 @@ fn establish(req: CacheReq, files: &dyn TestFiles, target: &Target<'_>) -> Cache
     } else {
         method
     };
-    CacheCheck { required: req, resident_fraction: resident, method, met }
+    Ok(CacheCheck { required: req, resident_fraction: resident, method, met })
 }
 
 /// Whether a cache precondition holds at `resident`; `evicted`: a `cached` precondition needed

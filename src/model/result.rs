@@ -180,6 +180,26 @@ pub enum Warning {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cv: Option<f64>,
     },
+    /// Repetitions whose stated precondition (a phase's cache state) did not hold even after
+    /// retrying them: they are not in the test's figures. One per test and phase, with the count;
+    /// recomputed from the repetitions by [`TestResult::finalize`].
+    PreconditionNotMet {
+        /// The first timed phase that missed it.
+        phase: String,
+        /// What it required.
+        required: CacheReq,
+        /// Repetitions that missed it (left out of the figures).
+        unmet: u32,
+        /// Completed repetitions.
+        of: u32,
+        /// Attempts discarded and run again because the precondition did not hold.
+        #[serde(default)]
+        retried: u32,
+        /// Resident share after trying, in the first repetition that missed it.
+        resident_fraction: f64,
+        /// What was done, in that repetition.
+        method: String,
+    },
     /// Free text: what fsbench 0.1 stored (its warnings were text).
     Note {
         /// The text.
@@ -190,7 +210,10 @@ pub enum Warning {
 impl Warning {
     /// Statistical warnings are recomputed from the repetitions by [`TestResult::finalize`].
     pub fn is_statistical(&self) -> bool {
-        matches!(self, Warning::Noisy { .. } | Warning::ShortPhase { .. })
+        matches!(
+            self,
+            Warning::Noisy { .. } | Warning::ShortPhase { .. } | Warning::PreconditionNotMet { .. }
+        )
     }
 }
 
@@ -280,8 +303,38 @@ impl std::fmt::Display for Warning {
                 };
                 write!(f, "--repeat auto: {count} repetitions, {why}")
             }
+            Warning::PreconditionNotMet {
+                phase,
+                required,
+                unmet,
+                of,
+                retried,
+                resident_fraction,
+                method,
+            } => {
+                let word = cache_word(*required);
+                write!(
+                    f,
+                    "precondition not met: phase `{phase}` required {word} but {:.0}% was resident after {method}, in {unmet} of {of} repetitions; they are left out of the figures",
+                    resident_fraction * 100.0
+                )?;
+                if *retried > 0 {
+                    write!(f, " ({retried} attempts retried)")?;
+                }
+                Ok(())
+            }
             Warning::Note { text } => f.write_str(text),
         }
+    }
+}
+
+/// A cache requirement as a word.
+fn cache_word(req: CacheReq) -> &'static str {
+    match req {
+        CacheReq::Uncached => "uncached",
+        CacheReq::Cached => "cached",
+        CacheReq::Any => "any",
+        CacheReq::Direct => "direct",
     }
 }
 
@@ -370,6 +423,13 @@ pub enum TestStatus {
         /// Why.
         reason: String,
     },
+    /// Every repetition completed, but in some a stated precondition (a phase's cache state)
+    /// did not hold even after retrying: those are left out of the figures, which are over
+    /// the others (none when none met it).
+    NotMet {
+        /// Which precondition, in how many repetitions, and what was found.
+        reason: String,
+    },
 }
 
 /// One test over all its repetitions.
@@ -438,6 +498,10 @@ pub struct RepResult {
     /// zfs: the dataset's `compressratio` after the last phase ([`crate::observe::compress`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compress_ratio: Option<f64>,
+    /// Attempts at this repetition discarded because a phase's cache precondition did not hold
+    /// (each was run again; their untimed cost is in the run's time, not in any figure).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub retried: u32,
 }
 
 /// One phase of one repetition.
@@ -683,7 +747,7 @@ impl PhaseResult {
 }
 
 /// The cache precondition as checked.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CacheCheck {
     /// What the phase required.
     pub required: CacheReq,
@@ -693,6 +757,18 @@ pub struct CacheCheck {
     pub method: String,
     /// Whether the requirement holds (always true for `any`).
     pub met: bool,
+}
+
+/// No requirement (`any`), so met: nothing checked, nothing missed.
+impl Default for CacheCheck {
+    fn default() -> Self {
+        CacheCheck {
+            required: CacheReq::Any,
+            resident_fraction: 0.0,
+            method: String::new(),
+            met: true,
+        }
+    }
 }
 
 /// Change of /sys/block/DEV/stat over a phase, summed over the target's devices.
@@ -800,9 +876,11 @@ impl TestResult {
 
     /// The repetition whose figure of merit is the median (for per-test detail columns).
     pub fn median_rep(&self) -> Option<&RepResult> {
-        let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].complete).collect();
+        let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].counts()).collect();
         if idx.is_empty() {
-            return self.reps.last();
+            // A partial repetition stands for a failed or interrupted test; one that missed
+            // its precondition stands for nothing.
+            return self.reps.last().filter(|r| r.preconditions_met() || !r.complete);
         }
         let f = self.figure;
         idx.sort_by(|a, b| f.value(&self.reps[*a]).total_cmp(&f.value(&self.reps[*b])));
@@ -815,7 +893,8 @@ impl TestResult {
         self.median_rep().and_then(|r| r.phases.iter().find(|p| p.timed))
     }
 
-    /// The median of the figure of merit over the completed repetitions.
+    /// The median of the figure of merit over the completed repetitions that met their
+    /// preconditions.
     pub fn median(&self) -> Option<f64> {
         self.summary.as_ref().map(|s| s.merit().median)
     }
@@ -827,7 +906,7 @@ impl TestResult {
 
     /// Add `more` (later repetitions of the same test) and recompute the statistics.
     pub fn merge(&mut self, more: TestResult) {
-        if self.status == TestStatus::Ok {
+        if matches!(self.status, TestStatus::Ok | TestStatus::NotMet { .. }) {
             self.status = more.status;
         }
         self.complete_reps += more.complete_reps;
@@ -838,13 +917,24 @@ impl TestResult {
         self.finalize();
     }
 
-    /// Recompute the summary (over completed repetitions) and the statistical warnings.
+    /// Recompute the summary (over completed repetitions that met their preconditions), the
+    /// status (ok or not met) and the warnings computed from the repetitions.
     pub fn finalize(&mut self) {
         for r in &mut self.reps {
             r.figure = Some(self.figure);
         }
         self.warnings.retain(|w| !w.is_statistical());
-        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
+        let unmet = self.not_met();
+        if matches!(self.status, TestStatus::Ok | TestStatus::NotMet { .. }) {
+            self.status = match &unmet {
+                Some(w) => TestStatus::NotMet { reason: w.to_string() },
+                None => TestStatus::Ok,
+            };
+        }
+        if let Some(w) = unmet {
+            self.warnings.push(w);
+        }
+        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.counts()).collect();
         self.summary = summarize(self.figure, &done);
         if let Some(s) = &self.summary {
             let cv = s.merit().cv;
@@ -863,6 +953,31 @@ impl TestResult {
     pub fn is_ok(&self) -> bool {
         self.status == TestStatus::Ok
     }
+
+    /// Whether some completed repetition missed a stated precondition (and is left out of the
+    /// figures).
+    pub fn is_not_met(&self) -> bool {
+        matches!(self.status, TestStatus::NotMet { .. })
+    }
+
+    /// The one note on the completed repetitions that missed their precondition (with their
+    /// count), or `None` when every one met it.
+    fn not_met(&self) -> Option<Warning> {
+        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
+        let missed: Vec<&RepResult> =
+            done.iter().copied().filter(|r| !r.preconditions_met()).collect();
+        let first = missed.first()?;
+        let p = first.phases.iter().find(|p| p.timed && !p.cache.met)?;
+        Some(Warning::PreconditionNotMet {
+            phase: p.name.clone(),
+            required: p.cache.required,
+            unmet: missed.len() as u32,
+            of: done.len() as u32,
+            retried: self.reps.iter().map(|r| r.retried).sum(),
+            resident_fraction: p.cache.resident_fraction,
+            method: p.cache.method.clone(),
+        })
+    }
 }
 
 /// Push `w` unless it is in `warnings` already.
@@ -873,6 +988,16 @@ pub fn note_once(warnings: &mut Vec<Warning>, w: Warning) {
 }
 
 impl RepResult {
+    /// Whether every timed phase had its cache precondition.
+    pub fn preconditions_met(&self) -> bool {
+        self.phases.iter().all(|p| !p.timed || p.cache.met)
+    }
+
+    /// Whether the repetition is part of its test's figures: completed, every precondition met.
+    pub fn counts(&self) -> bool {
+        self.complete && self.preconditions_met()
+    }
+
     /// The figure a comparison ranks: MiB/s for data tests, ops/s for fileset tests (a stat or
     /// unlink phase moves no bytes), or what the test declares: [`Figure::value`] with the test's
     /// [`TestResult::figure`] once [`TestResult::finalize`] has run.
@@ -905,6 +1030,11 @@ impl RepResult {
 
 /// serde: leave a zero counter out of the JSON.
 fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// serde: leave a zero count out of the JSON.
+fn is_zero_u32(x: &u32) -> bool {
     *x == 0
 }
 

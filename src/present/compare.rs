@@ -165,6 +165,11 @@ fn head_to_head_row(r: &Report, ti: usize, row: &TestRow, with_unit: bool) -> Ve
         let fig = match (&tr.status, row.median(i)) {
             (TestStatus::Failed { .. }, _) => "FAILED".to_string(),
             (TestStatus::Skipped { .. }, _) => "skipped".to_string(),
+            // Over the repetitions that met the precondition, marked; none: no figure.
+            (TestStatus::NotMet { .. }, Some(m)) => {
+                format!("{}{}", figure_cell(row, i, m, with_unit), super::table::NOT_MET_MARK)
+            }
+            (TestStatus::NotMet { .. }, None) => super::table::NOT_MET.to_string(),
             (_, Some(m)) => figure_cell(row, i, m, with_unit),
             (_, None) => "-".to_string(),
         };
@@ -390,6 +395,7 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 TestStatus::Failed { .. } => "failed",
                 TestStatus::Interrupted => "interrupted",
                 TestStatus::Skipped { .. } => "skipped",
+                TestStatus::NotMet { .. } => "not_met",
             };
             let [verdict, winner, factor, tested, reason] =
                 verdict_columns(row.vs_baseline[i].as_ref(), base, &c.label);
