@@ -954,6 +954,19 @@ impl TestResult {
         self.status == TestStatus::Ok
     }
 
+    /// The passes `--min-time` ran of the test's timed phases (the most of any phase, over the
+    /// repetitions that count; the same in every one of them), when above 1.
+    pub fn passes(&self) -> Option<u32> {
+        let reps = self.reps.iter().filter(|r| r.counts());
+        let n = reps.flat_map(|r| r.phases.iter()).filter(|p| p.timed).map(|p| p.passes()).max()?;
+        (n > 1).then_some(n)
+    }
+
+    /// How a test's name or description says it ran more than one pass: ` (N passes)`.
+    pub fn passes_words(&self) -> String {
+        self.passes().map(|n| format!(" ({n} passes)")).unwrap_or_default()
+    }
+
     /// Whether some completed repetition missed a stated precondition (and is left out of the
     /// figures).
     pub fn is_not_met(&self) -> bool {

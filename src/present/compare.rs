@@ -159,6 +159,8 @@ fn head_to_head_row(r: &Report, ti: usize, row: &TestRow, with_unit: bool) -> Ve
         Some(l) if !l.is_empty() => format!("{} [{l}]", bt.description),
         _ => bt.description.clone(),
     };
+    // The passes --min-time fixed for the test (the same on every configuration).
+    let desc = format!("{desc}{}", bt.passes_words());
     let mut cells = vec![row.id.clone(), desc];
     for (i, c) in r.configs.iter().enumerate() {
         let tr = &c.run.tests[ti];

@@ -111,6 +111,8 @@ fn test_row(t: &TestResult, multi: bool, notes: &mut Vec<String>) -> Vec<String>
         Some(l) if !l.is_empty() => format!("{} [{l}]", t.name),
         _ => t.name.clone(),
     };
+    // Work done more than once per repetition (--min-time) is said where the test is named.
+    let name = format!("{name}{}", t.passes_words());
     let mut row = vec![t.id.clone(), name];
     match (&t.status, t.median_rep()) {
         // No repetition met its precondition: no figure (the note says why).

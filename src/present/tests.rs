@@ -256,3 +256,25 @@ fn an_unmet_precondition_is_marked_in_every_output_and_in_no_figure() {
     assert!(none.summary.is_none() && none.median_rep().is_none(), "{:?}", none.summary);
     assert!(none.is_not_met());
 }
+
+/// Issue 29, item 2: a test whose phases `--min-time` ran more than once says how many times
+/// where it is named, in the run's table and the comparison's.
+#[test]
+fn passes_above_one_are_said_in_the_description() {
+    use crate::present::{exporter, ExportOptions, Format};
+    let mut configs = vec![config("ext4", &[100.0, 101.0], 1), config("xfs", &[90.0, 91.0], 1)];
+    for c in &mut configs {
+        for r in &mut c.run.tests[0].reps {
+            r.phases[0].passes = 3;
+        }
+    }
+    let o = ExportOptions { details: false, width: Some(WIDE) };
+    let run = crate::present::table::render(&configs[0].run, WIDE);
+    assert!(run.contains("t (3 passes)"), "{run}");
+    let r = build_report(configs, &opts(), 0, false);
+    let text = String::from_utf8(exporter(Format::Table, o).export(&r).unwrap()).unwrap();
+    assert!(text.contains("(3 passes)"), "{text}");
+    let one = build_report(vec![config("ext4", &[100.0, 101.0], 1)], &opts(), 0, false);
+    let text = String::from_utf8(exporter(Format::Table, o).export(&one).unwrap()).unwrap();
+    assert!(!text.contains("passes)"), "one pass is not said: {text}");
+}

@@ -172,3 +172,71 @@ fn zfs_meets_the_uncached_read_in_every_repetition() {
     }
     assert!(work.entries().is_empty(), "{:?}", work.entries());
 }
+
+/// Issue 29, done when: an unmet cache precondition, forced (tmpfs keeps file data only in
+/// memory: unit14's uncached read, test 5, cannot be made uncached, and retrying does not help),
+/// is marked in every output of the run and of the stored run (`show` as table, CSV, JSON,
+/// HTML; `diff`, which does not compare it), with one note, and no figure comes from it.
+#[test]
+fn a_forced_unmet_precondition_is_marked_in_every_output() {
+    let Some(fs) = Tmpfs::mount("1G", false) else {
+        skip("needs root to mount tmpfs");
+        return;
+    };
+    let dbdir = TestDir::new();
+    let db = dbdir.path().join("results.sqlite");
+    let run = |format: &str| {
+        fsbench(&[
+            "run",
+            "--dir",
+            fs.path().to_str().unwrap(),
+            "--test",
+            "5",
+            "--scale",
+            "1/64",
+            "--repeat",
+            "2",
+            "--db",
+            db.to_str().unwrap(),
+            "--format",
+            format,
+        ])
+    };
+    let o = run("json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = &v["tests"][0];
+    assert_eq!(t["status"]["state"], "not_met", "{}", t["status"]);
+    assert!(t["summary"].is_null(), "no figure: {}", t["summary"]);
+    let reason = t["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("in 2 of 2 repetitions") && reason.contains("4 attempts retried"),
+        "{reason}"
+    );
+    let o = run("table");
+    let table = stdout(&o);
+    assert!(table.contains("NOT MET"), "{table}");
+    assert_eq!(table.matches("test 5: precondition not met").count(), 1, "one note: {table}");
+    let show = |args: &[&str]| {
+        let mut a = vec!["show"];
+        a.extend_from_slice(args);
+        a.extend(["--db", db.to_str().unwrap()]);
+        let o = fsbench(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let shown = show(&["1"]);
+    assert!(shown.contains("NOT MET"), "{shown}");
+    assert_eq!(shown.matches("test 5: precondition not met").count(), 1, "one note: {shown}");
+    let csv = show(&["1", "--format", "csv"]);
+    assert!(csv.lines().nth(1).is_some_and(|l| l.contains(",not_met,")), "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&show(&["1", "--format", "json"])).unwrap();
+    assert_eq!(json["tests"][0]["status"]["state"], "not_met", "{json}");
+    let html = show(&["1", "--format", "html"]);
+    assert!(html.contains("NOT MET"), "no mark in the HTML");
+    let o = fsbench(&["diff", "1", "2", "--db", db.to_str().unwrap()]);
+    let diff = stdout(&o);
+    assert!(diff.contains("NOT MET"), "{diff}");
+    assert!(diff.contains("not compared"), "{diff}");
+    assert!(std::fs::read_dir(fs.path()).unwrap().next().is_none(), "nothing left on the tmpfs");
+}
