@@ -105,7 +105,12 @@ impl<'a> Target<'a> {
             std::io::Error::new(e.kind(), format!("the work directory {what}: {e}"))
         };
         if let Some(a) = anchor {
-            a.release().map_err(|e| ctx("could not be released before the eviction", e))?;
+            if let Err(e) = a.release() {
+                // Whatever was let go is taken again; the eviction is not tried.
+                let again = a.reanchor().err().map(|r| format!("; taking it again: {r}"));
+                let e = std::io::Error::new(e.kind(), format!("{e}{}", again.unwrap_or_default()));
+                return Err(ctx("could not be released before the eviction", e));
+            }
         }
         let r = self.cache.evict(files);
         if let Some(a) = anchor {
