@@ -305,6 +305,42 @@ fn zfs_eviction_reaches_the_devices() {
     tb.teardown().unwrap();
 }
 
+/// Fsbench's own work directory (the descriptors it holds on the mount for link-safe
+/// I/O) made `zpool export` fail with "target is busy", so every "uncached" phase on zfs ran on
+/// a file still cached. The testbed's eviction alone still fails while the directory is held
+/// (the cause, reproduced); through the target, with the work directory as its anchor, the
+/// descriptors are let go around the export and taken again: the same path reaches the same
+/// directory, and the file is read from the devices.
+#[test]
+fn zfs_eviction_lets_go_of_the_work_directory_and_takes_it_again() {
+    skip_unless!("zfs-fuse", "zpool", "zfs");
+    let _g = zfs_lock();
+    let dir = workdir();
+    let tb = Testbed::up(&FsConfig::parse("zfs").unwrap(), &opts(dir.path())).unwrap();
+    let ws = fsbench::engine::Workspace::create(tb.mountpoint()).unwrap();
+    let f = ws.path().join("data");
+    let len = 16 * MIB as usize;
+    write_file(&f, len);
+    read_file(&f);
+    let e = tb.cache_control().evict(std::slice::from_ref(&f)).unwrap_err();
+    assert!(e.to_string().contains("busy"), "the work directory holds the mount: {e}");
+
+    let mut target = tb.target();
+    target.anchor = Some(&*ws);
+    let what = target.evict(std::slice::from_ref(&f)).unwrap().unwrap();
+    assert!(what.contains("export"), "{what}");
+    let devs = tb.block_devices();
+    let before = sectors_read(&devs);
+    assert_eq!(read_file(&f), len, "the same path, the same directory");
+    let device_bytes = (sectors_read(&devs) - before) * 512;
+    assert!(device_bytes >= len as u64, "only {device_bytes} of {len} bytes from the devices");
+    // Twice: the directory taken again can be let go again.
+    target.evict(std::slice::from_ref(&f)).unwrap().unwrap();
+    assert_eq!(read_file(&f), len);
+    drop(ws);
+    tb.teardown().unwrap();
+}
+
 #[test]
 fn ext4_eviction_reaches_the_device_with_and_without_remount() {
     skip_unless!("mkfs.ext4");

@@ -259,6 +259,7 @@ impl crate::store::RunRecord {
                 share: None,
                 min_time: Default::default(),
                 reuse_layout: true,
+                passes: None,
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

@@ -64,6 +64,11 @@ pub struct DiffRow {
     pub elapsed_s_b: Option<f64>,
     /// The outcome.
     pub change: Change,
+    /// Run A's test missed a stated precondition in some repetitions (left out of its figure
+    /// and of the decision).
+    pub not_met_a: bool,
+    /// Run B's likewise.
+    pub not_met_b: bool,
 }
 
 /// The outcome of a diff.
@@ -182,6 +187,8 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
             median_b: tb.median(),
             elapsed_s_a: elapsed(ta),
             elapsed_s_b: elapsed(tb),
+            not_met_a: ta.is_not_met(),
+            not_met_b: tb.is_not_met(),
             change: match v {
                 Verdict::Win { winner: 0, factor, tested } => Change::Regressed { factor, tested },
                 Verdict::Win { factor, tested, .. } => Change::Improved { factor, tested },

@@ -198,6 +198,7 @@ impl DataArgs {
             share: None,
             min_time: self.min_time,
             reuse_layout: !self.fresh_layout,
+            passes: None,
         }
     }
 }

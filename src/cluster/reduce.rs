@@ -232,6 +232,7 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> Re
         phases,
         extents: None,
         compress_ratio: None,
+        retried: 0,
         file_ops: if fileset { ops } else { 0 },
         figure: reps[0].figure,
         // Rank 0's own untimed work (each rank measures its own).

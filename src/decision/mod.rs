@@ -53,7 +53,7 @@ use crate::stats::significance::{benjamini_hochberg, yuen_paired, yuen_welch};
 
 /// Whether every timed phase of `r` had its cache precondition.
 fn cache_met(r: &crate::model::result::RepResult) -> bool {
-    r.phases.iter().all(|p| !p.timed || p.cache.met)
+    r.preconditions_met()
 }
 
 /// Why a side of a test cannot be compared: the reason of its `NotCompared` verdict.
@@ -94,7 +94,8 @@ impl crate::sys::classify::Classify for Unusable {
 fn usable(t: &TestResult, label: &str) -> Result<Vec<f64>, Unusable> {
     let label = label.to_string();
     match &t.status {
-        TestStatus::Ok => {}
+        // Not met in some repetitions: those are left out below, as for any test.
+        TestStatus::Ok | TestStatus::NotMet { .. } => {}
         TestStatus::Failed { reason } => {
             return Err(Unusable::Failed { label, reason: reason.to_string() })
         }

@@ -200,6 +200,10 @@ struct State<'p, 'a> {
     room: u64,
     /// What the driver spent around the engine.
     time: DriverTime,
+    /// Per test, the passes `--min-time` chose for each phase in the test's first repetition
+    /// (on the first target that ran it): every later unit of the test, on every target, runs
+    /// the same ([`EngineOptions::passes`]).
+    passes: Vec<Option<Vec<u32>>>,
 }
 
 impl State<'_, '_> {
@@ -233,16 +237,22 @@ impl State<'_, '_> {
             self.ws[i] = Some((self.targets.workspace(i)?, keep));
             self.time.workdir_nanos += t0.elapsed().as_nanos() as u64;
         }
-        let target = self.targets.target(i);
+        let mut target = self.targets.target(i);
         let Some((dir, keep)) = &mut self.ws[i] else { unreachable!("made above") };
+        let dir: &WorkDir = dir;
+        // The work directory's descriptors are let go around an eviction that unmounts.
+        if let WorkDir::Own(w) = dir {
+            target.anchor = Some(&**w);
+        }
         let devices = self.devices[i].clone();
         let test = &plan.suite.tests[ti];
+        let opts = EngineOptions { passes: self.passes[ti].clone(), ..plan.engine.clone() };
         let r = engine::runner::run_test_keeping(
             test,
             &target,
             &devices,
             dir.path(),
-            &plan.engine,
+            &opts,
             ti as u64,
             unit.reps.clone(),
             self.progress,
@@ -252,6 +262,9 @@ impl State<'_, '_> {
         if plan.fresh_per_test {
             // The target may be made afresh before its next unit: its work directory goes now.
             self.drop_workdirs(|_| true);
+        }
+        if self.passes[ti].is_none() && engine::min_time::applies(test, &opts) {
+            self.passes[ti] = r.reps.iter().find_map(engine::min_time::chosen);
         }
         let stop = r.status == TestStatus::Interrupted;
         match &mut self.acc[i][ti] {
@@ -508,6 +521,7 @@ pub fn drive(
         devices,
         room: largest + largest / 8 + (64 << 20),
         time: DriverTime::default(),
+        passes: vec![None; suite.tests.len()],
     };
     let mut interrupted = false;
     match plan.auto {
@@ -742,7 +756,22 @@ mod tests {
                     p.passes,
                     p.wall_nanos
                 );
-                assert!(p.wall_nanos >= min.as_nanos() as u64, "{}: {} ns", p.name, p.wall_nanos);
+                // The first repetition chooses the count by the minimum; the others run the
+                // same count (like for like), however long it takes them.
+                let first = &run.tests[0].reps[0].phases;
+                let chosen = first.iter().find(|q| q.name == p.name).unwrap();
+                assert!(
+                    chosen.wall_nanos >= min.as_nanos() as u64,
+                    "{}: {} ns",
+                    p.name,
+                    chosen.wall_nanos
+                );
+                assert_eq!(
+                    p.passes(),
+                    chosen.passes(),
+                    "{}: the same passes in every repetition",
+                    p.name
+                );
                 assert_eq!(p.bytes_read + p.bytes_written, per_pass * p.passes() as u64);
                 assert_eq!(p.data_ops, per_pass / 4096 * p.passes() as u64);
                 let ops: u64 = p.latency.iter().filter(|l| l.op.is_data()).map(|l| l.count).sum();
@@ -769,7 +798,9 @@ mod tests {
         for r in &run.tests[0].reps {
             let n = r.phases[0].passes();
             assert!(n > 1, "ran once in {} ns", r.wall_nanos);
-            assert!(r.wall_nanos >= min.as_nanos() as u64);
+            let first = &run.tests[0].reps[0];
+            assert!(first.wall_nanos >= min.as_nanos() as u64, "the first repetition chooses");
+            assert_eq!(n, first.phases[0].passes(), "the same runs in every repetition");
             for p in &r.phases {
                 assert_eq!(p.passes(), n, "{}: every phase runs as often", p.name);
                 assert_eq!(p.file_ops, 40 * n as u64, "{}", p.name);

@@ -1,5 +1,6 @@
 //! A phase's cache precondition, made and verified on the test's files before the phase
-//! ([`prepare`]), with the warning when it does not hold built here and nowhere else.
+//! ([`prepare`]). A repetition in which it does not hold is run again by the runner
+//! ([`super::runner`]), and left out of the test's figures when it still does not.
 //!
 //! - `cached`: read the files once, then require ≥ [`CACHED_MIN`] resident (`mincore`); another
 //!   process (drop_caches, memory pressure) can evict in between on a shared machine, so read
@@ -11,8 +12,9 @@
 
 use super::files::TestFiles;
 use super::target::Target;
+use crate::model::failure::EngineError;
 use crate::model::job::CacheReq;
-use crate::model::result::{note_once, CacheCheck, Warning, CREATED};
+use crate::model::result::{CacheCheck, CREATED};
 use crate::model::time::Untimed;
 use crate::sys::cache;
 use std::path::PathBuf;
@@ -27,50 +29,42 @@ pub const CACHED_FULL: f64 = 0.995;
 pub const UNCACHED_MAX: f64 = 0.02;
 
 /// Make and verify phase `phase`'s cache precondition `req` on `files` (every file of a data
-/// test; a sample of a fileset's); when it does not hold, say so in `warnings`. The time it
-/// took is added to `spent` (a sync before an eviction as `sync_nanos`, the rest as
-/// `cache_nanos`).
+/// test; a sample of a fileset's). Whether it held is in the check; the test's result says so
+/// once, with the count of repetitions that missed it
+/// ([`crate::model::result::Warning::PreconditionNotMet`]), and leaves them out of its figures.
+/// The time it took is added to `spent` (a sync before an eviction as `sync_nanos`, the rest as
+/// `cache_nanos`). An error when the test's directories could not be taken again after an eviction that
+/// unmounted (the phase cannot run).
 pub fn prepare(
     req: CacheReq,
-    phase: &str,
     files: &dyn TestFiles,
     target: &Target<'_>,
-    warnings: &mut Vec<Warning>,
     spent: &mut Untimed,
-) -> CacheCheck {
+) -> Result<CacheCheck, EngineError> {
     let t0 = Instant::now();
     let mut sync_nanos = 0;
     let check = establish(req, files, target, &mut sync_nanos);
     spent.sync_nanos += sync_nanos;
     spent.cache_nanos += (t0.elapsed().as_nanos() as u64).saturating_sub(sync_nanos);
-    if !check.met {
-        let w = Warning::CacheNotMet {
-            phase: phase.to_string(),
-            required: req,
-            resident_fraction: check.resident_fraction,
-            method: check.method.clone(),
-            sampled: files.sampled(),
-        };
-        note_once(warnings, w);
-    }
     check
 }
 
-/// The precondition, made and measured; the time spent making the files evictable (a sync)
+/// The precondition, made and measured; an error when the test's directories could not be taken
+/// again after an eviction that unmounted. The time spent making the files evictable (a sync)
 /// goes to `sync_nanos`.
 fn establish(
     req: CacheReq,
     files: &dyn TestFiles,
     target: &Target<'_>,
     sync_nanos: &mut u64,
-) -> CacheCheck {
+) -> Result<CacheCheck, EngineError> {
     if !files.all_exist() {
-        return CacheCheck {
+        return Ok(CacheCheck {
             required: req,
             resident_fraction: 0.0,
             method: CREATED.into(),
             met: req != CacheReq::Cached,
-        };
+        });
     }
     let paths = files.residency_files();
     // Something else evicted pages between reading the files and checking them.
@@ -96,10 +90,23 @@ fn establish(
             }
         }
         CacheReq::Uncached => {
+            // An eviction that unmounts fails while a descriptor is open on the filesystem:
+            // the files' own are let go here, the work directory's by the target.
+            let unmounts = target.cache.unmounts();
+            let lost = |e: std::io::Error| {
+                EngineError::setup("the test's files around an eviction that unmounts", &e)
+            };
+            if unmounts {
+                files.release().map_err(lost)?;
+            }
             let t0 = Instant::now();
             let evictable = files.evictable();
             *sync_nanos = t0.elapsed().as_nanos() as u64;
-            let m = match target.cache.evict(evictable) {
+            let evicted = target.evict(evictable).map_err(lost)?;
+            if unmounts {
+                files.reanchor().map_err(lost)?;
+            }
+            let m = match evicted {
                 Ok(m) => m,
                 Err(e) => format!("eviction failed: {e}"),
             };
@@ -114,7 +121,7 @@ fn establish(
     } else {
         method
     };
-    CacheCheck { required: req, resident_fraction: resident, method, met }
+    Ok(CacheCheck { required: req, resident_fraction: resident, method, met })
 }
 
 /// Whether a cache precondition holds at `resident`; `evicted`: a `cached` precondition needed

@@ -5,6 +5,11 @@
 //! test, whose phases change the set they work on, runs again whole, on a new set (set-up
 //! untimed). Either way the figures are sums over the passes
 //! ([`crate::model::result::PhaseResult::passes`]), and the same rule says when to stop.
+//!
+//! The count is chosen once per test: by the minimum in the test's first repetition (on the
+//! first configuration of a compare), then fixed for every other repetition and configuration
+//! ([`EngineOptions::passes`]), so that they all do the same work (a configuration that writes
+//! faster must not run more first writes, or more overwrites, than another).
 
 use super::runner::EngineOptions;
 use crate::model::job::{Amount, TestDef};
@@ -40,19 +45,33 @@ pub trait Passes {
     fn add(&mut self, more: Self);
 }
 
-/// Run `again` and add what it returns to `first` while the passes are shorter than `min`,
-/// fewer than [`MAX_PASSES`], and the last one went well; a signal stops it too.
-pub fn lengthen<P: Passes>(first: P, min: Duration, mut again: impl FnMut() -> P) -> P {
+/// Run `again` and add what it returns to `first`: with `fixed`, until there are that many
+/// passes (the count the test's first repetition chose, so that every repetition on every
+/// configuration does the same work); without, while the passes are shorter than `min` and
+/// fewer than [`MAX_PASSES`]. Either way only while the last one went well and no signal came.
+pub fn lengthen<P: Passes>(
+    first: P,
+    min: Duration,
+    fixed: Option<u32>,
+    mut again: impl FnMut() -> P,
+) -> P {
     let mut all = first;
-    while all.timed_wall() < min
-        && all.passes() < MAX_PASSES
-        && all.went_well()
-        && !crate::sys::signals::interrupted()
-    {
+    let more_wanted = |all: &P| match fixed {
+        Some(n) => all.passes() < n.min(MAX_PASSES),
+        None => all.timed_wall() < min && all.passes() < MAX_PASSES,
+    };
+    while more_wanted(&all) && all.went_well() && !crate::sys::signals::interrupted() {
         let more = again();
         all.add(more);
     }
     all
+}
+
+/// The passes each phase of a test ran in `rep` (by phase index): what every later repetition
+/// of the test, on every configuration, runs ([`EngineOptions::passes`]). `None` for a
+/// repetition that did not complete.
+pub fn chosen(rep: &crate::model::result::RepResult) -> Option<Vec<u32>> {
+    rep.complete.then(|| rep.phases.iter().map(|p| p.passes()).collect())
 }
 
 #[cfg(test)]
@@ -86,18 +105,35 @@ mod tests {
     fn passes_are_added_until_the_minimum_or_the_cap_or_a_failure() {
         let min = Duration::from_millis(100);
         let one = |ok| Fake { ms: 30, n: 1, ok };
-        assert_eq!(lengthen(one(true), min, || one(true)).n, 4, "30 ms × 4 ≥ 100 ms");
+        assert_eq!(lengthen(one(true), min, None, || one(true)).n, 4, "30 ms × 4 ≥ 100 ms");
         let long = Fake { ms: 200, n: 1, ok: true };
-        assert_eq!(lengthen(long, min, || unreachable!("long enough")).n, 1);
+        assert_eq!(lengthen(long, min, None, || unreachable!("long enough")).n, 1);
         let mut k = 0;
-        let r = lengthen(one(true), min, || {
+        let r = lengthen(one(true), min, None, || {
             k += 1;
             one(k < 2)
         });
         assert_eq!((r.n, r.ok), (3, false), "no pass after the one that went wrong");
-        assert_eq!(lengthen(one(false), min, || unreachable!("a failed first pass")).n, 1);
+        assert_eq!(lengthen(one(false), min, None, || unreachable!("a failed first pass")).n, 1);
         let tiny = |_| Fake { ms: 0, n: 1, ok: true };
-        assert_eq!(lengthen(tiny(()), min, || tiny(())).n, MAX_PASSES, "capped");
+        assert_eq!(lengthen(tiny(()), min, None, || tiny(())).n, MAX_PASSES, "capped");
+    }
+
+    #[test]
+    fn a_fixed_count_is_run_whatever_the_passes_last() {
+        let min = Duration::from_millis(100);
+        let pass = |ms| Fake { ms, n: 1, ok: true };
+        // Faster than the minimum: still exactly the fixed count, not more.
+        assert_eq!(lengthen(pass(1), min, Some(3), || pass(1)).n, 3);
+        // Slower than the minimum: still the fixed count, not fewer.
+        assert_eq!(lengthen(pass(500), min, Some(3), || pass(500)).n, 3);
+        assert_eq!(lengthen(pass(500), min, Some(1), || unreachable!("one is fixed")).n, 1);
+        let mut k = 0;
+        let r = lengthen(pass(1), min, Some(5), || {
+            k += 1;
+            Fake { ms: 1, n: 1, ok: k < 2 }
+        });
+        assert_eq!((r.n, r.ok), (3, false), "no pass after the one that went wrong");
     }
 
     #[test]

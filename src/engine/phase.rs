@@ -44,7 +44,7 @@ impl PhaseRun {
     }
 
     /// A phase that could not start: `error` is its one worker's.
-    fn failed(error: EngineError) -> PhaseRun {
+    pub fn failed(error: EngineError) -> PhaseRun {
         let out = WorkerOutput { error: Some(error), ..WorkerOutput::at(Instant::now()) };
         PhaseRun { outs: vec![out], ..PhaseRun::default() }
     }

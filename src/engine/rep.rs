@@ -255,7 +255,9 @@ fn run_phase(
     let (target, opts) = (env.target, env.opts);
     // A phase that creates its files starts every further pass without them.
     let creates = !files.all_exist();
-    let check = cache::prepare(phase.cache, &phase.name, files, target, warnings, spent);
+    // The directories could not be taken again after an eviction that unmounted: the phase
+    // fails, its workers never start (nothing is done through a path that leads elsewhere).
+    let (check, lost) = split(phase, cache::prepare(phase.cache, files, target, spent));
     files.start_progress(test, cx.at.rep, phase, cx.progress);
     let probe = Probe::start(target, env.devices, opts.trace && phase.timed, warnings);
     let point = PhasePoint { phase: &phase.name, ..cx.at };
@@ -264,6 +266,9 @@ fn run_phase(
     let run_once =
         |files: &mut dyn TestFiles| phase::run(test, phase, files, opts, seed, cx.progress);
     let (run, roles, role_error) = match &released {
+        Ok(()) if lost.is_some() => {
+            (lost.map(PhaseRun::failed).unwrap_or_default(), Vec::new(), None)
+        }
         Ok(()) if phase.timed => {
             super::roles::beside(test, env.roles, seed, opts.compress_percent, || {
                 run_once(&mut *files)
@@ -278,14 +283,20 @@ fn run_phase(
     if in_place && phase.timed && released.is_ok() {
         // The same operations (same seed), after the same cache precondition; the time in
         // between (removing created files, evicting or reading the cache) is not timed.
-        pass = min_time::lengthen(pass, opts.min_time, || {
+        let fixed = opts.passes.as_ref().and_then(|p| p.get(pi).copied());
+        pass = min_time::lengthen(pass, opts.min_time, fixed, || {
             if creates {
                 let t0 = Instant::now();
                 files.remove_created(test, opts);
                 spent.min_time_nanos += t0.elapsed().as_nanos() as u64;
             }
-            let check = cache::prepare(phase.cache, &phase.name, files, target, warnings, spent);
-            PhasePass::of(test, phase, run_once(&mut *files), check)
+            let prepared = cache::prepare(phase.cache, files, target, spent);
+            let (check, lost) = split(phase, prepared);
+            let run = match lost {
+                Some(e) => PhaseRun::failed(e),
+                None => run_once(&mut *files),
+            };
+            PhasePass::of(test, phase, run, check)
         });
     }
     let observed = probe.finish(target, env.devices, &phase.name, warnings);
@@ -300,6 +311,23 @@ fn run_phase(
     let end = run.outs.iter().map(|o| o.end).max();
     let end = end.map(|e| run.synced.as_ref().map(|s| s.0.max(e)).unwrap_or(e));
     PhaseStep { pr, hist, local, window: window_start.zip(end) }
+}
+
+/// A cache precondition as made, or (when the test's directories were lost around the
+/// eviction) an unmet one and the error that fails the phase.
+fn split(
+    phase: &PhaseDef,
+    prepared: Result<CacheCheck, EngineError>,
+) -> (CacheCheck, Option<EngineError>) {
+    match prepared {
+        Ok(c) => (c, None),
+        Err(e) => {
+            let method = format!("eviction: {e}");
+            let c =
+                CacheCheck { required: phase.cache, resident_fraction: 0.0, method, met: false };
+            (c, Some(e))
+        }
+    }
 }
 
 /// How the phase ended on this process: a hook's refusal, the end-of-phase sync's error, a

@@ -113,6 +113,7 @@ pub fn rep_result(
         file_ops: 0,
         cluster: None,
         compress_ratio: None,
+        retried: 0,
         figure: Some(crate::model::result::Figure::of_test(test)),
         untimed: None,
     }

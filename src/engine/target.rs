@@ -1,4 +1,5 @@
-//! Where a test runs, and how its caches are emptied.
+//! Where a test runs, and how its caches are emptied (with the work directory's descriptors
+//! released around an eviction that unmounts: [`Target::evict`]).
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,24 @@ impl crate::sys::classify::Classify for EvictError {
 pub trait CacheControl: Send + Sync {
     /// Evict `files`; return a short description of what was done (recorded in the result).
     fn evict(&self, files: &[PathBuf]) -> Result<String, EvictError>;
+
+    /// Whether [`CacheControl::evict`] unmounts the filesystem (`zpool export`, a remount): it
+    /// then fails ("target is busy") while fsbench holds any descriptor on it, so the engine
+    /// releases its own ([`Anchor`], the files') around it and takes them again afterwards.
+    fn unmounts(&self) -> bool {
+        false
+    }
+}
+
+/// Descriptors held on the target for as long as a test runs (the work directory's, held so
+/// that no link can redirect fsbench's I/O), which an eviction that unmounts must not find open.
+pub trait Anchor: Sync {
+    /// Let go of every descriptor on the target; paths made from them stop resolving until
+    /// [`Anchor::reanchor`].
+    fn release(&self) -> std::io::Result<()>;
+    /// Take them again, on the same directories as before (checked: not a link, ours, the same
+    /// inode), under the same paths; an error when that cannot be made sure of.
+    fn reanchor(&self) -> std::io::Result<()>;
 }
 
 /// fsync + `POSIX_FADV_DONTNEED` per file, then `drop_caches` when running as root.
@@ -58,6 +77,9 @@ pub struct Target<'a> {
     pub cache: &'a dyn CacheControl,
     /// Command name of a filesystem daemon whose memory is observed (`zfs-fuse`).
     pub daemon: Option<&'static str>,
+    /// The work directory's descriptors, released around an eviction that unmounts (the driver
+    /// sets it to the work directory it made; `None`: nothing held).
+    pub anchor: Option<&'a dyn Anchor>,
 }
 
 impl<'a> Target<'a> {
@@ -69,6 +91,33 @@ impl<'a> Target<'a> {
             devices: Vec::new(),
             cache: &PageCacheEvictor,
             daemon: None,
+            anchor: None,
         }
+    }
+
+    /// Run the target's eviction on `files`: when it unmounts, with the work directory's
+    /// descriptors released around it and taken again after (checked). `Ok(Err(_))`: the
+    /// eviction failed (the files may still be cached); `Err(_)`: the work directory could not
+    /// be released or taken again safely (the test cannot go on in it).
+    pub fn evict(&self, files: &[PathBuf]) -> std::io::Result<Result<String, EvictError>> {
+        let anchor = self.anchor.filter(|_| self.cache.unmounts());
+        let ctx = |what: &str, e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("the work directory {what}: {e}"))
+        };
+        if let Some(a) = anchor {
+            if let Err(e) = a.release() {
+                // Whatever was let go is taken again; the eviction is not tried.
+                let again = a.reanchor().err().map(|r| format!("; taking it again: {r}"));
+                let e = std::io::Error::new(e.kind(), format!("{e}{}", again.unwrap_or_default()));
+                return Err(ctx("could not be released before the eviction", e));
+            }
+        }
+        let r = self.cache.evict(files);
+        if let Some(a) = anchor {
+            // Taken again whether or not the eviction worked: an export that failed left the
+            // filesystem mounted, and the test must not go on without its directory.
+            a.reanchor().map_err(|e| ctx("could not be taken again after the eviction", e))?;
+        }
+        Ok(r)
     }
 }

@@ -13,12 +13,14 @@
 //! It is recorded in the state ([`crate::state`]) before it is made and identified (device,
 //! inode) once made, so `fsbench testbed cleanup` removes it after a `kill -9`.
 
+use super::target::Anchor;
 use crate::state::{Guard, Recorded, Release, Resource, StateDir};
 use crate::sys::secure;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `DIR/.fsbench-PID-N`: every test file lives here; the guard removes it on drop (success,
 /// error, or Ctrl-C unwinding through the runner).
@@ -32,8 +34,14 @@ pub struct WorkspaceDir {
     name: String,
     shown: PathBuf,
     path: PathBuf,
-    dev: u64,
+    /// The directory's device: it changes when an eviction unmounts and mounts the filesystem
+    /// again (a FUSE mount gets a new one), see [`Anchor::reanchor`].
+    dev: AtomicU64,
     ino: u64,
+    /// The parent as given (`--dir`, a mount point), and its inode, to take it again after an
+    /// eviction that unmounts.
+    parent_path: PathBuf,
+    parent_ino: u64,
 }
 
 const DIR_FLAGS: OFlags =
@@ -52,12 +60,7 @@ impl Guard<WorkspaceDir> {
 
     /// [`Workspace::create`], recorded in `state`.
     pub fn create_in(parent: &Path, state: &StateDir) -> io::Result<Workspace> {
-        let pfd = rustix::fs::open(
-            parent,
-            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| match e {
+        let pfd = open_parent(parent).map_err(|e| match e {
             rustix::io::Errno::NOTDIR => io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("{} is not a directory", parent.display()),
@@ -104,14 +107,29 @@ impl Guard<WorkspaceDir> {
                 ino: Some(ino),
             })?;
             let path = anchored_path(&dir, dev, ino).unwrap_or_else(|| shown.clone());
-            return Ok(Guard::new(
-                WorkspaceDir { parent: pfd, dir, name, shown, path, dev, ino },
-                rec,
-            ));
+            let parent_ino = rustix::fs::fstat(&pfd)?.st_ino;
+            let ws = WorkspaceDir {
+                parent: pfd,
+                dir,
+                name,
+                shown,
+                path,
+                dev: AtomicU64::new(dev),
+                ino,
+                parent_path: parent.to_path_buf(),
+                parent_ino,
+            };
+            return Ok(Guard::new(ws, rec));
         }
         let _ = rec.forget();
         Err(io::Error::other("could not find a free test directory name"))
     }
+}
+
+/// Open the directory the work directory is made in (a link may lead there: it is the user's
+/// `--dir`).
+fn open_parent(parent: &Path) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::open(parent, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
 }
 
 /// Open the directory just made and check it is ours: a directory (no link), owned by us,
@@ -158,10 +176,11 @@ impl WorkspaceDir {
 impl Release for WorkspaceDir {
     type Error = io::Error;
     fn release(&mut self) -> io::Result<()> {
-        secure::empty_dir(self.dir.as_fd(), self.dev)
+        let dev = self.dev.load(Ordering::Relaxed);
+        secure::empty_dir(self.dir.as_fd(), dev)
             .map_err(|e| with_path(e, "emptying", &self.shown))?;
         match rustix::fs::statat(&self.parent, self.name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) if st.st_dev == self.dev && st.st_ino == self.ino => {
+            Ok(st) if st.st_dev == dev && st.st_ino == self.ino => {
                 rustix::fs::unlinkat(&self.parent, self.name.as_str(), AtFlags::REMOVEDIR)
                     .map_err(|e| with_path(e.into(), "removing", &self.shown))
             }
@@ -177,6 +196,51 @@ impl Release for WorkspaceDir {
     }
     fn state_error(dir: &Path, e: io::Error) -> io::Error {
         io::Error::new(e.kind(), format!("updating state in {}: {e}", dir.display()))
+    }
+}
+
+/// Around an eviction that unmounts the filesystem (`zpool export`, a remount): both
+/// descriptors are parked ([`crate::sys::parkfd`]: their numbers, and so [`WorkspaceDir::path`],
+/// stay), then taken again by name without following a link and checked to be the same
+/// directories: the parent has its inode, the work directory is a directory (no link), owned
+/// by us, mode 0700, with its inode, on the parent's filesystem (not something mounted on it).
+/// Inode numbers survive an export/import (zfs) and a remount; a FUSE mount's device number
+/// does not, so the new one is taken.
+impl Anchor for WorkspaceDir {
+    fn release(&self) -> io::Result<()> {
+        crate::sys::parkfd::park(self.dir.as_fd())?;
+        crate::sys::parkfd::park(self.parent.as_fd())
+    }
+
+    fn reanchor(&self) -> io::Result<()> {
+        let changed = |what: &str| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} {what} after the filesystem was mounted again: not taken",
+                    self.shown.display()
+                ),
+            )
+        };
+        let pfd = open_parent(&self.parent_path)
+            .map_err(|e| with_path(e.into(), "directory", &self.parent_path))?;
+        let pst = rustix::fs::fstat(&pfd)?;
+        if pst.st_ino != self.parent_ino {
+            return Err(changed("is in a directory that is not the one it was made in"));
+        }
+        let dir = rustix::fs::openat(&pfd, self.name.as_str(), DIR_FLAGS, Mode::empty())
+            .map_err(|e| with_path(e.into(), "test directory", &self.shown))?;
+        let st = rustix::fs::fstat(&dir)?;
+        if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o7777 != 0o700 {
+            return Err(changed("has another owner or mode"));
+        }
+        if st.st_ino != self.ino || st.st_dev != pst.st_dev {
+            return Err(changed("is another directory (inode or filesystem differ)"));
+        }
+        crate::sys::parkfd::reseat(self.parent.as_fd(), &pfd)?;
+        crate::sys::parkfd::reseat(self.dir.as_fd(), &dir)?;
+        self.dev.store(st.st_dev, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -290,13 +354,45 @@ mod tests {
     }
 
     #[test]
+    fn released_and_taken_again_under_the_same_path() {
+        let d = tempfile::tempdir().unwrap();
+        let (_t, sd) = state();
+        let w = Workspace::create_in(d.path(), &sd).unwrap();
+        std::fs::write(w.path().join("f"), b"x").unwrap();
+        w.release().unwrap();
+        assert!(std::fs::read(w.path().join("f")).is_err(), "nothing held while released");
+        w.reanchor().unwrap();
+        assert_eq!(std::fs::read(w.path().join("f")).unwrap(), b"x");
+        // Swapped for another directory of the same name while released: refused, and the
+        // path leads nowhere rather than into the other directory.
+        w.release().unwrap();
+        let shown = w.shown_path().to_path_buf();
+        std::fs::rename(&shown, d.path().join("moved")).unwrap();
+        std::fs::create_dir(&shown).unwrap();
+        std::fs::set_permissions(&shown, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        let e = w.reanchor().unwrap_err();
+        assert!(e.to_string().contains("another directory"), "{e}");
+        assert!(std::fs::write(w.path().join("g"), b"y").is_err());
+        assert!(shown.read_dir().unwrap().next().is_none(), "nothing written in the impostor");
+        std::fs::remove_dir(&shown).unwrap();
+        std::os::unix::fs::symlink(d.path().join("moved"), &shown).unwrap();
+        let e = w.reanchor().unwrap_err();
+        assert!(e.to_string().contains("test directory"), "a link is not followed: {e}");
+        std::fs::remove_file(&shown).unwrap();
+        std::fs::rename(d.path().join("moved"), &shown).unwrap();
+        w.reanchor().unwrap();
+        assert_eq!(std::fs::read(w.path().join("f")).unwrap(), b"x");
+    }
+
+    #[test]
     fn leftover_is_removed_only_when_it_is_the_same_directory() {
         let d = tempfile::tempdir().unwrap();
         let (_t, sd) = state();
         let w = Workspace::create_in(d.path(), &sd).unwrap();
         std::fs::write(w.path().join("f"), b"x").unwrap();
         let shown = w.shown_path().to_path_buf();
-        let id = (w.dev, w.ino);
+        let id = (w.dev.load(Ordering::Relaxed), w.ino);
         let _ = w.keep();
         assert_eq!(
             remove_leftover(&shown, Some((id.0, id.1 + 1))).unwrap(),

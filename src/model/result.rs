@@ -180,6 +180,26 @@ pub enum Warning {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cv: Option<f64>,
     },
+    /// Repetitions whose stated precondition (a phase's cache state) did not hold even after
+    /// retrying them: they are not in the test's figures. One per test and phase, with the count;
+    /// recomputed from the repetitions by [`TestResult::finalize`].
+    PreconditionNotMet {
+        /// The first timed phase that missed it.
+        phase: String,
+        /// What it required.
+        required: CacheReq,
+        /// Repetitions that missed it (left out of the figures).
+        unmet: u32,
+        /// Completed repetitions.
+        of: u32,
+        /// Attempts discarded and run again because the precondition did not hold.
+        #[serde(default)]
+        retried: u32,
+        /// Resident share after trying, in the first repetition that missed it.
+        resident_fraction: f64,
+        /// What was done, in that repetition.
+        method: String,
+    },
     /// Free text: what fsbench 0.1 stored (its warnings were text).
     Note {
         /// The text.
@@ -190,7 +210,10 @@ pub enum Warning {
 impl Warning {
     /// Statistical warnings are recomputed from the repetitions by [`TestResult::finalize`].
     pub fn is_statistical(&self) -> bool {
-        matches!(self, Warning::Noisy { .. } | Warning::ShortPhase { .. })
+        matches!(
+            self,
+            Warning::Noisy { .. } | Warning::ShortPhase { .. } | Warning::PreconditionNotMet { .. }
+        )
     }
 }
 
@@ -280,8 +303,38 @@ impl std::fmt::Display for Warning {
                 };
                 write!(f, "--repeat auto: {count} repetitions, {why}")
             }
+            Warning::PreconditionNotMet {
+                phase,
+                required,
+                unmet,
+                of,
+                retried,
+                resident_fraction,
+                method,
+            } => {
+                let word = cache_word(*required);
+                write!(
+                    f,
+                    "precondition not met: phase `{phase}` required {word} but {:.0}% was resident after {method}, in {unmet} of {of} repetitions; they are left out of the figures",
+                    resident_fraction * 100.0
+                )?;
+                if *retried > 0 {
+                    write!(f, " ({retried} attempts retried)")?;
+                }
+                Ok(())
+            }
             Warning::Note { text } => f.write_str(text),
         }
+    }
+}
+
+/// A cache requirement as a word.
+fn cache_word(req: CacheReq) -> &'static str {
+    match req {
+        CacheReq::Uncached => "uncached",
+        CacheReq::Cached => "cached",
+        CacheReq::Any => "any",
+        CacheReq::Direct => "direct",
     }
 }
 
@@ -373,6 +426,13 @@ pub enum TestStatus {
         /// Why.
         reason: String,
     },
+    /// Every repetition completed, but in some a stated precondition (a phase's cache state)
+    /// did not hold even after retrying: those are left out of the figures, which are over
+    /// the others (none when none met it).
+    NotMet {
+        /// Which precondition, in how many repetitions, and what was found.
+        reason: String,
+    },
 }
 
 /// One test over all its repetitions.
@@ -444,6 +504,10 @@ pub struct RepResult {
     /// The repetition's untimed work by kind (None: stored before fsbench measured it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untimed: Option<crate::model::time::Untimed>,
+    /// Attempts at this repetition discarded because a phase's cache precondition did not hold
+    /// (each was run again; their untimed cost is in the run's time, not in any figure).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub retried: u32,
 }
 
 /// One phase of one repetition.
@@ -707,7 +771,7 @@ impl PhaseResult {
 }
 
 /// The cache precondition as checked.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CacheCheck {
     /// What the phase required.
     pub required: CacheReq,
@@ -717,6 +781,18 @@ pub struct CacheCheck {
     pub method: String,
     /// Whether the requirement holds (always true for `any`).
     pub met: bool,
+}
+
+/// No requirement (`any`), so met: nothing checked, nothing missed.
+impl Default for CacheCheck {
+    fn default() -> Self {
+        CacheCheck {
+            required: CacheReq::Any,
+            resident_fraction: 0.0,
+            method: String::new(),
+            met: true,
+        }
+    }
 }
 
 /// Change of /sys/block/DEV/stat over a phase, summed over the target's devices.
@@ -833,9 +909,13 @@ impl TestResult {
 
     /// The index in `reps` of [`TestResult::median_rep`] (the JSON's `median_rep`).
     pub fn median_rep_index(&self) -> Option<usize> {
-        let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].complete).collect();
+        let mut idx: Vec<usize> = (0..self.reps.len()).filter(|i| self.reps[*i].counts()).collect();
         if idx.is_empty() {
-            return self.reps.len().checked_sub(1);
+            // A partial repetition stands for a failed or interrupted test; one that missed
+            // its precondition stands for nothing.
+            let last = self.reps.len().checked_sub(1)?;
+            let r = &self.reps[last];
+            return (r.preconditions_met() || !r.complete).then_some(last);
         }
         let f = self.figure;
         idx.sort_by(|a, b| f.value(&self.reps[*a]).total_cmp(&f.value(&self.reps[*b])));
@@ -868,7 +948,8 @@ impl TestResult {
         self.median_rep().and_then(|r| r.phases.iter().find(|p| p.timed))
     }
 
-    /// The median of the figure of merit over the completed repetitions.
+    /// The median of the figure of merit over the completed repetitions that met their
+    /// preconditions.
     pub fn median(&self) -> Option<f64> {
         self.summary.as_ref().map(|s| s.merit().median)
     }
@@ -880,7 +961,7 @@ impl TestResult {
 
     /// Add `more` (later repetitions of the same test) and recompute the statistics.
     pub fn merge(&mut self, more: TestResult) {
-        if self.status == TestStatus::Ok {
+        if matches!(self.status, TestStatus::Ok | TestStatus::NotMet { .. }) {
             self.status = more.status;
         }
         self.complete_reps += more.complete_reps;
@@ -891,13 +972,24 @@ impl TestResult {
         self.finalize();
     }
 
-    /// Recompute the summary (over completed repetitions) and the statistical warnings.
+    /// Recompute the summary (over completed repetitions that met their preconditions), the
+    /// status (ok or not met) and the warnings computed from the repetitions.
     pub fn finalize(&mut self) {
         for r in &mut self.reps {
             r.figure = Some(self.figure);
         }
         self.warnings.retain(|w| !w.is_statistical());
-        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
+        let unmet = self.not_met();
+        if matches!(self.status, TestStatus::Ok | TestStatus::NotMet { .. }) {
+            self.status = match &unmet {
+                Some(w) => TestStatus::NotMet { reason: w.to_string() },
+                None => TestStatus::Ok,
+            };
+        }
+        if let Some(w) = unmet {
+            self.warnings.push(w);
+        }
+        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.counts()).collect();
         self.summary = summarize(self.figure, &done);
         if let Some(s) = &self.summary {
             let cv = s.merit().cv;
@@ -916,6 +1008,44 @@ impl TestResult {
     pub fn is_ok(&self) -> bool {
         self.status == TestStatus::Ok
     }
+
+    /// The passes `--min-time` ran of the test's timed phases (the most of any phase, over the
+    /// repetitions that count; the same in every one of them), when above 1.
+    pub fn passes(&self) -> Option<u32> {
+        let reps = self.reps.iter().filter(|r| r.counts());
+        let n = reps.flat_map(|r| r.phases.iter()).filter(|p| p.timed).map(|p| p.passes()).max()?;
+        (n > 1).then_some(n)
+    }
+
+    /// How a test's name or description says it ran more than one pass: ` (N passes)`.
+    pub fn passes_words(&self) -> String {
+        self.passes().map(|n| format!(" ({n} passes)")).unwrap_or_default()
+    }
+
+    /// Whether some completed repetition missed a stated precondition (and is left out of the
+    /// figures).
+    pub fn is_not_met(&self) -> bool {
+        matches!(self.status, TestStatus::NotMet { .. })
+    }
+
+    /// The one note on the completed repetitions that missed their precondition (with their
+    /// count), or `None` when every one met it.
+    fn not_met(&self) -> Option<Warning> {
+        let done: Vec<&RepResult> = self.reps.iter().filter(|r| r.complete).collect();
+        let missed: Vec<&RepResult> =
+            done.iter().copied().filter(|r| !r.preconditions_met()).collect();
+        let first = missed.first()?;
+        let p = first.phases.iter().find(|p| p.timed && !p.cache.met)?;
+        Some(Warning::PreconditionNotMet {
+            phase: p.name.clone(),
+            required: p.cache.required,
+            unmet: missed.len() as u32,
+            of: done.len() as u32,
+            retried: self.reps.iter().map(|r| r.retried).sum(),
+            resident_fraction: p.cache.resident_fraction,
+            method: p.cache.method.clone(),
+        })
+    }
 }
 
 /// Push `w` unless it is in `warnings` already.
@@ -926,6 +1056,16 @@ pub fn note_once(warnings: &mut Vec<Warning>, w: Warning) {
 }
 
 impl RepResult {
+    /// Whether every timed phase had its cache precondition.
+    pub fn preconditions_met(&self) -> bool {
+        self.phases.iter().all(|p| !p.timed || p.cache.met)
+    }
+
+    /// Whether the repetition is part of its test's figures: completed, every precondition met.
+    pub fn counts(&self) -> bool {
+        self.complete && self.preconditions_met()
+    }
+
     /// The figure a comparison ranks: MiB/s for data tests, ops/s for fileset tests (a stat or
     /// unlink phase moves no bytes), or what the test declares: [`Figure::value`] with the test's
     /// [`TestResult::figure`] once [`TestResult::finalize`] has run.
@@ -958,6 +1098,11 @@ impl RepResult {
 
 /// serde: leave a zero counter out of the JSON.
 fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// serde: leave a zero count out of the JSON.
+fn is_zero_u32(x: &u32) -> bool {
     *x == 0
 }
 

@@ -21,7 +21,7 @@
 use super::Exporter;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
-use crate::model::result::{PhaseResult, RunReport, TestResult, Warning};
+use crate::model::result::{PhaseResult, RunReport, TestResult, TestStatus, Warning};
 use crate::model::units::fmt_bytes;
 use crate::model::units::nanos;
 
@@ -93,6 +93,31 @@ fn cells(p: Option<&PhaseResult>, rate: impl Fn(&PhaseResult) -> String) -> (Str
     match p {
         Some(p) => (rate(p), cp(p)),
         None => (String::new(), String::new()),
+    }
+}
+
+/// The mark on a phase's cell when some completed repetition of `t` missed that phase's
+/// precondition (those are left out of the figure; with none left, the cell holds the mark
+/// alone).
+const UNMET: &str = "!";
+
+/// Whether some completed repetition of `t` missed phase `name`'s precondition.
+fn unmet(t: Option<&TestResult>, name: &str) -> bool {
+    t.is_some_and(|t| {
+        t.reps
+            .iter()
+            .filter(|r| r.complete)
+            .flat_map(|r| r.phases.iter())
+            .any(|p| p.name == name && p.timed && !p.cache.met)
+    })
+}
+
+/// `c` with the [`UNMET`] mark on its figure when phase `name` of `t` missed its precondition.
+fn marked(c: (String, String), t: Option<&TestResult>, name: &str) -> (String, String) {
+    if unmet(t, name) {
+        (format!("{}{UNMET}", c.0), c.1)
+    } else {
+        c
     }
 }
 
@@ -223,11 +248,18 @@ pub fn render_rows(runs: &[(&str, &RunReport)]) -> String {
             }
         }
     }
+    if rows.iter().flat_map(|r| r.tests()).any(|t| t.is_not_met()) {
+        out.push_str(&format!("{UNMET}: a stated precondition (the phase's cache state) was not met in some repetitions, even after retrying; they are left out of the figure (blank: none met it)\n"));
+    }
     for row in &rows {
         for t in row.tests() {
-            if !t.is_ok() {
-                let who = if rows.len() > 1 { format!("{}: ", row.name) } else { String::new() };
-                out.push_str(&format!("{who}test {}: {:?}\n", t.id, t.status));
+            let who = if rows.len() > 1 { format!("{}: ", row.name) } else { String::new() };
+            match &t.status {
+                TestStatus::Ok => {}
+                TestStatus::NotMet { reason } => {
+                    out.push_str(&format!("{who}test {}: {reason}\n", t.id))
+                }
+                s => out.push_str(&format!("{who}test {}: {s:?}\n", t.id)),
             }
         }
     }
@@ -245,15 +277,16 @@ fn block_lines(row: &Row<'_>, size: &str, width: usize) -> String {
         phase(block, "read"),
         row.seeks_phase(),
     );
-    let cpc = cells(pc, |p| kib_rate(p.bytes_written, p));
-    let cgc = cells(gc, |p| kib_rate(p.bytes_read, p));
-    let cw = cells(w, |p| kib_rate(p.bytes_written, p));
-    let crw = cells(rw, |p| kib_rate(p.bytes_written, p));
-    let crd = cells(rd, |p| kib_rate(p.bytes_read, p));
+    let cpc = marked(cells(pc, |p| kib_rate(p.bytes_written, p)), row.chr, "putc");
+    let cgc = marked(cells(gc, |p| kib_rate(p.bytes_read, p)), row.chr, "getc");
+    let cw = marked(cells(w, |p| kib_rate(p.bytes_written, p)), block, "write");
+    let crw = marked(cells(rw, |p| kib_rate(p.bytes_written, p)), block, "rewrite");
+    let crd = marked(cells(rd, |p| kib_rate(p.bytes_read, p)), block, "read");
     let csk = cells(sk, |p| {
         let seeks = p.latency.iter().find(|l| l.op == OpKind::Read).map(|l| l.count).unwrap_or(0);
         per_sec(seeks as f64 / secs(p))
     });
+    let csk = marked(csk, block, "seeks");
     let mut out = format!(
         "{:<width$} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3} {:>5} {:>3}\n",
         format!("{}:{size}", row.name),
@@ -310,7 +343,7 @@ fn file_lines(row: &Row<'_>, width: usize) -> String {
     let mut secs = format!("{:<width$}", "Elapsed");
     for t in [row.seq, row.rnd] {
         for (n, op) in names.iter().zip([OpKind::Create, OpKind::Stat, OpKind::Unlink]) {
-            let c = cells(phase(t, n), rate);
+            let c = marked(cells(phase(t, n), rate), t, n);
             line.push_str(&format!(" {:>5} {:>3}", c.0, c.1));
             lat.push_str(&format!(" {:>9}", max_latency(phase(t, n), op)));
             secs.push_str(&format!(" {:>9}", elapsed(phase(t, n))));
@@ -422,6 +455,31 @@ mod tests {
         let fast = run(100_000);
         let out = render_rows(&[("x", &fast)]);
         assert!(out.lines().any(|l| l.starts_with("x ") && l.contains(" 200k ")), "{out}");
+    }
+
+    #[test]
+    fn a_phase_whose_precondition_was_not_met_is_marked_in_its_cell() {
+        let mut r = run(2048);
+        // A second repetition, its create phase run on a cache that was not as required: its
+        // 7,000 creates a second are not part of the figure.
+        let mut unmet = run(3500).tests[0].reps[0].clone();
+        unmet.phases[0].cache.met = false;
+        unmet.phases[0].cache.required = crate::model::job::CacheReq::Uncached;
+        r.tests[0].reps.push(unmet);
+        r.tests[0].finalize();
+        assert!(r.tests[0].is_not_met());
+        let out = render_rows(&[("zfs", &r)]);
+        let row: Vec<&str> = out
+            .lines()
+            .find(|l| l.starts_with("zfs "))
+            .unwrap_or_else(|| panic!("no row: {out}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[..4], ["zfs", "2", &format!("4096{UNMET}"), "0"], "{out}");
+        assert_eq!(row[4], "4096", "stat met its precondition: no mark\n{out}");
+        assert!(!out.contains("7000"), "the unmet repetition's figure: {out}");
+        assert!(out.contains(&format!("{UNMET}: a stated precondition")), "a legend: {out}");
+        assert!(out.contains("test files-seq: precondition not met"), "{out}");
     }
 
     #[test]

@@ -159,12 +159,19 @@ fn head_to_head_row(r: &Report, ti: usize, row: &TestRow, with_unit: bool) -> Ve
         Some(l) if !l.is_empty() => format!("{} [{l}]", bt.description),
         _ => bt.description.clone(),
     };
+    // The passes --min-time fixed for the test (the same on every configuration).
+    let desc = format!("{desc}{}", bt.passes_words());
     let mut cells = vec![row.id.clone(), desc];
     for (i, c) in r.configs.iter().enumerate() {
         let tr = &c.run.tests[ti];
         let fig = match (&tr.status, row.median(i)) {
             (TestStatus::Failed { .. }, _) => "FAILED".to_string(),
             (TestStatus::Skipped { .. }, _) => "skipped".to_string(),
+            // Over the repetitions that met the precondition, marked; none: no figure.
+            (TestStatus::NotMet { .. }, Some(m)) => {
+                format!("{}{}", figure_cell(row, i, m, with_unit), super::table::NOT_MET_MARK)
+            }
+            (TestStatus::NotMet { .. }, None) => super::table::NOT_MET.to_string(),
             (_, Some(m)) => figure_cell(row, i, m, with_unit),
             (_, None) => "-".to_string(),
         };
@@ -399,6 +406,7 @@ pub fn csv(r: &Report) -> anyhow::Result<Vec<u8>> {
                 TestStatus::Failed { .. } => "failed",
                 TestStatus::Interrupted => "interrupted",
                 TestStatus::Skipped { .. } => "skipped",
+                TestStatus::NotMet { .. } => "not_met",
             };
             let [verdict, winner, factor, tested, reason] =
                 verdict_columns(row.vs_baseline[i].as_ref(), base, &c.label);

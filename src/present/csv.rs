@@ -112,6 +112,7 @@ fn run_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
                 TestStatus::Failed { reason } => ("failed", reason.to_string()),
                 TestStatus::Interrupted => ("interrupted", String::new()),
                 TestStatus::Skipped { reason } => ("skipped", reason.clone()),
+                TestStatus::NotMet { reason } => ("not_met", reason.clone()),
             };
             let s = t.summary.as_ref();
             let r = t.median_rep();

@@ -53,8 +53,11 @@ fn table(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Grid {
             (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y / x - 1.0) * 100.0),
             _ => "-".into(),
         };
-        let cell = |m: Option<f64>, e: Option<f64>| {
-            let Some(m) = m else { return "-".to_string() };
+        let cell = |m: Option<f64>, e: Option<f64>, not_met: bool| {
+            let Some(m) = m else {
+                let none = if not_met { super::table::NOT_MET } else { "-" };
+                return none.to_string();
+            };
             let mut s = sig3(m);
             if unit.is_none() {
                 s.push(' ');
@@ -63,14 +66,17 @@ fn table(d: &Diff, ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Grid {
             if let (Figure::OpsPerS, Some(e)) = (r.figure, e) {
                 s.push_str(&format!(" in {} s", sig3(e)));
             }
+            if not_met {
+                s.push_str(super::table::NOT_MET_MARK);
+            }
             s
         };
         t.row(vec![
             r.id.clone(),
             r.name.clone(),
             r.config.clone(),
-            cell(r.median_a, r.elapsed_s_a),
-            cell(r.median_b, r.elapsed_s_b),
+            cell(r.median_a, r.elapsed_s_a, r.not_met_a),
+            cell(r.median_b, r.elapsed_s_b, r.not_met_b),
             change,
             verdict(&r.change, rule),
         ]);

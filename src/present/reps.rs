@@ -8,18 +8,31 @@ use crate::model::result::TestResult;
 use crate::model::units::sig3;
 use crate::stats::summary::first_rep_stands_out;
 
-/// Figures of the completed repetitions of `t`, in the order run.
+/// Figures of the completed repetitions of `t` that met their preconditions, in the order run.
 pub fn figures(t: &TestResult) -> Vec<f64> {
-    t.reps.iter().filter(|r| r.complete).map(|r| t.figure.value(r)).collect()
+    t.reps.iter().filter(|r| r.counts()).map(|r| t.figure.value(r)).collect()
 }
 
-/// The figures as text, `a b c`; a first repetition that stands out is marked `!`.
+/// What stands for a completed repetition that missed its precondition: it measured
+/// something else, so it has no figure here (the JSON keeps what it measured).
+pub const UNMET_REP: &str = "unmet";
+
+/// The figures as text, `a b c`; a first repetition that stands out is marked `!`; one that
+/// missed its precondition is [`UNMET_REP`].
 pub fn strip(t: &TestResult) -> String {
-    let xs = figures(t);
-    let odd = first_rep_stands_out(&xs).is_some();
-    xs.iter()
-        .enumerate()
-        .map(|(i, x)| format!("{}{}", sig3(*x), if i == 0 && odd { "!" } else { "" }))
+    let odd = first_rep_stands_out(&figures(t)).is_some();
+    let mut first = true;
+    t.reps
+        .iter()
+        .filter(|r| r.complete)
+        .map(|r| {
+            if !r.preconditions_met() {
+                return UNMET_REP.to_string();
+            }
+            let mark = if first && odd { "!" } else { "" };
+            first = false;
+            format!("{}{mark}", sig3(t.figure.value(r)))
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }

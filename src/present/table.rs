@@ -116,9 +116,15 @@ fn test_row(t: &TestResult, multi: bool, notes: &mut Vec<String>) -> Vec<String>
         Some(l) if !l.is_empty() => format!("{} [{l}]", t.name),
         _ => t.name.clone(),
     };
+    // Work done more than once per repetition (--min-time) is said where the test is named.
+    let name = format!("{name}{}", t.passes_words());
     let mut row = vec![t.id.clone(), name];
     match (&t.status, t.median_rep()) {
-        (TestStatus::Ok, Some(r)) | (TestStatus::Interrupted, Some(r)) => {
+        // No repetition met its precondition: no figure (the note says why).
+        (TestStatus::NotMet { .. }, _) if t.summary.is_none() => row.push(NOT_MET.into()),
+        (TestStatus::Ok, Some(r))
+        | (TestStatus::Interrupted, Some(r))
+        | (TestStatus::NotMet { .. }, Some(r)) => {
             row.extend(figure_cells(t, r, multi));
         }
         (TestStatus::Failed { reason }, _) => {
@@ -130,17 +136,29 @@ fn test_row(t: &TestResult, multi: bool, notes: &mut Vec<String>) -> Vec<String>
             notes.push(format!("test {} skipped: {reason}", t.id));
         }
         (TestStatus::Interrupted, None) => row.push("interrupted".into()),
-        (TestStatus::Ok, None) => row.push("-".into()),
+        (TestStatus::Ok, None) | (TestStatus::NotMet { .. }, None) => row.push("-".into()),
     }
     row
 }
 
+/// The cell of a test none of whose repetitions met its precondition.
+pub const NOT_MET: &str = "NOT MET";
+
+/// The mark on the figure of a test some of whose repetitions missed their precondition (they
+/// are left out of it; the test's note says which and how many).
+pub const NOT_MET_MARK: &str = " (not met)";
+
 /// The figures of a test that ran, from `r`, its median repetition.
 fn figure_cells(t: &TestResult, r: &RepResult, multi: bool) -> Vec<String> {
     let mut row = Vec::new();
-    let mark = if t.status == TestStatus::Interrupted { " (partial)" } else { "" };
-    // Figures of the median repetition: from the summary, or the partial repetition.
-    let s = t.summary.as_ref().filter(|_| mark.is_empty());
+    let mark = match t.status {
+        TestStatus::Interrupted => " (partial)",
+        TestStatus::NotMet { .. } => NOT_MET_MARK,
+        _ => "",
+    };
+    // Figures of the median repetition: from the summary (over the repetitions that met their
+    // preconditions), or the partial repetition.
+    let s = t.summary.as_ref().filter(|_| t.status != TestStatus::Interrupted);
     let mib = s.map(|s| s.mib_per_s.median).unwrap_or(r.mib_per_s);
     let ops = s.map(|s| s.ops_per_s.median).unwrap_or(r.ops_per_s);
     let secs = s.map(|s| s.elapsed_s.median).unwrap_or(r.wall_nanos as f64 / 1e9);

@@ -182,7 +182,7 @@ fn a_label_with_markup_is_escaped_everywhere_it_appears() {
     assert!(page.contains(&format!("cat {escaped}")), "the command in the summary: {page}");
 }
 
-/// The starve report's discrepancy (issue 29): the terminal's section on roles took the median
+/// The starve report's discrepancy: the terminal's section on roles took the median
 /// over repetitions of each repetition's p50, the HTML the median repetition's, and the HTML
 /// left out the writer. Here the two differ (p50s 50, 900, 10 µs; the median repetition, by
 /// throughput, is the 900 µs one): every output must show the median repetition's figures,
@@ -251,4 +251,101 @@ fn the_report_opens_on_the_command_and_the_verdicts() {
     assert!(at("Head to head") < at("<details class=\"plain\">"));
     assert!(!page.contains("<details class=\"plain\" open"), "folded");
     assert!(!page.contains("overflow-wrap:anywhere"), "a header may break inside a word");
+}
+
+/// A configuration two of whose three repetitions missed their cache
+/// precondition (the file stayed resident through the "uncached" read) has its figure from the
+/// one that met it, and every output says the test was not met: the terminal table (a mark in
+/// the cell, one note with the count), CSV `status`, JSON, HTML; the decision rule (which
+/// `diff` uses too) does not compare it; no output shows the unmet repetitions' figure.
+#[test]
+fn an_unmet_precondition_is_marked_in_every_output_and_in_no_figure() {
+    use crate::model::result::TestStatus;
+    use crate::model::units::sig3;
+    use crate::present::{exporter, ExportOptions, Format};
+    let met = config("ext2", &[100.0, 101.0, 99.0], 100_000_000);
+    let mut zfs = config("zfs", &[98.0, 100.0, 100.0], 100_000_000);
+    {
+        let t = &mut zfs.run.tests[0];
+        // Served from the cache: 7,777 and 7,788 MiB/s, not figures of an uncached read.
+        for (i, mib) in [(1, 7777.0), (2, 7788.0)] {
+            let r = &mut t.reps[i];
+            r.mib_per_s = mib;
+            r.bytes = (mib * 1048576.0) as u64;
+            r.phases[0].cache.met = false;
+            r.phases[0].cache.resident_fraction = 1.0;
+            r.phases[0].cache.method = "eviction failed: umount: target is busy".into();
+        }
+        t.reps[2].retried = 2;
+        t.finalize();
+        assert!(matches!(&t.status, TestStatus::NotMet { reason } if reason.contains("2 of 3")));
+        let s = t.summary.as_ref().unwrap();
+        assert_eq!((s.n, s.mib_per_s.median), (1, 98.0), "only the repetition that met it");
+    }
+    let r = build_report(vec![met, zfs], &opts(), 0, false);
+    assert!(
+        matches!(&r.tests[0].vs_baseline[1], Some(Verdict::NotCompared { .. })),
+        "one repetition of three met it: not compared, {:?}",
+        r.tests[0].vs_baseline[1]
+    );
+    let out = |f: Format| {
+        let o = ExportOptions { details: true, width: Some(WIDE), histograms: false };
+        String::from_utf8(exporter(f, o).export(&r).unwrap()).unwrap()
+    };
+    let unmet_figures = [sig3(7777.0), sig3(7788.0), "7777".into(), "7788".into()];
+    let table = out(Format::Table);
+    assert!(table.contains(&format!("{}{}", sig3(98.0), super::table::NOT_MET_MARK)), "{table}");
+    assert_eq!(table.matches("precondition not met").count(), 1, "one note:\n{table}");
+    assert!(
+        table.contains("in 2 of 3 repetitions") && table.contains("2 attempts retried"),
+        "{table}"
+    );
+    assert!(table.contains(" zfs                      98.0 unmet unmet"), "--details: {table}");
+    let csv = out(Format::Csv);
+    let zfs_row = csv.lines().find(|l| l.contains(",zfs,")).unwrap_or_else(|| panic!("{csv}"));
+    assert!(zfs_row.contains(",zfs,not_met,"), "{zfs_row}");
+    let ext2_row = csv.lines().find(|l| l.contains(",ext2,")).unwrap();
+    assert!(ext2_row.contains(",ext2,ok,"), "{ext2_row}");
+    let json: serde_json::Value = serde_json::from_str(&out(Format::Json)).unwrap();
+    let t = &json["configs"][1]["run"]["tests"][0];
+    assert_eq!(t["status"]["state"], "not_met", "{}", t["status"]);
+    assert_eq!(t["summary"]["mib_per_s"]["median"], 98.0);
+    let html = out(Format::Html);
+    assert!(html.contains("(not met)"), "no mark in the HTML table");
+    assert_eq!(html.matches("<li>zfs test 1: precondition not met").count(), 1, "one note");
+    for text in [&table, &csv, &html] {
+        for f in &unmet_figures {
+            assert!(!text.contains(f.as_str()), "unmet figure {f} shown:\n{text}");
+        }
+    }
+    // None met it: no figure at all, and the cell says so.
+    let mut none = r.configs[1].run.tests[0].clone();
+    for rep in &mut none.reps {
+        rep.phases[0].cache.met = false;
+    }
+    none.finalize();
+    assert!(none.summary.is_none() && none.median_rep().is_none(), "{:?}", none.summary);
+    assert!(none.is_not_met());
+}
+
+/// A test whose phases `--min-time` ran more than once says how many times
+/// where it is named, in the run's table and the comparison's.
+#[test]
+fn passes_above_one_are_said_in_the_description() {
+    use crate::present::{exporter, ExportOptions, Format};
+    let mut configs = vec![config("ext4", &[100.0, 101.0], 1), config("xfs", &[90.0, 91.0], 1)];
+    for c in &mut configs {
+        for r in &mut c.run.tests[0].reps {
+            r.phases[0].passes = 3;
+        }
+    }
+    let o = ExportOptions { details: false, width: Some(WIDE), histograms: false };
+    let run = crate::present::table::render(&configs[0].run, WIDE);
+    assert!(run.contains("t (3 passes)"), "{run}");
+    let r = build_report(configs, &opts(), 0, false);
+    let text = String::from_utf8(exporter(Format::Table, o).export(&r).unwrap()).unwrap();
+    assert!(text.contains("(3 passes)"), "{text}");
+    let one = build_report(vec![config("ext4", &[100.0, 101.0], 1)], &opts(), 0, false);
+    let text = String::from_utf8(exporter(Format::Table, o).export(&one).unwrap()).unwrap();
+    assert!(!text.contains("passes)"), "one pass is not said: {text}");
 }

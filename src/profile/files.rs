@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(kind_of("/x/app.toml", false), "config");
         assert_eq!(kind_of("/x/data.bin", false), ".bin");
         assert_eq!(kind_of("/x/README", false), "no extension");
-        // A version after the last dot is no extension (issue 29: python3.11 was ".11").
+        // A version after the last dot is no extension (python3.11 was ".11").
         assert_eq!(kind_of("/usr/bin/python3.11", false), "executable");
         assert_eq!(kind_of("/opt/tool/python3.11", false), "no extension");
         assert_eq!(kind_of("/usr/lib/x86_64-linux-gnu/libc.so.6", false), "shared object");

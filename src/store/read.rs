@@ -300,6 +300,7 @@ impl Store {
                 "ok" => TestStatus::Ok,
                 "failed" => TestStatus::Failed { reason: reason.into() },
                 "interrupted" => TestStatus::Interrupted,
+                "not_met" => TestStatus::NotMet { reason },
                 _ if reason == NOT_REACHED && status == RunStatus::Running => TestStatus::Skipped {
                     reason: NOT_REACHED.replace("ended", "stopped (killed?)"),
                 },

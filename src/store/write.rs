@@ -291,6 +291,7 @@ fn write_test(
         TestStatus::Failed { reason } => ("failed", Some(reason.as_str())),
         TestStatus::Interrupted => ("interrupted", None),
         TestStatus::Skipped { reason } => ("skipped", Some(reason.as_str())),
+        TestStatus::NotMet { reason } => ("not_met", Some(reason.as_str())),
     };
     let existing: Option<i64> = tx
         .query_row(

@@ -11,6 +11,7 @@ pub mod firsttouch;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod outfile;
+pub mod parkfd;
 pub mod pseudofs;
 pub mod regular;
 pub mod rusage;

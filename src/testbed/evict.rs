@@ -34,6 +34,10 @@ impl CacheControl for KernelFsCache {
         }
         Ok(what)
     }
+
+    fn unmounts(&self) -> bool {
+        self.remount.is_some()
+    }
 }
 
 /// zfs-fuse: export and re-import the pool.
@@ -50,6 +54,10 @@ impl CacheControl for ZfsCache {
         super::zfs::export_import(&self.pool, &self.devdir)
             .map_err(|e| EvictError(e.to_string()))?;
         Ok("zpool export+drop_caches+zpool import (zfs-fuse ARC emptied)".into())
+    }
+
+    fn unmounts(&self) -> bool {
+        true
     }
 }
 

@@ -444,6 +444,7 @@ impl Testbed {
             devices: self.block_devices.clone(),
             cache: self.cache.as_ref(),
             daemon: self.config.kind.daemon(),
+            anchor: None,
         }
     }
 

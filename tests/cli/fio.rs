@@ -1,6 +1,7 @@
 //! `--fio`: fio job files in, and `suite show --as-fio` out.
 
 use crate::util::*;
+use std::process::Command;
 
 /// A job file in the style of fio's examples folder: a [global] section, several jobs separated
 /// by `stonewall`, `${VAR}`s from the environment.
@@ -398,4 +399,65 @@ fn a_translation_note_is_kept_with_the_results() {
     let note = w.as_array().unwrap().iter().find(|w| w["kind"] == "note");
     let text = note.map(|n| n["message"].to_string()).unwrap_or_default();
     assert!(text.contains("fio job file: ioengine=libaio runs as io_uring"), "{w}");
+}
+
+/// Like for like: a compare of a durable streaming write (fio's `end_fsync`)
+/// over three configurations runs the same number of `--min-time` passes on every one of them,
+/// in every repetition (the first repetition chose it), and each pass creates and writes a
+/// new file: strace sees the file unlinked between every two opens that create it, and one
+/// creating open per pass.
+#[test]
+fn an_end_fsync_write_runs_equal_passes_on_every_configuration_each_on_a_new_file() {
+    if !have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return;
+    }
+    let dirs = [TestDir::new(), TestDir::new(), TestDir::new()];
+    let scratch = TestDir::new();
+    let job = scratch.write("w.fio", "[w]\nrw=write\nbs=1m\nsize=4m\nend_fsync=1\n");
+    let log = scratch.path().join("strace.log");
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,unlink,unlinkat", "-e", "signal=none"])
+        .arg("-o")
+        .arg(&log)
+        .arg(bin())
+        .args(["compare"])
+        .args(dirs.iter().map(|d| d.path().to_str().unwrap()))
+        .args(["--fio", job.to_str().unwrap(), "--min-time", "0.3s", "--repeat", "2"])
+        .args(["--no-store", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut passes = Vec::new();
+    for c in v["configs"].as_array().unwrap() {
+        for rep in c["run"]["tests"][0]["reps"].as_array().unwrap() {
+            for p in rep["phases"].as_array().unwrap().iter().filter(|p| p["timed"] == true) {
+                passes.push(p["passes"].as_u64().unwrap_or(1));
+            }
+        }
+    }
+    assert_eq!(passes.len(), 3 * 2, "one timed phase, 2 repetitions, 3 configurations");
+    assert!(passes[0] > 1, "a 4 MiB write lasts less than 0.3 s: more passes ({passes:?})");
+    assert!(passes.iter().all(|n| *n == passes[0]), "equal passes everywhere: {passes:?}");
+
+    // Each pass creates a new file: between two creating opens of the test's file, it is
+    // unlinked (successfully).
+    let text = std::fs::read_to_string(&log).unwrap();
+    let quoted = |l: &str| l.split('"').nth(1).map(str::to_string);
+    let mut creates = 0u64;
+    let mut live: std::collections::HashMap<String, bool> = Default::default();
+    for l in text.lines().filter(|l| l.contains(".dat\"")) {
+        let Some(path) = quoted(l) else { continue };
+        if (l.contains(" openat(") || l.contains(" open(")) && l.contains("O_CREAT") {
+            assert!(!l.contains("= -1"), "{l}");
+            assert_ne!(live.insert(path.clone(), true), Some(true), "reopened without unlink: {l}");
+            creates += 1;
+        } else if (l.contains(" unlink(") || l.contains(" unlinkat("))
+            && l.trim_end().ends_with("= 0")
+        {
+            live.insert(path, false);
+        }
+    }
+    assert_eq!(creates, passes.iter().sum::<u64>(), "one new file per pass");
 }

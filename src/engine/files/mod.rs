@@ -82,6 +82,18 @@ pub trait TestFiles {
     /// say which to evict one by one (the target's eviction then runs for the rest).
     fn evictable(&self) -> &[PathBuf];
 
+    /// Before an eviction that unmounts: let go of every descriptor held on the files (a
+    /// fileset's root); [`TestFiles::reanchor`] takes them again.
+    fn release(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// After an eviction that unmounted (and the work directory was taken again): take the
+    /// descriptors again, checked to be the same directories.
+    fn reanchor(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// Each worker's share of `phase`, and its progress counter, for the `threads` workers of
     /// this process. Everything a phase's workers share is made here.
     fn shares<'a>(

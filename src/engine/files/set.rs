@@ -32,6 +32,9 @@ pub(super) struct SetFiles<'t> {
     root_path: PathBuf,
     /// The root, open (operations are relative to it).
     root: OwnedFd,
+    /// The root's inode, to check it is the same directory when it is taken again after an
+    /// eviction that unmounted ([`TestFiles::reanchor`]).
+    root_ino: u64,
     /// Per thread of every process sharing the set: which of its slots hold a file.
     states: Vec<SlotState>,
     /// This process's first thread among them (0 unless shared).
@@ -118,6 +121,7 @@ impl<'t> SetFiles<'t> {
         Ok(SetFiles {
             fs,
             root_path,
+            root_ino: rustix::fs::fstat(&root).map(|st| st.st_ino).unwrap_or(0),
             root,
             states,
             first: first as usize,
@@ -172,6 +176,23 @@ impl TestFiles for SetFiles<'_> {
         // eviction does the rest.
         let _ = rustix::fs::syncfs(&self.root);
         &[]
+    }
+
+    fn release(&self) -> std::io::Result<()> {
+        crate::sys::parkfd::park(self.root.as_fd())
+    }
+
+    fn reanchor(&self) -> std::io::Result<()> {
+        // Through the work directory, taken again first: the set's root by name, no link.
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let root = rustix::fs::open(&self.root_path, flags, Mode::empty())?;
+        if rustix::fs::fstat(&root)?.st_ino != self.root_ino {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the file set's directory is another one after the filesystem was mounted again",
+            ));
+        }
+        crate::sys::parkfd::reseat(self.root.as_fd(), &root)
     }
 
     fn shares<'a>(

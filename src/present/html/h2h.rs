@@ -123,8 +123,12 @@ fn figure(r: &Report, ti: usize, row: &TestRow, i: usize, with_unit: bool) -> Ma
         @match (&t.status, row.median(i)) {
             (TestStatus::Failed { reason }, _) => span.bad title=(reason) { "FAILED" },
             (TestStatus::Skipped { reason }, _) => span.muted title=(reason) { "not run" },
+            (TestStatus::NotMet { reason }, None) => span.bad title=(reason) { "NOT MET" },
             (_, Some(m)) => {
                 (sig3(m))
+                @if let TestStatus::NotMet { reason } = &t.status {
+                    " " span.bad title=(reason) { "(not met)" }
+                }
                 @if with_unit { " " span.unit { (row.figure.unit()) } }
                 @if let Some((lo, hi)) = ci {
                     br;

@@ -181,7 +181,7 @@ pub fn render(p: &Profile) -> Result<String, ChartError> {
 
 #[cfg(test)]
 mod tests {
-    /// The page wears the report's stylesheet (issue 29: it was unstyled) and names a file's
+    /// The page wears the report's stylesheet (it was unstyled) and names a file's
     /// kind by the shared rule (python3.11 is no `.11`).
     #[test]
     fn the_profile_page_has_the_reports_style() {
