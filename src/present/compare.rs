@@ -351,9 +351,10 @@ fn configurations(r: &Report, width: usize) -> String {
     out
 }
 
-/// JSON of the whole comparison.
+/// JSON of the whole comparison, as `--format json` prints it ([`super::json::value`]: no
+/// histograms, winners by label, each test's median repetition).
 pub fn json(r: &Report) -> anyhow::Result<Vec<u8>> {
-    let mut v = serde_json::to_vec_pretty(r)?;
+    let mut v = serde_json::to_vec_pretty(&super::json::value(r, false)?)?;
     v.push(b'\n');
     Ok(v)
 }
