@@ -7,9 +7,10 @@
 //! buffers (one read buffer per queue slot), its queue bookkeeping, its histograms, its random
 //! generator. The loop then does, per operation: poll the stop flags (two relaxed loads), ask the
 //! source to issue an op ([`OpSource::issue`]: a data op picks a size and an offset, integer
-//! arithmetic and one wyrand step, and queues it on the engine, which for `psync` is the system
-//! call; a fileset op does its system calls and completes at once), and while requests are in
-//! flight reap at least one, read the clock once per reap, and hand each completion to the source
+//! arithmetic and one wyrand step or one step of the random map ([`super::random_map`]), and
+//! queues it on the engine, which for `psync` is the system call; a fileset op does its system
+//! calls and completes at once), and while requests are in flight reap at least one, read the
+//! clock once per reap, and hand each completion to the source
 //! ([`OpSource::complete`]: one histogram increment, counters, a relaxed store of the progress
 //! counter). At depth 1 the end of one op is the start of the next, so one clock read per op.
 //! No allocation, no lock, no formatting (except when building an error, once).
@@ -21,6 +22,7 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
+use super::random_map::RandomMap;
 use crate::model::failure::EngineError;
 use crate::model::job::{
     Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
@@ -452,6 +454,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     pool: WritePool,
     verified: bool,
     rng: fastrand::Rng,
+    /// The phase's random map (`random_map`): random offsets each once per pass.
+    map: Option<RandomMap>,
     /// Per queue slot (the request's tag): what is in flight there.
     slots: Box<[InFlight]>,
     /// Free queue slots: a stack of `nfree` tags (unused by engines of depth 1: tag 0).
@@ -498,6 +502,12 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             None => WritePool::new(max_size, compress_percent, seed),
         };
         let sync = phase.sync;
+        // Validation gives a mapped phase's random ops one fixed size and one alignment.
+        let map = phase
+            .random_map
+            .then(|| pattern.iter().find(|o| o.offset == OffsetMode::Random))
+            .flatten()
+            .map(|o| RandomMap::new(work.file_size, o.size.max(), o.align, seed ^ 0x7a9_3a9));
         FileOps {
             engine,
             phase,
@@ -511,6 +521,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             pool,
             verified: work.verify.is_some(),
             rng: fastrand::Rng::with_seed(seed),
+            map,
             slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0 }; depth].into(),
             free: (0..depth as u32).rev().collect(),
             nfree: depth,
@@ -649,10 +660,13 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                         size = size.min(self.work.region_len - self.seq_pos);
                         self.work.region_start + self.seq_pos
                     }
-                    OffsetMode::Random => {
-                        let slots = (self.work.file_size - size) / op.align;
-                        self.rng.u64(0..=slots) * op.align
-                    }
+                    OffsetMode::Random => match &mut self.map {
+                        Some(m) => m.next_offset(),
+                        None => {
+                            let slots = (self.work.file_size - size) / op.align;
+                            self.rng.u64(0..=slots) * op.align
+                        }
+                    },
                     OffsetMode::Last => self.last_off,
                 };
                 let len = size as usize;

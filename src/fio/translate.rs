@@ -9,8 +9,9 @@
 //! - jobs run *at the same time* unless a `stonewall` separates them; fsbench runs tests one
 //!   after another, so concurrent jobs are refused;
 //! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum;
-//! - without `norandommap` fio touches each block once per pass; fsbench draws random offsets
-//!   with replacement (what `norandommap` asks for), which a note says;
+//! - without `norandommap` fio touches each block once per pass (its random map), and so does
+//!   fsbench (the test's `random_map`), in an order of its own; `random_generator=lfsr` walks
+//!   every block once even with `norandommap`;
 //! - `invalidate=1` (the default) drops the file's cached pages before the job: a buffered read
 //!   phase gets `cache = "uncached"`, which fsbench verifies with mincore;
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
@@ -310,7 +311,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     let engine = engine(job, &mut notes)?;
     let sync = syncs(job, rw, &mut notes)?;
     let amount = amount(job, &files)?;
-    offsets_and_checks(job, rw, &mut notes)?;
+    let random_map = offsets_and_checks(job, rw, &blocks, &mut notes)?;
     let pattern = pattern(job, rw, &blocks, &mut notes)?;
     let phases = phases(job, rw, direct, open, pattern, amount, sync, &mut notes)?;
 
@@ -329,6 +330,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         engine: (engine.name != "psync").then(|| engine.name.to_string()),
         iodepth: engine.iodepth,
         direct: direct.then_some(true),
+        random_map: random_map.then_some(true),
         engine_keys: uring_keys([
             (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
             (
@@ -646,11 +648,38 @@ fn amount(job: &Job, files: &Files) -> Result<AmountSpec, FioError> {
     })
 }
 
-/// `norandommap` and `randrepeat` (notes), `verify` (only off), and the options that only
-/// need to be well-formed (`thread`, `group_reporting`).
-fn offsets_and_checks(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<(), FioError> {
-    if rw.random() && !job.bool("norandommap")?.unwrap_or(false) {
-        notes.push("fio touches each block once per pass (its random map); fsbench draws random offsets with replacement, as fio's norandommap".into());
+/// The random map (`norandommap`, `random_generator`), `randrepeat` (a note), `verify` (only
+/// off), and the options that only need to be well-formed (`thread`, `group_reporting`).
+/// Returns whether the test gets a random map.
+fn offsets_and_checks(
+    job: &Job,
+    rw: Dir,
+    b: &Blocks,
+    notes: &mut Vec<String>,
+) -> Result<bool, FioError> {
+    let lfsr = match job.str("random_generator")? {
+        None | Some(("tausworthe" | "tausworthe64", _)) => false,
+        Some(("lfsr", _)) => true,
+        Some((v, line)) => {
+            return Err(job.err(
+                "random_generator",
+                line,
+                format!("`{v}`: use tausworthe, tausworthe64 or lfsr"),
+            ))
+        }
+    };
+    let norandommap = job.bool("norandommap")?.unwrap_or(false);
+    // fio's LFSR visits every block once per cycle whether or not a map is kept.
+    let mut random_map = rw.random() && (lfsr || !norandommap);
+    if lfsr && norandommap && rw.random() {
+        notes.push("random_generator=lfsr with norandommap: fio's LFSR still touches each block once per pass, and so does fsbench (random_map)".into());
+    }
+    // fsbench's map has one slot size; fio's map counts blocks of the smallest size and a
+    // larger op marks several.
+    let mixed = rw == Dir::RandMix && (b.read, b.read_align) != (b.write, b.write_align);
+    if random_map && mixed && read_share(job)? % 100 != 0 {
+        random_map = false;
+        notes.push("fio touches each block once per pass (its random map); with reads and writes of different sizes or alignments fsbench draws random offsets with replacement, as fio's norandommap".into());
     }
     if let Some(false) = job.bool("randrepeat")? {
         notes.push(
@@ -669,7 +698,7 @@ fn offsets_and_checks(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<(),
     for k in ["thread", "group_reporting"] {
         job.bool(k)?;
     }
-    Ok(())
+    Ok(random_map)
 }
 
 /// The pattern: one read or write entry, or randrw's fixed interleave by `rwmixread`.

@@ -391,6 +391,12 @@ pub struct PhaseDef {
     pub amount: Amount,
     /// Sync policy.
     pub sync: SyncPolicy,
+    /// fio's random map (the test's `random_map`): a data phase's random offsets visit every
+    /// aligned offset of the file once per pass, in a keyed pseudo-random order, instead of
+    /// being drawn with replacement. Off unless the test sets it (results of older versions:
+    /// off, which is what they did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_map: bool,
 }
 
 /// Flags for `open(2)`.

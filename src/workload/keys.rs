@@ -230,6 +230,16 @@ pub const SYNC_AT_END: Key = with_values(
     ),
     &["none", "fsync", "fdatasync", "syncfs"],
 );
+/// `random_map`.
+pub const RANDOM_MAP: Key = with_default(
+    key(
+        Test,
+        "random_map",
+        Bool,
+        "fio's random map (data tests): each phase's random offsets visit every aligned offset of the file once per pass, in a keyed pseudo-random order (each thread its own order, restarted with a new order after each pass), instead of being drawn with replacement; the phase's random ops must then have one fixed size and one `align`. Off by default, so fsbench's own suites (unit14) do what they always did; on in every translated fio job unless it sets `norandommap` (fio's default). A buffered random read without it re-reads blocks it has cached",
+    ),
+    "false",
+);
 /// `repeat`.
 pub const REPEAT: Key = with_bounds(
     with_default(key(Entry, "repeat", Int, "this entry N times in a row"), "1"),
@@ -258,6 +268,7 @@ const OWN_KEYS: &[Key] = &[
     IODEPTH,
     FIGURE,
     DIRECT,
+    RANDOM_MAP,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),

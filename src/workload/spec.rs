@@ -76,6 +76,10 @@ pub struct TestSpec {
     pub figure: Option<String>,
     /// Open the test's files with O_DIRECT in every phase (default false).
     pub direct: Option<bool>,
+    /// fio's random map: random offsets visit each aligned offset once per pass (default
+    /// false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_map: Option<bool>,
     /// The engines' own keys as written (io_uring's `iodepth_batch`, `sqpoll`, ...), typed by
     /// the key table; which engine they belong to is validation's to check.
     #[serde(flatten)]
@@ -214,6 +218,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             iodepth: None,
             figure: None,
             direct: None,
+            random_map: None,
             engine_keys: EngineKeys::default(),
             file: None,
             fileset: None,
@@ -248,6 +253,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("iodepth") => t.iodepth = Some(m.next_value()?),
                 TestField::Own("figure") => t.figure = Some(m.next_value()?),
                 TestField::Own("direct") => t.direct = Some(m.next_value()?),
+                TestField::Own("random_map") => t.random_map = Some(m.next_value()?),
                 TestField::Own("file") => t.file = Some(m.next_value()?),
                 TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
                 TestField::Own("phase") => t.phases = m.next_value()?,
@@ -555,7 +561,7 @@ mod tests {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
                     _ if ["threads", "iodepth"].contains(&k) => "1",
-                    _ if k == "direct" => "true",
+                    _ if ["direct", "random_map"].contains(&k) => "true",
                     _ => "\"x\"",
                 },
             }

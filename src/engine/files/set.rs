@@ -362,6 +362,7 @@ fn prefill_phase() -> PhaseDef {
         open: Default::default(),
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
+        random_map: false,
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,

@@ -338,8 +338,11 @@ fn every_supported_option_and_alias_is_read() {
             t.phases[0].amount.seconds == Some(60.0)
         }),
         ("ramp_time", "ramp_time=1\n", |t, _, _| t.phases.len() == 2 && !t.phases[0].timed),
-        ("norandommap", "rw=randread\nnorandommap\n", |_, n, _| {
-            !n.iter().any(|n| n.contains("random map"))
+        ("norandommap", "rw=randread\nnorandommap\n", |t, n, _| {
+            t.random_map.is_none() && !n.iter().any(|n| n.contains("random map"))
+        }),
+        ("random_generator", "rw=randread\nnorandommap\nrandom_generator=lfsr\n", |t, n, _| {
+            t.random_map == Some(true) && n.iter().any(|n| n.contains("lfsr"))
         }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
         ("offset", "offset=0\n", |t, _, _| t.file.is_some()),
@@ -438,4 +441,33 @@ fn flag(t: &TestSpec, k: &str) -> Option<bool> {
         Some(crate::model::job::OptValue::Bool(b)) => Some(*b),
         _ => None,
     }
+}
+
+/// fio's default random map becomes the test's `random_map`: on for random jobs unless
+/// `norandommap` (and tausworthe) asks otherwise, off for sequential ones, and off with a note
+/// for a randrw whose reads and writes differ in size (fsbench's map has one slot size).
+#[test]
+fn random_map_follows_norandommap_and_the_generator() {
+    let map = |lines: &str| one(&format!("[j]\nsize=1m\n{lines}")).0.random_map;
+    assert_eq!(map("rw=randread\n"), Some(true));
+    assert_eq!(map("rw=randwrite\nrandom_generator=tausworthe64\n"), Some(true));
+    assert_eq!(map("rw=randrw\nbs=8k\n"), Some(true));
+    assert_eq!(map("rw=randread\nnorandommap=1\n"), None);
+    assert_eq!(map("rw=randread\nnorandommap\nrandom_generator=tausworthe\n"), None);
+    assert_eq!(map("rw=randread\nnorandommap\nrandom_generator=lfsr\n"), Some(true));
+    assert_eq!(map("rw=read\n"), None);
+    assert_eq!(map("rw=randrw\nbs=4k,16k\nrwmixread=100\n"), Some(true), "reads only");
+    let (t, notes) = one("[j]\nsize=1m\nrw=randrw\nbs=4k,16k\n");
+    assert_eq!(t.random_map, None);
+    assert!(notes.iter().any(|n| n.contains("different sizes")), "{notes:?}");
+    let e = err("[j]\nsize=1m\nrw=randread\nrandom_generator=mt\n");
+    assert!(e.starts_with("t.fio:4: `random_generator`"), "{e}");
+    // The translation loads as a workload, its random phase mapped.
+    let t = tr("[j]\nsize=1m\nrw=randrw\n").unwrap();
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let s = crate::workload::validate::resolve(&t.spec, "t.fio", &ctx).unwrap();
+    assert!(s.tests[0].phases.iter().all(|p| p.random_map));
 }
