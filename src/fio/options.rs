@@ -144,7 +144,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "ioengine",
         kind: Kind::Text,
         aliases: &[],
-        meaning: "psync, sync and pvsync run as psync; io_uring; libaio runs as io_uring (said so); mmap",
+        meaning: "psync, sync and pvsync run as psync; io_uring; libaio: on a buffered file as psync (the kernel completes it in io_submit), with direct=1 as io_uring at the same depth (said so); mmap",
     },
     FioOption { name: "runtime",
         kind: Kind::Time, aliases: &["timeout"], meaning: "seconds, with time_based" },

@@ -531,8 +531,14 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
         }
         Some(("io_uring", _)) => "io_uring",
         Some(("mmap", _)) => "mmap",
+        // Linux's AIO is asynchronous only with O_DIRECT: on a buffered file io_submit does the
+        // I/O before it returns, so fio's job has one I/O at a time whatever its iodepth.
+        Some(("libaio", _)) if !job.bool("direct")?.unwrap_or(false) => {
+            notes.push("ioengine=libaio on a buffered file (direct=0): the kernel does each I/O inside io_submit, so fio's job has one I/O in flight whatever its iodepth; fsbench runs it as psync (pread/pwrite, one at a time)".into());
+            "psync"
+        }
         Some(("libaio", _)) => {
-            notes.push("ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
+            notes.push("ioengine=libaio with direct=1 runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
             "io_uring"
         }
         Some((e, line)) => {
@@ -545,7 +551,14 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             ))
         }
     };
-    let iodepth = iodepth(job, name)?;
+    let libaio = job.str("ioengine")?.is_some_and(|(e, _)| e == "libaio");
+    let iodepth = if libaio && name == "psync" {
+        // Buffered libaio: one I/O at a time, as said above; the depth is only checked.
+        job.int("iodepth")?;
+        None
+    } else {
+        iodepth(job, name)?
+    };
     let (sqpoll, registerfiles) = uring_options(job, name, notes)?;
     Ok(Engine { name, iodepth, sqpoll, registerfiles })
 }

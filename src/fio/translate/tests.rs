@@ -154,9 +154,15 @@ fn engines_map_and_say_so() {
     let (t, _) = one("[a]\nioengine=io_uring\niodepth=32\niodepth_batch_submit=8\niodepth_batch_complete=4\nsqthread_poll=1\nhipri\ndirect=1\nsize=1m\n");
     assert_eq!((int(&t, "iodepth_batch"), int(&t, "iodepth_batch_complete")), (Some(8), Some(4)));
     assert_eq!((flag(&t, "sqpoll"), flag(&t, "iopoll")), (Some(true), Some(true)));
-    let (t, notes) = one("[a]\nioengine=libaio\niodepth=1\nsize=1m\n");
-    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), None));
-    assert!(notes.iter().any(|n| n.contains("libaio runs as io_uring")), "{notes:?}");
+    let (t, notes) = one("[a]\nioengine=libaio\niodepth=8\ndirect=1\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), Some(8)));
+    assert!(notes.iter().any(|n| n.contains("libaio with direct=1 runs as io_uring")), "{notes:?}");
+    // On a buffered file the kernel completes libaio's I/O in io_submit: one at a time.
+    let (t, notes) = one("[a]\nioengine=libaio\niodepth=16\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth), (None, None), "psync at depth 1");
+    assert!(notes.iter().any(|n| n.contains("runs it as psync")), "{notes:?}");
+    let e = err("[a]\nioengine=libaio\niodepth=x\nsize=1m\n");
+    assert!(e.starts_with("t.fio:3: `iodepth`"), "{e}");
     let (t, _) = one("[a]\nsize=1m\n");
     assert_eq!((t.engine.as_deref(), t.iodepth, t.direct), (None, None, None));
     let (t, _) = one("[a]\nioengine=mmap\nsize=1m\n");
