@@ -48,6 +48,12 @@ impl RandomMap {
         self.passes
     }
 
+    /// Whether the offset just drawn was the last of a pass.
+    #[inline]
+    pub fn pass_done(&self) -> bool {
+        self.next == 0 && self.passes > 0
+    }
+
     /// The next offset: each slot's once per pass.
     #[inline]
     pub fn next_offset(&mut self) -> u64 {

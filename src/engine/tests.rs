@@ -476,3 +476,52 @@ fn a_random_map_reads_each_block_once_per_pass() {
     // Drawn with replacement, about 256/e = 94 blocks are never read.
     assert!(missed > 50, "with replacement some blocks are missed: {missed} of 256");
 }
+
+/// `invalidate_each_pass` drops the file's pages once per completed pass and not after the
+/// last one (the phase is over): a sequential pass, a pass of the random map, and without a map
+/// each file size of random bytes; without the key, never.
+#[test]
+fn invalidate_each_pass_drops_the_cache_once_per_pass() {
+    let cases = [
+        ("true", "", "[{ op = \"read\", size = \"4K\" }]", "3M", 2),
+        (
+            "true",
+            "random_map = true",
+            "[{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }]",
+            "3M",
+            2,
+        ),
+        (
+            "true",
+            "",
+            "[{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }]",
+            "5M",
+            4,
+        ),
+        ("true", "", "[{ op = \"read\", size = \"4K\" }]", "1M", 0),
+        ("false", "", "[{ op = \"read\", size = \"4K\" }]", "3M", 0),
+    ];
+    for (on, test_keys, pattern, bytes, drops) in cases {
+        let text = format!("[[test]]\nid = \"i\"\nname = \"i\"\n{test_keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\ninvalidate_each_pass = {on}\npattern = {pattern}\namount = {{ bytes = \"{bytes}\" }}\n");
+        let s = suite(&text);
+        let phase = &s.tests[0].phases[0];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
+        let stop_phase = AtomicBool::new(false);
+        let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+        let ctr = PaddedCounter::default();
+        let work = FileWork {
+            path: &path,
+            file_size: 1 << 20,
+            region_start: 0,
+            region_len: 1 << 20,
+            verify: None,
+        };
+        let mut plan =
+            WorkerPlan { phase, seed: 3, compress_percent: 0, iodepth: 1, work: Work::File(work) };
+        let out = worker::run::<Null>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+        assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+        assert_eq!(out.invalidations, drops, "{on} {test_keys} {pattern} {bytes}");
+    }
+}

@@ -168,7 +168,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "invalidate",
         kind: Kind::Flag,
         aliases: &[],
-        meaning: "1 (default): buffered reads start uncached (verified); 0: any",
+        meaning: "1 (default): buffered reads start uncached (verified), and a time-based buffered job drops the file's pages at each pass (invalidate_each_pass); 0: any",
     },
     FioOption { name: "stonewall",
         kind: Kind::Flag, aliases: &["wait_for_previous"], meaning: "run after the jobs before" },

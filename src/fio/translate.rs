@@ -13,7 +13,8 @@
 //!   fsbench (the test's `random_map`), in an order of its own; `random_generator=lfsr` walks
 //!   every block once even with `norandommap`;
 //! - `invalidate=1` (the default) drops the file's cached pages before the job: a buffered read
-//!   phase gets `cache = "uncached"`, which fsbench verifies with mincore;
+//!   phase gets `cache = "uncached"`, which fsbench verifies with mincore; a time-based buffered
+//!   job drops them again each time it wraps (`invalidate_each_pass`);
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
 
 use super::ini::{self, Entry};
@@ -803,6 +804,9 @@ fn phases(
     let invalidate = job.bool("invalidate")?.unwrap_or(true);
     let cache =
         if rw.reads() && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
+    // A time-based job wraps at the end of its file (or of its random map's pass), and fio
+    // drops a buffered file's pages each time (invalidate=1), so every pass reads the device.
+    let each_pass = invalidate && !direct && amount.seconds.is_some();
     let mut phases = Vec::new();
     let mut timed_cache = cache;
     if let Some((s, _)) = job.seconds("ramp_time")? {
@@ -815,6 +819,7 @@ fn phases(
                 pattern: pattern.clone(),
                 amount: AmountSpec { seconds: Some(s), ..Default::default() },
                 sync: sync.clone(),
+                invalidate_each_pass: invalidate && !direct,
             });
             timed_cache = CacheReq::Any;
             if !rw.random() {
@@ -830,6 +835,7 @@ fn phases(
         pattern,
         amount,
         sync,
+        invalidate_each_pass: each_pass,
     });
     Ok(phases)
 }

@@ -295,6 +295,7 @@ const OWN_KEYS: &[Key] = &[
     key(Phase, "sync.every_ops", Int, "sync each time the thread's write count reaches the next multiple (data tests)"),
     SYNC_CALL,
     SYNC_AT_END,
+    with_default(key(Phase, "invalidate_each_pass", Bool, "data tests: each thread drops its file's cached pages (`posix_fadvise(DONTNEED)`, inside the timed phase, outside every op's latency) each time it completes a pass over the file: a sequential wrap, a pass of the random map (`random_map`), or, for random ops without a map, each file size of bytes moved. fio does this for a time-based buffered job with `invalidate=1` (its default), so every pass reads from the device; a translated fio job sets it then"), "false"),
     DATA_OP,
     key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
     OFFSET,

@@ -391,6 +391,10 @@ pub struct PhaseSpec {
     /// When to call fsync/fdatasync during and after the phase.
     #[serde(default)]
     pub sync: SyncSpec,
+    /// Drop the file's cached pages each time a thread completes a pass over it (default
+    /// false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invalidate_each_pass: bool,
 }
 
 /// One entry of a phase's pattern.

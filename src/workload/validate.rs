@@ -431,6 +431,7 @@ fn resolve_role(
         pattern: r.pattern.clone(),
         amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
         sync: r.sync.clone(),
+        invalidate_each_pass: false,
     };
     let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
     if phase.open.direct {
@@ -550,6 +551,9 @@ fn resolve_phase(
         return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
     }
     let sync = resolve_sync(&p.sync, kind, ctx, (raw_file, scaled_file), loc)?;
+    if p.invalidate_each_pass && kind == Kind::Fileset {
+        return Err(loc.err("invalidate_each_pass applies to data tests (a pass over a data file); a fileset phase takes cache = \"uncached\" before it"));
+    }
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
@@ -562,6 +566,7 @@ fn resolve_phase(
         amount,
         sync,
         random_map: false,
+        invalidate_each_pass: p.invalidate_each_pass,
     })
 }
 

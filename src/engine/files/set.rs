@@ -363,6 +363,7 @@ fn prefill_phase() -> PhaseDef {
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
         random_map: false,
+        invalidate_each_pass: false,
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,

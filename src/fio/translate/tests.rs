@@ -477,3 +477,19 @@ fn random_map_follows_norandommap_and_the_generator() {
     let s = crate::workload::validate::resolve(&t.spec, "t.fio", &ctx).unwrap();
     assert!(s.tests[0].phases.iter().all(|p| p.random_map));
 }
+
+/// fio drops a buffered file's pages each time a time-based job wraps (invalidate=1): the
+/// translation asks for it on the time-based phases (the ramp's too), not with direct=1,
+/// invalidate=0 or a job bound by its size.
+#[test]
+fn a_time_based_buffered_job_drops_the_cache_each_pass() {
+    let each = |lines: &str| {
+        let (t, _) = one(&format!("[j]\nsize=1m\nrw=randread\n{lines}"));
+        t.phases.iter().map(|p| p.invalidate_each_pass).collect::<Vec<_>>()
+    };
+    assert_eq!(each("time_based\nruntime=2\n"), [true]);
+    assert_eq!(each("time_based\nruntime=2\nramp_time=1\n"), [true, true]);
+    assert_eq!(each("time_based\nruntime=2\ndirect=1\n"), [false]);
+    assert_eq!(each("time_based\nruntime=2\ninvalidate=0\n"), [false]);
+    assert_eq!(each(""), [false]);
+}
