@@ -41,6 +41,7 @@ pub mod layout;
 pub mod min_time;
 pub mod phase;
 pub mod probe;
+pub mod random_map;
 pub mod rep;
 pub mod results;
 pub mod roles;

@@ -386,3 +386,142 @@ fn absolute_paths_refused_here_fail_the_test_as_bad_input() {
     assert!(reason.is_bad_input(), "nothing ran: the workload's to change: {:?}", reason.error());
     assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0, "nothing left behind");
 }
+
+const MAPPED: &str = r#"
+[[test]]
+id = "m"
+name = "randread-map"
+threads = 1
+random_map = MAP
+file = { size = "1M" }
+
+[[test.phase]]
+name = "randread"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { bytes = "BYTES" }
+"#;
+
+/// The null engine, recording the offset of every read it is given.
+struct Offsets {
+    inner: Null,
+}
+
+static READ_OFFSETS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+impl IoEngine for Offsets {
+    const SPEC: &'static EngineSpec = &test_spec("offsets");
+    type Options = ();
+    fn options(_: &crate::model::job::EngineOptions) {}
+    fn setup(depth: u32, _: &()) -> std::io::Result<Self> {
+        Ok(Offsets { inner: Null::setup(depth, &())? })
+    }
+    unsafe fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        if io.kind == IoKind::Read {
+            READ_OFFSETS.lock().unwrap().push(io.offset);
+        }
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.inner.queue(io) }
+    }
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> std::io::Result<usize> {
+        self.inner.reap(min, out)
+    }
+}
+
+/// The read offsets of one run of MAPPED's phase, as `random_map` and the amount say, counted
+/// per 4 KiB block of the 1 MiB file (256 blocks).
+fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
+    let text = MAPPED.replace("MAP", &map.to_string()).replace("BYTES", bytes);
+    let s = suite(&text);
+    let phase = &s.tests[0].phases[0];
+    assert_eq!(phase.random_map, map);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
+    let stop_phase = AtomicBool::new(false);
+    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+    let ctr = PaddedCounter::default();
+    let work = FileWork {
+        path: &path,
+        file_size: 1 << 20,
+        region_start: 0,
+        region_len: 1 << 20,
+        verify: None,
+    };
+    let mut plan =
+        WorkerPlan { phase, seed: 11, compress_percent: 0, iodepth: 1, work: Work::File(work) };
+    READ_OFFSETS.lock().unwrap().clear();
+    let out = worker::run::<Offsets>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+    assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+    let offs = std::mem::take(&mut *READ_OFFSETS.lock().unwrap());
+    let mut hits = vec![0u32; 256];
+    for o in offs {
+        assert_eq!(o % 4096, 0, "aligned: {o}");
+        hits[(o / 4096) as usize] += 1;
+    }
+    hits
+}
+
+/// Op-exact: with `random_map`, a pass of random reads (the file's size in bytes) reads every
+/// block exactly once, and two passes read each exactly twice; without it (the offsets drawn
+/// with replacement) the same pass misses blocks and reads others twice.
+#[test]
+fn a_random_map_reads_each_block_once_per_pass() {
+    let one = hits_per_block(true, "1M");
+    assert!(one.iter().all(|&h| h == 1), "each block once: {one:?}");
+    let two = hits_per_block(true, "2M");
+    assert!(two.iter().all(|&h| h == 2), "each block twice in two passes: {two:?}");
+    let drawn = hits_per_block(false, "1M");
+    assert_eq!(drawn.iter().sum::<u32>(), 256);
+    let missed = drawn.iter().filter(|&&h| h == 0).count();
+    // Drawn with replacement, about 256/e = 94 blocks are never read.
+    assert!(missed > 50, "with replacement some blocks are missed: {missed} of 256");
+}
+
+/// `invalidate_each_pass` drops the file's pages once per completed pass and not after the
+/// last one (the phase is over): a sequential pass, a pass of the random map, and without a map
+/// each file size of random bytes; without the key, never.
+#[test]
+fn invalidate_each_pass_drops_the_cache_once_per_pass() {
+    let cases = [
+        ("true", "", "[{ op = \"read\", size = \"4K\" }]", "3M", 2),
+        (
+            "true",
+            "random_map = true",
+            "[{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }]",
+            "3M",
+            2,
+        ),
+        (
+            "true",
+            "",
+            "[{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\" }]",
+            "5M",
+            4,
+        ),
+        ("true", "", "[{ op = \"read\", size = \"4K\" }]", "1M", 0),
+        ("false", "", "[{ op = \"read\", size = \"4K\" }]", "3M", 0),
+    ];
+    for (on, test_keys, pattern, bytes, drops) in cases {
+        let text = format!("[[test]]\nid = \"i\"\nname = \"i\"\n{test_keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\ninvalidate_each_pass = {on}\npattern = {pattern}\namount = {{ bytes = \"{bytes}\" }}\n");
+        let s = suite(&text);
+        let phase = &s.tests[0].phases[0];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
+        let stop_phase = AtomicBool::new(false);
+        let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+        let ctr = PaddedCounter::default();
+        let work = FileWork {
+            path: &path,
+            file_size: 1 << 20,
+            region_start: 0,
+            region_len: 1 << 20,
+            verify: None,
+        };
+        let mut plan =
+            WorkerPlan { phase, seed: 3, compress_percent: 0, iodepth: 1, work: Work::File(work) };
+        let out = worker::run::<Null>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+        assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+        assert_eq!(out.invalidations, drops, "{on} {test_keys} {pattern} {bytes}");
+    }
+}

@@ -7,9 +7,10 @@
 //! buffers (one read buffer per queue slot), its queue bookkeeping, its histograms, its random
 //! generator. The loop then does, per operation: poll the stop flags (two relaxed loads), ask the
 //! source to issue an op ([`OpSource::issue`]: a data op picks a size and an offset, integer
-//! arithmetic and one wyrand step, and queues it on the engine, which for `psync` is the system
-//! call; a fileset op does its system calls and completes at once), and while requests are in
-//! flight reap at least one, read the clock once per reap, and hand each completion to the source
+//! arithmetic and one wyrand step or one step of the random map ([`super::random_map`]), and
+//! queues it on the engine, which for `psync` is the system call; a fileset op does its system
+//! calls and completes at once), and while requests are in flight reap at least one, read the
+//! clock once per reap, and hand each completion to the source
 //! ([`OpSource::complete`]: one histogram increment, counters, a relaxed store of the progress
 //! counter). At depth 1 the end of one op is the start of the next, so one clock read per op.
 //! No allocation, no lock, no formatting (except when building an error, once).
@@ -21,6 +22,7 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
+use super::random_map::RandomMap;
 use crate::model::failure::EngineError;
 use crate::model::job::{
     Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
@@ -112,6 +114,8 @@ pub struct WorkerOutput {
     pub error: Option<EngineError>,
     /// Set when a stop flag ended the worker early.
     pub interrupted: bool,
+    /// `invalidate_each_pass`: times the file's cached pages were dropped.
+    pub invalidations: u64,
 }
 
 impl WorkerOutput {
@@ -134,6 +138,7 @@ impl WorkerOutput {
             cpu: CpuTime::default(),
             error: None,
             interrupted: false,
+            invalidations: 0,
         }
     }
 }
@@ -452,6 +457,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     pool: WritePool,
     verified: bool,
     rng: fastrand::Rng,
+    /// The phase's random map (`random_map`): random offsets each once per pass.
+    map: Option<RandomMap>,
     /// Per queue slot (the request's tag): what is in flight there.
     slots: Box<[InFlight]>,
     /// Free queue slots: a stack of `nfree` tags (unused by engines of depth 1: tag 0).
@@ -475,6 +482,10 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     i: usize,
     /// The amount is queued (or the time is up): only a due sync is still issued.
     done: bool,
+    /// A pass ended and `invalidate_each_pass` asks for its file's pages to be dropped.
+    drop_due: bool,
+    /// Bytes of random ops since the last pass ended (`invalidate_each_pass` without a map).
+    random_bytes: u64,
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -498,6 +509,12 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             None => WritePool::new(max_size, compress_percent, seed),
         };
         let sync = phase.sync;
+        // Validation gives a mapped phase's random ops one fixed size and one alignment.
+        let map = phase
+            .random_map
+            .then(|| pattern.iter().find(|o| o.offset == OffsetMode::Random))
+            .flatten()
+            .map(|o| RandomMap::new(work.file_size, o.size.max(), o.align, seed ^ 0x7a9_3a9));
         FileOps {
             engine,
             phase,
@@ -511,6 +528,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             pool,
             verified: work.verify.is_some(),
             rng: fastrand::Rng::with_seed(seed),
+            map,
             slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0 }; depth].into(),
             free: (0..depth as u32).rev().collect(),
             nfree: depth,
@@ -527,6 +545,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             issued_bytes: 0,
             i: 0,
             done: false,
+            drop_due: false,
+            random_bytes: 0,
         }
     }
 
@@ -538,6 +558,22 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         let reads = (reads.as_mut_ptr(), reads.len());
         let bufs = [reads, self.pool.region()];
         self.engine.register_buffers(&bufs)
+    }
+
+    /// `invalidate_each_pass`: drop the file's cached pages after a pass, once the pass's
+    /// ops have completed (once per pass, so out of the per-op path). Returns the clock after
+    /// it: the next op starts then, so the drop is in no op's latency.
+    #[cold]
+    #[inline(never)]
+    fn drop_cache(&mut self, out: &mut WorkerOutput) -> Result<u64, EngineError> {
+        self.drop_due = false;
+        if let Some(file) = self.file.as_ref() {
+            rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed).map_err(|e| {
+                EngineError::io("fadvise(DONTNEED)", Some(self.work.path.into()), &e.into())
+            })?;
+            out.invalidations += 1;
+        }
+        Ok(now_ns())
     }
 
     /// The next free queue slot (a constant 0 for engines of depth 1).
@@ -637,6 +673,19 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         if self.done {
             return Issue::End;
         }
+        let mut t0 = t0;
+        if self.drop_due {
+            if inflight > 0 {
+                return Issue::Wait;
+            }
+            match self.drop_cache(out) {
+                Ok(t) => t0 = t,
+                Err(e) => {
+                    out.error = Some(e);
+                    return Issue::End;
+                }
+            }
+        }
         let op = &self.pattern[self.i];
         let (kind, len, off, buf, stamp) = match op.kind {
             OpKind::Read | OpKind::Write => {
@@ -649,10 +698,13 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                         size = size.min(self.work.region_len - self.seq_pos);
                         self.work.region_start + self.seq_pos
                     }
-                    OffsetMode::Random => {
-                        let slots = (self.work.file_size - size) / op.align;
-                        self.rng.u64(0..=slots) * op.align
-                    }
+                    OffsetMode::Random => match &mut self.map {
+                        Some(m) => m.next_offset(),
+                        None => {
+                            let slots = (self.work.file_size - size) / op.align;
+                            self.rng.u64(0..=slots) * op.align
+                        }
+                    },
                     OffsetMode::Last => self.last_off,
                 };
                 let len = size as usize;
@@ -704,13 +756,33 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         if op.kind.is_data() {
             self.issued_bytes += len as u64;
             self.last_off = off;
-            if op.offset == OffsetMode::Sequential {
-                self.seq_pos += len as u64;
-                if self.seq_pos >= self.work.region_len {
-                    self.seq_pos = 0;
-                    self.passes += 1;
+            let wrapped = match op.offset {
+                OffsetMode::Sequential => {
+                    self.seq_pos += len as u64;
+                    let wrap = self.seq_pos >= self.work.region_len;
+                    if wrap {
+                        self.seq_pos = 0;
+                        self.passes += 1;
+                    }
+                    wrap
                 }
-            }
+                OffsetMode::Random => match &self.map {
+                    Some(m) => m.pass_done(),
+                    // Without a map a pass is the file's size in bytes (as fio counts it).
+                    None if self.phase.invalidate_each_pass => {
+                        self.random_bytes += len as u64;
+                        let wrap = self.random_bytes >= self.work.file_size;
+                        if wrap {
+                            self.random_bytes = 0;
+                        }
+                        wrap
+                    }
+                    None => false,
+                },
+                OffsetMode::Last => false,
+            };
+            // Done before the next op, once the pass's ops have completed.
+            self.drop_due = wrapped && self.phase.invalidate_each_pass;
         }
         let done = match self.phase.amount {
             Amount::Bytes(b) => self.issued_bytes >= b,

@@ -108,6 +108,8 @@ struct Ops<'p> {
     /// The writes' size, when fixed.
     wbs: Option<u64>,
     random: bool,
+    /// Random offsets each once per pass (fio's random map, its default).
+    random_map: bool,
     /// fio's `rw`.
     rw: &'static str,
 }
@@ -164,7 +166,7 @@ impl<'p> Ops<'p> {
                 "read"
             }
         };
-        Ops { reads, writes, rbs, wbs, random, rw }
+        Ops { reads, writes, rbs, wbs, random, random_map: p.random_map, rw }
     }
 }
 
@@ -223,7 +225,9 @@ fn block_lines(ops: &Ops<'_>, why: &mut Vec<String>, comments: &mut Vec<String>)
         if Some(align) != ops.rbs.or(ops.wbs) {
             job.push_str(&format!("blockalign={}\n", size(align)));
         }
-        job.push_str("norandommap\n");
+        if !ops.random_map {
+            job.push_str("norandommap\n");
+        }
     }
     if ops.rw == "randrw" {
         let (nr, nw) = (ops.reads.len() as u64, ops.writes.len() as u64);

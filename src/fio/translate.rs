@@ -9,10 +9,12 @@
 //! - jobs run *at the same time* unless a `stonewall` separates them; fsbench runs tests one
 //!   after another, so concurrent jobs are refused;
 //! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum;
-//! - without `norandommap` fio touches each block once per pass; fsbench draws random offsets
-//!   with replacement (what `norandommap` asks for), which a note says;
+//! - without `norandommap` fio touches each block once per pass (its random map), and so does
+//!   fsbench (the test's `random_map`), in an order of its own; `random_generator=lfsr` walks
+//!   every block once even with `norandommap`;
 //! - `invalidate=1` (the default) drops the file's cached pages before the job: a buffered read
-//!   phase gets `cache = "uncached"`, which fsbench verifies with mincore;
+//!   phase gets `cache = "uncached"`, which fsbench verifies with mincore; a time-based buffered
+//!   job drops them again each time it wraps (`invalidate_each_pass`);
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
 
 use super::ini::{self, Entry};
@@ -310,7 +312,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
     let engine = engine(job, &mut notes)?;
     let sync = syncs(job, rw, &mut notes)?;
     let amount = amount(job, &files)?;
-    offsets_and_checks(job, rw, &mut notes)?;
+    let random_map = offsets_and_checks(job, rw, &blocks, &mut notes)?;
     let pattern = pattern(job, rw, &blocks, &mut notes)?;
     let phases = phases(job, rw, direct, open, pattern, amount, sync, &mut notes)?;
 
@@ -330,6 +332,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         iodepth: engine.iodepth,
         direct: direct.then_some(true),
         min_time: None,
+        random_map: random_map.then_some(true),
         engine_keys: uring_keys([
             (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
             (
@@ -530,8 +533,14 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
         }
         Some(("io_uring", _)) => "io_uring",
         Some(("mmap", _)) => "mmap",
+        // Linux's AIO is asynchronous only with O_DIRECT: on a buffered file io_submit does the
+        // I/O before it returns, so fio's job has one I/O at a time whatever its iodepth.
+        Some(("libaio", _)) if !job.bool("direct")?.unwrap_or(false) => {
+            notes.push("ioengine=libaio on a buffered file (direct=0): the kernel does each I/O inside io_submit, so fio's job has one I/O in flight whatever its iodepth; fsbench runs it as psync (pread/pwrite, one at a time)".into());
+            "psync"
+        }
         Some(("libaio", _)) => {
-            notes.push("ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
+            notes.push("ioengine=libaio with direct=1 runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
             "io_uring"
         }
         Some((e, line)) => {
@@ -544,7 +553,14 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             ))
         }
     };
-    let iodepth = iodepth(job, name)?;
+    let libaio = job.str("ioengine")?.is_some_and(|(e, _)| e == "libaio");
+    let iodepth = if libaio && name == "psync" {
+        // Buffered libaio: one I/O at a time, as said above; the depth is only checked.
+        job.int("iodepth")?;
+        None
+    } else {
+        iodepth(job, name)?
+    };
     let (sqpoll, registerfiles) = uring_options(job, name, notes)?;
     Ok(Engine { name, iodepth, sqpoll, registerfiles })
 }
@@ -647,11 +663,38 @@ fn amount(job: &Job, files: &Files) -> Result<AmountSpec, FioError> {
     })
 }
 
-/// `norandommap` and `randrepeat` (notes), `verify` (only off), and the options that only
-/// need to be well-formed (`thread`, `group_reporting`).
-fn offsets_and_checks(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<(), FioError> {
-    if rw.random() && !job.bool("norandommap")?.unwrap_or(false) {
-        notes.push("fio touches each block once per pass (its random map); fsbench draws random offsets with replacement, as fio's norandommap".into());
+/// The random map (`norandommap`, `random_generator`), `randrepeat` (a note), `verify` (only
+/// off), and the options that only need to be well-formed (`thread`, `group_reporting`).
+/// Returns whether the test gets a random map.
+fn offsets_and_checks(
+    job: &Job,
+    rw: Dir,
+    b: &Blocks,
+    notes: &mut Vec<String>,
+) -> Result<bool, FioError> {
+    let lfsr = match job.str("random_generator")? {
+        None | Some(("tausworthe" | "tausworthe64", _)) => false,
+        Some(("lfsr", _)) => true,
+        Some((v, line)) => {
+            return Err(job.err(
+                "random_generator",
+                line,
+                format!("`{v}`: use tausworthe, tausworthe64 or lfsr"),
+            ))
+        }
+    };
+    let norandommap = job.bool("norandommap")?.unwrap_or(false);
+    // fio's LFSR visits every block once per cycle whether or not a map is kept.
+    let mut random_map = rw.random() && (lfsr || !norandommap);
+    if lfsr && norandommap && rw.random() {
+        notes.push("random_generator=lfsr with norandommap: fio's LFSR still touches each block once per pass, and so does fsbench (random_map)".into());
+    }
+    // fsbench's map has one slot size; fio's map counts blocks of the smallest size and a
+    // larger op marks several.
+    let mixed = rw == Dir::RandMix && (b.read, b.read_align) != (b.write, b.write_align);
+    if random_map && mixed && read_share(job)? % 100 != 0 {
+        random_map = false;
+        notes.push("fio touches each block once per pass (its random map); with reads and writes of different sizes or alignments fsbench draws random offsets with replacement, as fio's norandommap".into());
     }
     if let Some(false) = job.bool("randrepeat")? {
         notes.push(
@@ -670,7 +713,7 @@ fn offsets_and_checks(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<(),
     for k in ["thread", "group_reporting"] {
         job.bool(k)?;
     }
-    Ok(())
+    Ok(random_map)
 }
 
 /// The pattern: one read or write entry, or randrw's fixed interleave by `rwmixread`.
@@ -762,6 +805,9 @@ fn phases(
     let invalidate = job.bool("invalidate")?.unwrap_or(true);
     let cache =
         if rw.reads() && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
+    // A time-based job wraps at the end of its file (or of its random map's pass), and fio
+    // drops a buffered file's pages each time (invalidate=1), so every pass reads the device.
+    let each_pass = invalidate && !direct && amount.seconds.is_some();
     let mut phases = Vec::new();
     let mut timed_cache = cache;
     if let Some((s, _)) = job.seconds("ramp_time")? {
@@ -774,6 +820,7 @@ fn phases(
                 pattern: pattern.clone(),
                 amount: AmountSpec { seconds: Some(s), ..Default::default() },
                 sync: sync.clone(),
+                invalidate_each_pass: invalidate && !direct,
             });
             timed_cache = CacheReq::Any;
             if !rw.random() {
@@ -789,6 +836,7 @@ fn phases(
         pattern,
         amount,
         sync,
+        invalidate_each_pass: each_pass,
     });
     Ok(phases)
 }

@@ -400,6 +400,18 @@ pub struct PhaseDef {
     pub amount: Amount,
     /// Sync policy.
     pub sync: SyncPolicy,
+    /// fio's random map (the test's `random_map`): a data phase's random offsets visit every
+    /// aligned offset of the file once per pass, in a keyed pseudo-random order, instead of
+    /// being drawn with replacement. Off unless the test sets it (results of older versions:
+    /// off, which is what they did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_map: bool,
+    /// `invalidate_each_pass`: each thread drops its file's cached pages
+    /// (`posix_fadvise(DONTNEED)`) each time it completes a pass over the file (a sequential
+    /// wrap, the end of a random map's pass, or a file size of random bytes), as fio does for a time-based buffered job
+    /// with `invalidate=1`. Off unless the phase sets it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invalidate_each_pass: bool,
 }
 
 /// Flags for `open(2)`.

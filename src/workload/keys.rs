@@ -230,6 +230,16 @@ pub const SYNC_AT_END: Key = with_values(
     ),
     &["none", "fsync", "fdatasync", "syncfs"],
 );
+/// `random_map`.
+pub const RANDOM_MAP: Key = with_default(
+    key(
+        Test,
+        "random_map",
+        Bool,
+        "fio's random map (data tests): each phase's random offsets visit every aligned offset of the file once per pass, in a keyed pseudo-random order (each thread its own order, restarted with a new order after each pass), instead of being drawn with replacement; the phase's random ops must then have one fixed size and one `align`. Off by default, so fsbench's own suites (unit14) do what they always did; on in every translated fio job unless it sets `norandommap` (fio's default). A buffered random read without it re-reads blocks it has cached",
+    ),
+    "false",
+);
 /// `repeat`.
 pub const REPEAT: Key = with_bounds(
     with_default(key(Entry, "repeat", Int, "this entry N times in a row"), "1"),
@@ -259,6 +269,7 @@ const OWN_KEYS: &[Key] = &[
     FIGURE,
     DIRECT,
     with_default(key(Test, "min_time", Bool, "`false`: `--min-time` never runs this test's phases again, whatever their length: each repetition does the test's work once (a peer's test, such as bonnie++'s, whose figures are of one pass)"), "true"),
+    RANDOM_MAP,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
@@ -285,6 +296,7 @@ const OWN_KEYS: &[Key] = &[
     key(Phase, "sync.every_ops", Int, "sync each time the thread's write count reaches the next multiple (data tests)"),
     SYNC_CALL,
     SYNC_AT_END,
+    with_default(key(Phase, "invalidate_each_pass", Bool, "data tests: each thread drops its file's cached pages (`posix_fadvise(DONTNEED)`, inside the timed phase, outside every op's latency) each time it completes a pass over the file: a sequential wrap, a pass of the random map (`random_map`), or, for random ops without a map, each file size of bytes moved. fio does this for a time-based buffered job with `invalidate=1` (its default), so every pass reads from the device; a translated fio job sets it then"), "false"),
     DATA_OP,
     key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
     OFFSET,

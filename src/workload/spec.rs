@@ -78,6 +78,10 @@ pub struct TestSpec {
     pub direct: Option<bool>,
     /// `false`: `--min-time` does not lengthen this test (default true).
     pub min_time: Option<bool>,
+    /// fio's random map: random offsets visit each aligned offset once per pass (default
+    /// false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_map: Option<bool>,
     /// The engines' own keys as written (io_uring's `iodepth_batch`, `sqpoll`, ...), typed by
     /// the key table; which engine they belong to is validation's to check.
     #[serde(flatten)]
@@ -217,6 +221,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             figure: None,
             direct: None,
             min_time: None,
+            random_map: None,
             engine_keys: EngineKeys::default(),
             file: None,
             fileset: None,
@@ -252,6 +257,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("figure") => t.figure = Some(m.next_value()?),
                 TestField::Own("direct") => t.direct = Some(m.next_value()?),
                 TestField::Own("min_time") => t.min_time = Some(m.next_value()?),
+                TestField::Own("random_map") => t.random_map = Some(m.next_value()?),
                 TestField::Own("file") => t.file = Some(m.next_value()?),
                 TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
                 TestField::Own("phase") => t.phases = m.next_value()?,
@@ -389,6 +395,10 @@ pub struct PhaseSpec {
     /// When to call fsync/fdatasync during and after the phase.
     #[serde(default)]
     pub sync: SyncSpec,
+    /// Drop the file's cached pages each time a thread completes a pass over it (default
+    /// false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invalidate_each_pass: bool,
 }
 
 /// One entry of a phase's pattern.
@@ -560,7 +570,7 @@ mod tests {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
                     _ if ["threads", "iodepth"].contains(&k) => "1",
-                    _ if k == "direct" => "true",
+                    _ if ["direct", "random_map"].contains(&k) => "true",
                     _ => "\"x\"",
                 },
             }

@@ -315,6 +315,7 @@ fn resolve_phases(
     for p in &t.phases {
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
         let mut phase = resolve_phase(p, kind, &files.set, t.threads, ctx, sizes, &ploc)?;
+        phase.random_map = random_map(t.random_map.unwrap_or(false), kind, &phase, &ploc)?;
         phase.open.direct |= direct;
         phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
         if kind == Kind::Data {
@@ -343,6 +344,35 @@ fn resolve_phases(
         phases.push(phase);
     }
     Ok(phases)
+}
+
+/// Whether a phase draws its random offsets from a random map (the test's `random_map`): only
+/// a data test can, and the map's slots are one size at one alignment, so every random op of
+/// the phase must have the same fixed size and the same `align`. A phase without random ops
+/// has nothing to map (off).
+fn random_map(
+    on: bool,
+    kind: Kind,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<bool, WorkloadError> {
+    if !on {
+        return Ok(false);
+    }
+    if kind == Kind::Fileset {
+        return Err(loc.err("random_map applies to data tests (file = { ... }); a fileset's ops pick their slots with pick = \"shuffle\" (every slot once per pass)"));
+    }
+    let mut random = phase.pattern.data().iter().filter(|o| o.offset == OffsetMode::Random);
+    let Some(first) = random.next() else {
+        return Ok(false);
+    };
+    let SizeDist::Fixed(_) = first.size else {
+        return Err(loc.err("random_map needs a fixed size for random ops (each slot of the map is one op's size); give size = \"4K\" or set random_map = false"));
+    };
+    if random.any(|o| o.size != first.size || o.align != first.align) {
+        return Err(loc.err("random_map needs one size and one align for every random op of a phase (the map's slots); make them equal or set random_map = false"));
+    }
+    Ok(true)
 }
 
 /// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
@@ -402,6 +432,7 @@ fn resolve_role(
         pattern: r.pattern.clone(),
         amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
         sync: r.sync.clone(),
+        invalidate_each_pass: false,
     };
     let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
     if phase.open.direct {
@@ -521,6 +552,9 @@ fn resolve_phase(
         return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
     }
     let sync = resolve_sync(&p.sync, kind, ctx, (raw_file, scaled_file), loc)?;
+    if p.invalidate_each_pass && kind == Kind::Fileset {
+        return Err(loc.err("invalidate_each_pass applies to data tests (a pass over a data file); a fileset phase takes cache = \"uncached\" before it"));
+    }
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
@@ -532,6 +566,8 @@ fn resolve_phase(
         },
         amount,
         sync,
+        random_map: false,
+        invalidate_each_pass: p.invalidate_each_pass,
     })
 }
 
@@ -1508,5 +1544,35 @@ mod engine_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `random_map` maps the random ops of a data phase that all have one fixed size and one
+    /// alignment, is off for a phase without random ops, and is refused, saying why, elsewhere.
+    #[test]
+    fn random_map_needs_one_fixed_size_and_a_data_test() {
+        let load = |test_keys: &str, pattern: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {{ ops = 1 }}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx)
+        };
+        let mixed = "[{ op = \"read\", size = \"4K\", offset = \"random\", align = \"4K\", repeat = 3 }, { op = \"write\", size = \"4K\", offset = \"last\" }]";
+        let s = load("random_map = true", mixed).unwrap();
+        assert!(s.tests[0].phases[0].random_map);
+        let s = load("", mixed).unwrap();
+        assert!(!s.tests[0].phases[0].random_map, "off unless the test sets it");
+        let seq = "[{ op = \"read\", size = \"4K\" }]";
+        assert!(!load("random_map = true", seq).unwrap().tests[0].phases[0].random_map);
+        let two = "[{ op = \"read\", size = \"4K\", offset = \"random\" }, { op = \"write\", size = \"8K\", offset = \"random\" }]";
+        let e = load("random_map = true", two).unwrap_err();
+        assert!(e.to_string().contains("one size and one align"), "{e}");
+        let drawn =
+            "[{ op = \"read\", size = { uniform = [\"1K\", \"8K\"] }, offset = \"random\" }]";
+        let e = load("random_map = true", drawn).unwrap_err();
+        assert!(e.to_string().contains("needs a fixed size"), "{e}");
+        let text = "[[test]]\nid = \"f\"\nname = \"f\"\nrandom_map = true\nfileset = { count = 10, flat = true, size = \"4K\", prefill = true }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"stat\", pick = \"random\" }]\namount = { ops = 1 }\n";
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let e =
+            validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
+        assert!(e.to_string().contains("applies to data tests"), "{e}");
     }
 }

@@ -398,7 +398,7 @@ fn a_translation_note_is_kept_with_the_results() {
     let w = &v["tests"][0]["warnings"];
     let note = w.as_array().unwrap().iter().find(|w| w["kind"] == "note");
     let text = note.map(|n| n["message"].to_string()).unwrap_or_default();
-    assert!(text.contains("fio job file: ioengine=libaio runs as io_uring"), "{w}");
+    assert!(text.contains("fio job file: ioengine=libaio on a buffered file"), "{w}");
 }
 
 /// Like for like: a compare of a durable streaming write (fio's `end_fsync`)

@@ -383,6 +383,8 @@ fn prefill_phase() -> PhaseDef {
         open: Default::default(),
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
+        random_map: false,
+        invalidate_each_pass: false,
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,

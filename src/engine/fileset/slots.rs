@@ -140,6 +140,16 @@ impl Permutation {
         Permutation { n, half, keys: [r.u64(..), r.u64(..), r.u64(..), r.u64(..)] }
     }
 
+    /// n: the permutation is of `0..n`.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// Of nothing (n = 0).
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
     fn round(&self, x: u64) -> u64 {
         let mask = (1u64 << self.half) - 1;
         let (mut l, mut r) = (x >> self.half, x & mask);

@@ -154,9 +154,15 @@ fn engines_map_and_say_so() {
     let (t, _) = one("[a]\nioengine=io_uring\niodepth=32\niodepth_batch_submit=8\niodepth_batch_complete=4\nsqthread_poll=1\nhipri\ndirect=1\nsize=1m\n");
     assert_eq!((int(&t, "iodepth_batch"), int(&t, "iodepth_batch_complete")), (Some(8), Some(4)));
     assert_eq!((flag(&t, "sqpoll"), flag(&t, "iopoll")), (Some(true), Some(true)));
-    let (t, notes) = one("[a]\nioengine=libaio\niodepth=1\nsize=1m\n");
-    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), None));
-    assert!(notes.iter().any(|n| n.contains("libaio runs as io_uring")), "{notes:?}");
+    let (t, notes) = one("[a]\nioengine=libaio\niodepth=8\ndirect=1\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), Some(8)));
+    assert!(notes.iter().any(|n| n.contains("libaio with direct=1 runs as io_uring")), "{notes:?}");
+    // On a buffered file the kernel completes libaio's I/O in io_submit: one at a time.
+    let (t, notes) = one("[a]\nioengine=libaio\niodepth=16\nsize=1m\n");
+    assert_eq!((t.engine.as_deref(), t.iodepth), (None, None), "psync at depth 1");
+    assert!(notes.iter().any(|n| n.contains("runs it as psync")), "{notes:?}");
+    let e = err("[a]\nioengine=libaio\niodepth=x\nsize=1m\n");
+    assert!(e.starts_with("t.fio:3: `iodepth`"), "{e}");
     let (t, _) = one("[a]\nsize=1m\n");
     assert_eq!((t.engine.as_deref(), t.iodepth, t.direct), (None, None, None));
     let (t, _) = one("[a]\nioengine=mmap\nsize=1m\n");
@@ -338,8 +344,11 @@ fn every_supported_option_and_alias_is_read() {
             t.phases[0].amount.seconds == Some(60.0)
         }),
         ("ramp_time", "ramp_time=1\n", |t, _, _| t.phases.len() == 2 && !t.phases[0].timed),
-        ("norandommap", "rw=randread\nnorandommap\n", |_, n, _| {
-            !n.iter().any(|n| n.contains("random map"))
+        ("norandommap", "rw=randread\nnorandommap\n", |t, n, _| {
+            t.random_map.is_none() && !n.iter().any(|n| n.contains("random map"))
+        }),
+        ("random_generator", "rw=randread\nnorandommap\nrandom_generator=lfsr\n", |t, n, _| {
+            t.random_map == Some(true) && n.iter().any(|n| n.contains("lfsr"))
         }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
         ("offset", "offset=0\n", |t, _, _| t.file.is_some()),
@@ -438,4 +447,49 @@ fn flag(t: &TestSpec, k: &str) -> Option<bool> {
         Some(crate::model::job::OptValue::Bool(b)) => Some(*b),
         _ => None,
     }
+}
+
+/// fio's default random map becomes the test's `random_map`: on for random jobs unless
+/// `norandommap` (and tausworthe) asks otherwise, off for sequential ones, and off with a note
+/// for a randrw whose reads and writes differ in size (fsbench's map has one slot size).
+#[test]
+fn random_map_follows_norandommap_and_the_generator() {
+    let map = |lines: &str| one(&format!("[j]\nsize=1m\n{lines}")).0.random_map;
+    assert_eq!(map("rw=randread\n"), Some(true));
+    assert_eq!(map("rw=randwrite\nrandom_generator=tausworthe64\n"), Some(true));
+    assert_eq!(map("rw=randrw\nbs=8k\n"), Some(true));
+    assert_eq!(map("rw=randread\nnorandommap=1\n"), None);
+    assert_eq!(map("rw=randread\nnorandommap\nrandom_generator=tausworthe\n"), None);
+    assert_eq!(map("rw=randread\nnorandommap\nrandom_generator=lfsr\n"), Some(true));
+    assert_eq!(map("rw=read\n"), None);
+    assert_eq!(map("rw=randrw\nbs=4k,16k\nrwmixread=100\n"), Some(true), "reads only");
+    let (t, notes) = one("[j]\nsize=1m\nrw=randrw\nbs=4k,16k\n");
+    assert_eq!(t.random_map, None);
+    assert!(notes.iter().any(|n| n.contains("different sizes")), "{notes:?}");
+    let e = err("[j]\nsize=1m\nrw=randread\nrandom_generator=mt\n");
+    assert!(e.starts_with("t.fio:4: `random_generator`"), "{e}");
+    // The translation loads as a workload, its random phase mapped.
+    let t = tr("[j]\nsize=1m\nrw=randrw\n").unwrap();
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let s = crate::workload::validate::resolve(&t.spec, "t.fio", &ctx).unwrap();
+    assert!(s.tests[0].phases.iter().all(|p| p.random_map));
+}
+
+/// fio drops a buffered file's pages each time a time-based job wraps (invalidate=1): the
+/// translation asks for it on the time-based phases (the ramp's too), not with direct=1,
+/// invalidate=0 or a job bound by its size.
+#[test]
+fn a_time_based_buffered_job_drops_the_cache_each_pass() {
+    let each = |lines: &str| {
+        let (t, _) = one(&format!("[j]\nsize=1m\nrw=randread\n{lines}"));
+        t.phases.iter().map(|p| p.invalidate_each_pass).collect::<Vec<_>>()
+    };
+    assert_eq!(each("time_based\nruntime=2\n"), [true]);
+    assert_eq!(each("time_based\nruntime=2\nramp_time=1\n"), [true, true]);
+    assert_eq!(each("time_based\nruntime=2\ndirect=1\n"), [false]);
+    assert_eq!(each("time_based\nruntime=2\ninvalidate=0\n"), [false]);
+    assert_eq!(each(""), [false]);
 }
