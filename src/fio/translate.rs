@@ -15,7 +15,7 @@
 //!   phase gets `cache = "uncached"`, which fsbench verifies with mincore;
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
 
-use super::ini::{self, Entry};
+use super::ini::{self, Entry, Inputs};
 use super::options::{self, Kind};
 use super::value::{one_size_range, one_size_split, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
@@ -63,10 +63,11 @@ impl Translation {
     }
 }
 
-/// An option's value as written, with its line.
+/// An option's value as written, with its file and line.
 #[derive(Debug, Clone)]
 struct Val {
     value: Option<String>,
+    file: String,
     line: usize,
 }
 
@@ -79,14 +80,13 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// A value error of `option`, at `line` of the job file.
+    /// A value error of `option`, at `line` of the file the option is written in.
     fn err(&self, option: &str, line: usize, message: impl std::fmt::Display) -> FioError {
-        FioError::Value {
-            file: self.file.into(),
-            line,
-            option: option.into(),
-            message: message.to_string(),
-        }
+        let file = match self.opts.get(option) {
+            Some(v) if v.line == line => v.file.clone(),
+            _ => self.file.to_string(),
+        };
+        FioError::Value { file, line, option: option.into(), message: message.to_string() }
     }
 
     /// An error of the whole job, at its section's line.
@@ -112,8 +112,8 @@ impl Job<'_> {
         );
         match self.get(name) {
             None => Ok(None),
-            Some(Val { value: Some(v), line }) => Ok(Some((v.as_str(), *line))),
-            Some(Val { value: None, line }) => {
+            Some(Val { value: Some(v), line, .. }) => Ok(Some((v.as_str(), *line))),
+            Some(Val { value: None, line, .. }) => {
                 Err(self.err(name, *line, format!("needs a value: `{name}=...`")))
             }
         }
@@ -143,9 +143,17 @@ impl Job<'_> {
     fn int(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
         match self.raw(name, &[Kind::Count])? {
             None => Ok(None),
-            Some((v, line)) => v.parse::<u64>().map(|n| Some((n, line))).map_err(|_| {
-                self.err(name, line, format!("`{v}` is not {}", Kind::Count.syntax()))
-            }),
+            Some((v, line)) => {
+                let n = match ini::eval(v, &|w| {
+                    parse_size(w).map(|n| n as f64).map_err(|e| e.to_string())
+                }) {
+                    Some(x) => whole(v, x).map_err(|m| self.err(name, line, m))?,
+                    None => v.parse::<u64>().map_err(|_| {
+                        self.err(name, line, format!("`{v}` is not {}", Kind::Count.syntax()))
+                    })?,
+                };
+                Ok(Some((n, line)))
+            }
         }
     }
 
@@ -154,7 +162,13 @@ impl Job<'_> {
         match self.raw(name, &[Kind::Size])? {
             None => Ok(None),
             Some((v, line)) => {
-                parse_size(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
+                let n = match ini::eval(v, &|w| {
+                    parse_size(w).map(|n| n as f64).map_err(|e| e.to_string())
+                }) {
+                    Some(x) => whole(v, x).map_err(|m| self.err(name, line, m))?,
+                    None => parse_size(v).map_err(|m| self.err(name, line, m))?,
+                };
+                Ok(Some((n, line)))
             }
         }
     }
@@ -163,9 +177,16 @@ impl Job<'_> {
     fn seconds(&self, name: &str) -> Result<Option<(f64, usize)>, FioError> {
         match self.raw(name, &[Kind::Time])? {
             None => Ok(None),
-            Some((v, line)) => {
-                parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
-            }
+            // In an expression a bare number is microseconds (fio's HOWTO).
+            Some((v, line)) => match ini::eval(v, &|w| match w.parse::<f64>() {
+                Ok(us) => Ok(us / 1e6),
+                Err(_) => parse_time(w).map_err(|e| e.to_string()),
+            }) {
+                Some(Ok(s)) if s >= 0.0 => Ok(Some((s, line))),
+                Some(Ok(s)) => Err(self.err(name, line, format!("`{v}` is {s} s, below 0"))),
+                Some(Err(m)) => Err(self.err(name, line, format!("`{v}`: {m}"))),
+                None => parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m)),
+            },
         }
     }
 }
@@ -178,22 +199,38 @@ pub fn translate(
     suite_name: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Translation, FioError> {
-    let sections = ini::parse(text, file, env)?;
+    let no_include = |_: &str, _: &str| -> Result<(String, String), String> {
+        Err("include needs a job file on disk (fsbench run --fio FILE)".into())
+    };
+    let inputs = Inputs { env, keywords: ini::Keywords::current(), include: &no_include };
+    translate_with(text, file, suite_name, &inputs)
+}
+
+/// Translate the text of a job file with its outside values from `inputs`. Every problem of
+/// the file is found before this returns: one is returned as itself, several as
+/// [`FioError::Problems`] (engine and device problems first, then in file order).
+pub fn translate_with(
+    text: &str,
+    file: &str,
+    suite_name: &str,
+    inputs: &Inputs,
+) -> Result<Translation, FioError> {
+    let parsed = ini::parse(text, file, inputs);
+    let mut errors = parsed.errors;
     let mut globals: BTreeMap<&'static str, Val> = BTreeMap::new();
     let mut jobs: Vec<Job> = Vec::new();
-    for s in &sections {
+    for s in &parsed.sections {
         let mut own = BTreeMap::new();
-        for Entry { key, value, line } in &s.entries {
-            let opt = options::lookup(key).ok_or_else(|| FioError::Unsupported {
-                file: file.into(),
-                line: *line,
-                hint: options::closest(key)
-                    .map(|n| format!(" (did you mean `{n}`?)"))
-                    .unwrap_or_default(),
-                option: key.clone(),
-                supported: options::names(),
-            })?;
-            own.insert(opt.name, Val { value: value.clone(), line: *line });
+        for Entry { key, value, file: in_file, line } in &s.entries {
+            match options::lookup(key) {
+                Some(opt) => {
+                    own.insert(
+                        opt.name,
+                        Val { value: value.clone(), file: in_file.clone(), line: *line },
+                    );
+                }
+                None => errors.push(options::unsupported(key, in_file, *line)),
+            }
         }
         if s.name == "global" {
             globals.extend(own);
@@ -203,48 +240,60 @@ pub fn translate(
             jobs.push(Job { name: s.name.clone(), line: s.line, file, opts });
         }
     }
-    if jobs.is_empty() {
+    if jobs.is_empty() && errors.is_empty() {
         return Err(FioError::Syntax {
             file: file.into(),
-            line: sections.last().map(|s| s.line).unwrap_or(1),
+            line: parsed.sections.last().map(|s| s.line).unwrap_or(1),
             message: "no job: add a section such as `[randread]` after [global]".into(),
         });
     }
 
-    let mut notes = Vec::new();
+    let mut notes = parsed.notes;
     let mut tests = Vec::new();
     let mut directory: Option<(String, usize)> = None;
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
         // Jobs without a stonewall between them run at the same time in fio.
-        if i > 0 && !job.bool("stonewall")?.unwrap_or(false) {
-            return Err(job.job_err(format!(
+        match job.bool("stonewall") {
+            Ok(Some(true)) => {}
+            Ok(_) if i > 0 => errors.push(job.job_err(format!(
                 "fio runs job `{}` at the same time as `{}` before it (no `stonewall` between them), and fsbench runs tests one after another: add `stonewall` to [{}] (or to [global] for all jobs), or run the jobs as one with numjobs",
                 job.name, jobs[i - 1].name, job.name
-            )));
+            ))),
+            Ok(_) => {}
+            Err(e) => errors.push(e),
         }
-        if let Some((d, line)) = job.str("directory")? {
-            match &directory {
-                Some((prev, _)) if prev != d => {
-                    return Err(job.err(
-                        "directory",
-                        line,
-                        format!("`{d}` differs from `{prev}` of an earlier job; fsbench runs a job file in one directory (or give --dir)"),
-                    ))
-                }
+        match job.str("directory") {
+            Ok(Some((d, line))) => match &directory {
+                Some((prev, _)) if prev != d => errors.push(job.err(
+                    "directory",
+                    line,
+                    format!("`{d}` differs from `{prev}` of an earlier job; fsbench runs a job file in one directory (or give --dir)"),
+                )),
                 _ => directory = Some((d.to_string(), line)),
-            }
+            },
+            Ok(None) => {}
+            Err(e) => errors.push(e),
         }
-        if let Some((f, _)) = job.str("filename")? {
+        if let Ok(Some((f, _))) = job.str("filename") {
             *filenames.entry(f.to_string()).or_default() += 1;
         }
-        let n = ids.entry(job.name.clone()).or_default();
+        // A test id is a file name: fio's job names may hold spaces, `%` or anything else.
+        let base = test_id(&job.name);
+        let n = ids.entry(base.clone()).or_default();
         *n += 1;
-        let id = if *n == 1 { job.name.clone() } else { format!("{}-{n}", job.name) };
-        let (test, job_notes) = translate_job(job, id)?;
-        notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
-        tests.push(test);
+        let id = if *n == 1 { base } else { format!("{base}-{n}") };
+        match translate_job(job, id) {
+            Ok((test, job_notes)) => {
+                notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
+                tests.push(test);
+            }
+            Err(e) => errors.extend(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(FioError::problems(file, errors));
     }
     if filenames.values().any(|&n| n > 1) {
         let n = "fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote";
@@ -261,6 +310,30 @@ pub fn translate(
         tests,
     };
     Ok(Translation { file: file.into(), spec, notes, directory: directory.map(|(d, _)| d) })
+}
+
+/// A test id for fio's job `name`: letters, digits, `.`, `_` and `-` kept, anything else
+/// (a space, `%`, ...) as `_`, at most [`crate::workload::limits::MAX_ID_LEN`] characters.
+fn test_id(name: &str) -> String {
+    let id: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .take(crate::workload::limits::MAX_ID_LEN - 6)
+        .collect();
+    if id.is_empty() {
+        "job".into()
+    } else {
+        id
+    }
+}
+
+/// An expression's value as a whole number of 0 or more.
+fn whole(v: &str, x: Result<f64, String>) -> Result<u64, String> {
+    match x {
+        Ok(x) if x.is_finite() && (0.0..1.8e19).contains(&x) => Ok(x as u64),
+        Ok(x) => Err(format!("`{v}` is {x}, not a whole number of 0 or more")),
+        Err(m) => Err(format!("`{v}`: {m}")),
+    }
 }
 
 /// Directions and order of a job's operations.
@@ -298,27 +371,65 @@ impl Dir {
     }
 }
 
-/// One job as one test. Each option group is read by its own function, in the order below
-/// (which decides the error a job with several mistakes gets); the notes collect where
+/// One job as one test. Each option group is read by its own function, all of them even
+/// after one fails, so a job with several mistakes gets them all; the notes collect where
 /// fsbench's meaning differs from fio's.
-fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioError> {
+fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<FioError>> {
     let mut notes = Vec::new();
-    let rw = direction(job)?;
-    let blocks = block_sizes(job, rw, &mut notes)?;
-    let files = files(job, rw)?;
-    let (open, direct) = open_flags(job, rw, &mut notes)?;
-    let engine = engine(job, &mut notes)?;
-    let sync = syncs(job, rw, &mut notes)?;
-    let amount = amount(job, &files)?;
-    offsets_and_checks(job, rw, &mut notes)?;
-    let pattern = pattern(job, rw, &blocks, &mut notes)?;
-    let phases = phases(job, rw, direct, open, pattern, amount, sync, &mut notes)?;
-
-    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
-    let description = job
-        .str("description")?
-        .map(|v| v.0.to_string())
-        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
+    let mut errs = Vec::new();
+    // Each group is read even when an earlier one failed, so the job's every problem is found;
+    // a group that needs another's result is skipped when that one failed.
+    macro_rules! keep {
+        ($e:expr) => {
+            match $e {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    errs.push(e);
+                    None
+                }
+            }
+        };
+    }
+    let engine = keep!(engine(job, &mut notes));
+    let rw = keep!(direction(job));
+    let dir = rw.unwrap_or(Dir::Read);
+    let blocks = keep!(block_sizes(job, dir, &mut notes));
+    let files = keep!(files(job, dir));
+    let flags = keep!(open_flags(job, dir, &mut notes));
+    let sync = keep!(syncs(job, dir, &mut notes));
+    let amount = match &files {
+        Some(f) => keep!(amount(job, f)),
+        None => None,
+    };
+    keep!(offsets_and_checks(job, dir, &mut notes));
+    let pattern = match &blocks {
+        Some(b) => keep!(pattern(job, dir, b, &mut notes)),
+        None => None,
+    };
+    let texts = keep!(names(job));
+    let keys = match &engine {
+        Some(e) => keep!(engine_keys(job, e)),
+        None => None,
+    };
+    let (
+        Some(rw),
+        Some(engine),
+        Some(files),
+        Some((open, direct)),
+        Some(sync),
+        Some(amount),
+        Some(pattern),
+        Some((name, description)),
+        Some(engine_keys),
+    ) = (rw, engine, files, flags, sync, amount, pattern, texts, keys)
+    else {
+        return Err(errs);
+    };
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let phases =
+        phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,
@@ -329,17 +440,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         engine: (engine.name != "psync").then(|| engine.name.to_string()),
         iodepth: engine.iodepth,
         direct: direct.then_some(true),
-        engine_keys: uring_keys([
-            (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
-            (
-                &uring::IODEPTH_BATCH_COMPLETE,
-                uring_int(job, "iodepth_batch_complete")?.map(OptValue::Int),
-            ),
-            (&uring::SQPOLL, engine.sqpoll.map(OptValue::Bool)),
-            (&uring::IOPOLL, job.bool("hipri")?.filter(|b| *b).map(OptValue::Bool)),
-            (&uring::FIXEDBUFS, job.bool("fixedbufs")?.filter(|b| *b).map(OptValue::Bool)),
-            (&uring::REGISTERFILES, engine.registerfiles.map(OptValue::Bool)),
-        ]),
+        engine_keys,
         figure: None,
         file: Some(FileSpec {
             size: SizeExpr::Bytes(files.file_bytes),
@@ -351,6 +452,31 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         roles: Vec::new(),
     };
     Ok((test, notes))
+}
+
+/// `name` and `description` (defaults: the section name, and where the job comes from).
+fn names(job: &Job) -> Result<(String, String), FioError> {
+    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
+    let description = job
+        .str("description")?
+        .map(|v| v.0.to_string())
+        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
+    Ok((name, description))
+}
+
+/// The io_uring keys of the job.
+fn engine_keys(job: &Job, engine: &Engine) -> Result<EngineKeys, FioError> {
+    Ok(uring_keys([
+        (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
+        (
+            &uring::IODEPTH_BATCH_COMPLETE,
+            uring_int(job, "iodepth_batch_complete")?.map(OptValue::Int),
+        ),
+        (&uring::SQPOLL, engine.sqpoll.map(OptValue::Bool)),
+        (&uring::IOPOLL, job.bool("hipri")?.filter(|b| *b).map(OptValue::Bool)),
+        (&uring::FIXEDBUFS, job.bool("fixedbufs")?.filter(|b| *b).map(OptValue::Bool)),
+        (&uring::REGISTERFILES, engine.registerfiles.map(OptValue::Bool)),
+    ]))
 }
 
 /// `rw` (default `read`).
