@@ -111,48 +111,9 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let spec = match (&a.fs, &a.dir) {
-        (Some(c), _) => Spec::Fs(c.clone()),
-        (None, Some(d)) => Spec::Dir(d.clone()),
-        (None, None) => unreachable!("clap requires --dir or --fs"),
-    };
-    let mut targets = TargetSet::new(&[spec], &|c| a.testbed.options(c, Some(&suite)))?;
-    targets.check()?;
-    let space = |t: &TargetSet| match a.workload.no_space_check {
-        true => Ok(()),
-        false => t.check_space(&suite),
-    };
-    space(&targets)?;
-    let store = a.record.open()?;
-
-    // Stage 2: run (a testbed's guard removes it on every way out of this function).
-    if !targets.up()? {
+    let Some((report, status, mut recording)) = execute(&a, &suite, auto)? else {
         return Ok(ExitCode::Interrupted);
-    }
-    space(&targets)?;
-    let plan = Plan {
-        suite: &suite,
-        engine: a.data.engine(a.repeat.least()),
-        order: Order::InTurn,
-        fresh_per_test: false,
-        auto,
     };
-    let options = RunOptions {
-        seed: a.data.seed,
-        compress_percent: a.data.compress_percent,
-        ..Default::default()
-    };
-    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat.least(), options);
-    let bar = Bar::new(suite.tests.len(), a.repeat.least());
-    let (outcome, mut recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
-    let status = outcome.status();
-    let opts = CompareOptions {
-        engine: plan.engine.clone(),
-        rule: Rule::default(),
-        fresh_per_test: false,
-    };
-    let report = crate::analysis::compare::from_outcome(outcome, &targets, &opts);
-    targets.teardown()?;
 
     // Stage 3: output.
     let bytes =
@@ -163,4 +124,62 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     printed.context("writing to stdout")?;
     Ok(ExitCode::of(status))
+}
+
+/// A run's report, its status, and its recording (finished after the output is written);
+/// None when Ctrl-C came before the run started.
+pub(super) type Executed =
+    Option<(crate::model::report::Report, crate::model::run::RunStatus, record::Recording)>;
+
+/// Stage 2 of a run of the validated `suite` on `a`'s --dir or --fs: the target's checks, the
+/// run, the report (shared with `fsbench fio`).
+pub(super) fn execute(
+    a: &RunArgs,
+    suite: &crate::model::job::Suite,
+    auto: Option<crate::decision::AutoRepeat>,
+) -> anyhow::Result<Executed> {
+    let spec = match (&a.fs, &a.dir) {
+        (Some(c), _) => Spec::Fs(c.clone()),
+        (None, Some(d)) => Spec::Dir(d.clone()),
+        (None, None) => unreachable!("clap requires --dir or --fs"),
+    };
+    let mut targets = TargetSet::new(&[spec], &|c| a.testbed.options(c, Some(suite)))?;
+    targets.check()?;
+    let space = |t: &TargetSet| match a.workload.no_space_check {
+        true => Ok(()),
+        false => t.check_space(suite),
+    };
+    space(&targets)?;
+    let store = a.record.open()?;
+
+    // Stage 2: run (a testbed's guard removes it on every way out of this function).
+    if !targets.up()? {
+        return Ok(None);
+    }
+    space(&targets)?;
+    let plan = Plan {
+        suite,
+        engine: a.data.engine(a.repeat.least()),
+        order: Order::InTurn,
+        fresh_per_test: false,
+        auto,
+    };
+    let options = RunOptions {
+        seed: a.data.seed,
+        compress_percent: a.data.compress_percent,
+        ..Default::default()
+    };
+    let meta = RunMeta::new(RunKind::Run, suite, a.repeat.least(), options);
+    let bar = Bar::new(suite.tests.len(), a.repeat.least());
+    let (outcome, recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
+    let status = outcome.status();
+    let opts = CompareOptions {
+        engine: plan.engine.clone(),
+        rule: Rule::default(),
+        fresh_per_test: false,
+    };
+    let report = crate::analysis::compare::from_outcome(outcome, &targets, &opts);
+    targets.teardown()?;
+
+    Ok(Some((report, status, recording)))
 }

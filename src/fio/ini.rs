@@ -61,6 +61,9 @@ impl Keywords {
     }
 }
 
+/// Reads `include NAME` of the file `from`: the included file's name and text, or why not.
+pub type IncludeFn<'a> = &'a dyn Fn(&str, &str) -> Result<(String, String), String>;
+
 /// Where a job file's outside values come from: the environment, the host, included files.
 pub struct Inputs<'a> {
     /// Looks up `${VAR}`s.
@@ -69,7 +72,7 @@ pub struct Inputs<'a> {
     pub keywords: Keywords,
     /// Reads `include NAME` of the file `from`: the included file's name (for messages and
     /// its own includes) and text, or why not.
-    pub include: &'a dyn Fn(&str, &str) -> Result<(String, String), String>,
+    pub include: IncludeFn<'a>,
 }
 
 /// What [`parse`] found: the sections, notes on what fio's rules did, and every problem.

@@ -11,6 +11,7 @@
 //! interleave), the translation says so in a note that is printed and kept in the test's
 //! description. [`export`] goes the other way: a fsbench test as a fio job.
 
+pub mod cmdline;
 pub mod export;
 pub mod fio_names;
 pub mod ini;
@@ -18,7 +19,7 @@ pub mod options;
 pub mod translate;
 pub mod value;
 
-pub use translate::{translate, translate_with, Translation};
+pub use translate::{from_parsed, translate, translate_with, Translation};
 
 use crate::model::job::Suite;
 use crate::workload::{self, ResolveCtx};
@@ -193,24 +194,53 @@ pub const MAX_JOB_FILE_BYTES: u64 = 1 << 20;
 /// figures for fio's keywords, and `include`s read from disk.
 pub fn translate_file(path: &Path) -> Result<Translation, FioError> {
     let file = path.display().to_string();
-    let text = read_job_file(path).map_err(|e| match e {
+    let text = read_job_text(path)?;
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let env = |v: &str| std::env::var(v).ok();
+    let include = |from: &str, name: &str| read_include(from, name);
+    let inputs = ini::Inputs { env: &env, keywords: ini::Keywords::current(), include: &include };
+    translate_with(&text, &file, &name, &inputs)
+}
+
+/// Translate a fio command line and its job files (read from disk, with the environment
+/// and the host's figures, as [`translate_file`]).
+pub fn translate_command(cmd: &cmdline::FioCommand) -> Result<Translation, FioError> {
+    let env = |v: &str| std::env::var(v).ok();
+    let include = |from: &str, name: &str| read_include(from, name);
+    let inputs = ini::Inputs { env: &env, keywords: ini::Keywords::current(), include: &include };
+    let read = |p: &Path| read_job_text(p);
+    let parsed = cmd.sections(&inputs, &read);
+    let name = match (cmd.files.first(), cmd.jobs.first()) {
+        (Some(f), _) => f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        (None, Some((j, _, _))) => j.clone(),
+        (None, None) => "fio".into(),
+    };
+    let file = match cmd.files.as_slice() {
+        [f] if cmd.jobs.is_empty() && cmd.globals.is_empty() => f.display().to_string(),
+        _ => cmdline::COMMAND_LINE.to_string(),
+    };
+    from_parsed(parsed, &file, &name)
+}
+
+/// A job file's text, or the error naming it.
+fn read_job_text(path: &Path) -> Result<String, FioError> {
+    let file = path.display().to_string();
+    read_job_file(path).map_err(|e| match e {
         ReadProblem::Io(source) => FioError::Read { path: file.clone(), source },
         ReadProblem::Text { line, message } => {
             FioError::Syntax { file: file.clone(), line, message }
         }
+    })
+}
+
+/// `include NAME` of the file `from`, read from disk: its path and text.
+fn read_include(from: &str, name: &str) -> Result<(String, String), String> {
+    let p = include_path(from, name);
+    let text = read_job_file(&p).map_err(|e| match e {
+        ReadProblem::Io(e) => format!("cannot read {}: {e}", p.display()),
+        ReadProblem::Text { line, message } => format!("{}:{line}: {message}", p.display()),
     })?;
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let env = |v: &str| std::env::var(v).ok();
-    let include = |from: &str, name: &str| -> Result<(String, String), String> {
-        let p = include_path(from, name);
-        let text = read_job_file(&p).map_err(|e| match e {
-            ReadProblem::Io(e) => format!("cannot read {}: {e}", p.display()),
-            ReadProblem::Text { line, message } => format!("{}:{line}: {message}", p.display()),
-        })?;
-        Ok((p.display().to_string(), text))
-    };
-    let inputs = ini::Inputs { env: &env, keywords: ini::Keywords::current(), include: &include };
-    translate_with(&text, &file, &name, &inputs)
+    Ok((p.display().to_string(), text))
 }
 
 /// Where fio finds `include NAME` of `from`: the name as given if it exists, else next to

@@ -17,7 +17,7 @@
 
 use super::ini::{self, Entry, Inputs};
 use super::options::{self, Kind};
-use super::value::{one_size_range, one_size_split, split_rw};
+use super::value::{one_size_range, one_size_split, parse_size_expr, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
 use super::FioError;
 use crate::model::job::OptValue;
@@ -157,18 +157,12 @@ impl Job<'_> {
         }
     }
 
-    /// A [`Kind::Size`] option.
+    /// A [`Kind::Size`] option (or arithmetic in parentheses).
     fn size(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
         match self.raw(name, &[Kind::Size])? {
             None => Ok(None),
             Some((v, line)) => {
-                let n = match ini::eval(v, &|w| {
-                    parse_size(w).map(|n| n as f64).map_err(|e| e.to_string())
-                }) {
-                    Some(x) => whole(v, x).map_err(|m| self.err(name, line, m))?,
-                    None => parse_size(v).map_err(|m| self.err(name, line, m))?,
-                };
-                Ok(Some((n, line)))
+                parse_size_expr(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
             }
         }
     }
@@ -179,9 +173,11 @@ impl Job<'_> {
             None => Ok(None),
             // In an expression a bare number is microseconds (fio's HOWTO).
             Some((v, line)) => match ini::eval(v, &|w| match w.parse::<f64>() {
-                Ok(us) => Ok(us / 1e6),
-                Err(_) => parse_time(w).map_err(|e| e.to_string()),
-            }) {
+                Ok(us) => Ok(us),
+                Err(_) => parse_time(w).map(|s| s * 1e6).map_err(|e| e.to_string()),
+            })
+            .map(|r| r.map(|us| us / 1e6))
+            {
                 Some(Ok(s)) if s >= 0.0 => Ok(Some((s, line))),
                 Some(Ok(s)) => Err(self.err(name, line, format!("`{v}` is {s} s, below 0"))),
                 Some(Err(m)) => Err(self.err(name, line, format!("`{v}`: {m}"))),
@@ -215,7 +211,16 @@ pub fn translate_with(
     suite_name: &str,
     inputs: &Inputs,
 ) -> Result<Translation, FioError> {
-    let parsed = ini::parse(text, file, inputs);
+    from_parsed(ini::parse(text, file, inputs), file, suite_name)
+}
+
+/// Translate sections already read (a job file's, or a fio command line's with its job
+/// files'); `file` names the whole in messages.
+pub fn from_parsed(
+    parsed: ini::Parsed,
+    file: &str,
+    suite_name: &str,
+) -> Result<Translation, FioError> {
     let mut errors = parsed.errors;
     let mut globals: BTreeMap<&'static str, Val> = BTreeMap::new();
     let mut jobs: Vec<Job> = Vec::new();
@@ -517,7 +522,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
         ));
     }
     let (read, write) = if let Some((v, line)) = job.str("bs")? {
-        split_rw(v, 4096, parse_size).map_err(|m| job.err("bs", line, m))?
+        split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?
     } else if let Some((v, line)) = job.str("bsrange")? {
         split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?
     } else if let Some((v, line)) = job.str("bssplit")? {
@@ -531,7 +536,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
     }
     let (read_align, write_align) = match job.str("blockalign")? {
         None => (read, write),
-        Some((v, line)) => split_rw(v, 0, parse_size)
+        Some((v, line)) => split_rw(v, 0, parse_size_expr)
             .map(|(r, w)| (if r == 0 { read } else { r }, if w == 0 { write } else { w }))
             .map_err(|m| job.err("blockalign", line, m))?,
     };
