@@ -68,14 +68,7 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     // Stage 1: everything is validated before any I/O.
     let t = crate::fio::translate_command(&cmd)?;
     if own.strict {
-        if let Some((id, n)) =
-            t.spec.tests.iter().find_map(|x| x.notes.first().map(|n| (x.id.clone(), n.clone())))
-        {
-            return Err(super::UserError(format!(
-                "--fio-strict: job `{id}` would not mean what it means in fio: {n}"
-            ))
-            .into());
-        }
+        t.check_strict()?;
     }
     let dir = match &t.directory {
         Some(d) => std::path::PathBuf::from(d),
@@ -130,15 +123,7 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(k, v, _)| (k.clone(), v.clone().unwrap_or_default()))
             .collect(),
-        differences: t
-            .spec
-            .tests
-            .iter()
-            .map(|x| {
-                let d = x.notes.iter().map(|n| n.trim_start_matches("fio job file: ").to_string());
-                (x.id.clone(), d.collect())
-            })
-            .collect(),
+        differences: t.differences(),
     };
     let json = matches!(cmd.format, OutputFormat::Json | OutputFormat::JsonPlus);
     let bytes = FioExporter { json, context }.export(&report)?;

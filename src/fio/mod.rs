@@ -96,6 +96,16 @@ pub enum FioError {
         /// The supported options.
         supported: String,
     },
+    /// `--fio-strict`: a job fsbench would run with a meaning that differs from fio's.
+    #[error("{file}: job `{job}`: --fio-strict refuses it, as fsbench's meaning differs from fio's: {note}")]
+    Strict {
+        /// The job file.
+        file: String,
+        /// The job (section) name.
+        job: String,
+        /// The difference, from [`options::DIFFERENCES`].
+        note: String,
+    },
     /// A supported option with a value or combination fsbench cannot run.
     #[error("{file}:{line}: `{option}`: {message}")]
     Value {

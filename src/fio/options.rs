@@ -174,6 +174,52 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Text, aliases: &[], meaning: "only 0/none" },
 ];
 
+/// Where fsbench runs a job it accepts with a meaning that differs from fio's: one entry per
+/// kind of difference, which the translation tags its note with (` [differs from fio: ID]`),
+/// `--fio-strict` refuses, `fsbench fio` lists in a job's `differences`, and
+/// `docs/reference/fio.md` lists.
+#[derive(Debug, Clone, Copy)]
+pub struct Difference {
+    /// Short id, in the tag.
+    pub id: &'static str,
+    /// The fio options concerned.
+    pub options: &'static [&'static str],
+    /// What differs (one line, shown in docs).
+    pub what: &'static str,
+}
+
+/// Every kind of difference (see [`Difference`]).
+pub const DIFFERENCES: &[Difference] = &[
+    Difference { id: "random-map", options: &["rw", "norandommap"], what: "fio touches each block once per pass (its random map); fsbench draws random offsets with replacement, as fio's norandommap" },
+    Difference { id: "randrw-interleave", options: &["rwmixread", "rwmixwrite"], what: "fio draws each op's direction at random; fsbench issues a fixed interleave of reads and writes" },
+    Difference { id: "write-file-empty", options: &["rw"], what: "fio fallocates a write job's file before it starts; fsbench writes into a new, empty file" },
+    Difference { id: "sync-as-psync", options: &["ioengine"], what: "ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two" },
+    Difference { id: "pvsync-as-psync", options: &["ioengine"], what: "ioengine=pvsync (preadv/pwritev of one buffer) runs as psync (pread/pwrite)" },
+    Difference { id: "libaio-as-io_uring", options: &["ioengine"], what: "ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings" },
+    Difference { id: "fsync-once", options: &["end_fsync", "fsync_on_close"], what: "end_fsync and fsync_on_close: fsbench issues one fsync per thread at the end" },
+    Difference { id: "randrepeat", options: &["randrepeat"], what: "randrepeat=0: fsbench's offsets repeat from run to run unless --seed changes" },
+    Difference { id: "ramp-restart", options: &["ramp_time"], what: "ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)" },
+    Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote" },
+];
+
+/// The tag a note of the difference `id` ends with.
+pub fn difference_tag(id: &str) -> String {
+    debug_assert!(DIFFERENCES.iter().any(|d| d.id == id), "no difference `{id}` in the table");
+    format!(" [differs from fio: {id}]")
+}
+
+/// The table's text of the difference `id`, with its tag.
+pub fn difference(id: &str) -> String {
+    let what = DIFFERENCES.iter().find(|d| d.id == id).map(|d| d.what).unwrap_or("");
+    format!("{what}{}", difference_tag(id))
+}
+
+/// Whether a translation note is a difference from fio's meaning (not a remark such as
+/// "no effect, as in fio").
+pub fn is_difference(note: &str) -> bool {
+    note.contains(" [differs from fio: ")
+}
+
 /// Why fsbench refuses a real fio option it does not take, by name (aliases included); an
 /// option of fio 3.33 not listed here gets [`DEFAULT_WHY`]. The reasons are shown in errors
 /// and in `docs/reference/fio.md`.
@@ -292,6 +338,26 @@ pub fn unsupported(key: &str, file: &str, line: usize) -> super::FioError {
     }
 }
 
+/// The generated part of `docs/reference/fio.md`: every fio 3.33 option with what fsbench
+/// does with it, then every difference; a test checks the document has exactly this text.
+pub fn reference_section() -> String {
+    let mut o = String::from("<!-- generated from src/fio/options.rs and src/fio/fio_names.rs by options::reference_section; a test checks it -->\n\n### Every fio 3.33 option\n\n");
+    for &n in super::fio_names::FIO_OPTION_NAMES {
+        let line = match lookup(n) {
+            Some(opt) if opt.name == n => format!("- `{n}`: supported: {}", opt.meaning),
+            Some(opt) => format!("- `{n}`: supported, as `{}`", opt.name),
+            None => format!("- `{n}`: refused: {}", why_refused(n)),
+        };
+        o.push_str(&line);
+        o.push('\n');
+    }
+    o.push_str("\n### Where fsbench's meaning differs (noted; refused with --fio-strict)\n\n");
+    for d in DIFFERENCES {
+        o.push_str(&format!("- `{}` ({}): {}\n", d.id, d.options.join(", "), d.what));
+    }
+    o
+}
+
 /// The table entry for `key` (by name or alias).
 pub fn lookup(key: &str) -> Option<&'static FioOption> {
     OPTIONS.iter().find(|o| o.name == key || o.aliases.contains(&key))
@@ -357,6 +423,24 @@ mod tests {
         assert_eq!(all.len(), n, "a name or alias appears twice");
         assert_eq!(lookup("readwrite").map(|o| o.name), Some("rw"));
         assert!(lookup("exitall").is_none());
+    }
+
+    #[test]
+    fn the_reference_lists_every_fio_option_and_difference_as_the_tables_say() {
+        let doc = include_str!("../../docs/reference/fio.md");
+        let start = "<!-- generated from src/fio/options.rs";
+        let end = "<!-- end of generated part -->";
+        let want = reference_section();
+        let got =
+            doc.find(start).and_then(|a| doc[a..].find(end).map(|b| &doc[a..a + b])).unwrap_or("");
+        if got != want {
+            let p = std::env::temp_dir().join("fsbench-fio-reference.md");
+            let _ = std::fs::write(&p, &want);
+            panic!("docs/reference/fio.md's generated part differs from the tables: the expected text is in {} (paste it before `{end}`)", p.display());
+        }
+        assert!(want.contains("- `verify_backlog`: refused: fsbench checks"));
+        assert!(want.contains("- `iodepth`: supported: "));
+        assert!(want.contains("- `random-map` (rw, norandommap): "));
     }
 
     #[test]

@@ -45,6 +45,37 @@ pub struct Translation {
 }
 
 impl Translation {
+    /// Per test id, the notes that are differences from fio's meaning (see
+    /// [`options::DIFFERENCES`]), without the stored notes' prefix.
+    pub fn differences(&self) -> BTreeMap<String, Vec<String>> {
+        self.spec
+            .tests
+            .iter()
+            .map(|t| {
+                let d = t
+                    .notes
+                    .iter()
+                    .filter(|n| options::is_difference(n))
+                    .map(|n| n.trim_start_matches("fio job file: ").to_string());
+                (t.id.clone(), d.collect())
+            })
+            .collect()
+    }
+
+    /// `--fio-strict`: refuse the translation when a job's meaning differs from fio's.
+    pub fn check_strict(&self) -> Result<(), FioError> {
+        for t in &self.spec.tests {
+            if let Some(n) = t.notes.iter().find(|n| options::is_difference(n)) {
+                return Err(FioError::Strict {
+                    file: self.file.clone(),
+                    job: t.name.clone(),
+                    note: n.trim_start_matches("fio job file: ").to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The suite as workload TOML, the notes as comments at the top.
     pub fn to_toml(&self) -> String {
         let mut out = format!("# Translated from the fio job file {} by fsbench.\n", self.file);
@@ -301,8 +332,8 @@ pub fn from_parsed(
         return Err(FioError::problems(file, errors));
     }
     if filenames.values().any(|&n| n > 1) {
-        let n = "fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote";
-        notes.push(n.into());
+        let n = options::difference("filename-reuse");
+        notes.push(n.clone());
         for t in &mut tests {
             t.notes.push(format!("fio job file: {n}"));
         }
@@ -626,7 +657,7 @@ fn open_flags(
     // A job that reads gets a prefilled file (see `translate_job`).
     if !rw.reads() {
         open.push("create".into());
-        notes.push("fio fallocates a write job's file before it starts; fsbench writes into a new, empty file".into());
+        notes.push(options::difference("write-file-empty"));
     }
     Ok((open, direct))
 }
@@ -648,31 +679,28 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
         None => "psync",
         Some(("psync", _)) => "psync",
         Some(("sync", _)) => {
-            notes.push("ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two".into());
+            notes.push(options::difference("sync-as-psync"));
             "psync"
         }
         Some(("pvsync", _)) => {
-            notes.push(
-                "ioengine=pvsync (preadv/pwritev of one buffer) runs as psync (pread/pwrite)"
-                    .into(),
-            );
+            notes.push(options::difference("pvsync-as-psync"));
             "psync"
         }
         Some(("io_uring", _)) => "io_uring",
         Some(("mmap", _)) => "mmap",
+        // fsbench's null engine: no I/O, as fio's (the job measures the harness).
+        Some(("null", _)) => "null",
         Some(("libaio", _)) => {
-            notes.push("ioengine=libaio runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
+            notes.push(options::difference("libaio-as-io_uring"));
             "io_uring"
         }
-        Some((e, line)) => {
-            return Err(job.err(
-                "ioengine",
-                line,
-                format!(
-                    "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio or mmap"
-                ),
-            ))
-        }
+        Some((e, line)) => return Err(job.err(
+            "ioengine",
+            line,
+            format!(
+                "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio, mmap or null"
+            ),
+        )),
     };
     let iodepth = iodepth(job, name)?;
     let (sqpoll, registerfiles) = uring_options(job, name, notes)?;
@@ -753,10 +781,7 @@ fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioErr
     if (end_fsync || on_close) && rw.writes() {
         sync.at_end = Some("fsync".into());
         if end_fsync && on_close {
-            notes.push(
-                "end_fsync and fsync_on_close: fsbench issues one fsync per thread at the end"
-                    .into(),
-            );
+            notes.push(options::difference("fsync-once"));
         }
     }
     Ok(sync)
@@ -781,12 +806,10 @@ fn amount(job: &Job, files: &Files) -> Result<AmountSpec, FioError> {
 /// need to be well-formed (`thread`, `group_reporting`).
 fn offsets_and_checks(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<(), FioError> {
     if rw.random() && !job.bool("norandommap")?.unwrap_or(false) {
-        notes.push("fio touches each block once per pass (its random map); fsbench draws random offsets with replacement, as fio's norandommap".into());
+        notes.push(options::difference("random-map"));
     }
     if let Some(false) = job.bool("randrepeat")? {
-        notes.push(
-            "randrepeat=0: fsbench's offsets repeat from run to run unless --seed changes".into(),
-        );
+        notes.push(options::difference("randrepeat"));
     }
     if let Some((v, line)) = job.str("verify")? {
         if v != "0" && v != "none" {
@@ -839,7 +862,7 @@ fn pattern(
                 p.push(entry("write", b.write, b.write_align, nw));
             }
             if nr > 0 && nw > 0 {
-                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over"));
+                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
             }
             p
         }
@@ -907,7 +930,7 @@ fn phases(
             });
             timed_cache = CacheReq::Any;
             if !rw.random() {
-                notes.push("ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)".into());
+                notes.push(options::difference("ramp-restart"));
             }
         }
     }

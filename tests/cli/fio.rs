@@ -663,3 +663,57 @@ fn bad_job_files_exit_2_with_file_and_line_and_touch_nothing() {
     let left: Vec<_> = std::fs::read_dir(small.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn fio_strict_refuses_a_difference_and_null_runs() {
+    let work = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let o = fsbench(&[
+        "fio",
+        &d,
+        "--name=rr",
+        "--rw=randread",
+        "--size=1m",
+        "--fio-strict",
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("job `rr`: --fio-strict refuses it")
+            && stderr(&o).contains("[differs from fio: random-map]"),
+        "{}",
+        stderr(&o)
+    );
+    let job = work.write("w.fio", "[w]\nrw=write\nsize=1m\n");
+    let o = fsbench(&[
+        "run",
+        "--fio",
+        job.to_str().unwrap(),
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--fio-strict",
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("write-file-empty"), "{}", stderr(&o));
+    std::fs::remove_file(&job).unwrap();
+    // A job without a difference runs under --fio-strict; ioengine=null is fsbench's null engine.
+    let o = fsbench(&[
+        "fio",
+        &d,
+        "--name=n",
+        "--rw=randread",
+        "--norandommap",
+        "--ioengine=null",
+        "--size=1m",
+        "--fio-strict",
+        "--no-store",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 256, "{v}");
+    assert_eq!(v["jobs"][0]["fsbench"]["differences"], serde_json::json!([]), "{v}");
+    assert_eq!(v["jobs"][0]["fsbench"]["phases"][0]["engine"], "null", "{v}");
+    assert_eq!(work.entries(), Vec::<String>::new());
+}
