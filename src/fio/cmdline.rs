@@ -144,7 +144,12 @@ impl FioCommand {
         };
         if !self.globals.is_empty() {
             let e = entries(&self.globals, &mut p);
-            p.sections.push(Section { name: "global".into(), line: 1, entries: e });
+            p.sections.push(Section {
+                name: "global".into(),
+                file: COMMAND_LINE.into(),
+                line: 1,
+                entries: e,
+            });
         }
         for f in &self.files {
             match read(f) {
@@ -163,7 +168,12 @@ impl FioCommand {
         }
         for (name, line, opts) in &self.jobs {
             let e = entries(opts, &mut p);
-            p.sections.push(Section { name: name.clone(), line: *line, entries: e });
+            p.sections.push(Section {
+                name: name.clone(),
+                file: COMMAND_LINE.into(),
+                line: *line,
+                entries: e,
+            });
         }
         p
     }

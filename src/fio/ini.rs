@@ -32,6 +32,8 @@ pub struct Entry {
 pub struct Section {
     /// The name between the brackets (`global` for global options).
     pub name: String,
+    /// The file the header is in.
+    pub file: String,
     /// Line of the header.
     pub line: usize,
     /// Entries in order (those of included files where the `include` line is).
@@ -139,7 +141,12 @@ fn read_lines(
                 ));
                 continue;
             }
-            p.sections.push(Section { name: name.to_string(), line, entries: Vec::new() });
+            p.sections.push(Section {
+                name: name.to_string(),
+                file: file.into(),
+                line,
+                entries: Vec::new(),
+            });
             continue;
         }
         if p.sections.is_empty() {

@@ -273,7 +273,7 @@ pub fn from_parsed(
         } else {
             let mut opts = globals.clone();
             opts.extend(own);
-            jobs.push(Job { name: s.name.clone(), line: s.line, file, opts });
+            jobs.push(Job { name: s.name.clone(), line: s.line, file: &s.file, opts });
         }
     }
     if jobs.is_empty() && errors.is_empty() {
@@ -694,13 +694,15 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             notes.push(options::difference("libaio-as-io_uring"));
             "io_uring"
         }
-        Some((e, line)) => return Err(job.err(
-            "ioengine",
-            line,
-            format!(
+        Some((e, line)) => {
+            return Err(job.err(
+                "ioengine",
+                line,
+                format!(
                 "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio, mmap or null"
             ),
-        )),
+            ))
+        }
     };
     let iodepth = iodepth(job, name)?;
     let (sqpoll, registerfiles) = uring_options(job, name, notes)?;

@@ -594,6 +594,19 @@ fn job_files_with_includes_comments_and_every_problem_at_once() {
     .map(|w| e.find(w).unwrap_or_else(|| panic!("{w} missing in {e}")))
     .collect();
     assert!(at.windows(2).all(|w| w[0] < w[1]), "engine first, then file order: {e}");
+    // The same file behind fio's command line: each problem still names the job file.
+    let o = fsbench(&[
+        "fio",
+        &format!("--directory={}", work.path().display()),
+        "--bs=4k",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.fio:8: `[b]`") && stderr(&o).contains("bad.fio:6: `numjobs`"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(work.entries(), Vec::<String>::new());
 }
 
