@@ -129,6 +129,7 @@ def main():
     a = ap.parse_args()
 
     files = sorted(Path(a.dir).glob("*.fio"))
+    tmpdir = Path(a.dir)
     if a.only:
         keep = set(a.only.split(","))
         files = [f for f in files if f.name in keep]
@@ -136,6 +137,7 @@ def main():
         import tempfile
         sets = dict(kv.split("=", 1) for kv in a.override.split(","))
         tmp = Path(tempfile.mkdtemp(prefix="fio-parity-"))
+        tmpdir = tmp
         copies = []
         for f in files:
             out = []
@@ -157,14 +159,24 @@ def main():
         if r.returncode == 0:
             accepted.append(f)
         else:
-            first = next((l for l in r.stderr.splitlines() if l.strip()), "")
-            rows.append((f.name, "refused", first[:140]))
+            # The first problem (after the "N problems" header, when there are several).
+            errs = [l.strip() for l in r.stderr.splitlines() if l.strip()]
+            many = bool(errs) and "problems (fix them all" in errs[0]
+            first = (errs[1] + f" (+{len(errs) - 3} more)") if many and len(errs) > 2 else (errs[0] if errs else "")
+            first = first.replace("fsbench: error: ", "")
+            rows.append((f.name, "refused", first[:200]))
     print(f"{len(accepted)} of {len(files)} job files accepted", file=sys.stderr)
 
     up = sh([a.fsbench, "testbed", "up", "ext4", "--size", a.size])
     if up.returncode != 0:
         sys.exit("testbed up failed: " + up.stderr)
     mnt = up.stdout.strip().splitlines()[-1].strip()
+    # Only the testbed made here is removed (others may keep their own): its name is in the
+    # hint `fsbench testbed down NAME` on stderr.
+    name = next((l.rsplit(" ", 1)[-1].strip("`") for l in up.stderr.splitlines()
+                 if "fsbench testbed down " in l), "")
+    if not name:
+        sys.exit("testbed up did not say its name: " + up.stderr)
     src = sh(["findmnt", "-no", "SOURCE", mnt]).stdout.strip()
     dev = Path(src).name
     results = {}
@@ -188,7 +200,7 @@ def main():
                 print(f"{f.name} round {rnd + 1} done", file=sys.stderr)
             results[f.name] = (per, errs)
     finally:
-        sh([a.fsbench, "testbed", "down", "--all"])
+        sh([a.fsbench, "testbed", "down", name])
 
     lines = [
         f"fsbench fio vs fio on one fresh ext4 testbed ({a.size}, loop device {dev}), "
@@ -210,7 +222,7 @@ def main():
             f"| {cell('iops')} | {cell('bw')} | {cell('p50')} | {cell('p99')} | {cell('dev')} "
             f"| {'; '.join(sorted(set(errs)))[:160]} |")
     for name, status, why in rows:
-        lines.append(f"| {name} | no | | | | | | | | {why.replace('|', '/')} |")
+        lines.append(f"| {name} | no | | | | | | | | {why.replace('|', '/').replace(str(tmpdir), '')} |")
     text = "\n".join(lines) + "\n"
     if a.out:
         Path(a.out).write_text(text)
