@@ -3,6 +3,7 @@
 
 mod compare;
 mod exit;
+mod fio_cmd;
 mod integrity;
 mod mpi_args;
 mod mpi_run;
@@ -104,6 +105,9 @@ enum Command {
     /// Bring the files and ranges of a preload list into the page cache, sorted by device
     /// offset (readahead).
     Preload(profile::PreloadArgs),
+    /// Run fio's command line (`fsbench fio --name=x --rw=randread --size=64m`, or job files):
+    /// fio's options and output formats (normal, json), fsbench's engine, stored like any run.
+    Fio(fio_cmd::FioArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -133,6 +137,7 @@ pub fn main() -> i32 {
         Command::Integrity(a) => integrity::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Preload(a) => profile::preload(a),
+        Command::Fio(a) => fio_cmd::run(a),
     };
     match r {
         Ok(code) => code as i32,

@@ -117,16 +117,46 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let Some((report, status, mut recording)) = execute(&a, &suite, auto)? else {
+        return Ok(ExitCode::Interrupted);
+    };
+
+    // Stage 3: output.
+    let bytes = exporter(
+        a.format,
+        ExportOptions { details: a.details, width: None, histograms: a.histograms },
+    )
+    .export(&report)?;
+    let printed = super::out_bytes(&bytes);
+    if status != crate::model::run::RunStatus::Interrupted {
+        recording.outcome()?;
+    }
+    printed.context("writing to stdout")?;
+    Ok(ExitCode::of(status))
+}
+
+/// A run's report, its status, and its recording (finished after the output is written);
+/// None when Ctrl-C came before the run started.
+pub(super) type Executed =
+    Option<(crate::model::report::Report, crate::model::run::RunStatus, record::Recording)>;
+
+/// Stage 2 of a run of the validated `suite` on `a`'s --dir or --fs: the target's checks, the
+/// run, the report (shared with `fsbench fio`).
+pub(super) fn execute(
+    a: &RunArgs,
+    suite: &crate::model::job::Suite,
+    auto: Option<crate::decision::AutoRepeat>,
+) -> anyhow::Result<Executed> {
     let spec = match (&a.fs, &a.dir) {
         (Some(c), _) => Spec::Fs(c.clone()),
         (None, Some(d)) => Spec::Dir(d.clone()),
         (None, None) => unreachable!("clap requires --dir or --fs"),
     };
-    let mut targets = TargetSet::new(&[spec], &|c| a.testbed.options(c, Some(&suite)))?;
+    let mut targets = TargetSet::new(&[spec], &|c| a.testbed.options(c, Some(suite)))?;
     targets.check()?;
     let space = |t: &TargetSet| match a.workload.no_space_check {
         true => Ok(()),
-        false => t.check_space(&suite),
+        false => t.check_space(suite),
     };
     space(&targets)?;
     let store = a.record.open()?;
@@ -134,11 +164,11 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     // Stage 2: run (a testbed's guard removes it on every way out of this function).
     let mut clock = super::record::Stopwatch::start();
     if !clock.testbed(|| targets.up())? {
-        return Ok(ExitCode::Interrupted);
+        return Ok(None);
     }
     space(&targets)?;
     let plan = Plan {
-        suite: &suite,
+        suite,
         engine: a.data.engine(a.repeat.least()),
         order: Order::InTurn,
         fresh_per_test: false,
@@ -149,7 +179,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
         compress_percent: a.data.compress_percent,
         ..Default::default()
     };
-    let meta = RunMeta::new(RunKind::Run, &suite, a.repeat.least(), options);
+    let meta = RunMeta::new(RunKind::Run, suite, a.repeat.least(), options);
     let bar = Bar::new(suite.tests.len(), a.repeat.least());
     let (outcome, mut recording) = record::drive(&plan, &mut targets, store, &meta, &bar)?;
     let status = outcome.status();
@@ -169,16 +199,5 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     recording.time(&time);
     report.time = Some(time);
 
-    // Stage 3: output.
-    let bytes = exporter(
-        a.format,
-        ExportOptions { details: a.details, width: None, histograms: a.histograms },
-    )
-    .export(&report)?;
-    let printed = super::out_bytes(&bytes);
-    if status != crate::model::run::RunStatus::Interrupted {
-        recording.outcome()?;
-    }
-    printed.context("writing to stdout")?;
-    Ok(ExitCode::of(status))
+    Ok(Some((report, status, recording)))
 }

@@ -28,6 +28,11 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "JOB.fio", conflicts_with = "suite")]
     pub fio: Option<PathBuf>,
 
+    /// With --fio: refuse a job whose meaning in fsbench differs from fio's (each such
+    /// difference is otherwise a note; see docs/reference/fio.md).
+    #[arg(long, requires = "fio")]
+    pub fio_strict: bool,
+
     /// Print the suite as workload TOML (for --fio: the translation, with its notes) and exit
     /// without running anything.
     #[arg(long)]
@@ -60,6 +65,9 @@ impl SuiteArgs {
         let mem = MemInfo::read().context("reading /proc/meminfo")?;
         let ctx = ResolveCtx { scale: self.scale, free_memory: mem.free_memory() };
         if let Some(t) = self.fio_translation()? {
+            if self.fio_strict {
+                t.check_strict()?;
+            }
             for n in &t.notes {
                 eprintln!("fsbench: note: {}: {n}", t.file);
             }

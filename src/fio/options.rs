@@ -176,6 +176,189 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Text, aliases: &[], meaning: "only 0/none" },
 ];
 
+/// Where fsbench runs a job it accepts with a meaning that differs from fio's: one entry per
+/// kind of difference, which the translation tags its note with (` [differs from fio: ID]`),
+/// `--fio-strict` refuses, `fsbench fio` lists in a job's `differences`, and
+/// `docs/reference/fio.md` lists.
+#[derive(Debug, Clone, Copy)]
+pub struct Difference {
+    /// Short id, in the tag.
+    pub id: &'static str,
+    /// The fio options concerned.
+    pub options: &'static [&'static str],
+    /// What differs (one line, shown in docs).
+    pub what: &'static str,
+}
+
+/// Every kind of difference (see [`Difference`]).
+pub const DIFFERENCES: &[Difference] = &[
+    Difference { id: "random-map", options: &["rw", "norandommap"], what: "fio touches each block once per pass (its random map) counting blocks of the smallest size; with reads and writes of different sizes or alignments fsbench draws random offsets with replacement, as fio's norandommap" },
+    Difference { id: "randrw-interleave", options: &["rwmixread", "rwmixwrite"], what: "fio draws each op's direction at random; fsbench issues a fixed interleave of reads and writes" },
+    Difference { id: "write-file-empty", options: &["rw"], what: "fio fallocates a write job's file before it starts; fsbench writes into a new, empty file" },
+    Difference { id: "sync-as-psync", options: &["ioengine"], what: "ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two" },
+    Difference { id: "pvsync-as-psync", options: &["ioengine"], what: "ioengine=pvsync (preadv/pwritev of one buffer) runs as psync (pread/pwrite)" },
+    Difference { id: "libaio-as-io_uring", options: &["ioengine"], what: "ioengine=libaio with direct=1 runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings (on a buffered file it runs as psync, one I/O at a time, as the kernel does fio's)" },
+    Difference { id: "fsync-once", options: &["end_fsync", "fsync_on_close"], what: "end_fsync and fsync_on_close: fsbench issues one fsync per thread at the end" },
+    Difference { id: "randrepeat", options: &["randrepeat"], what: "randrepeat=0: fsbench's offsets repeat from run to run unless --seed changes" },
+    Difference { id: "ramp-restart", options: &["ramp_time"], what: "ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)" },
+    Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote" },
+];
+
+/// The tag a note of the difference `id` ends with.
+pub fn difference_tag(id: &str) -> String {
+    debug_assert!(DIFFERENCES.iter().any(|d| d.id == id), "no difference `{id}` in the table");
+    format!(" [differs from fio: {id}]")
+}
+
+/// The table's text of the difference `id`, with its tag.
+pub fn difference(id: &str) -> String {
+    let what = DIFFERENCES.iter().find(|d| d.id == id).map(|d| d.what).unwrap_or("");
+    format!("{what}{}", difference_tag(id))
+}
+
+/// Whether a translation note is a difference from fio's meaning (not a remark such as
+/// "no effect, as in fio").
+pub fn is_difference(note: &str) -> bool {
+    note.contains(" [differs from fio: ")
+}
+
+/// Why fsbench refuses a real fio option it does not take, by name (aliases included); an
+/// option of fio 3.33 not listed here gets [`DEFAULT_WHY`]. The reasons are shown in errors
+/// and in `docs/reference/fio.md`.
+pub const REFUSED: &[(&str, &str)] = &[
+    ("verify_backlog", "fsbench checks written data after each repetition (--verify), not while writing; fio's verify headers are not written"),
+    ("verify_fatal", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
+    ("do_verify", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
+    ("verify_only", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
+    ("verify_pattern", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
+    ("verify_interval", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
+    ("verify_async", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
+    ("exitall", "fsbench runs one job at a time, so there are no other jobs to stop"),
+    ("exitall_on_error", "fsbench runs one job at a time, so there are no other jobs to stop"),
+    ("wait_for", "fsbench runs jobs one after another (stonewall), not in a dependency graph"),
+    ("new_group", "fsbench reports each job on its own; fio's reporting groups are not kept"),
+    ("startdelay", "fsbench starts each job when the one before ends"),
+    ("loops", "fsbench moves one amount per job (size, io_size or runtime); repeat with --repeat"),
+    ("number_ios", "fsbench moves one amount per job (size, io_size or runtime)"),
+    ("random_distribution", "fsbench draws random offsets uniformly"),
+    ("filename_format", "fsbench names its own files in the run directory"),
+    ("openfiles", "fsbench runs a job on one file per thread (or one shared file)"),
+    ("file_service_type", "fsbench runs a job on one file per thread (or one shared file)"),
+    ("fallocate", "fsbench lays out its files itself (prefilled for reads, empty for writes)"),
+    ("buffered", "write direct=0 (fsbench's default) instead"),
+    ("write_lat_log", "fsbench keeps a latency histogram per operation, not fio's per-I/O log"),
+    ("write_bw_log", "fsbench has no per-interval bandwidth log in fio's format"),
+    ("write_iops_log", "fsbench has no per-interval IOPS log in fio's format"),
+    ("write_hist_log", "fsbench has no histogram log in fio's format"),
+    ("log_avg_msec", "fsbench has no per-interval logs in fio's format"),
+    ("per_job_logs", "fsbench has no per-interval logs in fio's format"),
+    ("gtod_reduce", "fsbench always times every operation (its clock is cheap)"),
+    ("disable_lat", "fsbench always times every operation (its clock is cheap)"),
+    ("disable_clat", "fsbench always times every operation (its clock is cheap)"),
+    ("disable_slat", "fsbench always times every operation (its clock is cheap)"),
+    ("disable_bw_measurement", "fsbench always measures bandwidth"),
+    ("clat_percentiles", "fsbench always reports its latency percentiles"),
+    ("lat_percentiles", "fsbench always reports its latency percentiles"),
+    ("percentile_list", "fsbench reports its own percentile list"),
+    ("rate", "fsbench runs each job as fast as it goes (no rate limit)"),
+    ("rate_iops", "fsbench runs each job as fast as it goes (no rate limit)"),
+    ("rate_min", "fsbench runs each job as fast as it goes (no rate limit)"),
+    ("rate_iops_min", "fsbench runs each job as fast as it goes (no rate limit)"),
+    ("rate_process", "fsbench runs each job as fast as it goes (no rate limit)"),
+    ("thinktime", "fsbench issues operations back to back"),
+    ("thinktime_blocks", "fsbench issues operations back to back"),
+    ("thinktime_spin", "fsbench issues operations back to back"),
+    ("zonemode", "fsbench runs on files in a filesystem, not on zoned devices"),
+    ("cpus_allowed", "fsbench does not pin its threads"),
+    ("cpumask", "fsbench does not pin its threads"),
+    ("nice", "fsbench runs its threads at the default priority"),
+    ("prio", "fsbench runs its threads at the default priority"),
+    ("prioclass", "fsbench runs its threads at the default priority"),
+    ("randseed", "fsbench's offsets come from its own seed (--seed)"),
+    ("percentage_random", "a job is all sequential or all random in fsbench"),
+    ("rw_sequencer", "fsbench has no `rw=...:N` offset modifier"),
+    ("unlink", "fsbench removes the files it makes after each job"),
+    ("unlink_each_loop", "fsbench removes the files it makes after each job"),
+    ("create_on_open", "fsbench creates its files before the timed phase"),
+    ("pre_read", "fsbench sets the cache state itself (uncached reads are verified)"),
+    ("fadvise_hint", "fsbench does not give fadvise hints"),
+    ("bs_unaligned", "fsbench aligns every operation to its block size"),
+    ("fill_device", "fsbench moves a fixed amount; fill a testbed with fsbench's own fill workloads"),
+    ("ioscheduler", "set the scheduler of a testbed with fsbench testbed (--scheduler)"),
+    ("lockmem", "fsbench does not lock memory away"),
+    ("mem", "fsbench allocates its own aligned buffers"),
+    ("iomem", "fsbench allocates its own aligned buffers"),
+    ("iomem_align", "fsbench allocates its own aligned buffers"),
+    ("mem_align", "fsbench allocates its own aligned buffers"),
+    ("buffer_pattern", "fsbench fills its buffers with its own pattern"),
+    ("buffer_compress_percentage", "fsbench fills its buffers with its own data"),
+    ("refill_buffers", "fsbench fills its buffers with its own data"),
+    ("scramble_buffers", "fsbench fills its buffers with its own data"),
+    ("zero_buffers", "fsbench fills its buffers with its own data"),
+];
+
+/// Why fsbench refuses a fio option that [`REFUSED`] does not list.
+pub const DEFAULT_WHY: &str =
+    "fsbench has no equivalent (see docs/reference/fio.md for what it takes)";
+
+/// Why fsbench refuses the real fio option `name`.
+pub fn why_refused(name: &str) -> &'static str {
+    REFUSED.iter().find(|(n, _)| *n == name).map(|(_, w)| *w).unwrap_or(DEFAULT_WHY)
+}
+
+/// The error for an option fsbench's table does not have, at `file:line`: a real fio option
+/// is named as one fsbench does not support, with why; any other name is a misspelling, with a
+/// "did you mean" only when a name is close.
+pub fn unsupported(key: &str, file: &str, line: usize) -> super::FioError {
+    if super::fio_names::is_fio_option(key) {
+        return super::FioError::NotSupported {
+            file: file.into(),
+            line,
+            option: key.into(),
+            why: why_refused(key).into(),
+            tail: format!("; remove it or run the job with fio itself (supported: {})", names()),
+        };
+    }
+    let hint = match closest(key) {
+        Some(n) => format!(" (did you mean `{n}`?)"),
+        None => closest_among(key, super::fio_names::FIO_OPTION_NAMES.iter().copied())
+            .map(|n| {
+                format!(
+                    " (did you mean fio's `{n}`? fsbench does not support it: {})",
+                    why_refused(n)
+                )
+            })
+            .unwrap_or_default(),
+    };
+    super::FioError::Unsupported {
+        file: file.into(),
+        line,
+        hint,
+        option: key.into(),
+        supported: names(),
+    }
+}
+
+/// The generated part of `docs/reference/fio.md`: every fio 3.33 option with what fsbench
+/// does with it, then every difference; a test checks the document has exactly this text.
+pub fn reference_section() -> String {
+    let mut o = String::from("<!-- generated from src/fio/options.rs and src/fio/fio_names.rs by options::reference_section; a test checks it -->\n\n### Every fio 3.33 option\n\n");
+    for &n in super::fio_names::FIO_OPTION_NAMES {
+        let line = match lookup(n) {
+            Some(opt) if opt.name == n => format!("- `{n}`: supported: {}", opt.meaning),
+            Some(opt) => format!("- `{n}`: supported, as `{}`", opt.name),
+            None => format!("- `{n}`: refused: {}", why_refused(n)),
+        };
+        o.push_str(&line);
+        o.push('\n');
+    }
+    o.push_str("\n### Where fsbench's meaning differs (noted; refused with --fio-strict)\n\n");
+    for d in DIFFERENCES {
+        o.push_str(&format!("- `{}` ({}): {}\n", d.id, d.options.join(", "), d.what));
+    }
+    o
+}
+
 /// The table entry for `key` (by name or alias).
 pub fn lookup(key: &str) -> Option<&'static FioOption> {
     OPTIONS.iter().find(|o| o.name == key || o.aliases.contains(&key))
@@ -194,15 +377,23 @@ pub fn names() -> String {
         .join(", ")
 }
 
-/// The supported name or alias nearest to a misspelled `key`, when one is near (Jaro-Winkler
-/// similarity above 0.85, as near as clap asks of a flag).
+/// The supported name or alias nearest to a misspelled `key`, when one is a close
+/// misspelling (see [`closest_among`]).
 pub fn closest(key: &str) -> Option<&'static str> {
-    OPTIONS
-        .iter()
-        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
-        .map(|n| (strsim::jaro_winkler(key, n), n))
-        .filter(|(s, _)| *s > 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+    closest_among(
+        key,
+        OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())),
+    )
+}
+
+/// The name of `names` nearest to `key` when it is a close misspelling: at most 2 edits, and
+/// at most one per 4 characters (so `verify_backlog` never suggests `verify`).
+pub fn closest_among(key: &str, names: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+    let allowed = (key.chars().count() / 4).clamp(1, 2);
+    names
+        .map(|n| (strsim::levenshtein(key, n), n))
+        .filter(|(d, _)| *d <= allowed)
+        .min_by_key(|(d, _)| *d)
         .map(|(_, n)| n)
 }
 
@@ -217,6 +408,9 @@ mod tests {
         assert_eq!(closest("ioengin"), Some("ioengine"));
         assert_eq!(closest("cpus_allowed"), None);
         assert_eq!(closest("zonemode"), None);
+        assert_eq!(closest("verify_backlog"), None, "a different real option is no misspelling");
+        assert_eq!(closest("bs"), Some("bs"));
+        assert_eq!(closest("xy"), None);
         assert!(names().contains("stonewall (wait_for_previous)"), "{}", names());
     }
 
@@ -230,5 +424,58 @@ mod tests {
         assert_eq!(all.len(), n, "a name or alias appears twice");
         assert_eq!(lookup("readwrite").map(|o| o.name), Some("rw"));
         assert!(lookup("exitall").is_none());
+    }
+
+    #[test]
+    fn the_reference_lists_every_fio_option_and_difference_as_the_tables_say() {
+        let doc = include_str!("../../docs/reference/fio.md");
+        let start = "<!-- generated from src/fio/options.rs";
+        let end = "<!-- end of generated part -->";
+        let want = reference_section();
+        let got =
+            doc.find(start).and_then(|a| doc[a..].find(end).map(|b| &doc[a..a + b])).unwrap_or("");
+        if got != want {
+            let p = std::env::temp_dir().join("fsbench-fio-reference.md");
+            let _ = std::fs::write(&p, &want);
+            panic!("docs/reference/fio.md's generated part differs from the tables: the expected text is in {} (paste it before `{end}`)", p.display());
+        }
+        assert!(want.contains("- `verify_backlog`: refused: fsbench checks"));
+        assert!(want.contains("- `iodepth`: supported: "));
+        assert!(want.contains("- `random-map` (rw, norandommap): "));
+    }
+
+    #[test]
+    fn real_fio_options_are_refused_with_why_and_misspellings_get_a_hint() {
+        let e = unsupported("verify_backlog", "j.fio", 3).to_string();
+        assert!(
+            e.starts_with(
+                "j.fio:3: fio option `verify_backlog` is not supported by fsbench: fsbench checks"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("did you mean"), "{e}");
+        let e = unsupported("iodeph", "j.fio", 4).to_string();
+        assert!(e.contains("(did you mean `iodepth`?)"), "{e}");
+        let e = unsupported("verify_backlg", "j.fio", 4).to_string();
+        assert!(
+            e.contains("did you mean fio's `verify_backlog`? fsbench does not support it"),
+            "{e}"
+        );
+        let e = unsupported("frobnicate", "j.fio", 4).to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+        for (n, _) in REFUSED {
+            assert!(
+                crate::fio::fio_names::is_fio_option(n),
+                "REFUSED lists `{n}`, not a fio 3.33 option"
+            );
+            assert!(lookup(n).is_none(), "REFUSED lists `{n}`, which the table supports");
+        }
+        for o in OPTIONS {
+            assert!(
+                crate::fio::fio_names::is_fio_option(o.name),
+                "`{}` is not a fio 3.33 option",
+                o.name
+            );
+        }
     }
 }

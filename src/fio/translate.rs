@@ -17,9 +17,9 @@
 //!   job drops them again each time it wraps (`invalidate_each_pass`);
 //! - a write-only job's file is fallocated by fio; fsbench starts from an empty file (noted).
 
-use super::ini::{self, Entry};
+use super::ini::{self, Entry, Inputs};
 use super::options::{self, Kind};
-use super::value::{one_size_range, one_size_split, split_rw};
+use super::value::{one_size_range, one_size_split, parse_size_expr, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
 use super::FioError;
 use crate::model::job::OptValue;
@@ -47,6 +47,37 @@ pub struct Translation {
 }
 
 impl Translation {
+    /// Per test id, the notes that are differences from fio's meaning (see
+    /// [`options::DIFFERENCES`]), without the stored notes' prefix.
+    pub fn differences(&self) -> BTreeMap<String, Vec<String>> {
+        self.spec
+            .tests
+            .iter()
+            .map(|t| {
+                let d = t
+                    .notes
+                    .iter()
+                    .filter(|n| options::is_difference(n))
+                    .map(|n| n.trim_start_matches("fio job file: ").to_string());
+                (t.id.clone(), d.collect())
+            })
+            .collect()
+    }
+
+    /// `--fio-strict`: refuse the translation when a job's meaning differs from fio's.
+    pub fn check_strict(&self) -> Result<(), FioError> {
+        for t in &self.spec.tests {
+            if let Some(n) = t.notes.iter().find(|n| options::is_difference(n)) {
+                return Err(FioError::Strict {
+                    file: self.file.clone(),
+                    job: t.name.clone(),
+                    note: n.trim_start_matches("fio job file: ").to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The suite as workload TOML, the notes as comments at the top.
     pub fn to_toml(&self) -> String {
         let mut out = format!("# Translated from the fio job file {} by fsbench.\n", self.file);
@@ -65,10 +96,11 @@ impl Translation {
     }
 }
 
-/// An option's value as written, with its line.
+/// An option's value as written, with its file and line.
 #[derive(Debug, Clone)]
 struct Val {
     value: Option<String>,
+    file: String,
     line: usize,
 }
 
@@ -81,14 +113,13 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// A value error of `option`, at `line` of the job file.
+    /// A value error of `option`, at `line` of the file the option is written in.
     fn err(&self, option: &str, line: usize, message: impl std::fmt::Display) -> FioError {
-        FioError::Value {
-            file: self.file.into(),
-            line,
-            option: option.into(),
-            message: message.to_string(),
-        }
+        let file = match self.opts.get(option) {
+            Some(v) if v.line == line => v.file.clone(),
+            _ => self.file.to_string(),
+        };
+        FioError::Value { file, line, option: option.into(), message: message.to_string() }
     }
 
     /// An error of the whole job, at its section's line.
@@ -114,8 +145,8 @@ impl Job<'_> {
         );
         match self.get(name) {
             None => Ok(None),
-            Some(Val { value: Some(v), line }) => Ok(Some((v.as_str(), *line))),
-            Some(Val { value: None, line }) => {
+            Some(Val { value: Some(v), line, .. }) => Ok(Some((v.as_str(), *line))),
+            Some(Val { value: None, line, .. }) => {
                 Err(self.err(name, *line, format!("needs a value: `{name}=...`")))
             }
         }
@@ -145,18 +176,26 @@ impl Job<'_> {
     fn int(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
         match self.raw(name, &[Kind::Count])? {
             None => Ok(None),
-            Some((v, line)) => v.parse::<u64>().map(|n| Some((n, line))).map_err(|_| {
-                self.err(name, line, format!("`{v}` is not {}", Kind::Count.syntax()))
-            }),
+            Some((v, line)) => {
+                let n = match ini::eval(v, &|w| {
+                    parse_size(w).map(|n| n as f64).map_err(|e| e.to_string())
+                }) {
+                    Some(x) => whole(v, x).map_err(|m| self.err(name, line, m))?,
+                    None => v.parse::<u64>().map_err(|_| {
+                        self.err(name, line, format!("`{v}` is not {}", Kind::Count.syntax()))
+                    })?,
+                };
+                Ok(Some((n, line)))
+            }
         }
     }
 
-    /// A [`Kind::Size`] option.
+    /// A [`Kind::Size`] option (or arithmetic in parentheses).
     fn size(&self, name: &str) -> Result<Option<(u64, usize)>, FioError> {
         match self.raw(name, &[Kind::Size])? {
             None => Ok(None),
             Some((v, line)) => {
-                parse_size(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
+                parse_size_expr(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
             }
         }
     }
@@ -165,9 +204,18 @@ impl Job<'_> {
     fn seconds(&self, name: &str) -> Result<Option<(f64, usize)>, FioError> {
         match self.raw(name, &[Kind::Time])? {
             None => Ok(None),
-            Some((v, line)) => {
-                parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m))
-            }
+            // In an expression a bare number is microseconds (fio's HOWTO).
+            Some((v, line)) => match ini::eval(v, &|w| match w.parse::<f64>() {
+                Ok(us) => Ok(us),
+                Err(_) => parse_time(w).map(|s| s * 1e6).map_err(|e| e.to_string()),
+            })
+            .map(|r| r.map(|us| us / 1e6))
+            {
+                Some(Ok(s)) if s >= 0.0 => Ok(Some((s, line))),
+                Some(Ok(s)) => Err(self.err(name, line, format!("`{v}` is {s} s, below 0"))),
+                Some(Err(m)) => Err(self.err(name, line, format!("`{v}`: {m}"))),
+                None => parse_time(v).map(|n| Some((n, line))).map_err(|m| self.err(name, line, m)),
+            },
         }
     }
 }
@@ -180,77 +228,114 @@ pub fn translate(
     suite_name: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Translation, FioError> {
-    let sections = ini::parse(text, file, env)?;
+    let no_include = |_: &str, _: &str| -> Result<(String, String), String> {
+        Err("include needs a job file on disk (fsbench run --fio FILE)".into())
+    };
+    let inputs = Inputs { env, keywords: ini::Keywords::current(), include: &no_include };
+    translate_with(text, file, suite_name, &inputs)
+}
+
+/// Translate the text of a job file with its outside values from `inputs`. Every problem of
+/// the file is found before this returns: one is returned as itself, several as
+/// [`FioError::Problems`] (engine and device problems first, then in file order).
+pub fn translate_with(
+    text: &str,
+    file: &str,
+    suite_name: &str,
+    inputs: &Inputs,
+) -> Result<Translation, FioError> {
+    from_parsed(ini::parse(text, file, inputs), file, suite_name)
+}
+
+/// Translate sections already read (a job file's, or a fio command line's with its job
+/// files'); `file` names the whole in messages.
+pub fn from_parsed(
+    parsed: ini::Parsed,
+    file: &str,
+    suite_name: &str,
+) -> Result<Translation, FioError> {
+    let mut errors = parsed.errors;
     let mut globals: BTreeMap<&'static str, Val> = BTreeMap::new();
     let mut jobs: Vec<Job> = Vec::new();
-    for s in &sections {
+    for s in &parsed.sections {
         let mut own = BTreeMap::new();
-        for Entry { key, value, line } in &s.entries {
-            let opt = options::lookup(key).ok_or_else(|| FioError::Unsupported {
-                file: file.into(),
-                line: *line,
-                hint: options::closest(key)
-                    .map(|n| format!(" (did you mean `{n}`?)"))
-                    .unwrap_or_default(),
-                option: key.clone(),
-                supported: options::names(),
-            })?;
-            own.insert(opt.name, Val { value: value.clone(), line: *line });
+        for Entry { key, value, file: in_file, line } in &s.entries {
+            match options::lookup(key) {
+                Some(opt) => {
+                    own.insert(
+                        opt.name,
+                        Val { value: value.clone(), file: in_file.clone(), line: *line },
+                    );
+                }
+                None => errors.push(options::unsupported(key, in_file, *line)),
+            }
         }
         if s.name == "global" {
             globals.extend(own);
         } else {
             let mut opts = globals.clone();
             opts.extend(own);
-            jobs.push(Job { name: s.name.clone(), line: s.line, file, opts });
+            jobs.push(Job { name: s.name.clone(), line: s.line, file: &s.file, opts });
         }
     }
-    if jobs.is_empty() {
+    if jobs.is_empty() && errors.is_empty() {
         return Err(FioError::Syntax {
             file: file.into(),
-            line: sections.last().map(|s| s.line).unwrap_or(1),
+            line: parsed.sections.last().map(|s| s.line).unwrap_or(1),
             message: "no job: add a section such as `[randread]` after [global]".into(),
         });
     }
 
-    let mut notes = Vec::new();
+    let mut notes = parsed.notes;
     let mut tests = Vec::new();
     let mut directory: Option<(String, usize)> = None;
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
         // Jobs without a stonewall between them run at the same time in fio.
-        if i > 0 && !job.bool("stonewall")?.unwrap_or(false) {
-            return Err(job.job_err(format!(
+        match job.bool("stonewall") {
+            Ok(Some(true)) => {}
+            Ok(_) if i > 0 => errors.push(job.job_err(format!(
                 "fio runs job `{}` at the same time as `{}` before it (no `stonewall` between them), and fsbench runs tests one after another: add `stonewall` to [{}] (or to [global] for all jobs), or run the jobs as one with numjobs",
                 job.name, jobs[i - 1].name, job.name
-            )));
+            ))),
+            Ok(_) => {}
+            Err(e) => errors.push(e),
         }
-        if let Some((d, line)) = job.str("directory")? {
-            match &directory {
-                Some((prev, _)) if prev != d => {
-                    return Err(job.err(
-                        "directory",
-                        line,
-                        format!("`{d}` differs from `{prev}` of an earlier job; fsbench runs a job file in one directory (or give --dir)"),
-                    ))
-                }
+        match job.str("directory") {
+            Ok(Some((d, line))) => match &directory {
+                Some((prev, _)) if prev != d => errors.push(job.err(
+                    "directory",
+                    line,
+                    format!("`{d}` differs from `{prev}` of an earlier job; fsbench runs a job file in one directory (or give --dir)"),
+                )),
                 _ => directory = Some((d.to_string(), line)),
-            }
+            },
+            Ok(None) => {}
+            Err(e) => errors.push(e),
         }
-        if let Some((f, _)) = job.str("filename")? {
+        if let Ok(Some((f, _))) = job.str("filename") {
             *filenames.entry(f.to_string()).or_default() += 1;
         }
-        let n = ids.entry(job.name.clone()).or_default();
+        // A test id is a file name: fio's job names may hold spaces, `%` or anything else.
+        let base = test_id(&job.name);
+        let n = ids.entry(base.clone()).or_default();
         *n += 1;
-        let id = if *n == 1 { job.name.clone() } else { format!("{}-{n}", job.name) };
-        let (test, job_notes) = translate_job(job, id)?;
-        notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
-        tests.push(test);
+        let id = if *n == 1 { base } else { format!("{base}-{n}") };
+        match translate_job(job, id) {
+            Ok((test, job_notes)) => {
+                notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
+                tests.push(test);
+            }
+            Err(e) => errors.extend(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(FioError::problems(file, errors));
     }
     if filenames.values().any(|&n| n > 1) {
-        let n = "fio reuses a `filename` from job to job; fsbench gives each test its own file (prefilled before reads), so a read job never depends on what an earlier job wrote";
-        notes.push(n.into());
+        let n = options::difference("filename-reuse");
+        notes.push(n.clone());
         for t in &mut tests {
             t.notes.push(format!("fio job file: {n}"));
         }
@@ -263,6 +348,30 @@ pub fn translate(
         tests,
     };
     Ok(Translation { file: file.into(), spec, notes, directory: directory.map(|(d, _)| d) })
+}
+
+/// A test id for fio's job `name`: letters, digits, `.`, `_` and `-` kept, anything else
+/// (a space, `%`, ...) as `_`, at most [`crate::workload::limits::MAX_ID_LEN`] characters.
+fn test_id(name: &str) -> String {
+    let id: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .take(crate::workload::limits::MAX_ID_LEN - 6)
+        .collect();
+    if id.is_empty() {
+        "job".into()
+    } else {
+        id
+    }
+}
+
+/// An expression's value as a whole number of 0 or more.
+fn whole(v: &str, x: Result<f64, String>) -> Result<u64, String> {
+    match x {
+        Ok(x) if x.is_finite() && (0.0..1.8e19).contains(&x) => Ok(x as u64),
+        Ok(x) => Err(format!("`{v}` is {x}, not a whole number of 0 or more")),
+        Err(m) => Err(format!("`{v}`: {m}")),
+    }
 }
 
 /// Directions and order of a job's operations.
@@ -300,27 +409,69 @@ impl Dir {
     }
 }
 
-/// One job as one test. Each option group is read by its own function, in the order below
-/// (which decides the error a job with several mistakes gets); the notes collect where
+/// One job as one test. Each option group is read by its own function, all of them even
+/// after one fails, so a job with several mistakes gets them all; the notes collect where
 /// fsbench's meaning differs from fio's.
-fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioError> {
+fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<FioError>> {
     let mut notes = Vec::new();
-    let rw = direction(job)?;
-    let blocks = block_sizes(job, rw, &mut notes)?;
-    let files = files(job, rw)?;
-    let (open, direct) = open_flags(job, rw, &mut notes)?;
-    let engine = engine(job, &mut notes)?;
-    let sync = syncs(job, rw, &mut notes)?;
-    let amount = amount(job, &files)?;
-    let random_map = offsets_and_checks(job, rw, &blocks, &mut notes)?;
-    let pattern = pattern(job, rw, &blocks, &mut notes)?;
-    let phases = phases(job, rw, direct, open, pattern, amount, sync, &mut notes)?;
-
-    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
-    let description = job
-        .str("description")?
-        .map(|v| v.0.to_string())
-        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
+    let mut errs = Vec::new();
+    // Each group is read even when an earlier one failed, so the job's every problem is found;
+    // a group that needs another's result is skipped when that one failed.
+    macro_rules! keep {
+        ($e:expr) => {
+            match $e {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    errs.push(e);
+                    None
+                }
+            }
+        };
+    }
+    let engine = keep!(engine(job, &mut notes));
+    let rw = keep!(direction(job));
+    let dir = rw.unwrap_or(Dir::Read);
+    let blocks = keep!(block_sizes(job, dir, &mut notes));
+    let files = keep!(files(job, dir));
+    let flags = keep!(open_flags(job, dir, &mut notes));
+    let sync = keep!(syncs(job, dir, &mut notes));
+    let amount = match &files {
+        Some(f) => keep!(amount(job, f)),
+        None => None,
+    };
+    let random_map = match &blocks {
+        Some(b) => keep!(offsets_and_checks(job, dir, b, &mut notes)),
+        None => None,
+    };
+    let pattern = match &blocks {
+        Some(b) => keep!(pattern(job, dir, b, &mut notes)),
+        None => None,
+    };
+    let texts = keep!(names(job));
+    let keys = match &engine {
+        Some(e) => keep!(engine_keys(job, e)),
+        None => None,
+    };
+    let (
+        Some(rw),
+        Some(engine),
+        Some(files),
+        Some((open, direct)),
+        Some(sync),
+        Some(amount),
+        Some(pattern),
+        Some((name, description)),
+        Some(engine_keys),
+    ) = (rw, engine, files, flags, sync, amount, pattern, texts, keys)
+    else {
+        return Err(errs);
+    };
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let random_map = random_map.unwrap_or(false);
+    let phases =
+        phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,
@@ -333,17 +484,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         direct: direct.then_some(true),
         min_time: None,
         random_map: random_map.then_some(true),
-        engine_keys: uring_keys([
-            (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
-            (
-                &uring::IODEPTH_BATCH_COMPLETE,
-                uring_int(job, "iodepth_batch_complete")?.map(OptValue::Int),
-            ),
-            (&uring::SQPOLL, engine.sqpoll.map(OptValue::Bool)),
-            (&uring::IOPOLL, job.bool("hipri")?.filter(|b| *b).map(OptValue::Bool)),
-            (&uring::FIXEDBUFS, job.bool("fixedbufs")?.filter(|b| *b).map(OptValue::Bool)),
-            (&uring::REGISTERFILES, engine.registerfiles.map(OptValue::Bool)),
-        ]),
+        engine_keys,
         figure: None,
         file: Some(FileSpec {
             size: SizeExpr::Bytes(files.file_bytes),
@@ -355,6 +496,31 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), FioEr
         roles: Vec::new(),
     };
     Ok((test, notes))
+}
+
+/// `name` and `description` (defaults: the section name, and where the job comes from).
+fn names(job: &Job) -> Result<(String, String), FioError> {
+    let name = job.str("name")?.map(|v| v.0.to_string()).unwrap_or_else(|| job.name.clone());
+    let description = job
+        .str("description")?
+        .map(|v| v.0.to_string())
+        .unwrap_or_else(|| format!("fio job [{}] of {} (line {})", job.name, job.file, job.line));
+    Ok((name, description))
+}
+
+/// The io_uring keys of the job.
+fn engine_keys(job: &Job, engine: &Engine) -> Result<EngineKeys, FioError> {
+    Ok(uring_keys([
+        (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
+        (
+            &uring::IODEPTH_BATCH_COMPLETE,
+            uring_int(job, "iodepth_batch_complete")?.map(OptValue::Int),
+        ),
+        (&uring::SQPOLL, engine.sqpoll.map(OptValue::Bool)),
+        (&uring::IOPOLL, job.bool("hipri")?.filter(|b| *b).map(OptValue::Bool)),
+        (&uring::FIXEDBUFS, job.bool("fixedbufs")?.filter(|b| *b).map(OptValue::Bool)),
+        (&uring::REGISTERFILES, engine.registerfiles.map(OptValue::Bool)),
+    ]))
 }
 
 /// `rw` (default `read`).
@@ -395,7 +561,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
         ));
     }
     let (read, write) = if let Some((v, line)) = job.str("bs")? {
-        split_rw(v, 4096, parse_size).map_err(|m| job.err("bs", line, m))?
+        split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?
     } else if let Some((v, line)) = job.str("bsrange")? {
         split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?
     } else if let Some((v, line)) = job.str("bssplit")? {
@@ -409,7 +575,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
     }
     let (read_align, write_align) = match job.str("blockalign")? {
         None => (read, write),
-        Some((v, line)) => split_rw(v, 0, parse_size)
+        Some((v, line)) => split_rw(v, 0, parse_size_expr)
             .map(|(r, w)| (if r == 0 { read } else { r }, if w == 0 { write } else { w }))
             .map_err(|m| job.err("blockalign", line, m))?,
     };
@@ -499,7 +665,7 @@ fn open_flags(
     // A job that reads gets a prefilled file (see `translate_job`).
     if !rw.reads() {
         open.push("create".into());
-        notes.push("fio fallocates a write job's file before it starts; fsbench writes into a new, empty file".into());
+        notes.push(options::difference("write-file-empty"));
     }
     Ok((open, direct))
 }
@@ -521,18 +687,17 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
         None => "psync",
         Some(("psync", _)) => "psync",
         Some(("sync", _)) => {
-            notes.push("ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two".into());
+            notes.push(options::difference("sync-as-psync"));
             "psync"
         }
         Some(("pvsync", _)) => {
-            notes.push(
-                "ioengine=pvsync (preadv/pwritev of one buffer) runs as psync (pread/pwrite)"
-                    .into(),
-            );
+            notes.push(options::difference("pvsync-as-psync"));
             "psync"
         }
         Some(("io_uring", _)) => "io_uring",
         Some(("mmap", _)) => "mmap",
+        // fsbench's null engine: no I/O, as fio's (the job measures the harness).
+        Some(("null", _)) => "null",
         // Linux's AIO is asynchronous only with O_DIRECT: on a buffered file io_submit does the
         // I/O before it returns, so fio's job has one I/O at a time whatever its iodepth.
         Some(("libaio", _)) if !job.bool("direct")?.unwrap_or(false) => {
@@ -540,7 +705,7 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             "psync"
         }
         Some(("libaio", _)) => {
-            notes.push("ioengine=libaio with direct=1 runs as io_uring (fsbench has no libaio engine): the same queue depth, through io_uring's rings".into());
+            notes.push(options::difference("libaio-as-io_uring"));
             "io_uring"
         }
         Some((e, line)) => {
@@ -548,8 +713,8 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
                 "ioengine",
                 line,
                 format!(
-                    "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio or mmap"
-                ),
+                "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio, mmap or null"
+            ),
             ))
         }
     };
@@ -639,10 +804,7 @@ fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioErr
     if (end_fsync || on_close) && rw.writes() {
         sync.at_end = Some("fsync".into());
         if end_fsync && on_close {
-            notes.push(
-                "end_fsync and fsync_on_close: fsbench issues one fsync per thread at the end"
-                    .into(),
-            );
+            notes.push(options::difference("fsync-once"));
         }
     }
     Ok(sync)
@@ -694,12 +856,10 @@ fn offsets_and_checks(
     let mixed = rw == Dir::RandMix && (b.read, b.read_align) != (b.write, b.write_align);
     if random_map && mixed && read_share(job)? % 100 != 0 {
         random_map = false;
-        notes.push("fio touches each block once per pass (its random map); with reads and writes of different sizes or alignments fsbench draws random offsets with replacement, as fio's norandommap".into());
+        notes.push(options::difference("random-map"));
     }
     if let Some(false) = job.bool("randrepeat")? {
-        notes.push(
-            "randrepeat=0: fsbench's offsets repeat from run to run unless --seed changes".into(),
-        );
+        notes.push(options::difference("randrepeat"));
     }
     if let Some((v, line)) = job.str("verify")? {
         if v != "0" && v != "none" {
@@ -752,7 +912,7 @@ fn pattern(
                 p.push(entry("write", b.write, b.write_align, nw));
             }
             if nr > 0 && nw > 0 {
-                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over"));
+                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
             }
             p
         }
@@ -824,7 +984,7 @@ fn phases(
             });
             timed_cache = CacheReq::Any;
             if !rw.random() {
-                notes.push("ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)".into());
+                notes.push(options::difference("ramp-restart"));
             }
         }
     }

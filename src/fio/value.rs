@@ -28,6 +28,14 @@ pub enum ValueError {
         /// The unit, lowercased.
         unit: String,
     },
+    /// An arithmetic expression (a value in parentheses) that does not evaluate to a size.
+    #[error("`{text}`: {why}")]
+    Expression {
+        /// The value as written.
+        text: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A size beyond 2^64 bytes.
     #[error("`{0}` is too large")]
     TooLarge(String),
@@ -168,4 +176,18 @@ pub(super) fn one_size_split(p: &str) -> Result<u64, ValueError> {
         return Err(ValueError::SplitShare(p.to_string()));
     }
     parse_size(size)
+}
+
+/// A size, or fio's arithmetic in parentheses over sizes (`(2k+2k)`, `(64m*2)`).
+pub fn parse_size_expr(v: &str) -> Result<u64, ValueError> {
+    let unit = |w: &str| parse_size(w).map(|n| n as f64).map_err(|e| e.to_string());
+    match super::ini::eval(v, &unit) {
+        None => parse_size(v),
+        Some(Ok(x)) if x.is_finite() && (0.0..1.8e19).contains(&x) => Ok(x as u64),
+        Some(Ok(x)) => Err(ValueError::Expression {
+            text: v.into(),
+            why: format!("{x} is not a size of 0 or more"),
+        }),
+        Some(Err(why)) => Err(ValueError::Expression { text: v.into(), why }),
+    }
 }

@@ -9,6 +9,7 @@ pub mod bonnie;
 pub mod compare;
 pub mod csv;
 pub mod diff;
+pub mod fio;
 pub mod frame;
 pub mod history;
 pub mod host;

@@ -119,7 +119,10 @@ fn unsupported_option_and_unset_variable_exit_2_with_the_line() {
         fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("bad.fio:6: fio option `zonemode` is not supported by fsbench;"), "{e}");
+    assert!(
+        e.contains("bad.fio:6: fio option `zonemode` is not supported by fsbench: fsbench runs on files in a filesystem"),
+        "{e}"
+    );
     let job = dir.write("typo.fio", "[job]\nsize=8m\niodeph=8\n");
     let o =
         fsbench(&["run", "--fio", job.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
@@ -460,4 +463,332 @@ fn an_end_fsync_write_runs_equal_passes_on_every_configuration_each_on_a_new_fil
         }
     }
     assert_eq!(creates, passes.iter().sum::<u64>(), "one new file per pass");
+}
+
+/// What a script reads from fio's JSON, by fio's field paths; any missing field fails. The same
+/// function reads fsbench's and fio 3.33's output.
+#[derive(Debug)]
+struct FioView {
+    jobname: String,
+    read_bytes: u64,
+    write_bytes: u64,
+    read_ios: u64,
+    read_clat_n: u64,
+    read_p99_ns: u64,
+}
+
+fn fio_view(v: &serde_json::Value) -> Vec<FioView> {
+    let num = |x: &serde_json::Value, path: &str| -> f64 {
+        let mut at = x;
+        for k in path.split('/') {
+            at = match k.parse::<usize>() {
+                Ok(i) if at.is_array() => &at[i],
+                _ => &at[k],
+            };
+        }
+        at.as_f64().unwrap_or_else(|| panic!("no number at {path} in {x}"))
+    };
+    assert!(v["fio version"].is_string(), "{v}");
+    assert!(v["timestamp"].is_u64(), "{v}");
+    assert!(v["global options"].is_object(), "{v}");
+    assert!(v["disk_util"].is_array(), "{v}");
+    let jobs = v["jobs"].as_array().unwrap_or_else(|| panic!("no jobs[] in {v}"));
+    jobs.iter()
+        .map(|j| {
+            num(j, "groupid");
+            assert_eq!(num(j, "error"), 0.0, "{j}");
+            for d in ["read", "write", "trim"] {
+                for f in ["io_bytes", "io_kbytes", "bw", "bw_bytes", "iops", "runtime", "total_ios"]
+                {
+                    num(j, &format!("{d}/{f}"));
+                }
+                for l in ["slat_ns", "clat_ns", "lat_ns"] {
+                    for f in ["min", "max", "mean", "stddev", "N"] {
+                        num(j, &format!("{d}/{l}/{f}"));
+                    }
+                }
+            }
+            for f in ["usr_cpu", "sys_cpu", "job_runtime", "latency_us/250", "latency_ms/2000"] {
+                num(j, f);
+            }
+            FioView {
+                jobname: j["jobname"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no jobname in {j}"))
+                    .into(),
+                read_bytes: num(j, "read/io_bytes") as u64,
+                write_bytes: num(j, "write/io_bytes") as u64,
+                read_ios: num(j, "read/total_ios") as u64,
+                read_clat_n: num(j, "read/clat_ns/N") as u64,
+                read_p99_ns: num(j, "read/clat_ns/percentile/99.000000") as u64,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn fsbench_fio_writes_fios_json_and_the_same_code_reads_fio_333s() {
+    let work = TestDir::new();
+    let job = ["--name=seq read", "--rw=read", "--bs=4k", "--size=1m"];
+    let mut args = vec!["fio", "--directory", "--output-format=json", "--no-store"];
+    let dir_arg = format!("--directory={}", work.path().display());
+    args[1] = &dir_arg;
+    args.extend(job);
+    let o = fsbench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+    let ours = fio_view(&v);
+    assert_eq!(ours.len(), 1);
+    assert_eq!(ours[0].jobname, "seq read");
+    assert_eq!((ours[0].read_bytes, ours[0].write_bytes, ours[0].read_ios), (1 << 20, 0, 256));
+    assert_eq!(ours[0].read_clat_n, 256);
+    assert!(ours[0].read_p99_ns > 0, "{:?}", ours[0]);
+    assert_eq!(v["global options"]["directory"], work.path().display().to_string());
+    assert!(v["fsbench"].is_object() && v["jobs"][0]["fsbench"]["phases"].is_array(), "{v}");
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+
+    if !have("fio") {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's JSON not checked");
+        return;
+    }
+    let fio_dir = TestDir::new();
+    let o = std::process::Command::new("fio")
+        .arg(format!("--directory={}", fio_dir.path().display()))
+        .arg("--output-format=json")
+        .args(job)
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(theirs[0].jobname, "seq read");
+    assert_eq!(
+        (theirs[0].read_bytes, theirs[0].write_bytes, theirs[0].read_ios),
+        (1 << 20, 0, 256)
+    );
+    assert_eq!(theirs[0].read_clat_n, 256);
+}
+
+#[test]
+fn fsbench_fio_text_output_file_parse_only_and_refusals() {
+    let work = TestDir::new();
+    let out = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let o = fsbench(&["fio", &d, "--name=w", "--rw=write", "--bs=64k", "--size=1m", "--no-store"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("w: (groupid=0, jobs=1): err= 0: pid="), "{text}");
+    assert!(text.contains("  write: IOPS=") && text.contains("(1.0MiB/"), "{text}");
+    assert!(text.contains("clat percentiles (usec):") && text.contains("99.00th=["), "{text}");
+    assert!(
+        text.contains("\nfsbench:\n") && text.contains("differs from fio: fio fallocates"),
+        "{text}"
+    );
+
+    let f = out.path().join("r.json");
+    let of = format!("--output={}", f.display());
+    let o = fsbench(&[
+        "fio",
+        &d,
+        "--name=r",
+        "--size=1m",
+        "--output-format=json",
+        &of,
+        "--no-store",
+        "--eta=never",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "the report goes to --output");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    assert_eq!(fio_view(&v)[0].read_bytes, 1 << 20);
+
+    let o = fsbench(&["fio", &d, "--name=p", "--size=1m", "--parse-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    let o = fsbench(&["fio", &d, "--name=p", "--size=1m", "--output-format=terse"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("command line:4: --output-format=terse"), "{}", stderr(&o));
+    let o = fsbench(&["fio", &d, "--name=p", "--size=1m", "--verify_backlog=8", "--iodeph=2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("command line: 2 problems"), "{e}");
+    assert!(
+        e.contains("command line:4: fio option `verify_backlog` is not supported by fsbench: "),
+        "{e}"
+    );
+    assert!(e.contains("command line:5: fio option `iodeph` is not supported by fsbench (did you mean `iodepth`?)"), "{e}");
+    let o = fsbench(&["fio", "--version"]);
+    assert!(o.status.success() && stdout(&o).starts_with("fio-3.33"), "{}", stdout(&o));
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+}
+
+#[test]
+fn job_files_with_includes_comments_and_every_problem_at_once() {
+    let dir = TestDir::new();
+    let work = TestDir::new();
+    dir.write("common.inc", "bs=8k ; block\nsize=1m\n");
+    let job = dir.write("inc.fio", "[global]\ninclude common.inc\n[my job]\nrw=read # seq\n");
+    let o = fsbench(&[
+        "fio",
+        &format!("--directory={}", work.path().display()),
+        "--output-format=json",
+        "--no-store",
+        job.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = &fio_view(&v)[0];
+    assert_eq!((j.jobname.as_str(), j.read_bytes, j.read_ios), ("my job", 1 << 20, 128));
+
+    let bad = dir.write("bad.fio", "[global]\nsize=1m\n[a]\nrw=randread\nverify_backlog=4\nnumjobs=100000\nioengine=spdk\n[b]\nrw=read\n");
+    let o =
+        fsbench(&["run", "--fio", bad.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    let at: Vec<usize> = [
+        "bad.fio:7: `ioengine`",
+        "bad.fio:5: fio option `verify_backlog`",
+        "bad.fio:6: `numjobs`",
+        "bad.fio:8: `[b]`",
+    ]
+    .iter()
+    .map(|w| e.find(w).unwrap_or_else(|| panic!("{w} missing in {e}")))
+    .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "engine first, then file order: {e}");
+    // The same file behind fio's command line: each problem still names the job file.
+    let o = fsbench(&[
+        "fio",
+        &format!("--directory={}", work.path().display()),
+        "--bs=4k",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.fio:8: `[b]`") && stderr(&o).contains("bad.fio:6: `numjobs`"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(work.entries(), Vec::<String>::new());
+}
+
+#[test]
+fn bad_job_files_exit_2_with_file_and_line_and_touch_nothing() {
+    let dir = TestDir::new();
+    let work = TestDir::new();
+    let fifo = dir.path().join("fifo.fio");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let sub = dir.path().join("a-directory.fio");
+    std::fs::create_dir(&sub).unwrap();
+    let mut junk: Vec<u8> = Vec::with_capacity(10 << 20);
+    let mut x: u32 = 12345;
+    while junk.len() < 10 << 20 {
+        x = x.wrapping_mul(1103515245).wrapping_add(12345);
+        junk.push((x >> 16) as u8);
+    }
+    let junk_path = dir.path().join("junk.fio");
+    std::fs::write(&junk_path, &junk).unwrap();
+    let text_junk = dir.write("textjunk.fio", &"lorem ipsum = dolor\n".repeat(100));
+    dir.write("loop.inc", "include loop.inc\n");
+    let looped = dir.write("loop.fio", "[a]\nsize=1m\ninclude loop.inc\n");
+    let many = dir.write("many.fio", "[a]\nsize=1m\nnumjobs=100000\n");
+    let cases: Vec<(std::path::PathBuf, &str)> = vec![
+        (fifo, "is a FIFO"),
+        (sub, "is a directory"),
+        (junk_path.clone(), "junk.fio:"),
+        (text_junk, "textjunk.fio:1: `lorem ipsum = dolor` comes before any section"),
+        (looped, "loop.inc:1: include loop.inc: an include loop"),
+        (many, "many.fio:3: `numjobs`: 100000"),
+    ];
+    for (path, says) in cases {
+        for cmd in [
+            vec!["run", "--fio", path.to_str().unwrap(), "--dir", work.path().to_str().unwrap()],
+            vec!["fio", path.to_str().unwrap()],
+        ] {
+            let o = fsbench(&cmd);
+            assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(says), "{cmd:?}: want {says:?} in {}", stderr(&o));
+        }
+    }
+    assert_eq!(work.entries(), Vec::<String>::new());
+
+    // Sizes past the free space: refused before any I/O.
+    let Some(small) = Tmpfs::mount("8m", false) else {
+        skip("needs root for a small tmpfs: the free-space case is not checked");
+        return;
+    };
+    let big = dir.write("big.fio", "[big]\nrw=write\nsize=64m\n");
+    let o =
+        fsbench(&["run", "--fio", big.to_str().unwrap(), "--dir", small.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = fsbench(&[
+        "fio",
+        &format!("--directory={}", small.path().display()),
+        big.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("big"), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(small.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn fio_strict_refuses_a_difference_and_null_runs() {
+    let work = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let o = fsbench(&[
+        "fio",
+        &d,
+        "--name=rr",
+        "--rw=randread",
+        "--size=1m",
+        "--fio-strict",
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("job `rr`: --fio-strict refuses it")
+            && stderr(&o).contains("[differs from fio: random-map]"),
+        "{}",
+        stderr(&o)
+    );
+    let job = work.write("w.fio", "[w]\nrw=write\nsize=1m\n");
+    let o = fsbench(&[
+        "run",
+        "--fio",
+        job.to_str().unwrap(),
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--fio-strict",
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("write-file-empty"), "{}", stderr(&o));
+    std::fs::remove_file(&job).unwrap();
+    // A job without a difference runs under --fio-strict; ioengine=null is fsbench's null engine.
+    let o = fsbench(&[
+        "fio",
+        &d,
+        "--name=n",
+        "--rw=randread",
+        "--norandommap",
+        "--ioengine=null",
+        "--size=1m",
+        "--fio-strict",
+        "--no-store",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 256, "{v}");
+    assert_eq!(v["jobs"][0]["fsbench"]["differences"], serde_json::json!([]), "{v}");
+    assert_eq!(v["jobs"][0]["fsbench"]["phases"][0]["engine"], "null", "{v}");
+    assert_eq!(work.entries(), Vec::<String>::new());
 }

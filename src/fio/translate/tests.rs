@@ -493,3 +493,73 @@ fn a_time_based_buffered_job_drops_the_cache_each_pass() {
     assert_eq!(each("time_based\nruntime=2\ninvalidate=0\n"), [false]);
     assert_eq!(each(""), [false]);
 }
+
+fn with_host(text: &str) -> Result<Translation, FioError> {
+    let no_include =
+        |_: &str, n: &str| -> Result<(String, String), String> { Err(format!("no {n}")) };
+    let inputs = Inputs {
+        env: &env,
+        keywords: ini::Keywords { ncpus: 3, mb_memory: 100, pagesize: 4096 },
+        include: &no_include,
+    };
+    translate_with(text, "t.fio", "t", &inputs)
+}
+
+#[test]
+fn job_names_with_spaces_or_percent_become_safe_ids_and_keep_their_name() {
+    let t = tr("[job one]\nsize=1m\n[j%d]\nstonewall\nsize=1m\n[job one]\nstonewall\nsize=1m\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<(&str, &str)> =
+        t.spec.tests.iter().map(|t| (t.id.as_str(), t.name.as_str())).collect();
+    assert_eq!(ids, [("job_one", "job one"), ("j_d", "j%d"), ("job_one-2", "job one")]);
+    // And the translation loads as a workload (ids are checked there).
+    let text = t.to_toml();
+    let spec: SuiteSpec = crate::workload::spec::parse(&text, "x").unwrap();
+    assert_eq!(spec.tests[1].id, "j_d");
+}
+
+#[test]
+fn comments_keywords_and_arithmetic_in_values() {
+    let t = with_host("[a]\nnumjobs=$ncpus ; one per cpu\nsize=(${SIZE}*2)\nbs=(2k+2k) # four\nfilesize=$mb_memory*4/100\ntime_based\nruntime=(500000*4)\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = &t.spec.tests[0];
+    assert_eq!(t.threads, 3);
+    assert_eq!(t.file.as_ref().unwrap().size, SizeExpr::Bytes(4), "filesize=100*4/100 bytes");
+    assert_eq!(fixed(op(t, 0, 0)), 4096);
+    assert_eq!(t.phases[0].amount.seconds, Some(2.0), "a bare number in a time expression is µs");
+    let e = with_host("[a]\nsize=(1m/0)\n").unwrap_err().to_string();
+    assert!(e.contains("t.fio:2: `size`") && e.contains("division by zero"), "{e}");
+}
+
+#[test]
+fn every_problem_in_one_pass_engine_first_then_in_file_order() {
+    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nnumjobs=0\n";
+    let e = err(text);
+    let lines: Vec<&str> = e.lines().collect();
+    assert!(lines[0].starts_with("t.fio: 6 problems"), "{e}");
+    let at: Vec<&str> =
+        lines[1..7].iter().map(|l| l.trim().split(": ").next().unwrap_or("")).collect();
+    assert_eq!(at, ["t.fio:8", "t.fio:3", "t.fio:6", "t.fio:7", "t.fio:9", "t.fio:10"], "{e}");
+    assert!(lines[1].contains("`ioengine`"), "{e}");
+    assert!(
+        lines[2].contains("fio option `verify_backlog` is not supported by fsbench: ")
+            && !lines[2].contains("did you mean")
+            && !lines[2].contains("supported: name"),
+        "a refused real option says why, once, and the supported list comes once at the end: {e}"
+    );
+    assert!(lines[3].contains("(did you mean `iodepth`?)"), "{e}");
+    assert!(lines[5].contains("`[b]`") && lines[5].contains("stonewall"), "{e}");
+    assert!(e.trim_end().ends_with(')') && e.contains("(the fio options fsbench takes: name,"));
+    assert_eq!(e.matches("verify_backlog").count(), 1, "a global's problem is listed once: {e}");
+}
+
+#[test]
+fn a_long_list_of_problems_is_cut_and_counted() {
+    let mut text = String::from("[a]\nsize=1m\n");
+    for i in 0..60 {
+        text.push_str(&format!("junk{i}=1\n"));
+    }
+    let e = err(&text);
+    assert!(e.starts_with("t.fio: 60 problems"), "{e}");
+    assert!(e.contains("  ... and 10 more"), "{e}");
+}

@@ -1,0 +1,479 @@
+//! `fsbench fio`'s output in fio's own shapes: the JSON fio 3.33 writes with
+//! `--output-format=json` (the fields scripts read, at fio's paths and in fio's units) and a
+//! text close to fio's normal output. Both come from the one result type; fsbench's own facts
+//! (cache state, device counters, notes on where its meaning differs, the run id) go under the
+//! one key `fsbench` (JSON) or after fio's text, so a fio script reads the rest unchanged.
+//!
+//! Units as fio's: `bw` in KiB/s, `bw_bytes` in B/s, `runtime` and `job_runtime` in ms,
+//! latencies in ns (`*_ns`), `usr_cpu`/`sys_cpu` in percent of the job's run time. A
+//! synchronous fsbench operation is timed from its call to its return, which is fio's
+//! completion latency of a synchronous engine: `clat_ns` and `lat_ns` carry it, and `slat_ns`
+//! is zero with `N` 0, as fio reports for psync.
+
+use super::Exporter;
+use crate::model::job::OpKind;
+use crate::model::report::Report;
+use crate::model::result::{OpLatency, PhaseResult, RepResult, TestResult, TestStatus};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// fio's default `percentile_list`.
+pub const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// What a fio run adds to the report: things the report does not hold.
+#[derive(Debug, Clone, Default)]
+pub struct FioContext {
+    /// The run's id in the results database (None with --no-store).
+    pub run_id: Option<i64>,
+    /// The job options of the command line's and job files' `[global]`, as fio's
+    /// `global options`.
+    pub global_options: BTreeMap<String, String>,
+    /// Per test id: where fsbench's meaning differs from fio's (the translation's notes).
+    pub differences: BTreeMap<String, Vec<String>>,
+}
+
+/// The text or JSON format of `fsbench fio`.
+pub struct FioExporter {
+    /// JSON (true) or fio's normal text (false).
+    pub json: bool,
+    /// What the report does not hold.
+    pub context: FioContext,
+}
+
+impl Exporter for FioExporter {
+    fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
+        if self.json {
+            let mut v = serde_json::to_vec_pretty(&fio_json(report, &self.context))?;
+            v.push(b'\n');
+            Ok(v)
+        } else {
+            Ok(fio_text(report, &self.context).into_bytes())
+        }
+    }
+}
+
+/// One direction's figures over a repetition's timed phases.
+#[derive(Default)]
+struct Dir {
+    bytes: u64,
+    ops: u64,
+    wall_nanos: u64,
+    lat: Option<hdrhistogram::Histogram<u64>>,
+    min: u64,
+    max: u64,
+}
+
+impl Dir {
+    fn add(&mut self, bytes: u64, wall_nanos: u64, l: Option<&OpLatency>) {
+        self.bytes += bytes;
+        self.wall_nanos = self.wall_nanos.max(wall_nanos);
+        if let Some(l) = l {
+            self.ops += l.count;
+            self.min = if self.ops == l.count { l.min_nanos } else { self.min.min(l.min_nanos) };
+            self.max = self.max.max(l.max_nanos);
+            if let Some(h) = crate::stats::latency::decode(&l.histogram_b64) {
+                match &mut self.lat {
+                    Some(acc) => {
+                        let _ = acc.add(&h);
+                    }
+                    None => self.lat = Some(h),
+                }
+            }
+        }
+    }
+
+    fn runtime_ms(&self) -> u64 {
+        self.wall_nanos / 1_000_000
+    }
+
+    fn bw_bytes(&self) -> u64 {
+        if self.wall_nanos == 0 {
+            0
+        } else {
+            (self.bytes as f64 * 1e9 / self.wall_nanos as f64) as u64
+        }
+    }
+
+    fn iops(&self) -> f64 {
+        if self.wall_nanos == 0 {
+            0.0
+        } else {
+            self.ops as f64 * 1e9 / self.wall_nanos as f64
+        }
+    }
+
+    /// fio's `{min, max, mean, stddev, N, percentile}` of a latency, in ns.
+    fn lat_json(&self, percentiles: bool) -> Value {
+        let Some(h) = self.lat.as_ref().filter(|_| self.ops > 0) else {
+            return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
+        };
+        let mut v = json!({
+            "min": self.min, "max": self.max, "mean": h.mean(), "stddev": h.stdev(), "N": self.ops,
+        });
+        if percentiles {
+            let p: Map<String, Value> = FIO_PERCENTILES
+                .iter()
+                .map(|q| (format!("{q:.6}"), json!(h.value_at_quantile(q / 100.0))))
+                .collect();
+            v["percentile"] = Value::Object(p);
+        }
+        v
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "io_bytes": self.bytes,
+            "io_kbytes": self.bytes / 1024,
+            "bw_bytes": self.bw_bytes(),
+            "bw": self.bw_bytes() / 1024,
+            "iops": self.iops(),
+            "runtime": self.runtime_ms(),
+            "total_ios": self.ops,
+            "short_ios": 0,
+            "drop_ios": 0,
+            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+            "clat_ns": self.lat_json(true),
+            "lat_ns": self.lat_json(false),
+        })
+    }
+}
+
+/// The figures of one test's last complete repetition (the one a single fio run would show).
+struct Job<'a> {
+    rep: Option<&'a RepResult>,
+    read: Dir,
+    write: Dir,
+    sync: Dir,
+    trim: Dir,
+}
+
+fn timed(rep: Option<&RepResult>) -> impl Iterator<Item = &PhaseResult> {
+    rep.into_iter().flat_map(|r| r.phases.iter()).filter(|p| p.timed)
+}
+
+fn job(test: &TestResult) -> Job<'_> {
+    let rep = test.reps.iter().rev().find(|r| r.complete).or(test.reps.last());
+    let (mut read, mut write, mut sync) = (Dir::default(), Dir::default(), Dir::default());
+    for p in timed(rep) {
+        let lat = |k: OpKind| p.latency.iter().find(|l| l.op == k);
+        read.add(p.bytes_read, p.wall_nanos, lat(OpKind::Read));
+        write.add(p.bytes_written, p.wall_nanos, lat(OpKind::Write));
+        sync.add(0, p.wall_nanos, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+    }
+    Job { rep, read, write, sync, trim: Dir::default() }
+}
+
+/// fio's latency buckets of `h` (percent of I/Os up to each bound, above the one before):
+/// `latency_ns`, `latency_us`, `latency_ms`.
+fn buckets(h: Option<&hdrhistogram::Histogram<u64>>) -> (Value, Value, Value) {
+    const BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let total = h.map(|h| h.len()).unwrap_or(0);
+    let share = |lo: u64, hi: u64| -> f64 {
+        match h {
+            Some(h) if total > 0 => {
+                let n: u64 = h
+                    .iter_recorded()
+                    .filter(|v| v.value_iterated_to() > lo && v.value_iterated_to() <= hi)
+                    .map(|v| v.count_at_value())
+                    .sum();
+                n as f64 * 100.0 / total as f64
+            }
+            _ => 0.0,
+        }
+    };
+    let scale = |unit: u64, extra: bool| -> Value {
+        let mut m = Map::new();
+        let mut lo = if unit == 1 { 0 } else { unit };
+        for b in BOUNDS {
+            m.insert(b.to_string(), json!(share(lo, b * unit)));
+            lo = b * unit;
+        }
+        if extra {
+            m.insert("2000".into(), json!(share(lo, 2000 * unit)));
+            m.insert(">=2000".into(), json!(share(2000 * unit, u64::MAX)));
+        }
+        Value::Object(m)
+    };
+    (scale(1, false), scale(1000, false), scale(1_000_000, true))
+}
+
+/// The percentage of `nanos` of `wall`.
+fn pct(nanos: u64, wall: u64) -> f64 {
+    if wall == 0 {
+        0.0
+    } else {
+        nanos as f64 * 100.0 / wall as f64
+    }
+}
+
+/// fio's JSON of the report's first configuration (a `fsbench fio` run has one).
+pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
+    let run = report.configs.first().map(|c| &c.run);
+    let tests: &[TestResult] = run.map(|r| r.tests.as_slice()).unwrap_or(&[]);
+    let mut jobs = Vec::new();
+    let mut disks: BTreeMap<String, (u64, u64, u64, u64, u64, u64)> = BTreeMap::new();
+    for (i, t) in tests.iter().enumerate() {
+        let j = job(t);
+        let wall: u64 = timed(j.rep).map(|p| p.wall_nanos).sum();
+        let usr: u64 = timed(j.rep).map(|p| p.cpu_user_nanos).sum();
+        let sys: u64 = timed(j.rep).map(|p| p.cpu_sys_nanos).sum();
+        let all = {
+            let mut h: Option<hdrhistogram::Histogram<u64>> = None;
+            for d in [&j.read, &j.write] {
+                if let Some(x) = &d.lat {
+                    match &mut h {
+                        Some(acc) => {
+                            let _ = acc.add(x);
+                        }
+                        None => h = Some(x.clone()),
+                    }
+                }
+            }
+            h
+        };
+        let (ns, us, ms) = buckets(all.as_ref());
+        let error = match &t.status {
+            TestStatus::Ok => 0,
+            _ => 1,
+        };
+        let mut facts = json!({
+            "test_id": t.id,
+            "status": serde_json::to_value(&t.status).unwrap_or(Value::Null),
+            "threads": t.threads,
+            "differences": ctx.differences.get(&t.id).cloned().unwrap_or_default(),
+            "warnings": serde_json::to_value(&t.warnings).unwrap_or(Value::Null),
+        });
+        let phases: Vec<Value> = j
+            .rep
+            .into_iter()
+            .flat_map(|r| r.phases.iter())
+            .map(|p| {
+                json!({
+                    "name": p.name, "timed": p.timed, "engine": p.engine, "iodepth": p.iodepth,
+                    "direct": p.direct, "cache": serde_json::to_value(&p.cache).unwrap_or(Value::Null),
+                    "device": serde_json::to_value(&p.device).unwrap_or(Value::Null),
+                    "bytes_read": p.bytes_read, "bytes_written": p.bytes_written,
+                })
+            })
+            .collect();
+        facts["phases"] = Value::Array(phases);
+        for p in timed(j.rep) {
+            if let Some(d) = &p.device {
+                for dev in &d.devices {
+                    let e = disks.entry(dev.clone()).or_default();
+                    e.0 += d.reads_completed;
+                    e.1 += d.writes_completed;
+                    e.2 += d.reads_merged;
+                    e.3 += d.writes_merged;
+                    e.4 += d.busy_ms;
+                    e.5 += p.wall_nanos / 1_000_000;
+                }
+            }
+        }
+        jobs.push(json!({
+            "jobname": t.name,
+            "groupid": i,
+            "error": error,
+            "eta": 0,
+            "elapsed": wall / 1_000_000_000,
+            "job options": {},
+            "read": j.read.json(),
+            "write": j.write.json(),
+            "trim": j.trim.json(),
+            "sync": {
+                "total_ios": j.sync.ops,
+                "lat_ns": j.sync.lat_json(true),
+            },
+            "job_runtime": wall / 1_000_000,
+            "usr_cpu": pct(usr, wall),
+            "sys_cpu": pct(sys, wall),
+            "ctx": 0,
+            "majf": 0,
+            "minf": 0,
+            "iodepth_level": {},
+            "latency_ns": ns,
+            "latency_us": us,
+            "latency_ms": ms,
+            "latency_depth": 1,
+            "latency_target": 0,
+            "latency_percentile": 100.0,
+            "latency_window": 0,
+            "fsbench": facts,
+        }));
+    }
+    let disk_util: Vec<Value> = disks
+        .iter()
+        .map(|(name, (r, w, rm, wm, busy, wall))| {
+            json!({
+                "name": name.trim_start_matches("/dev/"),
+                "read_ios": r, "write_ios": w, "read_merges": rm, "write_merges": wm,
+                "read_ticks": 0, "write_ticks": 0, "in_queue": 0,
+                "util": pct(*busy, *wall).min(100.0),
+            })
+        })
+        .collect();
+    let started = report.started_unix_s;
+    json!({
+        "fio version": format!("fsbench-{} (fio-3.33 JSON)", report.fsbench_version),
+        "timestamp": started,
+        "timestamp_ms": started * 1000,
+        "time": crate::model::units::utc(started),
+        "global options": ctx.global_options,
+        "jobs": jobs,
+        "disk_util": disk_util,
+        "fsbench": {
+            "run_id": ctx.run_id,
+            "target": run.map(|r| serde_json::to_value(&r.target).unwrap_or(Value::Null)),
+            "interrupted": report.interrupted,
+            "repeat": report.repeat,
+        },
+    })
+}
+
+/// fio's size words: `1.5MiB/s (1573kB/s)`-style with binary and decimal units.
+fn bw_words(bytes_per_s: u64) -> String {
+    let b = bytes_per_s as f64;
+    let (bin, bu) = scale(b, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]);
+    let (dec, du) = scale(b, 1000.0, &["B", "kB", "MB", "GB", "TB"]);
+    format!("{bin:.1}{bu}/s ({dec:.1}{du}/s)")
+}
+
+fn scale(mut v: f64, step: f64, units: &[&'static str]) -> (f64, &'static str) {
+    let mut i = 0;
+    while v >= step && i + 1 < units.len() {
+        v /= step;
+        i += 1;
+    }
+    (v, units[i])
+}
+
+/// Text close to fio's normal output, then fsbench's facts.
+pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let tests: &[TestResult] =
+        report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
+    for (i, t) in tests.iter().enumerate() {
+        let j = job(t);
+        let err = if matches!(t.status, TestStatus::Ok) { 0 } else { 1 };
+        let _ = writeln!(
+            o,
+            "{}: (groupid={i}, jobs={}): err={err:>2}: pid={}",
+            t.name,
+            t.threads,
+            std::process::id()
+        );
+        for (word, d) in [("read", &j.read), ("write", &j.write)] {
+            if d.ops == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                o,
+                "  {word}: IOPS={:.0}, BW={}({:.1}MiB/{}msec)",
+                d.iops(),
+                bw_words(d.bw_bytes()),
+                d.bytes as f64 / 1048576.0,
+                d.runtime_ms()
+            );
+            if let Some(h) = &d.lat {
+                let us = |n: f64| n / 1000.0;
+                let _ = writeln!(
+                    o,
+                    "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
+                    us(d.min as f64),
+                    us(d.max as f64),
+                    us(h.mean()),
+                    us(h.stdev())
+                );
+                let _ = writeln!(o, "    clat percentiles (usec):");
+                for row in FIO_PERCENTILES.chunks(4) {
+                    let cells: Vec<String> = row
+                        .iter()
+                        .map(|q| {
+                            format!(
+                                "{q:5.2}th=[{:>6}]",
+                                (h.value_at_quantile(q / 100.0) + 500) / 1000
+                            )
+                        })
+                        .collect();
+                    let _ = writeln!(o, "     | {},", cells.join(", "));
+                }
+            }
+        }
+        let wall: u64 = timed(j.rep).map(|p| p.wall_nanos).sum();
+        let usr: u64 = timed(j.rep).map(|p| p.cpu_user_nanos).sum();
+        let sys: u64 = timed(j.rep).map(|p| p.cpu_sys_nanos).sum();
+        let _ = writeln!(
+            o,
+            "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
+            pct(usr, wall),
+            pct(sys, wall)
+        );
+        if let TestStatus::Failed { reason } = &t.status {
+            let _ = writeln!(o, "  error: {reason}");
+        }
+        let _ = writeln!(o);
+    }
+    let _ = writeln!(o, "Run status (each job is its own group in fsbench):");
+    for (i, t) in tests.iter().enumerate() {
+        let j = job(t);
+        for (word, d) in [("READ", &j.read), ("WRITE", &j.write)] {
+            if d.ops > 0 {
+                let _ = writeln!(
+                    o,
+                    "  group {i} {word:>5}: bw={}, io={:.1}MiB, run={}-{}msec",
+                    bw_words(d.bw_bytes()),
+                    d.bytes as f64 / 1048576.0,
+                    d.runtime_ms(),
+                    d.runtime_ms()
+                );
+            }
+        }
+    }
+    let _ = writeln!(o, "\nfsbench:");
+    match ctx.run_id {
+        Some(id) => {
+            let _ = writeln!(o, "  run id {id} (fsbench show {id})");
+        }
+        None => {
+            let _ = writeln!(o, "  not stored (--no-store)");
+        }
+    }
+    for t in tests {
+        let j = job(t);
+        for p in timed(j.rep) {
+            let c = &p.cache;
+            let _ = writeln!(
+                o,
+                "  {} / {}: cache {:?} ({}, {:.0}% resident, {}), {} qd{}{}",
+                t.name,
+                p.name,
+                c.required,
+                if c.met { "met" } else { "NOT met" },
+                c.resident_fraction * 100.0,
+                c.method,
+                p.engine,
+                p.iodepth,
+                if p.direct { " direct" } else { " buffered" }
+            );
+            if let Some(d) = &p.device {
+                let _ = writeln!(
+                    o,
+                    "    device: {} read requests ({:.1} MiB), {} write requests ({:.1} MiB), busy {} ms",
+                    d.reads_completed,
+                    d.read_bytes as f64 / 1048576.0,
+                    d.writes_completed,
+                    d.write_bytes as f64 / 1048576.0,
+                    d.busy_ms
+                );
+            }
+        }
+        for d in ctx.differences.get(&t.id).into_iter().flatten() {
+            let _ = writeln!(o, "  {}: differs from fio: {d}", t.name);
+        }
+    }
+    o
+}
