@@ -165,7 +165,7 @@ pub struct DataArgs {
     pub min_time: std::time::Duration,
 
     /// Lay out every repetition's files afresh. By default a data test that only reads its
-    /// prefilled files (unit14's tests 4, 5, 13 and 14) lays them out once per configuration
+    /// prefilled files, uncached (unit14's tests 5 and 13), lays them out once per configuration
     /// and its later repetitions reuse them while they stay intact and the filesystem keeps
     /// room for the largest test beside them; each phase's cache precondition is still made
     /// and verified (mincore) every time.

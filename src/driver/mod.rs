@@ -559,7 +559,7 @@ pub fn drive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::runner::CACHED_MIN;
+    use crate::engine::runner::UNCACHED_MAX;
     use crate::model::scale::Scale;
     use crate::model::time::Untimed;
     use crate::workload::{ResolveCtx, SuiteSource};
@@ -899,12 +899,12 @@ mod tests {
         assert!(!calls.iter().any(|c| c.contains(" b 1 ")), "{calls:?}");
     }
 
-    /// A test that only reads its 1 MiB file (cached) and one that rewrites its file in place.
+    /// A test that only reads its 1 MiB file (uncached) and one that rewrites its file in place.
     fn read_and_rewrite() -> Suite {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("rw.toml");
         let test = |id: &str, op: &str| {
-            format!("[[test]]\nid = \"{id}\"\nname = \"{op}{id}\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"{op}\"\ncache = \"cached\"\npattern = [{{ op = \"{op}\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n")
+            format!("[[test]]\nid = \"{id}\"\nname = \"{op}{id}\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"{op}\"\ncache = \"uncached\"\npattern = [{{ op = \"{op}\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n")
         };
         std::fs::write(&p, format!("{}{}", test("r", "read"), test("w", "write"))).unwrap();
         let ctx = ResolveCtx { scale: Scale::Factor(1.0), free_memory: 1 << 30 };
@@ -944,8 +944,9 @@ mod tests {
             for (rep, u) in read.reps.iter().zip(&untimed) {
                 // The cache precondition is made and verified every time, as for new files.
                 let c = &rep.phases[0].cache;
-                assert!(c.met && c.resident_fraction >= CACHED_MIN, "{c:?}");
-                assert!(u.cache_nanos > 0, "reading the file and mincore are measured");
+                assert_eq!(c.required, crate::model::job::CacheReq::Uncached);
+                assert!(c.met && c.resident_fraction <= UNCACHED_MAX, "{c:?}");
+                assert!(u.cache_nanos > 0, "the eviction and mincore are measured");
                 assert!(u.cleanup_nanos > 0 || u.reused_layout, "{u:?}");
             }
             // A test that writes its file lays it out every time.

@@ -1,21 +1,27 @@
-//! Files laid out once and reused: a data test that only reads its files finds them as an
-//! earlier repetition on the same target left them, so its untimed lay-out (writing and
+//! Files laid out once and reused: a data test that only reads its files, uncached, finds them
+//! as an earlier repetition on the same target left them, so its untimed lay-out (writing and
 //! syncing the whole file) runs once per configuration instead of once per repetition.
 //!
 //! Why this is safe: such a test never changes its files' bytes, size or extents, so a later
-//! repetition starts from the same files as the first, and each repetition's cache precondition
-//! is made and verified (`mincore`) before every phase exactly as for a new file
-//! ([`super::cache`]). A test that writes, creates, truncates or appends, a fileset test, a
-//! test with roles, `--verify` (whose content depends on the repetition) and a multi-client run
-//! lay out their files afresh every time, as before. A kept file takes space on the target, so
-//! a file is kept only while the filesystem keeps room for the suite's largest test beside it.
+//! repetition starts from the same files as the first, and each repetition's `uncached`
+//! precondition is made and verified (`mincore`) before every phase exactly as for a new file
+//! ([`super::cache`]); a clean file is also evicted faster than a just-written one. A test that
+//! writes, creates, truncates or appends, a fileset test, a test with roles, `--verify` (whose
+//! content depends on the repetition) and a multi-client run lay out their files afresh every
+//! time, as before. So does a read test whose precondition is not `uncached`: with `any` a
+//! reused file would start in another cache state than a new one (nothing re-establishes it),
+//! and with `cached` a reused file, evicted in between by other tests' preconditions, must be
+//! read back from the device, which measured slower than laying it out again (the lay-out
+//! leaves it cached): bench/results/2026-11-27-time-split.md. A kept file takes space on the
+//! target, so a file is kept only while the filesystem keeps room for the suite's largest test
+//! beside it.
 
 use super::runner::EngineOptions;
-use crate::model::job::{OpKind, TestDef};
+use crate::model::job::{CacheReq, OpKind, TestDef};
 use std::path::Path;
 
 /// Whether `test`'s files may be laid out once and reused by its later repetitions: a data
-/// test with prefilled files whose every phase only reads them.
+/// test with prefilled files whose every phase only reads them, from an uncached start.
 pub fn reusable(test: &TestDef, opts: &EngineOptions) -> bool {
     opts.reuse_layout
         && !test.is_fileset()
@@ -24,7 +30,8 @@ pub fn reusable(test: &TestDef, opts: &EngineOptions) -> bool {
         && !opts.verify
         && opts.share.is_none()
         && test.phases.iter().all(|p| {
-            !(p.open.create || p.open.trunc || p.open.append)
+            p.cache == CacheReq::Uncached
+                && !(p.open.create || p.open.trunc || p.open.append)
                 && p.pattern.kinds().iter().all(|k| *k == OpKind::Read)
         })
 }
@@ -90,10 +97,11 @@ mod tests {
         let opts = EngineOptions::default();
         let reused: Vec<&str> =
             s.tests.iter().filter(|t| reusable(t, &opts)).map(|t| t.id.as_str()).collect();
-        // Tests 4 and 5 (sequential reads), 13 and 14 (random reads); every other unit14 test
-        // writes its file (1-3, 8: a new one; 6, 7, 9-12: rewrites in place).
-        assert_eq!(reused, ["4", "5", "13", "14"]);
-        let t = &s.tests[3];
+        // Tests 5 (sequential reads) and 13 (random reads), uncached; 4 and 14 read their
+        // files cached, and every other unit14 test writes its file (1-3, 8: a new one; 6, 7,
+        // 9-12: rewrites in place).
+        assert_eq!(reused, ["5", "13"]);
+        let t = &s.tests[4];
         assert!(!reusable(t, &EngineOptions { verify: true, ..opts.clone() }));
         assert!(!reusable(t, &EngineOptions { reuse_layout: false, ..opts.clone() }));
         let share = Some(crate::engine::Share { index: 0, count: 2 });
@@ -103,7 +111,7 @@ mod tests {
     #[test]
     fn files_are_kept_only_with_room_beside_them_and_taken_once() {
         let s = suite();
-        let t = &s.tests[3];
+        let t = &s.tests[4];
         let d = tempfile::tempdir().unwrap();
         let mut none = LayoutKeep::none();
         assert!(!none.keep(t, d.path()), "no filesystem has u64::MAX bytes free");

@@ -7,20 +7,21 @@ use crate::model::time::TimeSplit;
 /// Tests named on the line: the ones that took most.
 const MOST: usize = 3;
 
-/// Seconds for people: `0.4 s`, `12 s`, `4m05s`.
+/// Seconds for people, without a space (a wrapped line never parts a figure from its unit):
+/// `0.4s`, `12s`, `10m12s`.
 fn secs(s: f64) -> String {
     if s >= 600.0 {
         let whole = s.round() as u64;
         format!("{}m{:02}s", whole / 60, whole % 60)
     } else if s >= 10.0 {
-        format!("{s:.0} s")
+        format!("{s:.0}s")
     } else {
-        format!("{s:.1} s")
+        format!("{s:.1}s")
     }
 }
 
-/// "Time: 10m12s in all; 405 s (66%) in timed phases; outside them 207 s: lay-out 80 s, ...;
-/// most: test 8 190 s (188 s timed), ..."
+/// "Time: 10m12s in all; 405s (66%) in timed phases; outside them 207s: lay-out 80s, ...;
+/// most: test 8 190s (188s timed), ..."
 pub fn line(t: &TimeSplit) -> String {
     let pct = |x: f64| if t.total_s > 0.0 { 100.0 * x / t.total_s } else { 0.0 };
     let kinds = [
@@ -105,10 +106,10 @@ mod tests {
         };
         assert_eq!(
             line(&t),
-            "Time: 10m12s in all; 405 s (66%) in timed phases; outside them 207 s: lay-out 80 s, \
-             cache 60 s, other 32 s, removing files 20 s, testbeds 15 s, decisions 0.2 s \
-             (2 repetitions reused laid-out files); most: test 8 192 s (190 s timed), test 5 40 s \
-             (10 s timed), test 4 25 s (5.0 s timed)."
+            "Time: 10m12s in all; 405s (66%) in timed phases; outside them 207s: lay-out 80s, \
+             cache 60s, other 32s, removing files 20s, testbeds 15s, decisions 0.2s \
+             (2 repetitions reused laid-out files); most: test 8 192s (190s timed), test 5 40s \
+             (10s timed), test 4 25s (5.0s timed)."
         );
     }
 }
