@@ -559,7 +559,7 @@ mod tests {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
                     _ if ["threads", "iodepth"].contains(&k) => "1",
-                    _ if k == "direct" => "true",
+                    _ if ["direct", "min_time"].contains(&k) => "true",
                     _ => "\"x\"",
                 },
             }
