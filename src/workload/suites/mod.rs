@@ -216,11 +216,7 @@ mod tests {
             // One pass of each phase, as bonnie++: --min-time never lengthens them.
             assert!(s.tests.iter().all(|t| !t.min_time), "bonnie's tests say min_time = false");
             let data = |p: &PhaseDef| {
-                p.pattern
-                    .data()
-                    .iter()
-                    .map(|o| (o.kind, o.size, o.offset))
-                    .collect::<Vec<_>>()
+                p.pattern.data().iter().map(|o| (o.kind, o.size, o.offset)).collect::<Vec<_>>()
             };
 
             // Per Chr: 3 MiB at every scale, one byte per write(2)/read(2), fsync, then uncached.
