@@ -748,6 +748,7 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
         &d,
         "--name=rr",
         "--rw=randread",
+        "--ioengine=sync",
         "--size=1m",
         "--fio-strict",
         "--no-store",
@@ -755,7 +756,7 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("job `rr`: --fio-strict refuses it")
-            && stderr(&o).contains("[differs from fio: random-map]"),
+            && stderr(&o).contains("[differs from fio: sync-as-psync]"),
         "{}",
         stderr(&o)
     );
