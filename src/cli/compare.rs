@@ -61,11 +61,12 @@ pub struct CompareArgs {
     #[arg(long)]
     pub details: bool,
 
-    /// With --format json: also each latency histogram (`histogram_b64`, HdrHistogram V2,
-    /// base64), for merging or plotting elsewhere; left out by default, as they are most of the
-    /// output's size.
-    #[arg(long)]
-    pub histograms: bool,
+    /// With --format json: also the raw data, for merging or plotting elsewhere: each latency
+    /// histogram (`histogram_b64`, HdrHistogram V2, base64) and each traced phase's request
+    /// points (`trace.offsets.points`); left out by default, as they are most of the output's
+    /// size (`--histograms` is the same flag).
+    #[arg(long, alias = "histograms")]
+    pub raw: bool,
 
     #[command(flatten)]
     pub testbed: TestbedArgs,
@@ -226,11 +227,8 @@ pub(super) fn finish(
     status: crate::model::run::RunStatus,
     teardown: anyhow::Result<()>,
 ) -> anyhow::Result<ExitCode> {
-    let bytes = exporter(
-        a.format,
-        ExportOptions { details: a.details, width: None, histograms: a.histograms },
-    )
-    .export(report)?;
+    let bytes = exporter(a.format, ExportOptions { details: a.details, width: None, raw: a.raw })
+        .export(report)?;
     // A closed stdout (`| head`) must not skip the report, the teardown or the store below.
     let printed = super::out_bytes(&bytes);
     let mut report_error = None;

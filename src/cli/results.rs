@@ -49,11 +49,12 @@ pub struct ShowArgs {
     /// --details`).
     #[arg(long)]
     pub details: bool,
-    /// With --format json: also each latency histogram (`histogram_b64`, HdrHistogram V2,
-    /// base64), for merging or plotting elsewhere; left out by default, as they are most of the
-    /// output's size.
-    #[arg(long)]
-    pub histograms: bool,
+    /// With --format json: also the raw data, for merging or plotting elsewhere: each latency
+    /// histogram (`histogram_b64`, HdrHistogram V2, base64) and each traced phase's request
+    /// points (`trace.offsets.points`); left out by default, as they are most of the output's
+    /// size (`--histograms` is the same flag).
+    #[arg(long, alias = "histograms")]
+    pub raw: bool,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -157,10 +158,8 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
                 .0
                 .into_bytes()
         }
-        f => {
-            exporter(f, ExportOptions { details: a.details, width: None, histograms: a.histograms })
-                .export(&rec.report())?
-        }
+        f => exporter(f, ExportOptions { details: a.details, width: None, raw: a.raw })
+            .export(&rec.report())?,
     };
     super::out_bytes(&bytes).context("writing to stdout")?;
     Ok(ExitCode::Success)

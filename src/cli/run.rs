@@ -57,11 +57,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub details: bool,
 
-    /// With --format json: also each latency histogram (`histogram_b64`, HdrHistogram V2,
-    /// base64), for merging or plotting elsewhere; left out by default, as they are most of the
-    /// output's size.
-    #[arg(long)]
-    pub histograms: bool,
+    /// With --format json: also the raw data, for merging or plotting elsewhere: each latency
+    /// histogram (`histogram_b64`, HdrHistogram V2, base64) and each traced phase's request
+    /// points (`trace.offsets.points`); left out by default, as they are most of the output's
+    /// size (`--histograms` is the same flag).
+    #[arg(long, alias = "histograms")]
+    pub raw: bool,
 
     #[command(flatten)]
     pub data: super::suite_args::DataArgs,
@@ -122,11 +123,8 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<ExitCode> {
     };
 
     // Stage 3: output.
-    let bytes = exporter(
-        a.format,
-        ExportOptions { details: a.details, width: None, histograms: a.histograms },
-    )
-    .export(&report)?;
+    let bytes = exporter(a.format, ExportOptions { details: a.details, width: None, raw: a.raw })
+        .export(&report)?;
     let printed = super::out_bytes(&bytes);
     if status != crate::model::run::RunStatus::Interrupted {
         recording.outcome()?;

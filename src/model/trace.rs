@@ -149,7 +149,8 @@ pub struct OffsetPoint {
 pub struct OffsetSeries {
     /// Every `stride`-th issued request was kept.
     pub stride: u64,
-    /// The kept requests, in time order.
+    /// The kept requests, in time order (left out of the JSON output unless `--raw`).
+    #[serde(default)]
     pub points: Vec<OffsetPoint>,
 }
 

@@ -2,9 +2,9 @@
 //! ([`crate::model::result::RunReport`]), as `fsbench run` has always printed it.
 //!
 //! The JSON is the stored report as readers want it, not byte for byte the stored form:
-//! - the latency histograms (`histogram_b64`, base64 HdrHistograms: most of a report's size,
-//!   20 MB for one test on 4 configurations) are left out unless asked (`--histograms`); every
-//!   other field keeps its name;
+//! - the raw data is left out unless asked (`--raw`): the latency histograms (`histogram_b64`,
+//!   base64 HdrHistograms: 20 MB for one test on 4 configurations) and a traced phase's request
+//!   points (`trace.offsets.points`, 300 KB a phase); every other field keeps its name;
 //! - each test says which repetition its per-repetition figures come from (`median_rep`, an
 //!   index into `reps`: [`TestResult::median_rep_index`]), so a reader finds the latency, CPU
 //!   and role figures the table, CSV and HTML show;
@@ -19,20 +19,20 @@ use serde_json::Value;
 
 /// Pretty-printed JSON.
 pub struct JsonExporter {
-    /// Keep the latency histograms (`histogram_b64`).
-    pub histograms: bool,
+    /// Keep the raw data: latency histograms (`histogram_b64`) and traced request points.
+    pub raw: bool,
 }
 
 impl Exporter for JsonExporter {
     fn export(&self, report: &Report) -> anyhow::Result<Vec<u8>> {
-        let mut v = serde_json::to_vec_pretty(&value(report, self.histograms)?)?;
+        let mut v = serde_json::to_vec_pretty(&value(report, self.raw)?)?;
         v.push(b'\n');
         Ok(v)
     }
 }
 
 /// The report as the JSON output shows it (see the module's doc).
-pub fn value(report: &Report, histograms: bool) -> anyhow::Result<Value> {
+pub fn value(report: &Report, raw: bool) -> anyhow::Result<Value> {
     let mut v = match super::single(report) {
         Some(run) => {
             let mut v = serde_json::to_value(run)?;
@@ -48,8 +48,9 @@ pub fn value(report: &Report, histograms: bool) -> anyhow::Result<Value> {
             v
         }
     };
-    if !histograms {
+    if !raw {
         drop_key(&mut v, "histogram_b64");
+        drop_trace_points(&mut v);
     }
     Ok(v)
 }
@@ -80,6 +81,21 @@ fn name_winners(v: &mut Value, report: &Report) {
 }
 
 /// Remove `key` from every object in `v`.
+/// Every `trace.offsets.points` (a traced phase's requests, one point each), anywhere in `v`.
+fn drop_trace_points(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::Object(off)) = o.get_mut("trace").and_then(|t| t.get_mut("offsets"))
+            {
+                off.remove("points");
+            }
+            o.values_mut().for_each(drop_trace_points);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_trace_points),
+        _ => {}
+    }
+}
+
 fn drop_key(v: &mut Value, key: &str) {
     match v {
         Value::Object(o) => {
@@ -123,7 +139,8 @@ mod tests {
     }
 
     #[test]
-    fn histograms_are_left_out_unless_asked_and_each_test_names_its_median_rep() {
+    fn raw_data_is_left_out_unless_asked_and_each_test_names_its_median_rep() {
+        use crate::model::trace::{OffsetPoint, Op, TraceSummary};
         let mut r = report();
         let mut h = crate::stats::latency::new_histogram();
         h.record(1000).unwrap();
@@ -131,11 +148,23 @@ mod tests {
             for rep in &mut c.run.tests[0].reps {
                 rep.latency =
                     vec![crate::model::latency::summarize(crate::model::job::OpKind::Read, &h)];
+                let mut trace = TraceSummary::default();
+                trace.offsets.stride = 1;
+                trace.offsets.points = vec![OffsetPoint {
+                    t_ms: 5.0,
+                    dev: 0,
+                    offset_bytes: 77_777_777,
+                    bytes: 4096,
+                    op: Op::Read,
+                }];
+                rep.phases[0].trace = Some(trace);
             }
         }
         let lean = value(&r, false).unwrap().to_string();
         let full = value(&r, true).unwrap().to_string();
         assert!(!lean.contains("histogram_b64") && full.contains("histogram_b64"));
+        assert!(!lean.contains("77777777") && full.contains("77777777"), "request points");
+        assert!(lean.contains("\"stride\":1"), "the rest of the trace stays: {lean}");
         assert!(lean.contains("p50_nanos"), "{lean}");
         assert!(lean.len() < full.len());
         let v = value(&r, false).unwrap();
@@ -148,5 +177,7 @@ mod tests {
         let back: crate::model::result::RunReport =
             serde_json::from_value(v["configs"][1]["run"].clone()).unwrap();
         assert!(back.tests[0].reps[0].latency[0].histogram_b64.is_empty());
+        let trace = back.tests[0].reps[0].phases[0].trace.as_ref().unwrap();
+        assert!(trace.offsets.points.is_empty() && trace.offsets.stride == 1);
     }
 }

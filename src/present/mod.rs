@@ -34,8 +34,8 @@ pub trait Exporter {
 pub enum Format {
     /// A table for people (a comparison: the head-to-head table and summary), notes below it.
     Table,
-    /// The full result, every repetition and phase, as JSON (latency histograms only with
-    /// `--histograms`).
+    /// The full result, every repetition and phase, as JSON (latency histograms and traced
+    /// request points only with `--raw`).
     Json,
     /// One row per test (and configuration), for spreadsheets.
     Csv,
@@ -52,8 +52,9 @@ pub struct ExportOptions {
     pub details: bool,
     /// Columns to lay text out for; `None`: the terminal's ([`frame::terminal_width`]).
     pub width: Option<usize>,
-    /// JSON: keep the latency histograms (left out by default: most of the size).
-    pub histograms: bool,
+    /// JSON: keep the raw data, latency histograms and traced request points (left out by
+    /// default: most of the size).
+    pub raw: bool,
 }
 
 /// The exporter for a format.
@@ -63,7 +64,7 @@ pub fn exporter(f: Format, opts: ExportOptions) -> Box<dyn Exporter> {
             details: opts.details,
             width: opts.width.unwrap_or_else(frame::terminal_width),
         }),
-        Format::Json => Box::new(json::JsonExporter { histograms: opts.histograms }),
+        Format::Json => Box::new(json::JsonExporter { raw: opts.raw }),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Bonnie => Box::new(bonnie::BonnieExporter),
         Format::Html => Box::new(html::export::HtmlExporter),

@@ -90,7 +90,7 @@ fn tables_and_prose_fit_60_and_100_columns() {
         let r = build_report(configs, &opts(), 0, false);
         for width in [60, 100] {
             for details in [false, true] {
-                let o = ExportOptions { details, width: Some(width), histograms: false };
+                let o = ExportOptions { details, width: Some(width), raw: false };
                 let text = exporter(Format::Table, o).export(&r).unwrap();
                 let text = String::from_utf8(text).unwrap();
                 fits(&text, width).unwrap();
@@ -289,7 +289,7 @@ fn an_unmet_precondition_is_marked_in_every_output_and_in_no_figure() {
         r.tests[0].vs_baseline[1]
     );
     let out = |f: Format| {
-        let o = ExportOptions { details: true, width: Some(WIDE), histograms: false };
+        let o = ExportOptions { details: true, width: Some(WIDE), raw: false };
         String::from_utf8(exporter(f, o).export(&r).unwrap()).unwrap()
     };
     let unmet_figures = [sig3(7777.0), sig3(7788.0), "7777".into(), "7788".into()];
@@ -339,7 +339,7 @@ fn passes_above_one_are_said_in_the_description() {
             r.phases[0].passes = 3;
         }
     }
-    let o = ExportOptions { details: false, width: Some(WIDE), histograms: false };
+    let o = ExportOptions { details: false, width: Some(WIDE), raw: false };
     let run = crate::present::table::render(&configs[0].run, WIDE);
     assert!(run.contains("t (3 passes)"), "{run}");
     let r = build_report(configs, &opts(), 0, false);

@@ -369,10 +369,9 @@ fn check_v01(s: &Store) {
     use crate::present::{exporter, ExportOptions, Format};
     for report in [r1.report(), r2.report(), c.clone()] {
         for f in [Format::Table, Format::Json, Format::Csv, Format::Bonnie, Format::Html] {
-            let out =
-                exporter(f, ExportOptions { details: true, width: Some(100), histograms: false })
-                    .export(&report)
-                    .unwrap();
+            let out = exporter(f, ExportOptions { details: true, width: Some(100), raw: false })
+                .export(&report)
+                .unwrap();
             assert!(!out.is_empty(), "{f:?}");
         }
     }
