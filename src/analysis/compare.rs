@@ -256,6 +256,7 @@ impl crate::store::RunRecord {
                 stonewall: None,
                 share: None,
                 min_time: Default::default(),
+                interval: None,
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

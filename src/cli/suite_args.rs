@@ -155,6 +155,24 @@ pub struct DataArgs {
         value_parser = parse_min_time
     )]
     pub min_time: std::time::Duration,
+
+    /// Interval of each timed phase's series (throughput, ops and latency over time; in the
+    /// JSON's `series`, the HTML report and `--details`): `20ms`, `1s`. At least 10 ms. By
+    /// default it adapts: 10 ms, doubled until the phase fits in 100 to 200 points.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<std::time::Duration>,
+}
+
+/// `--interval`: a duration of at least 10 ms.
+fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_min_time(s)
+        .map_err(|_| format!("`{s}` is not a duration: write e.g. 20ms or 1s (at least 10ms)"))?;
+    if d.as_nanos() < crate::model::series::MIN_INTERVAL_NANOS as u128 {
+        return Err(format!(
+            "{s} is shorter than 10ms: an interval series samples at most every 10 ms (shorter intervals cost more than they show); write --interval 10ms or longer, or leave it out to adapt"
+        ));
+    }
+    Ok(d)
 }
 
 /// `0.5s`, `500ms`, `2` (seconds), `0`.
@@ -189,6 +207,7 @@ impl DataArgs {
             stonewall: None,
             share: None,
             min_time: self.min_time,
+            interval: self.interval,
         }
     }
 }

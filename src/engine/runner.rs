@@ -43,6 +43,9 @@ pub struct EngineOptions {
     /// phases last this long. Figures are sums over the passes ([`PhaseResult::passes`]).
     /// Not applied in multi-client runs (their phases are one window across processes).
     pub min_time: Duration,
+    /// First interval of each timed phase's series (`--interval`; at least 10 ms). `None`:
+    /// adaptive, 10 ms doubling until the phase fits in 100-200 points.
+    pub interval: Option<Duration>,
 }
 
 impl Default for EngineOptions {
@@ -56,6 +59,7 @@ impl Default for EngineOptions {
             stonewall: None,
             share: None,
             min_time: Duration::ZERO,
+            interval: None,
         }
     }
 }

@@ -773,6 +773,7 @@ fn phases(
                 pattern: pattern.clone(),
                 amount: AmountSpec { seconds: Some(s), ..Default::default() },
                 sync: sync.clone(),
+                ..PhaseSpec::default()
             });
             timed_cache = CacheReq::Any;
             if !rw.random() {
@@ -788,6 +789,7 @@ fn phases(
         pattern,
         amount,
         sync,
+        ..PhaseSpec::default()
     });
     Ok(phases)
 }

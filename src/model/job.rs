@@ -391,6 +391,9 @@ pub struct PhaseDef {
     pub amount: Amount,
     /// Sync policy.
     pub sync: SyncPolicy,
+    /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
+    #[serde(default)]
+    pub load: crate::model::series::Load,
 }
 
 /// Flags for `open(2)`.

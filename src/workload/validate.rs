@@ -401,6 +401,7 @@ fn resolve_role(
         pattern: r.pattern.clone(),
         amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
         sync: r.sync.clone(),
+        ..PhaseSpec::default()
     };
     let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
     if phase.open.direct {
@@ -520,6 +521,12 @@ fn resolve_phase(
         return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
     }
     let sync = resolve_sync(&p.sync, kind, ctx, (raw_file, scaled_file), loc)?;
+    let mean_op = {
+        let data: Vec<f64> =
+            pattern.iter().filter(|o| o.kind.is_data()).map(|o| o.size.mean()).collect();
+        (!data.is_empty()).then(|| data.iter().sum::<f64>() / data.len() as f64)
+    };
+    let load = super::load::resolve(p, &amount, threads, mean_op).map_err(|m| loc.err(m))?;
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
@@ -531,6 +538,7 @@ fn resolve_phase(
         },
         amount,
         sync,
+        load,
     })
 }
 

@@ -362,6 +362,7 @@ fn prefill_phase() -> PhaseDef {
         open: Default::default(),
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
+        load: Default::default(),
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,
