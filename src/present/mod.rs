@@ -17,6 +17,7 @@ pub mod integrity;
 pub mod json;
 pub mod reps;
 pub mod roles;
+pub mod series;
 pub mod table;
 
 use crate::model::report::Report;

@@ -14,6 +14,7 @@ mod roles;
 mod run;
 mod security;
 mod security2;
+mod series;
 mod signals;
 mod store;
 mod suite;
