@@ -260,6 +260,7 @@ impl crate::store::RunRecord {
                 min_time: Default::default(),
                 reuse_layout: true,
                 passes: None,
+                interval: None,
             },
             rule: self.options.rule,
             fresh_per_test: self.options.fresh_per_test,

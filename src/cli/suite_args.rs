@@ -171,6 +171,23 @@ pub struct DataArgs {
     /// and verified (mincore) every time.
     #[arg(long)]
     pub fresh_layout: bool,
+    /// Interval of each timed phase's series (throughput, ops and latency over time; in the
+    /// JSON's `series`, the HTML report and `--details`): `20ms`, `1s`. At least 10 ms. By
+    /// default it adapts: 10 ms, doubled until the phase fits in 100 to 200 points.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<std::time::Duration>,
+}
+
+/// `--interval`: a duration of at least 10 ms.
+fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_min_time(s)
+        .map_err(|_| format!("`{s}` is not a duration: write e.g. 20ms or 1s (at least 10ms)"))?;
+    if d.as_nanos() < crate::model::series::MIN_INTERVAL_NANOS as u128 {
+        return Err(format!(
+            "{s} is shorter than 10ms: an interval series samples at most every 10 ms (shorter intervals cost more than they show); write --interval 10ms or longer, or leave it out to adapt"
+        ));
+    }
+    Ok(d)
 }
 
 /// `0.5s`, `500ms`, `2` (seconds), `0`.
@@ -207,6 +224,7 @@ impl DataArgs {
             min_time: self.min_time,
             reuse_layout: !self.fresh_layout,
             passes: None,
+            interval: self.interval,
         }
     }
 }

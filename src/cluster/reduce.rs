@@ -164,8 +164,27 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> Re
             let start = win.iter().map(|w| w.start_s).fold(f64::INFINITY, f64::min);
             let end = win.iter().map(|w| w.end_s).fold(f64::NEG_INFINITY, f64::max);
             p.wall_nanos = ((end - start).max(0.0) * 1e9).round() as u64;
+            // The ranks' series on the common clock, each shifted by its release.
+            let series: Vec<(&crate::model::series::PhaseSeries, u64, bool)> = ps
+                .iter()
+                .zip(&win)
+                .enumerate()
+                .filter_map(|(i, (x, w))| {
+                    let off = ((w.start_s - start).max(0.0) * 1e9) as u64;
+                    Some((x.series.as_ref()?, off, first_of_host[i]))
+                })
+                .collect();
+            p.series = crate::model::series::merge_ranks(&series);
         } else {
             p.wall_nanos = ps.iter().map(|x| x.wall_nanos).max().unwrap_or(0);
+        }
+        // A paced phase's rate over every rank: asked and achieved add up.
+        let rates: Vec<_> = ps.iter().filter_map(|x| x.load.and_then(|l| l.rate)).collect();
+        if let (Some(l), false) = (p.load.as_mut(), rates.is_empty()) {
+            l.rate = Some(crate::model::series::RateOutcome {
+                asked_ops_per_s: rates.iter().map(|r| r.asked_ops_per_s).sum(),
+                achieved_ops_per_s: rates.iter().map(|r| r.achieved_ops_per_s).sum(),
+            });
         }
         phases.push(p);
     }

@@ -3,16 +3,26 @@
 //! monomorphised for the test's engine ([`super::ioengine::with_engine`]); the runner's thread
 //! reports progress every 50 ms (or as soon as a worker ends) and stops the phase at the
 //! stonewall. What they measured comes back merged ([`PhaseRun`]).
+//!
+//! Over time: the workers of a timed data phase record an interval series on one clock
+//! ([`super::series`]), which the runner's thread completes with `/proc/meminfo`'s dirty and
+//! writeback bytes sampled at each tick; a phase with a rate or think time is paced in the
+//! workers ([`super::pace`]); a time-based phase with a steady-state criterion is watched here
+//! once a second and stopped when it holds ([`super::steady`]).
 
 use super::files::TestFiles;
 use super::ioengine::{self, IoEngine, WithEngine};
+use super::pace::PacePlan;
 use super::runner::{EngineOptions, Progress};
-use super::worker::{self, StopFlags, WorkerOutput, WorkerPlan};
+use super::series::{SeriesPlan, SeriesRecorder};
+use super::steady::SteadyWatch;
+use super::worker::{self, OverTime, StopFlags, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
-use crate::model::job::{PhaseDef, TestDef};
+use crate::model::job::{Amount, PhaseDef, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::FillPoint;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::model::series::{PhaseSeries, SteadyOutcome, MIN_INTERVAL_NANOS};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -33,6 +43,10 @@ pub struct PhaseRun {
     pub synced: Option<(Instant, Option<EngineError>)>,
     /// The stonewall ended the phase.
     pub stonewalled: bool,
+    /// A timed data phase's interval series, merged over its workers.
+    pub over_time: Option<PhaseSeries>,
+    /// A steady-state criterion's outcome (the phase ended when it held).
+    pub steady: Option<SteadyOutcome>,
 }
 
 impl PhaseRun {
@@ -88,16 +102,26 @@ impl WithEngine for Workers<'_> {
         let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
         let finished = AtomicUsize::new(0);
         let mut run = PhaseRun::default();
+        let mut samples: Vec<(u64, u64, u64)> = Vec::new();
+        let mut held_at: Option<f64> = None;
         let stonewall = if phase.timed { opts.stonewall } else { None };
         let shares = files.shares(test, phase, opts);
         let counters: Vec<_> = shares.iter().map(|s| s.1).collect();
+        let origin = AtomicU64::new(0);
+        let series = series_plan(phase, opts, &origin);
         let plans = shares.into_iter().enumerate().map(|(k, (work, ctr))| {
+            let pace = if phase.timed {
+                PacePlan::of(&phase.load, k as u32, test.threads)
+            } else {
+                PacePlan::default()
+            };
             let plan = WorkerPlan {
                 phase,
                 seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 compress_percent: opts.compress_percent,
                 iodepth: test.iodepth,
                 work,
+                over_time: OverTime { series, pace },
             };
             (plan, ctr)
         });
@@ -120,15 +144,31 @@ impl WithEngine for Workers<'_> {
                 .collect();
             drop(done_tx);
             // The stonewall counts from here, just after the workers were spawned.
-            let wall_at = stonewall.map(|d| Instant::now() + d);
+            let released = Instant::now();
+            let wall_at = stonewall.map(|d| released + d);
+            // The series' tick: at most its interval, so each point has a fresh sample.
+            let tick = match series {
+                Some(sp) => Duration::from_nanos(sp.interval_nanos).min(Duration::from_millis(50)),
+                None => Duration::from_millis(50),
+            };
+            if series.is_some() {
+                sample_memory(&mut samples);
+            }
+            let mut watch = match (phase.timed, phase.amount, phase.load.steady) {
+                (true, Amount::Seconds(_), Some(c)) => Some(SteadyWatch::new(c)),
+                _ => None,
+            };
             while finished.load(Ordering::Acquire) < n {
-                let tick = Duration::from_millis(50);
-                let nap = match wall_at {
+                let mut nap = match wall_at {
                     Some(t) if !run.stonewalled => {
                         t.saturating_duration_since(Instant::now()).min(tick)
                     }
                     _ => tick,
                 };
+                if let Some(w) = &watch {
+                    let next = released + Duration::from_secs(w.seconds() as u64 + 1);
+                    nap = nap.min(next.saturating_duration_since(Instant::now()));
+                }
                 // A worker's end wakes this early; else the tick passes. Every sender gone
                 // with fewer finished: a worker panicked (`join` below says so).
                 let woke = done_rx.recv_timeout(nap.max(Duration::from_millis(1)));
@@ -139,12 +179,29 @@ impl WithEngine for Workers<'_> {
                     run.stonewalled = true;
                     phase_stop.store(true, Ordering::Relaxed);
                 }
+                if series.is_some() {
+                    sample_memory(&mut samples);
+                }
+                if let Some(w) = watch.as_mut() {
+                    let secs = w.seconds() as u64 + 1;
+                    if Instant::now() >= released + Duration::from_secs(secs) {
+                        let bytes = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                        if w.sample(bytes) {
+                            held_at = Some(secs as f64);
+                            phase_stop.store(true, Ordering::Relaxed);
+                            watch = None;
+                        }
+                    }
+                }
                 progress.phase_progress(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
             }
             handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
         });
-        if run.stonewalled && run.outs.iter().all(|o| o.error.is_none()) {
-            // Stopped by the stonewall, not by a signal or a failing worker.
+        if let (true, Some(c)) = (phase.timed, phase.load.steady) {
+            run.steady = Some(SteadyOutcome { criterion: c, held_at_secs: held_at });
+        }
+        if (run.stonewalled || held_at.is_some()) && run.outs.iter().all(|o| o.error.is_none()) {
+            // Stopped by the stonewall or a steady state, not by a signal or a failing worker.
             let signalled = crate::sys::signals::interrupted();
             for o in &mut run.outs {
                 o.interrupted = signalled;
@@ -153,7 +210,53 @@ impl WithEngine for Workers<'_> {
         for o in &run.outs {
             run.hist.merge(&o.hist);
         }
+        if series.is_some() {
+            let o = origin.load(Ordering::Acquire);
+            let samples: Vec<_> =
+                samples.iter().map(|&(t, d, w)| (t.saturating_sub(o), d, w)).collect();
+            let mut recs: Vec<&mut SeriesRecorder> =
+                run.outs.iter_mut().map(|o| &mut o.series).collect();
+            run.over_time = super::series::merge(&mut recs, &samples);
+            for o in &mut run.outs {
+                o.series = SeriesRecorder::default(); // its ring is no longer needed
+            }
+        }
         files.end_phase(phase, &mut run);
         run
+    }
+}
+
+/// A timed data phase's series: from `--interval` (a fixed interval, with a ring as long as a
+/// time-based phase needs) or adaptive from 10 ms. `None` for untimed and fileset phases.
+fn series_plan<'a>(
+    phase: &PhaseDef,
+    opts: &EngineOptions,
+    origin: &'a AtomicU64,
+) -> Option<SeriesPlan<'a>> {
+    if !phase.timed || phase.pattern.data().is_empty() {
+        return None;
+    }
+    let fixed = opts.interval.is_some();
+    let interval_nanos = opts
+        .interval
+        .map(|d| d.as_nanos().min(u64::MAX as u128) as u64)
+        .unwrap_or(MIN_INTERVAL_NANOS)
+        .max(MIN_INTERVAL_NANOS);
+    let secs = match phase.amount {
+        Amount::Seconds(s) => Some(s),
+        _ => None,
+    };
+    Some(SeriesPlan {
+        origin,
+        interval_nanos,
+        cap: SeriesPlan::cap_for(interval_nanos, fixed, secs),
+    })
+}
+
+/// Sample `/proc/meminfo`'s dirty and writeback bytes now (the runner's thread, not a
+/// worker's); an unreadable file leaves the series without them.
+fn sample_memory(samples: &mut Vec<(u64, u64, u64)>) {
+    if let Ok(m) = crate::sys::meminfo::MemInfo::read() {
+        samples.push((super::worker::now_ns(), m.get("Dirty"), m.get("Writeback")));
     }
 }

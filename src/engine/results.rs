@@ -56,9 +56,29 @@ pub fn phase_result(
         ended_by: ended_by(phase, run),
         passes: 1,
         roles: Vec::new(),
+        series: run.over_time.clone(),
+        load: load_outcome(phase, run, end - start),
     };
     super::ioengine::record(&test.engine, &test.engine_options, &mut pr);
     pr
+}
+
+/// A paced phase's rate, asked against achieved (ops issued over the phase's wall time), and a
+/// steady-state criterion's outcome; `None` for a closed-loop phase without one.
+fn load_outcome(
+    phase: &PhaseDef,
+    run: &PhaseRun,
+    wall: std::time::Duration,
+) -> Option<crate::model::series::LoadOutcome> {
+    let rate = phase.load.test_ops_per_s.filter(|_| phase.timed).map(|asked| {
+        let ops: u64 = run.outs.iter().map(|o| o.paced_ops).sum();
+        let secs = wall.as_secs_f64();
+        let achieved = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
+        crate::model::series::RateOutcome { asked_ops_per_s: asked, achieved_ops_per_s: achieved }
+    });
+    let steady = run.steady;
+    (rate.is_some() || steady.is_some())
+        .then_some(crate::model::series::LoadOutcome { rate, steady })
 }
 
 /// Why a fill phase ended: full, at its target, or out of free slots.
@@ -73,7 +93,7 @@ fn ended_by(phase: &PhaseDef, run: &PhaseRun) -> Option<String> {
             "no free file slot: every slot holds a file; raise the fileset's count to fill further"
                 .to_string(),
         ),
-        _ => None,
+        _ => run.steady.and_then(|s| s.held_at_secs.map(|_| s.words())),
     }
 }
 

@@ -100,6 +100,8 @@ pub fn beside<T>(
                         region_len: r.file_bytes,
                         verify: None,
                     }),
+                    // A role is background load: closed loop, no series of its own.
+                    over_time: Default::default(),
                 },
             ));
         }

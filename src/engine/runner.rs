@@ -53,6 +53,9 @@ pub struct EngineOptions {
     /// repetition, and [`run_test`] fixes them for its later ones. The driver sets it for every
     /// later unit of the test, on every configuration.
     pub passes: Option<Vec<u32>>,
+    /// First interval of each timed phase's series (`--interval`; at least 10 ms). `None`:
+    /// adaptive, 10 ms doubling until the phase fits in 100-200 points.
+    pub interval: Option<Duration>,
 }
 
 impl Default for EngineOptions {
@@ -68,6 +71,7 @@ impl Default for EngineOptions {
             min_time: Duration::ZERO,
             reuse_layout: true,
             passes: None,
+            interval: None,
         }
     }
 }

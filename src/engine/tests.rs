@@ -135,8 +135,14 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             region_len: 4 << 20,
             verify: None,
         };
-        let mut plan =
-            WorkerPlan { phase, seed: 7, compress_percent: 0, iodepth: 16, work: Work::File(work) };
+        let mut plan = WorkerPlan {
+            phase,
+            seed: 7,
+            compress_percent: 0,
+            iodepth: 16,
+            work: Work::File(work),
+            over_time: Default::default(),
+        };
         let out = worker::run::<Counting>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.data_ops, ops);
@@ -272,6 +278,7 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
                 compress_percent: 0,
                 iodepth: 1,
                 work: Work::Slots(work),
+                over_time: Default::default(),
             };
             let out = worker::run::<PathsSeen>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
             assert!(out.error.is_none(), "{mode}: {:?}", out.error.map(|e| e.to_string()));
@@ -447,8 +454,14 @@ fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
         region_len: 1 << 20,
         verify: None,
     };
-    let mut plan =
-        WorkerPlan { phase, seed: 11, compress_percent: 0, iodepth: 1, work: Work::File(work) };
+    let mut plan = WorkerPlan {
+        phase,
+        seed: 11,
+        compress_percent: 0,
+        iodepth: 1,
+        work: Work::File(work),
+        over_time: Default::default(),
+    };
     READ_OFFSETS.lock().unwrap().clear();
     let out = worker::run::<Offsets>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
     assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
@@ -518,8 +531,14 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
             region_len: 1 << 20,
             verify: None,
         };
-        let mut plan =
-            WorkerPlan { phase, seed: 3, compress_percent: 0, iodepth: 1, work: Work::File(work) };
+        let mut plan = WorkerPlan {
+            phase,
+            seed: 3,
+            compress_percent: 0,
+            iodepth: 1,
+            work: Work::File(work),
+            over_time: Default::default(),
+        };
         let out = worker::run::<Null>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.invalidations, drops, "{on} {test_keys} {pattern} {bytes}");

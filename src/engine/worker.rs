@@ -22,7 +22,9 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
+use super::pace::{PacePlan, Pacer};
 use super::random_map::RandomMap;
+use super::series::{SeriesPlan, SeriesRecorder};
 use crate::model::failure::EngineError;
 use crate::model::job::{
     Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
@@ -54,6 +56,17 @@ pub struct WorkerPlan<'a> {
     pub iodepth: u32,
     /// The files it works on.
     pub work: Work<'a>,
+    /// Its interval series and pacing ([`OverTime::default`]: neither).
+    pub over_time: OverTime<'a>,
+}
+
+/// What a worker records over time and how it paces its ops.
+#[derive(Clone, Copy, Default)]
+pub struct OverTime<'a> {
+    /// Record an interval series ([`super::series`]); data workers only.
+    pub series: Option<SeriesPlan<'a>>,
+    /// Fixed rate and think time ([`super::pace`]).
+    pub pace: PacePlan,
 }
 
 /// A worker's share of the test's files.
@@ -116,6 +129,10 @@ pub struct WorkerOutput {
     pub interrupted: bool,
     /// `invalidate_each_pass`: times the file's cached pages were dropped.
     pub invalidations: u64,
+    /// Its interval series (a default recorder when none was asked for).
+    pub series: SeriesRecorder,
+    /// Ops issued under a fixed rate or think time (0 in the closed loop).
+    pub paced_ops: u64,
 }
 
 impl WorkerOutput {
@@ -139,6 +156,8 @@ impl WorkerOutput {
             error: None,
             interrupted: false,
             invalidations: 0,
+            series: SeriesRecorder::default(),
+            paced_ops: 0,
         }
     }
 }
@@ -226,6 +245,7 @@ pub fn run<E: IoEngine>(
     progress: &AtomicU64,
 ) -> WorkerOutput {
     let (phase, seed, compress_percent) = (plan.phase, plan.seed, plan.compress_percent);
+    let ot = plan.over_time;
     match &mut plan.work {
         Work::File(f) => {
             let depth = plan.iodepth.max(1);
@@ -234,7 +254,7 @@ pub fn run<E: IoEngine>(
                     let mut src =
                         FileOps::new(e, phase, f, seed, compress_percent, depth, progress);
                     match src.register_buffers() {
-                        Ok(()) => drive::<E, _>(&mut src, barrier, stop),
+                        Ok(()) => drive::<E, _>(&mut src, barrier, stop, &ot),
                         Err(e) => setup_failed::<E>(e, barrier, stop),
                     }
                 }
@@ -244,7 +264,9 @@ pub fn run<E: IoEngine>(
         Work::Slots(w) => match E::setup(1, options) {
             Ok(e) => {
                 let mut src = SlotOps::new(e, phase, w, seed, compress_percent);
-                drive::<E, _>(&mut src, barrier, stop)
+                // A fileset's ops are timed inside the source: paced, but no series.
+                let ot = OverTime { series: None, ..ot };
+                drive::<E, _>(&mut src, barrier, stop, &ot)
             }
             Err(e) => setup_failed::<E>(e, barrier, stop),
         },
@@ -292,11 +314,17 @@ fn engine_setup_error(name: &str, e: &std::io::Error) -> EngineError {
 /// inside `issue` never has any in flight), commit, reap at least one, read the clock once, and
 /// hand each completion to the source, which records its latency from its queueing to that
 /// clock read. Stop flags are polled before every op.
+///
+/// Over time (`ot`): a paced worker takes each op's start from its schedule
+/// ([`Pacer::next_start`], which sleeps when ahead) and the op's latency runs from there; the
+/// interval series closes an interval when a reap's clock passes its end, before the
+/// completions of that reap are recorded in the next.
 #[inline(always)]
 fn drive<E: IoEngine, S: OpSource<E>>(
     src: &mut S,
     barrier: &Barrier,
     stop: &StopFlags<'_>,
+    ot: &OverTime<'_>,
 ) -> WorkerOutput {
     // An engine of depth 1 keeps one request in flight whatever the test says: a constant, so
     // the loop below compiles to queue-then-reap.
@@ -304,12 +332,20 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     let mut comps = vec![Completion::default(); depth];
     // Its histograms are allocated here too; the times are set after the barrier.
     let mut out = WorkerOutput::at(Instant::now());
+    if let Some(sp) = ot.series {
+        out.series = SeriesRecorder::new(sp.interval_nanos, sp.cap);
+    }
+    let mut pacer = Pacer::new(ot.pace);
 
     barrier.wait();
     let cpu0 = CpuSample::thread_now();
     let start = Instant::now();
     let start_ns = now_ns();
     (out.start, out.end) = (start, start);
+    if let Some(sp) = ot.series {
+        out.series.start(sp.origin, start_ns);
+    }
+    pacer.start(start_ns);
     let Some(mut t0) = src.begin(start_ns, &mut out) else {
         stop.phase.store(true, Ordering::Relaxed);
         out.end = Instant::now();
@@ -327,9 +363,25 @@ fn drive<E: IoEngine, S: OpSource<E>>(
                 stopped = true;
                 break;
             }
-            match src.issue(inflight, t0, &mut out) {
-                Issue::Queued => inflight += 1,
-                Issue::Done => {}
+            let mut stamp = t0;
+            if pacer.on {
+                match pacer.next_start(t0, inflight) {
+                    Some(s) => stamp = s,
+                    None => break,
+                }
+            }
+            match src.issue(inflight, stamp, &mut out) {
+                Issue::Queued => {
+                    inflight += 1;
+                    if pacer.on {
+                        pacer.issued();
+                    }
+                }
+                Issue::Done => {
+                    if pacer.on {
+                        pacer.issued();
+                    }
+                }
                 Issue::Wait => break,
                 Issue::End => {
                     ended = true;
@@ -353,6 +405,9 @@ fn drive<E: IoEngine, S: OpSource<E>>(
             }
         };
         let t1 = now_ns();
+        if out.series.due(t1) {
+            out.series.roll(t1, out.bytes_read, out.bytes_written, &out.hist);
+        }
         for c in &comps[..n] {
             inflight -= 1;
             if !src.complete(*c, t1, &mut out) {
@@ -366,10 +421,14 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if out.error.is_some() {
         stop.phase.store(true, Ordering::Relaxed);
     }
-    src.finish(t0, clean, &mut out);
+    let t_end = src.finish(t0, clean, &mut out);
     if out.error.is_some() {
         stop.phase.store(true, Ordering::Relaxed);
     }
+    let mut series = std::mem::take(&mut out.series);
+    series.finish(t_end, &out);
+    out.series = series;
+    out.paced_ops = pacer.issued;
     out.end = Instant::now();
     out.cpu = CpuSample::thread_now().since(cpu0);
     out
@@ -813,6 +872,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         }
         let d = t1.saturating_sub(s.stamp);
         out.hist.record(s.kind, d);
+        out.series.record(d);
         match s.kind {
             OpKind::Read => {
                 out.data_ops += 1;

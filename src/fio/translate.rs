@@ -981,6 +981,7 @@ fn phases(
                 amount: AmountSpec { seconds: Some(s), ..Default::default() },
                 sync: sync.clone(),
                 invalidate_each_pass: invalidate && !direct,
+                ..PhaseSpec::default()
             });
             timed_cache = CacheReq::Any;
             if !rw.random() {
@@ -997,6 +998,7 @@ fn phases(
         amount,
         sync,
         invalidate_each_pass: each_pass,
+        ..PhaseSpec::default()
     });
     Ok(phases)
 }

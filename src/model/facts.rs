@@ -65,6 +65,12 @@ pub struct Facts {
     /// its device reads are not the filesystem's doing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_not_met: bool,
+    /// Intervals of the timed phases' series with no completion while ops were in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<crate::model::series::Stalls>,
+    /// A timed phase's write throughput fell when dirty page cache reached its peak.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_cliff: Option<crate::model::series::DirtyCliff>,
 }
 
 impl Facts {
@@ -327,6 +333,14 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
         cache_not_met: timed
             .iter()
             .any(|p| p.cache.required == crate::model::job::CacheReq::Cached && !p.cache.met),
+        stalls: timed.iter().filter_map(|p| p.series.as_ref()?.stall_summary()).reduce(|a, b| {
+            crate::model::series::Stalls {
+                count: a.count + b.count,
+                longest_nanos: a.longest_nanos.max(b.longest_nanos),
+                total_nanos: a.total_nanos + b.total_nanos,
+            }
+        }),
+        dirty_cliff: timed.iter().find_map(|p| p.series.as_ref()?.dirty_cliff()),
     }
 }
 

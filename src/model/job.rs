@@ -412,6 +412,9 @@ pub struct PhaseDef {
     /// with `invalidate=1`. Off unless the phase sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invalidate_each_pass: bool,
+    /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
+    #[serde(default)]
+    pub load: crate::model::series::Load,
 }
 
 /// Flags for `open(2)`.

@@ -27,6 +27,7 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod scale;
+pub mod series;
 pub mod testbed;
 pub mod time;
 pub mod trace;

@@ -598,6 +598,13 @@ pub struct PhaseResult {
     /// The test's roles that ran beside this phase (`[[test.role]]`), each with its figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<RoleResult>,
+    /// Timed phases: what the phase did over time, one point per interval (the first pass's,
+    /// under `--min-time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::model::series::PhaseSeries>,
+    /// A paced phase's rate (asked and achieved) and a steady-state criterion's outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::model::series::LoadOutcome>,
 }
 
 fn default_passes() -> u32 {

@@ -247,6 +247,9 @@ fn config_notes(c: &ConfigResult, notes: &mut Vec<String>) -> Option<String> {
         if let TestStatus::Failed { reason } = &tr.status {
             notes.push(format!("{} test {} failed: {reason}", c.label, tr.id));
         }
+        for n in super::series::load_notes(tr) {
+            notes.push(format!("{} {n}", c.label));
+        }
         for w in &tr.warnings {
             match w {
                 Warning::ShortPhase { .. } => short.push(tr.id.clone()),
@@ -554,7 +557,9 @@ fn details_section(r: &Report, width: usize) -> String {
     }
     let configs: Vec<(&str, &[crate::model::result::TestResult])> =
         r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
-    details_table(&rows, width) + &verify_lines(&configs, width)
+    let mut out = details_table(&rows, width) + &verify_lines(&configs, width);
+    out.push_str(&super::series::details_section(&configs, width));
+    out
 }
 
 /// The details table: one row per (test id, configuration label, facts of its median

@@ -18,6 +18,7 @@ pub mod integrity;
 pub mod json;
 pub mod reps;
 pub mod roles;
+pub mod series;
 pub mod table;
 pub mod time;
 

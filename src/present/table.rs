@@ -236,6 +236,7 @@ fn test_notes(t: &TestResult, notes: &mut Vec<String>) {
     for w in &t.warnings {
         notes.push(format!("test {}: {w}", t.id));
     }
+    notes.extend(super::series::load_notes(t));
     // Each timed phase's elapsed time, when a test has several.
     if let Some(r) = r.filter(|r| r.phases.iter().filter(|p| p.timed).count() > 1) {
         let each: Vec<String> = r
@@ -311,6 +312,7 @@ pub fn details(report: &RunReport, width: usize) -> String {
         width,
     ));
     out.push_str(&super::reps::run_section(&report.tests, width));
+    out.push_str(&super::series::details_section(&[("", report.tests.as_slice())], width));
     out
 }
 

@@ -5,6 +5,7 @@
 pub mod engines;
 pub mod keys;
 pub mod limits;
+pub mod load;
 
 pub mod size;
 pub mod spec;

@@ -374,7 +374,7 @@ pub struct TreeSpec {
 }
 
 /// `[[test.phase]]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseSpec {
     /// Phase name, shown in details (e.g. `write`, `read`).
@@ -399,6 +399,30 @@ pub struct PhaseSpec {
     /// false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invalidate_each_pass: bool,
+    /// Fixed rate, ops per second (open loop; see [`super::load`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
+    /// Fixed rate, bytes per second (`"100M"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<SizeExpr>,
+    /// Whether the rate is each thread's (`thread`, fio's) or the test's (`test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per: Option<String>,
+    /// Pause between ops: microseconds, or `"500us"`, `"2ms"`, `"1s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<super::load::DurationText>,
+    /// Ops between pauses (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u64>,
+    /// Steady-state criterion: `"iops:5%"`, `"iops_slope:0.5%"`, `"bw:5%"`, `"bw_slope:1%"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ss: Option<String>,
+    /// Steady-state window, seconds (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ss_dur: Option<f64>,
+    /// Seconds ignored before the window (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ss_ramp: Option<f64>,
 }
 
 /// One entry of a phase's pattern.

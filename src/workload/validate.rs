@@ -433,6 +433,7 @@ fn resolve_role(
         amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
         sync: r.sync.clone(),
         invalidate_each_pass: false,
+        ..PhaseSpec::default()
     };
     let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
     if phase.open.direct {
@@ -555,6 +556,12 @@ fn resolve_phase(
     if p.invalidate_each_pass && kind == Kind::Fileset {
         return Err(loc.err("invalidate_each_pass applies to data tests (a pass over a data file); a fileset phase takes cache = \"uncached\" before it"));
     }
+    let mean_op = {
+        let data: Vec<f64> =
+            pattern.iter().filter(|o| o.kind.is_data()).map(|o| o.size.mean()).collect();
+        (!data.is_empty()).then(|| data.iter().sum::<f64>() / data.len() as f64)
+    };
+    let load = super::load::resolve(p, &amount, threads, mean_op).map_err(|m| loc.err(m))?;
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
@@ -568,6 +575,7 @@ fn resolve_phase(
         sync,
         random_map: false,
         invalidate_each_pass: p.invalidate_each_pass,
+        load,
     })
 }
 

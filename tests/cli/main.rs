@@ -16,6 +16,7 @@ mod roles;
 mod run;
 mod security;
 mod security2;
+mod series;
 mod signals;
 mod store;
 mod suite;

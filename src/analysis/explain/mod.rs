@@ -38,6 +38,8 @@ pub const RULES: &[(&str, Rule)] = &[
     ("extents", extents),
     ("dirty_held", dirty_held),
     ("off_cpu", off_cpu),
+    ("stalls", stalls),
+    ("dirty_cliff", dirty_cliff),
 ];
 
 /// Rules that cite device counters or the block trace.
@@ -494,6 +496,55 @@ fn dirty_held(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
             w.label,
             fmt_bytes(a),
             fmt_bytes(written)
+        ),
+    ))
+}
+
+/// The loser stalled (no op completed for 100 ms or more while ops were in flight, from the
+/// interval series) and the winner did not, or for at most a quarter as long.
+fn stalls(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let ls = l.facts.stalls?;
+    let wl = w.facts.stalls.map(|s| s.longest_nanos).unwrap_or(0);
+    if ls.longest_nanos < 100_000_000 || wl * 4 > ls.longest_nanos {
+        return None;
+    }
+    let ms = |n: u64| format!("{:.0} ms", n as f64 / 1e6);
+    let winner = match w.facts.stalls {
+        Some(s) => format!("{}: longest {}", w.label, ms(s.longest_nanos)),
+        None => format!("{}: none", w.label),
+    };
+    let weight = 0.5 + (ls.longest_nanos as f64 / wl.max(10_000_000) as f64).ln() / 3.0;
+    Some((
+        weight,
+        format!(
+            "{} stalled: no operation completed for {} at the longest ({} stall{}, {} in all) while operations were in flight; {winner}",
+            l.label,
+            ms(ls.longest_nanos),
+            ls.count,
+            if ls.count == 1 { "" } else { "s" },
+            ms(ls.total_nanos)
+        ),
+    ))
+}
+
+/// The loser's write throughput fell when dirty page cache reached its peak (writers throttled
+/// at the dirty limit) and the winner's did not.
+fn dirty_cliff(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let c = l.facts.dirty_cliff?;
+    if w.facts.dirty_cliff.is_some() {
+        return None;
+    }
+    let weight = (c.before_mib_per_s / c.after_mib_per_s.max(0.1)).ln().max(0.3);
+    Some((
+        weight,
+        format!(
+            "{}'s writes fell from {:.0} to {:.0} MiB/s at {:.1} s, when dirty page cache reached {} (its peak: writers throttled at the dirty limit); {} kept its rate",
+            l.label,
+            c.before_mib_per_s,
+            c.after_mib_per_s,
+            c.at_secs,
+            fmt_bytes(c.dirty_bytes),
+            w.label
         ),
     ))
 }

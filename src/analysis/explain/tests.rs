@@ -440,3 +440,46 @@ fn threads_blocked_much_longer_are_where_the_time_went() {
     xfs.time = Some(split(240_000_000));
     assert!(explain(&side("ext4", &ext4), &side("xfs", &xfs), 10).is_empty());
 }
+
+#[test]
+fn a_stall_the_winner_did_not_have() {
+    use crate::model::series::Stalls;
+    let mut ext4 = base();
+    ext4.stalls = Some(Stalls { count: 2, longest_nanos: 420_000_000, total_nanos: 610_000_000 });
+    let xfs = base();
+    let t = texts(&xfs, &ext4);
+    assert_eq!(t[0].0, "stalls");
+    assert_eq!(
+        t[0].1,
+        "ext4 stalled: no operation completed for 420 ms at the longest (2 stalls, 610 ms in all) while operations were in flight; xfs: none"
+    );
+    // Both stalled about as long: not what explains the gap.
+    let mut xfs = base();
+    xfs.stalls = Some(Stalls { count: 1, longest_nanos: 300_000_000, total_nanos: 300_000_000 });
+    assert!(texts(&xfs, &ext4).iter().all(|(r, _)| r != "stalls"));
+    // A short one is not cited.
+    ext4.stalls = Some(Stalls { count: 1, longest_nanos: 40_000_000, total_nanos: 40_000_000 });
+    assert!(texts(&base(), &ext4).iter().all(|(r, _)| r != "stalls"));
+}
+
+#[test]
+fn a_write_cliff_at_the_dirty_limit() {
+    use crate::model::series::DirtyCliff;
+    let mut ext4 = base();
+    ext4.dirty_cliff = Some(DirtyCliff {
+        before_mib_per_s: 1036.0,
+        after_mib_per_s: 603.0,
+        at_secs: 4.2,
+        dirty_bytes: 3 << 30,
+    });
+    let t = texts(&base(), &ext4);
+    assert_eq!(t[0].0, "dirty_cliff");
+    assert_eq!(
+        t[0].1,
+        "ext4's writes fell from 1036 to 603 MiB/s at 4.2 s, when dirty page cache reached 3G (its peak: writers throttled at the dirty limit); xfs kept its rate"
+    );
+    // Both hit it: it does not tell them apart.
+    let mut xfs = base();
+    xfs.dirty_cliff = ext4.dirty_cliff;
+    assert!(texts(&xfs, &ext4).iter().all(|(r, _)| r != "dirty_cliff"));
+}

@@ -385,6 +385,7 @@ fn prefill_phase() -> PhaseDef {
         sync: SyncPolicy::default(),
         random_map: false,
         invalidate_each_pass: false,
+        load: Default::default(),
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,

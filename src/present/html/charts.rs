@@ -78,7 +78,7 @@ impl crate::sys::classify::Classify for ChartError {
     }
 }
 
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 /// Longest row label of a bar chart, in characters: longer configuration labels are lettered,
 /// with a key ([`super::names::Names`]); a label is never cut.
 pub(super) const BAR_LABEL_CHARS: usize = 22;
@@ -88,7 +88,7 @@ pub(super) const KEY_CHARS: usize = 60;
 const KEY_LINE_PX: u32 = 16;
 
 /// Pixels the key under a chart takes (0 without one).
-fn key_px(key: &[String]) -> u32 {
+pub(super) fn key_px(key: &[String]) -> u32 {
     if key.is_empty() {
         0
     } else {
@@ -99,7 +99,7 @@ fn key_px(key: &[String]) -> u32 {
 /// `full` filled white, with `key` (the configurations' letters and whole labels,
 /// [`super::names::Names::key`]) written along its bottom; returns the area above the key,
 /// where the chart goes. A chart saved on its own file still says what its letters are.
-fn chart_area<'a>(
+pub(super) fn chart_area<'a>(
     full: DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
     key: &[String],
     err: &dyn Fn(&dyn std::fmt::Display) -> ChartError,

@@ -17,6 +17,7 @@ pub mod export;
 mod h2h;
 pub mod integrity;
 pub mod names;
+pub mod over_time;
 mod panels;
 mod per_test;
 pub mod plain;

@@ -41,11 +41,12 @@ fn card(
     let latency = latency(charts, r, ti, row, prefix)?;
     let offsets = offset_chart(charts, r, ti, &row.id, prefix)?;
     let fill = fill_chart(charts, r, ti, &row.id, prefix)?;
+    let time = super::over_time::chart(charts, r, ti, &row.id, prefix)?;
     let desc = r.configs.first().map(|c| c.run.tests[ti].description.as_str()).unwrap_or("");
     Ok(html! {
         figure.card id={ (prefix) "-test-" (file_part(&row.id)) } {
             figcaption { b { "Test " (row.id) } " " (row.name) " " span.muted { (desc) } }
-            (throughput) (latency) (offsets) (fill)
+            (throughput) (latency) (offsets) (fill) (time)
         }
     })
 }

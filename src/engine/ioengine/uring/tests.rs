@@ -459,6 +459,7 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
         compress_percent: 0,
         iodepth: 4,
         work: Work::File(work),
+        over_time: Default::default(),
     };
     let ctr = PaddedCounter::default();
     let opts = UringOpts::default();

@@ -1,0 +1,209 @@
+//! Fixed-rate load (open loop) and think time, in the worker's hot loop.
+//!
+//! Why: a closed loop issues the next op when the last completes, so a stall delays the ops
+//! that would have been issued during it and they are never measured late: the stall shows
+//! as one slow op (coordinated omission, as Gil Tene describes it for HdrHistogram and wrk2
+//! corrects for it). Under a fixed rate each op has a *scheduled* start, `origin + k × period`,
+//! and its latency is measured from there, so the ops a stall held back count with the time
+//! they waited.
+//!
+//! Cost: nothing per op but a comparison with the schedule and an addition; when the worker
+//! is ahead of its schedule it sleeps until the next start with one absolute
+//! `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` (the timer slack of a paced thread is set
+//! to 1 µs once, so the wake-up is close). When ops are in flight and the next start is not
+//! due, the worker reaps instead of sleeping. An absolute schedule does not drift: a late
+//! wake-up is made up by the next op, and when the device cannot keep up the worker falls
+//! behind and issues as fast as it can, each op still timed from its scheduled start; the
+//! phase then reports the shortfall ([`crate::model::series::RateOutcome`]).
+//!
+//! Think time (`thinktime`, `thinktime_blocks`, fio's): after every `think_every` ops the
+//! worker waits until nothing is in flight, then pauses; the pause is in no op's latency.
+
+use super::worker::now_ns;
+use crate::model::series::Load;
+
+/// What a worker's pacing is asked to do (plain numbers, from the phase's [`Load`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PacePlan {
+    /// Nanoseconds between scheduled starts; 0: not paced by a rate.
+    pub period_nanos: u64,
+    /// This worker's first start after the release, so a test's threads do not issue in step.
+    pub offset_nanos: u64,
+    /// Think time, ns (0: none).
+    pub think_nanos: u64,
+    /// Ops between think times.
+    pub think_every: u64,
+}
+
+impl PacePlan {
+    /// Worker `k` of `threads`' pacing under `load`.
+    pub fn of(load: &Load, k: u32, threads: u32) -> PacePlan {
+        let period_nanos = match load.thread_ops_per_s {
+            Some(r) if r > 0.0 => (1e9 / r).round().max(1.0) as u64,
+            _ => 0,
+        };
+        PacePlan {
+            period_nanos,
+            offset_nanos: period_nanos * k as u64 / threads.max(1) as u64,
+            think_nanos: load.think_nanos,
+            think_every: if load.think_nanos > 0 { load.think_every.max(1) } else { 0 },
+        }
+    }
+
+    /// Neither a rate nor think time: the closed loop.
+    pub fn is_closed(&self) -> bool {
+        self.period_nanos == 0 && self.think_nanos == 0
+    }
+}
+
+/// A worker's pacing state (see the module doc).
+pub struct Pacer {
+    plan: PacePlan,
+    /// Paced at all (checked first, so the closed loop pays one predictable branch).
+    pub on: bool,
+    /// Next scheduled start (ns).
+    next: u64,
+    /// Ops issued since the last think time.
+    since_think: u64,
+    think_due: bool,
+    /// Ops issued (paced phases).
+    pub issued: u64,
+}
+
+impl Pacer {
+    /// A pacer for `plan`, not yet started.
+    pub fn new(plan: PacePlan) -> Pacer {
+        Pacer { plan, on: !plan.is_closed(), next: 0, since_think: 0, think_due: false, issued: 0 }
+    }
+
+    /// The phase starts at `start_ns` (after the barrier): the schedule counts from here.
+    pub fn start(&mut self, start_ns: u64) {
+        if !self.on {
+            return;
+        }
+        // SAFETY: PR_SET_TIMERSLACK takes integers only; a failure leaves the default slack.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
+        }
+        self.next = start_ns + self.plan.offset_nanos;
+    }
+
+    /// The start time of the next op, waiting for it when ahead: `t0` is the clock at the
+    /// last reap, `inflight` the requests in flight. `None`: not due yet and requests are in
+    /// flight, so reap first (or think time waits for the queue to drain).
+    #[inline(always)]
+    pub fn next_start(&mut self, t0: u64, inflight: usize) -> Option<u64> {
+        if self.think_due {
+            if inflight > 0 {
+                return None;
+            }
+            sleep_until(now_ns() + self.plan.think_nanos);
+            self.think_due = false;
+            let now = now_ns();
+            if self.plan.period_nanos == 0 {
+                return Some(now);
+            }
+            self.next = self.next.max(now);
+        }
+        if self.plan.period_nanos == 0 {
+            return Some(t0);
+        }
+        let due = self.next;
+        if due > t0 {
+            let now = now_ns();
+            if due > now {
+                if inflight > 0 {
+                    return None;
+                }
+                sleep_until(due);
+            }
+        }
+        Some(due)
+    }
+
+    /// An op was issued at the start [`Self::next_start`] gave.
+    #[inline(always)]
+    pub fn issued(&mut self) {
+        self.issued += 1;
+        self.next += self.plan.period_nanos;
+        if self.plan.think_every > 0 {
+            self.since_think += 1;
+            if self.since_think >= self.plan.think_every {
+                self.since_think = 0;
+                self.think_due = true;
+            }
+        }
+    }
+}
+
+/// Sleep until `CLOCK_MONOTONIC` reaches `t` ns (again after a signal).
+#[inline(never)]
+fn sleep_until(t: u64) {
+    let ts = rustix::time::Timespec {
+        tv_sec: (t / 1_000_000_000) as i64,
+        tv_nsec: (t % 1_000_000_000) as _,
+    };
+    while let Err(rustix::io::Errno::INTR) =
+        rustix::thread::clock_nanosleep_absolute(rustix::time::ClockId::Monotonic, &ts)
+    {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(rate: Option<f64>, think_nanos: u64, think_every: u64) -> Load {
+        Load { thread_ops_per_s: rate, think_nanos, think_every, ..Load::default() }
+    }
+
+    #[test]
+    fn threads_are_staggered_over_one_period() {
+        let l = load(Some(1000.0), 0, 0);
+        assert_eq!(PacePlan::of(&l, 0, 4).offset_nanos, 0);
+        assert_eq!(PacePlan::of(&l, 2, 4).offset_nanos, 500_000);
+        assert_eq!(PacePlan::of(&l, 2, 4).period_nanos, 1_000_000);
+        assert!(PacePlan::of(&load(None, 0, 0), 0, 1).is_closed());
+    }
+
+    #[test]
+    fn a_paced_worker_keeps_its_schedule_and_stamps_late_ops_with_it() {
+        let mut p = Pacer::new(PacePlan::of(&load(Some(2000.0), 0, 0), 0, 1));
+        let t = now_ns();
+        p.start(t);
+        // 20 ops at 2000/s: the schedule is t, t + 0.5 ms, ...; each start is its slot.
+        for k in 0..20u64 {
+            let s = p.next_start(now_ns(), 0).expect("nothing in flight: it sleeps");
+            assert_eq!(s, t + k * 500_000);
+            p.issued();
+        }
+        let took = now_ns() - t;
+        assert!((9_500_000..30_000_000).contains(&took), "20 ops at 2000/s took {took} ns");
+        // Behind schedule (a stall of 5 ms): the next op is stamped with its scheduled start,
+        // in the past, so its latency counts the wait.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let now = now_ns();
+        let s = p.next_start(now, 0).expect("due");
+        assert_eq!(s, t + 20 * 500_000);
+        assert!(s + 4_000_000 < now);
+        // Not yet due with ops in flight: reap first.
+        let mut q = Pacer::new(PacePlan::of(&load(Some(1.0), 0, 0), 0, 1));
+        q.start(now_ns());
+        q.issued();
+        assert_eq!(q.next_start(now_ns(), 1), None);
+    }
+
+    #[test]
+    fn think_time_pauses_after_every_n_ops_outside_latency() {
+        let mut p = Pacer::new(PacePlan::of(&load(None, 3_000_000, 2), 0, 1));
+        p.start(now_ns());
+        let t = now_ns();
+        assert_eq!(p.next_start(t, 0), Some(t));
+        p.issued();
+        assert_eq!(p.next_start(t, 0), Some(t));
+        p.issued();
+        // Two ops: a think is due, after the queue drains.
+        assert_eq!(p.next_start(t, 1), None);
+        let s = p.next_start(t, 0).expect("after the pause");
+        assert!(s >= t + 3_000_000, "the start after a think is after it");
+    }
+}

@@ -1,0 +1,473 @@
+//! The interval series of a timed phase, recorded by each worker in its hot loop and merged
+//! after the phase ([`merge`]) into a [`PhaseSeries`].
+//!
+//! Why this shape: a phase total hides when the work slowed, but the hot loop may not pay for
+//! the answer. Each worker owns a [`SeriesRecorder`], allocated before the start barrier: an
+//! inline coarse histogram for the interval in progress and a fixed ring of closed intervals.
+//! Per op it costs one bucket increment and a max ([`SeriesRecorder::record`]; the bucket is a
+//! `leading_zeros`, a shift and a mask), and per reap one comparison of the clock already read
+//! against the next interval boundary. Bytes and ops per direction are not counted per op at
+//! all: when an interval closes ([`SeriesRecorder::roll`], out of line, once per interval) the
+//! worker's cumulative counters are differenced. No allocation, lock or formatting.
+//!
+//! Intervals adapt: the series starts at the base interval (`--interval`, else 10 ms) and,
+//! when the ring is full, neighbouring intervals are merged in pairs and the interval doubles,
+//! so a phase of any length ends with between `cap / 2` and `cap` points (100 to 200 by
+//! default) and never an interval under 10 ms. Every worker of a phase counts from one origin
+//! (the first worker released), so merging is a sum per point once every worker is at the
+//! coarsest interval any of them reached.
+//!
+//! The coarse histogram has 4 sub-buckets per power of two (values up to 2^40 ns, about 18
+//! minutes, above that in the last bucket); a percentile is reported as its bucket's midpoint,
+//! within 12.5% of the true value. The maximum is exact.
+
+use super::worker::WorkerOutput;
+use crate::model::job::OpKind;
+use crate::model::latency::OpHistograms;
+use crate::model::series::{PhaseSeries, MIN_INTERVAL_NANOS};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Buckets of the coarse histogram.
+const BUCKETS: usize = 160;
+
+/// Points kept before pairs are merged (the series ends with `CAP / 2` to `CAP` points).
+pub const CAP: usize = 200;
+
+/// The coarse bucket of a latency: exact below 4 ns, then 4 sub-buckets per power of two.
+#[inline(always)]
+fn bucket(d: u64) -> usize {
+    if d < 4 {
+        return d as usize;
+    }
+    let e = 63 - d.leading_zeros() as usize; // >= 2
+    let sub = ((d >> (e - 2)) & 3) as usize;
+    ((e - 1) * 4 + sub).min(BUCKETS - 1)
+}
+
+/// The midpoint of bucket `i` (its value for percentiles).
+fn bucket_mid(i: usize) -> u64 {
+    if i < 4 {
+        return i as u64;
+    }
+    let e = i / 4 + 1;
+    let sub = (i % 4) as u64;
+    let lo = (4 + sub) << (e - 2);
+    lo + (1u64 << (e - 2)) / 2
+}
+
+/// The value at quantile `q` of a coarse histogram of `total` counts.
+fn quantile(h: &[u32], total: u64, q: f64) -> u64 {
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+    let mut seen = 0u64;
+    for (i, c) in h.iter().enumerate() {
+        seen += *c as u64;
+        if seen >= rank {
+            return bucket_mid(i);
+        }
+    }
+    bucket_mid(h.len() - 1)
+}
+
+/// How a phase's workers record their series: the common origin (0 until the first worker is
+/// released, which sets it), the base interval and the ring's size.
+#[derive(Clone, Copy)]
+pub struct SeriesPlan<'a> {
+    /// `CLOCK_MONOTONIC` ns of the first release (set once by the first worker).
+    pub origin: &'a AtomicU64,
+    /// First interval (at least [`MIN_INTERVAL_NANOS`]).
+    pub interval_nanos: u64,
+    /// Points kept before pairs are merged (even, at least 2).
+    pub cap: usize,
+}
+
+impl SeriesPlan<'_> {
+    /// The ring a phase of `seconds` (when time-based) needs: [`CAP`] points, or, for a fixed
+    /// `interval` the user set, enough for the whole phase (up to 100 000 points) so the
+    /// interval stays what was asked.
+    pub fn cap_for(interval_nanos: u64, fixed: bool, seconds: Option<f64>) -> usize {
+        match (fixed, seconds) {
+            (true, Some(s)) => {
+                let n = (s * 1e9 / interval_nanos as f64).ceil() as usize + 2;
+                (n.div_ceil(2) * 2).clamp(CAP, 100_000)
+            }
+            _ => CAP,
+        }
+    }
+}
+
+/// The cumulative counters a closed interval is differenced against.
+#[derive(Clone, Copy, Default)]
+struct Cum {
+    read_bytes: u64,
+    write_bytes: u64,
+    read_ops: u64,
+    write_ops: u64,
+}
+
+impl Cum {
+    fn of(bytes_read: u64, bytes_written: u64, hist: &OpHistograms) -> Cum {
+        Cum {
+            read_bytes: bytes_read,
+            write_bytes: bytes_written,
+            read_ops: hist.0[OpKind::Read.index()].len(),
+            write_ops: hist.0[OpKind::Write.index()].len(),
+        }
+    }
+}
+
+/// One closed interval of one worker.
+#[derive(Clone, Copy, Default)]
+struct Point {
+    read_bytes: u64,
+    write_bytes: u64,
+    read_ops: u64,
+    write_ops: u64,
+    ops: u64,
+    max: u64,
+}
+
+impl Point {
+    fn add(&mut self, o: &Point) {
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        self.read_ops += o.read_ops;
+        self.write_ops += o.write_ops;
+        self.ops += o.ops;
+        self.max = self.max.max(o.max);
+    }
+}
+
+/// One worker's series (see the module doc). A default recorder records nothing that is kept:
+/// its boundary is never reached.
+pub struct SeriesRecorder {
+    origin: u64,
+    interval: u64,
+    next_tick: u64,
+    /// Index of the interval in progress.
+    cur: usize,
+    /// The interval in progress.
+    hist: [u32; BUCKETS],
+    max: u64,
+    last: Cum,
+    /// Closed intervals: `cap` points and `cap * BUCKETS` counts.
+    points: Box<[Point]>,
+    hists: Box<[u32]>,
+    /// Points filled when the worker finished.
+    len: usize,
+}
+
+impl Default for SeriesRecorder {
+    fn default() -> Self {
+        SeriesRecorder {
+            origin: 0,
+            interval: MIN_INTERVAL_NANOS,
+            next_tick: u64::MAX,
+            cur: 0,
+            hist: [0; BUCKETS],
+            max: 0,
+            last: Cum::default(),
+            points: Box::default(),
+            hists: Box::default(),
+            len: 0,
+        }
+    }
+}
+
+impl SeriesRecorder {
+    /// A recorder of `cap` points starting at `interval_nanos`, allocated now (before the
+    /// barrier); [`Self::start`] arms it.
+    pub fn new(interval_nanos: u64, cap: usize) -> SeriesRecorder {
+        let cap = cap.max(2) / 2 * 2;
+        SeriesRecorder {
+            interval: interval_nanos.max(MIN_INTERVAL_NANOS),
+            points: vec![Point::default(); cap].into(),
+            hists: vec![0u32; cap * BUCKETS].into(),
+            ..SeriesRecorder::default()
+        }
+    }
+
+    /// Arm the recorder at the phase's common origin: the first caller's `now` becomes it.
+    pub fn start(&mut self, origin: &AtomicU64, now: u64) {
+        if self.points.is_empty() {
+            return;
+        }
+        let o = match origin.compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => now,
+            Err(o) => o,
+        };
+        self.origin = o;
+        self.next_tick = o + self.interval;
+    }
+
+    /// Record one op's latency in the interval in progress.
+    #[inline(always)]
+    pub fn record(&mut self, nanos: u64) {
+        self.hist[bucket(nanos)] += 1;
+        self.max = self.max.max(nanos);
+    }
+
+    /// The clock `t` reached the next boundary ([`Self::due`]): close every interval that ended
+    /// by `t`, with the worker's counters as they were before the completions read at `t`.
+    #[inline(always)]
+    pub fn due(&self, t: u64) -> bool {
+        t >= self.next_tick
+    }
+
+    /// Close the intervals that ended by `t` (see [`Self::due`]).
+    #[inline(never)]
+    pub fn roll(&mut self, t: u64, bytes_read: u64, bytes_written: u64, hist: &OpHistograms) {
+        let now = Cum::of(bytes_read, bytes_written, hist);
+        while t >= self.next_tick {
+            self.close(now);
+            self.next_tick += self.interval;
+            self.cur += 1;
+            if self.cur == self.points.len() {
+                self.coalesce();
+            }
+        }
+    }
+
+    /// Store the interval in progress at `cur`, differenced against the last close.
+    fn close(&mut self, now: Cum) {
+        let p = Point {
+            read_bytes: now.read_bytes - self.last.read_bytes,
+            write_bytes: now.write_bytes - self.last.write_bytes,
+            read_ops: now.read_ops - self.last.read_ops,
+            write_ops: now.write_ops - self.last.write_ops,
+            ops: self.hist.iter().map(|c| *c as u64).sum(),
+            max: self.max,
+        };
+        self.points[self.cur] = p;
+        let at = self.cur * BUCKETS;
+        self.hists[at..at + BUCKETS].copy_from_slice(&self.hist);
+        self.hist = [0; BUCKETS];
+        self.max = 0;
+        self.last = now;
+    }
+
+    /// The ring is full: merge pairs, double the interval.
+    fn coalesce(&mut self) {
+        let half = self.points.len() / 2;
+        for i in 0..half {
+            let mut p = self.points[2 * i];
+            p.add(&self.points[2 * i + 1]);
+            self.points[i] = p;
+            for b in 0..BUCKETS {
+                self.hists[i * BUCKETS + b] =
+                    self.hists[2 * i * BUCKETS + b] + self.hists[(2 * i + 1) * BUCKETS + b];
+            }
+        }
+        for p in &mut self.points[half..] {
+            *p = Point::default();
+        }
+        self.hists[half * BUCKETS..].fill(0);
+        self.cur = half;
+        self.interval *= 2;
+        self.next_tick = self.origin + (half as u64 + 1) * self.interval;
+    }
+
+    /// The worker ended at `t`: close what ended before it and the partial last interval.
+    pub fn finish(&mut self, t: u64, out: &WorkerOutput) {
+        if self.points.is_empty() || self.next_tick == u64::MAX {
+            return;
+        }
+        self.roll(t, out.bytes_read, out.bytes_written, &out.hist);
+        // The interval in progress counts when the worker ran into it or something completed
+        // in it (a phase that ends on a boundary has no empty last point).
+        let started = self.next_tick - self.interval;
+        if t > started || self.hist.iter().any(|c| *c > 0) {
+            let now = Cum::of(out.bytes_read, out.bytes_written, &out.hist);
+            self.close(now);
+            self.len = self.cur + 1;
+        } else {
+            self.len = self.cur;
+        }
+    }
+
+    /// Merge pairs until the interval is `interval` (a multiple by a power of two).
+    fn widen_to(&mut self, interval: u64) {
+        while self.interval < interval {
+            let n = self.len.div_ceil(2);
+            for i in 0..n {
+                let mut p = self.points[2 * i];
+                for b in 0..BUCKETS {
+                    self.hists[i * BUCKETS + b] = self.hists[2 * i * BUCKETS + b];
+                }
+                if 2 * i + 1 < self.len {
+                    p.add(&self.points[2 * i + 1]);
+                    for b in 0..BUCKETS {
+                        self.hists[i * BUCKETS + b] += self.hists[(2 * i + 1) * BUCKETS + b];
+                    }
+                }
+                self.points[i] = p;
+            }
+            self.len = n;
+            self.interval *= 2;
+        }
+    }
+
+    /// Bytes of memory the recorder holds (for the report of state per phase).
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<SeriesRecorder>()
+            + self.points.len() * std::mem::size_of::<Point>()
+            + self.hists.len() * 4
+    }
+}
+
+/// The phase's series from its workers' recorders, on one clock: each at the coarsest interval
+/// any reached, summed per point, percentiles from the summed histograms; `None` when no
+/// worker recorded one. `samples` are the runner's `/proc/meminfo` readings (ns since the
+/// origin, dirty, writeback).
+pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[(u64, u64, u64)]) -> Option<PhaseSeries> {
+    let live: Vec<&mut &mut SeriesRecorder> = recs.iter_mut().filter(|r| r.len > 0).collect();
+    let interval = live.iter().map(|r| r.interval).max()?;
+    let mut live = live;
+    for r in live.iter_mut() {
+        r.widen_to(interval);
+    }
+    let n = live.iter().map(|r| r.len).max().unwrap_or(0);
+    let mut s = PhaseSeries { interval_nanos: interval, ..PhaseSeries::default() };
+    let mut h = vec![0u32; BUCKETS];
+    for i in 0..n {
+        let mut p = Point::default();
+        h.fill(0);
+        for r in live.iter().filter(|r| i < r.len) {
+            p.add(&r.points[i]);
+            for (a, b) in h.iter_mut().zip(&r.hists[i * BUCKETS..(i + 1) * BUCKETS]) {
+                *a = a.saturating_add(*b);
+            }
+        }
+        s.read_bytes.push(p.read_bytes);
+        s.write_bytes.push(p.write_bytes);
+        s.read_ops.push(p.read_ops);
+        s.write_ops.push(p.write_ops);
+        s.ops.push(p.ops);
+        s.p50_nanos.push(quantile(&h, p.ops, 0.50));
+        s.p99_nanos.push(quantile(&h, p.ops, 0.99));
+        s.max_nanos.push(p.max);
+    }
+    if !samples.is_empty() {
+        // Each point holds the last sample taken by its end (the first sample before it).
+        let mut k = 0;
+        for i in 0..n {
+            let end = (i as u64 + 1) * interval;
+            while k + 1 < samples.len() && samples[k + 1].0 <= end {
+                k += 1;
+            }
+            s.dirty_bytes.push(samples[k].1);
+            s.writeback_bytes.push(samples[k].2);
+        }
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_within_an_eighth() {
+        for d in [4u64, 7, 100, 999, 12_345, 1_000_000, 77_777_777, 5_000_000_000] {
+            let m = bucket_mid(bucket(d));
+            let err = (m as f64 - d as f64).abs() / d as f64;
+            assert!(err <= 0.125 + 1e-9, "{d}: bucket mid {m}, error {err}");
+        }
+        assert!(bucket(u64::MAX) == BUCKETS - 1);
+        // Monotonic: a larger value never falls in a smaller bucket.
+        let mut last = 0;
+        for d in 0..100_000u64 {
+            let b = bucket(d * 37);
+            assert!(b >= last);
+            last = b;
+        }
+    }
+
+    fn worker(origin: &AtomicU64, cap: usize) -> (SeriesRecorder, WorkerOutput) {
+        let mut r = SeriesRecorder::new(MIN_INTERVAL_NANOS, cap);
+        r.start(origin, 1_000_000_000);
+        (r, WorkerOutput::at(std::time::Instant::now()))
+    }
+
+    /// A read of `len` bytes and `lat` ns completing at `t`, as the hot loop records it.
+    fn read(r: &mut SeriesRecorder, out: &mut WorkerOutput, t: u64, lat: u64, len: u64) {
+        if r.due(t) {
+            r.roll(t, out.bytes_read, out.bytes_written, &out.hist);
+        }
+        out.hist.record(OpKind::Read, lat);
+        out.bytes_read += len;
+        r.record(lat);
+    }
+
+    #[test]
+    fn intervals_count_what_completed_in_them_and_show_a_stall() {
+        let origin = AtomicU64::new(0);
+        let (mut r, mut out) = worker(&origin, 200);
+        let t0 = 1_000_000_000;
+        let ms = 1_000_000;
+        // 10 reads in the first interval, none in the next three (a stall), 5 in the fifth.
+        for i in 0..10 {
+            read(&mut r, &mut out, t0 + i * ms, 1000, 4096);
+        }
+        for i in 0..5 {
+            read(&mut r, &mut out, t0 + 40 * ms + i * ms, 35 * ms, 4096);
+        }
+        r.finish(t0 + 45 * ms, &out);
+        let s = merge(&mut [&mut r], &[]).expect("a series");
+        assert_eq!(s.interval_nanos, 10 * ms);
+        assert_eq!(s.ops, vec![10, 0, 0, 0, 5]);
+        assert_eq!(s.read_ops, vec![10, 0, 0, 0, 5]);
+        assert_eq!(s.read_bytes, vec![40960, 0, 0, 0, 20480]);
+        assert_eq!(s.max_nanos, vec![1000, 0, 0, 0, 35 * ms]);
+        assert!((s.p99_nanos[4] as f64 / (35 * ms) as f64 - 1.0).abs() <= 0.125);
+        assert_eq!(s.stalls(), vec![(1, 3)]);
+    }
+
+    #[test]
+    fn a_full_ring_merges_pairs_and_keeps_every_op() {
+        let origin = AtomicU64::new(0);
+        let (mut r, mut out) = worker(&origin, 8);
+        let t0 = 1_000_000_000;
+        // One read per ms for 100 ms: 10 intervals of 10 ms do not fit in 8 points.
+        for i in 0..100 {
+            read(&mut r, &mut out, t0 + i * 1_000_000, 500, 512);
+        }
+        r.finish(t0 + 100 * 1_000_000, &out);
+        let s = merge(&mut [&mut r], &[]).expect("a series");
+        assert_eq!(s.interval_nanos, 20_000_000);
+        assert_eq!(s.ops.iter().sum::<u64>(), 100);
+        assert_eq!(s.read_bytes.iter().sum::<u64>(), 100 * 512);
+        assert!(s.len() <= 8 && s.len() >= 4, "{} points", s.len());
+        assert_eq!(s.ops[0], 20);
+    }
+
+    #[test]
+    fn workers_at_different_intervals_merge_on_one_clock() {
+        let origin = AtomicU64::new(0);
+        let (mut a, mut oa) = worker(&origin, 4);
+        let (mut b, mut ob) = worker(&origin, 200);
+        let t0 = 1_000_000_000;
+        for i in 0..60 {
+            read(&mut a, &mut oa, t0 + i * 1_000_000, 100, 1);
+        }
+        for i in 0..30 {
+            read(&mut b, &mut ob, t0 + i * 1_000_000, 100, 1);
+        }
+        a.finish(t0 + 60_000_000, &oa);
+        b.finish(t0 + 30_000_000, &ob);
+        let s = merge(&mut [&mut a, &mut b], &[(0, 7, 1), (25_000_000, 9, 2)]).expect("series");
+        assert_eq!(s.interval_nanos, 20_000_000);
+        assert_eq!(s.ops, vec![40, 30, 20]);
+        assert_eq!(s.dirty_bytes, vec![7, 9, 9]);
+        assert_eq!(s.writeback_bytes, vec![1, 2, 2]);
+    }
+
+    #[test]
+    fn a_user_interval_on_a_timed_phase_keeps_its_length() {
+        assert_eq!(SeriesPlan::cap_for(10_000_000, true, Some(60.0)), 6002);
+        assert_eq!(SeriesPlan::cap_for(10_000_000, false, Some(60.0)), CAP);
+        assert_eq!(SeriesPlan::cap_for(10_000_000, true, None), CAP);
+    }
+}

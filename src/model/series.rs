@@ -1,0 +1,495 @@
+//! What a timed phase did over time, and how its load was paced: the interval series
+//! ([`PhaseSeries`]), a fixed rate's outcome ([`RateOutcome`]) and a steady-state criterion's
+//! ([`SteadyOutcome`]); and the load a phase asks for ([`Load`]), as validation leaves it.
+//!
+//! A phase total hides *when* the work slowed (a writer stalling at the dirty limit, a device
+//! pausing); the series keeps one point per interval. It is kept compact in JSON and in the
+//! store: one array of numbers per quantity, not one object per point, so a phase of 200
+//! points costs a few kilobytes.
+//!
+//! Latency percentiles per interval come from a coarse log-linear histogram (4 sub-buckets per
+//! power of two; a value is reported as its bucket's midpoint, within 12.5% of the true
+//! value); the phase's own percentiles ([`super::result::OpLatency`]) stay exact to 0.1%.
+
+use serde::{Deserialize, Serialize};
+
+/// Shortest interval of a series: shorter ones cost more than they show.
+pub const MIN_INTERVAL_NANOS: u64 = 10_000_000;
+
+/// One phase over time: point `i` covers `[i * interval_nanos, (i + 1) * interval_nanos)` from
+/// the release of the phase's workers (the last point may be partial: it ends with the phase).
+/// Every array has one entry per point; the sampled ones (`dirty_bytes`, `writeback_bytes`)
+/// hold the last sample taken by the end of the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSeries {
+    /// Length of one interval.
+    pub interval_nanos: u64,
+    /// Bytes read that completed in each interval.
+    #[serde(default)]
+    pub read_bytes: Vec<u64>,
+    /// Bytes written.
+    #[serde(default)]
+    pub write_bytes: Vec<u64>,
+    /// Reads completed.
+    #[serde(default)]
+    pub read_ops: Vec<u64>,
+    /// Writes completed.
+    #[serde(default)]
+    pub write_ops: Vec<u64>,
+    /// Every op completed (reads, writes, syncs, file-set ops).
+    #[serde(default)]
+    pub ops: Vec<u64>,
+    /// Median latency of the ops completed in the interval (0 when none).
+    #[serde(default)]
+    pub p50_nanos: Vec<u64>,
+    /// 99th percentile.
+    #[serde(default)]
+    pub p99_nanos: Vec<u64>,
+    /// Longest latency (exact).
+    #[serde(default)]
+    pub max_nanos: Vec<u64>,
+    /// `Dirty` of `/proc/meminfo`, sampled by the phase's runner thread (empty when unread).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirty_bytes: Vec<u64>,
+    /// `Writeback` of `/proc/meminfo`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writeback_bytes: Vec<u64>,
+}
+
+impl PhaseSeries {
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// No points.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// MiB/s (read + written) of each point; the last, partial point is scaled by the share of
+    /// the interval the phase lasted, `last_fraction`.
+    pub fn mib_per_s(&self, last_fraction: f64) -> Vec<f64> {
+        let secs = self.interval_nanos as f64 / 1e9;
+        let n = self.len();
+        (0..n)
+            .map(|i| {
+                let b = self.read_bytes.get(i).copied().unwrap_or(0)
+                    + self.write_bytes.get(i).copied().unwrap_or(0);
+                let s = if i + 1 == n { secs * last_fraction.clamp(0.01, 1.0) } else { secs };
+                b as f64 / (1u64 << 20) as f64 / s
+            })
+            .collect()
+    }
+
+    /// Stalls: runs of consecutive intervals in which no op completed, between intervals that
+    /// had completions (so ops were in flight), as (first interval, length in intervals).
+    pub fn stalls(&self) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        let mut i = 0;
+        let n = self.ops.len();
+        while i < n {
+            if self.ops[i] == 0 && i > 0 {
+                let start = i;
+                while i < n && self.ops[i] == 0 {
+                    i += 1;
+                }
+                if i < n {
+                    v.push((start, i - start));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        v
+    }
+}
+
+/// Several ranks' series of one phase on the common clock (a multi-client run): `parts` are
+/// each rank's series and its release after the earliest one's, in ns. Each is brought to the
+/// coarsest interval (intervals are the base doubled, so they nest) and shifted by its start;
+/// bytes and ops add up, `max` is the largest, and p50/p99 are the largest of the ranks' (an
+/// upper bound: ranks keep no per-interval histograms to merge). Dirty and writeback bytes
+/// add up over `hosts`' first rank (the host-wide counters of each host once).
+pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
+    let interval = parts.iter().map(|p| p.0.interval_nanos).max().filter(|i| *i > 0)?;
+    let mut out = PhaseSeries { interval_nanos: interval, ..PhaseSeries::default() };
+    let widened: Vec<(PhaseSeries, usize, bool)> = parts
+        .iter()
+        .map(|(s, off, first)| (s.widen(interval), (*off / interval) as usize, *first))
+        .collect();
+    let n = widened.iter().map(|(s, o, _)| s.len() + o).max().unwrap_or(0);
+    let mem = widened.iter().any(|(s, _, f)| *f && !s.dirty_bytes.is_empty());
+    let grow = |v: &mut Vec<u64>| v.resize(n, 0);
+    for v in [
+        &mut out.read_bytes,
+        &mut out.write_bytes,
+        &mut out.read_ops,
+        &mut out.write_ops,
+        &mut out.ops,
+        &mut out.p50_nanos,
+        &mut out.p99_nanos,
+        &mut out.max_nanos,
+    ] {
+        grow(v);
+    }
+    if mem {
+        grow(&mut out.dirty_bytes);
+        grow(&mut out.writeback_bytes);
+    }
+    for (s, off, first) in &widened {
+        for i in 0..s.len() {
+            let j = i + off;
+            let at = |v: &Vec<u64>| v.get(i).copied().unwrap_or(0);
+            out.read_bytes[j] += at(&s.read_bytes);
+            out.write_bytes[j] += at(&s.write_bytes);
+            out.read_ops[j] += at(&s.read_ops);
+            out.write_ops[j] += at(&s.write_ops);
+            out.ops[j] += at(&s.ops);
+            out.p50_nanos[j] = out.p50_nanos[j].max(at(&s.p50_nanos));
+            out.p99_nanos[j] = out.p99_nanos[j].max(at(&s.p99_nanos));
+            out.max_nanos[j] = out.max_nanos[j].max(at(&s.max_nanos));
+            if mem && *first {
+                out.dirty_bytes[j] += at(&s.dirty_bytes);
+                out.writeback_bytes[j] += at(&s.writeback_bytes);
+            }
+        }
+    }
+    Some(out)
+}
+
+impl PhaseSeries {
+    /// This series at `interval` (a multiple by a power of two of its own): pairs of points
+    /// merged (sums; the larger percentile and max; the later memory sample).
+    pub fn widen(&self, interval: u64) -> PhaseSeries {
+        let mut s = self.clone();
+        while s.interval_nanos > 0 && s.interval_nanos < interval {
+            let sum = |v: &Vec<u64>| v.chunks(2).map(|c| c.iter().sum()).collect::<Vec<u64>>();
+            let max = |v: &Vec<u64>| {
+                v.chunks(2).map(|c| c.iter().copied().max().unwrap_or(0)).collect::<Vec<u64>>()
+            };
+            let last = |v: &Vec<u64>| v.chunks(2).map(|c| c[c.len() - 1]).collect::<Vec<u64>>();
+            s = PhaseSeries {
+                interval_nanos: s.interval_nanos * 2,
+                read_bytes: sum(&s.read_bytes),
+                write_bytes: sum(&s.write_bytes),
+                read_ops: sum(&s.read_ops),
+                write_ops: sum(&s.write_ops),
+                ops: sum(&s.ops),
+                p50_nanos: max(&s.p50_nanos),
+                p99_nanos: max(&s.p99_nanos),
+                max_nanos: max(&s.max_nanos),
+                dirty_bytes: last(&s.dirty_bytes),
+                writeback_bytes: last(&s.writeback_bytes),
+            };
+        }
+        s
+    }
+}
+
+/// Stalls of a phase: runs of intervals in which no op completed between intervals that had
+/// completions ([`PhaseSeries::stalls`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stalls {
+    /// Runs.
+    pub count: u32,
+    /// The longest, ns.
+    pub longest_nanos: u64,
+    /// All of them, ns.
+    pub total_nanos: u64,
+}
+
+/// A write-throughput cliff that coincides with dirty page cache at its peak: writers
+/// throttled at the dirty limit (`balance_dirty_pages`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirtyCliff {
+    /// Mean MiB/s written before it.
+    pub before_mib_per_s: f64,
+    /// Mean MiB/s written from it to the end of the phase.
+    pub after_mib_per_s: f64,
+    /// Seconds into the phase.
+    pub at_secs: f64,
+    /// Dirty bytes at that moment.
+    pub dirty_bytes: u64,
+}
+
+impl PhaseSeries {
+    /// The stalls, summed; `None` when there were none.
+    pub fn stall_summary(&self) -> Option<Stalls> {
+        let st = self.stalls();
+        let longest = st.iter().map(|x| x.1).max()? as u64;
+        Some(Stalls {
+            count: st.len() as u32,
+            longest_nanos: longest * self.interval_nanos,
+            total_nanos: st.iter().map(|x| x.1 as u64).sum::<u64>() * self.interval_nanos,
+        })
+    }
+
+    /// The point after which the written MiB/s stays below 60% of what it was before (the
+    /// steepest such drop), with dirty bytes at 85% of their peak or more (a peak of 16 MiB at least); `None` when
+    /// the series is short (under 10 points), wrote nothing or has no memory samples.
+    pub fn dirty_cliff(&self) -> Option<DirtyCliff> {
+        let n = self.len();
+        if n < 10 || self.dirty_bytes.len() != n || self.write_bytes.iter().all(|b| *b == 0) {
+            return None;
+        }
+        let peak = self.dirty_bytes.iter().copied().max().unwrap_or(0);
+        if peak < 16 << 20 {
+            return None;
+        }
+        let secs = self.interval_nanos as f64 / 1e9;
+        let mib: Vec<f64> = self.write_bytes.iter().map(|b| *b as f64 / 1048576.0 / secs).collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let k = (n / 10).max(3);
+        // Where the drop from the `k` points before to the `k` after is steepest, among the
+        // points where it holds for the rest of the phase (the last point may be partial: left
+        // out).
+        let mut best: Option<(f64, DirtyCliff)> = None;
+        for i in k..n - k {
+            let before = mean(&mib[i - k..i]);
+            let (next, rest) = (mean(&mib[i..i + k]), mean(&mib[i..n - 1]));
+            let at_peak = self.dirty_bytes[i] * 100 >= peak * 85;
+            if before > 0.0 && next < 0.6 * before && rest < 0.6 * before && at_peak {
+                let drop = before / next.max(1e-9);
+                if best.as_ref().is_none_or(|b| drop > b.0) {
+                    let c = DirtyCliff {
+                        before_mib_per_s: before,
+                        after_mib_per_s: rest,
+                        at_secs: i as f64 * secs,
+                        dirty_bytes: self.dirty_bytes[i],
+                    };
+                    best = Some((drop, c));
+                }
+            }
+        }
+        best.map(|b| b.1)
+    }
+}
+
+/// How a phase's load is paced: closed loop (none of these), a fixed rate (open loop), and
+/// think time; and when a time-based phase may end early (a steady-state criterion).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// Ops per second asked of each thread (`rate_iops` / `rate` divided by the op size, per
+    /// thread or split over the test's threads by `rate_per`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_ops_per_s: Option<f64>,
+    /// The rate as written: ops per second of the test (every thread together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_ops_per_s: Option<f64>,
+    /// Pause after every `think_every` ops (`thinktime`), nanoseconds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_nanos: u64,
+    /// Ops between pauses (`thinktime_blocks`, default 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_every: u64,
+    /// Steady-state criterion (`ss`), with `ss_dur` and `ss_ramp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl Load {
+    /// Nothing paced: the closed loop.
+    pub fn is_closed(&self) -> bool {
+        self.thread_ops_per_s.is_none() && self.think_nanos == 0
+    }
+}
+
+/// fio's steady-state metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SteadyMetric {
+    /// Every 1 s sample of ops/s within the limit of the window's mean.
+    Iops,
+    /// The least-squares slope of ops/s over the window, per second, within the limit of the
+    /// mean.
+    IopsSlope,
+    /// As `Iops`, on bytes per second.
+    Bw,
+    /// As `IopsSlope`, on bytes per second.
+    BwSlope,
+}
+
+impl SteadyMetric {
+    /// The name as written (`iops_slope`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SteadyMetric::Iops => "iops",
+            SteadyMetric::IopsSlope => "iops_slope",
+            SteadyMetric::Bw => "bw",
+            SteadyMetric::BwSlope => "bw_slope",
+        }
+    }
+}
+
+/// A steady-state criterion: the phase ends once `metric` stays within `limit_percent` over
+/// the last `window_secs` seconds (after `ramp_secs`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    /// What is checked.
+    pub metric: SteadyMetric,
+    /// Limit, percent of the window's mean.
+    pub limit_percent: f64,
+    /// Window (`ss_dur`), whole seconds.
+    pub window_secs: u32,
+    /// Seconds ignored at the start (`ss_ramp`).
+    pub ramp_secs: u32,
+}
+
+/// A fixed rate's outcome: asked against achieved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateOutcome {
+    /// Ops per second asked (every thread together).
+    pub asked_ops_per_s: f64,
+    /// Ops per second achieved (ops completed over the phase's wall time).
+    pub achieved_ops_per_s: f64,
+}
+
+impl RateOutcome {
+    /// Achieved over asked (1.0 when met).
+    pub fn ratio(&self) -> f64 {
+        if self.asked_ops_per_s > 0.0 {
+            self.achieved_ops_per_s / self.asked_ops_per_s
+        } else {
+            1.0
+        }
+    }
+
+    /// Fell short of the asked rate by more than 2% (the pacing's own tolerance).
+    pub fn short(&self) -> bool {
+        self.ratio() < 0.98
+    }
+
+    /// `asked 500/s, achieved 431/s (86%)`.
+    pub fn words(&self) -> String {
+        format!(
+            "asked {:.0}/s, achieved {:.0}/s ({:.0}%)",
+            self.asked_ops_per_s,
+            self.achieved_ops_per_s,
+            100.0 * self.ratio()
+        )
+    }
+}
+
+/// A steady-state criterion's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SteadyOutcome {
+    /// The criterion.
+    pub criterion: Steady,
+    /// Seconds into the phase at which it held (the phase ended there); `None`: it never did.
+    pub held_at_secs: Option<f64>,
+}
+
+impl SteadyOutcome {
+    /// `steady state (iops within 5% over 10 s) held at 24 s` / `... never held`.
+    pub fn words(&self) -> String {
+        let c = &self.criterion;
+        let what = format!(
+            "steady state ({} within {}% over {} s)",
+            c.metric.name(),
+            c.limit_percent,
+            c.window_secs
+        );
+        match self.held_at_secs {
+            Some(s) => format!("{what} held at {s:.1} s"),
+            None => format!("{what} never held"),
+        }
+    }
+}
+
+/// What a paced or steady-state phase reports about its load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadOutcome {
+    /// The fixed rate, asked and achieved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateOutcome>,
+    /// The steady-state criterion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyOutcome>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_are_empty_runs_between_completions() {
+        let s = PhaseSeries { ops: vec![5, 0, 0, 4, 0, 3, 0], ..PhaseSeries::default() };
+        // The trailing empty interval has nothing after it: the phase ended, not a stall.
+        assert_eq!(s.stalls(), vec![(1, 2), (4, 1)]);
+    }
+
+    #[test]
+    fn ranks_merge_on_the_common_clock() {
+        let a = PhaseSeries {
+            interval_nanos: 10,
+            read_bytes: vec![1, 2, 3, 4],
+            read_ops: vec![1, 1, 1, 1],
+            ops: vec![1, 1, 1, 1],
+            p99_nanos: vec![5, 9, 1, 1],
+            max_nanos: vec![5, 9, 1, 1],
+            dirty_bytes: vec![7, 8, 9, 10],
+            writeback_bytes: vec![0, 0, 0, 1],
+            ..PhaseSeries::default()
+        };
+        let b = PhaseSeries {
+            interval_nanos: 20,
+            read_bytes: vec![10],
+            read_ops: vec![2],
+            ops: vec![2],
+            p99_nanos: vec![3],
+            max_nanos: vec![3],
+            dirty_bytes: vec![100],
+            writeback_bytes: vec![100],
+            ..PhaseSeries::default()
+        };
+        // b started one (widened) interval after a, on a host a already counts.
+        let m = merge_ranks(&[(&a, 0, true), (&b, 20, false)]).unwrap();
+        assert_eq!(m.interval_nanos, 20);
+        assert_eq!(m.read_bytes, vec![3, 17]);
+        assert_eq!(m.ops, vec![2, 4]);
+        assert_eq!(m.p99_nanos, vec![9, 3]);
+        assert_eq!(m.dirty_bytes, vec![8, 10]);
+        assert_eq!(m.writeback_bytes, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_cliff_at_the_dirty_peak_is_found_and_one_without_it_is_not() {
+        let mib = 1u64 << 20;
+        // 100 ms points: 100 MiB/s (10 MiB a point) while dirty grows to 200 MiB, then 20 MiB/s.
+        let mut s = PhaseSeries { interval_nanos: 100_000_000, ..PhaseSeries::default() };
+        for i in 0..40u64 {
+            let (w, d) = if i < 20 { (10 * mib, (i + 1) * 10 * mib) } else { (2 * mib, 200 * mib) };
+            s.write_bytes.push(w);
+            s.write_ops.push(1);
+            s.ops.push(1);
+            s.dirty_bytes.push(d);
+            s.writeback_bytes.push(0);
+        }
+        let c = s.dirty_cliff().expect("a cliff");
+        assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s", c.at_secs);
+        assert!(c.before_mib_per_s > 80.0 && c.after_mib_per_s < 30.0, "{c:?}");
+        assert!(c.dirty_bytes >= 170 * mib);
+        // The same drop with dirty bytes far from their peak is not the dirty limit.
+        s.dirty_bytes = (0..40).map(|i| if i < 5 { 300 * mib } else { 10 * mib }).collect();
+        assert_eq!(s.dirty_cliff(), None);
+    }
+
+    #[test]
+    fn rate_words_say_the_shortfall() {
+        let r = RateOutcome { asked_ops_per_s: 500.0, achieved_ops_per_s: 431.0 };
+        assert_eq!(r.words(), "asked 500/s, achieved 431/s (86%)");
+        assert!(r.short());
+        assert!(!RateOutcome { asked_ops_per_s: 500.0, achieved_ops_per_s: 495.0 }.short());
+    }
+
+    #[test]
+    fn old_records_read_without_series() {
+        let s: PhaseSeries = serde_json::from_str(r#"{"interval_nanos": 20000000}"#).unwrap();
+        assert!(s.is_empty());
+    }
+}

@@ -1,0 +1,219 @@
+//! A phase's load keys (`rate_iops`, `rate`, `rate_per`, `thinktime`, `thinktime_blocks`, `ss`,
+//! `ss_dur`, `ss_ramp`; fio's names and meanings) checked and turned into the model's
+//! [`Load`]. Kept apart from the rest of the validator because the fio front end maps fio's
+//! options of the same names onto exactly these keys.
+
+use super::spec::PhaseSpec;
+use crate::model::job::Amount;
+use crate::model::series::{Load, Steady, SteadyMetric};
+use serde::{Deserialize, Serialize};
+
+/// fio's default steady-state window, seconds.
+pub const DEFAULT_SS_DUR: f64 = 30.0;
+
+/// A duration as written: an integer of microseconds (fio's unit for `thinktime`) or a string
+/// with a unit (`"500us"`, `"2ms"`, `"1s"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DurationText {
+    /// Microseconds.
+    Micros(u64),
+    /// With a unit.
+    Text(String),
+}
+
+impl DurationText {
+    /// Nanoseconds, or why not.
+    pub fn nanos(&self) -> Result<u64, String> {
+        match self {
+            DurationText::Micros(us) => Ok(us.saturating_mul(1000)),
+            DurationText::Text(t) => {
+                let t = t.trim();
+                let (num, scale) = [("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+                    .iter()
+                    .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+                    .unwrap_or((t, 1e3));
+                match num.trim().parse::<f64>() {
+                    Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 3600e9 => {
+                        Ok((v * scale) as u64)
+                    }
+                    _ => Err(format!(
+                        "thinktime = \"{t}\" is not a duration: write microseconds (500) or \"500us\", \"2ms\", \"1s\""
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// The phase's [`Load`] from its keys; `threads` share a per-test rate, `mean_op_bytes` (the
+/// data pattern's mean transfer) turns a byte rate into ops. Errors say how to fix the input.
+pub fn resolve(
+    p: &PhaseSpec,
+    amount: &Amount,
+    threads: u32,
+    mean_op_bytes: Option<f64>,
+) -> Result<Load, String> {
+    let threads = threads.max(1) as f64;
+    let per_test = match p.rate_per.as_deref() {
+        None | Some("thread") => false,
+        Some("test") => true,
+        Some(o) => {
+            return Err(format!("rate_per = \"{o}\": write \"thread\" (each thread's rate, fio's) or \"test\" (split over the test's threads)"))
+        }
+    };
+    let asked = match (p.rate_iops, p.rate) {
+        (Some(_), Some(_)) => {
+            return Err("rate_iops and rate together: give one (rate_iops in ops per second, or rate in bytes per second)".into())
+        }
+        (Some(r), None) if !(r.is_finite() && r > 0.0 && r <= 1e9) => {
+            return Err(format!("rate_iops = {r}: give a rate above 0 and at most 1e9 ops per second, or leave it out for the closed loop"))
+        }
+        (Some(r), None) => Some(r),
+        (None, Some(b)) => {
+            let bytes = b.resolve(0);
+            let Some(op) = mean_op_bytes.filter(|m| *m > 0.0) else {
+                return Err("rate (bytes per second) needs reads or writes in the pattern: use rate_iops for a pattern of other ops".into());
+            };
+            if bytes == 0 {
+                return Err("rate = 0: give bytes per second (\"100M\"), or leave it out for the closed loop".into());
+            }
+            Some(bytes as f64 / op)
+        }
+        (None, None) => {
+            if p.rate_per.is_some() {
+                return Err("rate_per without a rate: add rate_iops or rate".into());
+            }
+            None
+        }
+    };
+    let (thread_ops_per_s, test_ops_per_s) = match asked {
+        Some(r) if per_test => (Some(r / threads), Some(r)),
+        Some(r) => (Some(r), Some(r * threads)),
+        None => (None, None),
+    };
+    let think_nanos = match &p.thinktime {
+        Some(t) => t.nanos()?,
+        None => 0,
+    };
+    let think_every = match p.thinktime_blocks {
+        Some(0) => {
+            return Err("thinktime_blocks = 0: give the ops between pauses, at least 1".into())
+        }
+        Some(_) if think_nanos == 0 => {
+            return Err("thinktime_blocks without thinktime: add thinktime (the pause)".into())
+        }
+        Some(n) => n,
+        None if think_nanos > 0 => 1,
+        None => 0,
+    };
+    let steady = resolve_steady(p, amount)?;
+    Ok(Load { thread_ops_per_s, test_ops_per_s, think_nanos, think_every, steady })
+}
+
+/// `ss`, `ss_dur`, `ss_ramp`: only on a time-based phase.
+fn resolve_steady(p: &PhaseSpec, amount: &Amount) -> Result<Option<Steady>, String> {
+    let Some(ss) = &p.ss else {
+        if p.ss_dur.is_some() || p.ss_ramp.is_some() {
+            return Err(
+                "ss_dur or ss_ramp without ss: add the criterion, e.g. ss = \"iops:5%\"".into()
+            );
+        }
+        return Ok(None);
+    };
+    let Amount::Seconds(secs) = amount else {
+        return Err(format!(
+            "ss = \"{ss}\" on a phase bound by size or count: a steady state ends a time-based phase early; write amount = {{ seconds = N }} (the longest it may run) or remove ss"
+        ));
+    };
+    let bad = || {
+        format!("ss = \"{ss}\": write METRIC:LIMIT%, METRIC one of iops, iops_slope, bw, bw_slope (e.g. \"iops:5%\", \"bw_slope:0.5%\")")
+    };
+    let (m, limit) = ss.split_once(':').ok_or_else(bad)?;
+    let metric = match m.trim() {
+        "iops" => SteadyMetric::Iops,
+        "iops_slope" => SteadyMetric::IopsSlope,
+        "bw" => SteadyMetric::Bw,
+        "bw_slope" => SteadyMetric::BwSlope,
+        _ => return Err(bad()),
+    };
+    let limit_percent: f64 =
+        limit.trim().trim_end_matches('%').trim().parse().map_err(|_| bad())?;
+    if !(limit_percent.is_finite() && limit_percent > 0.0) {
+        return Err(bad());
+    }
+    let dur = p.ss_dur.unwrap_or(DEFAULT_SS_DUR);
+    let ramp = p.ss_ramp.unwrap_or(0.0);
+    if !(dur.is_finite() && dur >= 2.0 && dur.fract() == 0.0) {
+        return Err(format!("ss_dur = {dur}: give whole seconds, at least 2 (the criterion is checked on one sample a second)"));
+    }
+    if !(ramp.is_finite() && ramp >= 0.0 && ramp.fract() == 0.0) {
+        return Err(format!("ss_ramp = {ramp}: give whole seconds, 0 or more"));
+    }
+    if ramp + dur > *secs {
+        return Err(format!(
+            "ss_ramp + ss_dur = {} s is longer than the phase's {secs} s: the criterion could never be checked; lengthen amount.seconds or shorten ss_dur",
+            ramp + dur
+        ));
+    }
+    Ok(Some(Steady { metric, limit_percent, window_secs: dur as u32, ramp_secs: ramp as u32 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::size::SizeExpr;
+
+    fn spec() -> PhaseSpec {
+        PhaseSpec::default()
+    }
+
+    #[test]
+    fn a_rate_is_per_thread_unless_per_test() {
+        let p = PhaseSpec { rate_iops: Some(500.0), ..spec() };
+        let l = resolve(&p, &Amount::Seconds(4.0), 4, Some(4096.0)).unwrap();
+        assert_eq!((l.thread_ops_per_s, l.test_ops_per_s), (Some(500.0), Some(2000.0)));
+        let p = PhaseSpec { rate_per: Some("test".into()), ..p };
+        let l = resolve(&p, &Amount::Seconds(4.0), 4, Some(4096.0)).unwrap();
+        assert_eq!((l.thread_ops_per_s, l.test_ops_per_s), (Some(125.0), Some(500.0)));
+        // A byte rate is ops of the pattern's mean size.
+        let p = PhaseSpec { rate: Some(SizeExpr::Bytes(4 << 20)), ..spec() };
+        let l = resolve(&p, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap();
+        assert_eq!(l.thread_ops_per_s, Some(1024.0));
+    }
+
+    #[test]
+    fn bad_load_keys_say_the_fix() {
+        let e = |p: PhaseSpec, a: Amount| resolve(&p, &a, 1, Some(4096.0)).unwrap_err();
+        let both = PhaseSpec { rate_iops: Some(1.0), rate: Some(SizeExpr::Bytes(1)), ..spec() };
+        assert!(e(both, Amount::Ops(1)).contains("give one"));
+        let zero = PhaseSpec { rate_iops: Some(0.0), ..spec() };
+        assert!(e(zero, Amount::Ops(1)).contains("above 0"));
+        let sized = PhaseSpec { ss: Some("iops:5%".into()), ..spec() };
+        assert!(e(sized.clone(), Amount::Bytes(1 << 20)).contains("amount = { seconds = N }"));
+        let word = PhaseSpec { ss: Some("lat:5%".into()), ..spec() };
+        assert!(e(word, Amount::Seconds(60.0)).contains("iops_slope"));
+        assert!(e(sized, Amount::Seconds(10.0)).contains("longer than the phase"));
+        let blocks = PhaseSpec { thinktime_blocks: Some(4), ..spec() };
+        assert!(e(blocks, Amount::Ops(1)).contains("add thinktime"));
+    }
+
+    #[test]
+    fn steady_state_and_think_time() {
+        let p = PhaseSpec {
+            ss: Some("iops_slope:0.5%".into()),
+            ss_dur: Some(10.0),
+            ss_ramp: Some(5.0),
+            thinktime: Some(DurationText::Text("2ms".into())),
+            ..spec()
+        };
+        let l = resolve(&p, &Amount::Seconds(60.0), 1, None).unwrap();
+        let s = l.steady.unwrap();
+        assert_eq!(
+            (s.metric, s.limit_percent, s.window_secs, s.ramp_secs),
+            (SteadyMetric::IopsSlope, 0.5, 10, 5)
+        );
+        assert_eq!((l.think_nanos, l.think_every), (2_000_000, 1));
+        assert_eq!(DurationText::Micros(250).nanos(), Ok(250_000));
+    }
+}
