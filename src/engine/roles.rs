@@ -99,6 +99,7 @@ pub fn beside<T>(
                         region_start: 0,
                         region_len: r.file_bytes,
                         verify: None,
+                        nofollow: false,
                     }),
                 },
             ));

@@ -1,12 +1,17 @@
 //! A data test's files: one file shared by every thread (each taking its own region for
 //! sequential ops), or one per thread; opened by each phase's workers and read and written at
 //! offsets through the engine's queue.
+//!
+//! The file is fsbench's own, named and removed by it in its work directory, or one the job
+//! names ([`NamedFile`], fio's `filename=/mnt/x.dat`): the user's, used where it is, laid out
+//! only if absent or shorter (as fio), opened without following a final symlink, and kept
+//! unless the job says `unlink`.
 
 use super::{removes_files, SetUp, TestFiles, WorkerShare};
 use crate::engine::runner::{EngineOptions, Progress};
 use crate::engine::worker::{FileWork, PaddedCounter, Work};
 use crate::model::failure::EngineError;
-use crate::model::job::{Amount, PhaseDef, TestDef};
+use crate::model::job::{Amount, NamedFile, PhaseDef, TestDef};
 use crate::model::result::{PhaseResult, RepResult, Warning};
 use std::path::{Path, PathBuf};
 
@@ -26,8 +31,31 @@ impl DataFiles {
     /// `kept`: an earlier repetition left them laid out for this one, which are used when
     /// every one is there at its full size). With several processes in one directory
     /// ([`EngineOptions::share`]), a shared file is one for all of them; files of one thread
-    /// get the process's index in their names.
-    pub(super) fn make(test: &TestDef, dir: &Path, opts: &EngineOptions, kept: bool) -> DataFiles {
+    /// get the process's index in their names. A named file is checked ([`check_named`]) and
+    /// never removed here.
+    pub(super) fn make(
+        test: &TestDef,
+        dir: &Path,
+        opts: &EngineOptions,
+        kept: bool,
+    ) -> Result<DataFiles, EngineError> {
+        if let Some(named) = &test.files.named {
+            // Its content is the user's, not the verified pattern; and it is one file for one
+            // process.
+            if opts.verify || opts.share.is_some() {
+                return Err(EngineError::unsupported(format!(
+                    "{}: a file the job names cannot be used with --verify or several processes; leave the path out (fsbench's own file)",
+                    named.path.display()
+                )));
+            }
+            let size = file_size(test, opts);
+            let laid_out = check_named(named)?.is_some_and(|len| len >= size);
+            return Ok(DataFiles {
+                paths: vec![named.path.clone()],
+                counters: Vec::new(),
+                laid_out,
+            });
+        }
         let paths: Vec<PathBuf> = if test.files.shared {
             vec![dir.join(format!("t{}.dat", test.id))]
         } else if let Some(s) = opts.share {
@@ -45,11 +73,12 @@ impl DataFiles {
         if !laid_out {
             files.remove_created_by(test, opts);
         }
-        files
+        Ok(files)
     }
 
+    /// Remove the files fsbench made (never a named file: it is the user's).
     fn remove_created_by(&self, test: &TestDef, opts: &EngineOptions) {
-        if removes_files(test, opts) {
+        if test.files.named.is_none() && removes_files(test, opts) {
             for p in &self.paths {
                 let _ = std::fs::remove_file(p);
             }
@@ -80,7 +109,8 @@ impl TestFiles for DataFiles {
         cx.progress.phase_start(test, cx.rep, "setup", Some(test.footprint_bytes()));
         let size = file_size(test, opts);
         let verify = opts.verify.then_some(opts.seed);
-        let r = prefill(&self.paths, size, opts.compress_percent, cx.seed, verify, cx.progress);
+        let named = test.files.named.is_some();
+        let r = fill(&self.paths, size, opts.compress_percent, cx.seed, verify, cx.progress, named);
         cx.progress.phase_end();
         r.map_err(|e| e.at("setup"))
     }
@@ -144,7 +174,9 @@ impl TestFiles for DataFiles {
                 // A shared file is file 0; otherwise thread k's file is file k.
                 let file = if test.files.shared { 0 } else { k as u64 };
                 let verify = opts.verify.then_some((opts.seed, file));
-                let work = FileWork { path, file_size: size, region_start, region_len, verify };
+                let nofollow = test.files.named.is_some();
+                let work =
+                    FileWork { path, file_size: size, region_start, region_len, verify, nofollow };
                 (Work::File(work), &counters[k].0)
             })
             .collect()
@@ -178,7 +210,63 @@ impl TestFiles for DataFiles {
     }
 
     fn remove(self: Box<Self>, test: &TestDef, opts: &EngineOptions) {
-        self.remove_created_by(test, opts);
+        match &test.files.named {
+            // `unlink=1`: the job asked for its file to go; only while it is a regular file.
+            Some(named) if named.unlink => {
+                if std::fs::symlink_metadata(&named.path).is_ok_and(|m| m.is_file()) {
+                    let _ = std::fs::remove_file(&named.path);
+                }
+            }
+            Some(_) => {}
+            None => self.remove_created_by(test, opts),
+        }
+    }
+}
+
+/// Check a named file before anything touches it: the path's directories exist and none is a
+/// symlink in a directory another user can write (who could swap it, as the work directory's
+/// checks guard against in [`crate::engine::workspace`]); the file itself, if it exists, is a
+/// regular file and no symlink. Its length, if it exists.
+pub(super) fn check_named(named: &NamedFile) -> Result<Option<u64>, EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let path = &named.path;
+    let what = format!("the job's file {}", path.display());
+    let refuse = |reason: String| EngineError::Setup { what: what.clone(), reason, errno: None };
+    let me = rustix::process::geteuid().as_raw();
+    let mut here = PathBuf::from("/");
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    for c in parent.components().skip(1) {
+        let dir = here.clone();
+        here.push(c);
+        let m = std::fs::symlink_metadata(&here)
+            .map_err(|e| EngineError::io("checking the directory", Some(here.clone()), &e))?;
+        if !m.file_type().is_symlink() {
+            if !m.is_dir() {
+                return Err(refuse(format!("{} is not a directory", here.display())));
+            }
+            continue;
+        }
+        let d = std::fs::metadata(&dir)
+            .map_err(|e| EngineError::io("checking the directory", Some(dir.clone()), &e))?;
+        let others = (d.uid() != 0 && d.uid() != me) || d.mode() & 0o022 != 0;
+        if others {
+            return Err(refuse(format!("{} is a symlink in {}, which another user can write: they could point it elsewhere and redirect fsbench's writes; name the path without it", here.display(), dir.display())));
+        }
+        // A link of ours (or root's): follow it, and check what it leads to as well.
+        here = std::fs::canonicalize(&here)
+            .map_err(|e| EngineError::io("resolving", Some(here.clone()), &e))?;
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(EngineError::io("checking", Some(path.clone()), &e)),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse(
+            "is a symbolic link: fsbench opens a named file without following a link".into(),
+        )),
+        Ok(m) if !m.is_file() => Err(refuse(format!(
+            "is not a regular file ({})",
+            crate::sys::regular::kind(&m.file_type())
+        ))),
+        Ok(m) => Ok(Some(m.len())),
     }
 }
 
@@ -219,7 +307,22 @@ pub fn prefill(
     verify: Option<u64>,
     progress: &dyn Progress,
 ) -> Result<bool, EngineError> {
+    fill(paths, size, compress_percent, seed, verify, progress, false)
+}
+
+/// [`prefill`]; `named`: the files are the job's (opened with `O_NOFOLLOW`, and checked to be
+/// regular files once open).
+fn fill(
+    paths: &[PathBuf],
+    size: u64,
+    compress_percent: u8,
+    seed: u64,
+    verify: Option<u64>,
+    progress: &dyn Progress,
+    named: bool,
+) -> Result<bool, EngineError> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     const CHUNK: usize = 1 << 20;
     let mut done = 0u64;
     for (i, p) in paths.iter().enumerate() {
@@ -227,8 +330,25 @@ pub fn prefill(
             Some(vseed) => crate::engine::buffer::WritePool::verified(CHUNK, 1, vseed, i as u64),
             None => crate::engine::buffer::WritePool::new(CHUNK, compress_percent, seed ^ 0xf111),
         };
-        let mut f = std::fs::File::create(p)
-            .map_err(|e| EngineError::io("creating", Some(p.clone()), &e))?;
+        let mut oo = std::fs::OpenOptions::new();
+        oo.write(true).create(true).truncate(true);
+        if named {
+            oo.custom_flags(libc::O_NOFOLLOW);
+        }
+        let mut f = oo.open(p).map_err(|e| EngineError::io("creating", Some(p.clone()), &e))?;
+        if named {
+            let m = f.metadata().map_err(|e| EngineError::io("fstat", Some(p.clone()), &e))?;
+            if !m.is_file() {
+                return Err(EngineError::Setup {
+                    what: format!("the job's file {}", p.display()),
+                    reason: format!(
+                        "is not a regular file ({})",
+                        crate::sys::regular::kind(&m.file_type())
+                    ),
+                    errno: None,
+                });
+            }
+        }
         let mut left = size;
         while left > 0 {
             if crate::sys::signals::interrupted() {
