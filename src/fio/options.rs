@@ -103,7 +103,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "direct",
         kind: Kind::Flag, aliases: &[], meaning: "O_DIRECT" },
     FioOption { name: "buffered",
-        kind: Kind::Flag, aliases: &[], meaning: "the inverse of direct: buffered=0 is direct=1 (both given must agree)" },
+        kind: Kind::Flag, aliases: &[], meaning: "the inverse of direct: buffered=0 is direct=1 (both given: the later line counts, as in fio)" },
     FioOption { name: "sync",
         kind: Kind::Text, aliases: &[], meaning: "0/none, 1/sync (O_SYNC), dsync (O_DSYNC)" },
     FioOption { name: "fsync",

@@ -723,18 +723,10 @@ fn named_path(job: &Job, f: &str, line: usize) -> Result<PathBuf, FioError> {
 }
 
 /// Whether the job is O_DIRECT: `direct`, or its inverse `buffered` (`buffered=0` is
-/// `direct=1`, as in fio); both given must agree.
+/// `direct=1`); both given, the later line counts, as in fio (each sets the same flag).
 fn is_direct(job: &Job) -> Result<bool, FioError> {
     match (job.bool("direct")?, job.bool("buffered")?) {
-        (Some(d), Some(b)) if d == b => Err(job.err(
-            "buffered",
-            job.line("buffered"),
-            format!(
-                "buffered={} contradicts direct={}: give one of them",
-                u8::from(b),
-                u8::from(d)
-            ),
-        )),
+        (Some(_), Some(b)) if job.line("buffered") > job.line("direct") => Ok(!b),
         (Some(d), _) => Ok(d),
         (None, Some(b)) => Ok(!b),
         (None, None) => Ok(false),

@@ -568,7 +568,7 @@ fn a_long_list_of_problems_is_cut_and_counted() {
 
 /// `filename` with a path: the job's file where it says (relative to `directory`), shared by
 /// every job naming it (no `filename-reuse` note); `.`/`..`, the kernel's and devices'
-/// directories and a `buffered` that contradicts `direct` are refused with their line.
+/// directories are refused with their line.
 #[test]
 fn a_filename_path_is_the_jobs_own_file() {
     let t = tr("[w]\nrw=write\nsize=1m\ndirectory=/tmp\nfilename=sub/../x.dat\n");
@@ -586,11 +586,13 @@ fn a_filename_path_is_the_jobs_own_file() {
     // A plain name shared by two jobs is still fsbench's own file per test, and says so.
     let t = tr("[w]\nrw=write\nsize=1m\nfilename=d\n[r]\nstonewall\nsize=1m\nfilename=d\n");
     assert!(t.unwrap().notes.iter().any(|n| n.contains("filename-reuse")));
+    // direct and buffered set one flag: the later line counts, as in fio.
+    assert_eq!(one("[a]\nsize=1m\ndirect=0\nbuffered=0\n").0.direct, Some(true));
+    assert_eq!(one("[a]\nsize=1m\nbuffered=0\ndirect=0\n").0.direct, None);
     for (text, says) in [
         ("[a]\nsize=1m\nfilename=/proc/x\n", "t.fio:3: `filename`"),
         ("[a]\nsize=1m\nfilename=/nonexistent-dir-fsbench/x.dat\n", "no such directory"),
         ("[a]\nsize=1m\nfilename=/tmp\n", "is a directory"),
-        ("[a]\nsize=1m\ndirect=1\nbuffered=1\n", "t.fio:4: `buffered`"),
     ] {
         let e = err(text);
         assert!(e.contains(says), "{text}: {e}");
