@@ -170,3 +170,32 @@ fn buffered_0_is_direct_1() {
     assert_eq!(buffered, show("[j]\nrw=randread\nbs=4k\nsize=1m\n"));
     assert!(!buffered.contains("direct = true"), "{buffered}");
 }
+
+/// A named file on another filesystem than the one under test is refused (the target's
+/// eviction, counters and results are that filesystem's), and nothing is made there.
+#[test]
+fn a_named_file_off_the_filesystem_under_test_is_refused() {
+    let (dir, work) = (TestDir::new(), TestDir::new());
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let data = shm.path().join("x.dat");
+    let w = dir.write(
+        "w.toml",
+        &format!(
+            "[[test]]\nid = \"w\"\nname = \"w\"\nfile = {{ size = \"64K\", path = \"{}\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ passes = 1 }}\n",
+            data.display()
+        ),
+    );
+    let (v, _) = run_json(&[
+        "run",
+        "--workload",
+        w.to_str().unwrap(),
+        "--dir",
+        work.path().to_str().unwrap(),
+        "--no-store",
+    ]);
+    let t = &v["tests"][0];
+    assert_ne!(t["status"]["state"], "ok", "{t}");
+    assert!(t.to_string().contains("not on the filesystem under test"), "{t}");
+    assert!(!data.exists(), "the file was made off the target");
+    assert_eq!(work.entries(), Vec::<String>::new());
+}

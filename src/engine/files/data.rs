@@ -48,8 +48,10 @@ impl DataFiles {
                     named.path.display()
                 )));
             }
+            let len = check_named(named)?;
+            on_target(named, dir)?;
             let size = file_size(test, opts);
-            let laid_out = check_named(named)?.is_some_and(|len| len >= size);
+            let laid_out = len.is_some_and(|len| len >= size);
             return Ok(DataFiles {
                 paths: vec![named.path.clone()],
                 counters: Vec::new(),
@@ -223,6 +225,27 @@ impl TestFiles for DataFiles {
     }
 }
 
+/// A named file must be on the filesystem under test (the work directory's): the target's
+/// eviction, device counters and the results' filesystem are that one's, and `compare` runs
+/// each configuration on its own target, where one fixed path would measure one filesystem for
+/// all of them.
+fn on_target(named: &NamedFile, dir: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let parent = named.path.parent().unwrap_or(Path::new("/"));
+    let dev = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.dev())
+            .map_err(|e| EngineError::io("checking the directory", Some(p.to_path_buf()), &e))
+    };
+    if dev(parent)? != dev(dir)? {
+        return Err(EngineError::unsupported(format!(
+            "the job's file {} is not on the filesystem under test: run in a directory on its filesystem (--dir, or the job's directory=), or give the file a plain name",
+            named.path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Check a named file before anything touches it: the path's directories exist and none is a
 /// symlink in a directory another user can write (who could swap it, as the work directory's
 /// checks guard against in [`crate::engine::workspace`]); the file itself, if it exists, is a
@@ -364,4 +387,41 @@ fn fill(
         f.sync_all().map_err(|e| EngineError::io("fsync", Some(p.clone()), &e))?;
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn named(p: PathBuf) -> NamedFile {
+        NamedFile { path: p, unlink: false }
+    }
+
+    /// A symlinked directory on the path is refused where another user could swap it (its
+    /// directory is writable by others), and followed where only we can; the file itself is
+    /// never a symlink or anything but a regular file.
+    #[test]
+    fn a_named_file_is_checked_before_it_is_touched() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::os::unix::fs::symlink(&real, open.join("link")).unwrap();
+        let e = check_named(&named(open.join("link/f.dat"))).unwrap_err().to_string();
+        assert!(e.contains("which another user can write"), "{e}");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(check_named(&named(open.join("link/f.dat"))).unwrap(), None);
+        std::fs::write(real.join("f.dat"), b"1234").unwrap();
+        assert_eq!(check_named(&named(open.join("link/f.dat"))).unwrap(), Some(4));
+        std::os::unix::fs::symlink(real.join("f.dat"), real.join("l.dat")).unwrap();
+        let e = check_named(&named(real.join("l.dat"))).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let e = check_named(&named(real.clone())).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        let e = check_named(&named(real.join("f.dat/x"))).unwrap_err().to_string();
+        assert!(e.contains("is not a directory"), "{e}");
+    }
 }
