@@ -17,7 +17,7 @@ use clap::{Args, FromArgMatches};
 #[command(disable_version_flag = true)]
 pub struct FioArgs {
     /// fio's arguments: job files and `--name=JOB --rw=... --size=...` (options before the
-    /// first --name are global), `--directory`, `--filename` (a plain name), `--output`,
+    /// first --name are global), `--directory`, `--filename` (a plain name, or a path: the job's own file), `--output`,
     /// `--output-format=normal|json|json+`, `--section`, `--parse-only`, `--eta=never`,
     /// `--version`. fsbench's own: `--no-store` (do not record the run), `--fio-strict`
     /// (refuse jobs whose meaning differs from fio's in a detail, instead of noting it).

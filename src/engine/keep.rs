@@ -21,11 +21,14 @@ use crate::model::job::{CacheReq, OpKind, TestDef};
 use std::path::Path;
 
 /// Whether `test`'s files may be laid out once and reused by its later repetitions: a data
-/// test with prefilled files whose every phase only reads them, from an uncached start.
+/// test with prefilled files whose every phase only reads them, from an uncached start (not a
+/// file the job names: it is laid out only when absent or short anyway, and removed or kept as
+/// the job says).
 pub fn reusable(test: &TestDef, opts: &EngineOptions) -> bool {
     opts.reuse_layout
         && !test.is_fileset()
         && test.files.prefill
+        && test.files.named.is_none()
         && test.roles.is_empty()
         && !opts.verify
         && opts.share.is_none()

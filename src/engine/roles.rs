@@ -99,6 +99,7 @@ pub fn beside<T>(
                         region_start: 0,
                         region_len: r.file_bytes,
                         verify: None,
+                        nofollow: false,
                     }),
                     // A role is background load: closed loop, no series of its own.
                     over_time: Default::default(),

@@ -134,6 +134,7 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             region_start: 0,
             region_len: 4 << 20,
             verify: None,
+            nofollow: false,
         };
         let mut plan = WorkerPlan {
             phase,
@@ -453,6 +454,7 @@ fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
         region_start: 0,
         region_len: 1 << 20,
         verify: None,
+        nofollow: false,
     };
     let mut plan = WorkerPlan {
         phase,
@@ -530,6 +532,7 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
             region_start: 0,
             region_len: 1 << 20,
             verify: None,
+            nofollow: false,
         };
         let mut plan = WorkerPlan {
             phase,

@@ -90,6 +90,8 @@ pub struct FileWork<'a> {
     pub region_len: u64,
     /// `--verify`: (seed, file id) of the verified content written ([`super::verify`]).
     pub verify: Option<(u64, u64)>,
+    /// Open with `O_NOFOLLOW`: the file is one the job names ([`crate::model::job::NamedFile`]).
+    pub nofollow: bool,
 }
 
 /// What one worker measured (a data worker or a fileset worker).
@@ -446,8 +448,8 @@ fn reap_error(name: &str, e: &std::io::Error) -> EngineError {
 }
 
 /// How a data file is opened: read-write when the phase writes or creates, and the phase's
-/// flags.
-fn open_options(o: &OpenFlags, writes: bool) -> OpenOptions {
+/// flags (and `O_NOFOLLOW` for a file the job names).
+fn open_options(o: &OpenFlags, writes: bool, nofollow: bool) -> OpenOptions {
     let mut oo = OpenOptions::new();
     oo.read(true).write(writes || o.create || o.trunc || o.append);
     oo.create(o.create).truncate(o.trunc).append(o.append);
@@ -460,6 +462,9 @@ fn open_options(o: &OpenFlags, writes: bool) -> OpenOptions {
     }
     if o.direct {
         custom |= libc::O_DIRECT;
+    }
+    if nofollow {
+        custom |= libc::O_NOFOLLOW;
     }
     oo.custom_flags(custom);
     oo
@@ -579,7 +584,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             phase,
             pattern,
             work,
-            options: open_options(&phase.open, writes),
+            options: open_options(&phase.open, writes, work.nofollow),
             file: None,
             fd: -1,
             rbuf: AlignedBuf::new(stride * depth),

@@ -31,6 +31,7 @@ use crate::workload::spec::{
     TestSpec,
 };
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// A translated job file.
 #[derive(Debug, Clone)]
@@ -314,8 +315,11 @@ pub fn from_parsed(
             Ok(None) => {}
             Err(e) => errors.push(e),
         }
+        // A path is the one file of every job naming it, as fio's; a plain name is not.
         if let Ok(Some((f, _))) = job.str("filename") {
-            *filenames.entry(f.to_string()).or_default() += 1;
+            if !f.contains('/') {
+                *filenames.entry(f.to_string()).or_default() += 1;
+            }
         }
         // A test id is a file name: fio's job names may hold spaces, `%` or anything else.
         let base = test_id(&job.name);
@@ -433,7 +437,8 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     let dir = rw.unwrap_or(Dir::Read);
     let blocks = keep!(block_sizes(job, dir, &mut notes));
     let files = keep!(files(job, dir));
-    let flags = keep!(open_flags(job, dir, &mut notes));
+    let named = files.as_ref().and_then(|f| f.named.as_deref());
+    let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
     let amount = match &files {
         Some(f) => keep!(amount(job, f)),
@@ -490,6 +495,8 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
             size: SizeExpr::Bytes(files.file_bytes),
             shared: files.shared,
             prefill: rw.reads(),
+            path: files.named.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            unlink: (files.named.is_some() && files.unlink).then_some(true),
         }),
         fileset: None,
         phases,
@@ -595,6 +602,10 @@ struct Files {
     size: Option<u64>,
     /// `io_size`, the bytes moved.
     io_size: Option<u64>,
+    /// `filename` as a path: the job's own file, used where it is (absolute).
+    named: Option<PathBuf>,
+    /// `unlink=1`: remove a named file after the job (fsbench removes its own files anyway).
+    unlink: bool,
 }
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
@@ -616,11 +627,15 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
             return Err(job.err("offset", line, format!("`{v}`: fsbench starts every job at offset 0 of its file; use offset=0 or make the file smaller")));
         }
     }
+    let mut named = None;
     let shared = match job.str("filename")? {
         None => false,
         Some((f, line)) => {
-            if f.contains('/') || f.contains(':') {
-                return Err(job.err("filename", line, format!("`{f}`: fsbench makes and removes its own files in the run directory and never opens a path or device you name; use a plain name (the threads then share one file) and --dir or directory= for where")));
+            if f.contains(':') {
+                return Err(job.err("filename", line, format!("`{f}`: fio's list of files (`a:b`) or a device; fsbench runs a job on one file: name one regular file")));
+            }
+            if f.contains('/') {
+                named = Some(named_path(job, f, line)?);
             }
             true
         }
@@ -637,18 +652,97 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
     if file_bytes == 0 {
         return Err(job.job_err("size 0: give the file a size"));
     }
-    Ok(Files { threads, shared, file_bytes, size, io_size })
+    let unlink = job.bool("unlink")?.unwrap_or(false);
+    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink })
 }
 
-/// `direct` and `sync` as open flags, and `create` for a job that only writes; whether the
-/// job is O_DIRECT.
+/// `filename` naming a path (absolute, or relative to `directory`, else to the current
+/// directory, as fio): the file must be a regular file or not exist yet, in a directory that
+/// exists; a symlink, FIFO, directory, socket or device is refused here (the engine checks it
+/// again, and opens it with `O_NOFOLLOW`). A block device stays refused: fsbench writes only
+/// to devices it made.
+fn named_path(job: &Job, f: &str, line: usize) -> Result<PathBuf, FioError> {
+    use std::path::Component;
+    let refuse = |why: String| job.err("filename", line, format!("`{f}`: {why}"));
+    let given = Path::new(f);
+    if given.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        || given.file_name().is_none()
+    {
+        return Err(refuse("name the file by a path without `.` or `..`".into()));
+    }
+    // Never a file among the kernel's and the devices' own (fio would make one there).
+    for top in ["/dev", "/proc", "/sys"] {
+        if given.starts_with(top) {
+            return Err(refuse(format!("fsbench makes no file under {top} and writes only to block devices it made (fsbench testbed); name a regular file elsewhere")));
+        }
+    }
+    let path = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        let base = match job.str("directory")? {
+            Some((d, _)) => PathBuf::from(d),
+            None => std::env::current_dir()
+                .map_err(|e| refuse(format!("reading the current directory: {e}")))?,
+        };
+        let base = if base.is_absolute() {
+            base
+        } else {
+            std::env::current_dir()
+                .map_err(|e| refuse(format!("reading the current directory: {e}")))?
+                .join(base)
+        };
+        base.join(given)
+    };
+    // A relative name is said with where it led.
+    let at = if given.is_absolute() { String::new() } else { format!("{} ", path.display()) };
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => Err(refuse(format!(
+            "{at}is a symbolic link: fsbench opens a file the job names without following a link; name the file itself"
+        ))),
+        Ok(m) if std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()) => Err(refuse(format!(
+            "{at}is a block device: fsbench writes only to devices it made (fsbench testbed); name a regular file, or run on a testbed with --fs"
+        ))),
+        Ok(m) if !m.is_file() => Err(refuse(format!(
+            "{at}is {}: fsbench uses a file the job names only if it is a regular file",
+            crate::sys::regular::kind(&m.file_type())
+        ))),
+        Ok(_) => Ok(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path.parent().unwrap_or(Path::new("/"));
+            if std::fs::metadata(parent).is_ok_and(|m| m.is_dir()) {
+                Ok(path)
+            } else {
+                Err(refuse(format!(
+                    "{}: no such directory (fio would not create it either)",
+                    parent.display()
+                )))
+            }
+        }
+        Err(e) => Err(refuse(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Whether the job is O_DIRECT: `direct`, or its inverse `buffered` (`buffered=0` is
+/// `direct=1`); both given, the later line counts, as in fio (each sets the same flag).
+fn is_direct(job: &Job) -> Result<bool, FioError> {
+    match (job.bool("direct")?, job.bool("buffered")?) {
+        (Some(_), Some(b)) if job.line("buffered") > job.line("direct") => Ok(!b),
+        (Some(d), _) => Ok(d),
+        (None, Some(b)) => Ok(!b),
+        (None, None) => Ok(false),
+    }
+}
+
+/// `direct` (or `buffered`) and `sync` as open flags, and `create` for a job that only writes;
+/// whether the job is O_DIRECT. `named`: the job's file at the path it names.
 fn open_flags(
     job: &Job,
     rw: Dir,
+    named: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<String>, bool), FioError> {
     let mut open = Vec::new();
-    let direct = job.bool("direct")?.unwrap_or(false);
+    let direct = is_direct(job)?;
     match job.str("sync")? {
         None => {}
         Some(("0" | "none", _)) => {}
@@ -665,7 +759,10 @@ fn open_flags(
     // A job that reads gets a prefilled file (see `translate_job`).
     if !rw.reads() {
         open.push("create".into());
-        notes.push(options::difference("write-file-empty"));
+        // A named file that exists is written into, as fio's (O_CREAT, no O_TRUNC).
+        if !named.is_some_and(|p| p.exists()) {
+            notes.push(options::difference("write-file-empty"));
+        }
     }
     Ok((open, direct))
 }
@@ -700,7 +797,7 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
         Some(("null", _)) => "null",
         // Linux's AIO is asynchronous only with O_DIRECT: on a buffered file io_submit does the
         // I/O before it returns, so fio's job has one I/O at a time whatever its iodepth.
-        Some(("libaio", _)) if !job.bool("direct")?.unwrap_or(false) => {
+        Some(("libaio", _)) if !is_direct(job)? => {
             notes.push("ioengine=libaio on a buffered file (direct=0): the kernel does each I/O inside io_submit, so fio's job has one I/O in flight whatever its iodepth; fsbench runs it as psync (pread/pwrite, one at a time)".into());
             "psync"
         }

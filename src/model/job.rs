@@ -234,6 +234,23 @@ pub struct FileSet {
     /// File names are this and the slot number (`f12`).
     #[serde(default = "default_name_prefix")]
     pub name_prefix: String,
+    /// A data test's one file at a path the job names (fio's `filename=/mnt/x.dat`) instead of
+    /// fsbench's own file in its work directory (results of older versions: fsbench's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named: Option<NamedFile>,
+}
+
+/// A data file where the job says: the user's file, used where it is. It is created if absent,
+/// laid out (written to its size) before a phase that reads only if it is absent or shorter, as
+/// fio lays out its files, opened without following a final symlink, and kept afterwards unless
+/// `unlink`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedFile {
+    /// The file's absolute path.
+    pub path: std::path::PathBuf,
+    /// Remove the file after the test (fio's `unlink=1`); otherwise it is kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink: bool,
 }
 
 /// Longest `name_prefix` of a fileset (the path buffers are sized for it).

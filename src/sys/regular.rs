@@ -45,6 +45,26 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
     Ok(s)
 }
 
+/// What kind of file `t` is, for a message ("a FIFO", "a block device", ...).
+pub fn kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_char_device() {
+        "a character device"
+    } else {
+        "a regular file"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

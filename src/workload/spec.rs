@@ -325,6 +325,14 @@ pub struct FileSpec {
     /// timed phase creates the file.
     #[serde(default = "yes")]
     pub prefill: bool,
+    /// The file at this absolute path instead of fsbench's own in its work directory (fio's
+    /// `filename=/mnt/x.dat`): created if absent, laid out only if absent or shorter, kept
+    /// afterwards unless `unlink`; one file shared by the threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With `path`: remove the file after the test (default: keep it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlink: Option<bool>,
 }
 
 fn yes() -> bool {

@@ -271,6 +271,7 @@ fn resolve_files(
             if size_bytes == 0 {
                 return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
             }
+            let named = named_file(f, loc)?;
             // One file that every thread works on, or one per thread.
             let set = FileSet {
                 count: if f.shared { 1 } else { t.threads as u64 },
@@ -281,6 +282,7 @@ fn resolve_files(
                 write_size: DEFAULT_WRITE_SIZE,
                 paths: PathMode::Relative,
                 name_prefix: DEFAULT_NAME_PREFIX.to_string(),
+                named,
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -423,6 +425,7 @@ fn resolve_role(
         write_size: DEFAULT_WRITE_SIZE,
         paths: PathMode::Relative,
         name_prefix: DEFAULT_NAME_PREFIX.to_string(),
+        named: None,
     };
     let spec = PhaseSpec {
         name: r.name.clone(),
@@ -1027,7 +1030,33 @@ fn resolve_fileset(
         write_size,
         paths,
         name_prefix,
+        named: None,
     })
+}
+
+/// `file.path` (and `file.unlink`): a data file where the workload says, one file shared by
+/// the threads, named by an absolute path.
+fn named_file(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<NamedFile>, WorkloadError> {
+    let Some(path) = &f.path else {
+        if f.unlink.is_some() {
+            return Err(loc.err(
+                "file.unlink applies to a file at file.path (fsbench removes its own files)",
+            ));
+        }
+        return Ok(None);
+    };
+    let p = std::path::Path::new(path);
+    if !p.is_absolute() || p.file_name().is_none() {
+        return Err(loc.err(format!(
+            "file.path = {path:?}: give the file's absolute path, e.g. \"/mnt/test/data.dat\""
+        )));
+    }
+    if !f.shared {
+        return Err(
+            loc.err("file.path names one file: it is shared by the threads (shared = true)")
+        );
+    }
+    Ok(Some(NamedFile { path: p.to_path_buf(), unlink: f.unlink.unwrap_or(false) }))
 }
 
 /// A fileset's layout as written: flat with a count, or a tree whose count, if given, agrees.

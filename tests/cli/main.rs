@@ -5,6 +5,7 @@ mod bad_input;
 mod compare;
 mod figure;
 mod fio;
+mod fio_file;
 mod fio_sem;
 mod fsruns;
 mod gaps;

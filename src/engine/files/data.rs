@@ -1,12 +1,17 @@
 //! A data test's files: one file shared by every thread (each taking its own region for
 //! sequential ops), or one per thread; opened by each phase's workers and read and written at
 //! offsets through the engine's queue.
+//!
+//! The file is fsbench's own, named and removed by it in its work directory, or one the job
+//! names ([`NamedFile`], fio's `filename=/mnt/x.dat`): the user's, used where it is, laid out
+//! only if absent or shorter (as fio), opened without following a final symlink, and kept
+//! unless the job says `unlink`.
 
 use super::{removes_files, SetUp, TestFiles, WorkerShare};
 use crate::engine::runner::{EngineOptions, Progress};
 use crate::engine::worker::{FileWork, PaddedCounter, Work};
 use crate::model::failure::EngineError;
-use crate::model::job::{Amount, PhaseDef, TestDef};
+use crate::model::job::{Amount, NamedFile, PhaseDef, TestDef};
 use crate::model::result::{PhaseResult, RepResult, Warning};
 use std::path::{Path, PathBuf};
 
@@ -26,8 +31,33 @@ impl DataFiles {
     /// `kept`: an earlier repetition left them laid out for this one, which are used when
     /// every one is there at its full size). With several processes in one directory
     /// ([`EngineOptions::share`]), a shared file is one for all of them; files of one thread
-    /// get the process's index in their names.
-    pub(super) fn make(test: &TestDef, dir: &Path, opts: &EngineOptions, kept: bool) -> DataFiles {
+    /// get the process's index in their names. A named file is checked ([`check_named`]) and
+    /// never removed here.
+    pub(super) fn make(
+        test: &TestDef,
+        dir: &Path,
+        opts: &EngineOptions,
+        kept: bool,
+    ) -> Result<DataFiles, EngineError> {
+        if let Some(named) = &test.files.named {
+            // Its content is the user's, not the verified pattern; and it is one file for one
+            // process.
+            if opts.verify || opts.share.is_some() {
+                return Err(EngineError::unsupported(format!(
+                    "{}: a file the job names cannot be used with --verify or several processes; leave the path out (fsbench's own file)",
+                    named.path.display()
+                )));
+            }
+            let len = check_named(named)?;
+            on_target(named, dir)?;
+            let size = file_size(test, opts);
+            let laid_out = len.is_some_and(|len| len >= size);
+            return Ok(DataFiles {
+                paths: vec![named.path.clone()],
+                counters: Vec::new(),
+                laid_out,
+            });
+        }
         let paths: Vec<PathBuf> = if test.files.shared {
             vec![dir.join(format!("t{}.dat", test.id))]
         } else if let Some(s) = opts.share {
@@ -45,11 +75,12 @@ impl DataFiles {
         if !laid_out {
             files.remove_created_by(test, opts);
         }
-        files
+        Ok(files)
     }
 
+    /// Remove the files fsbench made (never a named file: it is the user's).
     fn remove_created_by(&self, test: &TestDef, opts: &EngineOptions) {
-        if removes_files(test, opts) {
+        if test.files.named.is_none() && removes_files(test, opts) {
             for p in &self.paths {
                 let _ = std::fs::remove_file(p);
             }
@@ -80,7 +111,8 @@ impl TestFiles for DataFiles {
         cx.progress.phase_start(test, cx.rep, "setup", Some(test.footprint_bytes()));
         let size = file_size(test, opts);
         let verify = opts.verify.then_some(opts.seed);
-        let r = prefill(&self.paths, size, opts.compress_percent, cx.seed, verify, cx.progress);
+        let named = test.files.named.is_some();
+        let r = fill(&self.paths, size, opts.compress_percent, cx.seed, verify, cx.progress, named);
         cx.progress.phase_end();
         r.map_err(|e| e.at("setup"))
     }
@@ -144,7 +176,9 @@ impl TestFiles for DataFiles {
                 // A shared file is file 0; otherwise thread k's file is file k.
                 let file = if test.files.shared { 0 } else { k as u64 };
                 let verify = opts.verify.then_some((opts.seed, file));
-                let work = FileWork { path, file_size: size, region_start, region_len, verify };
+                let nofollow = test.files.named.is_some();
+                let work =
+                    FileWork { path, file_size: size, region_start, region_len, verify, nofollow };
                 (Work::File(work), &counters[k].0)
             })
             .collect()
@@ -178,7 +212,84 @@ impl TestFiles for DataFiles {
     }
 
     fn remove(self: Box<Self>, test: &TestDef, opts: &EngineOptions) {
-        self.remove_created_by(test, opts);
+        match &test.files.named {
+            // `unlink=1`: the job asked for its file to go; only while it is a regular file.
+            Some(named) if named.unlink => {
+                if std::fs::symlink_metadata(&named.path).is_ok_and(|m| m.is_file()) {
+                    let _ = std::fs::remove_file(&named.path);
+                }
+            }
+            Some(_) => {}
+            None => self.remove_created_by(test, opts),
+        }
+    }
+}
+
+/// A named file must be on the filesystem under test (the work directory's): the target's
+/// eviction, device counters and the results' filesystem are that one's, and `compare` runs
+/// each configuration on its own target, where one fixed path would measure one filesystem for
+/// all of them.
+fn on_target(named: &NamedFile, dir: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let parent = named.path.parent().unwrap_or(Path::new("/"));
+    let dev = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.dev())
+            .map_err(|e| EngineError::io("checking the directory", Some(p.to_path_buf()), &e))
+    };
+    if dev(parent)? != dev(dir)? {
+        return Err(EngineError::unsupported(format!(
+            "the job's file {} is not on the filesystem under test: run in a directory on its filesystem (--dir, or the job's directory=), or give the file a plain name",
+            named.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Check a named file before anything touches it: the path's directories exist and none is a
+/// symlink in a directory another user can write (who could swap it, as the work directory's
+/// checks guard against in [`crate::engine::workspace`]); the file itself, if it exists, is a
+/// regular file and no symlink. Its length, if it exists.
+pub(super) fn check_named(named: &NamedFile) -> Result<Option<u64>, EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let path = &named.path;
+    let what = format!("the job's file {}", path.display());
+    let refuse = |reason: String| EngineError::Setup { what: what.clone(), reason, errno: None };
+    let me = rustix::process::geteuid().as_raw();
+    let mut here = PathBuf::from("/");
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    for c in parent.components().skip(1) {
+        let dir = here.clone();
+        here.push(c);
+        let m = std::fs::symlink_metadata(&here)
+            .map_err(|e| EngineError::io("checking the directory", Some(here.clone()), &e))?;
+        if !m.file_type().is_symlink() {
+            if !m.is_dir() {
+                return Err(refuse(format!("{} is not a directory", here.display())));
+            }
+            continue;
+        }
+        let d = std::fs::metadata(&dir)
+            .map_err(|e| EngineError::io("checking the directory", Some(dir.clone()), &e))?;
+        let others = (d.uid() != 0 && d.uid() != me) || d.mode() & 0o022 != 0;
+        if others {
+            return Err(refuse(format!("{} is a symlink in {}, which another user can write: they could point it elsewhere and redirect fsbench's writes; name the path without it", here.display(), dir.display())));
+        }
+        // A link of ours (or root's): follow it, and check what it leads to as well.
+        here = std::fs::canonicalize(&here)
+            .map_err(|e| EngineError::io("resolving", Some(here.clone()), &e))?;
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(EngineError::io("checking", Some(path.clone()), &e)),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse(
+            "is a symbolic link: fsbench opens a named file without following a link".into(),
+        )),
+        Ok(m) if !m.is_file() => Err(refuse(format!(
+            "is not a regular file ({})",
+            crate::sys::regular::kind(&m.file_type())
+        ))),
+        Ok(m) => Ok(Some(m.len())),
     }
 }
 
@@ -219,7 +330,22 @@ pub fn prefill(
     verify: Option<u64>,
     progress: &dyn Progress,
 ) -> Result<bool, EngineError> {
+    fill(paths, size, compress_percent, seed, verify, progress, false)
+}
+
+/// [`prefill`]; `named`: the files are the job's (opened with `O_NOFOLLOW`, and checked to be
+/// regular files once open).
+fn fill(
+    paths: &[PathBuf],
+    size: u64,
+    compress_percent: u8,
+    seed: u64,
+    verify: Option<u64>,
+    progress: &dyn Progress,
+    named: bool,
+) -> Result<bool, EngineError> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     const CHUNK: usize = 1 << 20;
     let mut done = 0u64;
     for (i, p) in paths.iter().enumerate() {
@@ -227,8 +353,25 @@ pub fn prefill(
             Some(vseed) => crate::engine::buffer::WritePool::verified(CHUNK, 1, vseed, i as u64),
             None => crate::engine::buffer::WritePool::new(CHUNK, compress_percent, seed ^ 0xf111),
         };
-        let mut f = std::fs::File::create(p)
-            .map_err(|e| EngineError::io("creating", Some(p.clone()), &e))?;
+        let mut oo = std::fs::OpenOptions::new();
+        oo.write(true).create(true).truncate(true);
+        if named {
+            oo.custom_flags(libc::O_NOFOLLOW);
+        }
+        let mut f = oo.open(p).map_err(|e| EngineError::io("creating", Some(p.clone()), &e))?;
+        if named {
+            let m = f.metadata().map_err(|e| EngineError::io("fstat", Some(p.clone()), &e))?;
+            if !m.is_file() {
+                return Err(EngineError::Setup {
+                    what: format!("the job's file {}", p.display()),
+                    reason: format!(
+                        "is not a regular file ({})",
+                        crate::sys::regular::kind(&m.file_type())
+                    ),
+                    errno: None,
+                });
+            }
+        }
         let mut left = size;
         while left > 0 {
             if crate::sys::signals::interrupted() {
@@ -244,4 +387,41 @@ pub fn prefill(
         f.sync_all().map_err(|e| EngineError::io("fsync", Some(p.clone()), &e))?;
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn named(p: PathBuf) -> NamedFile {
+        NamedFile { path: p, unlink: false }
+    }
+
+    /// A symlinked directory on the path is refused where another user could swap it (its
+    /// directory is writable by others), and followed where only we can; the file itself is
+    /// never a symlink or anything but a regular file.
+    #[test]
+    fn a_named_file_is_checked_before_it_is_touched() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::os::unix::fs::symlink(&real, open.join("link")).unwrap();
+        let e = check_named(&named(open.join("link/f.dat"))).unwrap_err().to_string();
+        assert!(e.contains("which another user can write"), "{e}");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(check_named(&named(open.join("link/f.dat"))).unwrap(), None);
+        std::fs::write(real.join("f.dat"), b"1234").unwrap();
+        assert_eq!(check_named(&named(open.join("link/f.dat"))).unwrap(), Some(4));
+        std::os::unix::fs::symlink(real.join("f.dat"), real.join("l.dat")).unwrap();
+        let e = check_named(&named(real.join("l.dat"))).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let e = check_named(&named(real.clone())).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        let e = check_named(&named(real.join("f.dat/x"))).unwrap_err().to_string();
+        assert!(e.contains("is not a directory"), "{e}");
+    }
 }

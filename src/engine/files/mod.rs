@@ -146,7 +146,7 @@ pub fn make<'t>(
     if test.is_fileset() {
         Ok(Box::new(set::SetFiles::make(test, dir, opts, rep)?))
     } else {
-        Ok(Box::new(data::DataFiles::make(test, dir, opts, kept)))
+        Ok(Box::new(data::DataFiles::make(test, dir, opts, kept)?))
     }
 }
 

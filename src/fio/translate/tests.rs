@@ -215,11 +215,7 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
         ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
         ("[a]\nsize=1m\noffset=4k\n", "t.fio:3: `offset`", "offset 0"),
-        (
-            "[a]\nsize=1m\nfilename=/dev/sda\n",
-            "t.fio:3: `filename`",
-            "never opens a path or device",
-        ),
+        ("[a]\nsize=1m\nfilename=/dev/sda\n", "t.fio:3: `filename`", "block devices it made"),
         ("[a]\nsize=1m\nfilename=f\nnumjobs=4\n", "t.fio:3: `filename`", "whole file"),
         ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "pass --verify instead"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
@@ -288,6 +284,12 @@ fn every_supported_option_and_alias_is_read() {
         ("nrfiles", "nrfiles=1\n", |t, _, _| t.file.is_some()),
         ("nr_files", "nr_files=1\n", |t, _, _| t.file.is_some()),
         ("filename", "filename=data\n", |t, _, _| t.file.as_ref().is_some_and(|f| f.shared)),
+        ("unlink", "filename=/tmp/fsbench-unit-unlink.dat\nunlink=1\n", |t, _, _| {
+            t.file.as_ref().is_some_and(|f| {
+                f.path.as_deref() == Some("/tmp/fsbench-unit-unlink.dat") && f.unlink == Some(true)
+            })
+        }),
+        ("buffered", "buffered=0\n", |t, _, _| t.direct == Some(true)),
         ("directory", "directory=/srv/x\n", |_, _, tr| tr.directory.as_deref() == Some("/srv/x")),
         ("direct", "direct=1\n", |t, _, _| t.direct == Some(true)),
         ("sync", "rw=write\nsync=dsync\n", |t, _, _| t.phases[0].open.contains(&"dsync".into())),
@@ -562,4 +564,37 @@ fn a_long_list_of_problems_is_cut_and_counted() {
     let e = err(&text);
     assert!(e.starts_with("t.fio: 60 problems"), "{e}");
     assert!(e.contains("  ... and 10 more"), "{e}");
+}
+
+/// `filename` with a path: the job's file where it says (relative to `directory`), shared by
+/// every job naming it (no `filename-reuse` note); `.`/`..`, the kernel's and devices'
+/// directories are refused with their line.
+#[test]
+fn a_filename_path_is_the_jobs_own_file() {
+    let t = tr("[w]\nrw=write\nsize=1m\ndirectory=/tmp\nfilename=sub/../x.dat\n");
+    assert!(t.is_err(), "`..` refused");
+    let t = tr("[w]\nrw=write\nsize=1m\ndirectory=/tmp\nfilename=./fsbench-unit-rel.dat\n");
+    assert!(t.unwrap_err().to_string().contains("t.fio:5: `filename`"));
+    let text = "[w]\nrw=write\nsize=1m\nfilename=/tmp/fsbench-unit-shared.dat\n[r]\nstonewall\nrw=read\nsize=1m\nfilename=/tmp/fsbench-unit-shared.dat\n";
+    let t = tr(text).unwrap();
+    for test in &t.spec.tests {
+        let f = test.file.as_ref().unwrap();
+        assert_eq!(f.path.as_deref(), Some("/tmp/fsbench-unit-shared.dat"));
+        assert_eq!(f.unlink, None, "kept by default");
+    }
+    assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+    // A plain name shared by two jobs is still fsbench's own file per test, and says so.
+    let t = tr("[w]\nrw=write\nsize=1m\nfilename=d\n[r]\nstonewall\nsize=1m\nfilename=d\n");
+    assert!(t.unwrap().notes.iter().any(|n| n.contains("filename-reuse")));
+    // direct and buffered set one flag: the later line counts, as in fio.
+    assert_eq!(one("[a]\nsize=1m\ndirect=0\nbuffered=0\n").0.direct, Some(true));
+    assert_eq!(one("[a]\nsize=1m\nbuffered=0\ndirect=0\n").0.direct, None);
+    for (text, says) in [
+        ("[a]\nsize=1m\nfilename=/proc/x\n", "t.fio:3: `filename`"),
+        ("[a]\nsize=1m\nfilename=/nonexistent-dir-fsbench/x.dat\n", "no such directory"),
+        ("[a]\nsize=1m\nfilename=/tmp\n", "is a directory"),
+    ] {
+        let e = err(text);
+        assert!(e.contains(says), "{text}: {e}");
+    }
 }

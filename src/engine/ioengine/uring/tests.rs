@@ -452,6 +452,7 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
         region_start: 0,
         region_len: 1 << 20,
         verify: None,
+        nofollow: false,
     };
     let mut plan = WorkerPlan {
         phase: &suite.tests[0].phases[0],
