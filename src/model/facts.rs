@@ -61,6 +61,9 @@ pub struct Facts {
     pub extents: Option<ExtentSummary>,
     /// From the block trace, when the run was traced.
     pub trace: Option<TraceFacts>,
+    /// What the threads waited for while off CPU, over the timed phases, when traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offcpu: Option<crate::model::trace::OffCpuBreakdown>,
     /// A timed phase required a cached file and did not get it (something else evicted it):
     /// its device reads are not the filesystem's doing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -269,7 +272,11 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let ops = rep.data_ops + rep.file_ops;
     let daemon_cpu = daemon_cpu_nanos(rep);
     let mut trace: Option<TraceFacts> = None;
+    let mut offcpu: Option<crate::model::trace::OffCpuBreakdown> = None;
     for p in &timed {
+        if let Some(o) = p.trace.as_ref().and_then(|t| t.offcpu.as_ref()) {
+            offcpu.get_or_insert_with(Default::default).add(o);
+        }
         if let Some(t) = &p.trace {
             let acc = trace.get_or_insert_with(TraceFacts::default);
             for (d, c) in [(&mut acc.reads, &t.reads), (&mut acc.writes, &t.writes)] {
@@ -324,6 +331,7 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
             .map(|c| c as f64 / rep.wall_nanos as f64),
         extents: rep.extents.clone(),
         trace,
+        offcpu,
         cache_not_met: timed
             .iter()
             .any(|p| p.cache.required == crate::model::job::CacheReq::Cached && !p.cache.met),
