@@ -1,6 +1,6 @@
 //! What is observed around a phase, outside its timing: the block layer's counters of the
 //! target's devices, the memory of the host (and of a filesystem daemon), and with `--trace`
-//! the block trace of a timed phase. [`Probe::start`] opens the bracket just before the phase's
+//! the block trace of a timed phase (with `--offcpu`, what its threads waited for). [`Probe::start`] opens the bracket just before the phase's
 //! workers are released, [`Probe::finish`] closes it just after they end, and
 //! [`Observed::record`] puts what was seen into the phase's result.
 
@@ -29,17 +29,18 @@ pub struct Observed {
 }
 
 impl Probe {
-    /// Open the bracket: start tracing `devices` when `trace`, then sample memory and the
-    /// devices' counters.
+    /// Open the bracket: start tracing `devices` when `trace` and the off-CPU trace when
+    /// `offcpu`, then sample memory and the devices' counters.
     pub fn start(
         target: &Target<'_>,
         devices: &[String],
         trace: bool,
+        offcpu: bool,
         warnings: &mut Vec<Warning>,
     ) -> Probe {
         let tracer = if trace { start_trace(devices, warnings) } else { None };
         // Started last: it follows the threads this one spawns from now on (the workers).
-        let offcpu = if trace { start_offcpu(warnings) } else { None };
+        let offcpu = if offcpu { start_offcpu(warnings) } else { None };
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
         Probe { tracer, offcpu, mem_before, before }
