@@ -103,7 +103,9 @@ pub fn classify<'a>(frames: impl IntoIterator<Item = &'a str> + Clone) -> &'stat
     OTHER
 }
 
-/// Which threads count: those named `comm` except the phase runner `runner`.
+/// Which threads count: those the phase runner `runner` spawned (seen in
+/// `sched_process_fork`, transitively) that still carry its name `comm` (the workers; not the
+/// runner itself, which only waits for them, nor an io_uring worker of another name).
 #[derive(Debug, Clone)]
 pub struct Threads {
     /// The phase runner's thread id (it waits for the workers; not the test's time).
@@ -160,7 +162,10 @@ fn field<'a>(rest: &'a str, key: &str, next: &str) -> Option<&'a str> {
 /// Summarise the text of an instance's `trace` file for `threads`. `end_ns` closes sleeps
 /// still open when tracing stopped.
 pub fn parse(text: &str, threads: &Threads, end_ns: u64) -> OffCpuBreakdown {
-    let ours = |pid: u32, comm: &str| pid != threads.runner && comm == threads.comm;
+    // Events are recorded when either side of a switch is traced, so the other side may be any
+    // task, another fsbench process's threads included: only the runner's children count.
+    let mut family: std::collections::HashSet<u32> = [threads.runner].into();
+    let mut workers: std::collections::HashSet<u32> = Default::default();
     let mut open: HashMap<u32, Pending> = HashMap::new();
     let mut acc = Acc::default();
     // The pid whose stack the following ` => ` lines are.
@@ -187,13 +192,32 @@ pub fn parse(text: &str, threads: &Threads, end_ns: u64) -> OffCpuBreakdown {
             stack_of = Some(pid);
             continue;
         }
+        if let Some(fork) = rest.strip_prefix("sched_process_fork: ") {
+            let parent = field(fork, " pid=", " child_comm=").and_then(|v| v.parse().ok());
+            let child_comm = field(fork, "child_comm=", " child_pid=").unwrap_or("");
+            let child = field(fork, "child_pid=", " ").and_then(|v| v.trim().parse().ok());
+            if let (Some(parent), Some(child)) = (parent, child) {
+                if family.contains(&parent) {
+                    family.insert(child);
+                    if child_comm == threads.comm {
+                        workers.insert(child);
+                    }
+                }
+            }
+            continue;
+        }
+        let ours = |pid: u32, comm: &str| workers.contains(&pid) && comm == threads.comm;
         let Some(sw) = rest.strip_prefix("sched_switch: ") else { continue };
         let prev_comm = field(sw, "prev_comm=", " prev_pid=").unwrap_or("");
         let prev_pid = field(sw, "prev_pid=", " ").and_then(|v| v.parse().ok()).unwrap_or(0);
         let prev_state = field(sw, "prev_state=", " ").unwrap_or("");
         let next_comm = field(sw, "next_comm=", " next_pid=").unwrap_or("");
         let next_pid = field(sw, "next_pid=", " ").and_then(|v| v.parse().ok()).unwrap_or(0);
-        if ours(prev_pid, prev_comm) {
+        // A thread's last switch-out (`X`, `Z`): it ended, it did not wait.
+        let exited = prev_state.starts_with(['X', 'Z']);
+        if exited {
+            open.remove(&prev_pid);
+        } else if ours(prev_pid, prev_comm) {
             let sleeping = !prev_state.starts_with('R');
             let reason = if sleeping { OTHER } else { PREEMPTED };
             let p = Pending { out_ns: ns, reason, awaiting_stack: sleeping };
@@ -261,6 +285,8 @@ impl OffCpuTracer {
             &format!("stacktrace if prev_state & 3{by_name}"),
         )?;
         inst.write("events/sched/sched_switch/enable", "1")?;
+        // Which threads are the runner's (see [`parse`]).
+        inst.write("events/sched/sched_process_fork/enable", "1")?;
         inst.write("tracing_on", "1")?;
         Ok(OffCpuTracer { instance: inst, threads: Threads { runner, comm } })
     }
@@ -274,6 +300,7 @@ impl OffCpuTracer {
         let lost = lost_events(inst.path());
         // The trigger must go before the instance can be removed.
         let _ = inst.write("events/sched/sched_switch/enable", "0");
+        let _ = inst.write("events/sched/sched_process_fork/enable", "0");
         let _ = inst.write("events/sched/sched_switch/trigger", "!stacktrace");
         inst.remove()?;
         let mut b = parse(&text, &self.threads, end_ns);
@@ -293,6 +320,10 @@ mod tests {
     const SAMPLE: &str = "\
 # tracer: nop
 #
+     fsb-w-50    [001] .....    9.000000: sched_process_fork: comm=fsb-w pid=50 child_comm=fsb-w child_pid=100
+     fsb-w-50    [001] .....    9.000001: sched_process_fork: comm=fsb-w pid=50 child_comm=iou-sqp-50 child_pid=101
+     fsb-w-200   [000] d..2.    9.500000: sched_switch: prev_comm=fsb-w prev_pid=200 prev_prio=120 prev_state=S ==> next_comm=fsb-w next_pid=100 next_prio=120
+     fsb-w-101   [000] d..2.    9.500001: sched_switch: prev_comm=fsb-w prev_pid=101 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
      fsb-w-100   [001] d..2.   10.000000: sched_switch: prev_comm=fsb-w prev_pid=100 prev_prio=120 prev_state=D ==> next_comm=swapper/1 next_pid=0 next_prio=120
   other cpu-7    [000] d..2.   10.000001: sched_switch: prev_comm=x y prev_pid=7 prev_prio=120 prev_state=R ==> next_comm=swapper/0 next_pid=0 next_prio=120
      fsb-w-100   [001] d..2.   10.000002: <stack trace>
@@ -321,6 +352,7 @@ mod tests {
        <idle>-0     [001] d..2.   10.009000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=fsb-w next_pid=100 next_prio=120
      fsb-w-100   [001] d..2.   10.009500: sched_switch: prev_comm=fsb-w prev_pid=100 prev_prio=120 prev_state=R+ ==> next_comm=kworker/1:1 next_pid=9 next_prio=120
  kworker/1:1-9      [001] d..2.   10.010000: sched_switch: prev_comm=kworker/1:1 prev_pid=9 prev_prio=120 prev_state=I ==> next_comm=fsb-w next_pid=100 next_prio=120
+     fsb-w-100   [001] d..2.   10.020000: sched_switch: prev_comm=fsb-w prev_pid=100 prev_prio=120 prev_state=X ==> next_comm=fsb-w next_pid=200 next_prio=120
 ";
 
     fn threads() -> Threads {
@@ -333,7 +365,8 @@ mod tests {
         let ns = |r: &str| b.reasons.iter().find(|x| x.reason == r).map(|x| x.nanos);
         // 10.000000 -> 10.006000 throttled; 10.007000 -> 10.009000 journal (it outranks the
         // writeback and fsync frames below it); 10.009500 -> 10.010000 preempted. The runner
-        // (pid 50) and the other task are not counted.
+        // (pid 50), a thread not forked by it (200, of another process of the same name), a
+        // child of another name (101), other tasks and the worker's exit (X) are not counted.
         assert_eq!(ns("throttled in balance_dirty_pages"), Some(6_000_000));
         assert_eq!(ns("waiting on the journal"), Some(2_000_000));
         assert_eq!(ns(PREEMPTED), Some(500_000));
@@ -349,7 +382,7 @@ mod tests {
 
     #[test]
     fn a_sleep_open_at_the_end_is_closed_there() {
-        let text = "     fsb-w-100   [001] d..2.   10.000000: sched_switch: prev_comm=fsb-w prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
+        let text = "     fsb-w-50    [001] .....    9.000000: sched_process_fork: comm=fsb-w pid=50 child_comm=fsb-w child_pid=100\n     fsb-w-100   [001] d..2.   10.000000: sched_switch: prev_comm=fsb-w prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
         let b = parse(text, &threads(), 10_250_000_000);
         assert_eq!(b.total_nanos, 250_000_000);
         assert_eq!(b.reasons[0].reason, OTHER);
