@@ -59,7 +59,16 @@ pub const REASONS: &[(&str, &[&str])] = &[
     ),
     (
         "waiting for writeback",
-        &["folio_wait_writeback", "wait_on_page_writeback", "__filemap_fdatawait_range"],
+        // Also a writer waiting for writeback it forced: ext4 with little free space leaves
+        // delayed allocation (ext4_nonda_switch) and waits in try_to_writeback_inodes_sb.
+        &[
+            "folio_wait_writeback",
+            "wait_on_page_writeback",
+            "__filemap_fdatawait_range",
+            "wb_wait_for_completion",
+            "try_to_writeback_inodes_sb",
+            "writeback_inodes_sb",
+        ],
     ),
     ("waiting for direct I/O", &["iomap_dio_rw", "__iomap_dio_rw", "__blockdev_direct_IO"]),
     (
@@ -404,6 +413,10 @@ mod tests {
         );
         assert_eq!(classify(["schedule", "blkdev_issue_flush.constprop.0"]), "fsync/sync waiting");
         assert_eq!(classify(["schedule", "rwsem_down_write_slowpath", "vfs_write"]), "lock");
+        // Seen in seed 001's streaming write on a nearly full ext4 (`--scale 1/64`).
+        let nonda = ["schedule", "wb_wait_for_completion", "__writeback_inodes_sb_nr"];
+        let nonda = [&nonda[..], &["try_to_writeback_inodes_sb", "ext4_nonda_switch"]].concat();
+        assert_eq!(classify(nonda), "waiting for writeback");
         // A prefix is not a match.
         assert_eq!(classify(["balance_dirty_pages_ratelimited_flags"]), OTHER);
         assert_eq!(classify(["futex_wait"]), OTHER);
