@@ -15,6 +15,7 @@ trap 'rm -rf "$out"' EXIT
 one() { # $1 = off|on
     local flag=()
     [ "$1" = on ] && flag=(--offcpu)
+    shift
     "$bin" run --fs "$fs" --workload "$wl" --repeat 1 --min-time 0 --format json "${flag[@]}" "$@" \
         > "$out/r.json" 2> "$out/r.err"
     python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tests"][0]; print("%.1f" % t["reps"][0]["mib_per_s"])' "$out/r.json"

@@ -59,8 +59,8 @@ pub const REASONS: &[(&str, &[&str])] = &[
     ),
     (
         "waiting for writeback",
-        // Also a writer waiting for writeback it forced: ext4 with little free space leaves
-        // delayed allocation (ext4_nonda_switch) and waits in try_to_writeback_inodes_sb.
+        // Also a writer waiting for writeback it forced: ext4 whose dirty data passes half of
+        // its free space starts writeback in ext4_nonda_switch and waits for it.
         &[
             "folio_wait_writeback",
             "wait_on_page_writeback",
