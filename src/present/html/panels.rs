@@ -143,7 +143,7 @@ pub(super) fn offcpu(r: &Report) -> Markup {
         table.panel {
             thead {
                 tr {
-                    th { "test" } th { "configuration" } th.num { "off CPU" } th.num { "sleeps" } th { "by reason" }
+                    th { "test" } th { "configuration" } th.num { "off CPU" } th.num { "switch-outs" } th { "by reason" }
                 }
             }
             tbody {
