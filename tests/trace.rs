@@ -5,6 +5,9 @@
 //! These need root, loop devices and tracefs; each test prints `skipped: <reason>` to stderr and
 //! returns when something is missing. Each test attaches its own loop device to a sparse image
 //! in its own temporary directory and detaches it at the end.
+//!
+//! The off-CPU test also sets a small `vm.dirty_bytes` (machine-wide, for a few seconds) and
+//! restores the four dirty-limit sysctls on drop, so a failing assertion restores them too.
 
 use fsbench::engine::buffer::AlignedBuf;
 use fsbench::model::trace::TraceSummary;
@@ -328,4 +331,100 @@ fn kill_9_leaves_an_instance_cleanup_removes() {
     assert!(report.removed.iter().any(|r| r.contains(&instance.display().to_string())), "{report}");
     assert!(!instance.exists(), "{} still there", instance.display());
     assert!(!record.exists(), "record should be gone after cleanup");
+}
+
+/// The dirty-limit sysctls, saved; restored on drop (also when the test panics). Writing
+/// `dirty_bytes` zeroes `dirty_ratio` and the reverse, so the one that was in force is written
+/// back.
+struct DirtyLimits {
+    saved: Vec<(&'static str, &'static str, String)>,
+}
+
+impl DirtyLimits {
+    const VM: &'static str = "/proc/sys/vm";
+
+    fn read(name: &str) -> String {
+        std::fs::read_to_string(Path::new(Self::VM).join(name))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    }
+
+    fn set(dirty_bytes: u64, background_bytes: u64) -> DirtyLimits {
+        let mut saved = Vec::new();
+        for (bytes, ratio) in
+            [("dirty_bytes", "dirty_ratio"), ("dirty_background_bytes", "dirty_background_ratio")]
+        {
+            let b = Self::read(bytes);
+            let (name, value) =
+                if b != "0" && !b.is_empty() { (bytes, b) } else { (ratio, Self::read(ratio)) };
+            saved.push((bytes, name, value));
+        }
+        let g = DirtyLimits { saved };
+        // The background limit first: it must stay below the limit.
+        std::fs::write(
+            Path::new(Self::VM).join("dirty_background_bytes"),
+            background_bytes.to_string(),
+        )
+        .expect("setting vm.dirty_background_bytes");
+        std::fs::write(Path::new(Self::VM).join("dirty_bytes"), dirty_bytes.to_string())
+            .expect("setting vm.dirty_bytes");
+        g
+    }
+}
+
+impl Drop for DirtyLimits {
+    fn drop(&mut self) {
+        // The limit before the background limit (the reverse of `set`).
+        for (_, name, value) in &self.saved {
+            if let Err(e) = std::fs::write(Path::new(Self::VM).join(name), value) {
+                eprintln!("restoring vm.{name} = {value}: {e}");
+            }
+        }
+    }
+}
+
+/// A buffered writer past a small `vm.dirty_bytes` spends most of its off-CPU time throttled in
+/// balance_dirty_pages, and the off-CPU trace says so (the stacks are classified with the
+/// table in `observe::trace::offcpu`).
+#[test]
+fn offcpu_names_dirty_throttling() {
+    use fsbench::observe::trace::offcpu::OffCpuTracer;
+    skip_unless_ready!();
+    let scratch = Scratch::new(512 * MIB);
+    let dev = scratch.path().to_path_buf();
+    let limits = DirtyLimits::set(4 * MIB, MIB);
+    let tracer = match OffCpuTracer::start(&TraceOptions::default()) {
+        Ok(t) => t,
+        Err(TraceError::Unavailable(why)) => {
+            eprintln!("skipped: off-CPU tracing unavailable: {why}");
+            return;
+        }
+        Err(e) => panic!("starting the off-CPU trace: {e}"),
+    };
+    // A thread spawned after the start, as the phase's workers are.
+    let writer = std::thread::spawn(move || {
+        let f = File::options().write(true).open(&dev).expect("open for write");
+        let buf = vec![0x5au8; MIB as usize];
+        for i in 0..256 {
+            f.write_all_at(&buf, i * MIB).expect("write");
+        }
+    });
+    writer.join().expect("writer");
+    let b = tracer.stop().expect("stopping the off-CPU trace");
+    drop(limits);
+    eprintln!("{}\n{}", b.words(), serde_json::to_string_pretty(&b).unwrap_or_default());
+    assert!(b.switches > 0 && b.total_nanos > 0, "no off-CPU time seen: {b:?}");
+    // Of the time asleep (preemption on this shared 2-core machine is the scheduler's, not
+    // the writer's doing), throttling is most; and a large share of all the off-CPU time.
+    let share = b.share("throttled in balance_dirty_pages");
+    let asleep = 1.0 - b.share(fsbench::observe::trace::offcpu::PREEMPTED);
+    assert!(share >= 0.3, "balance_dirty_pages only {:.0}%: {}", share * 100.0, b.words());
+    assert!(
+        share / asleep >= 0.6,
+        "balance_dirty_pages {:.0}% of the sleeps: {}",
+        share / asleep * 100.0,
+        b.words()
+    );
+    let top = b.reasons.iter().find(|r| r.reason != fsbench::observe::trace::offcpu::PREEMPTED);
+    assert_eq!(top.map(|r| r.reason.as_str()), Some("throttled in balance_dirty_pages"));
 }

@@ -254,6 +254,7 @@ impl crate::store::RunRecord {
                 compress_percent: self.options.compress_percent,
                 seed: self.options.seed,
                 trace: false,
+                offcpu: false,
                 verify: false,
                 stonewall: None,
                 share: None,

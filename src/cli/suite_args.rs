@@ -140,6 +140,13 @@ pub struct DataArgs {
     #[arg(long)]
     pub trace: bool,
 
+    /// Name what the test's threads waited for while off CPU during timed phases, from the
+    /// scheduler's account (sched_switch and the kernel stack of each sleep, in a tracefs
+    /// instance of fsbench's own; needs root): "throttled in balance_dirty_pages 58%, waiting
+    /// on the journal 20%, ...". Costs a stack walk per sleep (docs/design/tracing.md).
+    #[arg(long)]
+    pub offcpu: bool,
+
     /// Write verified data (every 4 KiB carries its file, offset, seed and a CRC-32; the
     /// bytes are a function of the seed and offset, and stay incompressible) and check what is
     /// read back: a mismatch fails the test with the file, offset, expected and found block.
@@ -218,6 +225,7 @@ impl DataArgs {
             compress_percent: self.compress_percent,
             seed: self.seed,
             trace: self.trace,
+            offcpu: self.offcpu,
             verify: self.verify,
             stonewall: None,
             share: None,

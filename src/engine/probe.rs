@@ -1,6 +1,6 @@
 //! What is observed around a phase, outside its timing: the block layer's counters of the
 //! target's devices, the memory of the host (and of a filesystem daemon), and with `--trace`
-//! the block trace of a timed phase. [`Probe::start`] opens the bracket just before the phase's
+//! the block trace of a timed phase (with `--offcpu`, what its threads waited for). [`Probe::start`] opens the bracket just before the phase's
 //! workers are released, [`Probe::finish`] closes it just after they end, and
 //! [`Observed::record`] puts what was seen into the phase's result.
 
@@ -9,11 +9,13 @@ use crate::model::memory::{MemDelta, MemSample};
 use crate::model::result::{note_once, PhaseResult, Warning};
 use crate::model::trace::TraceSummary;
 use crate::observe::blockstat::Snapshot;
+use crate::observe::trace::offcpu::OffCpuTracer;
 use crate::observe::trace::{TraceOptions, Tracer};
 
 /// The bracket around one phase, open.
 pub struct Probe {
     tracer: Option<Tracer>,
+    offcpu: Option<OffCpuTracer>,
     mem_before: MemSample,
     before: Snapshot,
 }
@@ -27,18 +29,21 @@ pub struct Observed {
 }
 
 impl Probe {
-    /// Open the bracket: start tracing `devices` when `trace`, then sample memory and the
-    /// devices' counters.
+    /// Open the bracket: start tracing `devices` when `trace` and the off-CPU trace when
+    /// `offcpu`, then sample memory and the devices' counters.
     pub fn start(
         target: &Target<'_>,
         devices: &[String],
         trace: bool,
+        offcpu: bool,
         warnings: &mut Vec<Warning>,
     ) -> Probe {
         let tracer = if trace { start_trace(devices, warnings) } else { None };
+        // Started last: it follows the threads this one spawns from now on (the workers).
+        let offcpu = if offcpu { start_offcpu(warnings) } else { None };
         let mem_before = MemSample::take(target.daemon);
         let before = Snapshot::take(devices);
-        Probe { tracer, mem_before, before }
+        Probe { tracer, offcpu, mem_before, before }
     }
 
     /// Close the bracket: the devices' counters, the trace (a lost trace is a warning), memory.
@@ -50,7 +55,15 @@ impl Probe {
         warnings: &mut Vec<Warning>,
     ) -> Observed {
         let after = Snapshot::take(devices);
-        let trace = self.tracer.and_then(|t| match t.stop() {
+        let offcpu = self.offcpu.and_then(|t| match t.stop() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                let (phase, error) = (phase.to_string(), format!("off-CPU trace: {e}"));
+                note_once(warnings, Warning::TraceLost { phase, error });
+                None
+            }
+        });
+        let mut trace = self.tracer.and_then(|t| match t.stop() {
             Ok(s) => Some(s),
             Err(e) => {
                 let (phase, error) = (phase.to_string(), e.to_string());
@@ -58,6 +71,10 @@ impl Probe {
                 None
             }
         });
+        // Without a block trace (no devices: tmpfs, FUSE) the off-CPU account still stands.
+        if let Some(o) = offcpu {
+            trace.get_or_insert_with(TraceSummary::default).offcpu = Some(o);
+        }
         let memory = MemDelta { before: self.mem_before, after: MemSample::take(target.daemon) };
         Observed { after, before: self.before, memory, trace }
     }
@@ -81,6 +98,18 @@ impl Observed {
             }
         }
         pr.trace = self.trace;
+    }
+}
+
+/// Start the off-CPU trace of the workers about to be spawned, or say once why not.
+fn start_offcpu(warnings: &mut Vec<Warning>) -> Option<OffCpuTracer> {
+    match OffCpuTracer::start(&TraceOptions::default()) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let reason = format!("off-CPU tracing unavailable ({e}); the run goes on without it");
+            note_once(warnings, Warning::TraceUnavailable { reason });
+            None
+        }
     }
 }
 

@@ -259,7 +259,8 @@ fn run_phase(
     // fails, its workers never start (nothing is done through a path that leads elsewhere).
     let (check, lost) = split(phase, cache::prepare(phase.cache, files, target, spent));
     files.start_progress(test, cx.at.rep, phase, cx.progress);
-    let probe = Probe::start(target, env.devices, opts.trace && phase.timed, warnings);
+    let (trace, offcpu) = (opts.trace && phase.timed, opts.offcpu && phase.timed);
+    let probe = Probe::start(target, env.devices, trace, offcpu, warnings);
     let point = PhasePoint { phase: &phase.name, ..cx.at };
     let released = cx.hooks.before_phase(&point);
     let seed = files.phase_seed(cx.seed, pi);

@@ -29,6 +29,9 @@ pub struct EngineOptions {
     pub seed: u64,
     /// Trace the block layer of the target's devices during timed phases (`--trace`).
     pub trace: bool,
+    /// Record what the test's threads waited for while off CPU during timed phases
+    /// (`--offcpu`, [`crate::observe::trace::offcpu`]).
+    pub offcpu: bool,
     /// Write verified data and check the data test's files after each repetition
     /// (`--verify`, [`super::verify`]).
     pub verify: bool,
@@ -65,6 +68,7 @@ impl Default for EngineOptions {
             compress_percent: 0,
             seed: 0x00f5_be4c,
             trace: false,
+            offcpu: false,
             verify: false,
             stonewall: None,
             share: None,

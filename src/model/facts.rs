@@ -61,6 +61,9 @@ pub struct Facts {
     pub extents: Option<ExtentSummary>,
     /// From the block trace, when the run was traced.
     pub trace: Option<TraceFacts>,
+    /// What the threads waited for while off CPU, over the timed phases, when traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offcpu: Option<crate::model::trace::OffCpuBreakdown>,
     /// A timed phase required a cached file and did not get it (something else evicted it):
     /// its device reads are not the filesystem's doing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -275,8 +278,13 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
     let ops = rep.data_ops + rep.file_ops;
     let daemon_cpu = daemon_cpu_nanos(rep);
     let mut trace: Option<TraceFacts> = None;
+    let mut offcpu: Option<crate::model::trace::OffCpuBreakdown> = None;
     for p in &timed {
-        if let Some(t) = &p.trace {
+        if let Some(o) = p.trace.as_ref().and_then(|t| t.offcpu.as_ref()) {
+            offcpu.get_or_insert_with(Default::default).add(o);
+        }
+        // A summary with no devices holds only the off-CPU account (`--offcpu` alone).
+        if let Some(t) = p.trace.as_ref().filter(|t| !t.devices.is_empty()) {
             let acc = trace.get_or_insert_with(TraceFacts::default);
             for (d, c) in [(&mut acc.reads, &t.reads), (&mut acc.writes, &t.writes)] {
                 d.bios += c.bios_queued;
@@ -330,6 +338,7 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
             .map(|c| c as f64 / rep.wall_nanos as f64),
         extents: rep.extents.clone(),
         trace,
+        offcpu,
         cache_not_met: timed
             .iter()
             .any(|p| p.cache.required == crate::model::job::CacheReq::Cached && !p.cache.met),
@@ -439,6 +448,41 @@ mod tests {
             (of(&plain, 1).daemon_cpu_nanos, of(&plain, 1).sys_nanos_per_op),
             (None, 10_000.0)
         );
+    }
+
+    #[test]
+    fn off_cpu_reasons_add_over_timed_phases_without_a_block_trace() {
+        use crate::model::trace::{OffCpuBreakdown, OffCpuReason, TraceSummary};
+        let r = |reason: &str, nanos| OffCpuReason { reason: reason.into(), nanos, switches: 1 };
+        let phase = |timed: bool, reasons: Vec<OffCpuReason>| {
+            let total_nanos = reasons.iter().map(|r| r.nanos).sum();
+            let o = OffCpuBreakdown { switches: 1, total_nanos, reasons, events_lost: 0 };
+            // `--offcpu` alone: a summary with no devices, only the off-CPU account.
+            let t = TraceSummary { offcpu: Some(o), ..Default::default() };
+            PhaseResult { timed, trace: Some(t), ..Default::default() }
+        };
+        let rep = RepResult {
+            phases: vec![
+                phase(false, vec![r("lock", 900)]),
+                phase(true, vec![r("waiting on the journal", 100), r("lock", 50)]),
+                phase(true, vec![r("throttled in balance_dirty_pages", 250)]),
+            ],
+            ..Default::default()
+        };
+        let f = of(&rep, 1);
+        let o = f.offcpu.clone().expect("off-CPU facts");
+        assert_eq!(o.total_nanos, 400);
+        assert_eq!(
+            o.words(),
+            "throttled in balance_dirty_pages 62%, waiting on the journal 25%, lock 12%"
+        );
+        // No block trace was taken: no block-trace facts.
+        assert_eq!(f.trace, None);
+        // A run stored before the field existed reads.
+        let mut v = serde_json::to_value(&f).expect("json");
+        v.as_object_mut().expect("object").remove("offcpu");
+        let back: Facts = serde_json::from_value(v).expect("old facts read");
+        assert_eq!(back.offcpu, None);
     }
 
     #[test]

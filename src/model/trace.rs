@@ -193,6 +193,82 @@ pub struct TraceSummary {
     pub seek: SeekSummary,
     /// Offset vs time (what seekwatcher plotted).
     pub offsets: OffsetSeries,
+    /// What the test's threads waited for while off CPU (the scheduler's account), when it was
+    /// traced; absent in runs made before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offcpu: Option<OffCpuBreakdown>,
+}
+
+/// Off-CPU time of the test's threads by reason, from `sched:sched_switch` and the kernel stack
+/// at each switch-out (see `observe::trace::offcpu` for the table of kernel functions).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OffCpuBreakdown {
+    /// Switch-outs of the test's threads seen.
+    pub switches: u64,
+    /// Off-CPU time summed over the test's threads (switch-out to switch-in).
+    pub total_nanos: u64,
+    /// Per reason, largest first.
+    pub reasons: Vec<OffCpuReason>,
+    /// Trace events the kernel dropped (buffer full): when non-zero the times are lower bounds.
+    #[serde(default)]
+    pub events_lost: u64,
+}
+
+/// One reason's share of [`OffCpuBreakdown`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OffCpuReason {
+    /// In words, e.g. `throttled in balance_dirty_pages`.
+    pub reason: String,
+    /// Off-CPU time for this reason.
+    pub nanos: u64,
+    /// Switch-outs for this reason.
+    pub switches: u64,
+}
+
+impl OffCpuBreakdown {
+    /// Add `other` (another phase) into this one, keeping reasons largest first.
+    pub fn add(&mut self, other: &OffCpuBreakdown) {
+        self.switches += other.switches;
+        self.total_nanos += other.total_nanos;
+        self.events_lost += other.events_lost;
+        for r in &other.reasons {
+            match self.reasons.iter_mut().find(|m| m.reason == r.reason) {
+                Some(m) => {
+                    m.nanos += r.nanos;
+                    m.switches += r.switches;
+                }
+                None => self.reasons.push(r.clone()),
+            }
+        }
+        self.reasons.sort_by(|a, b| b.nanos.cmp(&a.nanos).then(a.reason.cmp(&b.reason)));
+    }
+
+    /// Share of the off-CPU time `reason` took (0 when absent or nothing was off CPU).
+    pub fn share(&self, reason: &str) -> f64 {
+        let n = self.reasons.iter().find(|r| r.reason == reason).map_or(0, |r| r.nanos);
+        if self.total_nanos == 0 {
+            0.0
+        } else {
+            n as f64 / self.total_nanos as f64
+        }
+    }
+
+    /// In words, the reasons of at least 1%, largest first: `throttled in balance_dirty_pages
+    /// 58%, waiting on the journal 20%, other 3%`.
+    pub fn words(&self) -> String {
+        let v: Vec<String> = self
+            .reasons
+            .iter()
+            .map(|r| (r, self.share(&r.reason)))
+            .filter(|(_, s)| *s >= 0.01)
+            .map(|(r, s)| format!("{} {:.0}%", r.reason, s * 100.0))
+            .collect();
+        if v.is_empty() {
+            "nothing off CPU".into()
+        } else {
+            v.join(", ")
+        }
+    }
 }
 
 impl OpCounts {

@@ -474,6 +474,90 @@ fn trace_agrees_with_block_counters() {
     assert!(inst.is_empty(), "{inst:?}");
 }
 
+/// `--offcpu` alone: each configuration's timed phase says what its thread waited for while off
+/// CPU (sleeps paired with wake-ups, reasons from the stacks), in the phase's trace, the facts
+/// and the HTML report, without a block trace; no tracing instance is left.
+#[test]
+fn offcpu_names_what_the_threads_waited_for() {
+    if skip_testbeds(&["mkfs.ext4", "mkfs.xfs"]) {
+        return;
+    }
+    if !Path::new("/sys/kernel/tracing/events/sched/sched_switch").exists() {
+        skip("no sched:sched_switch tracepoint in this kernel");
+        return;
+    }
+    let work = TestDir::new();
+    let d = TestDir::new();
+    let wl = d.write("sw.toml", SEQWRITE);
+    let report = d.path().join("offcpu.html");
+    let (v, o) = run_json(&[
+        "compare",
+        "ext4",
+        "xfs",
+        "--workload",
+        wl.to_str().unwrap(),
+        "--offcpu",
+        "--repeat",
+        "1",
+        "--workdir",
+        work.path().to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let known = [
+        "throttled in balance_dirty_pages",
+        "waiting on the journal",
+        "fsync/sync waiting",
+        "waiting for writeback",
+        "waiting for direct I/O",
+        "waiting for a read",
+        "lock",
+        "waiting for a CPU",
+        "other",
+    ];
+    for c in v["configs"].as_array().unwrap() {
+        let t = &c["run"]["tests"][0];
+        assert!(!t["warnings"].to_string().contains("unavailable"), "{}", t["warnings"]);
+        let tr = &t["reps"][0]["phases"][0]["trace"];
+        // No block trace was asked for: only the off-CPU account.
+        assert!(tr["devices"].as_array().unwrap().is_empty(), "{tr}");
+        let off = &tr["offcpu"];
+        let n = |x: &serde_json::Value| x.as_u64().unwrap();
+        // 32 MiB written and fsynced: the thread sleeps at least once (the fsync).
+        assert!(n(&off["switches"]) > 0 && n(&off["total_nanos"]) > 0, "{off}");
+        let reasons = off["reasons"].as_array().unwrap();
+        let sum: u64 = reasons.iter().map(|r| n(&r["nanos"])).sum();
+        assert_eq!(sum, n(&off["total_nanos"]), "{off}");
+        for r in reasons {
+            assert!(known.contains(&r["reason"].as_str().unwrap()), "{r}");
+        }
+        // The fsync inside the phase waits for the device: a sync, journal or writeback wait.
+        let waits: u64 = reasons
+            .iter()
+            .filter(|r| {
+                ["waiting on the journal", "fsync/sync waiting", "waiting for writeback"]
+                    .contains(&r["reason"].as_str().unwrap())
+            })
+            .map(|r| n(&r["nanos"]))
+            .sum();
+        assert!(waits > 0, "{}: {off}", c["label"]);
+    }
+    let row = &v["tests"][0];
+    for f in row["facts"].as_array().unwrap() {
+        assert!(f["offcpu"]["total_nanos"].as_u64().unwrap() > 0, "{f}");
+        assert!(f["trace"].is_null(), "{f}");
+    }
+    let why = row["why"][1].as_array().unwrap();
+    if !why.is_empty() {
+        let rules: Vec<&str> = why.iter().map(|e| e["rule"].as_str().unwrap()).collect();
+        assert!(rules.contains(&"offcpu_reasons"), "{rules:?}");
+    }
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("Off CPU: what the threads waited for"));
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}
+
 #[test]
 fn aging_fill_series_is_in_json_and_report() {
     if !is_root() {

@@ -83,7 +83,7 @@ pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanati
 
 /// Context for a gap, shown after the reasons whether or not a rule fired: where each side's
 /// threads spent their time (data calls, syncs, open/close/metadata, off CPU, a FUSE daemon's
-/// CPU), and with `--trace` what the block layer saw (bios queued and merged, request sizes,
+/// CPU), and with `--trace` what the threads waited for off CPU and what the block layer saw (bios queued and merged, request sizes,
 /// queue depth, device latency). Weight 0: never outranks a reason.
 pub fn context(winner: &Side<'_>, loser: &Side<'_>) -> Vec<Explanation> {
     let mut v = Vec::new();
@@ -96,6 +96,19 @@ pub fn context(winner: &Side<'_>, loser: &Side<'_>) -> Vec<Explanation> {
         v.push(line(
             "time_split",
             format!("where the time went (share of wall time × threads): {}", time.join("; ")),
+        ));
+    }
+    let offcpu: Vec<String> = [loser, winner]
+        .iter()
+        .filter_map(|s| Some(format!("{}: {}", s.label, s.facts.offcpu.as_ref()?.words())))
+        .collect();
+    if !offcpu.is_empty() {
+        v.push(line(
+            "offcpu_reasons",
+            format!(
+                "off CPU, what the threads waited for (the scheduler's account): {}",
+                offcpu.join("; ")
+            ),
         ));
     }
     let trace: Vec<String> = [loser, winner]
@@ -412,7 +425,7 @@ fn sys_cpu_per_op(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
 /// The loser's threads spent a much larger share of their time off CPU: blocked (on the device,
 /// the journal, locks or a FUSE daemon) rather than working. Where the time went, when no finer
 /// fact separates the two (a metadata test on xfs against ext4: off CPU 36% against 16%, for the
-/// same CPU per operation).
+/// same CPU per operation). With `--trace` it says what the loser's threads waited for.
 fn off_cpu(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     let (tw, tl) = (w.facts.time.as_ref()?, l.facts.time.as_ref()?);
     let (a, b) = (tw.share(tw.off_cpu_nanos()), tl.share(tl.off_cpu_nanos()));
@@ -430,7 +443,13 @@ fn off_cpu(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
             w.label,
             fmt(l.facts.sys_nanos_per_op),
             fmt(w.facts.sys_nanos_per_op)
-        ),
+        ) + &l
+            .facts
+            .offcpu
+            .as_ref()
+            .filter(|o| o.total_nanos > 0)
+            .map(|o| format!("; {} waited for: {}", l.label, o.words()))
+            .unwrap_or_default(),
     ))
 }
 

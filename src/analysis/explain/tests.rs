@@ -436,6 +436,28 @@ fn threads_blocked_much_longer_are_where_the_time_went() {
         t[0].text,
         "xfs was off CPU 36% of its threads' time against 16% on ext4 (blocked on the device, the journal or locks, or waiting for a CPU); system CPU per operation 10.9µs vs 10.5µs"
     );
+    // With the off-CPU trace: what the loser waited for, in the rule and in the context.
+    use crate::model::trace::{OffCpuBreakdown, OffCpuReason};
+    let r = |reason: &str, nanos| OffCpuReason { reason: reason.into(), nanos, switches: 1 };
+    xfs.offcpu = Some(OffCpuBreakdown {
+        switches: 3,
+        total_nanos: 360_000_000,
+        reasons: vec![r("waiting on the journal", 216_000_000), r("lock", 144_000_000)],
+        events_lost: 0,
+    });
+    let t = explain(&side("ext4", &ext4), &side("xfs", &xfs), 10);
+    assert!(
+        t[0].text.ends_with("; xfs waited for: waiting on the journal 60%, lock 40%"),
+        "{}",
+        t[0].text
+    );
+    let c = context(&side("ext4", &ext4), &side("xfs", &xfs));
+    let o = c.iter().find(|e| e.rule == "offcpu_reasons").expect("off-CPU context line");
+    assert_eq!(
+        o.text,
+        "off CPU, what the threads waited for (the scheduler's account): xfs: waiting on the journal 60%, lock 40%"
+    );
+    xfs.offcpu = None;
     // 16% against 24%: not enough to name.
     xfs.time = Some(split(240_000_000));
     assert!(explain(&side("ext4", &ext4), &side("xfs", &xfs), 10).is_empty());

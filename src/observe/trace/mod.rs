@@ -5,6 +5,7 @@
 //!   file (so `fsbench testbed cleanup` removes what a crash left).
 //! - [`format`]: the kernel's event format files (ids and field offsets).
 //! - [`event`]: the compact in-memory event and decoding of one binary record.
+//! - [`offcpu`]: what the test's threads waited for while off CPU (sched_switch + stacks).
 //! - [`pagecache`]: page-cache insertions, reads, faults, dirtied pages and forks (profile).
 //! - [`ringbuf`]: the `trace_pipe_raw` page format.
 //! - [`reader`]: the thread that drains the per-CPU buffers.
@@ -36,6 +37,7 @@
 
 pub mod event;
 pub mod format;
+pub mod offcpu;
 pub mod pagecache;
 pub mod reader;
 pub mod recording;

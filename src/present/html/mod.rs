@@ -255,6 +255,7 @@ fn run_section(charts: &mut Vec<Chart>, run: &ReportRun, ri: usize) -> Result<Ma
             (panels::cpu(r))
             (panels::devices(r))
             (panels::trace(r))
+            (panels::offcpu(r))
             (panels::environment(run))
             (panels::notes(r))
         }

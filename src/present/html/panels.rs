@@ -130,6 +130,41 @@ pub(super) fn trace(r: &Report) -> Markup {
     }
 }
 
+/// What the threads waited for while off CPU per test and configuration (`--trace`): the
+/// scheduler's account, stacks at switch-out classified by kernel function.
+pub(super) fn offcpu(r: &Report) -> Markup {
+    let any = r.tests.iter().any(|row| row.facts.iter().flatten().any(|f| f.offcpu.is_some()));
+    if !any {
+        return html! {};
+    }
+    html! {
+        h3 { "Off CPU: what the threads waited for" }
+        p.rule { "From sched:sched_switch for the test's threads over the timed phases of the median repetition: each sleep from switch-out to switch-in, by the kernel function on its stack (balance_dirty_pages, the journal, fsync, writeback, reads, locks); preempted threads wait for a CPU. Shares of the off-CPU time." }
+        table.panel {
+            thead {
+                tr {
+                    th { "test" } th { "configuration" } th.num { "off CPU" } th.num { "switch-outs" } th { "by reason" }
+                }
+            }
+            tbody {
+                @for row in &r.tests {
+                    @for (i, c) in r.configs.iter().enumerate() {
+                        @if let Some(o) = row.facts.get(i).and_then(|f| f.as_ref()).and_then(|f| f.offcpu.as_ref()) {
+                            tr {
+                                td { (row.id) }
+                                td { (swatch(i)) (c.label) }
+                                td.num { (nanos(o.total_nanos)) }
+                                td.num { (o.switches) }
+                                td { (o.words()) @if o.events_lost > 0 { " (" (o.events_lost) " events lost: lower bounds)" } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A row of the block-device table: test, configuration, the counters summed over the timed
 /// phases, and the write amplification.
 struct DeviceRow<'a> {
