@@ -360,8 +360,21 @@ pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[(u64, u64, u64)]) -> O
             s.dirty_bytes.push(samples[k].1);
             s.writeback_bytes.push(samples[k].2);
         }
+        s.dirty_throttle_bytes = dirty_throttle_bytes().unwrap_or(0);
     }
     Some(s)
+}
+
+/// Where `balance_dirty_pages` starts throttling writers: halfway between the background and
+/// the hard dirty threshold (`/proc/vmstat`, pages), in bytes.
+fn dirty_throttle_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/vmstat").ok()?;
+    let get = |key: &str| -> Option<u64> {
+        text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+    };
+    let (limit, background) = (get("nr_dirty_threshold")?, get("nr_dirty_background_threshold")?);
+    let page = rustix::param::page_size() as u64;
+    Some((limit + background) / 2 * page)
 }
 
 #[cfg(test)]

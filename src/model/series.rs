@@ -54,6 +54,11 @@ pub struct PhaseSeries {
     /// `Writeback` of `/proc/meminfo`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writeback_bytes: Vec<u64>,
+    /// Dirty bytes above which the kernel throttles writers (`balance_dirty_pages`): halfway
+    /// between `/proc/vmstat`'s `nr_dirty_background_threshold` and `nr_dirty_threshold`, read
+    /// when the phase ended (0: not read, or stored before fsbench read it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dirty_throttle_bytes: u64,
 }
 
 impl PhaseSeries {
@@ -114,6 +119,8 @@ impl PhaseSeries {
 pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
     let interval = parts.iter().map(|p| p.0.interval_nanos).max().filter(|i| *i > 0)?;
     let mut out = PhaseSeries { interval_nanos: interval, ..PhaseSeries::default() };
+    // Dirty bytes add up over hosts, and so do their throttling thresholds.
+    out.dirty_throttle_bytes = parts.iter().filter(|p| p.2).map(|p| p.0.dirty_throttle_bytes).sum();
     let widened: Vec<(PhaseSeries, usize, bool)> = parts
         .iter()
         .map(|(s, off, first)| (s.widen(interval), (*off / interval) as usize, *first))
@@ -181,6 +188,7 @@ impl PhaseSeries {
                 max_nanos: max(&s.max_nanos),
                 dirty_bytes: last(&s.dirty_bytes),
                 writeback_bytes: last(&s.writeback_bytes),
+                dirty_throttle_bytes: s.dirty_throttle_bytes,
             };
         }
         s
@@ -226,15 +234,20 @@ impl PhaseSeries {
     }
 
     /// The point after which the written MiB/s stays below 60% of what it was before (the
-    /// steepest such drop), with dirty bytes at 85% of their peak or more (a peak of 16 MiB at least); `None` when
-    /// the series is short (under 10 points), wrote nothing or has no memory samples.
+    /// steepest such drop), with dirty bytes at 85% of their peak or more, and that peak where
+    /// the kernel throttles writers (at least 90% of [`PhaseSeries::dirty_throttle_bytes`]: a
+    /// drop at a lower peak is something else, an O_DSYNC write's own waits for one); `None`
+    /// when the series is short (under 10 points), wrote nothing, has no memory samples or no
+    /// throttling threshold.
     pub fn dirty_cliff(&self) -> Option<DirtyCliff> {
         let n = self.len();
         if n < 10 || self.dirty_bytes.len() != n || self.write_bytes.iter().all(|b| *b == 0) {
             return None;
         }
         let peak = self.dirty_bytes.iter().copied().max().unwrap_or(0);
-        if peak < 16 << 20 {
+        let throttled = self.dirty_throttle_bytes > 0
+            && peak as u128 * 10 >= self.dirty_throttle_bytes as u128 * 9;
+        if peak < 16 << 20 || !throttled {
             return None;
         }
         let secs = self.interval_nanos as f64 / 1e9;
@@ -470,6 +483,12 @@ mod tests {
             s.dirty_bytes.push(d);
             s.writeback_bytes.push(0);
         }
+        // Not without the kernel's throttling threshold, nor with one the peak is far below
+        // (an O_DSYNC writer's own waits drop its rate at any dirty level).
+        assert_eq!(s.dirty_cliff(), None, "no threshold read");
+        s.dirty_throttle_bytes = 1000 * mib;
+        assert_eq!(s.dirty_cliff(), None, "peak 200 MiB, throttling from 1000 MiB");
+        s.dirty_throttle_bytes = 210 * mib;
         let c = s.dirty_cliff().expect("a cliff");
         assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s", c.at_secs);
         assert!(c.before_mib_per_s > 80.0 && c.after_mib_per_s < 30.0, "{c:?}");
