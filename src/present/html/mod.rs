@@ -236,6 +236,10 @@ fn run_section(charts: &mut Vec<Chart>, run: &ReportRun, ri: usize) -> Result<Ma
                 " · fsbench " (r.fsbench_version)
             }
             pre.cmd { (run.command_line) }
+            // Where the run's time went, the terminal's last line.
+            @if let Some(t) = &r.time {
+                p.meta.time { (crate::present::time::line(t)) }
+            }
             @if r.interrupted {
                 p.warn { "This run did not finish (interrupted or killed): the figures are what was measured before it stopped." }
             }
@@ -397,6 +401,37 @@ mod tests {
         for c in &charts {
             assert!(c.svg.contains("\next4\n") && !c.svg.contains(" = "), "{}", c.svg);
         }
+    }
+
+    #[test]
+    fn the_time_split_is_under_the_command_line() {
+        use crate::analysis::compare::tests::config;
+        use crate::analysis::compare::{build_report, CompareOptions};
+        let configs = vec![config("ext4", &[100.0], 1), config("xfs", &[200.0], 1)];
+        let opts = CompareOptions {
+            engine: Default::default(),
+            rule: Default::default(),
+            fresh_per_test: false,
+        };
+        let mut r = build_report(configs, &opts, 0, false);
+        let time = crate::model::time::TimeSplit {
+            total_s: 378.0,
+            timed_s: 203.0,
+            cache_s: 93.0,
+            ..Default::default()
+        };
+        let want = crate::present::time::line(&time);
+        r.time = Some(time);
+        let run = ReportRun {
+            id: Some(1),
+            kind: RunKind::Compare,
+            command_line: "fsbench compare".into(),
+            report: r,
+        };
+        let (page, _) = render(&[run]).unwrap();
+        let at = page.find("<p class=\"meta time\">").expect("the time line");
+        assert!(page[at..].starts_with(&format!("<p class=\"meta time\">{want}</p>")), "{page}");
+        assert!(page.find("<pre class=\"cmd\">").unwrap() < at);
     }
 
     #[test]
