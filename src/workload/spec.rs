@@ -602,7 +602,7 @@ mod tests {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
                     _ if ["threads", "iodepth"].contains(&k) => "1",
-                    _ if ["direct", "random_map", "min_time"].contains(&k) => "true",
+                    _ if ["direct", "random_map"].contains(&k) => "true",
                     _ => "\"x\"",
                 },
             }
