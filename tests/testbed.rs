@@ -5,7 +5,7 @@
 //! These need root, loop devices and the mkfs tools; each test prints `skipped: <reason>` to
 //! stderr and returns when something is missing. zfs tests are serialised (one zfs-fuse daemon).
 
-use fsbench::engine::CacheControl;
+use fsbench::engine::{CacheControl, Scope};
 use fsbench::testbed::{self, FsConfig, Refusal, Testbed, TestbedError, TestbedOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -282,13 +282,13 @@ fn zfs_eviction_reaches_the_devices() {
 
     // Page-cache eviction alone: zfs-fuse answers from its ARC, the device sees (almost) nothing.
     let before = sectors_read(&devs);
-    fsbench::engine::PageCacheEvictor.evict(std::slice::from_ref(&f)).unwrap();
+    fsbench::engine::PageCacheEvictor.evict(std::slice::from_ref(&f), Scope::Everything).unwrap();
     read_file(&f);
     let arc_hit = (sectors_read(&devs) - before) * 512;
     eprintln!("zfs: bytes read from device after drop_caches only: {arc_hit}");
 
     // The testbed's eviction: the whole file comes from the device.
-    let what = tb.cache_control().evict(std::slice::from_ref(&f)).unwrap();
+    let what = tb.cache_control().evict(std::slice::from_ref(&f), Scope::Everything).unwrap();
     assert!(what.contains("export"), "{what}");
     let before = sectors_read(&devs);
     assert_eq!(read_file(&f), len);
@@ -322,12 +322,12 @@ fn zfs_eviction_lets_go_of_the_work_directory_and_takes_it_again() {
     let len = 16 * MIB as usize;
     write_file(&f, len);
     read_file(&f);
-    let e = tb.cache_control().evict(std::slice::from_ref(&f)).unwrap_err();
+    let e = tb.cache_control().evict(std::slice::from_ref(&f), Scope::Everything).unwrap_err();
     assert!(e.to_string().contains("busy"), "the work directory holds the mount: {e}");
 
     let mut target = tb.target();
     target.anchor = Some(&*ws);
-    let what = target.evict(std::slice::from_ref(&f)).unwrap().unwrap();
+    let what = target.evict(std::slice::from_ref(&f), Scope::Everything).unwrap().unwrap();
     assert!(what.contains("export"), "{what}");
     let devs = tb.block_devices();
     let before = sectors_read(&devs);
@@ -335,29 +335,48 @@ fn zfs_eviction_lets_go_of_the_work_directory_and_takes_it_again() {
     let device_bytes = (sectors_read(&devs) - before) * 512;
     assert!(device_bytes >= len as u64, "only {device_bytes} of {len} bytes from the devices");
     // Twice: the directory taken again can be let go again.
-    target.evict(std::slice::from_ref(&f)).unwrap().unwrap();
+    target.evict(std::slice::from_ref(&f), Scope::Everything).unwrap().unwrap();
     assert_eq!(read_file(&f), len);
     drop(ws);
     tb.teardown().unwrap();
 }
 
+/// Every way a kernel filesystem is made uncached reads the whole file from the device again:
+/// the test's own pages only (a data test's default, as fio's `invalidate`), everything
+/// (`drop_caches`: a file set, `--drop-caches`), and either with a remount. The files-only
+/// eviction leaves another file cached.
 #[test]
-fn ext4_eviction_reaches_the_device_with_and_without_remount() {
-    skip_unless!("mkfs.ext4");
-    for remount in [false, true] {
+fn kernel_fs_eviction_reaches_the_device_for_every_scope_with_and_without_remount() {
+    skip_unless!("mkfs.ext4", "mkfs.xfs");
+    for (fs, remount, scope) in [
+        ("ext4", false, Scope::Files),
+        ("ext4", false, Scope::Everything),
+        ("ext4", true, Scope::Files),
+        ("xfs", false, Scope::Files),
+    ] {
         let dir = workdir();
         let o = TestbedOptions { remount_to_evict: remount, ..opts(dir.path()) };
-        let tb = Testbed::up(&FsConfig::parse("ext4").unwrap(), &o).unwrap();
+        let tb = Testbed::up(&FsConfig::parse(fs).unwrap(), &o).unwrap();
         let f = tb.mountpoint().join("data");
+        let other = tb.mountpoint().join("other");
         let len = 8 * MIB as usize;
         write_file(&f, len);
+        write_file(&other, len);
         read_file(&f);
-        let what = tb.cache_control().evict(std::slice::from_ref(&f)).unwrap();
+        read_file(&other);
+        let what = tb.cache_control().evict(std::slice::from_ref(&f), scope).unwrap();
         assert_eq!(what.contains("umount"), remount, "{what}");
+        assert_eq!(what.contains("drop_caches"), scope == Scope::Everything, "{what}");
+        let case = format!("{fs} remount={remount} {scope:?}");
+        assert!(fsbench::sys::cache::resident_fraction(&f).unwrap() < 0.02, "{case}");
+        let other_left = fsbench::sys::cache::resident_fraction(&other).unwrap();
+        if scope == Scope::Files && !remount {
+            assert!(other_left > 0.95, "{case}: the other file was evicted ({other_left})");
+        }
         let before = sectors_read(&tb.block_devices());
         assert_eq!(read_file(&f), len);
         let got = (sectors_read(&tb.block_devices()) - before) * 512;
-        assert!(got >= len as u64, "remount={remount}: only {got} bytes read from the device");
+        assert!(got >= len as u64, "{case}: only {got} bytes read from the device");
         tb.teardown().unwrap();
     }
 }
@@ -367,7 +386,7 @@ fn tmpfs_eviction_is_refused() {
     skip_unless!();
     let dir = workdir();
     let tb = Testbed::up(&FsConfig::parse("tmpfs").unwrap(), &opts(dir.path())).unwrap();
-    assert!(tb.cache_control().evict(&[]).is_err());
+    assert!(tb.cache_control().evict(&[], Scope::Everything).is_err());
 }
 
 /// An invalid mount option fails with mount's own message and leaves nothing behind; so does a

@@ -24,6 +24,14 @@ pub struct TestbedArgs {
     #[arg(long)]
     pub remount_evict: bool,
 
+    /// Testbeds of kernel filesystems: make a data test's phase uncached by also dropping every
+    /// clean page, dentry and inode of the machine (`drop_caches`), as file sets always do.
+    /// Without it only the test's own files' pages are dropped (fsync + fadvise DONTNEED, as
+    /// fio's `invalidate`; verified with mincore, and `drop_caches` when they stayed resident),
+    /// and other tests' cached files stay cached.
+    #[arg(long)]
+    pub drop_caches: bool,
+
     /// How image files are allocated on the host once mkfs is done: `allocate` reserves every
     /// hole with fallocate (no data written; the host allocates no block during the benchmark,
     /// first writes still convert unwritten extents), `zero` writes zeros into every hole (every
@@ -48,6 +56,7 @@ impl TestbedArgs {
             workdir: self.workdir.clone(),
             size_bytes: crate::testbed::sizing::image_bytes(config, suite, self.size),
             remount_to_evict: self.remount_evict,
+            drop_caches: self.drop_caches,
             image_alloc: self.image_alloc,
             ..TestbedOptions::default()
         }
@@ -64,6 +73,7 @@ mod tests {
             workdir: "/var/tmp/x".into(),
             size: None,
             remount_evict: false,
+            drop_caches: false,
             image_alloc: ImageAlloc::Zero,
         };
         let cfg = FsConfig::parse("xfs").unwrap();
@@ -100,6 +110,7 @@ impl UpArgs {
             workdir: self.workdir.clone(),
             size: self.size,
             remount_evict: false,
+            drop_caches: false,
             image_alloc: self.image_alloc,
         }
     }

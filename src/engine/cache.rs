@@ -6,12 +6,14 @@
 //!   process (drop_caches, memory pressure) can evict in between on a shared machine, so read
 //!   again, up to three times, and say so.
 //! - `uncached`: the files are made evictable (a fileset's filesystem is synced: its dirty
-//!   files cannot be evicted), then the target's eviction runs ([`super::CacheControl`]);
-//!   require ≤ [`UNCACHED_MAX`].
+//!   files cannot be evicted), then the target's eviction runs ([`super::CacheControl`]) with
+//!   the files' [`Scope`]: a data test's own pages only (as fio's `invalidate`; other tests'
+//!   cached files stay cached), a file set's everything; require ≤ [`UNCACHED_MAX`]. When a data
+//!   test's files alone stayed resident, everything is emptied and residency measured again.
 //! - `any`: nothing is done; residency is still measured and recorded.
 
 use super::files::TestFiles;
-use super::target::Target;
+use super::target::{Scope, Target};
 use crate::model::failure::EngineError;
 use crate::model::job::CacheReq;
 use crate::model::result::{CacheCheck, CREATED};
@@ -102,15 +104,28 @@ fn establish(
             let t0 = Instant::now();
             let evictable = files.evictable();
             *sync_nanos = t0.elapsed().as_nanos() as u64;
-            let evicted = target.evict(evictable).map_err(lost)?;
+            let scope = files.eviction_scope();
+            let mut evicted = target.evict(evictable, scope).map_err(lost)?;
             if unmounts {
                 files.reanchor().map_err(lost)?;
+            }
+            let mut resident = residency(&paths);
+            // The files' own pages were not enough (pages pinned by another opener, a
+            // filesystem that ignores the advice): empty everything, as a file set does. (An
+            // eviction that unmounts empties everything whatever the scope.)
+            if scope == Scope::Files && !unmounts && evicted.is_ok() && resident > UNCACHED_MAX {
+                let left = resident;
+                evicted = target
+                    .evict(evictable, Scope::Everything)
+                    .map_err(lost)?
+                    .map(|m| format!("{m} (the files alone left {:.0}% resident)", left * 100.0));
+                resident = residency(&paths);
             }
             let m = match evicted {
                 Ok(m) => m,
                 Err(e) => format!("eviction failed: {e}"),
             };
-            (m, residency(&paths))
+            (m, resident)
         }
         CacheReq::Any => ("none".into(), residency(&paths)),
         CacheReq::Direct => ("O_DIRECT: the page cache is bypassed".into(), residency(&paths)),

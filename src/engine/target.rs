@@ -15,6 +15,20 @@ impl crate::sys::classify::Classify for EvictError {
     }
 }
 
+/// What an eviction must empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The given files' cached pages (a data test: fio's `invalidate`). Other files, and the
+    /// kernel's inodes and dentries, stay cached: another test's cached file need not be read
+    /// again. The engine verifies the files' residency afterwards and empties everything when
+    /// the files alone were not enough ([`super::cache`]).
+    Files,
+    /// Every cache that could hold the test's data or metadata: the files' pages and, as root,
+    /// every clean page, dentry and inode of the machine (`drop_caches`). A file set's
+    /// uncached phases need it (their directories and inodes are part of what is measured).
+    Everything,
+}
+
 /// Empties every cache that could hold a test file's data before an "uncached" phase.
 ///
 /// The default ([`PageCacheEvictor`]) handles kernel filesystems. A testbed whose data is cached
@@ -22,8 +36,9 @@ impl crate::sys::classify::Classify for EvictError {
 /// remount. The engine always closes its descriptors before calling [`CacheControl::evict`] and
 /// then *verifies* the result with `mincore`, so an implementation cannot silently fail.
 pub trait CacheControl: Send + Sync {
-    /// Evict `files`; return a short description of what was done (recorded in the result).
-    fn evict(&self, files: &[PathBuf]) -> Result<String, EvictError>;
+    /// Evict `files` (with `scope`, what else must go); return a short description of what was
+    /// done (recorded in the result).
+    fn evict(&self, files: &[PathBuf], scope: Scope) -> Result<String, EvictError>;
 
     /// Whether [`CacheControl::evict`] unmounts the filesystem (`zpool export`, a remount): it
     /// then fails ("target is busy") while fsbench holds any descriptor on it, so the engine
@@ -44,17 +59,23 @@ pub trait Anchor: Sync {
     fn reanchor(&self) -> std::io::Result<()>;
 }
 
-/// fsync + `POSIX_FADV_DONTNEED` per file, then `drop_caches` when running as root.
+/// fsync + `POSIX_FADV_DONTNEED` per file, then, for [`Scope::Everything`], `drop_caches` when
+/// running as root.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PageCacheEvictor;
 
+/// What [`PageCacheEvictor`] says it did for [`Scope::Files`].
+pub const FILES_ONLY: &str = "fsync+fadvise(DONTNEED) of the test's files";
+
 impl CacheControl for PageCacheEvictor {
-    fn evict(&self, files: &[PathBuf]) -> Result<String, EvictError> {
+    fn evict(&self, files: &[PathBuf], scope: Scope) -> Result<String, EvictError> {
         for f in files {
             crate::sys::cache::evict_file(f)
                 .map_err(|e| EvictError(format!("evicting {}: {e}", f.display())))?;
         }
-        if crate::sys::is_root() {
+        if scope == Scope::Files {
+            Ok(FILES_ONLY.into())
+        } else if crate::sys::is_root() {
             crate::sys::cache::drop_all_caches()
                 .map_err(|e| EvictError(format!("drop_caches: {e}")))?;
             Ok("fsync+fadvise(DONTNEED)+drop_caches".into())
@@ -95,11 +116,15 @@ impl<'a> Target<'a> {
         }
     }
 
-    /// Run the target's eviction on `files`: when it unmounts, with the work directory's
+    /// Run the target's eviction on `files` with `scope`: when it unmounts, with the work directory's
     /// descriptors released around it and taken again after (checked). `Ok(Err(_))`: the
     /// eviction failed (the files may still be cached); `Err(_)`: the work directory could not
     /// be released or taken again safely (the test cannot go on in it).
-    pub fn evict(&self, files: &[PathBuf]) -> std::io::Result<Result<String, EvictError>> {
+    pub fn evict(
+        &self,
+        files: &[PathBuf],
+        scope: Scope,
+    ) -> std::io::Result<Result<String, EvictError>> {
         let anchor = self.anchor.filter(|_| self.cache.unmounts());
         let ctx = |what: &str, e: std::io::Error| {
             std::io::Error::new(e.kind(), format!("the work directory {what}: {e}"))
@@ -112,7 +137,7 @@ impl<'a> Target<'a> {
                 return Err(ctx("could not be released before the eviction", e));
             }
         }
-        let r = self.cache.evict(files);
+        let r = self.cache.evict(files, scope);
         if let Some(a) = anchor {
             // Taken again whether or not the eviction worked: an export that failed left the
             // filesystem mounted, and the test must not go on without its directory.

@@ -87,6 +87,9 @@ pub struct TestbedOptions {
     /// Kernel filesystems: evict by unmounting and mounting again as well as by page-cache
     /// eviction (drops inodes and dentries too).
     pub remount_to_evict: bool,
+    /// Kernel filesystems: an uncached data phase also drops every clean page, dentry and inode
+    /// of the machine (`drop_caches`), not only the test's files' pages (`--drop-caches`).
+    pub drop_caches: bool,
     /// How image files are allocated on the host once the filesystem is made (`--image-alloc`).
     pub image_alloc: ImageAlloc,
 }
@@ -101,6 +104,7 @@ impl Default for TestbedOptions {
             force: false,
             state_dir: None,
             remount_to_evict: false,
+            drop_caches: false,
             image_alloc: ImageAlloc::default(),
         }
     }

@@ -281,7 +281,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
     with_values(
         with_default(
-            key(Phase, "cache", Choice, "precondition checked (and recorded) before the phase: `any`, `cached` (file read once, then ≥ 95% resident by `mincore`; data tests), `uncached` (fsync + `fadvise(DONTNEED)` + `drop_caches` as root, or the testbed's own method such as zpool export/import; then ≤ 2% resident); O_DIRECT phases are `direct` (the page cache is bypassed; residency is still recorded)"),
+            key(Phase, "cache", Choice, "precondition checked (and recorded) before the phase: `any`, `cached` (file read once, then ≥ 95% resident by `mincore`; data tests), `uncached` (a data test: fsync + `fadvise(DONTNEED)` of its files, as fio's `invalidate`, and `drop_caches` only when that left them resident or with `--drop-caches`; a file set: also `drop_caches` as root; or the testbed's own method such as zpool export/import; then ≤ 2% resident); O_DIRECT phases are `direct` (the page cache is bypassed; residency is still recorded)"),
             "any",
         ),
         &["any", "cached", "uncached", "direct"],

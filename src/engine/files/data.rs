@@ -147,6 +147,12 @@ impl TestFiles for DataFiles {
         &self.paths
     }
 
+    /// A data test's files' pages, as fio's `invalidate` (the engine verifies their residency
+    /// and empties everything when that was not enough).
+    fn eviction_scope(&self) -> crate::engine::Scope {
+        crate::engine::Scope::Files
+    }
+
     fn shares<'a>(
         &'a mut self,
         test: &'a TestDef,

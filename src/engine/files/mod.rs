@@ -82,6 +82,12 @@ pub trait TestFiles {
     /// say which to evict one by one (the target's eviction then runs for the rest).
     fn evictable(&self) -> &[PathBuf];
 
+    /// What an uncached phase must empty besides [`TestFiles::evictable`]'s pages: by default
+    /// everything (a file set's directories and inodes are part of what it measures).
+    fn eviction_scope(&self) -> super::Scope {
+        super::Scope::Everything
+    }
+
     /// Before an eviction that unmounts: let go of every descriptor held on the files (a
     /// fileset's root); [`TestFiles::reanchor`] takes them again.
     fn release(&self) -> std::io::Result<()> {

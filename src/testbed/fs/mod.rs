@@ -477,7 +477,10 @@ pub(super) fn make_on_devices(fs: &dyn Filesystem, b: &mut Build<'_>) -> Result<
         options: (!options.is_empty()).then(|| options.join(",")),
     };
     b.mount(spec.clone(), &b.cfg.mount_opts.clone())?;
-    let cache = super::evict::KernelFsCache { remount: b.opts.remount_to_evict.then_some(spec) };
+    let cache = super::evict::KernelFsCache {
+        remount: b.opts.remount_to_evict.then_some(spec),
+        drop_all: b.opts.drop_caches,
+    };
     Ok(Made::new(Some(cmdline), Box::new(cache)))
 }
 

@@ -140,6 +140,7 @@ impl Filesystem for Overlay {
         );
         let cache = crate::testbed::evict::KernelFsCache {
             remount: b.opts.remount_to_evict.then_some(spec),
+            drop_all: b.opts.drop_caches,
         };
         Ok(Made { cache: Box::new(cache), ..made })
     }
