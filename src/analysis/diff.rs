@@ -144,6 +144,22 @@ fn pair_configs(ra: &RunRecord, rb: &RunRecord, notes: &mut Vec<String>) -> Vec<
     pairs
 }
 
+/// How a test's uncached timed phases were made uncached, when it has any: whether every cache
+/// of the machine was dropped (`drop_caches`, before 2026-11-27 and with `--drop-caches`) or
+/// only the test's files' pages.
+fn uncached_by_drop_caches(t: &TestResult) -> Option<bool> {
+    let mut methods = t
+        .reps
+        .iter()
+        .flat_map(|r| &r.phases)
+        .filter(|p| p.timed && p.cache.required == crate::model::job::CacheReq::Uncached)
+        .map(|p| &p.cache.method)
+        .filter(|m| *m != crate::model::result::CREATED)
+        .peekable();
+    methods.peek()?;
+    Some(methods.all(|m| m.contains("drop_caches")))
+}
+
 fn elapsed(t: &TestResult) -> Option<f64> {
     t.summary.as_ref().map(|s| s.elapsed_s.median)
 }
@@ -158,7 +174,28 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
         let (ca, cb) = (&ra.configs[i], &rb.configs[j]);
         for ta in &ca.tests {
             match cb.tests.iter().find(|t| t.id == ta.id) {
-                Some(tb) => matched.push((&cb.label, ta, tb)),
+                Some(tb) => {
+                    if let (Some(x), Some(y)) =
+                        (uncached_by_drop_caches(ta), uncached_by_drop_caches(tb))
+                    {
+                        if x != y {
+                            let how =
+                                |all| if all { "drop_caches" } else { "its files' pages only" };
+                            notes.push(format!(
+                                "test {} ({}): its uncached phases were made uncached differently \
+                                 (run {}: {}; run {}: {}): a change may come from that, not from \
+                                 the system (`--drop-caches` drops everything)",
+                                ta.id,
+                                cb.label,
+                                ra.id,
+                                how(x),
+                                rb.id,
+                                how(y)
+                            ));
+                        }
+                    }
+                    matched.push((&cb.label, ta, tb))
+                }
                 None => {
                     notes.push(format!("test {} ({}) is only in run {}", ta.id, ca.label, ra.id))
                 }
@@ -279,5 +316,27 @@ mod tests {
             "{}",
             text
         );
+    }
+
+    /// A run whose uncached phases dropped every cache against one that dropped only the files'
+    /// pages: the diff says so for that test (its figures changed for that reason), and says
+    /// nothing when both were made alike.
+    #[test]
+    fn a_changed_eviction_is_noted() {
+        let with = |id: &str, method: &str| {
+            let mut t = test(id, &[100.0, 101.0, 99.0]);
+            for r in &mut t.reps {
+                r.phases[0].cache.method = method.into();
+            }
+            t
+        };
+        let old = "fsync+fadvise(DONTNEED)+drop_caches";
+        let new = crate::engine::FILES_ONLY;
+        let a = run(1, vec![with("5", old), with("6", new)]);
+        let b = run(2, vec![with("5", new), with("6", new)]);
+        let d = diff_runs(&a, &b, &Rule::default());
+        let noted: Vec<_> = d.notes.iter().filter(|n| n.contains("uncached differently")).collect();
+        assert_eq!(noted.len(), 1, "{:?}", d.notes);
+        assert!(noted[0].starts_with("test 5 (ext4)") && noted[0].contains("run 1: drop_caches"));
     }
 }

@@ -58,7 +58,7 @@ pub use crate::model::failure::EngineError;
 pub use hooks::{Hooks, NoHooks, PhaseOutcome, PhasePoint, Share};
 pub use keep::LayoutKeep;
 pub use runner::{run_test, EngineOptions, NoProgress, Progress};
-pub use target::{Anchor, CacheControl, EvictError, PageCacheEvictor, Scope, Target};
+pub use target::{Anchor, CacheControl, EvictError, PageCacheEvictor, Scope, Target, FILES_ONLY};
 pub use workspace::Workspace;
 
 #[cfg(test)]
