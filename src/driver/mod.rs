@@ -317,7 +317,12 @@ impl State<'_, '_> {
                         }
                     }
                 }
-                // Then one round at a time, where it buys a decision.
+                // Then one round at a time, where it buys a decision, if enough of the budget
+                // is left for that.
+                let budget = decision::budget_after_minimum(
+                    a.budget.map(|b| b.as_secs_f64()),
+                    started.elapsed().as_secs_f64(),
+                );
                 while let Some(settle) = a.settle {
                     let t0 = Instant::now();
                     let standing: Vec<(usize, Standing)> = (0..tests)
@@ -325,8 +330,7 @@ impl State<'_, '_> {
                         .map(|t| (t, self.standing(&all, t, rounds[t], seconds[t], &settle)))
                         .collect();
                     let elapsed = started.elapsed().as_secs_f64();
-                    let next =
-                        decision::next(&standing, elapsed, a.budget.map(|b| b.as_secs_f64()));
+                    let next = decision::next(&standing, elapsed, budget);
                     self.time.decision_nanos += t0.elapsed().as_nanos() as u64;
                     match next {
                         Next::Done => break,
