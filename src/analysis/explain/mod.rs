@@ -433,16 +433,24 @@ fn off_cpu(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
         return None;
     }
     let fmt = |n: f64| crate::model::units::nanos(n as u64);
+    // The CPU per operation beside it, unless its own rule says it (no line twice).
+    let cpu = if sys_cpu_per_op(w, l).is_some() {
+        String::new()
+    } else {
+        format!(
+            "; system CPU per operation {} vs {}",
+            fmt(l.facts.sys_nanos_per_op),
+            fmt(w.facts.sys_nanos_per_op)
+        )
+    };
     Some((
         (b / a.max(0.01)).ln().min(2.0),
         format!(
-            "{} was off CPU {:.0}% of its threads' time against {:.0}% on {} (blocked on the device, the journal or locks, or waiting for a CPU); system CPU per operation {} vs {}",
+            "{} was off CPU {:.0}% of its threads' time against {:.0}% on {} (blocked on the device, the journal or locks, or waiting for a CPU){cpu}",
             l.label,
             b * 100.0,
             a * 100.0,
             w.label,
-            fmt(l.facts.sys_nanos_per_op),
-            fmt(w.facts.sys_nanos_per_op)
         ) + &l
             .facts
             .offcpu

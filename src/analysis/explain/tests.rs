@@ -436,6 +436,13 @@ fn threads_blocked_much_longer_are_where_the_time_went() {
         t[0].text,
         "xfs was off CPU 36% of its threads' time against 16% on ext4 (blocked on the device, the journal or locks, or waiting for a CPU); system CPU per operation 10.9µs vs 10.5µs"
     );
+    // With 1.4x the system CPU per operation too, that has its own line, said once.
+    let mut busy = xfs.clone();
+    busy.sys_nanos_per_op = 14_700.0;
+    let t = explain(&side("ext4", &ext4), &side("xfs", &busy), 10);
+    let cpu_lines = t.iter().filter(|e| e.text.contains("system CPU per operation")).count();
+    assert_eq!(cpu_lines, 1, "{t:?}");
+    assert!(t.iter().any(|e| e.rule == "off_cpu" && e.text.ends_with("or waiting for a CPU)")));
     // With the off-CPU trace: what the loser waited for, in the rule and in the context.
     use crate::model::trace::{OffCpuBreakdown, OffCpuReason};
     let r = |reason: &str, nanos| OffCpuReason { reason: reason.into(), nanos, switches: 1 };
