@@ -286,10 +286,11 @@ pub struct AutoArgs {
     /// With --repeat auto: start no repetition beyond the first 5 once the run has lasted this
     /// long (e.g. 5min, 300s; 0: no budget). The first 5 always run; rounds beyond them run only
     /// when at least 80% of the time the first 5 took is left (a little time left decides some
-    /// tests in one run and not in an identical other). With the default, 4 minutes, a default
-    /// compare on the 2-core development VM runs the 5 rounds only: see
-    /// bench/results/2026-11-27-compare-flips-4min.md.
-    #[arg(long, value_name = "DURATION", default_value = "4min", value_parser = parse_budget)]
+    /// tests in one run and not in an identical other). Rounds go to the tests expected to settle
+    /// soonest per second, and a test that cannot settle in what is left is given up, so a
+    /// default compare ends well before the 10 minutes: see
+    /// bench/results/2026-11-27-compare-flips-10.md.
+    #[arg(long, value_name = "DURATION", default_value = "10min", value_parser = parse_budget)]
     pub time_budget: std::time::Duration,
 }
 
