@@ -6,8 +6,8 @@
 //! fio semantics followed (checked against fio 3.33's HOWTO and runs of fio itself):
 //! - sizes: `k`/`m`/`g`/`t` (with or without `b`, any case) are powers of 1024, and `KiB`-style
 //!   suffixes are powers of 1000 (fio's default `kb_base=1024` inverts the IEC meaning);
-//! - jobs run *at the same time* unless a `stonewall` separates them; fsbench runs tests one
-//!   after another, so concurrent jobs are refused;
+//! - jobs run *at the same time* unless a `stonewall` separates them: such a group is one test,
+//!   its first job the test's own threads and each other job a role beside them ([`groups`]);
 //! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum;
 //! - without `norandommap` fio touches each block once per pass (its random map), and so does
 //!   fsbench (the test's `random_map`), in an order of its own; `random_generator=lfsr` walks
@@ -30,6 +30,7 @@ use crate::workload::spec::{
     AmountSpec, CacheReq, EngineKeys, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec,
     TestSpec,
 };
+use groups::{one_group, run_groups};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,26 @@ pub struct Translation {
     pub notes: Vec<String>,
     /// `directory=` of the jobs (all must agree): the run directory when `--dir` is not given.
     pub directory: Option<String>,
+    /// Each fio job, in the file's order: where it runs and its reporting group.
+    pub jobs: Vec<JobPlace>,
+}
+
+/// Where one fio job runs: the test (a group of jobs that run at the same time is one test),
+/// as the test's own threads or as one of its roles, and fio's reporting group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobPlace {
+    /// fio's job name (the section's).
+    pub name: String,
+    /// The test it runs in.
+    pub test_id: String,
+    /// The role it is, or None for the test's own threads (the group's first job).
+    pub role: Option<String>,
+    /// fio's `groupid`: counted from 0, one more at each `stonewall` or `new_group`.
+    pub group: u32,
+    /// `group_reporting` of the job: its group is reported as one job.
+    pub group_reporting: bool,
+    /// Threads (`numjobs`).
+    pub threads: u32,
 }
 
 impl Translation {
@@ -288,21 +309,13 @@ pub fn from_parsed(
     }
 
     let mut notes = parsed.notes;
-    let mut tests = Vec::new();
     let mut directory: Option<(String, usize)> = None;
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, job) in jobs.iter().enumerate() {
-        // Jobs without a stonewall between them run at the same time in fio.
-        match job.bool("stonewall") {
-            Ok(Some(true)) => {}
-            Ok(_) if i > 0 => errors.push(job.job_err(format!(
-                "fio runs job `{}` at the same time as `{}` before it (no `stonewall` between them), and fsbench runs tests one after another: add `stonewall` to [{}] (or to [global] for all jobs), or run the jobs as one with numjobs",
-                job.name, jobs[i - 1].name, job.name
-            ))),
-            Ok(_) => {}
-            Err(e) => errors.push(e),
-        }
+    let groups = run_groups(&jobs, &mut errors);
+    // Each job as a test of its own first; a group of several becomes one test below.
+    let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
+    for job in &jobs {
         match job.str("directory") {
             Ok(Some((d, line))) => match &directory {
                 Some((prev, _)) if prev != d => errors.push(job.err(
@@ -329,7 +342,26 @@ pub fn from_parsed(
         match translate_job(job, id) {
             Ok((test, job_notes)) => {
                 notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
+                translated.push(Some(test));
+            }
+            Err(e) => {
+                errors.extend(e);
+                translated.push(None);
+            }
+        }
+    }
+    let mut tests = Vec::new();
+    let mut places = Vec::new();
+    for g in &groups {
+        let members: Vec<(usize, TestSpec)> =
+            g.jobs.iter().filter_map(|&i| translated[i].take().map(|t| (i, t))).collect();
+        if members.len() != g.jobs.len() {
+            continue;
+        }
+        match one_group(&jobs, g, members, &mut notes) {
+            Ok((test, mut p)) => {
                 tests.push(test);
+                places.append(&mut p);
             }
             Err(e) => errors.extend(e),
         }
@@ -351,7 +383,13 @@ pub fn from_parsed(
         },
         tests,
     };
-    Ok(Translation { file: file.into(), spec, notes, directory: directory.map(|(d, _)| d) })
+    Ok(Translation {
+        file: file.into(),
+        spec,
+        notes,
+        directory: directory.map(|(d, _)| d),
+        jobs: places,
+    })
 }
 
 /// A test id for fio's job `name`: letters, digits, `.`, `_` and `-` kept, anything else
@@ -1128,6 +1166,8 @@ fn gcd(a: u64, b: u64) -> u64 {
         gcd(b, a % b)
     }
 }
+
+mod groups;
 
 #[cfg(test)]
 mod tests;

@@ -90,6 +90,39 @@ pub struct RoleDef {
     pub lead_seconds: f64,
     /// Open flags, pattern and sync policy (not timed as a phase of its own).
     pub phase: PhaseDef,
+    /// How its operations reach the kernel (`engine`; records made before the key existed ran
+    /// psync).
+    #[serde(default = "psync")]
+    pub engine: EngineKind,
+    /// Requests each of its threads keeps in flight (`iodepth`).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// The engine's own options (the engine's defaults: a role has no engine keys).
+    #[serde(default)]
+    pub engine_options: EngineOptions,
+    /// Seconds after its release before its threads start (`delay`, fio's `startdelay`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_seconds: f64,
+    /// It moves its own amount (`phase.amount`) and the phase waits for it, as fio's jobs of
+    /// one group (`amount`); false: it runs until the test's own threads are done.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub own_amount: bool,
+    /// Its files' cached pages are dropped (fsync + fadvise DONTNEED) before each timed phase
+    /// (`uncached`, fio's `invalidate=1`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub uncached: bool,
+}
+
+fn psync() -> EngineKind {
+    EngineKind::named("psync")
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn one() -> u32 {

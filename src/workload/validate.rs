@@ -11,7 +11,8 @@ use super::engines::EngineCheckError;
 use super::keys;
 use super::size::SizeDistSpec;
 use super::spec::{
-    AmountSpec, FileSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
+    AmountSpec, EngineKeys, FileSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec,
+    SyncSpec, TestSpec,
 };
 use super::WorkloadError;
 use crate::model::job::*;
@@ -427,28 +428,61 @@ fn resolve_role(
         name_prefix: DEFAULT_NAME_PREFIX.to_string(),
         named: None,
     };
+    // Without an amount of its own a role runs until the foreground is done: its amount is
+    // only a bound.
+    let bound = AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() };
     let spec = PhaseSpec {
         name: r.name.clone(),
         timed: true,
         cache: CacheReq::Any,
         open: r.open.clone(),
         pattern: r.pattern.clone(),
-        amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
+        amount: r.amount.clone().unwrap_or(bound),
         sync: r.sync.clone(),
-        invalidate_each_pass: false,
+        invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
         ..PhaseSpec::default()
     };
-    let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
-    if phase.open.direct {
-        return Err(loc.err("open = [\"direct\"] is not supported for roles yet"));
+    let mut phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
+    if !matches!(phase.amount, Amount::Bytes(_) | Amount::Ops(_) | Amount::Seconds(_)) {
+        return Err(loc.err("a role's amount is bytes, ops or seconds"));
     }
+    phase.random_map = random_map(r.random_map.unwrap_or(false), Kind::Data, &phase, &loc)?;
+    phase.open.direct |= r.direct.unwrap_or(false);
+    phase.cache = direct_cache(phase.open.direct, phase.cache, &loc)?;
+    let iodepth = r.iodepth.unwrap_or(1);
+    if iodepth == 0 || iodepth > MAX_IODEPTH {
+        return Err(loc.err(format!("iodepth = {iodepth}: give 1 to {MAX_IODEPTH}")));
+    }
+    let ectx = super::engines::TestCtx {
+        iodepth,
+        direct: phase.open.direct,
+        fileset: false,
+        prefill: r.file.prefill,
+    };
+    let keys = match r.registerfiles {
+        Some(b) => EngineKeys::from_pairs(vec![("registerfiles".into(), OptValue::Bool(b))]),
+        None => EngineKeys::default(),
+    };
+    let (engine, engine_options) = super::engines::resolve(r.engine.as_deref(), &keys, &ectx)
+        .map_err(|e| loc.engine_err(e))?;
+    check_caps(&engine, iodepth, &phase, &loc)?;
     let (needs, _) = uses_files(&phase);
     if needs.is_some() && !r.file.prefill && !phase.open.trunc {
         return Err(loc.err("this role reads a file nothing has written: set file.prefill = true"));
     }
-    let lead_seconds = r.lead.unwrap_or(0.0);
-    if !(lead_seconds.is_finite() && (0.0..=3600.0).contains(&lead_seconds)) {
-        return Err(loc.err(format!("lead = {lead_seconds}: give 0 to 3600 seconds")));
+    let seconds = |key: &str, v: Option<f64>| {
+        let s = v.unwrap_or(0.0);
+        if s.is_finite() && (0.0..=3600.0).contains(&s) {
+            Ok(s)
+        } else {
+            Err(loc.err(format!("{key} = {s}: give 0 to 3600 seconds")))
+        }
+    };
+    let lead_seconds = seconds("lead", r.lead)?;
+    let delay_seconds = seconds("delay", r.delay)?;
+    let uncached = r.uncached.unwrap_or(false);
+    if uncached && phase.open.direct {
+        return Err(loc.err("uncached = true with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to drop"));
     }
     Ok(RoleDef {
         lead_seconds,
@@ -457,6 +491,12 @@ fn resolve_role(
         file_bytes: size,
         prefill: r.file.prefill,
         phase,
+        engine,
+        iodepth,
+        engine_options,
+        delay_seconds,
+        own_amount: r.amount.is_some(),
+        uncached,
     })
 }
 

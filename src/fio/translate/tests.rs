@@ -199,7 +199,19 @@ fn unsupported_options_name_file_line_and_option() {
 #[test]
 fn combinations_fsbench_cannot_express_are_refused() {
     let cases: &[(&str, &str, &str)] = &[
-        ("[a]\nsize=1m\n[b]\nsize=1m\n", "t.fio:3: `[b]`", "stonewall"),
+        ("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=a\n", "t.fio:5: `wait_for`", "add `stonewall`"),
+        ("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=zz\n", "t.fio:5: `wait_for`", "no job before [b]"),
+        (
+            "[a]\nsize=1m\n[b]\nsize=1m\nfilename=/tmp/x.dat\n",
+            "t.fio:5: `filename`",
+            "files of its own",
+        ),
+        ("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\n", "t.fio:3: `ramp_time`", "without a ramp"),
+        (
+            "[a]\nsize=1m\n[b]\nsize=1m\nioengine=io_uring\nfixedbufs=1\n",
+            "t.fio:6: `fixedbufs`",
+            "fsbench's defaults",
+        ),
         (
             "[a]\nsize=1m\nrw=randread\nbssplit=4k/50:64k/50\n",
             "t.fio:4: `bssplit`",
@@ -358,6 +370,13 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("new_group", "[b]\nsize=1m\nnew_group\n", |t, _, tr| {
+            t.roles.len() == 1 && tr.jobs.iter().map(|j| j.group).collect::<Vec<_>>() == [0, 1]
+        }),
+        ("startdelay", "[b]\nsize=1m\nstartdelay=2\n", |t, _, _| t.roles[0].delay == Some(2.0)),
+        ("wait_for", "[b]\nstonewall\nsize=1m\nwait_for=job\n", |_, _, tr| {
+            tr.spec.tests.len() == 2 && tr.jobs[1].group == 1
+        }),
         ("wait_for_previous", "wait_for_previous\n", |t, _, _| t.file.is_some()),
         ("verify", "verify=0\n", |t, _, _| t.file.is_some()),
     ];
@@ -535,13 +554,13 @@ fn comments_keywords_and_arithmetic_in_values() {
 
 #[test]
 fn every_problem_in_one_pass_engine_first_then_in_file_order() {
-    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nnumjobs=0\n";
+    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nwait_for=a\nnumjobs=0\n";
     let e = err(text);
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].starts_with("t.fio: 6 problems"), "{e}");
     let at: Vec<&str> =
         lines[1..7].iter().map(|l| l.trim().split(": ").next().unwrap_or("")).collect();
-    assert_eq!(at, ["t.fio:8", "t.fio:3", "t.fio:6", "t.fio:7", "t.fio:9", "t.fio:10"], "{e}");
+    assert_eq!(at, ["t.fio:8", "t.fio:3", "t.fio:6", "t.fio:7", "t.fio:10", "t.fio:11"], "{e}");
     assert!(lines[1].contains("`ioengine`"), "{e}");
     assert!(
         lines[2].contains("fio option `verify_backlog` is not supported by fsbench: ")
@@ -550,7 +569,7 @@ fn every_problem_in_one_pass_engine_first_then_in_file_order() {
         "a refused real option says why, once, and the supported list comes once at the end: {e}"
     );
     assert!(lines[3].contains("(did you mean `iodepth`?)"), "{e}");
-    assert!(lines[5].contains("`[b]`") && lines[5].contains("stonewall"), "{e}");
+    assert!(lines[5].contains("`wait_for`") && lines[5].contains("stonewall"), "{e}");
     assert!(e.trim_end().ends_with(')') && e.contains("(the fio options fsbench takes: name,"));
     assert_eq!(e.matches("verify_backlog").count(), 1, "a global's problem is listed once: {e}");
 }
@@ -597,4 +616,92 @@ fn a_filename_path_is_the_jobs_own_file() {
         let e = err(text);
         assert!(e.contains(says), "{text}: {e}");
     }
+}
+
+/// Jobs without a `stonewall` between them run at the same time in fio: one test, the first
+/// job its own threads, each other job a role with its own engine, depth, direction, file,
+/// amount and delay; fio's groupid counts `stonewall` and `new_group`.
+#[test]
+fn jobs_at_the_same_time_become_one_test_with_a_role_per_job() {
+    let text = "[global]\nsize=4m\nbs=4k\n\
+        [reader]\nrw=randread\ndirect=1\nioengine=libaio\niodepth=8\n\
+        [writer]\nrw=write\nnumjobs=2\nstartdelay=1\nio_size=1m\n\
+        [late]\nnew_group\nrw=randwrite\nruntime=3\ntime_based\n\
+        [after]\nstonewall\nrw=read\nwait_for=writer\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.spec.tests.len(), 2, "two run groups: {:?}", t.spec.tests);
+    let g = &t.spec.tests[0];
+    assert_eq!(
+        (g.id.as_str(), g.engine.as_deref(), g.iodepth),
+        ("reader", Some("io_uring"), Some(8))
+    );
+    assert_eq!(g.roles.len(), 2);
+    let (w, l) = (&g.roles[0], &g.roles[1]);
+    assert_eq!((w.name.as_str(), w.threads, w.engine.as_deref()), ("writer", 2, None));
+    assert_eq!(w.pattern[0].op.as_deref(), Some("write"));
+    assert_eq!(w.pattern[0].offset.as_deref(), Some("sequential"));
+    assert_eq!(w.amount.as_ref().map(bytes), Some(1 << 20), "its own amount: io_size");
+    assert_eq!(w.delay, Some(1.0));
+    assert!(!w.file.prefill && w.file.path.is_none());
+    assert_eq!(l.amount.as_ref().and_then(|a| a.seconds), Some(3.0));
+    assert_eq!(l.pattern[0].offset.as_deref(), Some("random"));
+    assert_eq!(l.random_map, Some(true), "fio's random map, as the job's own");
+    assert_eq!(l.invalidate_each_pass, Some(true), "a time-based buffered job drops at each wrap");
+    let places: Vec<(&str, &str, Option<&str>, u32)> = t
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.test_id.as_str(), j.role.as_deref(), j.group))
+        .collect();
+    assert_eq!(
+        places,
+        [
+            ("reader", "reader", None, 0),
+            ("writer", "reader", Some("writer"), 0),
+            ("late", "reader", Some("late"), 1),
+            ("after", "after", None, 2),
+        ]
+    );
+    assert!(t.spec.tests[1].roles.is_empty());
+    assert!(t.notes.iter().any(|n| n.contains("[reader], [writer], [late] run at the same time")));
+    // The translation loads: the roles validate with their engines and amounts.
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let r = &suite.tests[0].roles;
+    assert_eq!((r[0].own_amount, r[0].delay_seconds, r[0].iodepth), (true, 1.0, 1));
+    assert!(r[1].phase.random_map && r[1].phase.invalidate_each_pass);
+    assert!(
+        matches!(suite.tests[0].roles[0].phase.amount, crate::model::job::Amount::Bytes(b) if b == 1 << 20)
+    );
+}
+
+/// A reading job beside another starts from a prefilled, uncached file (fio lays it out and
+/// invalidates it); a direct one on io_uring keeps its depth and fio's registerfiles=0.
+#[test]
+fn a_reading_role_is_prefilled_and_uncached_and_a_uring_one_keeps_its_depth() {
+    let text = "[global]\nsize=2m\n[w]\nrw=write\n[r]\nrw=randread\n[d]\nrw=read\ndirect=1\nioengine=io_uring\niodepth=4\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let roles = &t.spec.tests[0].roles;
+    assert!(roles[0].file.prefill && roles[0].uncached == Some(true));
+    assert_eq!(
+        (roles[1].engine.as_deref(), roles[1].iodepth, roles[1].direct),
+        (Some("io_uring"), Some(4), Some(true))
+    );
+    assert_eq!(roles[1].uncached, None, "O_DIRECT has no cache to drop");
+    assert_eq!(roles[1].registerfiles, Some(false), "fio registers no file unless asked");
+    let suite = crate::fio::load(
+        &t,
+        &crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = &suite.tests[0].roles[1];
+    assert_eq!((d.engine.name(), d.iodepth, d.phase.open.direct), ("io_uring", 4, true));
+    let uring = crate::workload::engines::uring::uring_opts(&d.engine_options);
+    assert!(!uring.registerfiles, "{uring:?}");
+    assert!(suite.tests[0].roles[0].uncached);
 }
