@@ -547,3 +547,63 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
         assert_eq!(out.invalidations, drops, "{on} {test_keys} {pattern} {bytes}");
     }
 }
+
+/// fio's jobs of one group as roles: a role with an amount of its own moves all of it on its
+/// own engine and depth (the phase waits for it, long after the foreground is done), one
+/// without is stopped with the foreground, and a role's `delay` holds its start back.
+const GROUP: &str = r#"
+[[test]]
+id = "g"
+name = "group"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { ops = 10 }
+
+[[test.role]]
+name = "own"
+threads = 2
+engine = "null"
+iodepth = 8
+delay = 0.3
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { ops = 20000 }
+
+[[test.role]]
+name = "beside"
+file = { size = "1M", prefill = false }
+open = ["create"]
+pattern = [{ op = "write", size = "4K" }]
+"#;
+
+#[test]
+fn a_role_with_its_own_amount_is_waited_for_on_its_own_engine_after_its_delay() {
+    let s = suite(GROUP);
+    let t = &s.tests[0];
+    let own = &t.roles[0];
+    assert_eq!((own.engine.name(), own.iodepth, own.own_amount), ("null", 8, true));
+    assert_eq!((t.roles[1].engine.name(), t.roles[1].own_amount), ("psync", false));
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let opts = EngineOptions::default();
+    let t0 = std::time::Instant::now();
+    let r = run_test(t, &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress, &NoHooks);
+    let took = t0.elapsed();
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    assert_eq!(p.data_ops, 10, "the foreground moved its own amount");
+    let (own, beside) = (&p.roles[0], &p.roles[1]);
+    assert_eq!(own.data_ops, 2 * 20_000, "each thread of the role moved all of its amount");
+    assert_eq!(own.bytes_read, 2 * 20_000 * 4096);
+    assert!(took >= std::time::Duration::from_millis(300), "the role's delay: {took:?}");
+    assert!(beside.data_ops > 0 && beside.bytes_written > 0, "{beside:?}");
+    // The foreground's 10 ops take well under the other role's 0.3 s delay.
+    assert!(
+        beside.wall_nanos < 300_000_000,
+        "a role without an amount stops with the foreground, not with the group: {beside:?}"
+    );
+}

@@ -793,3 +793,75 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
     assert_eq!(v["jobs"][0]["fsbench"]["phases"][0]["engine"], "null", "{v}");
     assert_eq!(work.entries(), Vec::<String>::new());
 }
+
+/// fio's jobs without a `stonewall` between them run at the same time: `fsbench fio` reports
+/// each job with its own bytes and fio's groupid (the stonewalled job starts group 1), and
+/// with `--group_reporting` one entry per group, its jobs merged; fio 3.33's JSON of the same
+/// command line gives the same jobs, groups and bytes through the same reader.
+#[test]
+fn fsbench_fio_runs_jobs_without_stonewall_together_each_with_its_figures() {
+    let work = TestDir::new();
+    let dir_arg = format!("--directory={}", work.path().display());
+    let jobs = [
+        "--bs=4k",
+        "--name=reader",
+        "--rw=read",
+        "--size=1m",
+        "--name=writer",
+        "--rw=write",
+        "--size=2m",
+        "--name=after",
+        "--stonewall",
+        "--rw=randread",
+        "--size=1m",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["fio", dir_arg.as_str(), "--output-format=json", "--no-store"];
+        args.extend(extra);
+        args.extend(jobs);
+        let o = fsbench(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+        let groups: Vec<u64> =
+            v["jobs"].as_array().unwrap().iter().map(|j| j["groupid"].as_u64().unwrap()).collect();
+        (fio_view(&v), groups, v)
+    };
+    let (ours, groups, v) = run(&[]);
+    let seen: Vec<(&str, u64, u64)> =
+        ours.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    assert_eq!(seen, [("reader", 1 << 20, 0), ("writer", 0, 2 << 20), ("after", 1 << 20, 0)]);
+    assert_eq!(groups, [0, 0, 1], "{v}");
+    assert_eq!(ours[1].read_ios, 0);
+    assert_eq!(v["jobs"][1]["write"]["total_ios"], 512, "{v}");
+    assert_eq!(v["jobs"][1]["fsbench"]["role"], "writer", "{v}");
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+
+    let (merged, groups, v) = run(&["--group_reporting"]);
+    let seen: Vec<(&str, u64, u64)> =
+        merged.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    assert_eq!(seen, [("reader", 1 << 20, 2 << 20), ("after", 1 << 20, 0)], "{v}");
+    assert_eq!(groups, [0, 1]);
+    assert_eq!(v["jobs"][0]["fsbench"]["parts"].as_array().map(|p| p.len()), Some(2), "{v}");
+
+    if !have("fio") {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's groups not checked");
+        return;
+    }
+    let fio_dir = TestDir::new();
+    let o = Command::new("fio")
+        .arg(format!("--directory={}", fio_dir.path().display()))
+        .arg("--output-format=json")
+        .args(jobs)
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fio's JSON");
+    let theirs = fio_view(&v);
+    let seen: Vec<(&str, u64, u64)> =
+        theirs.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    assert_eq!(seen, [("reader", 1 << 20, 0), ("writer", 0, 2 << 20), ("after", 1 << 20, 0)]);
+    let groups: Vec<u64> =
+        v["jobs"].as_array().unwrap().iter().map(|j| j["groupid"].as_u64().unwrap()).collect();
+    assert_eq!(groups, [0, 0, 1]);
+}
