@@ -276,7 +276,7 @@ const OWN_KEYS: &[Key] = &[
     key(Test, "file.path", Str, "the file at this absolute path instead of fsbench's own in its work directory (fio's `filename=/mnt/x.dat`): the user's file, created if absent, prefilled only if absent or shorter than `file.size`, opened with `O_NOFOLLOW` (a symlink, FIFO, directory or device is refused), kept afterwards; one file shared by the threads; on the filesystem under test; not with `--verify` or several processes"),
     with_default(key(Test, "file.unlink", Bool, "with `file.path`: remove the file after the test"), "false"),
     key(Test, "fileset", Table, "instead of `file`: many files (see [Filesets](#filesets))"),
-    key(Test, "role", Table, "`[[test.role]]`, repeatable: threads with a file and a pattern of their own that run beside every timed phase until the test's own threads are done (see [Roles](#roles)); the test is ranked on its own threads"),
+    key(Test, "role", Table, "`[[test.role]]`, repeatable: threads with a file, a pattern and (optionally) an engine, depth and amount of their own that run beside every timed phase until the test's own threads are done, or until they have moved their own amount (see [Roles](#roles)); the test is ranked on its own threads"),
     key(Phase, "name", Str, "phase name; required"),
     with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
     with_values(

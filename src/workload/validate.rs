@@ -1652,4 +1652,35 @@ mod engine_tests {
             validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
         assert!(e.to_string().contains("applies to data tests"), "{e}");
     }
+
+    /// A role's own engine, depth, O_DIRECT and amount are checked as a test's.
+    #[test]
+    fn a_roles_engine_depth_and_amount_are_checked_as_a_tests() {
+        let role = |keys: &str| {
+            let text = format!("[[test]]\nid = \"r\"\nname = \"r\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ ops = 1 }}\n[[test.role]]\nname = \"x\"\nfile = {{ size = \"1M\" }}\npattern = [{{ op = \"read\", size = \"4K\" }}]\n{keys}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx)
+                .map(|s| s.tests[0].roles[0].clone())
+                .map_err(|e| e.to_string())
+        };
+        let r = role("engine = \"io_uring\"\niodepth = 8\ndirect = true\nregisterfiles = false\namount = { bytes = \"2M\" }\ndelay = 0.5").unwrap();
+        assert_eq!((r.engine.name(), r.iodepth, r.phase.open.direct), ("io_uring", 8, true));
+        assert_eq!(r.phase.cache, crate::model::job::CacheReq::Direct);
+        assert!(!crate::workload::engines::uring::uring_opts(&r.engine_options).registerfiles);
+        assert!(
+            r.own_amount
+                && matches!(r.phase.amount, crate::model::job::Amount::Bytes(b) if b == 2 << 20)
+        );
+        assert_eq!(r.delay_seconds, 0.5);
+        let bound = role("").unwrap();
+        assert!(!bound.own_amount && bound.engine.name() == "psync" && bound.iodepth == 1);
+        let e = role("iodepth = 8").unwrap_err();
+        assert!(e.contains("iodepth"), "a synchronous engine has one I/O in flight: {e}");
+        let e = role("direct = true\nuncached = true").unwrap_err();
+        assert!(e.contains("nothing to drop"), "{e}");
+        let e = role("delay = -1").unwrap_err();
+        assert!(e.contains("delay = -1"), "{e}");
+        let e = role("amount = { passes = 1 }").unwrap_err();
+        assert!(e.contains("bytes, ops or seconds"), "{e}");
+    }
 }
