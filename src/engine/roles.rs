@@ -18,7 +18,7 @@ use crate::model::job::{RoleDef, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
 /// The files of a test's roles: `t<ID>.role-<NAME>.<K>.dat` in the test's directory
@@ -74,7 +74,7 @@ pub fn remove(paths: &[Vec<PathBuf>]) {
 /// Each role runs on its own engine at its own depth, released together with the others
 /// (then `delay_seconds` later, fio's `startdelay`); a role without an amount of its own is
 /// stopped when the foreground is done, one with an amount (`own_amount`, fio's jobs of one
-/// group) moves it and is waited for. A role that is `uncached` has its files' pages dropped
+/// group) moves it (or stops at its time cap, `max_seconds`) and is waited for. A role that is `uncached` has its files' pages dropped
 /// first.
 pub fn beside<T>(
     test: &TestDef,
@@ -95,12 +95,12 @@ pub fn beside<T>(
             }
         }
     }
-    // Roles stopped with the foreground share one flag; roles with an amount of their own
-    // are stopped only by a signal.
-    let stop = AtomicBool::new(false);
-    let never = AtomicBool::new(false);
-    let with_foreground = StopFlags { phase: &stop, signal: crate::sys::signals::flag() };
-    let own = StopFlags { phase: &never, signal: crate::sys::signals::flag() };
+    // Each role's stop flag: set when the foreground is done for a role without an amount of
+    // its own, at its time cap (`max_seconds`) for one with; a signal stops every role.
+    let stops: Vec<AtomicBool> = test.roles.iter().map(|_| AtomicBool::new(false)).collect();
+    let flags: Vec<StopFlags<'_>> =
+        stops.iter().map(|s| StopFlags { phase: s, signal: crate::sys::signals::flag() }).collect();
+    let running = AtomicUsize::new(0);
     let barriers: Vec<Barrier> =
         test.roles.iter().map(|r| Barrier::new(r.threads as usize)).collect();
     let n: usize = test.roles.iter().map(|r| r.threads as usize).sum();
@@ -135,16 +135,51 @@ pub fn beside<T>(
             .zip(&counters)
             .map(|((ri, plan), ctr)| {
                 let r = &test.roles[ri];
-                let flags = if r.own_amount { &own } else { &with_foreground };
-                let job = RoleThread { plan, role: r, barrier: &barriers[ri], flags, ctr };
-                s.spawn(move || (ri, job.run()))
+                let job =
+                    RoleThread { plan, role: r, barrier: &barriers[ri], flags: &flags[ri], ctr };
+                running.fetch_add(1, Ordering::Relaxed);
+                let running = &running;
+                s.spawn(move || {
+                    let out = job.run();
+                    running.fetch_sub(1, Ordering::Release);
+                    (ri, out)
+                })
             })
             .collect();
+        // Time caps of roles with their own amount, counted from the release.
+        let released = std::time::Instant::now();
+        let caps: Vec<(usize, std::time::Duration)> = test
+            .roles
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.own_amount)
+            .filter_map(|(i, r)| {
+                let cap = r.phase.max_seconds? + r.delay_seconds;
+                Some((i, std::time::Duration::try_from_secs_f64(cap).ok()?))
+            })
+            .collect();
+        if !caps.is_empty() {
+            let (stops, running) = (&stops, &running);
+            s.spawn(move || {
+                while running.load(Ordering::Acquire) > 0 && !crate::sys::signals::interrupted() {
+                    for (i, cap) in &caps {
+                        if released.elapsed() >= *cap {
+                            stops[*i].store(true, Ordering::Relaxed);
+                        }
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+        }
         // The roles' lead: the foreground meets them in their steady state.
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
         sleep_unless_interrupted(lead);
         let value = foreground();
-        stop.store(true, Ordering::Relaxed);
+        for (r, s) in test.roles.iter().zip(&stops) {
+            if !r.own_amount {
+                s.store(true, Ordering::Relaxed);
+            }
+        }
         let outs: Vec<(usize, WorkerOutput)> =
             handles.into_iter().map(|h| h.join().expect("role thread panicked")).collect();
         (value, outs)

@@ -561,7 +561,7 @@ file = { size = "1M" }
 [[test.phase]]
 name = "read"
 pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
-amount = { ops = 10 }
+amount = { seconds = 0.1 }
 
 [[test.role]]
 name = "own"
@@ -595,15 +595,72 @@ fn a_role_with_its_own_amount_is_waited_for_on_its_own_engine_after_its_delay() 
     let took = t0.elapsed();
     assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
     let p = &r.reps[0].phases[0];
-    assert_eq!(p.data_ops, 10, "the foreground moved its own amount");
+    let fg = p.wall_nanos as f64 / 1e9;
+    assert!((0.09..0.25).contains(&fg), "the foreground ran its own 0.1 s: {fg}");
     let (own, beside) = (&p.roles[0], &p.roles[1]);
     assert_eq!(own.data_ops, 2 * 20_000, "each thread of the role moved all of its amount");
     assert_eq!(own.bytes_read, 2 * 20_000 * 4096);
     assert!(took >= std::time::Duration::from_millis(300), "the role's delay: {took:?}");
     assert!(beside.data_ops > 0 && beside.bytes_written > 0, "{beside:?}");
-    // The foreground's 10 ops take well under the other role's 0.3 s delay.
+    // The foreground's 0.1 s end well before the other role's 0.3 s delay.
     assert!(
         beside.wall_nanos < 300_000_000,
         "a role without an amount stops with the foreground, not with the group: {beside:?}"
     );
+}
+
+/// `amount.seconds` beside bytes is a time cap (fio's size and runtime without time_based):
+/// a phase (and a role with its own amount) far from its bytes ends at the cap, and says so.
+#[test]
+fn a_time_cap_ends_a_phase_and_a_role_before_their_bytes() {
+    let text = r#"
+[[test]]
+id = "c"
+name = "capped"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { bytes = "64T", seconds = 0.3 }
+
+[[test.role]]
+name = "w"
+engine = "null"
+file = { size = "1M", prefill = false }
+open = ["create"]
+pattern = [{ op = "write", size = "4K" }]
+amount = { bytes = "64T", seconds = 0.5 }
+"#;
+    let s = suite(text);
+    let t = &s.tests[0];
+    assert_eq!(t.phases[0].max_seconds, Some(0.3));
+    assert_eq!(t.roles[0].phase.max_seconds, Some(0.5));
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let t0 = std::time::Instant::now();
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    let took = t0.elapsed();
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    assert_eq!(p.ended_by.as_deref(), Some(super::results::TIME_CAP));
+    let secs = p.wall_nanos as f64 / 1e9;
+    // The cap counts from the workers' spawn, before their set-up: a little of it is untimed.
+    assert!((0.1..5.0).contains(&secs), "the phase ran {secs} s");
+    assert!(p.bytes_read > 0 && p.bytes_read < 64 << 40);
+    let w = &p.roles[0];
+    assert!(w.bytes_written > 0 && w.bytes_written < 64 << 40, "{w:?}");
+    assert!(w.wall_nanos >= 450_000_000, "the role ran to its own cap: {w:?}");
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
 }

@@ -479,7 +479,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
     let amount = match &files {
-        Some(f) => keep!(amount(job, f)),
+        Some(f) => keep!(amount(job, f, blocks.as_ref(), dir, &mut notes)),
         None => None,
     };
     let random_map = match &blocks {
@@ -945,19 +945,79 @@ fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioErr
     Ok(sync)
 }
 
-/// `runtime` with `time_based`, or the bytes of `io_size` (else `size`, else the file).
-fn amount(job: &Job, files: &Files) -> Result<AmountSpec, FioError> {
+/// `runtime` with `time_based`, or the bytes of `io_size` (else `size`, else the file) times
+/// `loops`, capped by `runtime` without `time_based` (whichever comes first, as fio) and by
+/// `number_ios` (as an op count, with one block size).
+fn amount(
+    job: &Job,
+    files: &Files,
+    b: Option<&Blocks>,
+    rw: Dir,
+    notes: &mut Vec<String>,
+) -> Result<AmountSpec, FioError> {
     let time_based = job.bool("time_based")?.unwrap_or(false);
-    let runtime = job.seconds("runtime")?;
-    Ok(match (time_based, runtime) {
-        (true, Some((s, _))) if s > 0.0 => AmountSpec { seconds: Some(s), ..Default::default() },
-        (true, _) => return Err(job.err("time_based", job.line("time_based"), "time_based needs runtime=SECONDS (fsbench will not run without end)")),
-        (false, Some((s, line))) => return Err(job.err("runtime", line, format!("without time_based, fio stops at whichever comes first, the size or {s} s; fsbench runs one amount: add time_based=1 to run for {s} s, or remove runtime to move the whole size"))),
-        (false, None) => {
-            let bytes = files.io_size.or(files.size).unwrap_or(files.file_bytes);
-            AmountSpec { bytes: Some(SizeExpr::Bytes(bytes)), ..Default::default() }
+    let runtime = job.seconds("runtime")?.filter(|(s, _)| *s > 0.0);
+    let loops = match job.int("loops")? {
+        None => 1,
+        Some((0, line)) => return Err(job.err("loops", line, "0: a job runs at least once")),
+        Some((n, _)) => n,
+    };
+    let number_ios = job.int("number_ios")?.filter(|(n, _)| *n > 0);
+    // One block size for every op: the size that turns bytes into ops.
+    let bs = b.and_then(|b| match rw {
+        Dir::Read | Dir::RandRead => Some(b.read),
+        Dir::Write | Dir::RandWrite => Some(b.write),
+        Dir::RandMix => (b.read == b.write).then_some(b.read),
+    });
+    let mut a = match (time_based, runtime) {
+        (true, Some((s, _))) => {
+            if loops > 1 {
+                notes.push(format!("loops={loops} has no effect with time_based (as in fio: the job runs for runtime)"));
+            }
+            AmountSpec { seconds: Some(s), ..Default::default() }
         }
-    })
+        (true, None) => {
+            return Err(job.err(
+                "time_based",
+                job.line("time_based"),
+                "time_based needs runtime=SECONDS (fsbench will not run without end)",
+            ))
+        }
+        (false, runtime) => {
+            let once = files.io_size.or(files.size).unwrap_or(files.file_bytes);
+            let bytes = once.checked_mul(loops).ok_or_else(|| {
+                job.err(
+                    "loops",
+                    job.line("loops"),
+                    format!("{loops} times {once} bytes is too many"),
+                )
+            })?;
+            AmountSpec {
+                bytes: Some(SizeExpr::Bytes(bytes)),
+                // Without time_based, runtime caps the size: whichever comes first.
+                seconds: runtime.map(|(s, _)| s),
+                ..Default::default()
+            }
+        }
+    };
+    if let Some((n, line)) = number_ios {
+        let Some(bs) = bs else {
+            return Err(job.err("number_ios", line, "with reads and writes of different sizes: fsbench counts ops of one size; give bs one size"));
+        };
+        match a.bytes {
+            // The size comes first: nothing to cap.
+            Some(SizeExpr::Bytes(bytes)) if bytes.div_ceil(bs) <= n => {}
+            _ => {
+                a.bytes = None;
+                a.ops = Some(n);
+                // A time-based job stops at its runtime or its op count, whichever first.
+                if time_based {
+                    a.seconds = runtime.map(|(s, _)| s);
+                }
+            }
+        }
+    }
+    Ok(a)
 }
 
 /// The random map (`norandommap`, `random_generator`), `randrepeat` (a note), `verify` (only
@@ -1102,7 +1162,8 @@ fn phases(
         if rw.reads() && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
     // A time-based job wraps at the end of its file (or of its random map's pass), and fio
     // drops a buffered file's pages each time (invalidate=1), so every pass reads the device.
-    let each_pass = invalidate && !direct && amount.seconds.is_some();
+    let loops = job.int("loops")?.map_or(1, |(n, _)| n);
+    let each_pass = invalidate && !direct && (amount.seconds.is_some() || loops > 1);
     let mut phases = Vec::new();
     let mut timed_cache = cache;
     if let Some((s, _)) = job.seconds("ramp_time")? {

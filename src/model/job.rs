@@ -465,6 +465,11 @@ pub struct PhaseDef {
     /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
     #[serde(default)]
     pub load: crate::model::series::Load,
+    /// A time cap on an amount of bytes, ops or passes (`amount.seconds` beside one of them):
+    /// the phase ends at whichever comes first, as fio's `size` and `runtime` without
+    /// `time_based`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_seconds: Option<f64>,
 }
 
 /// Flags for `open(2)`.

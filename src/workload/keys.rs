@@ -290,7 +290,7 @@ const OWN_KEYS: &[Key] = &[
     key(Phase, "pattern", Table, "list of operations, repeated in order until `amount` is done; required"),
     key(Phase, "amount.bytes", Size, "per thread: bytes read + written (data tests)"),
     key(Phase, "amount.ops", Int, "per thread: operations"),
-    key(Phase, "amount.seconds", Float, "per thread: seconds of work"),
+    key(Phase, "amount.seconds", Float, "per thread: seconds of work; beside bytes, ops or passes a time cap: the phase ends at whichever comes first (fio's size and runtime without time_based)"),
     key(Phase, "amount.passes", Int, "per thread: full sequential passes over the thread's region (the pattern cycle that completes the last pass is finished, so a rewrite's last write is done); fileset: every slot the thread owns once per pass"),
     key(Phase, "amount.share", Float, "fileset tests: this share, in (0, 1], of one pass (with `pick = \"shuffle\"`, a random part of the slots)"),
     key(Phase, "amount.fill", Float, "fileset tests: until the filesystem is this full, in (0, 1] (statvfs: used / (used + available), as `df` shows it); ENOSPC ends the phase normally"),

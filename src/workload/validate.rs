@@ -619,6 +619,7 @@ fn resolve_phase(
         random_map: false,
         invalidate_each_pass: p.invalidate_each_pass,
         load,
+        max_seconds: time_cap(&p.amount),
     })
 }
 
@@ -879,6 +880,11 @@ fn resolve_size_dist(spec: &SizeDistSpec, loc: &Loc<'_>) -> Result<SizeDist, Wor
 }
 
 /// The amount of work of a phase: exactly one key, of those the test's kind accepts.
+/// `amount.seconds` given beside bytes, ops or passes: a time cap on them.
+fn time_cap(a: &AmountSpec) -> Option<f64> {
+    a.seconds.filter(|_| a.bytes.is_some() || a.ops.is_some() || a.passes.is_some())
+}
+
 fn resolve_amount(
     a: &AmountSpec,
     kind: Kind,
@@ -901,10 +907,12 @@ fn resolve_amount(
             }
         }
     }
+    // `seconds` beside bytes, ops or passes is a time cap (see `max_seconds`).
+    let capped = time_cap(a).is_some();
     let given = [
         a.bytes.is_some(),
         a.ops.is_some(),
-        a.seconds.is_some(),
+        a.seconds.is_some() && !capped,
         a.passes.is_some(),
         a.share.is_some(),
         a.fill.is_some(),
@@ -914,9 +922,12 @@ fn resolve_amount(
     .count();
     if given != 1 {
         return Err(loc.err(match kind {
-            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }",
+            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes (seconds may go beside bytes, ops or passes as a time cap: whichever comes first), e.g. amount = { bytes = \"128M\" }",
             Kind::Fileset => "amount needs exactly one of ops, seconds, passes, share, fill, e.g. amount = { passes = 1 }",
         }));
+    }
+    if let Some(s) = time_cap(a).filter(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(loc.err(format!("amount.seconds = {s}: use a positive number of seconds")));
     }
     if let Some(b) = a.bytes {
         let b = ctx.scale.apply(b.resolve(ctx.free_memory));
@@ -935,7 +946,9 @@ fn resolve_amount(
         if !(s.is_finite() && s > 0.0) {
             return Err(loc.err(format!("amount.seconds = {s}: use a positive number of seconds")));
         }
-        return Ok(Amount::Seconds(s));
+        if !capped {
+            return Ok(Amount::Seconds(s));
+        }
     }
     if let Some(p) = a.passes {
         if p == 0 {

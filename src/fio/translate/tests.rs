@@ -192,8 +192,8 @@ fn unsupported_options_name_file_line_and_option() {
     let e = err("[global]\nsize=1m\n\n[job]\nrw=read\nexitall\n");
     assert!(e.starts_with("t.fio:6: fio option `exitall` is not supported"), "{e}");
     assert!(e.contains("supported: name,"), "{e}");
-    let e = err("[job]\nsize=1m\nloops=3\n");
-    assert!(e.starts_with("t.fio:3:") && e.contains("`loops`"), "{e}");
+    let e = err("[job]\nsize=1m\nrandom_distribution=zipf:1.2\n");
+    assert!(e.starts_with("t.fio:3:") && e.contains("`random_distribution`"), "{e}");
 }
 
 #[test]
@@ -222,7 +222,8 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nrw=rw\n", "t.fio:3: `rw`", "randrw"),
         ("[a]\nsize=1m\nrw=randread:8\n", "t.fio:3: `rw`", ":N"),
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
-        ("[a]\nsize=1m\nruntime=10\n", "t.fio:3: `runtime`", "time_based=1"),
+        ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
+        ("[a]\nsize=1m\nrw=randrw\nbs=4k,8k\nnumber_ios=9\n", "t.fio:5: `number_ios`", "one size"),
         ("[a]\nsize=1m\ntime_based\n", "t.fio:3: `time_based`", "runtime"),
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
         ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
@@ -370,6 +371,8 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("loops", "loops=3\n", |t, _, _| bytes(&t.phases[0].amount) == 3 << 20),
+        ("number_ios", "number_ios=5\n", |t, _, _| t.phases[0].amount.ops == Some(5)),
         ("new_group", "[b]\nsize=1m\nnew_group\n", |t, _, tr| {
             t.roles.len() == 1 && tr.jobs.iter().map(|j| j.group).collect::<Vec<_>>() == [0, 1]
         }),
@@ -704,4 +707,39 @@ fn a_reading_role_is_prefilled_and_uncached_and_a_uring_one_keeps_its_depth() {
     let uring = crate::workload::engines::uring::uring_opts(&d.engine_options);
     assert!(!uring.registerfiles, "{uring:?}");
     assert!(suite.tests[0].roles[0].uncached);
+}
+
+/// fio's amounts: `runtime` without `time_based` caps the size (whichever comes first, the
+/// workload's `seconds` beside `bytes`); `loops` repeats the job's bytes and drops a buffered
+/// file's pages at each pass; `number_ios` caps the ops when it comes before the size (and
+/// the runtime of a time-based job).
+#[test]
+fn runtime_without_time_based_loops_and_number_ios_are_fios_amounts() {
+    let (t, _) = one("[a]\nsize=1m\nruntime=10\n");
+    assert_eq!((bytes(&t.phases[0].amount), t.phases[0].amount.seconds), (1 << 20, Some(10.0)));
+    let (t, _) = one("[a]\nsize=1m\nio_size=2m\nloops=3\nrw=randread\n");
+    assert_eq!(bytes(&t.phases[0].amount), 6 << 20, "io_size times loops");
+    assert!(t.phases[0].invalidate_each_pass, "fio drops the pages at each loop");
+    let (t, _) = one("[a]\nsize=1m\nloops=3\ndirect=1\n");
+    assert!(!t.phases[0].invalidate_each_pass, "O_DIRECT has no pages to drop");
+    let (t, notes) = one("[a]\nsize=1m\nloops=3\nruntime=5\ntime_based\n");
+    assert_eq!(t.phases[0].amount.seconds, Some(5.0));
+    assert!(notes.iter().any(|n| n.contains("loops=3 has no effect")), "{notes:?}");
+    // 1 MiB of 4 KiB ops is 256: 100 ios come first, 1000 do not.
+    let (t, _) = one("[a]\nsize=1m\nnumber_ios=100\n");
+    assert_eq!((t.phases[0].amount.ops, t.phases[0].amount.bytes.is_none()), (Some(100), true));
+    let (t, _) = one("[a]\nsize=1m\nnumber_ios=1000\n");
+    assert_eq!((bytes(&t.phases[0].amount), t.phases[0].amount.ops), (1 << 20, None));
+    let (t, _) = one("[a]\nsize=1m\nnumber_ios=100\nruntime=7\ntime_based\n");
+    let a = &t.phases[0].amount;
+    assert_eq!((a.ops, a.seconds), (Some(100), Some(7.0)), "whichever of the two first");
+    // The workload loader takes the cap: the phase ends at the first of the two.
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let t = tr("[a]\nsize=1m\nruntime=10\n").unwrap();
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let p = &suite.tests[0].phases[0];
+    assert_eq!((p.amount, p.max_seconds), (crate::model::job::Amount::Bytes(1 << 20), Some(10.0)));
 }
