@@ -1065,8 +1065,17 @@ fn offsets_and_checks(
             ));
         }
     }
-    for k in ["thread", "group_reporting"] {
+    for k in ["thread", "group_reporting", "clat_percentiles", "lat_percentiles"] {
         job.bool(k)?;
+    }
+    let mut off = Vec::new();
+    for k in ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat"] {
+        if job.bool(k)? == Some(true) {
+            off.push(k);
+        }
+    }
+    if !off.is_empty() {
+        notes.push(format!("{}: {}", off.join(", "), options::difference("latency-reported")));
     }
     Ok(random_map)
 }

@@ -23,6 +23,11 @@ fn one(text: &str) -> (TestSpec, Vec<String>) {
     (t.spec.tests[0].clone(), t.notes)
 }
 
+/// Whether the test's notes say fsbench differs from fio on `option`, as the difference `id`.
+fn is_diff(t: &TestSpec, option: &str, id: &str) -> bool {
+    t.notes.iter().any(|n| n.contains(option) && n.contains(&format!("[differs from fio: {id}]")))
+}
+
 fn op(t: &TestSpec, phase: usize, i: usize) -> &OpSpec {
     &t.phases[phase].pattern[i]
 }
@@ -371,6 +376,16 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("gtod_reduce", "gtod_reduce=1\n", |t, _, _| is_diff(t, "gtod_reduce", "latency-reported")),
+        ("disable_lat", "disable_lat=1\n", |t, _, _| is_diff(t, "disable_lat", "latency-reported")),
+        ("disable_clat", "disable_clat\n", |t, _, _| {
+            is_diff(t, "disable_clat", "latency-reported")
+        }),
+        ("disable_slat", "disable_slat=1\n", |t, _, _| {
+            is_diff(t, "disable_slat", "latency-reported")
+        }),
+        ("clat_percentiles", "clat_percentiles=1\n", |t, _, _| t.notes.is_empty()),
+        ("lat_percentiles", "lat_percentiles=0\n", |t, _, _| t.notes.is_empty()),
         ("loops", "loops=3\n", |t, _, _| bytes(&t.phases[0].amount) == 3 << 20),
         ("number_ios", "number_ios=5\n", |t, _, _| t.phases[0].amount.ops == Some(5)),
         ("new_group", "[b]\nsize=1m\nnew_group\n", |t, _, tr| {
