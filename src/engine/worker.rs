@@ -755,7 +755,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             OpKind::Read | OpKind::Write => {
                 let mut size = match op.size {
                     SizeDist::Fixed(n) => n,
-                    d => d.sample(&mut self.rng),
+                    ref d => d.sample(&mut self.rng),
                 };
                 let off = match op.offset {
                     OffsetMode::Sequential => {

@@ -77,7 +77,7 @@ pub const OPTIONS: &[FioOption] = &[
         meaning: "only `A-A` (one size): fio draws multiples of the minimum, which fsbench cannot",
     },
     FioOption { name: "bssplit",
-        kind: Kind::Text, aliases: &[], meaning: "only one entry (`4k/100`): a fixed size" },
+        kind: Kind::Text, aliases: &[], meaning: "sizes drawn by percentage per op (`4k/60:64k/40`, `R,W` per direction; a blank percentage shares what is left), up to 16 sizes: the workload's size = { split = [...] }; random offsets aligned to the smallest size, drawn with replacement (noted)" },
     FioOption { name: "blockalign",
         kind: Kind::Sizes, aliases: &["ba"], meaning: "alignment of random offsets (default: bs)" },
     FioOption { name: "numjobs",
@@ -218,7 +218,7 @@ pub struct Difference {
 
 /// Every kind of difference (see [`Difference`]).
 pub const DIFFERENCES: &[Difference] = &[
-    Difference { id: "random-map", options: &["rw", "norandommap"], what: "fio touches each block once per pass (its random map) counting blocks of the smallest size; with reads and writes of different sizes or alignments fsbench draws random offsets with replacement, as fio's norandommap" },
+    Difference { id: "random-map", options: &["rw", "norandommap"], what: "fio touches each block once per pass (its random map) counting blocks of the smallest size; with reads and writes of different sizes or alignments, or several sizes (bssplit), fsbench draws random offsets with replacement, as fio's norandommap" },
     Difference { id: "randrw-interleave", options: &["rwmixread", "rwmixwrite"], what: "fio draws each op's direction at random; fsbench issues a fixed interleave of reads and writes" },
     Difference { id: "write-file-empty", options: &["rw"], what: "fio fallocates a write job's file before it starts; fsbench writes into a new, empty file" },
     Difference { id: "sync-as-psync", options: &["ioengine"], what: "ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two" },

@@ -19,13 +19,13 @@
 
 use super::ini::{self, Entry, Inputs};
 use super::options::{self, Kind};
-use super::value::{one_size_range, one_size_split, parse_size_expr, split_rw};
+use super::value::{one_size_range, parse_size_expr, size_split, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
 use super::FioError;
-use crate::model::job::OptValue;
+use crate::model::job::{OptValue, SizeDist};
 use crate::workload::engines::uring;
 use crate::workload::keys::Key;
-use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr};
+use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr, SplitSpec};
 use crate::workload::spec::{
     AmountSpec, CacheReq, EngineKeys, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec,
     TestSpec,
@@ -587,8 +587,12 @@ fn direction(job: &Job) -> Result<Dir, FioError> {
 
 /// Block sizes and alignments of reads and writes.
 struct Blocks {
+    /// The smallest read and write sizes (the only ones, but with `bssplit`).
     read: u64,
     write: u64,
+    /// The sizes of reads and writes: fixed, or a `bssplit`.
+    read_dist: SizeDist,
+    write_dist: SizeDist,
     read_align: u64,
     write_align: u64,
 }
@@ -605,15 +609,18 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
             format!("give one of bs, bsrange and bssplit (this job has {})", given.join(" and ")),
         ));
     }
-    let (read, write) = if let Some((v, line)) = job.str("bs")? {
-        split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?
+    let fixed = |(r, w): (u64, u64)| (SizeDist::Fixed(r), SizeDist::Fixed(w));
+    let (read_dist, write_dist) = if let Some((v, line)) = job.str("bs")? {
+        fixed(split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?)
     } else if let Some((v, line)) = job.str("bsrange")? {
-        split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?
+        fixed(split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?)
     } else if let Some((v, line)) = job.str("bssplit")? {
-        split_rw(v, 4096, one_size_split).map_err(|m| job.err("bssplit", line, m))?
+        split_rw(v, SizeDist::Fixed(4096), size_split).map_err(|m| job.err("bssplit", line, m))?
     } else {
-        (4096, 4096)
+        fixed((4096, 4096))
     };
+    // fio aligns random offsets to the smallest size (blockalign's default, min_bs).
+    let (read, write) = (read_dist.min(), write_dist.min());
     let bs_opt = given.first().copied().unwrap_or("bs");
     if (rw.reads() && read == 0) || (rw.writes() && write == 0) {
         return Err(job.err(bs_opt, job.line(bs_opt), "block size 0"));
@@ -627,7 +634,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
     if !rw.random() && job.get("blockalign").is_some() {
         notes.push("blockalign has no effect on sequential I/O (as in fio)".into());
     }
-    Ok(Blocks { read, write, read_align, write_align })
+    Ok(Blocks { read, write, read_dist, write_dist, read_align, write_align })
 }
 
 /// The job's threads and its file.
@@ -964,10 +971,14 @@ fn amount(
     };
     let number_ios = job.int("number_ios")?.filter(|(n, _)| *n > 0);
     // One block size for every op: the size that turns bytes into ops.
+    let one = |d: SizeDist| match d {
+        SizeDist::Fixed(n) => Some(n),
+        _ => None,
+    };
     let bs = b.and_then(|b| match rw {
-        Dir::Read | Dir::RandRead => Some(b.read),
-        Dir::Write | Dir::RandWrite => Some(b.write),
-        Dir::RandMix => (b.read == b.write).then_some(b.read),
+        Dir::Read | Dir::RandRead => one(b.read_dist),
+        Dir::Write | Dir::RandWrite => one(b.write_dist),
+        Dir::RandMix => one(b.read_dist).filter(|_| b.read_dist == b.write_dist),
     });
     let mut a = match (time_based, runtime) {
         (true, Some((s, _))) => {
@@ -1049,7 +1060,9 @@ fn offsets_and_checks(
     // fsbench's map has one slot size; fio's map counts blocks of the smallest size and a
     // larger op marks several.
     let mixed = rw == Dir::RandMix && (b.read, b.read_align) != (b.write, b.write_align);
-    if random_map && mixed && read_share(job)? % 100 != 0 {
+    let drawn = |d: SizeDist| !matches!(d, SizeDist::Fixed(_));
+    let split = (rw.reads() && drawn(b.read_dist)) || (rw.writes() && drawn(b.write_dist));
+    if random_map && ((mixed && read_share(job)? % 100 != 0) || split) {
         random_map = false;
         notes.push(options::difference("random-map"));
     }
@@ -1088,32 +1101,32 @@ fn pattern(
     notes: &mut Vec<String>,
 ) -> Result<Vec<OpSpec>, FioError> {
     let random = rw.random();
-    let entry = |op: &str, bs: u64, align: u64, repeat: u32| OpSpec {
+    let entry = |op: &str, bs: SizeDist, align: u64, repeat: u32| OpSpec {
         op: Some(op.into()),
         pick: None,
         fsync: None,
         fsync_dir: None,
         choose: None,
         weight: None,
-        size: Some(SizeDistSpec::Fixed(Bytes(bs))),
+        size: Some(size_spec(bs)),
         offset: Some(if random { "random" } else { "sequential" }.into()),
         align: if random { Some(Bytes(align)) } else { None },
         repeat: if repeat > 1 { Some(repeat) } else { None },
     };
     let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
     let pattern = match rw {
-        Dir::Read | Dir::RandRead => vec![entry("read", b.read, b.read_align, 1)],
-        Dir::Write | Dir::RandWrite => vec![entry("write", b.write, b.write_align, 1)],
+        Dir::Read | Dir::RandRead => vec![entry("read", b.read_dist, b.read_align, 1)],
+        Dir::Write | Dir::RandWrite => vec![entry("write", b.write_dist, b.write_align, 1)],
         Dir::RandMix => {
             let read_pct = read_share(job)?;
             let g = gcd(read_pct, 100 - read_pct).max(1);
             let (nr, nw) = ((read_pct / g) as u32, ((100 - read_pct) / g) as u32);
             let mut p = Vec::new();
             if nr > 0 {
-                p.push(entry("read", b.read, b.read_align, nr));
+                p.push(entry("read", b.read_dist, b.read_align, nr));
             }
             if nw > 0 {
-                p.push(entry("write", b.write, b.write_align, nw));
+                p.push(entry("write", b.write_dist, b.write_align, nw));
             }
             if nr > 0 && nw > 0 {
                 notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
@@ -1125,6 +1138,20 @@ fn pattern(
         notes.push("rwmixread/rwmixwrite have no effect without randrw (as in fio)".into());
     }
     Ok(pattern)
+}
+
+/// A size as the workload writes it: fixed, or a split (fio's `bssplit`).
+fn size_spec(d: SizeDist) -> SizeDistSpec {
+    match d {
+        SizeDist::Fixed(n) => SizeDistSpec::Fixed(Bytes(n)),
+        d => SizeDistSpec::Split {
+            split: d
+                .entries()
+                .into_iter()
+                .map(|(size, weight)| SplitSpec { size: Bytes(size), weight })
+                .collect(),
+        },
+    }
 }
 
 /// randrw's share of reads in percent, from `rwmixread` or `rwmixwrite` (default 50).

@@ -657,15 +657,77 @@ pub enum SizeDist {
         /// Upper bound in bytes.
         max: u64,
     },
+    /// One of `n` sizes drawn by weight (fio's `bssplit`): `sizes[i]` when a draw in
+    /// `[0, cum[n - 1])` falls below `cum[i]` and not below `cum[i - 1]`. Fixed-size arrays keep
+    /// the type `Copy` and the draw free of allocation.
+    Split {
+        /// Sizes used (1 to [`MAX_SPLIT`]).
+        n: u8,
+        /// The sizes, bytes.
+        sizes: [u64; MAX_SPLIT],
+        /// Cumulative weights.
+        cum: [u32; MAX_SPLIT],
+    },
 }
 
+/// Most sizes of a [`SizeDist::Split`].
+pub const MAX_SPLIT: usize = 16;
+
 impl SizeDist {
+    /// A split of `(size, weight)` entries (weights > 0, 1 to [`MAX_SPLIT`] entries), or None.
+    pub fn split(entries: &[(u64, u32)]) -> Option<SizeDist> {
+        if entries.is_empty() || entries.len() > MAX_SPLIT || entries.iter().any(|e| e.1 == 0) {
+            return None;
+        }
+        let (mut sizes, mut cum) = ([0u64; MAX_SPLIT], [0u32; MAX_SPLIT]);
+        let mut total = 0u32;
+        for (i, (s, w)) in entries.iter().enumerate() {
+            total = total.checked_add(*w)?;
+            sizes[i] = *s;
+            cum[i] = total;
+        }
+        Some(SizeDist::Split { n: entries.len() as u8, sizes, cum })
+    }
+
+    /// What every size is a multiple of: the size, or the split's sizes' greatest common
+    /// divisor; None for a drawn size (which may be anything in its range).
+    pub fn granule(&self) -> Option<u64> {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        match *self {
+            SizeDist::Fixed(n) => Some(n),
+            SizeDist::Split { n, sizes, .. } => {
+                Some(sizes[..n as usize].iter().fold(0, |g, s| gcd(g, *s)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The `(size, weight)` entries of a split (one entry for a fixed size, none otherwise).
+    pub fn entries(&self) -> Vec<(u64, u32)> {
+        match *self {
+            SizeDist::Fixed(n) => vec![(n, 1)],
+            SizeDist::Split { n, sizes, cum } => (0..n as usize)
+                .map(|i| (sizes[i], cum[i] - if i == 0 { 0 } else { cum[i - 1] }))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Smallest possible size.
     pub fn min(&self) -> u64 {
         match *self {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(lo, _) => lo,
             SizeDist::LogNormal { min, .. } => min,
+            SizeDist::Split { n, sizes, .. } => {
+                sizes[..n as usize].iter().copied().min().unwrap_or(0)
+            }
         }
     }
 
@@ -675,6 +737,9 @@ impl SizeDist {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(_, hi) => hi,
             SizeDist::LogNormal { max, .. } => max,
+            SizeDist::Split { n, sizes, .. } => {
+                sizes[..n as usize].iter().copied().max().unwrap_or(0)
+            }
         }
     }
 
@@ -695,6 +760,11 @@ impl SizeDist {
                     * (normal_cdf((b - mu - s2) / sigma) - normal_cdf((a - mu - s2) / sigma))
                     / mass
             }
+            SizeDist::Split { .. } => {
+                let e = self.entries();
+                let total: f64 = e.iter().map(|x| x.1 as f64).sum();
+                e.iter().map(|(s, w)| *s as f64 * *w as f64).sum::<f64>() / total.max(1.0)
+            }
         }
     }
 
@@ -712,6 +782,15 @@ impl SizeDist {
                     }
                 }
                 median.clamp(min, max)
+            }
+            SizeDist::Split { n, sizes, cum } => {
+                let n = (n as usize).clamp(1, MAX_SPLIT);
+                let r = rng.u32(0..cum[n - 1].max(1));
+                let mut i = 0;
+                while i + 1 < n && r >= cum[i] {
+                    i += 1;
+                }
+                sizes[i]
             }
         }
     }

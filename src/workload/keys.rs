@@ -311,7 +311,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Phase, "ss_dur", Float, "steady-state window, whole seconds (≥ 2)"), "30"),
     with_default(key(Phase, "ss_ramp", Float, "seconds ignored before the steady-state window"), "0"),
     DATA_OP,
-    key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
+    key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` or `{ split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] }` (fio's bssplit, up to 16 sizes) drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
     OFFSET,
     with_default(key(Entry, "align", Size, "alignment of random offsets (1: unaligned)"), "1"),
     REPEAT,

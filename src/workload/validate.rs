@@ -811,11 +811,8 @@ fn check_caps(
     loc: &Loc<'_>,
 ) -> Result<(), WorkloadError> {
     let mut sizes = phase.pattern.data().iter().filter(|o| o.kind.is_data()).map(|o| {
-        let size = match o.size {
-            SizeDist::Fixed(n) => Some(n),
-            _ => None,
-        };
-        (size, (o.offset == OffsetMode::Random).then_some(o.align))
+        // A split's sizes are aligned when their common divisor is.
+        (o.size.granule(), (o.offset == OffsetMode::Random).then_some(o.align))
     });
     super::engines::spec_of(engine)
         .caps
@@ -875,6 +872,18 @@ fn resolve_size_dist(spec: &SizeDistSpec, loc: &Loc<'_>) -> Result<SizeDist, Wor
                 )));
             }
             d
+        }
+        SizeDistSpec::Split { split } => {
+            let entries: Vec<(u64, u32)> = split.iter().map(|e| (e.size.0, e.weight)).collect();
+            if entries.iter().any(|e| e.0 == 0 || e.1 == 0) {
+                return Err(loc.err("a split's sizes and weights are at least 1"));
+            }
+            SizeDist::split(&entries).ok_or_else(|| {
+                loc.err(format!(
+                    "a split has 1 to {MAX_SPLIT} sizes (this one has {})",
+                    entries.len()
+                ))
+            })?
         }
     })
 }

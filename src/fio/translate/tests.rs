@@ -217,11 +217,8 @@ fn combinations_fsbench_cannot_express_are_refused() {
             "t.fio:6: `fixedbufs`",
             "fsbench's defaults",
         ),
-        (
-            "[a]\nsize=1m\nrw=randread\nbssplit=4k/50:64k/50\n",
-            "t.fio:4: `bssplit`",
-            "several block sizes",
-        ),
+        ("[a]\nsize=1m\nbssplit=4k/50:64k/60\n", "t.fio:3: `bssplit`", "at most 100"),
+        ("[a]\nsize=1m\nbssplit=4k/0\n", "t.fio:3: `bssplit`", "above 0%"),
         ("[a]\nsize=1m\nbsrange=4k-16k\n", "t.fio:3: `bsrange`", "multiples of the minimum"),
         ("[a]\nsize=1m\nbs=4k\nbsrange=4k-4k\n", "t.fio:4: `bsrange`", "one of bs"),
         ("[a]\nsize=1m\nrw=rw\n", "t.fio:3: `rw`", "randrw"),
@@ -757,4 +754,44 @@ fn runtime_without_time_based_loops_and_number_ios_are_fios_amounts() {
     let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
     let p = &suite.tests[0].phases[0];
     assert_eq!((p.amount, p.max_seconds), (crate::model::job::Amount::Bytes(1 << 20), Some(10.0)));
+}
+
+/// `bssplit` with several sizes: each op's size drawn by fio's percentages (a blank one shares
+/// what is left), per direction; random offsets aligned to the smallest size and drawn with
+/// replacement (noted: fio's map counts blocks of the smallest size).
+#[test]
+fn bssplit_draws_each_size_by_its_percentage() {
+    let (t, _) = one("[a]\nsize=1m\nrw=randrw\nbssplit=4k/10:64k/:32k/40,8k\n");
+    let split = |o: &OpSpec| match &o.size {
+        Some(SizeDistSpec::Split { split }) => {
+            split.iter().map(|e| (e.size.0, e.weight)).collect::<Vec<_>>()
+        }
+        other => panic!("not a split: {other:?}"),
+    };
+    assert_eq!(split(op(&t, 0, 0)), [(4096, 10), (65536, 50), (32768, 40)]);
+    assert_eq!(op(&t, 0, 0).align.map(|b| b.0), Some(4096), "aligned to the smallest size");
+    assert_eq!(fixed(op(&t, 0, 1)), 8192, "writes have their own");
+    assert!(is_diff(&t, "random map", "random-map"), "{:?}", t.notes);
+    let (t, _) = one("[a]\nsize=1m\nbssplit=4k/:8k/:16k/\n");
+    assert_eq!(split(op(&t, 0, 0)), [(4096, 34), (8192, 33), (16384, 33)], "the rest, shared");
+    // The loader draws them so: proportions within 2% over 100,000 draws.
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let tr = tr("[a]\nsize=1m\nrw=randread\nbssplit=512/10:4k/60:64k/30\n").unwrap();
+    let suite = crate::fio::load(&tr, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let d = suite.tests[0].phases[0].pattern.data()[0].size;
+    let mut rng = fastrand::Rng::with_seed(7);
+    let n = 100_000;
+    let mut hits = std::collections::BTreeMap::new();
+    for _ in 0..n {
+        *hits.entry(d.sample(&mut rng)).or_insert(0u32) += 1;
+    }
+    for (size, pct) in [(512u64, 10.0), (4096, 60.0), (65536, 30.0)] {
+        let got = hits.get(&size).copied().unwrap_or(0) as f64 * 100.0 / n as f64;
+        assert!((got - pct).abs() < 2.0, "{size}: {got}% for {pct}%");
+    }
+    assert_eq!(hits.len(), 3);
+    assert!(!suite.tests[0].phases[0].random_map);
 }
