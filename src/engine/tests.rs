@@ -664,3 +664,44 @@ amount = { bytes = "64T", seconds = 0.5 }
     assert!(w.wall_nanos >= 450_000_000, "the role ran to its own cap: {w:?}");
     assert!(took < std::time::Duration::from_secs(30), "{took:?}");
 }
+
+/// A read entry with `write_percent` (fio's randrw) issues writes with that probability, drawn
+/// per op: 30% of 20,000 ops within 2%, every op counted once.
+#[test]
+fn a_mixed_read_draws_each_ops_direction() {
+    let text = r#"
+[[test]]
+id = "m"
+name = "mixed"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "randrw"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K", write_percent = 30 }]
+amount = { ops = 20000 }
+"#;
+    let s = suite(text);
+    let t = &s.tests[0];
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    let (reads, writes) = (count(p, OpKind::Read), count(p, OpKind::Write));
+    assert_eq!(reads + writes, 20_000);
+    let share = writes as f64 / 20_000.0;
+    assert!((share - 0.30).abs() < 0.02, "{writes} writes of 20000");
+    assert_eq!(p.bytes_written, writes * 4096);
+    assert_eq!(p.bytes_read, reads * 4096);
+}

@@ -58,7 +58,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "rw",
         kind: Kind::Text,
         aliases: &["readwrite"],
-        meaning: "read, write, randread, randwrite, randrw (fixed interleave by rwmixread); rw/readwrite, trim and `:N` suffixes are refused",
+        meaning: "read, write, randread, randwrite, randrw (each op's direction drawn by rwmixread, as fio; a fixed interleave when reads and writes differ in size); rw/readwrite, trim and `:N` suffixes are refused",
     },
     FioOption { name: "rwmixread",
         kind: Kind::Count, aliases: &[], meaning: "read share of randrw, in percent (default 50)" },
@@ -219,7 +219,7 @@ pub struct Difference {
 /// Every kind of difference (see [`Difference`]).
 pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "random-map", options: &["rw", "norandommap"], what: "fio touches each block once per pass (its random map) counting blocks of the smallest size; with reads and writes of different sizes or alignments, or several sizes (bssplit), fsbench draws random offsets with replacement, as fio's norandommap" },
-    Difference { id: "randrw-interleave", options: &["rwmixread", "rwmixwrite"], what: "fio draws each op's direction at random; fsbench issues a fixed interleave of reads and writes" },
+    Difference { id: "randrw-interleave", options: &["rwmixread", "rwmixwrite"], what: "with reads and writes of different sizes (bs=R,W), fio draws each op's direction at random and fsbench issues a fixed interleave of reads and writes (of one size, fsbench draws each direction too)" },
     Difference { id: "write-file-empty", options: &["rw"], what: "fio fallocates a write job's file before it starts; fsbench writes into a new, empty file" },
     Difference { id: "sync-as-psync", options: &["ioengine"], what: "ioengine=sync (lseek + read/write) runs as psync (pread/pwrite): one system call per op instead of two" },
     Difference { id: "pvsync-as-psync", options: &["ioengine"], what: "ioengine=pvsync (preadv/pwritev of one buffer) runs as psync (pread/pwrite)" },

@@ -1093,7 +1093,9 @@ fn offsets_and_checks(
     Ok(random_map)
 }
 
-/// The pattern: one read or write entry, or randrw's fixed interleave by `rwmixread`.
+/// The pattern: one read or write entry; randrw as one read entry whose ops are writes with
+/// fio's probability (`write_percent`), or, when reads and writes differ in size, a fixed
+/// interleave by `rwmixread` (noted).
 fn pattern(
     job: &Job,
     rw: Dir,
@@ -1112,11 +1114,23 @@ fn pattern(
         offset: Some(if random { "random" } else { "sequential" }.into()),
         align: if random { Some(Bytes(align)) } else { None },
         repeat: if repeat > 1 { Some(repeat) } else { None },
+        write_percent: None,
     };
     let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
     let pattern = match rw {
         Dir::Read | Dir::RandRead => vec![entry("read", b.read_dist, b.read_align, 1)],
         Dir::Write | Dir::RandWrite => vec![entry("write", b.write_dist, b.write_align, 1)],
+        // Reads and writes of one size and alignment: one entry whose each op is a write with
+        // fio's probability, drawn per op as fio draws it.
+        Dir::RandMix if (b.read_dist, b.read_align) == (b.write_dist, b.write_align) => {
+            let read_pct = read_share(job)?;
+            let (op, write_percent) = match read_pct {
+                0 => ("write", None),
+                100 => ("read", None),
+                r => ("read", Some((100 - r) as u8)),
+            };
+            vec![OpSpec { write_percent, ..entry(op, b.read_dist, b.read_align, 1) }]
+        }
         Dir::RandMix => {
             let read_pct = read_share(job)?;
             let g = gcd(read_pct, 100 - read_pct).max(1);
@@ -1129,7 +1143,7 @@ fn pattern(
                 p.push(entry("write", b.write_dist, b.write_align, nw));
             }
             if nr > 0 && nw > 0 {
-                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
+                notes.push(format!("randrw with {read_pct}% reads and reads and writes of different sizes: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
             }
             p
         }

@@ -345,7 +345,13 @@ impl Pattern {
     /// Every op kind the pattern can issue.
     pub fn kinds(&self) -> Vec<OpKind> {
         match self {
-            Pattern::Data(ops) => ops.iter().map(|o| o.kind).collect(),
+            // A mixed read (`write_percent`) issues writes too.
+            Pattern::Data(ops) => ops
+                .iter()
+                .flat_map(|o| {
+                    std::iter::once(o.kind).chain((o.write_percent > 0).then_some(OpKind::Write))
+                })
+                .collect(),
             Pattern::Files(es) => {
                 es.iter().flat_map(|e| e.choices.iter().map(|(_, o)| o.kind)).collect()
             }
@@ -634,6 +640,21 @@ pub struct OpDef {
     pub offset: OffsetMode,
     /// Alignment of random offsets (1 = unaligned).
     pub align: u64,
+    /// A read whose each op is a write instead with this probability, percent (`write_percent`,
+    /// fio's randrw); 0 in records made before the key existed.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub write_percent: u8,
+}
+
+fn is_zero_u8(x: &u8) -> bool {
+    *x == 0
+}
+
+impl OpDef {
+    /// The kinds of op this entry issues: its own, and a write for a mixed read.
+    pub fn issues(&self, kind: OpKind) -> bool {
+        self.kind == kind || (kind == OpKind::Write && self.write_percent > 0)
+    }
 }
 
 /// Transfer or file size distribution.

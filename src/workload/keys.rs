@@ -314,6 +314,7 @@ const OWN_KEYS: &[Key] = &[
     key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` or `{ split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] }` (fio's bssplit, up to 16 sizes) drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
     OFFSET,
     with_default(key(Entry, "align", Size, "alignment of random offsets (1: unaligned)"), "1"),
+    with_default(key(Entry, "write_percent", Int, "a read entry's ops are writes instead with this probability, drawn per op (fio's `randrw` with `rwmixread`)"), "0"),
     REPEAT,
     FILESET_COUNT,
     key(Fileset, "flat", Bool, "`true`: all files in one directory (`f0`, `f1`, ...)"),

@@ -499,6 +499,10 @@ pub struct OpSpec {
     /// How many times this entry repeats before the next (default 1).
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// A read entry whose each op is a write instead with this probability, in percent, drawn
+    /// per op (fio's `randrw` with `rwmixread`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_percent: Option<u8>,
 }
 
 /// `amount = { ... }`: exactly one key, per thread.

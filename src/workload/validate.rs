@@ -713,11 +713,15 @@ fn resolve_op(
         if o.size.is_some() || o.offset.is_some() || o.align.is_some() {
             return Err(loc.err(format!("`{}` takes no size, offset or align", kind.name())));
         }
+        if o.write_percent.is_some() {
+            return Err(loc.err("write_percent applies to a read"));
+        }
         return Ok(OpDef {
             kind,
             size: SizeDist::Fixed(0),
             offset: OffsetMode::Sequential,
             align: 1,
+            write_percent: 0,
         });
     }
     let offset = match o.offset.as_deref().unwrap_or("sequential") {
@@ -767,7 +771,16 @@ fn resolve_op(
     if align > 1 && offset != OffsetMode::Random {
         return Err(loc.err("align only applies to offset = \"random\""));
     }
-    Ok(OpDef { kind, size, offset, align })
+    let write_percent = o.write_percent.unwrap_or(0);
+    if write_percent > 0 && kind != OpKind::Read {
+        return Err(
+            loc.err("write_percent applies to a read: its ops become writes with that probability")
+        );
+    }
+    if write_percent > 100 {
+        return Err(loc.err(format!("write_percent = {write_percent}: a percentage is 0 to 100")));
+    }
+    Ok(OpDef { kind, size, offset, align, write_percent })
 }
 
 /// The kind of a data op by name; fileset ops are refused with what to change.

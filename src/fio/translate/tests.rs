@@ -277,9 +277,11 @@ fn every_supported_option_and_alias_is_read() {
             op(t, 0, 0).offset.as_deref() == Some("random")
         }),
         ("rwmixread", "rw=randrw\nrwmixread=75\n", |t, _, _| {
-            op(t, 0, 0).repeat == Some(3) && op(t, 0, 1).repeat.is_none()
+            op(t, 0, 0).write_percent == Some(25) && t.phases[0].pattern.len() == 1
         }),
-        ("rwmixwrite", "rw=randrw\nrwmixwrite=75\n", |t, _, _| op(t, 0, 1).repeat == Some(3)),
+        ("rwmixwrite", "rw=randrw\nrwmixwrite=75\n", |t, _, _| {
+            op(t, 0, 0).write_percent == Some(75)
+        }),
         ("bs", "bs=8k\n", |t, _, _| fixed(op(t, 0, 0)) == 8192),
         ("blocksize", "blocksize=16k\n", |t, _, _| fixed(op(t, 0, 0)) == 16384),
         ("bsrange", "bsrange=2k-2k\n", |t, _, _| fixed(op(t, 0, 0)) == 2048),
@@ -794,4 +796,21 @@ fn bssplit_draws_each_size_by_its_percentage() {
     }
     assert_eq!(hits.len(), 3);
     assert!(!suite.tests[0].phases[0].random_map);
+}
+
+/// randrw with one size: one read entry whose ops are writes with fio's probability, drawn per
+/// op (no interleave note); with reads and writes of different sizes, the fixed interleave
+/// (noted).
+#[test]
+fn randrw_draws_each_direction_by_rwmixread() {
+    let (t, notes) = one("[a]\nsize=1m\nrw=randrw\nrwmixread=70\n");
+    assert_eq!(t.phases[0].pattern.len(), 1);
+    assert_eq!((op(&t, 0, 0).op.as_deref(), op(&t, 0, 0).write_percent), (Some("read"), Some(30)));
+    assert!(!notes.iter().any(|n| n.contains("randrw-interleave")), "{notes:?}");
+    assert_eq!(t.random_map, Some(true), "one size: fio's random map");
+    let (t, _) = one("[a]\nsize=1m\nrw=randrw\nrwmixread=0\n");
+    assert_eq!((op(&t, 0, 0).op.as_deref(), op(&t, 0, 0).write_percent), (Some("write"), None));
+    let (t, notes) = one("[a]\nsize=1m\nrw=randrw\nrwmixread=70\nbs=4k,8k\n");
+    assert_eq!(t.phases[0].pattern.len(), 2);
+    assert!(notes.iter().any(|n| n.contains("randrw-interleave")), "{notes:?}");
 }
