@@ -814,3 +814,18 @@ fn randrw_draws_each_direction_by_rwmixread() {
     assert_eq!(t.phases[0].pattern.len(), 2);
     assert!(notes.iter().any(|n| n.contains("randrw-interleave")), "{notes:?}");
 }
+
+/// A drawn randrw goes back to fio as itself: `rw=randrw` with its `rwmixread`, no note of an
+/// interleave.
+#[test]
+fn a_drawn_randrw_exports_as_fios_randrw() {
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let t = tr("[a]\nsize=1m\nrw=randrw\nrwmixread=70\n").unwrap();
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let job = crate::fio::export::test_to_fio(&suite.tests[0]).unwrap_or_else(|w| panic!("{w:?}"));
+    assert!(job.contains("rw=randrw\n") && job.contains("rwmixread=70\n"), "{job}");
+    assert!(!job.contains("fixed order"), "{job}");
+}
