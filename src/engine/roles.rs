@@ -123,8 +123,11 @@ pub fn beside<T>(
                         verify: None,
                         nofollow: false,
                     }),
-                    // A role is background load: closed loop, no series of its own.
-                    over_time: Default::default(),
+                    // No series of its own; its rate and think time (fio's) as a phase's.
+                    over_time: super::worker::OverTime {
+                        series: None,
+                        pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads),
+                    },
                 },
             ));
         }

@@ -705,3 +705,48 @@ amount = { ops = 20000 }
     assert_eq!(p.bytes_written, writes * 4096);
     assert_eq!(p.bytes_read, reads * 4096);
 }
+
+/// A role is paced as a phase: 30 ops at 100 per second take about 0.3 s.
+#[test]
+fn a_role_keeps_its_fixed_rate() {
+    let text = r#"
+[[test]]
+id = "p"
+name = "paced"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 1 }
+
+[[test.role]]
+name = "slow"
+engine = "null"
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 30 }
+rate_iops = 100
+"#;
+    let s = suite(text);
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let t = &s.tests[0];
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let role = &r.reps[0].phases[0].roles[0];
+    assert_eq!(role.data_ops, 30);
+    let secs = role.wall_nanos as f64 / 1e9;
+    assert!(secs >= 0.28, "30 ops at 100/s ran in {secs} s: not paced");
+}

@@ -513,8 +513,11 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         return Err(errs);
     }
     let random_map = random_map.unwrap_or(false);
-    let phases =
+    let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
+    if let Some(timed) = phases.last_mut() {
+        pacing(job, rw, timed).map_err(|e| vec![e])?;
+    }
     let test = TestSpec {
         id,
         name,
@@ -1247,6 +1250,61 @@ fn phases(
         ..PhaseSpec::default()
     });
     Ok(phases)
+}
+
+/// fio's `rate`, `rate_iops` (each thread's, open loop), `rate_process` and the think time, on
+/// the timed phase.
+fn pacing(job: &Job, rw: Dir, timed: &mut PhaseSpec) -> Result<(), FioError> {
+    // fio's R,W values: the job's one direction's.
+    let one_dir = |name: &str| -> Result<Option<u64>, FioError> {
+        let Some((v, line)) = job.str(name)? else {
+            return Ok(None);
+        };
+        let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(name, line, m))?;
+        match rw {
+            Dir::RandMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with randrw: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}"))),
+            Dir::RandMix => Ok(None),
+            _ if rw.reads() => Ok((r > 0).then_some(r)),
+            _ => Ok((w > 0).then_some(w)),
+        }
+    };
+    let iops = one_dir("rate_iops")?;
+    let bytes = one_dir("rate")?;
+    if let (Some(_), Some(_)) = (iops, bytes) {
+        return Err(job.err("rate_iops", job.line("rate_iops"), "give one of rate and rate_iops"));
+    }
+    timed.rate_iops = iops.map(|n| n as f64);
+    timed.rate = bytes.map(SizeExpr::Bytes);
+    match job.str("rate_process")? {
+        None | Some(("linear", _)) => {}
+        Some((v, line)) => return Err(job.err("rate_process", line, format!("`{v}`: fsbench paces ops at a fixed interval (linear); poisson arrivals are not supported"))),
+    }
+    let blocks = job.int("thinktime_blocks")?;
+    if let Some((v, line)) = job.str("thinktime")? {
+        // A bare number is microseconds, as fio.
+        let us = match v.trim().parse::<u64>() {
+            Ok(us) => us,
+            Err(_) => parse_time(v)
+                .map(|s| (s * 1e6).round() as u64)
+                .map_err(|m| job.err("thinktime", line, m))?,
+        };
+        if us > 0 {
+            timed.thinktime = Some(crate::workload::load::DurationText::Micros(us));
+            timed.thinktime_blocks = blocks.map(|(n, _)| n.max(1));
+        }
+    }
+    if let Some((v, line)) = job.str("thinktime_spin")? {
+        let spin =
+            v.trim().parse::<u64>().ok().or_else(|| parse_time(v).ok().map(|s| (s * 1e6) as u64));
+        if spin != Some(0) {
+            return Err(job.err(
+                "thinktime_spin",
+                line,
+                format!("`{v}`: fsbench sleeps through the whole think time; use thinktime_spin=0"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A batch option as a count (fio's 0 means "the default").

@@ -332,6 +332,19 @@ pub struct RoleSpec {
     /// Random offsets from fio's random map, each block once per pass (as a test's `random_map`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_map: Option<bool>,
+    /// Fixed rate and think time, as a phase's (`rate_iops`, `rate`, `thinktime`,
+    /// `thinktime_blocks`; each thread's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
+    /// Fixed rate in bytes per second of each thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<SizeExpr>,
+    /// Pause after every `thinktime_blocks` ops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<super::load::DurationText>,
+    /// Ops between pauses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u64>,
     /// io_uring's `registerfiles` for the role's threads (the one engine key a role takes;
     /// the engine's other keys keep their defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -440,6 +440,10 @@ fn resolve_role(
         amount: r.amount.clone().unwrap_or(bound),
         sync: r.sync.clone(),
         invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
+        rate_iops: r.rate_iops,
+        rate: r.rate.clone(),
+        thinktime: r.thinktime.clone(),
+        thinktime_blocks: r.thinktime_blocks,
         ..PhaseSpec::default()
     };
     let mut phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;

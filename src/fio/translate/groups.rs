@@ -240,6 +240,10 @@ fn into_role(
         invalidate_each_pass: phase.invalidate_each_pass.then_some(true),
         random_map: t.random_map,
         registerfiles,
+        rate_iops: phase.rate_iops,
+        rate: phase.rate,
+        thinktime: phase.thinktime,
+        thinktime_blocks: phase.thinktime_blocks,
     };
     Ok((role, t.notes))
 }

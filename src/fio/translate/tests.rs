@@ -225,6 +225,10 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nrw=randread:8\n", "t.fio:3: `rw`", ":N"),
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
         ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
+        ("[a]\nsize=1m\nrw=randrw\nrate=1m\n", "t.fio:4: `rate`", "each on its own"),
+        ("[a]\nsize=1m\nrate_iops=5\nrate_process=poisson\n", "t.fio:4: `rate_process`", "poisson"),
+        ("[a]\nsize=1m\nthinktime=5\nthinktime_spin=2\n", "t.fio:4: `thinktime_spin`", "sleeps"),
+        ("[a]\nsize=1m\nrate=1m\nrate_iops=5\n", "`rate_iops`", "one of rate"),
         ("[a]\nsize=1m\nrw=randrw\nbs=4k,8k\nnumber_ios=9\n", "t.fio:5: `number_ios`", "one size"),
         ("[a]\nsize=1m\ntime_based\n", "t.fio:3: `time_based`", "runtime"),
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
@@ -375,6 +379,21 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("rate", "rate=1m\n", |t, _, _| t.phases[0].rate == Some(SizeExpr::Bytes(1 << 20))),
+        ("rate_iops", "rate_iops=,500\nrw=write\n", |t, _, _| t.phases[0].rate_iops == Some(500.0)),
+        ("rate_process", "rate_iops=100\nrate_process=linear\n", |t, _, _| {
+            t.phases[0].rate_iops == Some(100.0)
+        }),
+        ("thinktime", "thinktime=250\n", |t, _, _| {
+            t.phases[0].thinktime == Some(crate::workload::load::DurationText::Micros(250))
+        }),
+        ("thinktime_blocks", "thinktime=2ms\nthinktime_blocks=8\n", |t, _, _| {
+            t.phases[0].thinktime == Some(crate::workload::load::DurationText::Micros(2000))
+                && t.phases[0].thinktime_blocks == Some(8)
+        }),
+        ("thinktime_spin", "thinktime=100\nthinktime_spin=0\n", |t, _, _| {
+            t.phases[0].thinktime.is_some()
+        }),
         ("gtod_reduce", "gtod_reduce=1\n", |t, _, _| is_diff(t, "gtod_reduce", "latency-reported")),
         ("disable_lat", "disable_lat=1\n", |t, _, _| is_diff(t, "disable_lat", "latency-reported")),
         ("disable_clat", "disable_clat\n", |t, _, _| {
@@ -828,4 +847,21 @@ fn a_drawn_randrw_exports_as_fios_randrw() {
     let job = crate::fio::export::test_to_fio(&suite.tests[0]).unwrap_or_else(|w| panic!("{w:?}"));
     assert!(job.contains("rw=randrw\n") && job.contains("rwmixread=70\n"), "{job}");
     assert!(!job.contains("fixed order"), "{job}");
+}
+
+/// A job beside the first of its group keeps its rate and think time (a role is paced as a
+/// phase).
+#[test]
+fn a_paced_job_in_a_group_keeps_its_rate() {
+    let t = tr("[a]\nsize=1m\n[b]\nsize=1m\nrw=write\nrate_iops=50\nthinktime=10\n").unwrap();
+    let r = &t.spec.tests[0].roles[0];
+    assert_eq!(r.rate_iops, Some(50.0));
+    assert_eq!(r.thinktime, Some(crate::workload::load::DurationText::Micros(10)));
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let load = &suite.tests[0].roles[0].phase.load;
+    assert_eq!((load.thread_ops_per_s, load.think_nanos), (Some(50.0), 10_000));
 }
