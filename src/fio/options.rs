@@ -174,6 +174,10 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); one direction's value (a randrw job is refused: fio limits each direction on its own)" },
     FioOption { name: "rate_iops",
         kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in ops per second of each thread, as rate (the phase's `rate_iops`)" },
+    FioOption { name: "rate_min",
+        kind: Kind::Sizes, aliases: &["ratemin"], meaning: "read, not enforced: fio ends a job whose bandwidth falls below it, fsbench runs the job to its end and reports the rate asked and achieved (noted)" },
+    FioOption { name: "rate_iops_min",
+        kind: Kind::Sizes, aliases: &[], meaning: "as rate_min, in ops per second" },
     FioOption { name: "rate_process",
         kind: Kind::Text, aliases: &[], meaning: "linear (fio's default); poisson is refused" },
     FioOption { name: "thinktime",
@@ -240,6 +244,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "randrepeat", options: &["randrepeat"], what: "randrepeat=0: fsbench's offsets repeat from run to run unless --seed changes" },
     Difference { id: "ramp-restart", options: &["ramp_time"], what: "ramp_time: the timed phase starts again at the beginning of the file (fio carries on where the ramp stopped)" },
     Difference { id: "latency-reported", options: &["gtod_reduce", "disable_lat", "disable_clat", "disable_slat"], what: "fio leaves these latencies out of its report (and saves the clock reads); fsbench times every op anyway and reports them: the I/O is the same" },
+    Difference { id: "rate-min", options: &["rate_min", "rate_iops_min"], what: "fio ends a job whose rate falls below its minimum (an error); fsbench runs the job to its end and reports the rate asked and achieved" },
     Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each test its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier job wrote (a `filename` with a path is shared as fio's)" },
 ];
 
@@ -287,8 +292,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("per_job_logs", "fsbench has no per-interval logs in fio's format"),
     ("disable_bw_measurement", "fsbench always measures bandwidth"),
     ("percentile_list", "fsbench reports its own percentile list"),
-    ("rate_min", "fsbench runs each job as fast as it goes (no rate limit)"),
-    ("rate_iops_min", "fsbench runs each job as fast as it goes (no rate limit)"),
     ("zonemode", "fsbench runs on files in a filesystem, not on zoned devices"),
     ("cpus_allowed", "fsbench does not pin its threads"),
     ("cpumask", "fsbench does not pin its threads"),

@@ -516,7 +516,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     if let Some(timed) = phases.last_mut() {
-        pacing(job, rw, timed).map_err(|e| vec![e])?;
+        pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
     }
     let test = TestSpec {
         id,
@@ -1254,7 +1254,12 @@ fn phases(
 
 /// fio's `rate`, `rate_iops` (each thread's, open loop), `rate_process` and the think time, on
 /// the timed phase.
-fn pacing(job: &Job, rw: Dir, timed: &mut PhaseSpec) -> Result<(), FioError> {
+fn pacing(
+    job: &Job,
+    rw: Dir,
+    timed: &mut PhaseSpec,
+    notes: &mut Vec<String>,
+) -> Result<(), FioError> {
     // fio's R,W values: the job's one direction's.
     let one_dir = |name: &str| -> Result<Option<u64>, FioError> {
         let Some((v, line)) = job.str(name)? else {
@@ -1275,6 +1280,14 @@ fn pacing(job: &Job, rw: Dir, timed: &mut PhaseSpec) -> Result<(), FioError> {
     }
     timed.rate_iops = iops.map(|n| n as f64);
     timed.rate = bytes.map(SizeExpr::Bytes);
+    for k in ["rate_min", "rate_iops_min"] {
+        if let Some((v, line)) = job.str(k)? {
+            let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(k, line, m))?;
+            if r > 0 || w > 0 {
+                notes.push(format!("{k}={v}: {}", options::difference("rate-min")));
+            }
+        }
+    }
     match job.str("rate_process")? {
         None | Some(("linear", _)) => {}
         Some((v, line)) => return Err(job.err("rate_process", line, format!("`{v}`: fsbench paces ops at a fixed interval (linear); poisson arrivals are not supported"))),

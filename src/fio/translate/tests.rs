@@ -379,6 +379,11 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("rate_min", "rate=2m\nrate_min=1m\n", |t, _, _| is_diff(t, "rate_min=1m", "rate-min")),
+        ("ratemin", "rate=2m\nratemin=1m\n", |t, _, _| is_diff(t, "rate_min=1m", "rate-min")),
+        ("rate_iops_min", "rate_iops=9\nrate_iops_min=5\n", |t, _, _| {
+            is_diff(t, "rate_iops_min=5", "rate-min")
+        }),
         ("rate", "rate=1m\n", |t, _, _| t.phases[0].rate == Some(SizeExpr::Bytes(1 << 20))),
         ("rate_iops", "rate_iops=,500\nrw=write\n", |t, _, _| t.phases[0].rate_iops == Some(500.0)),
         ("rate_process", "rate_iops=100\nrate_process=linear\n", |t, _, _| {
