@@ -441,7 +441,7 @@ fn resolve_role(
         sync: r.sync.clone(),
         invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
         rate_iops: r.rate_iops,
-        rate: r.rate.clone(),
+        rate: r.rate,
         thinktime: r.thinktime.clone(),
         thinktime_blocks: r.thinktime_blocks,
         ..PhaseSpec::default()
