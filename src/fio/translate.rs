@@ -353,12 +353,20 @@ pub fn from_parsed(
     let mut tests = Vec::new();
     let mut places = Vec::new();
     for g in &groups {
-        let members: Vec<(usize, TestSpec)> =
-            g.jobs.iter().filter_map(|&i| translated[i].take().map(|t| (i, t))).collect();
-        if members.len() != g.jobs.len() {
+        // A job that did not translate has its errors already; the rest of its group is still
+        // checked as a group, so the file's every problem is found in one pass.
+        let (mut members, mut sub) = (Vec::new(), groups::Group::default());
+        for (&i, &report) in g.jobs.iter().zip(&g.report) {
+            if let Some(t) = translated[i].take() {
+                members.push((i, t));
+                sub.jobs.push(i);
+                sub.report.push(report);
+            }
+        }
+        if members.is_empty() {
             continue;
         }
-        match one_group(&jobs, g, members, &mut notes) {
+        match one_group(&jobs, &sub, members, &mut notes) {
             Ok((test, mut p)) => {
                 tests.push(test);
                 places.append(&mut p);

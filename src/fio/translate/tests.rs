@@ -870,3 +870,11 @@ fn a_paced_job_in_a_group_keeps_its_rate() {
     let load = &suite.tests[0].roles[0].phase.load;
     assert_eq!((load.thread_ops_per_s, load.think_nanos), (Some(50.0), 10_000));
 }
+
+/// A job of a group that does not translate does not hide the group's other problems: they are
+/// all listed in one pass.
+#[test]
+fn a_groups_problems_are_listed_with_a_failed_jobs() {
+    let e = err("[a]\nsize=1m\n[b]\nsize=1m\nrw=trim\n[c]\nsize=1m\nfilename=/tmp/x.dat\n");
+    assert!(e.contains("t.fio:5: `rw`") && e.contains("t.fio:8: `filename`"), "{e}");
+}
