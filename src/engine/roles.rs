@@ -14,7 +14,7 @@ use super::ioengine::{self, IoEngine, WithEngine};
 use super::runner::{EngineOptions, Progress};
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
-use crate::model::job::{RoleDef, TestDef};
+use crate::model::job::{RoleDef, RoleWait, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
 use std::path::{Path, PathBuf};
@@ -101,6 +101,13 @@ pub fn beside<T>(
     let flags: Vec<StopFlags<'_>> =
         stops.iter().map(|s| StopFlags { phase: s, signal: crate::sys::signals::flag() }).collect();
     let running = AtomicUsize::new(0);
+    // What `after` waits for: threads of each role still running, the foreground's end, and
+    // when each role started (ns after the release, + 1; 0: not yet).
+    let left: Vec<AtomicUsize> =
+        test.roles.iter().map(|r| AtomicUsize::new(r.threads as usize)).collect();
+    let foreground_done = AtomicBool::new(false);
+    let starts: Vec<AtomicU64> = test.roles.iter().map(|_| AtomicU64::new(0)).collect();
+    let released = std::time::Instant::now();
     let barriers: Vec<Barrier> =
         test.roles.iter().map(|r| Barrier::new(r.threads as usize)).collect();
     let n: usize = test.roles.iter().map(|r| r.threads as usize).sum();
@@ -141,32 +148,48 @@ pub fn beside<T>(
                 let job =
                     RoleThread { plan, role: r, barrier: &barriers[ri], flags: &flags[ri], ctr };
                 running.fetch_add(1, Ordering::Relaxed);
-                let running = &running;
+                let (running, left, foreground_done, starts) =
+                    (&running, &left, &foreground_done, &starts);
                 s.spawn(move || {
+                    // fio's wait_for: until the waitee's threads are all done.
+                    let waiting = || match r.after {
+                        None => false,
+                        Some(RoleWait::Test) => !foreground_done.load(Ordering::Acquire),
+                        Some(RoleWait::Role(i)) => {
+                            left.get(i).is_some_and(|l| l.load(Ordering::Acquire) > 0)
+                        }
+                    };
+                    while waiting() && !crate::sys::signals::interrupted() {
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                    sleep_unless_interrupted(r.delay_seconds);
+                    let at = released.elapsed().as_nanos() as u64 + 1;
+                    let _ = starts[ri].compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
                     let out = job.run();
+                    left[ri].fetch_sub(1, Ordering::Release);
                     running.fetch_sub(1, Ordering::Release);
                     (ri, out)
                 })
             })
             .collect();
-        // Time caps of roles with their own amount, counted from the release.
-        let released = std::time::Instant::now();
+        // Time caps of roles with their own amount, counted from each role's start.
         let caps: Vec<(usize, std::time::Duration)> = test
             .roles
             .iter()
             .enumerate()
             .filter(|(_, r)| r.own_amount)
             .filter_map(|(i, r)| {
-                let cap = r.phase.max_seconds? + r.delay_seconds;
-                Some((i, std::time::Duration::try_from_secs_f64(cap).ok()?))
+                Some((i, std::time::Duration::try_from_secs_f64(r.phase.max_seconds?).ok()?))
             })
             .collect();
         if !caps.is_empty() {
-            let (stops, running) = (&stops, &running);
+            let (stops, running, starts) = (&stops, &running, &starts);
             s.spawn(move || {
                 while running.load(Ordering::Acquire) > 0 && !crate::sys::signals::interrupted() {
                     for (i, cap) in &caps {
-                        if released.elapsed() >= *cap {
+                        let at = starts[*i].load(Ordering::Acquire);
+                        let start = std::time::Duration::from_nanos(at.saturating_sub(1));
+                        if at > 0 && released.elapsed() >= start + *cap {
                             stops[*i].store(true, Ordering::Relaxed);
                         }
                     }
@@ -178,6 +201,7 @@ pub fn beside<T>(
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
         sleep_unless_interrupted(lead);
         let value = foreground();
+        foreground_done.store(true, Ordering::Release);
         for (r, s) in test.roles.iter().zip(&stops) {
             if !r.own_amount {
                 s.store(true, Ordering::Relaxed);
@@ -210,7 +234,7 @@ fn sleep_unless_interrupted(seconds: f64) {
     }
 }
 
-/// One role thread: its delay, then the worker on the role's engine.
+/// One role thread: the worker on the role's engine (after its wait and delay).
 struct RoleThread<'a> {
     plan: WorkerPlan<'a>,
     role: &'a RoleDef,
@@ -221,7 +245,6 @@ struct RoleThread<'a> {
 
 impl RoleThread<'_> {
     fn run(self) -> WorkerOutput {
-        sleep_unless_interrupted(self.role.delay_seconds);
         let engine = self.role.engine.clone();
         ioengine::with_engine(&engine, self).unwrap_or_else(|| {
             let e = format!("engine `{}` is not one of this fsbench's", engine.name());

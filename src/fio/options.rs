@@ -213,7 +213,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "startdelay",
         kind: Kind::Time, aliases: &[], meaning: "seconds after its group starts before the job does (one value; a range is refused)" },
     FioOption { name: "wait_for",
-        kind: Kind::Text, aliases: &[], meaning: "a job of an earlier group (met: that group has ended); a job of the same group is refused (fsbench starts a group's jobs together)" },
+        kind: Kind::Text, aliases: &[], meaning: "a job of an earlier group: met (that group has ended); a job of the same group: the job starts once that one is done (its role's `after`)" },
     FioOption { name: "verify",
         kind: Kind::Text, aliases: &[], meaning: "only 0/none" },
 ];

@@ -111,6 +111,20 @@ pub struct RoleDef {
     /// (`uncached`, fio's `invalidate=1`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub uncached: bool,
+    /// It starts once these are done (`after`, fio's `wait_for`): the test's own threads, or an
+    /// earlier role (by index); its delay counts from then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<RoleWait>,
+}
+
+/// What a role waits for before it starts ([`RoleDef::after`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoleWait {
+    /// The test's own threads.
+    Test,
+    /// The role at this index, earlier in the list.
+    Role(usize),
 }
 
 fn psync() -> EngineKind {

@@ -345,6 +345,10 @@ pub struct RoleSpec {
     /// Ops between pauses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u64>,
+    /// Start once these are done (fio's `wait_for`): the test's id (its own threads) or the name
+    /// of an earlier role; `delay` counts from then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
     /// io_uring's `registerfiles` for the role's threads (the one engine key a role takes;
     /// the engine's other keys keep their defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -178,9 +178,20 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if !phases.iter().any(|p| p.timed) {
         return Err(loc.err("no timed phase: set timed = true on at least one phase"));
     }
-    let mut roles = Vec::with_capacity(t.roles.len());
+    let mut roles: Vec<RoleDef> = Vec::with_capacity(t.roles.len());
     for r in &t.roles {
-        roles.push(resolve_role(r, origin, &t.id, ctx)?);
+        let mut role = resolve_role(r, origin, &t.id, ctx)?;
+        role.after = match r.after.as_deref() {
+            None => None,
+            Some(a) if a == t.id => Some(RoleWait::Test),
+            Some(a) => match roles.iter().position(|o| o.name == a) {
+                Some(i) => Some(RoleWait::Role(i)),
+                None => {
+                    return Err(loc.err(format!("role `{}`: after = \"{a}\" is neither the test's id nor an earlier role's name", r.name)))
+                }
+            },
+        };
+        roles.push(role);
         if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
             return Err(
                 loc.err(format!("two roles are named `{}`: give each its own name", r.name))
@@ -501,6 +512,7 @@ fn resolve_role(
         delay_seconds,
         own_amount: r.amount.is_some(),
         uncached,
+        after: None,
     })
 }
 

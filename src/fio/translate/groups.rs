@@ -8,7 +8,7 @@
 //!
 //! `startdelay` delays a job within its group (the first job's delay is its roles' lead);
 //! `wait_for` naming a job of an earlier group is met (that group has ended); naming a job of
-//! the same group is refused, as fsbench releases a group's jobs together.
+//! the same group makes the role wait for it (`after`).
 
 use super::{FioError, Job, JobPlace};
 use crate::model::job::OptValue;
@@ -25,11 +25,11 @@ pub(super) struct Group {
 }
 
 /// The run groups of `jobs`: a new one at the first job and at each `stonewall`; the reporting
-/// group counts `stonewall` and `new_group` (fio's `groupid`). `wait_for` is checked here.
+/// group counts `stonewall` and `new_group` (fio's `groupid`). `wait_for` must name an earlier
+/// job.
 pub(super) fn run_groups(jobs: &[Job], errors: &mut Vec<FioError>) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     let mut report = 0u32;
-    let mut group_of = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.iter().enumerate() {
         let flag = |name: &str, errors: &mut Vec<FioError>| match job.bool(name) {
             Ok(b) => b.unwrap_or(false),
@@ -50,7 +50,6 @@ pub(super) fn run_groups(jobs: &[Job], errors: &mut Vec<FioError>) -> Vec<Group>
             g.jobs.push(i);
             g.report.push(report);
         }
-        group_of.push(groups.len());
     }
     for (i, job) in jobs.iter().enumerate() {
         let Some((target, line)) = job.str("wait_for").unwrap_or_else(|e| {
@@ -59,24 +58,24 @@ pub(super) fn run_groups(jobs: &[Job], errors: &mut Vec<FioError>) -> Vec<Group>
         }) else {
             continue;
         };
-        let named = |j: &Job| {
-            j.name == target || j.str("name").ok().flatten().is_some_and(|(n, _)| n == target)
-        };
-        match jobs[..i].iter().rposition(named) {
-            None => errors.push(job.err(
+        if waitee(jobs, i).is_none() {
+            errors.push(job.err(
                 "wait_for",
                 line,
                 format!("no job before [{}] is named `{target}` (fio's waitee is defined earlier in the file)", job.name),
-            )),
-            Some(t) if group_of[t] == group_of[i] => errors.push(job.err(
-                "wait_for",
-                line,
-                format!("`{target}` runs at the same time as [{}] (no `stonewall` between them), and fsbench starts the jobs of a group together: add `stonewall` to [{}] to start it after every job before it", job.name, job.name),
-            )),
-            Some(_) => {}
+            ));
         }
     }
     groups
+}
+
+/// The job `wait_for` of job `i` names: the last one before it with that name.
+fn waitee(jobs: &[Job], i: usize) -> Option<usize> {
+    let (target, _) = jobs[i].str("wait_for").ok().flatten()?;
+    let named = |j: &Job| {
+        j.name == target || j.str("name").ok().flatten().is_some_and(|(n, _)| n == target)
+    };
+    jobs[..i].iter().rposition(named)
 }
 
 /// fio's `startdelay` of a job, in seconds (0 when absent).
@@ -128,8 +127,12 @@ pub(super) fn one_group(
         errs.push(fjob.err("ramp_time", fjob.line("ramp_time"), format!("in [{}], which runs at the same time as other jobs: fsbench runs a group of jobs as one timed phase, without a ramp; remove ramp_time, or add `stonewall` to the jobs after it", fjob.name)));
     }
     let mut names = vec![fjob.name.clone()];
+    // Where each job of the group runs: the test's id for the first, its role's name else.
+    let mut runs_as: Vec<(usize, String)> = vec![(first, test.id.clone())];
     for ((i, t), report) in rest {
         let job = &jobs[i];
+        let after = waitee(jobs, i)
+            .and_then(|w| runs_as.iter().find(|(j, _)| *j == w).map(|(_, n)| n.clone()));
         let delay = start_delay(job).unwrap_or_else(|e| {
             errs.push(e);
             0.0
@@ -140,7 +143,9 @@ pub(super) fn one_group(
         }
         let threads = t.threads;
         match into_role(job, fjob, t, role_name.clone(), (lead, delay)) {
-            Ok((role, job_notes)) => {
+            Ok((mut role, job_notes)) => {
+                role.after = after;
+                runs_as.push((i, role.name.clone()));
                 test.roles.push(role);
                 test.notes.extend(job_notes.into_iter().map(|n| {
                     match n.strip_prefix("fio job file: ") {
@@ -240,6 +245,7 @@ fn into_role(
         invalidate_each_pass: phase.invalidate_each_pass.then_some(true),
         random_map: t.random_map,
         registerfiles,
+        after: None,
         rate_iops: phase.rate_iops,
         rate: phase.rate,
         thinktime: phase.thinktime,

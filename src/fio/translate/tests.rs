@@ -204,7 +204,6 @@ fn unsupported_options_name_file_line_and_option() {
 #[test]
 fn combinations_fsbench_cannot_express_are_refused() {
     let cases: &[(&str, &str, &str)] = &[
-        ("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=a\n", "t.fio:5: `wait_for`", "add `stonewall`"),
         ("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=zz\n", "t.fio:5: `wait_for`", "no job before [b]"),
         (
             "[a]\nsize=1m\n[b]\nsize=1m\nfilename=/tmp/x.dat\n",
@@ -595,7 +594,7 @@ fn comments_keywords_and_arithmetic_in_values() {
 
 #[test]
 fn every_problem_in_one_pass_engine_first_then_in_file_order() {
-    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nwait_for=a\nnumjobs=0\n";
+    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nwait_for=zz\nnumjobs=0\n";
     let e = err(text);
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].starts_with("t.fio: 6 problems"), "{e}");
@@ -610,7 +609,7 @@ fn every_problem_in_one_pass_engine_first_then_in_file_order() {
         "a refused real option says why, once, and the supported list comes once at the end: {e}"
     );
     assert!(lines[3].contains("(did you mean `iodepth`?)"), "{e}");
-    assert!(lines[5].contains("`wait_for`") && lines[5].contains("stonewall"), "{e}");
+    assert!(lines[5].contains("`wait_for`") && lines[5].contains("no job before [b]"), "{e}");
     assert!(e.trim_end().ends_with(')') && e.contains("(the fio options fsbench takes: name,"));
     assert_eq!(e.matches("verify_backlog").count(), 1, "a global's problem is listed once: {e}");
 }
@@ -877,4 +876,22 @@ fn a_paced_job_in_a_group_keeps_its_rate() {
 fn a_groups_problems_are_listed_with_a_failed_jobs() {
     let e = err("[a]\nsize=1m\n[b]\nsize=1m\nrw=trim\n[c]\nsize=1m\nfilename=/tmp/x.dat\n");
     assert!(e.contains("t.fio:5: `rw`") && e.contains("t.fio:8: `filename`"), "{e}");
+}
+
+/// `wait_for` naming a job of the same group: the role starts once that job is done (the
+/// test's own threads, or an earlier role), as fio's.
+#[test]
+fn wait_for_inside_a_group_waits_for_the_job() {
+    let t = tr("[global]\nsize=1m\n[w]\nrw=write\n[r]\nwait_for=w\n[r2]\nnew_group\nwait_for=r\n")
+        .unwrap();
+    let roles = &t.spec.tests[0].roles;
+    assert_eq!((roles[0].after.as_deref(), roles[1].after.as_deref()), (Some("w"), Some("r")));
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    use crate::model::job::RoleWait;
+    let r = &suite.tests[0].roles;
+    assert_eq!((r[0].after, r[1].after), (Some(RoleWait::Test), Some(RoleWait::Role(0))));
 }
