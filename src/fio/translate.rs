@@ -608,7 +608,7 @@ struct Blocks {
     write_align: u64,
 }
 
-/// `bs`, or a one-size `bsrange`, or a one-entry `bssplit`; then `blockalign`.
+/// `bs`, or a one-size `bsrange`, or a `bssplit`; then `blockalign`.
 fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, FioError> {
     let given: Vec<&str> =
         ["bs", "bsrange", "bssplit"].into_iter().filter(|k| job.get(k).is_some()).collect();
