@@ -124,6 +124,7 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
             .map(|(k, v, _)| (k.clone(), v.clone().unwrap_or_default()))
             .collect(),
         differences: t.differences(),
+        jobs: t.jobs.clone(),
     };
     let json = matches!(cmd.format, OutputFormat::Json | OutputFormat::JsonPlus);
     let bytes = FioExporter { json, context }.export(&report)?;

@@ -7,7 +7,7 @@
 //! ramfs, some FUSE filesystems) or needs more, with a message that says so, before any file is made.
 
 use crate::model::failure::EngineError;
-use crate::model::job::{OffsetMode, SizeDist, TestDef};
+use crate::model::job::{OffsetMode, TestDef};
 use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
 use std::path::Path;
 
@@ -87,10 +87,7 @@ pub fn check_test(test: &TestDef, a: &DioAlign) -> Result<(), EngineError> {
     }
     for p in test.phases.iter().filter(|p| p.open.direct) {
         for o in p.pattern.data().iter().filter(|o| o.kind.is_data()) {
-            let size = match o.size {
-                SizeDist::Fixed(n) => n,
-                _ => 1,
-            };
+            let size = o.size.granule().unwrap_or(1);
             let bad_align = o.offset == OffsetMode::Random && o.align % a.offset != 0;
             if size % a.offset != 0 || bad_align {
                 return Err(EngineError::unsupported(format!(

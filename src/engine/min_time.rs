@@ -31,6 +31,7 @@ pub fn applies(test: &TestDef, opts: &EngineOptions) -> bool {
         && opts.share.is_none()
         && opts.stonewall.is_none()
         && !test.phases.iter().any(|p| matches!(p.amount, Amount::Fill(_)))
+        && test.phases.iter().all(|p| p.max_seconds.is_none())
 }
 
 /// Something `--min-time` can run again and add up: a phase's passes, or a test's runs.

@@ -104,7 +104,16 @@ impl WithEngine for Workers<'_> {
         let mut run = PhaseRun::default();
         let mut samples: Vec<(u64, u64, u64)> = Vec::new();
         let mut held_at: Option<f64> = None;
-        let stonewall = if phase.timed { opts.stonewall } else { None };
+        // The phase's own time cap (fio's size and runtime together) acts as a stonewall.
+        let cap = phase.max_seconds.and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let stonewall = if phase.timed {
+            match (opts.stonewall, cap) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        } else {
+            None
+        };
         let shares = files.shares(test, phase, opts);
         let counters: Vec<_> = shares.iter().map(|s| s.1).collect();
         let origin = AtomicU64::new(0);

@@ -10,7 +10,7 @@ use super::hooks::{Hooks, PhaseOutcome, PhasePoint};
 use super::min_time::{self, Passes};
 use super::phase::{self, PhaseRun};
 use super::probe::Probe;
-use super::results::{self, phase_result, rep_result, STONEWALLED};
+use super::results::{self, phase_result, rep_result, STONEWALLED, TIME_CAP};
 use super::runner::{EngineOptions, Progress};
 use super::target::Target;
 use crate::model::failure::EngineError;
@@ -306,7 +306,10 @@ fn run_phase(
     observed.record(target, &mut pr, warnings);
     pr.roles = roles;
     if run.stonewalled {
-        pr.ended_by = Some(STONEWALLED.into());
+        let capped = phase.max_seconds.is_some_and(|s| {
+            opts.stonewall.is_none_or(|w| Duration::try_from_secs_f64(s).is_ok_and(|c| c <= w))
+        });
+        pr.ended_by = Some(if capped { TIME_CAP } else { STONEWALLED }.into());
     }
     let local = local_outcome(phase, released, &run, role_error, files);
     let end = run.outs.iter().map(|o| o.end).max();

@@ -9,6 +9,8 @@ use std::time::Instant;
 
 /// `ended_by` of a timed phase that the stonewall stopped.
 pub const STONEWALLED: &str = "stonewall";
+/// `ended_by` of a timed phase whose amount's time cap (`max_seconds`) came first.
+pub const TIME_CAP: &str = "time cap (amount.seconds)";
 
 /// One phase's result from its workers' outputs: sums over the workers, its wall time from the
 /// first worker's release to the last one's end (or the end-of-phase syncfs), its latencies, and

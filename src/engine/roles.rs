@@ -2,21 +2,23 @@
 //! a test (`[[test.role]]`), e.g. a streaming writer with periodic fsync beside a reader whose
 //! latency is the figure (the `starve` suite).
 //!
-//! A role's threads are ordinary data workers ([`super::worker::run`] on the psync engine),
-//! released together `lead` seconds before the phase's own threads, and stopped (their own stop flag)
-//! as soon as the phase's own threads are done; so they load the filesystem for exactly the
-//! foreground's time. Their latencies and bytes are merged per role and reported beside the
+//! A role's threads are ordinary data workers ([`super::worker::run`] on the role's own engine
+//! and depth), released together `lead` seconds before the phase's own threads, and stopped
+//! (their own stop flag) as soon as the phase's own threads are done; so they load the
+//! filesystem for exactly the foreground's time. A role with an amount of its own (fio's jobs
+//! that run at the same time, translated as one test) moves it instead, and the phase waits
+//! for it. Their latencies and bytes are merged per role and reported beside the
 //! phase ([`RoleResult`]); the test's figures are its own threads' only.
 
-use super::ioengine::Psync;
+use super::ioengine::{self, IoEngine, WithEngine};
 use super::runner::{EngineOptions, Progress};
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
-use crate::model::job::{RoleDef, TestDef};
+use crate::model::job::{RoleDef, RoleWait, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
 /// The files of a test's roles: `t<ID>.role-<NAME>.<K>.dat` in the test's directory
@@ -68,6 +70,12 @@ pub fn remove(paths: &[Vec<PathBuf>]) {
 
 /// Run `foreground` (the phase's own threads) with every role of `test` beside it. Returns the
 /// foreground's value, each role's figures, and the first error of a role.
+///
+/// Each role runs on its own engine at its own depth, released together with the others
+/// (then `delay_seconds` later, fio's `startdelay`); a role without an amount of its own is
+/// stopped when the foreground is done, one with an amount (`own_amount`, fio's jobs of one
+/// group) moves it (or stops at its time cap, `max_seconds`) and is waited for. A role that is `uncached` has its files' pages dropped
+/// first.
 pub fn beside<T>(
     test: &TestDef,
     paths: &[Vec<PathBuf>],
@@ -78,10 +86,31 @@ pub fn beside<T>(
     if test.roles.is_empty() {
         return (foreground(), Vec::new(), None);
     }
-    let stop = AtomicBool::new(false);
-    let flags = StopFlags { phase: &stop, signal: crate::sys::signals::flag() };
+    let mut error = None;
+    for (r, files) in test.roles.iter().zip(paths).filter(|(r, _)| r.uncached) {
+        for p in files {
+            if let Err(e) = crate::sys::cache::evict_file(p) {
+                let e = EngineError::io("dropping the cached pages", Some(p.clone()), &e);
+                error.get_or_insert_with(|| e.at(format!("role `{}`", r.name)));
+            }
+        }
+    }
+    // Each role's stop flag: set when the foreground is done for a role without an amount of
+    // its own, at its time cap (`max_seconds`) for one with; a signal stops every role.
+    let stops: Vec<AtomicBool> = test.roles.iter().map(|_| AtomicBool::new(false)).collect();
+    let flags: Vec<StopFlags<'_>> =
+        stops.iter().map(|s| StopFlags { phase: s, signal: crate::sys::signals::flag() }).collect();
+    let running = AtomicUsize::new(0);
+    // What `after` waits for: threads of each role still running, the foreground's end, and
+    // when each role started (ns after the release, + 1; 0: not yet).
+    let left: Vec<AtomicUsize> =
+        test.roles.iter().map(|r| AtomicUsize::new(r.threads as usize)).collect();
+    let foreground_done = AtomicBool::new(false);
+    let starts: Vec<AtomicU64> = test.roles.iter().map(|_| AtomicU64::new(0)).collect();
+    let released = std::time::Instant::now();
+    let barriers: Vec<Barrier> =
+        test.roles.iter().map(|r| Barrier::new(r.threads as usize)).collect();
     let n: usize = test.roles.iter().map(|r| r.threads as usize).sum();
-    let barrier = Barrier::new(n);
     let counters: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let mut plans: Vec<(usize, WorkerPlan<'_>)> = Vec::with_capacity(n);
     for (ri, (r, files)) in test.roles.iter().zip(paths).enumerate() {
@@ -92,7 +121,7 @@ pub fn beside<T>(
                     phase: &r.phase,
                     seed: seed ^ 0x5eed_0000 ^ ((ri as u64) << 8) ^ k as u64,
                     compress_percent,
-                    iodepth: 1,
+                    iodepth: r.iodepth,
                     work: Work::File(FileWork {
                         path,
                         file_size: r.file_bytes,
@@ -101,8 +130,11 @@ pub fn beside<T>(
                         verify: None,
                         nofollow: false,
                     }),
-                    // A role is background load: closed loop, no series of its own.
-                    over_time: Default::default(),
+                    // No series of its own; its rate and think time (fio's) as a phase's.
+                    over_time: super::worker::OverTime {
+                        series: None,
+                        pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads),
+                    },
                 },
             ));
         }
@@ -111,27 +143,75 @@ pub fn beside<T>(
         let handles: Vec<_> = plans
             .into_iter()
             .zip(&counters)
-            .map(|((ri, mut plan), ctr)| {
-                let (barrier, flags) = (&barrier, &flags);
-                s.spawn(move || (ri, worker::run::<Psync>(&mut plan, &(), barrier, flags, ctr)))
+            .map(|((ri, plan), ctr)| {
+                let r = &test.roles[ri];
+                let job =
+                    RoleThread { plan, role: r, barrier: &barriers[ri], flags: &flags[ri], ctr };
+                running.fetch_add(1, Ordering::Relaxed);
+                let (running, left, foreground_done, starts) =
+                    (&running, &left, &foreground_done, &starts);
+                s.spawn(move || {
+                    // fio's wait_for: until the waitee's threads are all done.
+                    let waiting = || match r.after {
+                        None => false,
+                        Some(RoleWait::Test) => !foreground_done.load(Ordering::Acquire),
+                        Some(RoleWait::Role(i)) => {
+                            left.get(i).is_some_and(|l| l.load(Ordering::Acquire) > 0)
+                        }
+                    };
+                    while waiting() && !crate::sys::signals::interrupted() {
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                    sleep_unless_interrupted(r.delay_seconds);
+                    let at = released.elapsed().as_nanos() as u64 + 1;
+                    let _ = starts[ri].compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
+                    let out = job.run();
+                    left[ri].fetch_sub(1, Ordering::Release);
+                    running.fetch_sub(1, Ordering::Release);
+                    (ri, out)
+                })
             })
             .collect();
+        // Time caps of roles with their own amount, counted from each role's start.
+        let caps: Vec<(usize, std::time::Duration)> = test
+            .roles
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.own_amount)
+            .filter_map(|(i, r)| {
+                Some((i, std::time::Duration::try_from_secs_f64(r.phase.max_seconds?).ok()?))
+            })
+            .collect();
+        if !caps.is_empty() {
+            let (stops, running, starts) = (&stops, &running, &starts);
+            s.spawn(move || {
+                while running.load(Ordering::Acquire) > 0 && !crate::sys::signals::interrupted() {
+                    for (i, cap) in &caps {
+                        let at = starts[*i].load(Ordering::Acquire);
+                        let start = std::time::Duration::from_nanos(at.saturating_sub(1));
+                        if at > 0 && released.elapsed() >= start + *cap {
+                            stops[*i].store(true, Ordering::Relaxed);
+                        }
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+        }
         // The roles' lead: the foreground meets them in their steady state.
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
-        let lead = std::time::Duration::try_from_secs_f64(lead).unwrap_or_default();
-        let now = std::time::Instant::now();
-        let until = now.checked_add(lead).unwrap_or(now);
-        while std::time::Instant::now() < until && !crate::sys::signals::interrupted() {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        sleep_unless_interrupted(lead);
         let value = foreground();
-        stop.store(true, Ordering::Relaxed);
+        foreground_done.store(true, Ordering::Release);
+        for (r, s) in test.roles.iter().zip(&stops) {
+            if !r.own_amount {
+                s.store(true, Ordering::Relaxed);
+            }
+        }
         let outs: Vec<(usize, WorkerOutput)> =
             handles.into_iter().map(|h| h.join().expect("role thread panicked")).collect();
         (value, outs)
     });
     let mut results = Vec::with_capacity(test.roles.len());
-    let mut error = None;
     for (ri, r) in test.roles.iter().enumerate() {
         let mine: Vec<&WorkerOutput> =
             outs.iter().filter(|(i, _)| *i == ri).map(|o| &o.1).collect();
@@ -141,6 +221,49 @@ pub fn beside<T>(
         }
     }
     (value, results, error)
+}
+
+/// Sleep `seconds` (at most), waking early on a signal.
+fn sleep_unless_interrupted(seconds: f64) {
+    let d = std::time::Duration::try_from_secs_f64(seconds).unwrap_or_default();
+    let now = std::time::Instant::now();
+    let until = now.checked_add(d).unwrap_or(now);
+    while std::time::Instant::now() < until && !crate::sys::signals::interrupted() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+    }
+}
+
+/// One role thread: the worker on the role's engine (after its wait and delay).
+struct RoleThread<'a> {
+    plan: WorkerPlan<'a>,
+    role: &'a RoleDef,
+    barrier: &'a Barrier,
+    flags: &'a StopFlags<'a>,
+    ctr: &'a AtomicU64,
+}
+
+impl RoleThread<'_> {
+    fn run(self) -> WorkerOutput {
+        let engine = self.role.engine.clone();
+        ioengine::with_engine(&engine, self).unwrap_or_else(|| {
+            let e = format!("engine `{}` is not one of this fsbench's", engine.name());
+            WorkerOutput {
+                error: Some(EngineError::unsupported(e)),
+                ..WorkerOutput::at(std::time::Instant::now())
+            }
+        })
+    }
+}
+
+impl WithEngine for RoleThread<'_> {
+    type Output = WorkerOutput;
+
+    fn with<E: IoEngine>(self) -> WorkerOutput {
+        let RoleThread { mut plan, role, barrier, flags, ctr } = self;
+        let options = E::options(&role.engine_options);
+        worker::run::<E>(&mut plan, &options, barrier, flags, ctr)
+    }
 }
 
 fn role_result(r: &RoleDef, outs: &[&WorkerOutput]) -> RoleResult {

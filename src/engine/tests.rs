@@ -547,3 +547,262 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
         assert_eq!(out.invalidations, drops, "{on} {test_keys} {pattern} {bytes}");
     }
 }
+
+/// fio's jobs of one group as roles: a role with an amount of its own moves all of it on its
+/// own engine and depth (the phase waits for it, long after the foreground is done), one
+/// without is stopped with the foreground, and a role's `delay` holds its start back.
+const GROUP: &str = r#"
+[[test]]
+id = "g"
+name = "group"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { seconds = 0.1 }
+
+[[test.role]]
+name = "own"
+threads = 2
+engine = "null"
+iodepth = 8
+delay = 0.3
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { ops = 20000 }
+
+[[test.role]]
+name = "beside"
+file = { size = "1M", prefill = false }
+open = ["create"]
+pattern = [{ op = "write", size = "4K" }]
+"#;
+
+#[test]
+fn a_role_with_its_own_amount_is_waited_for_on_its_own_engine_after_its_delay() {
+    let s = suite(GROUP);
+    let t = &s.tests[0];
+    let own = &t.roles[0];
+    assert_eq!((own.engine.name(), own.iodepth, own.own_amount), ("null", 8, true));
+    assert_eq!((t.roles[1].engine.name(), t.roles[1].own_amount), ("psync", false));
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let opts = EngineOptions::default();
+    let t0 = std::time::Instant::now();
+    let r = run_test(t, &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress, &NoHooks);
+    let took = t0.elapsed();
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    let fg = p.wall_nanos as f64 / 1e9;
+    assert!((0.09..0.25).contains(&fg), "the foreground ran its own 0.1 s: {fg}");
+    let (own, beside) = (&p.roles[0], &p.roles[1]);
+    assert_eq!(own.data_ops, 2 * 20_000, "each thread of the role moved all of its amount");
+    assert_eq!(own.bytes_read, 2 * 20_000 * 4096);
+    assert!(took >= std::time::Duration::from_millis(300), "the role's delay: {took:?}");
+    assert!(beside.data_ops > 0 && beside.bytes_written > 0, "{beside:?}");
+    // The foreground's 0.1 s end well before the other role's 0.3 s delay.
+    assert!(
+        beside.wall_nanos < 300_000_000,
+        "a role without an amount stops with the foreground, not with the group: {beside:?}"
+    );
+}
+
+/// `amount.seconds` beside bytes is a time cap (fio's size and runtime without time_based):
+/// a phase (and a role with its own amount) far from its bytes ends at the cap, and says so.
+#[test]
+fn a_time_cap_ends_a_phase_and_a_role_before_their_bytes() {
+    let text = r#"
+[[test]]
+id = "c"
+name = "capped"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K" }]
+amount = { bytes = "64T", seconds = 0.3 }
+
+[[test.role]]
+name = "w"
+engine = "null"
+file = { size = "1M", prefill = false }
+open = ["create"]
+pattern = [{ op = "write", size = "4K" }]
+amount = { bytes = "64T", seconds = 0.5 }
+"#;
+    let s = suite(text);
+    let t = &s.tests[0];
+    assert_eq!(t.phases[0].max_seconds, Some(0.3));
+    assert_eq!(t.roles[0].phase.max_seconds, Some(0.5));
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let t0 = std::time::Instant::now();
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    let took = t0.elapsed();
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    assert_eq!(p.ended_by.as_deref(), Some(super::results::TIME_CAP));
+    let secs = p.wall_nanos as f64 / 1e9;
+    // The cap counts from the workers' spawn, before their set-up: a little of it is untimed.
+    assert!((0.1..5.0).contains(&secs), "the phase ran {secs} s");
+    assert!(p.bytes_read > 0 && p.bytes_read < 64 << 40);
+    let w = &p.roles[0];
+    assert!(w.bytes_written > 0 && w.bytes_written < 64 << 40, "{w:?}");
+    // Longer than the foreground's 0.3 s cap (each counts from its spawn, before set-up).
+    assert!(w.wall_nanos >= 350_000_000, "the role ran to its own cap: {w:?}");
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+}
+
+/// A read entry with `write_percent` (fio's randrw) issues writes with that probability, drawn
+/// per op: 30% of 20,000 ops within 2%, every op counted once.
+#[test]
+fn a_mixed_read_draws_each_ops_direction() {
+    let text = r#"
+[[test]]
+id = "m"
+name = "mixed"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "randrw"
+pattern = [{ op = "read", size = "4K", offset = "random", align = "4K", write_percent = 30 }]
+amount = { ops = 20000 }
+"#;
+    let s = suite(text);
+    let t = &s.tests[0];
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    let (reads, writes) = (count(p, OpKind::Read), count(p, OpKind::Write));
+    assert_eq!(reads + writes, 20_000);
+    let share = writes as f64 / 20_000.0;
+    assert!((share - 0.30).abs() < 0.02, "{writes} writes of 20000");
+    assert_eq!(p.bytes_written, writes * 4096);
+    assert_eq!(p.bytes_read, reads * 4096);
+}
+
+/// A role is paced as a phase: 30 ops at 100 per second take about 0.3 s.
+#[test]
+fn a_role_keeps_its_fixed_rate() {
+    let text = r#"
+[[test]]
+id = "p"
+name = "paced"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 1 }
+
+[[test.role]]
+name = "slow"
+engine = "null"
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 30 }
+rate_iops = 100
+"#;
+    let s = suite(text);
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let t = &s.tests[0];
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let role = &r.reps[0].phases[0].roles[0];
+    assert_eq!(role.data_ops, 30);
+    let secs = role.wall_nanos as f64 / 1e9;
+    assert!(secs >= 0.28, "30 ops at 100/s ran in {secs} s: not paced");
+}
+
+/// fio's `wait_for` inside a group: a role with `after` starts once the test's own threads (or
+/// the role it names) are done, so its run begins after theirs ended.
+#[test]
+fn a_role_after_another_starts_when_it_is_done() {
+    let text = r#"
+[[test]]
+id = "a"
+name = "after"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K" }]
+amount = { seconds = 0.2 }
+
+[[test.role]]
+name = "second"
+engine = "null"
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K" }]
+amount = { seconds = 0.2 }
+after = "a"
+
+[[test.role]]
+name = "third"
+engine = "null"
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 10 }
+after = "second"
+"#;
+    let s = suite(text);
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let t0 = std::time::Instant::now();
+    let r = run_test(
+        &s.tests[0],
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    assert_eq!(p.roles[1].data_ops, 10);
+    // 0.2 s of the test's threads, then 0.2 s of the second, then the third: one after another.
+    assert!(took >= 0.4, "the roles waited for nothing: {took} s");
+}

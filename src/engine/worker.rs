@@ -564,7 +564,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         progress: &'a AtomicU64,
     ) -> FileOps<'a, E> {
         let pattern = phase.pattern.data();
-        let writes = pattern.iter().any(|o| o.kind == OpKind::Write);
+        let writes = pattern.iter().any(|o| o.issues(OpKind::Write));
         let max_size = pattern.iter().map(|o| o.size.max()).max().unwrap_or(0).max(1) as usize;
         let depth = depth.max(1) as usize;
         let stride = max_size.div_ceil(super::buffer::ALIGN) * super::buffer::ALIGN;
@@ -751,11 +751,17 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             }
         }
         let op = &self.pattern[self.i];
-        let (kind, len, off, buf, stamp) = match op.kind {
+        // A mixed read is a write with its `write_percent` probability (fio's randrw).
+        let op_kind = if op.write_percent > 0 && self.rng.u8(0..100) < op.write_percent {
+            OpKind::Write
+        } else {
+            op.kind
+        };
+        let (kind, len, off, buf, stamp) = match op_kind {
             OpKind::Read | OpKind::Write => {
                 let mut size = match op.size {
                     SizeDist::Fixed(n) => n,
-                    d => d.sample(&mut self.rng),
+                    ref d => d.sample(&mut self.rng),
                 };
                 let off = match op.offset {
                     OffsetMode::Sequential => {
@@ -773,7 +779,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 };
                 let len = size as usize;
                 let slot = self.peek_tag() as usize;
-                if op.kind == OpKind::Read {
+                if op_kind == OpKind::Read {
                     // SAFETY: slot `slot`'s window lies inside `rbuf` (depth × stride).
                     let p =
                         unsafe { self.rbuf.as_mut_slice().as_mut_ptr().add(slot * self.stride) };
@@ -795,20 +801,20 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 if inflight > 0 {
                     return Issue::Wait;
                 }
-                let k = if op.kind == OpKind::Fsync { IoKind::Fsync } else { IoKind::Fdatasync };
+                let k = if op_kind == OpKind::Fsync { IoKind::Fsync } else { IoKind::Fdatasync };
                 (k, 0usize, 0u64, std::ptr::null_mut(), t0)
             }
             _ => unreachable!("validation admits only data and sync ops in a data pattern"),
         };
         let tag = self.take_tag();
-        self.slots[tag as usize] = InFlight { kind: op.kind, len, off, stamp };
+        self.slots[tag as usize] = InFlight { kind: op_kind, len, off, stamp };
         let io = Io { kind, fd: self.fd, buf, len, offset: off, tag };
         // SAFETY: `buf` is slot `tag`'s part of `rbuf` (reads) or a window of `pool` (writes,
         // never written to while in flight), both alive and unmoved until the source is
         // dropped (after the engine), and the slot is not reused before its completion is
         // reaped; the file stays open until `finish`.
         if let Err(e) = unsafe { self.engine.queue(io) } {
-            out.error = Some(queue_error(op.kind, len, off, &e));
+            out.error = Some(queue_error(op_kind, len, off, &e));
             self.put_tag(tag);
             return Issue::End;
         }

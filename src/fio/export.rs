@@ -112,6 +112,8 @@ struct Ops<'p> {
     random_map: bool,
     /// fio's `rw`.
     rw: &'static str,
+    /// The one entry is a read whose ops are writes with this probability (fio's randrw).
+    write_percent: Option<u8>,
 }
 
 impl<'p> Ops<'p> {
@@ -124,8 +126,21 @@ impl<'p> Ops<'p> {
             );
         }
         let reads: Vec<&OpDef> = data.iter().copied().filter(|o| o.kind == OpKind::Read).collect();
-        let writes: Vec<&OpDef> =
+        let mut writes: Vec<&OpDef> =
             data.iter().copied().filter(|o| o.kind == OpKind::Write).collect();
+        // A drawn read/write entry is fio's randrw when it is the only entry.
+        let write_percent = match data.as_slice() {
+            [o] if o.write_percent > 0 => {
+                writes.push(o);
+                Some(o.write_percent)
+            }
+            _ => {
+                if data.iter().any(|o| o.write_percent > 0) {
+                    why.push("it draws reads and writes in one entry beside other entries".into());
+                }
+                None
+            }
+        };
         let fixed = |o: &&OpDef| match o.size {
             SizeDist::Fixed(n) => Some(n),
             _ => None,
@@ -166,7 +181,7 @@ impl<'p> Ops<'p> {
                 "read"
             }
         };
-        Ops { reads, writes, rbs, wbs, random, random_map: p.random_map, rw }
+        Ops { reads, writes, rbs, wbs, random, random_map: p.random_map, rw, write_percent }
     }
 }
 
@@ -229,7 +244,9 @@ fn block_lines(ops: &Ops<'_>, why: &mut Vec<String>, comments: &mut Vec<String>)
             job.push_str("norandommap\n");
         }
     }
-    if ops.rw == "randrw" {
+    if let (Some(wp), "randrw") = (ops.write_percent, ops.rw) {
+        job.push_str(&format!("rwmixread={}\n", 100 - u64::from(wp)));
+    } else if ops.rw == "randrw" {
         let (nr, nw) = (ops.reads.len() as u64, ops.writes.len() as u64);
         if (nr * 100) % (nr + nw) != 0 {
             why.push(format!("its {nr} reads to {nw} writes is not a whole percentage"));

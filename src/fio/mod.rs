@@ -5,10 +5,10 @@
 //! translation (`--print-workload`) means, and every check the workload language has applies.
 //! [`ini`] reads fio's syntax, [`options`] is the table of the options fsbench understands,
 //! [`value`] reads fio's sizes and times, [`translate`] maps a job onto a test. An option outside the table, or a combination fsbench
-//! cannot express (jobs that fio would run at the same time, `bssplit` with several sizes, ...),
+//! cannot express (a `filename` path shared by jobs that run at the same time, `rw=...:N`, ...),
 //! is an error naming the file, line and option: nothing is silently ignored. Where fsbench's
-//! meaning differs in a detail from fio's (offsets drawn with replacement, a fixed read/write
-//! interleave), the translation says so in a note that is printed and kept in the test's
+//! meaning differs in a detail from fio's (offsets drawn with replacement for several block sizes, a write
+//! job's file starting empty), the translation says so in a note that is printed and kept in the test's
 //! description. [`export`] goes the other way: a fsbench test as a fio job.
 
 pub mod cmdline;
@@ -19,7 +19,7 @@ pub mod options;
 pub mod translate;
 pub mod value;
 
-pub use translate::{from_parsed, translate, translate_with, Translation};
+pub use translate::{from_parsed, translate, translate_with, JobPlace, Translation};
 
 use crate::model::job::Suite;
 use crate::workload::{self, ResolveCtx};

@@ -6,8 +6,8 @@
 //! fio semantics followed (checked against fio 3.33's HOWTO and runs of fio itself):
 //! - sizes: `k`/`m`/`g`/`t` (with or without `b`, any case) are powers of 1024, and `KiB`-style
 //!   suffixes are powers of 1000 (fio's default `kb_base=1024` inverts the IEC meaning);
-//! - jobs run *at the same time* unless a `stonewall` separates them; fsbench runs tests one
-//!   after another, so concurrent jobs are refused;
+//! - jobs run *at the same time* unless a `stonewall` separates them: such a group is one test,
+//!   its first job the test's own threads and each other job a role beside them ([`groups`]);
 //! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum;
 //! - without `norandommap` fio touches each block once per pass (its random map), and so does
 //!   fsbench (the test's `random_map`), in an order of its own; `random_generator=lfsr` walks
@@ -19,17 +19,18 @@
 
 use super::ini::{self, Entry, Inputs};
 use super::options::{self, Kind};
-use super::value::{one_size_range, one_size_split, parse_size_expr, split_rw};
+use super::value::{one_size_range, parse_size_expr, size_split, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
 use super::FioError;
-use crate::model::job::OptValue;
+use crate::model::job::{OptValue, SizeDist};
 use crate::workload::engines::uring;
 use crate::workload::keys::Key;
-use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr};
+use crate::workload::size::{Bytes, SizeDistSpec, SizeExpr, SplitSpec};
 use crate::workload::spec::{
     AmountSpec, CacheReq, EngineKeys, FileSpec, OpSpec, PhaseSpec, SuiteMeta, SuiteSpec, SyncSpec,
     TestSpec,
 };
+use groups::{one_group, run_groups};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,26 @@ pub struct Translation {
     pub notes: Vec<String>,
     /// `directory=` of the jobs (all must agree): the run directory when `--dir` is not given.
     pub directory: Option<String>,
+    /// Each fio job, in the file's order: where it runs and its reporting group.
+    pub jobs: Vec<JobPlace>,
+}
+
+/// Where one fio job runs: the test (a group of jobs that run at the same time is one test),
+/// as the test's own threads or as one of its roles, and fio's reporting group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobPlace {
+    /// fio's job name (the section's).
+    pub name: String,
+    /// The test it runs in.
+    pub test_id: String,
+    /// The role it is, or None for the test's own threads (the group's first job).
+    pub role: Option<String>,
+    /// fio's `groupid`: counted from 0, one more at each `stonewall` or `new_group`.
+    pub group: u32,
+    /// `group_reporting` of the job: its group is reported as one job.
+    pub group_reporting: bool,
+    /// Threads (`numjobs`).
+    pub threads: u32,
 }
 
 impl Translation {
@@ -288,21 +309,13 @@ pub fn from_parsed(
     }
 
     let mut notes = parsed.notes;
-    let mut tests = Vec::new();
     let mut directory: Option<(String, usize)> = None;
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, job) in jobs.iter().enumerate() {
-        // Jobs without a stonewall between them run at the same time in fio.
-        match job.bool("stonewall") {
-            Ok(Some(true)) => {}
-            Ok(_) if i > 0 => errors.push(job.job_err(format!(
-                "fio runs job `{}` at the same time as `{}` before it (no `stonewall` between them), and fsbench runs tests one after another: add `stonewall` to [{}] (or to [global] for all jobs), or run the jobs as one with numjobs",
-                job.name, jobs[i - 1].name, job.name
-            ))),
-            Ok(_) => {}
-            Err(e) => errors.push(e),
-        }
+    let groups = run_groups(&jobs, &mut errors);
+    // Each job as a test of its own first; a group of several becomes one test below.
+    let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
+    for job in &jobs {
         match job.str("directory") {
             Ok(Some((d, line))) => match &directory {
                 Some((prev, _)) if prev != d => errors.push(job.err(
@@ -329,7 +342,34 @@ pub fn from_parsed(
         match translate_job(job, id) {
             Ok((test, job_notes)) => {
                 notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
+                translated.push(Some(test));
+            }
+            Err(e) => {
+                errors.extend(e);
+                translated.push(None);
+            }
+        }
+    }
+    let mut tests = Vec::new();
+    let mut places = Vec::new();
+    for g in &groups {
+        // A job that did not translate has its errors already; the rest of its group is still
+        // checked as a group, so the file's every problem is found in one pass.
+        let (mut members, mut sub) = (Vec::new(), groups::Group::default());
+        for (&i, &report) in g.jobs.iter().zip(&g.report) {
+            if let Some(t) = translated[i].take() {
+                members.push((i, t));
+                sub.jobs.push(i);
+                sub.report.push(report);
+            }
+        }
+        if members.is_empty() {
+            continue;
+        }
+        match one_group(&jobs, &sub, members, &mut notes) {
+            Ok((test, mut p)) => {
                 tests.push(test);
+                places.append(&mut p);
             }
             Err(e) => errors.extend(e),
         }
@@ -351,7 +391,13 @@ pub fn from_parsed(
         },
         tests,
     };
-    Ok(Translation { file: file.into(), spec, notes, directory: directory.map(|(d, _)| d) })
+    Ok(Translation {
+        file: file.into(),
+        spec,
+        notes,
+        directory: directory.map(|(d, _)| d),
+        jobs: places,
+    })
 }
 
 /// A test id for fio's job `name`: letters, digits, `.`, `_` and `-` kept, anything else
@@ -441,7 +487,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
     let amount = match &files {
-        Some(f) => keep!(amount(job, f)),
+        Some(f) => keep!(amount(job, f, blocks.as_ref(), dir, &mut notes)),
         None => None,
     };
     let random_map = match &blocks {
@@ -475,8 +521,11 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         return Err(errs);
     }
     let random_map = random_map.unwrap_or(false);
-    let phases =
+    let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
+    if let Some(timed) = phases.last_mut() {
+        pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
+    }
     let test = TestSpec {
         id,
         name,
@@ -549,13 +598,17 @@ fn direction(job: &Job) -> Result<Dir, FioError> {
 
 /// Block sizes and alignments of reads and writes.
 struct Blocks {
+    /// The smallest read and write sizes (the only ones, but with `bssplit`).
     read: u64,
     write: u64,
+    /// The sizes of reads and writes: fixed, or a `bssplit`.
+    read_dist: SizeDist,
+    write_dist: SizeDist,
     read_align: u64,
     write_align: u64,
 }
 
-/// `bs`, or a one-size `bsrange`, or a one-entry `bssplit`; then `blockalign`.
+/// `bs`, or a one-size `bsrange`, or a `bssplit`; then `blockalign`.
 fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, FioError> {
     let given: Vec<&str> =
         ["bs", "bsrange", "bssplit"].into_iter().filter(|k| job.get(k).is_some()).collect();
@@ -567,15 +620,18 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
             format!("give one of bs, bsrange and bssplit (this job has {})", given.join(" and ")),
         ));
     }
-    let (read, write) = if let Some((v, line)) = job.str("bs")? {
-        split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?
+    let fixed = |(r, w): (u64, u64)| (SizeDist::Fixed(r), SizeDist::Fixed(w));
+    let (read_dist, write_dist) = if let Some((v, line)) = job.str("bs")? {
+        fixed(split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?)
     } else if let Some((v, line)) = job.str("bsrange")? {
-        split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?
+        fixed(split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?)
     } else if let Some((v, line)) = job.str("bssplit")? {
-        split_rw(v, 4096, one_size_split).map_err(|m| job.err("bssplit", line, m))?
+        split_rw(v, SizeDist::Fixed(4096), size_split).map_err(|m| job.err("bssplit", line, m))?
     } else {
-        (4096, 4096)
+        fixed((4096, 4096))
     };
+    // fio aligns random offsets to the smallest size (blockalign's default, min_bs).
+    let (read, write) = (read_dist.min(), write_dist.min());
     let bs_opt = given.first().copied().unwrap_or("bs");
     if (rw.reads() && read == 0) || (rw.writes() && write == 0) {
         return Err(job.err(bs_opt, job.line(bs_opt), "block size 0"));
@@ -589,7 +645,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
     if !rw.random() && job.get("blockalign").is_some() {
         notes.push("blockalign has no effect on sequential I/O (as in fio)".into());
     }
-    Ok(Blocks { read, write, read_align, write_align })
+    Ok(Blocks { read, write, read_dist, write_dist, read_align, write_align })
 }
 
 /// The job's threads and its file.
@@ -907,19 +963,83 @@ fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioErr
     Ok(sync)
 }
 
-/// `runtime` with `time_based`, or the bytes of `io_size` (else `size`, else the file).
-fn amount(job: &Job, files: &Files) -> Result<AmountSpec, FioError> {
+/// `runtime` with `time_based`, or the bytes of `io_size` (else `size`, else the file) times
+/// `loops`, capped by `runtime` without `time_based` (whichever comes first, as fio) and by
+/// `number_ios` (as an op count, with one block size).
+fn amount(
+    job: &Job,
+    files: &Files,
+    b: Option<&Blocks>,
+    rw: Dir,
+    notes: &mut Vec<String>,
+) -> Result<AmountSpec, FioError> {
     let time_based = job.bool("time_based")?.unwrap_or(false);
-    let runtime = job.seconds("runtime")?;
-    Ok(match (time_based, runtime) {
-        (true, Some((s, _))) if s > 0.0 => AmountSpec { seconds: Some(s), ..Default::default() },
-        (true, _) => return Err(job.err("time_based", job.line("time_based"), "time_based needs runtime=SECONDS (fsbench will not run without end)")),
-        (false, Some((s, line))) => return Err(job.err("runtime", line, format!("without time_based, fio stops at whichever comes first, the size or {s} s; fsbench runs one amount: add time_based=1 to run for {s} s, or remove runtime to move the whole size"))),
-        (false, None) => {
-            let bytes = files.io_size.or(files.size).unwrap_or(files.file_bytes);
-            AmountSpec { bytes: Some(SizeExpr::Bytes(bytes)), ..Default::default() }
+    let runtime = job.seconds("runtime")?.filter(|(s, _)| *s > 0.0);
+    let loops = match job.int("loops")? {
+        None => 1,
+        Some((0, line)) => return Err(job.err("loops", line, "0: a job runs at least once")),
+        Some((n, _)) => n,
+    };
+    let number_ios = job.int("number_ios")?.filter(|(n, _)| *n > 0);
+    // One block size for every op: the size that turns bytes into ops.
+    let one = |d: SizeDist| match d {
+        SizeDist::Fixed(n) => Some(n),
+        _ => None,
+    };
+    let bs = b.and_then(|b| match rw {
+        Dir::Read | Dir::RandRead => one(b.read_dist),
+        Dir::Write | Dir::RandWrite => one(b.write_dist),
+        Dir::RandMix => one(b.read_dist).filter(|_| b.read_dist == b.write_dist),
+    });
+    let mut a = match (time_based, runtime) {
+        (true, Some((s, _))) => {
+            if loops > 1 {
+                notes.push(format!("loops={loops} has no effect with time_based (as in fio: the job runs for runtime)"));
+            }
+            AmountSpec { seconds: Some(s), ..Default::default() }
         }
-    })
+        (true, None) => {
+            return Err(job.err(
+                "time_based",
+                job.line("time_based"),
+                "time_based needs runtime=SECONDS (fsbench will not run without end)",
+            ))
+        }
+        (false, runtime) => {
+            let once = files.io_size.or(files.size).unwrap_or(files.file_bytes);
+            let bytes = once.checked_mul(loops).ok_or_else(|| {
+                job.err(
+                    "loops",
+                    job.line("loops"),
+                    format!("{loops} times {once} bytes is too many"),
+                )
+            })?;
+            AmountSpec {
+                bytes: Some(SizeExpr::Bytes(bytes)),
+                // Without time_based, runtime caps the size: whichever comes first.
+                seconds: runtime.map(|(s, _)| s),
+                ..Default::default()
+            }
+        }
+    };
+    if let Some((n, line)) = number_ios {
+        let Some(bs) = bs else {
+            return Err(job.err("number_ios", line, "with reads and writes of different sizes: fsbench counts ops of one size; give bs one size"));
+        };
+        match a.bytes {
+            // The size comes first: nothing to cap.
+            Some(SizeExpr::Bytes(bytes)) if bytes.div_ceil(bs) <= n => {}
+            _ => {
+                a.bytes = None;
+                a.ops = Some(n);
+                // A time-based job stops at its runtime or its op count, whichever first.
+                if time_based {
+                    a.seconds = runtime.map(|(s, _)| s);
+                }
+            }
+        }
+    }
+    Ok(a)
 }
 
 /// The random map (`norandommap`, `random_generator`), `randrepeat` (a note), `verify` (only
@@ -951,7 +1071,9 @@ fn offsets_and_checks(
     // fsbench's map has one slot size; fio's map counts blocks of the smallest size and a
     // larger op marks several.
     let mixed = rw == Dir::RandMix && (b.read, b.read_align) != (b.write, b.write_align);
-    if random_map && mixed && read_share(job)? % 100 != 0 {
+    let drawn = |d: SizeDist| !matches!(d, SizeDist::Fixed(_));
+    let split = (rw.reads() && drawn(b.read_dist)) || (rw.writes() && drawn(b.write_dist));
+    if random_map && ((mixed && read_share(job)? % 100 != 0) || split) {
         random_map = false;
         notes.push(options::difference("random-map"));
     }
@@ -967,13 +1089,24 @@ fn offsets_and_checks(
             ));
         }
     }
-    for k in ["thread", "group_reporting"] {
+    for k in ["thread", "group_reporting", "clat_percentiles", "lat_percentiles"] {
         job.bool(k)?;
+    }
+    let mut off = Vec::new();
+    for k in ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat"] {
+        if job.bool(k)? == Some(true) {
+            off.push(k);
+        }
+    }
+    if !off.is_empty() {
+        notes.push(format!("{}: {}", off.join(", "), options::difference("latency-reported")));
     }
     Ok(random_map)
 }
 
-/// The pattern: one read or write entry, or randrw's fixed interleave by `rwmixread`.
+/// The pattern: one read or write entry; randrw as one read entry whose ops are writes with
+/// fio's probability (`write_percent`), or, when reads and writes differ in size, a fixed
+/// interleave by `rwmixread` (noted).
 fn pattern(
     job: &Job,
     rw: Dir,
@@ -981,35 +1114,47 @@ fn pattern(
     notes: &mut Vec<String>,
 ) -> Result<Vec<OpSpec>, FioError> {
     let random = rw.random();
-    let entry = |op: &str, bs: u64, align: u64, repeat: u32| OpSpec {
+    let entry = |op: &str, bs: SizeDist, align: u64, repeat: u32| OpSpec {
         op: Some(op.into()),
         pick: None,
         fsync: None,
         fsync_dir: None,
         choose: None,
         weight: None,
-        size: Some(SizeDistSpec::Fixed(Bytes(bs))),
+        size: Some(size_spec(bs)),
         offset: Some(if random { "random" } else { "sequential" }.into()),
         align: if random { Some(Bytes(align)) } else { None },
         repeat: if repeat > 1 { Some(repeat) } else { None },
+        write_percent: None,
     };
     let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
     let pattern = match rw {
-        Dir::Read | Dir::RandRead => vec![entry("read", b.read, b.read_align, 1)],
-        Dir::Write | Dir::RandWrite => vec![entry("write", b.write, b.write_align, 1)],
+        Dir::Read | Dir::RandRead => vec![entry("read", b.read_dist, b.read_align, 1)],
+        Dir::Write | Dir::RandWrite => vec![entry("write", b.write_dist, b.write_align, 1)],
+        // Reads and writes of one size and alignment: one entry whose each op is a write with
+        // fio's probability, drawn per op as fio draws it.
+        Dir::RandMix if (b.read_dist, b.read_align) == (b.write_dist, b.write_align) => {
+            let read_pct = read_share(job)?;
+            let (op, write_percent) = match read_pct {
+                0 => ("write", None),
+                100 => ("read", None),
+                r => ("read", Some((100 - r) as u8)),
+            };
+            vec![OpSpec { write_percent, ..entry(op, b.read_dist, b.read_align, 1) }]
+        }
         Dir::RandMix => {
             let read_pct = read_share(job)?;
             let g = gcd(read_pct, 100 - read_pct).max(1);
             let (nr, nw) = ((read_pct / g) as u32, ((100 - read_pct) / g) as u32);
             let mut p = Vec::new();
             if nr > 0 {
-                p.push(entry("read", b.read, b.read_align, nr));
+                p.push(entry("read", b.read_dist, b.read_align, nr));
             }
             if nw > 0 {
-                p.push(entry("write", b.write, b.write_align, nw));
+                p.push(entry("write", b.write_dist, b.write_align, nw));
             }
             if nr > 0 && nw > 0 {
-                notes.push(format!("randrw with {read_pct}% reads: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
+                notes.push(format!("randrw with {read_pct}% reads and reads and writes of different sizes: fio draws each op's direction at random; fsbench issues {nr} read(s) then {nw} write(s), over and over{}", options::difference_tag("randrw-interleave")));
             }
             p
         }
@@ -1018,6 +1163,20 @@ fn pattern(
         notes.push("rwmixread/rwmixwrite have no effect without randrw (as in fio)".into());
     }
     Ok(pattern)
+}
+
+/// A size as the workload writes it: fixed, or a split (fio's `bssplit`).
+fn size_spec(d: SizeDist) -> SizeDistSpec {
+    match d {
+        SizeDist::Fixed(n) => SizeDistSpec::Fixed(Bytes(n)),
+        d => SizeDistSpec::Split {
+            split: d
+                .entries()
+                .into_iter()
+                .map(|(size, weight)| SplitSpec { size: Bytes(size), weight })
+                .collect(),
+        },
+    }
 }
 
 /// randrw's share of reads in percent, from `rwmixread` or `rwmixwrite` (default 50).
@@ -1064,7 +1223,8 @@ fn phases(
         if rw.reads() && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
     // A time-based job wraps at the end of its file (or of its random map's pass), and fio
     // drops a buffered file's pages each time (invalidate=1), so every pass reads the device.
-    let each_pass = invalidate && !direct && amount.seconds.is_some();
+    let loops = job.int("loops")?.map_or(1, |(n, _)| n);
+    let each_pass = invalidate && !direct && (amount.seconds.is_some() || loops > 1);
     let mut phases = Vec::new();
     let mut timed_cache = cache;
     if let Some((s, _)) = job.seconds("ramp_time")? {
@@ -1100,6 +1260,74 @@ fn phases(
     Ok(phases)
 }
 
+/// fio's `rate`, `rate_iops` (each thread's, open loop), `rate_process` and the think time, on
+/// the timed phase.
+fn pacing(
+    job: &Job,
+    rw: Dir,
+    timed: &mut PhaseSpec,
+    notes: &mut Vec<String>,
+) -> Result<(), FioError> {
+    // fio's R,W values: the job's one direction's.
+    let one_dir = |name: &str| -> Result<Option<u64>, FioError> {
+        let Some((v, line)) = job.str(name)? else {
+            return Ok(None);
+        };
+        let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(name, line, m))?;
+        match rw {
+            Dir::RandMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with randrw: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}"))),
+            Dir::RandMix => Ok(None),
+            _ if rw.reads() => Ok((r > 0).then_some(r)),
+            _ => Ok((w > 0).then_some(w)),
+        }
+    };
+    let iops = one_dir("rate_iops")?;
+    let bytes = one_dir("rate")?;
+    if let (Some(_), Some(_)) = (iops, bytes) {
+        return Err(job.err("rate_iops", job.line("rate_iops"), "give one of rate and rate_iops"));
+    }
+    timed.rate_iops = iops.map(|n| n as f64);
+    timed.rate = bytes.map(SizeExpr::Bytes);
+    for k in ["rate_min", "rate_iops_min"] {
+        if let Some((v, line)) = job.str(k)? {
+            let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(k, line, m))?;
+            if r > 0 || w > 0 {
+                notes.push(format!("{k}={v}: {}", options::difference("rate-min")));
+            }
+        }
+    }
+    match job.str("rate_process")? {
+        None | Some(("linear", _)) => {}
+        Some((v, line)) => return Err(job.err("rate_process", line, format!("`{v}`: fsbench paces ops at a fixed interval (linear); poisson arrivals are not supported"))),
+    }
+    let blocks = job.int("thinktime_blocks")?;
+    if let Some((v, line)) = job.str("thinktime")? {
+        // A bare number is microseconds, as fio.
+        let us = match v.trim().parse::<u64>() {
+            Ok(us) => us,
+            Err(_) => parse_time(v)
+                .map(|s| (s * 1e6).round() as u64)
+                .map_err(|m| job.err("thinktime", line, m))?,
+        };
+        if us > 0 {
+            timed.thinktime = Some(crate::workload::load::DurationText::Micros(us));
+            timed.thinktime_blocks = blocks.map(|(n, _)| n.max(1));
+        }
+    }
+    if let Some((v, line)) = job.str("thinktime_spin")? {
+        let spin =
+            v.trim().parse::<u64>().ok().or_else(|| parse_time(v).ok().map(|s| (s * 1e6) as u64));
+        if spin != Some(0) {
+            return Err(job.err(
+                "thinktime_spin",
+                line,
+                format!("`{v}`: fsbench sleeps through the whole think time; use thinktime_spin=0"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A batch option as a count (fio's 0 means "the default").
 fn uring_int(job: &Job, name: &str) -> Result<Option<u64>, FioError> {
     match job.int(name)? {
@@ -1128,6 +1356,8 @@ fn gcd(a: u64, b: u64) -> u64 {
         gcd(b, a % b)
     }
 }
+
+mod groups;
 
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 //! [`mod@super::translate`] puts the error in a [`super::FioError::Value`] with the file, line and
 //! option.
 
+use crate::model::job::SizeDist;
 use crate::model::units::fmt_bytes;
 
 /// A value of a fio option that fsbench cannot read: the text as written and how to write it.
@@ -64,12 +65,12 @@ pub enum ValueError {
         /// Its minimum, as fio writes sizes.
         bs: String,
     },
-    /// A `bssplit` of several sizes.
-    #[error("`{0}` mixes several block sizes by percentage, which fsbench cannot express; keep one size (bs=...) or write a fsbench workload")]
-    SizeSplit(String),
-    /// A one-entry `bssplit` below 100%.
-    #[error("`{0}`: a single entry must have 100%")]
+    /// A `bssplit` whose percentages cannot be fio's.
+    #[error("`{0}`: the percentages of a bssplit add up to at most 100, with at least one size above 0% (a blank percentage shares what is left)")]
     SplitShare(String),
+    /// A `bssplit` of more sizes than fsbench draws from.
+    #[error("`{0}`: at most {max} sizes", max = crate::model::job::MAX_SPLIT)]
+    SplitSizes(String),
 }
 
 impl crate::sys::classify::Classify for ValueError {
@@ -167,15 +168,48 @@ pub(super) fn one_size_range(p: &str) -> Result<u64, ValueError> {
 }
 
 /// One part of `bssplit`: one entry, `4k` or `4k/100`.
-pub(super) fn one_size_split(p: &str) -> Result<u64, ValueError> {
-    if p.contains(':') {
-        return Err(ValueError::SizeSplit(p.to_string()));
+/// `bssplit`'s part for one direction, `SIZE/PCT:SIZE/PCT:...`, as fio reads it: a blank
+/// percentage shares what the given ones leave, a 0% size is never drawn.
+pub(super) fn size_split(p: &str) -> Result<SizeDist, ValueError> {
+    let mut given: Vec<(u64, Option<u32>)> = Vec::new();
+    for e in p.split(':') {
+        let (size, pct) = match e.split_once('/') {
+            Some((s, pc)) if !pc.trim().is_empty() => {
+                let pc = pc.trim().parse::<u32>().map_err(|_| ValueError::SplitShare(p.into()))?;
+                (s, Some(pc))
+            }
+            Some((s, _)) => (s, None),
+            None => (e, None),
+        };
+        given.push((parse_size(size.trim())?, pct));
     }
-    let (size, pct) = p.split_once('/').unwrap_or((p, "100"));
-    if pct.trim() != "100" && !pct.trim().is_empty() {
-        return Err(ValueError::SplitShare(p.to_string()));
+    let set: u32 = given.iter().filter_map(|g| g.1).sum();
+    let blank = given.iter().filter(|g| g.1.is_none()).count() as u32;
+    if set > 100 {
+        return Err(ValueError::SplitShare(p.into()));
     }
-    parse_size(size)
+    // fio shares what the given percentages leave evenly over the blank ones.
+    let (each, mut extra) = match blank {
+        0 => (0, 0),
+        b => ((100 - set) / b, (100 - set) % b),
+    };
+    let mut entries = Vec::new();
+    for (size, pct) in given {
+        let w = pct.unwrap_or_else(|| {
+            let e = u32::from(extra > 0);
+            extra = extra.saturating_sub(1);
+            each + e
+        });
+        if w > 0 {
+            entries.push((size, w));
+        }
+    }
+    match entries.as_slice() {
+        [] => return Err(ValueError::SplitShare(p.into())),
+        [(size, _)] => return Ok(SizeDist::Fixed(*size)),
+        _ => {}
+    }
+    SizeDist::split(&entries).ok_or_else(|| ValueError::SplitSizes(p.into()))
 }
 
 /// A size, or fio's arithmetic in parentheses over sizes (`(2k+2k)`, `(64m*2)`).

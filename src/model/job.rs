@@ -90,6 +90,53 @@ pub struct RoleDef {
     pub lead_seconds: f64,
     /// Open flags, pattern and sync policy (not timed as a phase of its own).
     pub phase: PhaseDef,
+    /// How its operations reach the kernel (`engine`; records made before the key existed ran
+    /// psync).
+    #[serde(default = "psync")]
+    pub engine: EngineKind,
+    /// Requests each of its threads keeps in flight (`iodepth`).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// The engine's own options (the engine's defaults: a role has no engine keys).
+    #[serde(default)]
+    pub engine_options: EngineOptions,
+    /// Seconds after its release before its threads start (`delay`, fio's `startdelay`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_seconds: f64,
+    /// It moves its own amount (`phase.amount`) and the phase waits for it, as fio's jobs of
+    /// one group (`amount`); false: it runs until the test's own threads are done.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub own_amount: bool,
+    /// Its files' cached pages are dropped (fsync + fadvise DONTNEED) before each timed phase
+    /// (`uncached`, fio's `invalidate=1`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub uncached: bool,
+    /// It starts once these are done (`after`, fio's `wait_for`): the test's own threads, or an
+    /// earlier role (by index); its delay counts from then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<RoleWait>,
+}
+
+/// What a role waits for before it starts ([`RoleDef::after`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoleWait {
+    /// The test's own threads.
+    Test,
+    /// The role at this index, earlier in the list.
+    Role(usize),
+}
+
+fn psync() -> EngineKind {
+    EngineKind::named("psync")
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn one() -> u32 {
@@ -312,7 +359,13 @@ impl Pattern {
     /// Every op kind the pattern can issue.
     pub fn kinds(&self) -> Vec<OpKind> {
         match self {
-            Pattern::Data(ops) => ops.iter().map(|o| o.kind).collect(),
+            // A mixed read (`write_percent`) issues writes too.
+            Pattern::Data(ops) => ops
+                .iter()
+                .flat_map(|o| {
+                    std::iter::once(o.kind).chain((o.write_percent > 0).then_some(OpKind::Write))
+                })
+                .collect(),
             Pattern::Files(es) => {
                 es.iter().flat_map(|e| e.choices.iter().map(|(_, o)| o.kind)).collect()
             }
@@ -432,6 +485,11 @@ pub struct PhaseDef {
     /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
     #[serde(default)]
     pub load: crate::model::series::Load,
+    /// A time cap on an amount of bytes, ops or passes (`amount.seconds` beside one of them):
+    /// the phase ends at whichever comes first, as fio's `size` and `runtime` without
+    /// `time_based`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_seconds: Option<f64>,
 }
 
 /// Flags for `open(2)`.
@@ -596,6 +654,21 @@ pub struct OpDef {
     pub offset: OffsetMode,
     /// Alignment of random offsets (1 = unaligned).
     pub align: u64,
+    /// A read whose each op is a write instead with this probability, percent (`write_percent`,
+    /// fio's randrw); 0 in records made before the key existed.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub write_percent: u8,
+}
+
+fn is_zero_u8(x: &u8) -> bool {
+    *x == 0
+}
+
+impl OpDef {
+    /// The kinds of op this entry issues: its own, and a write for a mixed read.
+    pub fn issues(&self, kind: OpKind) -> bool {
+        self.kind == kind || (kind == OpKind::Write && self.write_percent > 0)
+    }
 }
 
 /// Transfer or file size distribution.
@@ -619,15 +692,77 @@ pub enum SizeDist {
         /// Upper bound in bytes.
         max: u64,
     },
+    /// One of `n` sizes drawn by weight (fio's `bssplit`): `sizes[i]` when a draw in
+    /// `[0, cum[n - 1])` falls below `cum[i]` and not below `cum[i - 1]`. Fixed-size arrays keep
+    /// the type `Copy` and the draw free of allocation.
+    Split {
+        /// Sizes used (1 to [`MAX_SPLIT`]).
+        n: u8,
+        /// The sizes, bytes.
+        sizes: [u64; MAX_SPLIT],
+        /// Cumulative weights.
+        cum: [u32; MAX_SPLIT],
+    },
 }
 
+/// Most sizes of a [`SizeDist::Split`].
+pub const MAX_SPLIT: usize = 16;
+
 impl SizeDist {
+    /// A split of `(size, weight)` entries (weights > 0, 1 to [`MAX_SPLIT`] entries), or None.
+    pub fn split(entries: &[(u64, u32)]) -> Option<SizeDist> {
+        if entries.is_empty() || entries.len() > MAX_SPLIT || entries.iter().any(|e| e.1 == 0) {
+            return None;
+        }
+        let (mut sizes, mut cum) = ([0u64; MAX_SPLIT], [0u32; MAX_SPLIT]);
+        let mut total = 0u32;
+        for (i, (s, w)) in entries.iter().enumerate() {
+            total = total.checked_add(*w)?;
+            sizes[i] = *s;
+            cum[i] = total;
+        }
+        Some(SizeDist::Split { n: entries.len() as u8, sizes, cum })
+    }
+
+    /// What every size is a multiple of: the size, or the split's sizes' greatest common
+    /// divisor; None for a drawn size (which may be anything in its range).
+    pub fn granule(&self) -> Option<u64> {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        match *self {
+            SizeDist::Fixed(n) => Some(n),
+            SizeDist::Split { n, sizes, .. } => {
+                Some(sizes[..n as usize].iter().fold(0, |g, s| gcd(g, *s)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The `(size, weight)` entries of a split (one entry for a fixed size, none otherwise).
+    pub fn entries(&self) -> Vec<(u64, u32)> {
+        match *self {
+            SizeDist::Fixed(n) => vec![(n, 1)],
+            SizeDist::Split { n, sizes, cum } => (0..n as usize)
+                .map(|i| (sizes[i], cum[i] - if i == 0 { 0 } else { cum[i - 1] }))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Smallest possible size.
     pub fn min(&self) -> u64 {
         match *self {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(lo, _) => lo,
             SizeDist::LogNormal { min, .. } => min,
+            SizeDist::Split { n, sizes, .. } => {
+                sizes[..n as usize].iter().copied().min().unwrap_or(0)
+            }
         }
     }
 
@@ -637,6 +772,9 @@ impl SizeDist {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(_, hi) => hi,
             SizeDist::LogNormal { max, .. } => max,
+            SizeDist::Split { n, sizes, .. } => {
+                sizes[..n as usize].iter().copied().max().unwrap_or(0)
+            }
         }
     }
 
@@ -657,6 +795,11 @@ impl SizeDist {
                     * (normal_cdf((b - mu - s2) / sigma) - normal_cdf((a - mu - s2) / sigma))
                     / mass
             }
+            SizeDist::Split { .. } => {
+                let e = self.entries();
+                let total: f64 = e.iter().map(|x| x.1 as f64).sum();
+                e.iter().map(|(s, w)| *s as f64 * *w as f64).sum::<f64>() / total.max(1.0)
+            }
         }
     }
 
@@ -674,6 +817,15 @@ impl SizeDist {
                     }
                 }
                 median.clamp(min, max)
+            }
+            SizeDist::Split { n, sizes, cum } => {
+                let n = (n as usize).clamp(1, MAX_SPLIT);
+                let r = rng.u32(0..cum[n - 1].max(1));
+                let mut i = 0;
+                while i + 1 < n && r >= cum[i] {
+                    i += 1;
+                }
+                sizes[i]
             }
         }
     }

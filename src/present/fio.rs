@@ -33,6 +33,9 @@ pub struct FioContext {
     pub global_options: BTreeMap<String, String>,
     /// Per test id: where fsbench's meaning differs from fio's (the translation's notes).
     pub differences: BTreeMap<String, Vec<String>>,
+    /// Each fio job: its test, its role there (None: the test's own threads), its `groupid`
+    /// and `group_reporting`. Empty: one job per test, each its own group.
+    pub jobs: Vec<crate::fio::JobPlace>,
 }
 
 /// The text or JSON format of `fsbench fio`.
@@ -141,29 +144,112 @@ impl Dir {
     }
 }
 
-/// The figures of one test's last complete repetition (the one a single fio run would show).
+/// The figures of one fio job (or of a group, merged with `group_reporting`) in its test's last
+/// complete repetition (the one a single fio run would show).
+#[derive(Default)]
 struct Job<'a> {
-    rep: Option<&'a RepResult>,
+    /// fio's job name (the group's first with `group_reporting`).
+    name: String,
+    /// fio's `groupid`.
+    group: u32,
+    /// Threads (fio's `jobs=`).
+    threads: u32,
+    /// The tests and roles it is made of: `(test, role)`.
+    parts: Vec<(&'a TestResult, Option<&'a str>)>,
     read: Dir,
     write: Dir,
     sync: Dir,
     trim: Dir,
+    /// Its run time: the longest of its parts' (ns).
+    wall: u64,
+    usr: u64,
+    sys: u64,
+    /// A part failed.
+    failed: bool,
 }
 
 fn timed(rep: Option<&RepResult>) -> impl Iterator<Item = &PhaseResult> {
     rep.into_iter().flat_map(|r| r.phases.iter()).filter(|p| p.timed)
 }
 
-fn job(test: &TestResult) -> Job<'_> {
-    let rep = test.reps.iter().rev().find(|r| r.complete).or(test.reps.last());
-    let (mut read, mut write, mut sync) = (Dir::default(), Dir::default(), Dir::default());
-    for p in timed(rep) {
-        let lat = |k: OpKind| p.latency.iter().find(|l| l.op == k);
-        read.add(p.bytes_read, p.wall_nanos, lat(OpKind::Read));
-        write.add(p.bytes_written, p.wall_nanos, lat(OpKind::Write));
-        sync.add(0, p.wall_nanos, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+/// The repetition a single fio run would show: the last complete one.
+fn shown(test: &TestResult) -> Option<&RepResult> {
+    test.reps.iter().rev().find(|r| r.complete).or(test.reps.last())
+}
+
+impl<'a> Job<'a> {
+    /// Add `role` of `test` (None: the test's own threads) to the job's figures.
+    fn add(&mut self, test: &'a TestResult, role: Option<&'a str>) {
+        self.parts.push((test, role));
+        self.failed |= !matches!(test.status, TestStatus::Ok);
+        let mut wall = 0;
+        for p in timed(shown(test)) {
+            match role {
+                None => {
+                    let lat = |k: OpKind| p.latency.iter().find(|l| l.op == k);
+                    self.read.add(p.bytes_read, p.wall_nanos, lat(OpKind::Read));
+                    self.write.add(p.bytes_written, p.wall_nanos, lat(OpKind::Write));
+                    let sync = lat(OpKind::Fsync).or(lat(OpKind::Fdatasync));
+                    self.sync.add(0, p.wall_nanos, sync);
+                    wall += p.wall_nanos;
+                    self.usr += p.cpu_user_nanos;
+                    self.sys += p.cpu_sys_nanos;
+                }
+                Some(name) => {
+                    let Some(r) = p.roles.iter().find(|r| r.name == name) else {
+                        continue;
+                    };
+                    let lat = |k: OpKind| r.latency.iter().find(|l| l.op == k);
+                    self.read.add(r.bytes_read, r.wall_nanos, lat(OpKind::Read));
+                    self.write.add(r.bytes_written, r.wall_nanos, lat(OpKind::Write));
+                    let sync = lat(OpKind::Fsync).or(lat(OpKind::Fdatasync));
+                    self.sync.add(0, r.wall_nanos, sync);
+                    wall += r.wall_nanos;
+                }
+            }
+        }
+        self.wall = self.wall.max(wall);
     }
-    Job { rep, read, write, sync, trim: Dir::default() }
+}
+
+/// The jobs to report: one per fio job (`ctx.jobs`, else one per test), those of a group with
+/// `group_reporting` merged into one.
+fn fio_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
+    let mut out: Vec<Job<'a>> = Vec::new();
+    if ctx.jobs.is_empty() {
+        for (i, t) in tests.iter().enumerate() {
+            let mut j =
+                Job { name: t.name.clone(), group: i as u32, threads: t.threads, ..Job::default() };
+            j.add(t, None);
+            out.push(j);
+        }
+        return out;
+    }
+    let merged: std::collections::BTreeSet<u32> =
+        ctx.jobs.iter().filter(|p| p.group_reporting).map(|p| p.group).collect();
+    for p in &ctx.jobs {
+        let Some(t) = tests.iter().find(|t| t.id == p.test_id) else {
+            continue;
+        };
+        let role = p.role.as_deref();
+        match out.last_mut() {
+            Some(j) if merged.contains(&p.group) && j.group == p.group => {
+                j.threads += p.threads;
+                j.add(t, role);
+            }
+            _ => {
+                let mut j = Job {
+                    name: p.name.clone(),
+                    group: p.group,
+                    threads: p.threads,
+                    ..Job::default()
+                };
+                j.add(t, role);
+                out.push(j);
+            }
+        }
+    }
+    out
 }
 
 /// fio's latency buckets of `h` (percent of I/Os up to each bound, above the one before):
@@ -215,11 +301,23 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
     let tests: &[TestResult] = run.map(|r| r.tests.as_slice()).unwrap_or(&[]);
     let mut jobs = Vec::new();
     let mut disks: BTreeMap<String, (u64, u64, u64, u64, u64, u64)> = BTreeMap::new();
-    for (i, t) in tests.iter().enumerate() {
-        let j = job(t);
-        let wall: u64 = timed(j.rep).map(|p| p.wall_nanos).sum();
-        let usr: u64 = timed(j.rep).map(|p| p.cpu_user_nanos).sum();
-        let sys: u64 = timed(j.rep).map(|p| p.cpu_sys_nanos).sum();
+    for t in tests {
+        for p in timed(shown(t)) {
+            if let Some(d) = &p.device {
+                for dev in &d.devices {
+                    let e = disks.entry(dev.clone()).or_default();
+                    e.0 += d.reads_completed;
+                    e.1 += d.writes_completed;
+                    e.2 += d.reads_merged;
+                    e.3 += d.writes_merged;
+                    e.4 += d.busy_ms;
+                    e.5 += p.wall_nanos / 1_000_000;
+                }
+            }
+        }
+    }
+    for j in fio_jobs(tests, ctx) {
+        let wall = j.wall;
         let all = {
             let mut h: Option<hdrhistogram::Histogram<u64>> = None;
             for d in [&j.read, &j.write] {
@@ -235,48 +333,42 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
             h
         };
         let (ns, us, ms) = buckets(all.as_ref());
-        let error = match &t.status {
-            TestStatus::Ok => 0,
-            _ => 1,
-        };
-        let mut facts = json!({
-            "test_id": t.id,
-            "status": serde_json::to_value(&t.status).unwrap_or(Value::Null),
-            "threads": t.threads,
-            "differences": ctx.differences.get(&t.id).cloned().unwrap_or_default(),
-            "warnings": serde_json::to_value(&t.warnings).unwrap_or(Value::Null),
-        });
-        let phases: Vec<Value> = j
-            .rep
-            .into_iter()
-            .flat_map(|r| r.phases.iter())
-            .map(|p| {
+        let parts: Vec<Value> = j
+            .parts
+            .iter()
+            .map(|(t, role)| {
+                let phases: Vec<Value> = shown(t)
+                    .into_iter()
+                    .flat_map(|r| r.phases.iter())
+                    .map(|p| {
+                        json!({
+                            "name": p.name, "timed": p.timed, "engine": p.engine, "iodepth": p.iodepth,
+                            "direct": p.direct, "cache": serde_json::to_value(&p.cache).unwrap_or(Value::Null),
+                            "device": serde_json::to_value(&p.device).unwrap_or(Value::Null),
+                            "bytes_read": p.bytes_read, "bytes_written": p.bytes_written,
+                        })
+                    })
+                    .collect();
                 json!({
-                    "name": p.name, "timed": p.timed, "engine": p.engine, "iodepth": p.iodepth,
-                    "direct": p.direct, "cache": serde_json::to_value(&p.cache).unwrap_or(Value::Null),
-                    "device": serde_json::to_value(&p.device).unwrap_or(Value::Null),
-                    "bytes_read": p.bytes_read, "bytes_written": p.bytes_written,
+                    "test_id": t.id,
+                    "role": role,
+                    "status": serde_json::to_value(&t.status).unwrap_or(Value::Null),
+                    "threads": t.threads,
+                    "differences": ctx.differences.get(&t.id).cloned().unwrap_or_default(),
+                    "warnings": serde_json::to_value(&t.warnings).unwrap_or(Value::Null),
+                    "phases": phases,
                 })
             })
             .collect();
-        facts["phases"] = Value::Array(phases);
-        for p in timed(j.rep) {
-            if let Some(d) = &p.device {
-                for dev in &d.devices {
-                    let e = disks.entry(dev.clone()).or_default();
-                    e.0 += d.reads_completed;
-                    e.1 += d.writes_completed;
-                    e.2 += d.reads_merged;
-                    e.3 += d.writes_merged;
-                    e.4 += d.busy_ms;
-                    e.5 += p.wall_nanos / 1_000_000;
-                }
-            }
-        }
+        // One part: its facts at the top of `fsbench` (as before groups); a merged group: each.
+        let facts = match <[Value; 1]>::try_from(parts) {
+            Ok([one]) => one,
+            Err(parts) => json!({ "parts": parts }),
+        };
         jobs.push(json!({
-            "jobname": t.name,
-            "groupid": i,
-            "error": error,
+            "jobname": j.name,
+            "groupid": j.group,
+            "error": u8::from(j.failed),
             "eta": 0,
             "elapsed": wall / 1_000_000_000,
             "job options": {},
@@ -288,8 +380,8 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
                 "lat_ns": j.sync.lat_json(true),
             },
             "job_runtime": wall / 1_000_000,
-            "usr_cpu": pct(usr, wall),
-            "sys_cpu": pct(sys, wall),
+            "usr_cpu": pct(j.usr, wall),
+            "sys_cpu": pct(j.sys, wall),
             "ctx": 0,
             "majf": 0,
             "minf": 0,
@@ -356,14 +448,15 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
     let mut o = String::new();
     let tests: &[TestResult] =
         report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
-    for (i, t) in tests.iter().enumerate() {
-        let j = job(t);
-        let err = if matches!(t.status, TestStatus::Ok) { 0 } else { 1 };
+    let all = fio_jobs(tests, ctx);
+    for j in &all {
+        let err = u8::from(j.failed);
         let _ = writeln!(
             o,
-            "{}: (groupid={i}, jobs={}): err={err:>2}: pid={}",
-            t.name,
-            t.threads,
+            "{}: (groupid={}, jobs={}): err={err:>2}: pid={}",
+            j.name,
+            j.group,
+            j.threads,
             std::process::id()
         );
         for (word, d) in [("read", &j.read), ("write", &j.write)] {
@@ -403,34 +496,47 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                 }
             }
         }
-        let wall: u64 = timed(j.rep).map(|p| p.wall_nanos).sum();
-        let usr: u64 = timed(j.rep).map(|p| p.cpu_user_nanos).sum();
-        let sys: u64 = timed(j.rep).map(|p| p.cpu_sys_nanos).sum();
         let _ = writeln!(
             o,
             "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
-            pct(usr, wall),
-            pct(sys, wall)
+            pct(j.usr, j.wall),
+            pct(j.sys, j.wall)
         );
-        if let TestStatus::Failed { reason } = &t.status {
-            let _ = writeln!(o, "  error: {reason}");
+        for (t, _) in &j.parts {
+            if let TestStatus::Failed { reason } = &t.status {
+                let _ = writeln!(o, "  error: {reason}");
+            }
         }
         let _ = writeln!(o);
     }
-    let _ = writeln!(o, "Run status (each job is its own group in fsbench):");
-    for (i, t) in tests.iter().enumerate() {
-        let j = job(t);
-        for (word, d) in [("READ", &j.read), ("WRITE", &j.write)] {
-            if d.ops > 0 {
-                let _ = writeln!(
-                    o,
-                    "  group {i} {word:>5}: bw={}, io={:.1}MiB, run={}-{}msec",
-                    bw_words(d.bw_bytes()),
-                    d.bytes as f64 / 1048576.0,
-                    d.runtime_ms(),
-                    d.runtime_ms()
-                );
+    // fio's group lines: the group's bytes over its longest job's time, and the shortest and
+    // longest job's run time.
+    let mut groups: BTreeMap<u32, Vec<&Job<'_>>> = BTreeMap::new();
+    for j in &all {
+        groups.entry(j.group).or_default().push(j);
+    }
+    for (g, members) in &groups {
+        let _ = writeln!(o, "Run status group {g} (all jobs):");
+        for word in ["READ", "WRITE"] {
+            let dirs: Vec<&Dir> = members
+                .iter()
+                .map(|j| if word == "READ" { &j.read } else { &j.write })
+                .filter(|d| d.ops > 0)
+                .collect();
+            if dirs.is_empty() {
+                continue;
             }
+            let bytes: u64 = dirs.iter().map(|d| d.bytes).sum();
+            let longest = dirs.iter().map(|d| d.wall_nanos).max().unwrap_or(0);
+            let shortest = dirs.iter().map(|d| d.runtime_ms()).min().unwrap_or(0);
+            let bw = if longest == 0 { 0 } else { (bytes as f64 * 1e9 / longest as f64) as u64 };
+            let _ = writeln!(
+                o,
+                "  {word:>5}: bw={}, io={:.1}MiB, run={shortest}-{}msec",
+                bw_words(bw),
+                bytes as f64 / 1048576.0,
+                longest / 1_000_000
+            );
         }
     }
     let _ = writeln!(o, "\nfsbench:");
@@ -443,8 +549,7 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
         }
     }
     for t in tests {
-        let j = job(t);
-        for p in timed(j.rep) {
+        for p in timed(shown(t)) {
             let c = &p.cache;
             let _ = writeln!(
                 o,

@@ -349,3 +349,77 @@ fn passes_above_one_are_said_in_the_description() {
     let text = String::from_utf8(exporter(Format::Table, o).export(&one).unwrap()).unwrap();
     assert!(!text.contains("passes)"), "one pass is not said: {text}");
 }
+
+/// `fsbench fio`'s JSON of a group of fio jobs run as one test: one `jobs[]` entry per job with
+/// its own bytes, ops and fio's `groupid` (the test's own threads, then each role), and with
+/// `group_reporting` one entry for the group, its bytes summed and its run time the longest.
+#[test]
+fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
+    use crate::fio::JobPlace;
+    use crate::model::job::OpKind;
+    use crate::model::result::RoleResult;
+    use crate::present::fio::{fio_json, fio_text, FioContext};
+    let lat = |op: OpKind, n: u64| {
+        let mut h = crate::stats::latency::new_histogram();
+        h.record_n(50_000, n).unwrap();
+        crate::model::latency::summarize(op, &h)
+    };
+    let mut c = config("ext4", &[100.0], 0);
+    let p = &mut c.run.tests[0].reps[0].phases[0];
+    p.bytes_read = 4 << 20;
+    p.bytes_written = 0;
+    p.wall_nanos = 2_000_000_000;
+    p.latency = vec![lat(OpKind::Read, 1024)];
+    p.roles = vec![RoleResult {
+        name: "w".into(),
+        threads: 2,
+        wall_nanos: 3_000_000_000,
+        bytes_read: 0,
+        bytes_written: 8 << 20,
+        data_ops: 2048,
+        mib_per_s: 8.0 / 3.0,
+        latency: vec![lat(OpKind::Write, 2048)],
+    }];
+    let r = build_report(vec![c], &opts(), 0, false);
+    let place = |name: &str, role: Option<&str>, threads, reporting| JobPlace {
+        name: name.into(),
+        test_id: "1".into(),
+        role: role.map(str::to_string),
+        group: 0,
+        group_reporting: reporting,
+        threads,
+    };
+    let ctx = |reporting| FioContext {
+        jobs: vec![place("r", None, 1, reporting), place("w", Some("w"), 2, reporting)],
+        ..FioContext::default()
+    };
+    let v = fio_json(&r, &ctx(false));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{v}");
+    assert_eq!((jobs[0]["jobname"].as_str(), jobs[1]["jobname"].as_str()), (Some("r"), Some("w")));
+    assert_eq!((jobs[0]["groupid"].as_u64(), jobs[1]["groupid"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(jobs[0]["read"]["io_bytes"], 4 << 20);
+    assert_eq!(jobs[0]["read"]["total_ios"], 1024);
+    assert_eq!(jobs[1]["write"]["io_bytes"], 8 << 20);
+    assert_eq!(jobs[1]["write"]["total_ios"], 2048);
+    assert_eq!(jobs[1]["read"]["io_bytes"], 0);
+    assert_eq!(jobs[1]["job_runtime"], 3000, "the role's own run time");
+    assert_eq!(jobs[1]["fsbench"]["role"], "w");
+    let v = fio_json(&r, &ctx(true));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "one entry for the group: {v}");
+    assert_eq!(jobs[0]["jobname"], "r");
+    assert_eq!(
+        (jobs[0]["read"]["io_bytes"].as_u64(), jobs[0]["write"]["io_bytes"].as_u64()),
+        (Some(4 << 20), Some(8 << 20))
+    );
+    assert_eq!(jobs[0]["job_runtime"], 3000, "the group's longest job");
+    assert_eq!(jobs[0]["fsbench"]["parts"].as_array().map(|p| p.len()), Some(2));
+    let text = fio_text(&r, &ctx(false));
+    assert!(
+        text.contains("r: (groupid=0, jobs=1)") && text.contains("w: (groupid=0, jobs=2)"),
+        "{text}"
+    );
+    assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
+    assert!(text.contains("WRITE: bw=") && text.contains("io=8.0MiB, run=3000-3000msec"), "{text}");
+}

@@ -185,6 +185,22 @@ pub enum SizeDistSpec {
         /// The parameters.
         lognormal: LogNormalSpec,
     },
+    /// `{ split = [{ size = "4K", weight = 60 }, { size = "64K", weight = 40 }] }`: one of the
+    /// sizes, drawn by weight (fio's `bssplit`).
+    Split {
+        /// The entries.
+        split: Vec<SplitSpec>,
+    },
+}
+
+/// One size of a split and its weight.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitSpec {
+    /// The size.
+    pub size: Bytes,
+    /// Its weight (≥ 1; the share is weight / sum of weights).
+    pub weight: u32,
 }
 
 /// Parameters of a bounded log-normal size distribution.
@@ -201,7 +217,7 @@ pub struct LogNormalSpec {
     pub max: Bytes,
 }
 
-const SIZE_FORMS: &str = "a size such as \"8K\", { uniform = [\"1K\", \"8K\"] } or { lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } }";
+const SIZE_FORMS: &str = "a size such as \"8K\", { uniform = [\"1K\", \"8K\"] }, { lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } } or { split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] }";
 
 impl<'de> Deserialize<'de> for SizeDistSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -233,6 +249,7 @@ impl<'de> Deserialize<'de> for SizeDistSpec {
                 let out = match key.as_str() {
                     "uniform" => SizeDistSpec::Uniform { uniform: m.next_value()? },
                     "lognormal" => SizeDistSpec::LogNormal { lognormal: m.next_value()? },
+                    "split" => SizeDistSpec::Split { split: m.next_value()? },
                     other => {
                         return Err(A::Error::custom(format!(
                             "unknown size distribution `{other}`; write {SIZE_FORMS}"

@@ -306,6 +306,53 @@ pub struct RoleSpec {
     /// they meet it in its steady state.
     #[serde(default)]
     pub lead: Option<f64>,
+    /// I/O engine of its threads (default `psync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Requests each thread keeps in flight (default 1; above 1 needs a queueing engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u32>,
+    /// O_DIRECT (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+    /// Its own amount: given, the role moves it and the phase waits for the role (fio's jobs of
+    /// one group); absent, the role runs until the test's own threads are done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<AmountSpec>,
+    /// Seconds after its release before its threads start (fio's `startdelay`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<f64>,
+    /// Drop its files' cached pages before each timed phase (fio's `invalidate=1` on a
+    /// buffered read; default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncached: Option<bool>,
+    /// Drop its file's cached pages each time it wraps (as a phase's `invalidate_each_pass`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalidate_each_pass: Option<bool>,
+    /// Random offsets from fio's random map, each block once per pass (as a test's `random_map`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_map: Option<bool>,
+    /// Fixed rate and think time, as a phase's (`rate_iops`, `rate`, `thinktime`,
+    /// `thinktime_blocks`; each thread's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
+    /// Fixed rate in bytes per second of each thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<SizeExpr>,
+    /// Pause after every `thinktime_blocks` ops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<super::load::DurationText>,
+    /// Ops between pauses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u64>,
+    /// Start once these are done (fio's `wait_for`): the test's id (its own threads) or the name
+    /// of an earlier role; `delay` counts from then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// io_uring's `registerfiles` for the role's threads (the one engine key a role takes;
+    /// the engine's other keys keep their defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registerfiles: Option<bool>,
 }
 
 fn one() -> u32 {
@@ -469,6 +516,10 @@ pub struct OpSpec {
     /// How many times this entry repeats before the next (default 1).
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// A read entry whose each op is a write instead with this probability, in percent, drawn
+    /// per op (fio's `randrw` with `rwmixread`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_percent: Option<u8>,
 }
 
 /// `amount = { ... }`: exactly one key, per thread.

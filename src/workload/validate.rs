@@ -11,7 +11,8 @@ use super::engines::EngineCheckError;
 use super::keys;
 use super::size::SizeDistSpec;
 use super::spec::{
-    AmountSpec, FileSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec, SyncSpec, TestSpec,
+    AmountSpec, EngineKeys, FileSpec, FilesetSpec, OpSpec, PhaseSpec, RoleSpec, SuiteSpec,
+    SyncSpec, TestSpec,
 };
 use super::WorkloadError;
 use crate::model::job::*;
@@ -177,9 +178,20 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     if !phases.iter().any(|p| p.timed) {
         return Err(loc.err("no timed phase: set timed = true on at least one phase"));
     }
-    let mut roles = Vec::with_capacity(t.roles.len());
+    let mut roles: Vec<RoleDef> = Vec::with_capacity(t.roles.len());
     for r in &t.roles {
-        roles.push(resolve_role(r, origin, &t.id, ctx)?);
+        let mut role = resolve_role(r, origin, &t.id, ctx)?;
+        role.after = match r.after.as_deref() {
+            None => None,
+            Some(a) if a == t.id => Some(RoleWait::Test),
+            Some(a) => match roles.iter().position(|o| o.name == a) {
+                Some(i) => Some(RoleWait::Role(i)),
+                None => {
+                    return Err(loc.err(format!("role `{}`: after = \"{a}\" is neither the test's id nor an earlier role's name", r.name)))
+                }
+            },
+        };
+        roles.push(role);
         if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
             return Err(
                 loc.err(format!("two roles are named `{}`: give each its own name", r.name))
@@ -427,28 +439,65 @@ fn resolve_role(
         name_prefix: DEFAULT_NAME_PREFIX.to_string(),
         named: None,
     };
+    // Without an amount of its own a role runs until the foreground is done: its amount is
+    // only a bound.
+    let bound = AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() };
     let spec = PhaseSpec {
         name: r.name.clone(),
         timed: true,
         cache: CacheReq::Any,
         open: r.open.clone(),
         pattern: r.pattern.clone(),
-        amount: AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() },
+        amount: r.amount.clone().unwrap_or(bound),
         sync: r.sync.clone(),
-        invalidate_each_pass: false,
+        invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
+        rate_iops: r.rate_iops,
+        rate: r.rate,
+        thinktime: r.thinktime.clone(),
+        thinktime_blocks: r.thinktime_blocks,
         ..PhaseSpec::default()
     };
-    let phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
-    if phase.open.direct {
-        return Err(loc.err("open = [\"direct\"] is not supported for roles yet"));
+    let mut phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
+    if !matches!(phase.amount, Amount::Bytes(_) | Amount::Ops(_) | Amount::Seconds(_)) {
+        return Err(loc.err("a role's amount is bytes, ops or seconds"));
     }
+    phase.random_map = random_map(r.random_map.unwrap_or(false), Kind::Data, &phase, &loc)?;
+    phase.open.direct |= r.direct.unwrap_or(false);
+    phase.cache = direct_cache(phase.open.direct, phase.cache, &loc)?;
+    let iodepth = r.iodepth.unwrap_or(1);
+    if iodepth == 0 || iodepth > MAX_IODEPTH {
+        return Err(loc.err(format!("iodepth = {iodepth}: give 1 to {MAX_IODEPTH}")));
+    }
+    let ectx = super::engines::TestCtx {
+        iodepth,
+        direct: phase.open.direct,
+        fileset: false,
+        prefill: r.file.prefill,
+    };
+    let keys = match r.registerfiles {
+        Some(b) => EngineKeys::from_pairs(vec![("registerfiles".into(), OptValue::Bool(b))]),
+        None => EngineKeys::default(),
+    };
+    let (engine, engine_options) = super::engines::resolve(r.engine.as_deref(), &keys, &ectx)
+        .map_err(|e| loc.engine_err(e))?;
+    check_caps(&engine, iodepth, &phase, &loc)?;
     let (needs, _) = uses_files(&phase);
     if needs.is_some() && !r.file.prefill && !phase.open.trunc {
         return Err(loc.err("this role reads a file nothing has written: set file.prefill = true"));
     }
-    let lead_seconds = r.lead.unwrap_or(0.0);
-    if !(lead_seconds.is_finite() && (0.0..=3600.0).contains(&lead_seconds)) {
-        return Err(loc.err(format!("lead = {lead_seconds}: give 0 to 3600 seconds")));
+    let seconds = |key: &str, v: Option<f64>| {
+        let s = v.unwrap_or(0.0);
+        if s.is_finite() && (0.0..=3600.0).contains(&s) {
+            Ok(s)
+        } else {
+            Err(loc.err(format!("{key} = {s}: give 0 to 3600 seconds")))
+        }
+    };
+    let lead_seconds = seconds("lead", r.lead)?;
+    let delay_seconds = seconds("delay", r.delay)?;
+    let uncached = r.uncached.unwrap_or(false);
+    if uncached && phase.open.direct {
+        return Err(loc.err("uncached = true with O_DIRECT: direct I/O bypasses the page cache, so there is nothing to drop"));
     }
     Ok(RoleDef {
         lead_seconds,
@@ -457,6 +506,13 @@ fn resolve_role(
         file_bytes: size,
         prefill: r.file.prefill,
         phase,
+        engine,
+        iodepth,
+        engine_options,
+        delay_seconds,
+        own_amount: r.amount.is_some(),
+        uncached,
+        after: None,
     })
 }
 
@@ -579,6 +635,7 @@ fn resolve_phase(
         random_map: false,
         invalidate_each_pass: p.invalidate_each_pass,
         load,
+        max_seconds: time_cap(&p.amount),
     })
 }
 
@@ -672,11 +729,15 @@ fn resolve_op(
         if o.size.is_some() || o.offset.is_some() || o.align.is_some() {
             return Err(loc.err(format!("`{}` takes no size, offset or align", kind.name())));
         }
+        if o.write_percent.is_some() {
+            return Err(loc.err("write_percent applies to a read"));
+        }
         return Ok(OpDef {
             kind,
             size: SizeDist::Fixed(0),
             offset: OffsetMode::Sequential,
             align: 1,
+            write_percent: 0,
         });
     }
     let offset = match o.offset.as_deref().unwrap_or("sequential") {
@@ -726,7 +787,16 @@ fn resolve_op(
     if align > 1 && offset != OffsetMode::Random {
         return Err(loc.err("align only applies to offset = \"random\""));
     }
-    Ok(OpDef { kind, size, offset, align })
+    let write_percent = o.write_percent.unwrap_or(0);
+    if write_percent > 0 && kind != OpKind::Read {
+        return Err(
+            loc.err("write_percent applies to a read: its ops become writes with that probability")
+        );
+    }
+    if write_percent > 100 {
+        return Err(loc.err(format!("write_percent = {write_percent}: a percentage is 0 to 100")));
+    }
+    Ok(OpDef { kind, size, offset, align, write_percent })
 }
 
 /// The kind of a data op by name; fileset ops are refused with what to change.
@@ -770,11 +840,8 @@ fn check_caps(
     loc: &Loc<'_>,
 ) -> Result<(), WorkloadError> {
     let mut sizes = phase.pattern.data().iter().filter(|o| o.kind.is_data()).map(|o| {
-        let size = match o.size {
-            SizeDist::Fixed(n) => Some(n),
-            _ => None,
-        };
-        (size, (o.offset == OffsetMode::Random).then_some(o.align))
+        // A split's sizes are aligned when their common divisor is.
+        (o.size.granule(), (o.offset == OffsetMode::Random).then_some(o.align))
     });
     super::engines::spec_of(engine)
         .caps
@@ -835,10 +902,27 @@ fn resolve_size_dist(spec: &SizeDistSpec, loc: &Loc<'_>) -> Result<SizeDist, Wor
             }
             d
         }
+        SizeDistSpec::Split { split } => {
+            let entries: Vec<(u64, u32)> = split.iter().map(|e| (e.size.0, e.weight)).collect();
+            if entries.iter().any(|e| e.0 == 0 || e.1 == 0) {
+                return Err(loc.err("a split's sizes and weights are at least 1"));
+            }
+            SizeDist::split(&entries).ok_or_else(|| {
+                loc.err(format!(
+                    "a split has 1 to {MAX_SPLIT} sizes (this one has {})",
+                    entries.len()
+                ))
+            })?
+        }
     })
 }
 
 /// The amount of work of a phase: exactly one key, of those the test's kind accepts.
+/// `amount.seconds` given beside bytes, ops or passes: a time cap on them.
+fn time_cap(a: &AmountSpec) -> Option<f64> {
+    a.seconds.filter(|_| a.bytes.is_some() || a.ops.is_some() || a.passes.is_some())
+}
+
 fn resolve_amount(
     a: &AmountSpec,
     kind: Kind,
@@ -861,10 +945,12 @@ fn resolve_amount(
             }
         }
     }
+    // `seconds` beside bytes, ops or passes is a time cap (see `max_seconds`).
+    let capped = time_cap(a).is_some();
     let given = [
         a.bytes.is_some(),
         a.ops.is_some(),
-        a.seconds.is_some(),
+        a.seconds.is_some() && !capped,
         a.passes.is_some(),
         a.share.is_some(),
         a.fill.is_some(),
@@ -874,9 +960,12 @@ fn resolve_amount(
     .count();
     if given != 1 {
         return Err(loc.err(match kind {
-            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes, e.g. amount = { bytes = \"128M\" }",
+            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes (seconds may go beside bytes, ops or passes as a time cap: whichever comes first), e.g. amount = { bytes = \"128M\" }",
             Kind::Fileset => "amount needs exactly one of ops, seconds, passes, share, fill, e.g. amount = { passes = 1 }",
         }));
+    }
+    if let Some(s) = time_cap(a).filter(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(loc.err(format!("amount.seconds = {s}: use a positive number of seconds")));
     }
     if let Some(b) = a.bytes {
         let b = ctx.scale.apply(b.resolve(ctx.free_memory));
@@ -895,7 +984,9 @@ fn resolve_amount(
         if !(s.is_finite() && s > 0.0) {
             return Err(loc.err(format!("amount.seconds = {s}: use a positive number of seconds")));
         }
-        return Ok(Amount::Seconds(s));
+        if !capped {
+            return Ok(Amount::Seconds(s));
+        }
     }
     if let Some(p) = a.passes {
         if p == 0 {
@@ -1611,5 +1702,36 @@ mod engine_tests {
         let e =
             validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
         assert!(e.to_string().contains("applies to data tests"), "{e}");
+    }
+
+    /// A role's own engine, depth, O_DIRECT and amount are checked as a test's.
+    #[test]
+    fn a_roles_engine_depth_and_amount_are_checked_as_a_tests() {
+        let role = |keys: &str| {
+            let text = format!("[[test]]\nid = \"r\"\nname = \"r\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ ops = 1 }}\n[[test.role]]\nname = \"x\"\nfile = {{ size = \"1M\" }}\npattern = [{{ op = \"read\", size = \"4K\" }}]\n{keys}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx)
+                .map(|s| s.tests[0].roles[0].clone())
+                .map_err(|e| e.to_string())
+        };
+        let r = role("engine = \"io_uring\"\niodepth = 8\ndirect = true\nregisterfiles = false\namount = { bytes = \"2M\" }\ndelay = 0.5").unwrap();
+        assert_eq!((r.engine.name(), r.iodepth, r.phase.open.direct), ("io_uring", 8, true));
+        assert_eq!(r.phase.cache, crate::model::job::CacheReq::Direct);
+        assert!(!crate::workload::engines::uring::uring_opts(&r.engine_options).registerfiles);
+        assert!(
+            r.own_amount
+                && matches!(r.phase.amount, crate::model::job::Amount::Bytes(b) if b == 2 << 20)
+        );
+        assert_eq!(r.delay_seconds, 0.5);
+        let bound = role("").unwrap();
+        assert!(!bound.own_amount && bound.engine.name() == "psync" && bound.iodepth == 1);
+        let e = role("iodepth = 8").unwrap_err();
+        assert!(e.contains("iodepth"), "a synchronous engine has one I/O in flight: {e}");
+        let e = role("direct = true\nuncached = true").unwrap_err();
+        assert!(e.contains("nothing to drop"), "{e}");
+        let e = role("delay = -1").unwrap_err();
+        assert!(e.contains("delay = -1"), "{e}");
+        let e = role("amount = { passes = 1 }").unwrap_err();
+        assert!(e.contains("bytes, ops or seconds"), "{e}");
     }
 }

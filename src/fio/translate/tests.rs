@@ -23,6 +23,11 @@ fn one(text: &str) -> (TestSpec, Vec<String>) {
     (t.spec.tests[0].clone(), t.notes)
 }
 
+/// Whether the test's notes say fsbench differs from fio on `option`, as the difference `id`.
+fn is_diff(t: &TestSpec, option: &str, id: &str) -> bool {
+    t.notes.iter().any(|n| n.contains(option) && n.contains(&format!("[differs from fio: {id}]")))
+}
+
 fn op(t: &TestSpec, phase: usize, i: usize) -> &OpSpec {
     &t.phases[phase].pattern[i]
 }
@@ -192,25 +197,38 @@ fn unsupported_options_name_file_line_and_option() {
     let e = err("[global]\nsize=1m\n\n[job]\nrw=read\nexitall\n");
     assert!(e.starts_with("t.fio:6: fio option `exitall` is not supported"), "{e}");
     assert!(e.contains("supported: name,"), "{e}");
-    let e = err("[job]\nsize=1m\nloops=3\n");
-    assert!(e.starts_with("t.fio:3:") && e.contains("`loops`"), "{e}");
+    let e = err("[job]\nsize=1m\nrandom_distribution=zipf:1.2\n");
+    assert!(e.starts_with("t.fio:3:") && e.contains("`random_distribution`"), "{e}");
 }
 
 #[test]
 fn combinations_fsbench_cannot_express_are_refused() {
     let cases: &[(&str, &str, &str)] = &[
-        ("[a]\nsize=1m\n[b]\nsize=1m\n", "t.fio:3: `[b]`", "stonewall"),
+        ("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=zz\n", "t.fio:5: `wait_for`", "no job before [b]"),
         (
-            "[a]\nsize=1m\nrw=randread\nbssplit=4k/50:64k/50\n",
-            "t.fio:4: `bssplit`",
-            "several block sizes",
+            "[a]\nsize=1m\n[b]\nsize=1m\nfilename=/tmp/x.dat\n",
+            "t.fio:5: `filename`",
+            "files of its own",
         ),
+        ("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\n", "t.fio:3: `ramp_time`", "without a ramp"),
+        (
+            "[a]\nsize=1m\n[b]\nsize=1m\nioengine=io_uring\nfixedbufs=1\n",
+            "t.fio:6: `fixedbufs`",
+            "fsbench's defaults",
+        ),
+        ("[a]\nsize=1m\nbssplit=4k/50:64k/60\n", "t.fio:3: `bssplit`", "at most 100"),
+        ("[a]\nsize=1m\nbssplit=4k/0\n", "t.fio:3: `bssplit`", "above 0%"),
         ("[a]\nsize=1m\nbsrange=4k-16k\n", "t.fio:3: `bsrange`", "multiples of the minimum"),
         ("[a]\nsize=1m\nbs=4k\nbsrange=4k-4k\n", "t.fio:4: `bsrange`", "one of bs"),
         ("[a]\nsize=1m\nrw=rw\n", "t.fio:3: `rw`", "randrw"),
         ("[a]\nsize=1m\nrw=randread:8\n", "t.fio:3: `rw`", ":N"),
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
-        ("[a]\nsize=1m\nruntime=10\n", "t.fio:3: `runtime`", "time_based=1"),
+        ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
+        ("[a]\nsize=1m\nrw=randrw\nrate=1m\n", "t.fio:4: `rate`", "each on its own"),
+        ("[a]\nsize=1m\nrate_iops=5\nrate_process=poisson\n", "t.fio:4: `rate_process`", "poisson"),
+        ("[a]\nsize=1m\nthinktime=5\nthinktime_spin=2\n", "t.fio:4: `thinktime_spin`", "sleeps"),
+        ("[a]\nsize=1m\nrate=1m\nrate_iops=5\n", "`rate_iops`", "one of rate"),
+        ("[a]\nsize=1m\nrw=randrw\nbs=4k,8k\nnumber_ios=9\n", "t.fio:5: `number_ios`", "one size"),
         ("[a]\nsize=1m\ntime_based\n", "t.fio:3: `time_based`", "runtime"),
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
         ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
@@ -262,9 +280,11 @@ fn every_supported_option_and_alias_is_read() {
             op(t, 0, 0).offset.as_deref() == Some("random")
         }),
         ("rwmixread", "rw=randrw\nrwmixread=75\n", |t, _, _| {
-            op(t, 0, 0).repeat == Some(3) && op(t, 0, 1).repeat.is_none()
+            op(t, 0, 0).write_percent == Some(25) && t.phases[0].pattern.len() == 1
         }),
-        ("rwmixwrite", "rw=randrw\nrwmixwrite=75\n", |t, _, _| op(t, 0, 1).repeat == Some(3)),
+        ("rwmixwrite", "rw=randrw\nrwmixwrite=75\n", |t, _, _| {
+            op(t, 0, 0).write_percent == Some(75)
+        }),
         ("bs", "bs=8k\n", |t, _, _| fixed(op(t, 0, 0)) == 8192),
         ("blocksize", "blocksize=16k\n", |t, _, _| fixed(op(t, 0, 0)) == 16384),
         ("bsrange", "bsrange=2k-2k\n", |t, _, _| fixed(op(t, 0, 0)) == 2048),
@@ -358,6 +378,45 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("rate_min", "rate=2m\nrate_min=1m\n", |t, _, _| is_diff(t, "rate_min=1m", "rate-min")),
+        ("ratemin", "rate=2m\nratemin=1m\n", |t, _, _| is_diff(t, "rate_min=1m", "rate-min")),
+        ("rate_iops_min", "rate_iops=9\nrate_iops_min=5\n", |t, _, _| {
+            is_diff(t, "rate_iops_min=5", "rate-min")
+        }),
+        ("rate", "rate=1m\n", |t, _, _| t.phases[0].rate == Some(SizeExpr::Bytes(1 << 20))),
+        ("rate_iops", "rate_iops=,500\nrw=write\n", |t, _, _| t.phases[0].rate_iops == Some(500.0)),
+        ("rate_process", "rate_iops=100\nrate_process=linear\n", |t, _, _| {
+            t.phases[0].rate_iops == Some(100.0)
+        }),
+        ("thinktime", "thinktime=250\n", |t, _, _| {
+            t.phases[0].thinktime == Some(crate::workload::load::DurationText::Micros(250))
+        }),
+        ("thinktime_blocks", "thinktime=2ms\nthinktime_blocks=8\n", |t, _, _| {
+            t.phases[0].thinktime == Some(crate::workload::load::DurationText::Micros(2000))
+                && t.phases[0].thinktime_blocks == Some(8)
+        }),
+        ("thinktime_spin", "thinktime=100\nthinktime_spin=0\n", |t, _, _| {
+            t.phases[0].thinktime.is_some()
+        }),
+        ("gtod_reduce", "gtod_reduce=1\n", |t, _, _| is_diff(t, "gtod_reduce", "latency-reported")),
+        ("disable_lat", "disable_lat=1\n", |t, _, _| is_diff(t, "disable_lat", "latency-reported")),
+        ("disable_clat", "disable_clat\n", |t, _, _| {
+            is_diff(t, "disable_clat", "latency-reported")
+        }),
+        ("disable_slat", "disable_slat=1\n", |t, _, _| {
+            is_diff(t, "disable_slat", "latency-reported")
+        }),
+        ("clat_percentiles", "clat_percentiles=1\n", |t, _, _| t.notes.is_empty()),
+        ("lat_percentiles", "lat_percentiles=0\n", |t, _, _| t.notes.is_empty()),
+        ("loops", "loops=3\n", |t, _, _| bytes(&t.phases[0].amount) == 3 << 20),
+        ("number_ios", "number_ios=5\n", |t, _, _| t.phases[0].amount.ops == Some(5)),
+        ("new_group", "[b]\nsize=1m\nnew_group\n", |t, _, tr| {
+            t.roles.len() == 1 && tr.jobs.iter().map(|j| j.group).collect::<Vec<_>>() == [0, 1]
+        }),
+        ("startdelay", "[b]\nsize=1m\nstartdelay=2\n", |t, _, _| t.roles[0].delay == Some(2.0)),
+        ("wait_for", "[b]\nstonewall\nsize=1m\nwait_for=job\n", |_, _, tr| {
+            tr.spec.tests.len() == 2 && tr.jobs[1].group == 1
+        }),
         ("wait_for_previous", "wait_for_previous\n", |t, _, _| t.file.is_some()),
         ("verify", "verify=0\n", |t, _, _| t.file.is_some()),
     ];
@@ -535,13 +594,13 @@ fn comments_keywords_and_arithmetic_in_values() {
 
 #[test]
 fn every_problem_in_one_pass_engine_first_then_in_file_order() {
-    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nnumjobs=0\n";
+    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nwait_for=zz\nnumjobs=0\n";
     let e = err(text);
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].starts_with("t.fio: 6 problems"), "{e}");
     let at: Vec<&str> =
         lines[1..7].iter().map(|l| l.trim().split(": ").next().unwrap_or("")).collect();
-    assert_eq!(at, ["t.fio:8", "t.fio:3", "t.fio:6", "t.fio:7", "t.fio:9", "t.fio:10"], "{e}");
+    assert_eq!(at, ["t.fio:8", "t.fio:3", "t.fio:6", "t.fio:7", "t.fio:10", "t.fio:11"], "{e}");
     assert!(lines[1].contains("`ioengine`"), "{e}");
     assert!(
         lines[2].contains("fio option `verify_backlog` is not supported by fsbench: ")
@@ -550,7 +609,7 @@ fn every_problem_in_one_pass_engine_first_then_in_file_order() {
         "a refused real option says why, once, and the supported list comes once at the end: {e}"
     );
     assert!(lines[3].contains("(did you mean `iodepth`?)"), "{e}");
-    assert!(lines[5].contains("`[b]`") && lines[5].contains("stonewall"), "{e}");
+    assert!(lines[5].contains("`wait_for`") && lines[5].contains("no job before [b]"), "{e}");
     assert!(e.trim_end().ends_with(')') && e.contains("(the fio options fsbench takes: name,"));
     assert_eq!(e.matches("verify_backlog").count(), 1, "a global's problem is listed once: {e}");
 }
@@ -597,4 +656,242 @@ fn a_filename_path_is_the_jobs_own_file() {
         let e = err(text);
         assert!(e.contains(says), "{text}: {e}");
     }
+}
+
+/// Jobs without a `stonewall` between them run at the same time in fio: one test, the first
+/// job its own threads, each other job a role with its own engine, depth, direction, file,
+/// amount and delay; fio's groupid counts `stonewall` and `new_group`.
+#[test]
+fn jobs_at_the_same_time_become_one_test_with_a_role_per_job() {
+    let text = "[global]\nsize=4m\nbs=4k\n\
+        [reader]\nrw=randread\ndirect=1\nioengine=libaio\niodepth=8\n\
+        [writer]\nrw=write\nnumjobs=2\nstartdelay=1\nio_size=1m\n\
+        [late]\nnew_group\nrw=randwrite\nruntime=3\ntime_based\n\
+        [after]\nstonewall\nrw=read\nwait_for=writer\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.spec.tests.len(), 2, "two run groups: {:?}", t.spec.tests);
+    let g = &t.spec.tests[0];
+    assert_eq!(
+        (g.id.as_str(), g.engine.as_deref(), g.iodepth),
+        ("reader", Some("io_uring"), Some(8))
+    );
+    assert_eq!(g.roles.len(), 2);
+    let (w, l) = (&g.roles[0], &g.roles[1]);
+    assert_eq!((w.name.as_str(), w.threads, w.engine.as_deref()), ("writer", 2, None));
+    assert_eq!(w.pattern[0].op.as_deref(), Some("write"));
+    assert_eq!(w.pattern[0].offset.as_deref(), Some("sequential"));
+    assert_eq!(w.amount.as_ref().map(bytes), Some(1 << 20), "its own amount: io_size");
+    assert_eq!(w.delay, Some(1.0));
+    assert!(!w.file.prefill && w.file.path.is_none());
+    assert_eq!(l.amount.as_ref().and_then(|a| a.seconds), Some(3.0));
+    assert_eq!(l.pattern[0].offset.as_deref(), Some("random"));
+    assert_eq!(l.random_map, Some(true), "fio's random map, as the job's own");
+    assert_eq!(l.invalidate_each_pass, Some(true), "a time-based buffered job drops at each wrap");
+    let places: Vec<(&str, &str, Option<&str>, u32)> = t
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.test_id.as_str(), j.role.as_deref(), j.group))
+        .collect();
+    assert_eq!(
+        places,
+        [
+            ("reader", "reader", None, 0),
+            ("writer", "reader", Some("writer"), 0),
+            ("late", "reader", Some("late"), 1),
+            ("after", "after", None, 2),
+        ]
+    );
+    assert!(t.spec.tests[1].roles.is_empty());
+    assert!(t.notes.iter().any(|n| n.contains("[reader], [writer], [late] run at the same time")));
+    // The translation loads: the roles validate with their engines and amounts.
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let r = &suite.tests[0].roles;
+    assert_eq!((r[0].own_amount, r[0].delay_seconds, r[0].iodepth), (true, 1.0, 1));
+    assert!(r[1].phase.random_map && r[1].phase.invalidate_each_pass);
+    assert!(
+        matches!(suite.tests[0].roles[0].phase.amount, crate::model::job::Amount::Bytes(b) if b == 1 << 20)
+    );
+}
+
+/// A reading job beside another starts from a prefilled, uncached file (fio lays it out and
+/// invalidates it); a direct one on io_uring keeps its depth and fio's registerfiles=0.
+#[test]
+fn a_reading_role_is_prefilled_and_uncached_and_a_uring_one_keeps_its_depth() {
+    let text = "[global]\nsize=2m\n[w]\nrw=write\n[r]\nrw=randread\n[d]\nrw=read\ndirect=1\nioengine=io_uring\niodepth=4\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let roles = &t.spec.tests[0].roles;
+    assert!(roles[0].file.prefill && roles[0].uncached == Some(true));
+    assert_eq!(
+        (roles[1].engine.as_deref(), roles[1].iodepth, roles[1].direct),
+        (Some("io_uring"), Some(4), Some(true))
+    );
+    assert_eq!(roles[1].uncached, None, "O_DIRECT has no cache to drop");
+    assert_eq!(roles[1].registerfiles, Some(false), "fio registers no file unless asked");
+    let suite = crate::fio::load(
+        &t,
+        &crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = &suite.tests[0].roles[1];
+    assert_eq!((d.engine.name(), d.iodepth, d.phase.open.direct), ("io_uring", 4, true));
+    let uring = crate::workload::engines::uring::uring_opts(&d.engine_options);
+    assert!(!uring.registerfiles, "{uring:?}");
+    assert!(suite.tests[0].roles[0].uncached);
+}
+
+/// fio's amounts: `runtime` without `time_based` caps the size (whichever comes first, the
+/// workload's `seconds` beside `bytes`); `loops` repeats the job's bytes and drops a buffered
+/// file's pages at each pass; `number_ios` caps the ops when it comes before the size (and
+/// the runtime of a time-based job).
+#[test]
+fn runtime_without_time_based_loops_and_number_ios_are_fios_amounts() {
+    let (t, _) = one("[a]\nsize=1m\nruntime=10\n");
+    assert_eq!((bytes(&t.phases[0].amount), t.phases[0].amount.seconds), (1 << 20, Some(10.0)));
+    let (t, _) = one("[a]\nsize=1m\nio_size=2m\nloops=3\nrw=randread\n");
+    assert_eq!(bytes(&t.phases[0].amount), 6 << 20, "io_size times loops");
+    assert!(t.phases[0].invalidate_each_pass, "fio drops the pages at each loop");
+    let (t, _) = one("[a]\nsize=1m\nloops=3\ndirect=1\n");
+    assert!(!t.phases[0].invalidate_each_pass, "O_DIRECT has no pages to drop");
+    let (t, notes) = one("[a]\nsize=1m\nloops=3\nruntime=5\ntime_based\n");
+    assert_eq!(t.phases[0].amount.seconds, Some(5.0));
+    assert!(notes.iter().any(|n| n.contains("loops=3 has no effect")), "{notes:?}");
+    // 1 MiB of 4 KiB ops is 256: 100 ios come first, 1000 do not.
+    let (t, _) = one("[a]\nsize=1m\nnumber_ios=100\n");
+    assert_eq!((t.phases[0].amount.ops, t.phases[0].amount.bytes.is_none()), (Some(100), true));
+    let (t, _) = one("[a]\nsize=1m\nnumber_ios=1000\n");
+    assert_eq!((bytes(&t.phases[0].amount), t.phases[0].amount.ops), (1 << 20, None));
+    let (t, _) = one("[a]\nsize=1m\nnumber_ios=100\nruntime=7\ntime_based\n");
+    let a = &t.phases[0].amount;
+    assert_eq!((a.ops, a.seconds), (Some(100), Some(7.0)), "whichever of the two first");
+    // The workload loader takes the cap: the phase ends at the first of the two.
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let t = tr("[a]\nsize=1m\nruntime=10\n").unwrap();
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let p = &suite.tests[0].phases[0];
+    assert_eq!((p.amount, p.max_seconds), (crate::model::job::Amount::Bytes(1 << 20), Some(10.0)));
+}
+
+/// `bssplit` with several sizes: each op's size drawn by fio's percentages (a blank one shares
+/// what is left), per direction; random offsets aligned to the smallest size and drawn with
+/// replacement (noted: fio's map counts blocks of the smallest size).
+#[test]
+fn bssplit_draws_each_size_by_its_percentage() {
+    let (t, _) = one("[a]\nsize=1m\nrw=randrw\nbssplit=4k/10:64k/:32k/40,8k\n");
+    let split = |o: &OpSpec| match &o.size {
+        Some(SizeDistSpec::Split { split }) => {
+            split.iter().map(|e| (e.size.0, e.weight)).collect::<Vec<_>>()
+        }
+        other => panic!("not a split: {other:?}"),
+    };
+    assert_eq!(split(op(&t, 0, 0)), [(4096, 10), (65536, 50), (32768, 40)]);
+    assert_eq!(op(&t, 0, 0).align.map(|b| b.0), Some(4096), "aligned to the smallest size");
+    assert_eq!(fixed(op(&t, 0, 1)), 8192, "writes have their own");
+    assert!(is_diff(&t, "random map", "random-map"), "{:?}", t.notes);
+    let (t, _) = one("[a]\nsize=1m\nbssplit=4k/:8k/:16k/\n");
+    assert_eq!(split(op(&t, 0, 0)), [(4096, 34), (8192, 33), (16384, 33)], "the rest, shared");
+    // The loader draws them so: proportions within 2% over 100,000 draws.
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let tr = tr("[a]\nsize=1m\nrw=randread\nbssplit=512/10:4k/60:64k/30\n").unwrap();
+    let suite = crate::fio::load(&tr, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let d = suite.tests[0].phases[0].pattern.data()[0].size;
+    let mut rng = fastrand::Rng::with_seed(7);
+    let n = 100_000;
+    let mut hits = std::collections::BTreeMap::new();
+    for _ in 0..n {
+        *hits.entry(d.sample(&mut rng)).or_insert(0u32) += 1;
+    }
+    for (size, pct) in [(512u64, 10.0), (4096, 60.0), (65536, 30.0)] {
+        let got = hits.get(&size).copied().unwrap_or(0) as f64 * 100.0 / n as f64;
+        assert!((got - pct).abs() < 2.0, "{size}: {got}% for {pct}%");
+    }
+    assert_eq!(hits.len(), 3);
+    assert!(!suite.tests[0].phases[0].random_map);
+}
+
+/// randrw with one size: one read entry whose ops are writes with fio's probability, drawn per
+/// op (no interleave note); with reads and writes of different sizes, the fixed interleave
+/// (noted).
+#[test]
+fn randrw_draws_each_direction_by_rwmixread() {
+    let (t, notes) = one("[a]\nsize=1m\nrw=randrw\nrwmixread=70\n");
+    assert_eq!(t.phases[0].pattern.len(), 1);
+    assert_eq!((op(&t, 0, 0).op.as_deref(), op(&t, 0, 0).write_percent), (Some("read"), Some(30)));
+    assert!(!notes.iter().any(|n| n.contains("randrw-interleave")), "{notes:?}");
+    assert_eq!(t.random_map, Some(true), "one size: fio's random map");
+    let (t, _) = one("[a]\nsize=1m\nrw=randrw\nrwmixread=0\n");
+    assert_eq!((op(&t, 0, 0).op.as_deref(), op(&t, 0, 0).write_percent), (Some("write"), None));
+    let (t, notes) = one("[a]\nsize=1m\nrw=randrw\nrwmixread=70\nbs=4k,8k\n");
+    assert_eq!(t.phases[0].pattern.len(), 2);
+    assert!(notes.iter().any(|n| n.contains("randrw-interleave")), "{notes:?}");
+}
+
+/// A drawn randrw goes back to fio as itself: `rw=randrw` with its `rwmixread`, no note of an
+/// interleave.
+#[test]
+fn a_drawn_randrw_exports_as_fios_randrw() {
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let t = tr("[a]\nsize=1m\nrw=randrw\nrwmixread=70\n").unwrap();
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let job = crate::fio::export::test_to_fio(&suite.tests[0]).unwrap_or_else(|w| panic!("{w:?}"));
+    assert!(job.contains("rw=randrw\n") && job.contains("rwmixread=70\n"), "{job}");
+    assert!(!job.contains("fixed order"), "{job}");
+}
+
+/// A job beside the first of its group keeps its rate and think time (a role is paced as a
+/// phase).
+#[test]
+fn a_paced_job_in_a_group_keeps_its_rate() {
+    let t = tr("[a]\nsize=1m\n[b]\nsize=1m\nrw=write\nrate_iops=50\nthinktime=10\n").unwrap();
+    let r = &t.spec.tests[0].roles[0];
+    assert_eq!(r.rate_iops, Some(50.0));
+    assert_eq!(r.thinktime, Some(crate::workload::load::DurationText::Micros(10)));
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let load = &suite.tests[0].roles[0].phase.load;
+    assert_eq!((load.thread_ops_per_s, load.think_nanos), (Some(50.0), 10_000));
+}
+
+/// A job of a group that does not translate does not hide the group's other problems: they are
+/// all listed in one pass.
+#[test]
+fn a_groups_problems_are_listed_with_a_failed_jobs() {
+    let e = err("[a]\nsize=1m\n[b]\nsize=1m\nrw=trim\n[c]\nsize=1m\nfilename=/tmp/x.dat\n");
+    assert!(e.contains("t.fio:5: `rw`") && e.contains("t.fio:8: `filename`"), "{e}");
+}
+
+/// `wait_for` naming a job of the same group: the role starts once that job is done (the
+/// test's own threads, or an earlier role), as fio's.
+#[test]
+fn wait_for_inside_a_group_waits_for_the_job() {
+    let t = tr("[global]\nsize=1m\n[w]\nrw=write\n[r]\nwait_for=w\n[r2]\nnew_group\nwait_for=r\n")
+        .unwrap();
+    let roles = &t.spec.tests[0].roles;
+    assert_eq!((roles[0].after.as_deref(), roles[1].after.as_deref()), (Some("w"), Some("r")));
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    use crate::model::job::RoleWait;
+    let r = &suite.tests[0].roles;
+    assert_eq!((r[0].after, r[1].after), (Some(RoleWait::Test), Some(RoleWait::Role(0))));
 }
