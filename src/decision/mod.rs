@@ -194,6 +194,27 @@ pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
     finish(vec![step(xa, xb, false, rule)], rule).remove(0)
 }
 
+/// The rule of [`decide_all`] on a family of sample pairs of a higher-is-better figure, each
+/// `(side 0, side 1, paired)` (paired: the i-th values of both sides were measured in one
+/// round): one verdict each, Benjamini–Hochberg over the family. Used for the steps of a
+/// latency-versus-load curve (the figure: 1 / p99). Every value must be positive and finite; a
+/// pair with an unusable value is not compared.
+pub fn decide_sample_family(family: &[(Vec<f64>, Vec<f64>, bool)], rule: &Rule) -> Vec<Verdict> {
+    let steps = family
+        .iter()
+        .map(|(xa, xb, paired)| {
+            if xa.is_empty()
+                || xb.is_empty()
+                || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0)
+            {
+                return Step::Done(Verdict::NotCompared { reason: "no usable figure on a side".into() });
+            }
+            step(xa, xb, *paired && xa.len() == xb.len(), rule)
+        })
+        .collect();
+    finish(steps, rule)
+}
+
 /// One pair before the family's correction.
 enum Step {
     Done(Verdict),

@@ -432,6 +432,10 @@ pub struct PhaseDef {
     /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
     #[serde(default)]
     pub load: crate::model::series::Load,
+    /// A latency-versus-load curve after the phase (`--curve`, `curve_steps`): time-based
+    /// timed data phases only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<crate::model::curve::CurvePlan>,
 }
 
 /// Flags for `open(2)`.

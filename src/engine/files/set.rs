@@ -386,6 +386,7 @@ fn prefill_phase() -> PhaseDef {
         random_map: false,
         invalidate_each_pass: false,
         load: Default::default(),
+        curve: None,
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,
