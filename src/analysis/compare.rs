@@ -209,14 +209,15 @@ fn curve_verdicts(
                     }
                     v
                 });
-            let inv = |cs: &[Option<crate::model::curve::PhaseCurve>], pct: f64| -> Vec<Option<f64>> {
-                cs.iter()
-                    .map(|c| {
-                        let s = c.as_ref()?.steps.iter().find(|s| s.percent == pct)?;
-                        (s.p99_nanos > 0).then(|| 1e9 / s.p99_nanos as f64)
-                    })
-                    .collect()
-            };
+            let inv =
+                |cs: &[Option<crate::model::curve::PhaseCurve>], pct: f64| -> Vec<Option<f64>> {
+                    cs.iter()
+                        .map(|c| {
+                            let s = c.as_ref()?.steps.iter().find(|s| s.percent == pct)?;
+                            (s.p99_nanos > 0).then(|| 1e9 / s.p99_nanos as f64)
+                        })
+                        .collect()
+                };
             let mut family = Vec::new();
             let mut single = Vec::new();
             for &pct in &percents {

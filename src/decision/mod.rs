@@ -207,7 +207,9 @@ pub fn decide_sample_family(family: &[(Vec<f64>, Vec<f64>, bool)], rule: &Rule) 
                 || xb.is_empty()
                 || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0)
             {
-                return Step::Done(Verdict::NotCompared { reason: "no usable figure on a side".into() });
+                return Step::Done(Verdict::NotCompared {
+                    reason: "no usable figure on a side".into(),
+                });
             }
             step(xa, xb, *paired && xa.len() == xb.len(), rule)
         })

@@ -47,9 +47,15 @@ pub fn data_quantiles(hist: &OpHistograms) -> (u64, u64, u64, u64) {
 
 /// The phase of step `percent`: `phase` bound by `plan`'s step time, at `asked` ops per
 /// second of the test split over `threads`; no steady-state end and no curve of its own.
-pub fn step_phase(phase: &PhaseDef, plan: &CurvePlan, percent: f64, asked: f64, threads: u32) -> PhaseDef {
+pub fn step_phase(
+    phase: &PhaseDef,
+    plan: &CurvePlan,
+    percent: f64,
+    asked: f64,
+    threads: u32,
+) -> PhaseDef {
     let mut p = phase.clone();
-    p.name = format!("{} at {}%", phase.name, crate::model::units::sig3(percent));
+    p.name = format!("{} at {}%", phase.name, crate::model::units::short(percent));
     p.amount = Amount::Seconds(plan.step_nanos as f64 / 1e9);
     p.load.thread_ops_per_s = Some(asked / threads.max(1) as f64);
     p.load.test_ops_per_s = Some(asked);
@@ -123,7 +129,11 @@ mod tests {
     #[test]
     fn a_step_is_the_phase_bound_by_time_at_its_share_of_the_rate() {
         let p = read_phase();
-        let plan = CurvePlan { percents: vec![50.0, 100.0], step_nanos: 1_500_000_000, knee_multiple: 3.0 };
+        let plan = CurvePlan {
+            percents: vec![50.0, 100.0],
+            step_nanos: 1_500_000_000,
+            knee_multiple: 3.0,
+        };
         let s = step_phase(&p, &plan, 50.0, 1000.0, 4);
         assert_eq!(s.amount, Amount::Seconds(1.5));
         assert_eq!(s.load.thread_ops_per_s, Some(250.0));

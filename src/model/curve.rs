@@ -181,7 +181,7 @@ impl PhaseCurve {
     pub fn definition(&self) -> String {
         format!(
             "knee: the highest achieved rate before the first step whose p99 exceeds {}× the unloaded p99 (the lowest step's); latency timed from each op's scheduled start",
-            crate::model::units::sig3(self.knee_multiple)
+            crate::model::units::short(self.knee_multiple)
         )
     }
 }
@@ -234,8 +234,11 @@ mod tests {
         assert_eq!(CurvePlan::even(10).len(), 10);
         assert_eq!(CurvePlan::even(10)[0], 10.0);
         assert_eq!(CurvePlan::steps(vec![100.0, 50.0, 50.0, 5.0], "s"), Ok(vec![5.0, 50.0, 100.0]));
-        let plan =
-            CurvePlan { percents: vec![10.0, 50.0, 100.0], step_nanos: 2_000_000_000, knee_multiple: 3.0 };
+        let plan = CurvePlan {
+            percents: vec![10.0, 50.0, 100.0],
+            step_nanos: 2_000_000_000,
+            knee_multiple: 3.0,
+        };
         assert_eq!(plan.asked(2000.0), vec![200.0, 1000.0, 2000.0]);
         assert_eq!(plan.seconds(), 6.0);
     }
@@ -289,7 +292,7 @@ mod tests {
 
     #[test]
     fn shortfall_is_a_percentage_of_the_asked_rate_never_negative() {
-        assert_eq!(CurveStep::shortfall(1000.0, 900.0), 10.0);
+        assert!((CurveStep::shortfall(1000.0, 900.0) - 10.0).abs() < 1e-9);
         assert_eq!(CurveStep::shortfall(1000.0, 1001.0), 0.0);
         assert_eq!(CurveStep::shortfall(0.0, 5.0), 0.0);
     }

@@ -206,7 +206,8 @@ pub fn curve_plan(
         Some(CurveSteps::List(l)) => l.clone(),
     };
     let percents = CurvePlan::steps(percents, what)?;
-    let secs = if scale == Scale::Quick { curve::QUICK_STEP_SECS } else { curve::DEFAULT_STEP_SECS };
+    let secs =
+        if scale == Scale::Quick { curve::QUICK_STEP_SECS } else { curve::DEFAULT_STEP_SECS };
     let step_nanos = step_nanos.unwrap_or((secs * 1e9) as u64);
     let knee_multiple = CurvePlan::knee(knee.unwrap_or(curve::DEFAULT_KNEE_MULTIPLE), knee_what)?;
     Ok(CurvePlan { percents, step_nanos, knee_multiple })
@@ -232,7 +233,10 @@ pub fn phase_curve(p: &PhaseSpec, scale: Scale) -> Result<Option<CurvePlan>, Str
 pub fn curve_refusal(test: &TestDef, phase: &PhaseDef) -> Option<String> {
     let at = format!("test {} phase `{}`", test.id, phase.name);
     if !phase.timed || phase.pattern.data().is_empty() {
-        return Some(format!("{at}: a curve needs a timed data phase (reads or writes); this one is {}", if phase.timed { "a file-set phase" } else { "untimed" }));
+        return Some(format!(
+            "{at}: a curve needs a timed data phase (reads or writes); this one is {}",
+            if phase.timed { "a file-set phase" } else { "untimed" }
+        ));
     }
     if !matches!(phase.amount, Amount::Seconds(_)) {
         return Some(format!("{at} is bound by size or count: a curve runs the phase at fixed rates for a fixed time, and its closed-loop pass must be a rate over a time: write amount = {{ seconds = N }}"));
