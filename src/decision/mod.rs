@@ -1107,4 +1107,18 @@ pub(crate) mod tests {
             Verdict::Draw { tested: true, .. }
         ));
     }
+
+    #[test]
+    fn a_curves_steps_are_decided_as_one_family() {
+        // Step 1: side 0's 1/p99 is twice side 1's in every round; step 2: the same within noise.
+        let fast = vec![2.0, 2.1, 1.9, 2.05, 1.95];
+        let slow = vec![1.0, 1.05, 0.95, 1.02, 0.98];
+        let same = vec![1.0, 1.01, 0.99, 1.0, 1.02];
+        let family = vec![(fast, slow, true), (same.clone(), same.clone(), true)];
+        let v = decide_sample_family(&family, &Rule::default());
+        assert!(matches!(v[0], Verdict::Win { winner: 0, tested: true, .. }), "{:?}", v[0]);
+        assert!(matches!(v[1], Verdict::Draw { tested: true, .. }), "{:?}", v[1]);
+        let bad = decide_sample_family(&[(vec![0.0, 1.0], same.clone(), false)], &Rule::default());
+        assert!(matches!(bad[0], Verdict::NotCompared { .. }));
+    }
 }

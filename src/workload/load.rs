@@ -336,4 +336,70 @@ mod tests {
         assert_eq!((l.think_nanos, l.think_every), (2_000_000, 1));
         assert_eq!(DurationText::Micros(250).nanos(), Ok(250_000));
     }
+
+    /// The test of `toml` (one test) resolved.
+    fn suite(toml: &str) -> Suite {
+        let ctx = crate::workload::ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let dir = std::env::temp_dir().join(format!("fsbench-curve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("w.toml");
+        std::fs::write(&f, toml).unwrap();
+        let s = crate::workload::load(&crate::workload::SuiteSource::File(f.clone()), &ctx);
+        let _ = std::fs::remove_dir_all(&dir);
+        s.unwrap()
+    }
+
+    fn reads(amount: &str, extra: &str) -> String {
+        format!("[[test]]\nid = \"r\"\nname = \"reads\"\nfile = {{ size = \"8M\" }}\n[[test.phase]]\nname = \"read\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\" }}]\namount = {amount}\n{extra}\n")
+    }
+
+    #[test]
+    fn curve_plans_from_counts_lists_and_defaults() {
+        let p = curve_plan(None, None, None, Scale::Paper, ("s", "k")).unwrap();
+        assert_eq!(p.percents, CurvePlan::even(10));
+        assert_eq!((p.step_nanos, p.knee_multiple), (2_000_000_000, 3.0));
+        let quick = curve_plan(None, None, None, Scale::Quick, ("s", "k")).unwrap();
+        assert_eq!(quick.step_nanos, 1_000_000_000, "--scale quick: shorter steps");
+        let l = CurveSteps::List(vec![100.0, 25.0]);
+        let p = curve_plan(Some(&l), Some(500_000_000), Some(4.0), Scale::Paper, ("s", "k"));
+        let p = p.unwrap();
+        assert_eq!(
+            (p.percents, p.step_nanos, p.knee_multiple),
+            (vec![25.0, 100.0], 500_000_000, 4.0)
+        );
+        let one = curve_plan(
+            Some(&CurveSteps::Count(1)),
+            None,
+            None,
+            Scale::Paper,
+            ("--curve-steps", "k"),
+        );
+        assert!(one.unwrap_err().starts_with("--curve-steps = 1: a curve needs at least 2 steps"));
+        let knee = curve_plan(None, None, Some(0.5), Scale::Paper, ("s", "--curve-knee"));
+        assert!(knee.unwrap_err().starts_with("--curve-knee = 0.5"));
+        assert_eq!(step_time("250ms", "t"), Ok(250_000_000));
+        assert_eq!(step_time("1.5", "t"), Ok(1_500_000_000));
+        assert!(step_time("50ms", "--curve-step-time").unwrap_err().contains("from 100ms"));
+        assert!(step_time("soon", "t").is_err());
+    }
+
+    #[test]
+    fn apply_curve_marks_time_based_timed_data_phases_and_refuses_the_rest() {
+        let plan = curve_plan(None, None, None, Scale::Paper, ("s", "k")).unwrap();
+        let mut s = suite(&reads("{ seconds = 2 }", ""));
+        apply_curve(&mut s, &plan).unwrap();
+        let timed: Vec<bool> = s.tests[0].phases.iter().map(|p| p.curve.is_some()).collect();
+        assert_eq!(timed, vec![true]);
+        let mut sized = suite(&reads("{ bytes = \"1M\" }", ""));
+        let e = apply_curve(&mut sized, &plan).unwrap_err();
+        assert!(e.contains("test r phase `read` is bound by size or count"), "{e}");
+        assert!(e.contains("--test"), "{e}");
+        let mut paced = suite(&reads("{ seconds = 2 }", "rate_iops = 50"));
+        assert!(apply_curve(&mut paced, &plan).unwrap_err().contains("remove the phase's rate"));
+        // The workload key alone gives the phase its curve; refused where it cannot run.
+        let keyed =
+            suite(&reads("{ seconds = 2 }", "curve_steps = [50, 100]\ncurve_step_time = \"1s\""));
+        let c = keyed.tests[0].phases[0].curve.clone().unwrap();
+        assert_eq!((c.percents, c.step_nanos), (vec![50.0, 100.0], 1_000_000_000));
+    }
 }

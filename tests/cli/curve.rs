@@ -123,6 +123,24 @@ fn curve_steps_in_the_workload_and_compare_draws_both_curves() {
         assert!(s["verdict"]["reason"].as_str().unwrap().contains("not decided"), "{s}");
         assert_eq!(s["config"], 1);
     }
+    // Two repetitions: each step is decided (win or draw) by the rule.
+    let (v2, o) = run_json(&[
+        "compare",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+        "--workload",
+        w.to_str().unwrap(),
+        "--repeat",
+        "2",
+        "--no-store",
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for s in v2["tests"][0]["curve_verdicts"].as_array().expect("curve_verdicts") {
+        let outcome = s["verdict"]["outcome"].as_str().unwrap();
+        assert!(outcome == "win" || outcome == "draw", "decided with 2 repetitions: {s}");
+        assert_eq!(s["verdict"]["tested"], true, "{s}");
+    }
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("test r phase read: latency against load"), "one chart");
     assert!(html.contains("achieved rate (ops/s)") && html.contains("(ms, log)"), "axes");
