@@ -273,9 +273,13 @@ pub fn apply_curve(suite: &mut Suite, plan: &CurvePlan) -> Result<(), String> {
     if problems.is_empty() {
         return Ok(());
     }
-    Err(format!(
-        "--curve: {}. A curve needs a timed data phase bound by time (amount = {{ seconds = N }}) without a fixed rate; choose such tests with --test, or write one (examples/curve.toml)",
+    let shown = if problems.len() > 3 {
+        format!("{}; and {} more tests", problems[..3].join("; "), problems.len() - 3)
+    } else {
         problems.join("; ")
+    };
+    Err(format!(
+        "--curve: {shown}. A curve needs a timed data phase bound by time (amount = {{ seconds = N }}) without a fixed rate; choose such tests with --test, or write one (examples/curve.toml)"
     ))
 }
 
