@@ -406,4 +406,21 @@ mod tests {
         let c = keyed.tests[0].phases[0].curve.clone().unwrap();
         assert_eq!((c.percents, c.step_nanos), (vec![50.0, 100.0], 1_000_000_000));
     }
+
+    /// examples/curve.toml, as the guide runs it: every test takes `--curve`.
+    #[test]
+    fn the_curve_example_takes_a_curve_in_every_test() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/curve.toml");
+        let mut s = suite(&std::fs::read_to_string(path).unwrap());
+        let plan = curve_plan(None, None, None, Scale::Quick, ("s", "k")).unwrap();
+        apply_curve(&mut s, &plan).unwrap();
+        assert_eq!(s.tests.len(), 2);
+        for t in &s.tests {
+            assert!(
+                t.phases.iter().any(|p| p.timed && p.curve.as_ref() == Some(&plan)),
+                "{}",
+                t.id
+            );
+        }
+    }
 }
