@@ -48,10 +48,10 @@ fn verdict_cell(v: &Verdict, base: &str, other: &str) -> String {
         Verdict::Win { winner, factor, tested } => {
             let w = if *winner == 0 { base } else { other };
             let mark = if *tested { "" } else { " (untested)" };
-            format!("{w} {factor:.2}X lower p99{mark}")
+            format!("{w} {factor:.1}X{mark}")
         }
         Verdict::Draw { .. } => "draw".into(),
-        Verdict::NotCompared { .. } => "not decided".into(),
+        Verdict::NotCompared { .. } => "undecided".into(),
     }
 }
 
@@ -111,7 +111,6 @@ pub fn section(
             for h in ["p50", "p99", "p99.9"] {
                 g.glued(h, Kind::Figure);
             }
-            g.column("knee", Kind::Text);
             let vs = verdicts.get(ti).copied().unwrap_or(&[]);
             if !vs.is_empty() {
                 g.column(format!("p99 vs {base}"), Kind::Words);
@@ -137,7 +136,8 @@ pub fn section(
                         continue;
                     };
                     definition.get_or_insert_with(|| c.definition());
-                    let mut row = vec![format!("{}%", short(*pct))];
+                    let knee = if c.knee == Some(k) { " ◆" } else { "" };
+                    let mut row = vec![format!("{}%{knee}", short(*pct))];
                     if groups.len() > 1 {
                         row.push(groups[ci].0.to_string());
                     }
@@ -149,7 +149,6 @@ pub fn section(
                         "-".into()
                     });
                     row.extend([nanos(s.p50_nanos), nanos(s.p99_nanos), nanos(s.p999_nanos)]);
-                    row.push(if c.knee == Some(k) { "◆ knee".into() } else { String::new() });
                     if !vs.is_empty() {
                         let v = vs
                             .iter()
@@ -176,14 +175,10 @@ pub fn section(
         }
     }
     if let Some(d) = definition {
-        let d = format!(
-            "{}{}; short: achieved below asked by 2% or more.",
-            d[..1].to_uppercase(),
-            &d[1..]
-        );
+        let d = format!("◆ {d}; short: achieved below asked by 2% or more.");
         out.push_str(&frame::wrap(&d, width, "", "  "));
         if verdicts.iter().any(|v| !v.is_empty()) {
-            let rule = "Each step's p99 is compared by the rule above over the repetitions (the steps of a curve are one family); with one repetition a step is not decided.";
+            let rule = "p99 vs: each step's p99 compared by the rule above over the repetitions (the steps of a curve are one family); the winner has the lower p99, by the factor; with one repetition a step is undecided.";
             out.push_str(&frame::wrap(rule, width, "", "  "));
         }
     }
@@ -242,13 +237,14 @@ mod tests {
         ])];
         let s = section(&[("ext4", &t)], &[], 120);
         assert!(s.contains("test r phase read"), "{s}");
-        assert!(s.contains("7400") && s.contains("◆ knee"), "{s}");
+        assert!(s.contains("7400") && s.contains("75% ◆"), "{s}");
         assert!(s.contains("20%"), "the 100% step fell 20% short: {s}");
         assert!(s.contains("knee at 7400 ops/s achieved (75% step"), "{s}");
+        assert!(s.contains("◆ knee: the highest achieved rate"), "{s}");
         assert!(s.contains("exceeds 3× the unloaded p99"), "{s}");
-        let knee_rows: Vec<&str> = s.lines().filter(|l| l.contains("◆ knee")).collect();
+        let knee_rows: Vec<&str> = s.lines().filter(|l| l.contains("% ◆")).collect();
         assert_eq!(knee_rows.len(), 1, "{s}");
-        assert!(knee_rows[0].contains("75%"), "{s}");
+        assert!(knee_rows[0].contains("75% ◆"), "{s}");
         assert_eq!(section(&[("ext4", &[])], &[], 120), "");
     }
 
@@ -272,8 +268,8 @@ mod tests {
         ];
         let s = section(&[("ext4", &a), ("xfs", &b)], &[&v], 160);
         assert!(s.contains("p99 vs ext4"), "{s}");
-        assert!(s.contains("ext4 3.00X lower p99"), "{s}");
-        assert!(s.contains("not decided"), "{s}");
+        assert!(s.contains("ext4 3.0X"), "{s}");
+        assert!(s.contains("undecided"), "{s}");
         assert!(s.contains("xfs: no knee up to the closed-loop maximum"), "{s}");
     }
 }

@@ -83,7 +83,8 @@ fn a_curve_runs_each_step_at_its_share_of_the_closed_loop_rate() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(out.contains("Latency against load, test r phase read"), "{out}");
-    assert!(out.contains("◆ knee"), "{out}");
+    assert!(out.contains("% ◆"), "the knee's step is marked: {out}");
+    assert!(out.contains("◆ knee:"), "{out}");
     assert!(out.contains("exceeds 3× the unloaded p99 (the lowest step's)"), "{out}");
     assert!(out.contains("--curve steps"), "the time split names the steps: {out}");
 }
