@@ -138,6 +138,7 @@ pub fn build_report(
             facts,
             why,
             unsettled,
+            curve_verdicts: curve_verdicts(&configs, ti, baseline, &opts.rule),
         });
     }
     let pairs = (0..configs.len())
@@ -161,6 +162,92 @@ pub fn build_report(
         time: None,
     }
     .with_time_of_reps()
+}
+
+/// `--curve`: test `ti`'s curves decided step by step, each configuration against the
+/// baseline, by the comparison's rule on 1 / p99 of the step over the completed repetitions
+/// (paired by round when both sides have it in every round; the steps of one phase's curve
+/// form one family). A step is compared at the same percentage of each side's own
+/// closed-loop maximum; with one repetition on a side it is not decided.
+fn curve_verdicts(
+    configs: &[ConfigResult],
+    ti: usize,
+    baseline: usize,
+    rule: &crate::model::verdict::Rule,
+) -> Vec<crate::model::curve::StepVerdict> {
+    use crate::model::curve::StepVerdict;
+    let curves = |c: &ConfigResult, phase: &str| -> Vec<Option<crate::model::curve::PhaseCurve>> {
+        let Some(t) = c.run.tests.get(ti) else { return Vec::new() };
+        t.reps
+            .iter()
+            .filter(|r| r.complete)
+            .map(|r| {
+                r.phases.iter().find(|p| p.timed && p.name == phase).and_then(|p| p.curve.clone())
+            })
+            .collect()
+    };
+    let Some(base) = configs.get(baseline).and_then(|c| c.run.tests.get(ti)) else {
+        return Vec::new();
+    };
+    let mut phases: Vec<String> = Vec::new();
+    for p in base.reps.iter().flat_map(|r| &r.phases).filter(|p| p.curve.is_some()) {
+        if !phases.contains(&p.name) {
+            phases.push(p.name.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for (i, c) in configs.iter().enumerate().filter(|(i, _)| *i != baseline) {
+        for phase in &phases {
+            let (ca, cb) = (curves(&configs[baseline], phase), curves(c, phase));
+            let percents: Vec<f64> = ca
+                .iter()
+                .flatten()
+                .flat_map(|c| c.steps.iter().map(|s| s.percent))
+                .fold(Vec::new(), |mut v, p| {
+                    if !v.contains(&p) {
+                        v.push(p);
+                    }
+                    v
+                });
+            let inv =
+                |cs: &[Option<crate::model::curve::PhaseCurve>], pct: f64| -> Vec<Option<f64>> {
+                    cs.iter()
+                        .map(|c| {
+                            let s = c.as_ref()?.steps.iter().find(|s| s.percent == pct)?;
+                            (s.p99_nanos > 0).then(|| 1e9 / s.p99_nanos as f64)
+                        })
+                        .collect()
+                };
+            let mut family = Vec::new();
+            let mut single = Vec::new();
+            for &pct in &percents {
+                let (a, b) = (inv(&ca, pct), inv(&cb, pct));
+                let paired = a.len() == b.len() && a.iter().chain(&b).all(Option::is_some);
+                let xa: Vec<f64> = a.into_iter().flatten().collect();
+                let xb: Vec<f64> = b.into_iter().flatten().collect();
+                single.push(xa.len() < 2 || xb.len() < 2);
+                family.push((xa, xb, paired));
+            }
+            // Steps with one repetition a side are not decided (no noise estimate); the rest
+            // form the family.
+            let tested: Vec<_> =
+                family.iter().zip(&single).filter(|(_, s)| !**s).map(|(f, _)| f.clone()).collect();
+            let mut decided = crate::decision::decide_sample_family(&tested, rule).into_iter();
+            for (&pct, one) in percents.iter().zip(&single) {
+                let verdict = if *one {
+                    crate::model::verdict::Verdict::NotCompared {
+                        reason: "not decided: one repetition per step on a side (no noise estimate); run --repeat 2 or more".into(),
+                    }
+                } else {
+                    decided.next().unwrap_or(crate::model::verdict::Verdict::NotCompared {
+                        reason: "no usable figure on a side".into(),
+                    })
+                };
+                out.push(StepVerdict { phase: phase.clone(), config: i, percent: pct, verdict });
+            }
+        }
+    }
+    out
 }
 
 /// The study's lines for baseline `a` against configuration `b` (index `bi` in the rows).
@@ -296,6 +383,7 @@ pub(crate) mod tests {
             facts: vec![],
             why: vec![],
             unsettled: vec![],
+            curve_verdicts: vec![],
         }
     }
 

@@ -133,7 +133,8 @@ Examples:
   fsbench compare ext4 xfs --scale quick
   fsbench compare ext4:mount=data=writeback,nobarrier ext4:mount=nodelalloc xfs --test 1,3,9
   fsbench compare ext4 xfs btrfs zfs --scale quick --repeat 5 --format json > cmp.json
-  fsbench compare /mnt/a /mnt/b --test 4,14";
+  fsbench compare /mnt/a /mnt/b --test 4,14
+  fsbench compare ext4 xfs --workload examples/curve.toml --scale quick --repeat 3   # latency against load";
 
 /// `compare --help`'s text after the options: the configuration keys (from the tables the
 /// parser takes them from), then how a comparison runs and decides.

@@ -64,6 +64,20 @@ fn start(
     Ok(Some(Start { comm, suite }))
 }
 
+/// The workload, without a curve: a curve's steps are phases again outside the ranks' common
+/// phase window (the hooks that start them together), so a multi-client run refuses one.
+fn load(w: &super::suite_args::SuiteArgs) -> anyhow::Result<Suite> {
+    let suite = w.load()?;
+    if let Some(t) = suite.tests.iter().find(|t| t.phases.iter().any(|p| p.curve.is_some())) {
+        return Err(UserError(format!(
+            "test {}: a latency-versus-load curve (--curve, curve_steps) does not run across MPI ranks (its steps run outside the ranks' common phase window); run the curve without --mpi, or leave out --curve",
+            t.id
+        ))
+        .into());
+    }
+    Ok(suite)
+}
+
 fn show(dirs: &[PathBuf]) -> String {
     dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
 }
@@ -108,7 +122,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             .map(|_| ())
             .map_err(|e| format!("{e:#}"))
     };
-    let Some(Start { comm, suite }) = start(&a.mpi, &|| a.workload.load(), &dirs, &check)? else {
+    let Some(Start { comm, suite }) = start(&a.mpi, &|| load(&a.workload), &dirs, &check)? else {
         return Ok(ExitCode::BadInput);
     };
     let rank = comm.rank();
@@ -190,7 +204,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             .map(|_| ())
             .map_err(|e| format!("{e:#}"))
     };
-    let Some(Start { comm, suite }) = start(&a.mpi, &|| a.workload.load(), &dirs, &check)? else {
+    let Some(Start { comm, suite }) = start(&a.mpi, &|| load(&a.workload), &dirs, &check)? else {
         return Ok(ExitCode::BadInput);
     };
     let rank = comm.rank();

@@ -56,6 +56,77 @@ pub struct SuiteArgs {
     /// before any I/O), e.g. to see how a filesystem behaves when it runs full.
     #[arg(long)]
     pub no_space_check: bool,
+
+    #[command(flatten)]
+    pub curve: CurveArgs,
+}
+
+/// `--curve` and its steps: latency against load.
+#[derive(Debug, Clone, Args)]
+pub struct CurveArgs {
+    /// Latency against load: after each time-based timed data phase (its closed-loop pass,
+    /// whose rate is the maximum) run the phase again at fixed rates of 10%, 20%, ... 100% of
+    /// that maximum, each for --curve-step-time, with latency timed from each op's scheduled
+    /// start; each step reports the rate asked and achieved, the shortfall and p50/p99/p99.9,
+    /// and the curve its knee (the highest achieved rate before the first step whose p99
+    /// exceeds --curve-knee × the lowest step's p99). Adds steps × step time to every such
+    /// phase of every repetition: 10 × 2 s = 20 s by default (10 × 1 s with --scale quick).
+    /// Every selected test needs a timed phase bound by time (amount = { seconds = N })
+    /// without a fixed rate; see examples/curve.toml. Workload key: curve_steps.
+    #[arg(long)]
+    pub curve: bool,
+
+    /// With --curve: the steps, a count (`5`: 20%, 40%, ... 100%) or percentages of the
+    /// closed-loop maximum (`10,50,90,100`); at least 2, each in (0, 100]. Default 10.
+    #[arg(long, value_name = "N|P,P,..", requires = "curve")]
+    pub curve_steps: Option<String>,
+
+    /// With --curve: how long each step runs (`500ms`, `2s`; at least 100ms). Default 2s, 1s
+    /// with --scale quick.
+    #[arg(long, value_name = "DURATION", requires = "curve")]
+    pub curve_step_time: Option<String>,
+
+    /// With --curve: the knee's p99 limit as a multiple of the unloaded p99 (the lowest
+    /// step's). Default 3.
+    #[arg(long, value_name = "MULTIPLE", requires = "curve")]
+    pub curve_knee: Option<f64>,
+}
+
+impl CurveArgs {
+    /// `--curve` on every phase of `suite` that can have one (flags override the workload's
+    /// `curve_steps`); bad steps, or a selected test that cannot have a curve: bad input with
+    /// the fix.
+    pub fn apply(&self, suite: &mut Suite, scale: Scale) -> anyhow::Result<()> {
+        if !self.curve {
+            return Ok(());
+        }
+        let bad = |m: String| anyhow::Error::from(super::UserError(m));
+        let steps = match self.curve_steps.as_deref().map(str::trim) {
+            None => None,
+            Some(s) if !s.contains(',') && !s.contains('.') => match s.parse::<u32>() {
+                Ok(n) => Some(workload::spec::CurveSteps::Count(n)),
+                Err(_) => return Err(bad(format!("--curve-steps `{s}`: give a count such as 10, or percentages such as 25,50,75,100"))),
+            },
+            Some(s) => {
+                let list: Result<Vec<f64>, _> =
+                    s.split(',').map(|p| p.trim().trim_end_matches('%').parse::<f64>()).collect();
+                match list {
+                    Ok(l) => Some(workload::spec::CurveSteps::List(l)),
+                    Err(_) => return Err(bad(format!("--curve-steps `{s}`: give a count such as 10, or percentages such as 25,50,75,100"))),
+                }
+            }
+        };
+        let step = self
+            .curve_step_time
+            .as_deref()
+            .map(|s| workload::load::step_time(s, "--curve-step-time"))
+            .transpose()
+            .map_err(bad)?;
+        let what = ("--curve-steps", "--curve-knee");
+        let plan = workload::load::curve_plan(steps.as_ref(), step, self.curve_knee, scale, what)
+            .map_err(bad)?;
+        workload::load::apply_curve(suite, &plan).map_err(bad)
+    }
 }
 
 impl SuiteArgs {
@@ -71,7 +142,8 @@ impl SuiteArgs {
             for n in &t.notes {
                 eprintln!("fsbench: note: {}: {n}", t.file);
             }
-            let suite = crate::fio::load(&t, &ctx)?.select(&self.test)?;
+            let mut suite = crate::fio::load(&t, &ctx)?.select(&self.test)?;
+            self.curve.apply(&mut suite, self.scale)?;
             // A job file is a source of work like any other: runtime=2d needs --allow-long.
             workload::limits::check_suite_bounded(&suite, self.allow_long)?;
             return Ok(suite);
@@ -80,7 +152,8 @@ impl SuiteArgs {
             Some(p) => SuiteSource::File(p.clone()),
             None => SuiteSource::Embedded(self.suite.clone()),
         };
-        let suite = workload::load(&source, &ctx)?.select(&self.test)?;
+        let mut suite = workload::load(&source, &ctx)?.select(&self.test)?;
+        self.curve.apply(&mut suite, self.scale)?;
         workload::limits::check_suite_bounded(&suite, self.allow_long)?;
         Ok(suite)
     }

@@ -197,6 +197,29 @@ pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
     finish(vec![step(xa, xb, false, rule)], rule).remove(0)
 }
 
+/// The rule of [`decide_all`] on a family of sample pairs of a higher-is-better figure, each
+/// `(side 0, side 1, paired)` (paired: the i-th values of both sides were measured in one
+/// round): one verdict each, Benjamini–Hochberg over the family. Used for the steps of a
+/// latency-versus-load curve (the figure: 1 / p99). Every value must be positive and finite; a
+/// pair with an unusable value is not compared.
+pub fn decide_sample_family(family: &[(Vec<f64>, Vec<f64>, bool)], rule: &Rule) -> Vec<Verdict> {
+    let steps = family
+        .iter()
+        .map(|(xa, xb, paired)| {
+            if xa.is_empty()
+                || xb.is_empty()
+                || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0)
+            {
+                return Step::Done(Verdict::NotCompared {
+                    reason: "no usable figure on a side".into(),
+                });
+            }
+            step(xa, xb, *paired && xa.len() == xb.len(), rule)
+        })
+        .collect();
+    finish(steps, rule)
+}
+
 /// One pair before the family's correction.
 enum Step {
     Done(Verdict),
@@ -1124,5 +1147,19 @@ pub(crate) mod tests {
             decide(&before, "A", &after, "B", &Rule::default()),
             Verdict::Draw { tested: true, .. }
         ));
+    }
+
+    #[test]
+    fn a_curves_steps_are_decided_as_one_family() {
+        // Step 1: side 0's 1/p99 is twice side 1's in every round; step 2: the same within noise.
+        let fast = vec![2.0, 2.1, 1.9, 2.05, 1.95];
+        let slow = vec![1.0, 1.05, 0.95, 1.02, 0.98];
+        let same = vec![1.0, 1.01, 0.99, 1.0, 1.02];
+        let family = vec![(fast, slow, true), (same.clone(), same.clone(), true)];
+        let v = decide_sample_family(&family, &Rule::default());
+        assert!(matches!(v[0], Verdict::Win { winner: 0, tested: true, .. }), "{:?}", v[0]);
+        assert!(matches!(v[1], Verdict::Draw { tested: true, .. }), "{:?}", v[1]);
+        let bad = decide_sample_family(&[(vec![0.0, 1.0], same.clone(), false)], &Rule::default());
+        assert!(matches!(bad[0], Verdict::NotCompared { .. }));
     }
 }

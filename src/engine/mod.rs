@@ -11,7 +11,8 @@
 //!   progress and the stonewall.
 //! - [`cache`]: each phase's cache precondition, made and verified; [`probe`]: what is
 //!   observed around a phase (block counters, memory, the block trace); [`min_time`]:
-//!   `--min-time`'s passes; [`results`]: what the workers measured, as results.
+//!   `--min-time`'s passes; [`curve`]: a phase again at fixed fractions of its closed-loop
+//!   rate (`--curve`); [`results`]: what the workers measured, as results.
 //! - [`worker`]: one thread's share of a phase: the one worker loop, generic over the I/O
 //!   engine and the op source. A data file's ops (`FileOps`) are queued up to `iodepth` deep
 //!   and reaped, with one clock read per reap.
@@ -31,6 +32,7 @@
 
 pub mod buffer;
 pub mod cache;
+pub mod curve;
 pub mod direct;
 pub mod files;
 pub mod fileset;

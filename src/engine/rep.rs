@@ -303,6 +303,31 @@ fn run_phase(
     let observed = probe.finish(target, env.devices, &phase.name, warnings);
     cx.progress.phase_end();
     let PhasePass { mut pr, hist, run } = pass;
+    // `--curve`: the steps, after the closed-loop pass and outside its observation bracket,
+    // each after the same cache precondition (its time is untimed work, as a pass's).
+    let mut curve_failed = None;
+    if let Some(plan) = phase.curve.as_ref().filter(|_| released.is_ok() && run.clean()) {
+        let (t0, cache0) = (Instant::now(), spent.cache_nanos);
+        let (curve, failed) = super::curve::run(test, phase, plan, (&pr, &hist), |def| {
+            if creates {
+                files.remove_created(test, opts);
+            }
+            let (check, lost) = split(def, cache::prepare(def.cache, files, target, spent));
+            files.start_progress(test, cx.at.rep, def, cx.progress);
+            let run = match lost {
+                Some(e) => PhaseRun::failed(e),
+                None => phase::run(test, def, files, opts, seed, cx.progress),
+            };
+            cx.progress.phase_end();
+            let pr = phase_result(test, def, &run, check);
+            (run, pr)
+        });
+        // The steps' cache preconditions are in `cache_nanos` already.
+        let cache = spent.cache_nanos - cache0;
+        spent.curve_nanos += (t0.elapsed().as_nanos() as u64).saturating_sub(cache);
+        pr.curve = Some(curve);
+        curve_failed = failed;
+    }
     observed.record(target, &mut pr, warnings);
     pr.roles = roles;
     if run.stonewalled {
@@ -311,7 +336,10 @@ fn run_phase(
         });
         pr.ended_by = Some(if capped { TIME_CAP } else { STONEWALLED }.into());
     }
-    let local = local_outcome(phase, released, &run, role_error, files);
+    let mut local = local_outcome(phase, released, &run, role_error, files);
+    if let (PhaseOutcome::Ok, Some(failed)) = (&local, &curve_failed) {
+        local = local_outcome(phase, Ok(()), failed, None, files);
+    }
     let end = run.outs.iter().map(|o| o.end).max();
     let end = end.map(|e| run.synced.as_ref().map(|s| s.0.max(e)).unwrap_or(e));
     PhaseStep { pr, hist, local, window: window_start.zip(end) }

@@ -60,6 +60,7 @@ pub fn phase_result(
         roles: Vec::new(),
         series: run.over_time.clone(),
         load: load_outcome(phase, run, end - start),
+        curve: None,
     };
     super::ioengine::record(&test.engine, &test.engine_options, &mut pr);
     pr

@@ -490,6 +490,10 @@ pub struct PhaseDef {
     /// `time_based`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_seconds: Option<f64>,
+    /// A latency-versus-load curve after the phase (`--curve`, `curve_steps`): time-based
+    /// timed data phases only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<crate::model::curve::CurvePlan>,
 }
 
 /// Flags for `open(2)`.

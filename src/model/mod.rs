@@ -14,6 +14,7 @@
 
 pub mod block;
 pub mod cluster;
+pub mod curve;
 pub mod explanation;
 pub mod extents;
 pub mod facts;

@@ -52,6 +52,10 @@ pub struct TestRow {
     /// ([`decision::settled`]), so an identical run may well call it a draw.
     #[serde(default)]
     pub unsettled: Vec<bool>,
+    /// `--curve`: each step of each curved phase, configuration i against the baseline, on
+    /// the step's p99 ([`crate::model::curve::StepVerdict`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve_verdicts: Vec<crate::model::curve::StepVerdict>,
 }
 
 impl TestRow {

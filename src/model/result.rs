@@ -605,6 +605,10 @@ pub struct PhaseResult {
     /// A paced phase's rate (asked and achieved) and a steady-state criterion's outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::model::series::LoadOutcome>,
+    /// `--curve`: latency against load, the phase at fixed fractions of this (closed-loop)
+    /// pass's rate ([`crate::model::curve`]); the figures above are the closed-loop pass's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<crate::model::curve::PhaseCurve>,
 }
 
 fn default_passes() -> u32 {

@@ -35,6 +35,10 @@ pub struct Untimed {
     /// preconditions count as `cache_nanos`, a file set's set-up as `layout_nanos`).
     #[serde(default)]
     pub min_time_nanos: u64,
+    /// `--curve`'s steps: the phase run again at fixed rates after its timed pass (their
+    /// cache preconditions count as `cache_nanos`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub curve_nanos: u64,
     /// The rest of the repetition outside its timed phases: observation brackets, starting
     /// and joining workers, `--verify`, results.
     #[serde(default)]
@@ -53,6 +57,7 @@ impl Untimed {
             + self.sync_nanos
             + self.cleanup_nanos
             + self.min_time_nanos
+            + self.curve_nanos
             + self.other_nanos
     }
 
@@ -63,6 +68,7 @@ impl Untimed {
         self.sync_nanos += more.sync_nanos;
         self.cleanup_nanos += more.cleanup_nanos;
         self.min_time_nanos += more.min_time_nanos;
+        self.curve_nanos += more.curve_nanos;
         self.other_nanos += more.other_nanos;
         self.reused_layout |= more.reused_layout;
     }
@@ -124,6 +130,9 @@ pub struct TimeSplit {
     pub cleanup_s: f64,
     /// Between `--min-time` passes.
     pub min_time_s: f64,
+    /// `--curve`'s steps.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub curve_s: f64,
     /// Testbeds: mkfs, mount, teardown (and made afresh between tests).
     pub testbed_s: f64,
     /// `--repeat auto`'s forecasts and verdicts.
@@ -135,6 +144,14 @@ pub struct TimeSplit {
     pub reused_layouts: u32,
     /// Every test, most time first.
     pub tests: Vec<TestTime>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Nanoseconds to seconds.
@@ -187,6 +204,7 @@ impl TimeSplit {
                     t.sync_s += s(u.sync_nanos);
                     t.cleanup_s += s(u.cleanup_nanos);
                     t.min_time_s += s(u.min_time_nanos);
+                    t.curve_s += s(u.curve_nanos);
                     t.other_s += s(u.other_nanos);
                     t.reused_layouts += u.reused_layout as u32;
                 }
@@ -200,6 +218,7 @@ impl TimeSplit {
             + t.sync_s
             + t.cleanup_s
             + t.min_time_s
+            + t.curve_s
             + t.testbed_s
             + t.decision_s
             + t.other_s;

@@ -14,6 +14,16 @@ pub fn nanos(n: u64) -> String {
     }
 }
 
+/// [`sig3`] without trailing zeros: `25`, `12.5`, `3`, `0.25`.
+pub fn short(x: f64) -> String {
+    let s = sig3(x);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Three significant digits: `0.117`, `42.8`, `1757`.
 pub fn sig3(x: f64) -> String {
     if !x.is_finite() {

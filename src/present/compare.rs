@@ -79,6 +79,11 @@ pub fn render(r: &Report, details: bool, width: usize) -> String {
             out.push_str(&frame::wrap(l, width, "  ", "    "));
         }
     }
+    let groups: Vec<(&str, &[crate::model::result::TestResult])> =
+        r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())).collect();
+    let verdicts: Vec<&[crate::model::curve::StepVerdict]> =
+        r.tests.iter().map(|t| t.curve_verdicts.as_slice()).collect();
+    out.push_str(&super::curve::section(&groups, &verdicts, width));
     out.push_str(&why_section(r, width));
     out.push_str(&super::roles::section(
         r.configs.iter().map(|c| (c.label.as_str(), c.run.tests.as_slice())),

@@ -8,6 +8,7 @@
 pub mod bonnie;
 pub mod compare;
 pub mod csv;
+pub mod curve;
 pub mod diff;
 pub mod fio;
 pub mod frame;

@@ -55,6 +55,8 @@ pub fn render(report: &RunReport, width: usize) -> String {
     let mut out = frame::wrap(&headline(report), width, "", "  ");
     out.push_str(&grid.render(width));
     out.push_str(&frame::wrap(&legend(report, multi), width, "", ""));
+    let label = report.target.label.as_str();
+    out.push_str(&super::curve::section(&[(label, report.tests.as_slice())], &[], width));
     out.push_str(&super::roles::section(
         std::iter::once((report.target.label.as_str(), report.tests.as_slice())),
         width,

@@ -30,6 +30,7 @@ pub fn line(t: &TimeSplit) -> String {
         ("sync", t.sync_s),
         ("removing files", t.cleanup_s),
         ("--min-time passes", t.min_time_s),
+        ("--curve steps", t.curve_s),
         ("testbeds", t.testbed_s),
         ("decisions", t.decision_s),
         ("other", t.other_s),

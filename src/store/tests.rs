@@ -592,3 +592,29 @@ fn busy_results_are_retried_and_other_errors_are_not() {
     assert!(matches!(r, Err(StoreError::Missing { .. })));
     assert_eq!(tries, 1, "a non-busy error is not retried");
 }
+
+#[test]
+fn a_curve_is_stored_and_loads_back() {
+    use crate::model::curve::{CurveStep, PhaseCurve};
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.sqlite");
+    let defs = vec![test_def("1")];
+    let mut rec = Store::open(&p).unwrap().begin(&meta(), &[config()], &defs).unwrap();
+    let mut t = test_result("1", &[100.0]);
+    let step = |percent: f64, p99: u64| CurveStep {
+        percent,
+        asked_ops_per_s: percent * 10.0,
+        achieved_ops_per_s: percent * 9.9,
+        p99_nanos: p99,
+        ..CurveStep::default()
+    };
+    let curve = PhaseCurve::of((1000.0, 5000), 3.0, vec![step(50.0, 100), step(100.0, 900)], false);
+    t.reps[0].phases[0].curve = Some(curve.clone());
+    rec.record_test(0, 0, &t).unwrap();
+    let id = rec.run_id();
+    drop(rec);
+    let s = Store::open_read_only(&p).unwrap();
+    let back = s.load(id).unwrap();
+    assert_eq!(back.configs[0].tests[0].reps[0].phases[0].curve.as_ref(), Some(&curve));
+    assert_eq!(curve.knee, Some(0), "900 ns is over 3 × 100 ns: the knee is the 50% step");
+}

@@ -2,9 +2,15 @@
 //! `ss_dur`, `ss_ramp`; fio's names and meanings) checked and turned into the model's
 //! [`Load`]. Kept apart from the rest of the validator because the fio front end maps fio's
 //! options of the same names onto exactly these keys.
+//!
+//! Also the latency-versus-load curve (`curve_steps`, `curve_step_time`, `curve_knee`, and
+//! `--curve` on the command line, [`apply_curve`]): a curve runs the phase at fixed rates, so
+//! it is checked here with them: which phases can have one, and not beside a fixed rate.
 
-use super::spec::PhaseSpec;
-use crate::model::job::Amount;
+use super::spec::{CurveSteps, PhaseSpec};
+use crate::model::curve::{self, CurvePlan};
+use crate::model::job::{Amount, PhaseDef, Suite, TestDef};
+use crate::model::scale::Scale;
 use crate::model::series::{Load, Steady, SteadyMetric};
 use serde::{Deserialize, Serialize};
 
@@ -159,6 +165,124 @@ fn resolve_steady(p: &PhaseSpec, amount: &Amount) -> Result<Option<Steady>, Stri
     Ok(Some(Steady { metric, limit_percent, window_secs: dur as u32, ramp_secs: ramp as u32 }))
 }
 
+/// A curve step's time: `"2s"`, `"500ms"`, or seconds (`1.5`); from 100 ms to 1 hour.
+/// Nanoseconds, or why not (`what`: where it was written).
+pub fn step_time(s: &str, what: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (t, 1e9)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v * scale >= 1e8 && v * scale <= 3600e9 => Ok((v * scale) as u64),
+        _ => Err(format!(
+            "{what} `{s}`: give a step time from 100ms to 1 hour, e.g. 500ms or 2s (each step of a curve runs this long)"
+        )),
+    }
+}
+
+/// A curve's plan from its parts as written (`None`: the default): `steps` a count or a list,
+/// `step_nanos` each step's time (default [`curve::DEFAULT_STEP_SECS`], under `--scale quick`
+/// [`curve::QUICK_STEP_SECS`]), `knee` the multiple. `what` names the steps' and the knee's source in errors.
+pub fn curve_plan(
+    steps: Option<&CurveSteps>,
+    step_nanos: Option<u64>,
+    knee: Option<f64>,
+    scale: Scale,
+    (what, knee_what): (&str, &str),
+) -> Result<CurvePlan, String> {
+    let percents = match steps {
+        None => CurvePlan::even(curve::DEFAULT_STEPS),
+        Some(CurveSteps::Count(n)) if *n < 2 => {
+            return Err(format!("{what} = {n}: a curve needs at least 2 steps (one step is one fixed rate, not a curve): give e.g. 10 (10%, 20%, ... 100%), or use rate_iops for one rate"))
+        }
+        Some(CurveSteps::Count(n)) if *n as usize > curve::MAX_STEPS => {
+            return Err(format!("{what} = {n}: at most {} steps (each is a timed run of the phase)", curve::MAX_STEPS))
+        }
+        Some(CurveSteps::Count(n)) => CurvePlan::even(*n),
+        Some(CurveSteps::List(l)) => l.clone(),
+    };
+    let percents = CurvePlan::steps(percents, what)?;
+    let secs =
+        if scale == Scale::Quick { curve::QUICK_STEP_SECS } else { curve::DEFAULT_STEP_SECS };
+    let step_nanos = step_nanos.unwrap_or((secs * 1e9) as u64);
+    let knee_multiple = CurvePlan::knee(knee.unwrap_or(curve::DEFAULT_KNEE_MULTIPLE), knee_what)?;
+    Ok(CurvePlan { percents, step_nanos, knee_multiple })
+}
+
+/// The phase keys' curve (`curve_steps` and the rest), `None` without `curve_steps`.
+pub fn phase_curve(p: &PhaseSpec, scale: Scale) -> Result<Option<CurvePlan>, String> {
+    let Some(steps) = &p.curve_steps else {
+        if p.curve_step_time.is_some() || p.curve_knee.is_some() {
+            return Err("curve_step_time or curve_knee without curve_steps: add curve_steps = 10 (or a list of percentages)".into());
+        }
+        return Ok(None);
+    };
+    let step = p.curve_step_time.as_deref().map(|s| step_time(s, "curve_step_time")).transpose()?;
+    curve_plan(Some(steps), step, p.curve_knee, scale, ("curve_steps", "curve_knee")).map(Some)
+}
+
+/// Why `phase` of `test` cannot have a curve, with the fix; `None` when it can: a timed data
+/// phase bound by time (a step is a time at a rate; a phase bound by size or count would end
+/// at a different time on every step, and its closed-loop rate is not a rate it can hold), in
+/// a test without roles (they run beside the closed-loop pass only), without a fixed rate of
+/// its own (the curve sets each step's rate).
+pub fn curve_refusal(test: &TestDef, phase: &PhaseDef) -> Option<String> {
+    let at = format!("test {} phase `{}`", test.id, phase.name);
+    if !phase.timed || phase.pattern.data().is_empty() {
+        return Some(format!(
+            "{at}: a curve needs a timed data phase (reads or writes); this one is {}",
+            if phase.timed { "a file-set phase" } else { "untimed" }
+        ));
+    }
+    if !matches!(phase.amount, Amount::Seconds(_)) {
+        return Some(format!("{at} is bound by size or count: a curve runs the phase at fixed rates for a fixed time, and its closed-loop pass must be a rate over a time: write amount = {{ seconds = N }}"));
+    }
+    if phase.load.test_ops_per_s.is_some() {
+        return Some(format!("{at} has a fixed rate (rate_iops or rate): a curve sets each step's rate itself; remove the phase's rate"));
+    }
+    if !test.roles.is_empty() {
+        return Some(format!("{at}: a test with roles cannot have a curve (the roles run beside the closed-loop pass only, so the steps would measure something else); remove the roles or the curve"));
+    }
+    None
+}
+
+/// `--curve`: `plan` on every phase of the suite that can have a curve. Every test needs one
+/// such phase; when a test has none, the error names it and why, with the fix (`--test` to
+/// choose tests, or the workload's phases).
+pub fn apply_curve(suite: &mut Suite, plan: &CurvePlan) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for t in &mut suite.tests {
+        let why: Vec<Option<String>> = t.phases.iter().map(|p| curve_refusal(t, p)).collect();
+        if why.iter().all(Option::is_some) {
+            // The reason of the phase that came closest: a timed data phase's, else the first.
+            let data = t.phases.iter().position(|p| p.timed && !p.pattern.data().is_empty());
+            let reason = why[data.unwrap_or(0)].clone();
+            problems.push(reason.unwrap_or_else(|| format!("test {}: no phases", t.id)));
+            continue;
+        }
+        for (p, w) in t.phases.iter_mut().zip(&why) {
+            if w.is_none() {
+                p.curve = Some(plan.clone());
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let shown = if problems.len() > 3 {
+        format!("{}; and {} more tests", problems[..3].join("; "), problems.len() - 3)
+    } else {
+        problems.join("; ")
+    };
+    Err(format!(
+        "--curve: {shown}. A curve needs a timed data phase bound by time (amount = {{ seconds = N }}) without a fixed rate; choose such tests with --test, or write one (examples/curve.toml)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +339,88 @@ mod tests {
         );
         assert_eq!((l.think_nanos, l.think_every), (2_000_000, 1));
         assert_eq!(DurationText::Micros(250).nanos(), Ok(250_000));
+    }
+
+    /// The test of `toml` (one test) resolved.
+    fn suite(toml: &str) -> Suite {
+        let ctx = crate::workload::ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let dir = std::env::temp_dir().join(format!("fsbench-curve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("w.toml");
+        std::fs::write(&f, toml).unwrap();
+        let s = crate::workload::load(&crate::workload::SuiteSource::File(f.clone()), &ctx);
+        let _ = std::fs::remove_dir_all(&dir);
+        s.unwrap()
+    }
+
+    fn reads(amount: &str, extra: &str) -> String {
+        format!("[[test]]\nid = \"r\"\nname = \"reads\"\nfile = {{ size = \"8M\" }}\n[[test.phase]]\nname = \"read\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\" }}]\namount = {amount}\n{extra}\n")
+    }
+
+    #[test]
+    fn curve_plans_from_counts_lists_and_defaults() {
+        let p = curve_plan(None, None, None, Scale::Paper, ("s", "k")).unwrap();
+        assert_eq!(p.percents, CurvePlan::even(10));
+        assert_eq!((p.step_nanos, p.knee_multiple), (2_000_000_000, 3.0));
+        let quick = curve_plan(None, None, None, Scale::Quick, ("s", "k")).unwrap();
+        assert_eq!(quick.step_nanos, 1_000_000_000, "--scale quick: shorter steps");
+        let l = CurveSteps::List(vec![100.0, 25.0]);
+        let p = curve_plan(Some(&l), Some(500_000_000), Some(4.0), Scale::Paper, ("s", "k"));
+        let p = p.unwrap();
+        assert_eq!(
+            (p.percents, p.step_nanos, p.knee_multiple),
+            (vec![25.0, 100.0], 500_000_000, 4.0)
+        );
+        let one = curve_plan(
+            Some(&CurveSteps::Count(1)),
+            None,
+            None,
+            Scale::Paper,
+            ("--curve-steps", "k"),
+        );
+        assert!(one.unwrap_err().starts_with("--curve-steps = 1: a curve needs at least 2 steps"));
+        let knee = curve_plan(None, None, Some(0.5), Scale::Paper, ("s", "--curve-knee"));
+        assert!(knee.unwrap_err().starts_with("--curve-knee = 0.5"));
+        assert_eq!(step_time("250ms", "t"), Ok(250_000_000));
+        assert_eq!(step_time("1.5", "t"), Ok(1_500_000_000));
+        assert!(step_time("50ms", "--curve-step-time").unwrap_err().contains("from 100ms"));
+        assert!(step_time("soon", "t").is_err());
+    }
+
+    #[test]
+    fn apply_curve_marks_time_based_timed_data_phases_and_refuses_the_rest() {
+        let plan = curve_plan(None, None, None, Scale::Paper, ("s", "k")).unwrap();
+        let mut s = suite(&reads("{ seconds = 2 }", ""));
+        apply_curve(&mut s, &plan).unwrap();
+        let timed: Vec<bool> = s.tests[0].phases.iter().map(|p| p.curve.is_some()).collect();
+        assert_eq!(timed, vec![true]);
+        let mut sized = suite(&reads("{ bytes = \"1M\" }", ""));
+        let e = apply_curve(&mut sized, &plan).unwrap_err();
+        assert!(e.contains("test r phase `read` is bound by size or count"), "{e}");
+        assert!(e.contains("--test"), "{e}");
+        let mut paced = suite(&reads("{ seconds = 2 }", "rate_iops = 50"));
+        assert!(apply_curve(&mut paced, &plan).unwrap_err().contains("remove the phase's rate"));
+        // The workload key alone gives the phase its curve; refused where it cannot run.
+        let keyed =
+            suite(&reads("{ seconds = 2 }", "curve_steps = [50, 100]\ncurve_step_time = \"1s\""));
+        let c = keyed.tests[0].phases[0].curve.clone().unwrap();
+        assert_eq!((c.percents, c.step_nanos), (vec![50.0, 100.0], 1_000_000_000));
+    }
+
+    /// examples/curve.toml, as the guide runs it: every test takes `--curve`.
+    #[test]
+    fn the_curve_example_takes_a_curve_in_every_test() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/curve.toml");
+        let mut s = suite(&std::fs::read_to_string(path).unwrap());
+        let plan = curve_plan(None, None, None, Scale::Quick, ("s", "k")).unwrap();
+        apply_curve(&mut s, &plan).unwrap();
+        assert_eq!(s.tests.len(), 2);
+        for t in &s.tests {
+            assert!(
+                t.phases.iter().any(|p| p.timed && p.curve.as_ref() == Some(&plan)),
+                "{}",
+                t.id
+            );
+        }
     }
 }

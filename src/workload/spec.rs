@@ -478,6 +478,26 @@ pub struct PhaseSpec {
     /// Seconds ignored before the window (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ss_ramp: Option<f64>,
+    /// Latency against load after the phase: a step count or a list of percentages of the
+    /// closed-loop maximum (see [`super::load::curve_plan`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve_steps: Option<CurveSteps>,
+    /// Time of one curve step: `"2s"`, `"500ms"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve_step_time: Option<String>,
+    /// The knee's p99 limit, a multiple of the unloaded p99 (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve_knee: Option<f64>,
+}
+
+/// `curve_steps = 10` (10%, 20%, ... 100%) or `curve_steps = [25, 50, 75, 100]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CurveSteps {
+    /// Even steps up to 100%.
+    Count(u32),
+    /// Percentages of the closed-loop maximum.
+    List(Vec<f64>),
 }
 
 /// One entry of a phase's pattern.

@@ -198,7 +198,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
             );
         }
     }
-    Ok(TestDef {
+    let test = TestDef {
         id: t.id.clone(),
         name: t.name.clone(),
         description: t.description.clone(),
@@ -212,7 +212,15 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         files: files.set,
         phases,
         roles,
-    })
+    };
+    // `curve_steps` only where a curve can run (its phase, the test's roles).
+    for p in test.phases.iter().filter(|p| p.curve.is_some()) {
+        if let Some(why) = super::load::curve_refusal(&test, p) {
+            let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
+            return Err(ploc.err(format!("curve_steps: {why}")));
+        }
+    }
+    Ok(test)
 }
 
 /// What a test says it works on: one file (or one per thread), or a fileset; never both.
@@ -621,6 +629,7 @@ fn resolve_phase(
         (!data.is_empty()).then(|| data.iter().sum::<f64>() / data.len() as f64)
     };
     let load = super::load::resolve(p, &amount, threads, mean_op).map_err(|m| loc.err(m))?;
+    let curve = super::load::phase_curve(p, ctx.scale).map_err(|m| loc.err(m))?;
     Ok(PhaseDef {
         name: p.name.clone(),
         timed: p.timed,
@@ -636,6 +645,7 @@ fn resolve_phase(
         invalidate_each_pass: p.invalidate_each_pass,
         load,
         max_seconds: time_cap(&p.amount),
+        curve,
     })
 }
 

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod compare;
+mod curve;
 mod figure;
 mod fio;
 mod fio_file;

@@ -387,6 +387,7 @@ fn prefill_phase() -> PhaseDef {
         invalidate_each_pass: false,
         load: Default::default(),
         max_seconds: None,
+        curve: None,
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,

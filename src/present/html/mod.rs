@@ -13,6 +13,7 @@
 
 pub mod charts;
 pub mod cluster;
+pub mod curve;
 pub mod export;
 mod h2h;
 pub mod integrity;
@@ -330,6 +331,9 @@ td.barcell span { position:relative; font-variant-numeric: tabular-nums; }
 table.kv th { width:110px; background:none; }
 table.env pre { margin:0; white-space:pre-wrap; word-break:break-word; font-size:12px; }
 ul.notes { font-size:12.5px; color:#3c4449; }
+div.curve ul { font-size:12.5px; margin:4px 0; padding-left:18px; }
+table.steps { font-size:12px; }
+table.steps td, table.steps th { padding:2px 8px; white-space:nowrap; }
 "#;
 
 #[cfg(test)]

@@ -42,11 +42,12 @@ fn card(
     let offsets = offset_chart(charts, r, ti, &row.id, prefix)?;
     let fill = fill_chart(charts, r, ti, &row.id, prefix)?;
     let time = super::over_time::chart(charts, r, ti, &row.id, prefix)?;
+    let curve = super::curve::chart(charts, r, ti, &row.id, prefix)?;
     let desc = r.configs.first().map(|c| c.run.tests[ti].description.as_str()).unwrap_or("");
     Ok(html! {
         figure.card id={ (prefix) "-test-" (file_part(&row.id)) } {
             figcaption { b { "Test " (row.id) } " " (row.name) " " span.muted { (desc) } }
-            (throughput) (latency) (offsets) (fill) (time)
+            (throughput) (latency) (offsets) (fill) (time) (curve)
         }
     })
 }
