@@ -217,7 +217,8 @@ pub struct DirtyCliff {
     pub after_mib_per_s: f64,
     /// Seconds into the phase.
     pub at_secs: f64,
-    /// Dirty bytes at that moment.
+    /// Dirty bytes at that moment (dirty and under writeback, as the kernel counts them
+    /// against its dirty limit).
     pub dirty_bytes: u64,
 }
 
@@ -234,42 +235,57 @@ impl PhaseSeries {
     }
 
     /// The point after which the written MiB/s stays below 60% of what it was before (the
-    /// steepest such drop), with dirty bytes at 85% of their peak or more, and that peak where
+    /// deepest such drop against the rest of the phase: a throttled writer's pauses later on
+    /// drop its rate steeply for a moment, but not for good), with dirty bytes at 85% of their
+    /// peak (or of the threshold, when the peak is above it) or more, and that peak where
     /// the kernel throttles writers (at least 90% of [`PhaseSeries::dirty_throttle_bytes`]: a
     /// drop at a lower peak is something else, an O_DSYNC write's own waits for one); `None`
     /// when the series is short (under 10 points), wrote nothing, has no memory samples or no
     /// throttling threshold.
+    ///
+    /// "Dirty bytes" here are dirty plus under writeback, as `balance_dirty_pages` counts them
+    /// against its thresholds: a device slower than the writer keeps pages under writeback
+    /// (queued for it) long after they stopped being dirty, and the writer is throttled on the
+    /// sum while `Dirty` alone stays far below the threshold.
     pub fn dirty_cliff(&self) -> Option<DirtyCliff> {
         let n = self.len();
         if n < 10 || self.dirty_bytes.len() != n || self.write_bytes.iter().all(|b| *b == 0) {
             return None;
         }
-        let peak = self.dirty_bytes.iter().copied().max().unwrap_or(0);
+        let held: Vec<u64> = (0..n)
+            .map(|i| self.dirty_bytes[i] + self.writeback_bytes.get(i).copied().unwrap_or(0))
+            .collect();
+        let peak = held.iter().copied().max().unwrap_or(0);
         let throttled = self.dirty_throttle_bytes > 0
             && peak as u128 * 10 >= self.dirty_throttle_bytes as u128 * 9;
         if peak < 16 << 20 || !throttled {
             return None;
         }
+        // At the drop, dirty bytes at 85% of their peak, or of the threshold when the peak is
+        // above it: the counters are the machine's, and another process's burst of dirty pages
+        // (a build linking a binary) can raise the peak for a moment far above where the
+        // throttled writer holds them.
+        let level = peak.min(self.dirty_throttle_bytes);
         let secs = self.interval_nanos as f64 / 1e9;
         let mib: Vec<f64> = self.write_bytes.iter().map(|b| *b as f64 / 1048576.0 / secs).collect();
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let k = (n / 10).max(3);
-        // Where the drop from the `k` points before to the `k` after is steepest, among the
-        // points where it holds for the rest of the phase (the last point may be partial: left
-        // out).
+        let k = (n / 20).max(3);
+        // Where the drop from the `k` points before to the rest of the phase is deepest, among
+        // the points where the `k` after and the rest are both below 60% of the `k` before (the
+        // last point may be partial: left out).
         let mut best: Option<(f64, DirtyCliff)> = None;
         for i in k..n - k {
             let before = mean(&mib[i - k..i]);
             let (next, rest) = (mean(&mib[i..i + k]), mean(&mib[i..n - 1]));
-            let at_peak = self.dirty_bytes[i] * 100 >= peak * 85;
+            let at_peak = held[i] * 100 >= level * 85;
             if before > 0.0 && next < 0.6 * before && rest < 0.6 * before && at_peak {
-                let drop = before / next.max(1e-9);
+                let drop = before / rest.max(1e-9);
                 if best.as_ref().is_none_or(|b| drop > b.0) {
                     let c = DirtyCliff {
                         before_mib_per_s: before,
                         after_mib_per_s: rest,
                         at_secs: i as f64 * secs,
-                        dirty_bytes: self.dirty_bytes[i],
+                        dirty_bytes: held[i],
                     };
                     best = Some((drop, c));
                 }
@@ -493,6 +509,28 @@ mod tests {
         assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s", c.at_secs);
         assert!(c.before_mib_per_s > 80.0 && c.after_mib_per_s < 30.0, "{c:?}");
         assert!(c.dirty_bytes >= 170 * mib);
+        // Pages under writeback count as the kernel counts them: the same drop when a slow
+        // device holds most of the 200 MiB under writeback and `Dirty` alone stays at 30 MiB.
+        let (dirty, wb) = (s.dirty_bytes.clone(), s.writeback_bytes.clone());
+        s.writeback_bytes = s.dirty_bytes.iter().map(|d| d.saturating_sub(30 * mib)).collect();
+        s.dirty_bytes = s.dirty_bytes.iter().map(|d| (*d).min(30 * mib)).collect();
+        let c = s.dirty_cliff().expect("a cliff on dirty + writeback");
+        assert!((c.at_secs - 2.0).abs() < 0.35 && c.dirty_bytes >= 170 * mib, "{c:?}");
+        (s.dirty_bytes, s.writeback_bytes) = (dirty, wb);
+        // A throttled writer's pause later on (nothing written for 0.4 s, then the same pace)
+        // is a steeper drop for a moment, not the cliff.
+        for i in 30..34 {
+            s.write_bytes[i] = 0;
+        }
+        let c = s.dirty_cliff().expect("a cliff");
+        assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s, not at the pause: {c:?}", c.at_secs);
+        s.write_bytes[30..34].fill(2 * mib);
+        // Another process's burst of dirty pages for one point raises the peak to 400 MiB;
+        // the writer still holds 200 MiB, at the threshold, where its rate fell.
+        s.dirty_bytes[35] = 400 * mib;
+        let c = s.dirty_cliff().expect("a cliff despite the burst");
+        assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s", c.at_secs);
+        s.dirty_bytes[35] = 200 * mib;
         // The same drop with dirty bytes far from their peak is not the dirty limit.
         s.dirty_bytes = (0..40).map(|i| if i < 5 { 300 * mib } else { 10 * mib }).collect();
         assert_eq!(s.dirty_cliff(), None);

@@ -557,7 +557,7 @@ fn dirty_cliff(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     Some((
         weight,
         format!(
-            "{}'s writes fell from {:.0} to {:.0} MiB/s at {:.1} s, when dirty page cache reached {} (its peak: writers throttled at the dirty limit); {} kept its rate",
+            "{}'s writes fell from {:.0} to {:.0} MiB/s at {:.1} s, when dirty and writeback page cache reached {} (its peak: writers throttled at the dirty limit); {} kept its rate",
             l.label,
             c.before_mib_per_s,
             c.after_mib_per_s,

@@ -498,7 +498,7 @@ fn a_write_cliff_at_the_dirty_limit() {
     assert_eq!(t[0].0, "dirty_cliff");
     assert_eq!(
         t[0].1,
-        "ext4's writes fell from 1036 to 603 MiB/s at 4.2 s, when dirty page cache reached 3G (its peak: writers throttled at the dirty limit); xfs kept its rate"
+        "ext4's writes fell from 1036 to 603 MiB/s at 4.2 s, when dirty and writeback page cache reached 3G (its peak: writers throttled at the dirty limit); xfs kept its rate"
     );
     // Both hit it: it does not tell them apart.
     let mut xfs = base();
