@@ -19,7 +19,9 @@ pub const MIN_INTERVAL_NANOS: u64 = 10_000_000;
 /// One phase over time: point `i` covers `[i * interval_nanos, (i + 1) * interval_nanos)` from
 /// the release of the phase's workers (the last point may be partial: it ends with the phase).
 /// Every array has one entry per point; the sampled ones (`dirty_bytes`, `writeback_bytes`)
-/// hold the last sample taken by the end of the interval.
+/// hold the last sample taken by the end of the interval. The sampled counters (device
+/// requests and busy time, the process's CPU) hold what changed in the interval, the runner
+/// thread's readings interpolated linearly to the interval's bounds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseSeries {
     /// Length of one interval.
@@ -54,6 +56,25 @@ pub struct PhaseSeries {
     /// `Writeback` of `/proc/meminfo`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writeback_bytes: Vec<u64>,
+    /// Read requests completed by the target's block devices (`/sys/block/DEV/stat`, summed
+    /// over them); empty when the target has no block device of its own (a directory, tmpfs,
+    /// FUSE) or its counters were not read, and in runs stored before fsbench sampled them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_read_requests: Vec<u64>,
+    /// Write requests completed (flushes are not counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_write_requests: Vec<u64>,
+    /// Time the busiest of the target's devices had I/O in flight (`io_ticks`), ns, at most
+    /// the interval: divided by `interval_nanos`, its utilisation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_busy_nanos: Vec<u64>,
+    /// User-mode CPU time of the fsbench process (every thread: workers, roles, the runner),
+    /// ns; empty in runs stored before fsbench sampled it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_user_nanos: Vec<u64>,
+    /// Kernel-mode CPU time of the process, ns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_sys_nanos: Vec<u64>,
     /// Dirty bytes above which the kernel throttles writers (`balance_dirty_pages`): halfway
     /// between `/proc/vmstat`'s `nr_dirty_background_threshold` and `nr_dirty_threshold`, read
     /// when the phase ended (0: not read, or stored before fsbench read it).
@@ -127,6 +148,8 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
         .collect();
     let n = widened.iter().map(|(s, o, _)| s.len() + o).max().unwrap_or(0);
     let mem = widened.iter().any(|(s, _, f)| *f && !s.dirty_bytes.is_empty());
+    let dev = widened.iter().any(|(s, _, f)| *f && !s.device_busy_nanos.is_empty());
+    let cpu = widened.iter().any(|(s, _, _)| !s.cpu_user_nanos.is_empty());
     let grow = |v: &mut Vec<u64>| v.resize(n, 0);
     for v in [
         &mut out.read_bytes,
@@ -144,6 +167,15 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
         grow(&mut out.dirty_bytes);
         grow(&mut out.writeback_bytes);
     }
+    if dev {
+        grow(&mut out.device_read_requests);
+        grow(&mut out.device_write_requests);
+        grow(&mut out.device_busy_nanos);
+    }
+    if cpu {
+        grow(&mut out.cpu_user_nanos);
+        grow(&mut out.cpu_sys_nanos);
+    }
     for (s, off, first) in &widened {
         for i in 0..s.len() {
             let j = i + off;
@@ -160,6 +192,18 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
                 out.dirty_bytes[j] += at(&s.dirty_bytes);
                 out.writeback_bytes[j] += at(&s.writeback_bytes);
             }
+            // A host's devices once (its first rank's readings): requests add up over hosts,
+            // busy time is the busiest host's.
+            if dev && *first {
+                out.device_read_requests[j] += at(&s.device_read_requests);
+                out.device_write_requests[j] += at(&s.device_write_requests);
+                out.device_busy_nanos[j] = out.device_busy_nanos[j].max(at(&s.device_busy_nanos));
+            }
+            // Each rank is a process of its own: CPU adds up over all of them.
+            if cpu {
+                out.cpu_user_nanos[j] += at(&s.cpu_user_nanos);
+                out.cpu_sys_nanos[j] += at(&s.cpu_sys_nanos);
+            }
         }
     }
     Some(out)
@@ -167,7 +211,8 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
 
 impl PhaseSeries {
     /// This series at `interval` (a multiple by a power of two of its own): pairs of points
-    /// merged (sums; the larger percentile and max; the later memory sample).
+    /// merged (sums, device and CPU time too; the larger percentile and max; the later memory
+    /// sample).
     pub fn widen(&self, interval: u64) -> PhaseSeries {
         let mut s = self.clone();
         while s.interval_nanos > 0 && s.interval_nanos < interval {
@@ -188,6 +233,11 @@ impl PhaseSeries {
                 max_nanos: max(&s.max_nanos),
                 dirty_bytes: last(&s.dirty_bytes),
                 writeback_bytes: last(&s.writeback_bytes),
+                device_read_requests: sum(&s.device_read_requests),
+                device_write_requests: sum(&s.device_write_requests),
+                device_busy_nanos: sum(&s.device_busy_nanos),
+                cpu_user_nanos: sum(&s.cpu_user_nanos),
+                cpu_sys_nanos: sum(&s.cpu_sys_nanos),
                 dirty_throttle_bytes: s.dirty_throttle_bytes,
             };
         }
@@ -463,6 +513,11 @@ mod tests {
             max_nanos: vec![5, 9, 1, 1],
             dirty_bytes: vec![7, 8, 9, 10],
             writeback_bytes: vec![0, 0, 0, 1],
+            device_read_requests: vec![1, 1, 2, 2],
+            device_write_requests: vec![0, 1, 0, 1],
+            device_busy_nanos: vec![4, 6, 1, 2],
+            cpu_user_nanos: vec![1, 2, 3, 4],
+            cpu_sys_nanos: vec![5, 5, 5, 5],
             ..PhaseSeries::default()
         };
         let b = PhaseSeries {
@@ -474,6 +529,11 @@ mod tests {
             max_nanos: vec![3],
             dirty_bytes: vec![100],
             writeback_bytes: vec![100],
+            device_read_requests: vec![100],
+            device_write_requests: vec![100],
+            device_busy_nanos: vec![20],
+            cpu_user_nanos: vec![7],
+            cpu_sys_nanos: vec![9],
             ..PhaseSeries::default()
         };
         // b started one (widened) interval after a, on a host a already counts.
@@ -484,6 +544,12 @@ mod tests {
         assert_eq!(m.p99_nanos, vec![9, 3]);
         assert_eq!(m.dirty_bytes, vec![8, 10]);
         assert_eq!(m.writeback_bytes, vec![0, 1]);
+        // The host's devices once (b shares a's host); CPU from both processes.
+        assert_eq!(m.device_read_requests, vec![2, 4]);
+        assert_eq!(m.device_write_requests, vec![1, 1]);
+        assert_eq!(m.device_busy_nanos, vec![10, 3]);
+        assert_eq!(m.cpu_user_nanos, vec![3, 14]);
+        assert_eq!(m.cpu_sys_nanos, vec![10, 19]);
     }
 
     #[test]
@@ -548,5 +614,11 @@ mod tests {
     fn old_records_read_without_series() {
         let s: PhaseSeries = serde_json::from_str(r#"{"interval_nanos": 20000000}"#).unwrap();
         assert!(s.is_empty());
+        // A series stored before the device and CPU samples: read, and written back without
+        // them (no empty arrays).
+        let old = r#"{"interval_nanos":20000000,"read_bytes":[1],"write_bytes":[0],"read_ops":[1],"write_ops":[0],"ops":[1],"p50_nanos":[5],"p99_nanos":[5],"max_nanos":[5],"dirty_bytes":[3],"writeback_bytes":[0]}"#;
+        let s: PhaseSeries = serde_json::from_str(old).unwrap();
+        assert!(s.device_busy_nanos.is_empty() && s.cpu_user_nanos.is_empty());
+        assert_eq!(serde_json::to_string(&s).unwrap(), old);
     }
 }
