@@ -74,6 +74,10 @@ pub struct Facts {
     /// A timed phase's write throughput fell when dirty page cache reached its peak.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_cliff: Option<crate::model::series::DirtyCliff>,
+    /// A timed phase that wrote saw writeback in bursts at a regular period (in its own
+    /// devices' write requests, else in the host's writeback bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_bursts: Option<crate::model::series::WritebackBursts>,
 }
 
 impl Facts {
@@ -350,6 +354,11 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
             }
         }),
         dirty_cliff: timed.iter().find_map(|p| p.series.as_ref()?.dirty_cliff()),
+        // A shared device's requests are everyone's: then the host's writeback bytes.
+        writeback_bursts: timed.iter().find_map(|p| {
+            let own = p.device.as_ref().is_some_and(|d| !d.shared);
+            p.series.as_ref()?.writeback_bursts(own)
+        }),
     }
 }
 

@@ -345,6 +345,75 @@ impl PhaseSeries {
     }
 }
 
+/// Writeback in bursts at a regular period while a phase wrote: the flusher waking every
+/// `dirty_writeback_centisecs` (5 s by default) and writing what expired, or a filesystem's
+/// own periodic commit, instead of a steady stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WritebackBursts {
+    /// Seconds from one burst's start to the next (their mean).
+    pub period_secs: f64,
+    /// Bursts seen.
+    pub bursts: u32,
+    /// Seen in the target's device write requests (true) or, without them, in the host's
+    /// writeback bytes.
+    pub device: bool,
+}
+
+impl PhaseSeries {
+    /// Periodic writeback bursts in a phase that wrote: in the target's device write requests
+    /// per interval when `device` and the series has them (else the host's writeback bytes), at
+    /// least 3 bursts (a point at half the peak or more, after a fall below a quarter of it),
+    /// the bursts at least 3 points apart and every gap within 30% of their median, the bursts
+    /// on at most half the points and what lies between them below a quarter of their mean: a
+    /// rhythm, not noise or a steady stream. `None` otherwise.
+    pub fn writeback_bursts(&self, device: bool) -> Option<WritebackBursts> {
+        let use_dev = device && !self.device_write_requests.is_empty();
+        let x = if use_dev { &self.device_write_requests } else { &self.writeback_bytes };
+        let n = x.len();
+        if n < 10 || self.write_bytes.iter().all(|b| *b == 0) {
+            return None;
+        }
+        let peak = x.iter().copied().max().unwrap_or(0) as f64;
+        if peak <= 0.0 {
+            return None;
+        }
+        let (hi, lo) = (peak * 0.5, peak * 0.25);
+        let mut starts = Vec::new();
+        let mut inside = false;
+        for (i, v) in x.iter().map(|v| *v as f64).enumerate() {
+            if !inside && v >= hi {
+                starts.push(i);
+                inside = true;
+            } else if inside && v < lo {
+                inside = false;
+            }
+        }
+        if starts.len() < 3 {
+            return None;
+        }
+        let mut gaps: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean_gap = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+        gaps.sort_unstable();
+        let median = gaps[gaps.len() / 2] as f64;
+        let regular = gaps.iter().all(|g| (*g as f64 - median).abs() <= 0.3 * median);
+        let high: Vec<bool> = x.iter().map(|v| *v as f64 >= lo).collect();
+        let on = high.iter().filter(|h| **h).count();
+        let mean = |keep: bool| {
+            let v: Vec<f64> =
+                x.iter().zip(&high).filter(|(_, h)| **h == keep).map(|(v, _)| *v as f64).collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        if median < 3.0 || !regular || on * 2 > n || mean(false) >= 0.25 * mean(true) {
+            return None;
+        }
+        Some(WritebackBursts {
+            period_secs: mean_gap * self.interval_nanos as f64 / 1e9,
+            bursts: starts.len() as u32,
+            device: use_dev,
+        })
+    }
+}
+
 /// How a phase's load is paced: closed loop (none of these), a fixed rate (open loop), and
 /// think time; and when a time-based phase may end early (a steady-state criterion).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -600,6 +669,67 @@ mod tests {
         // The same drop with dirty bytes far from their peak is not the dirty limit.
         s.dirty_bytes = (0..40).map(|i| if i < 5 { 300 * mib } else { 10 * mib }).collect();
         assert_eq!(s.dirty_cliff(), None);
+    }
+
+    /// A 30 s buffered write at 100 ms points: written at a steady 100 MiB/s, and the device
+    /// writes `at(i)` per point.
+    fn writer(at: impl Fn(usize) -> u64) -> PhaseSeries {
+        let mib = 1u64 << 20;
+        let n = 300;
+        PhaseSeries {
+            interval_nanos: 100_000_000,
+            write_bytes: vec![10 * mib; n],
+            write_ops: vec![10; n],
+            ops: vec![10; n],
+            device_write_requests: (0..n).map(&at).collect(),
+            writeback_bytes: (0..n).map(|i| at(i) * mib).collect(),
+            ..PhaseSeries::default()
+        }
+    }
+
+    #[test]
+    fn periodic_writeback_bursts_are_found_with_their_period() {
+        // Every 5 s (50 points) the flusher writes for 0.4 s, a little noise between.
+        let s = writer(|i| {
+            if i % 50 >= 10 && i % 50 < 14 {
+                800 + (i % 3) as u64 * 40
+            } else {
+                i as u64 % 4
+            }
+        });
+        let b = s.writeback_bursts(true).expect("bursts");
+        assert!((b.period_secs - 5.0).abs() < 0.05, "{b:?}");
+        assert_eq!((b.bursts, b.device), (6, true));
+        // The same in the host's writeback bytes when the device is not the target's own.
+        let b = s.writeback_bursts(false).expect("bursts in writeback bytes");
+        assert!((b.period_secs - 5.0).abs() < 0.05 && !b.device, "{b:?}");
+        // A period that drifts a little (4.6 to 5.4 s) is still one.
+        let starts = [8usize, 54, 108, 158, 204, 258];
+        let s = writer(|i| if starts.iter().any(|&t| i >= t && i < t + 3) { 500 } else { 0 });
+        assert!(s.writeback_bursts(true).is_some());
+    }
+
+    #[test]
+    fn steady_or_irregular_writeback_is_not_periodic() {
+        // A steady stream (device writes every point, some noise).
+        let s = writer(|i| 400 + (i * 37 % 100) as u64);
+        assert_eq!(s.writeback_bursts(true), None);
+        // Bursts at irregular times.
+        let starts = [5usize, 20, 90, 110, 200, 280];
+        let s = writer(|i| if starts.iter().any(|&t| i >= t && i < t + 3) { 500 } else { 0 });
+        assert_eq!(s.writeback_bursts(true), None);
+        // Two bursts: not yet a rhythm.
+        let s = writer(|i| if i == 50 || i == 100 { 500 } else { 0 });
+        assert_eq!(s.writeback_bursts(true), None);
+        // Bursts, but the phase read: no writer to speak of.
+        let mut s = writer(|i| if i % 50 < 3 { 500 } else { 0 });
+        assert!(s.writeback_bursts(true).is_some());
+        s.write_bytes.fill(0);
+        assert_eq!(s.writeback_bursts(true), None);
+        // Every other point high: half the time writing back is a stream with gaps, and the
+        // gap (2 points) too short to call a period.
+        let s = writer(|i| if i % 2 == 0 { 500 } else { 0 });
+        assert_eq!(s.writeback_bursts(true), None);
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("off_cpu", off_cpu),
     ("stalls", stalls),
     ("dirty_cliff", dirty_cliff),
+    ("writeback_bursts", writeback_bursts),
 ];
 
 /// Rules that cite device counters or the block trace.
@@ -564,6 +565,24 @@ fn dirty_cliff(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
             c.at_secs,
             fmt_bytes(c.dirty_bytes),
             w.label
+        ),
+    ))
+}
+
+/// The loser's writeback came in bursts at a regular period (the flusher's periodic wake-up,
+/// a journal's commit interval) and the winner's did not: the writes waited in the page cache
+/// and went to the device in rushes.
+fn writeback_bursts(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let b = l.facts.writeback_bursts?;
+    if w.facts.writeback_bursts.is_some() {
+        return None;
+    }
+    let seen = if b.device { "its device's write requests" } else { "the host's writeback bytes" };
+    Some((
+        0.4,
+        format!(
+            "{}'s writeback came in bursts every {:.1} s ({} bursts in {seen}), {}'s did not",
+            l.label, b.period_secs, b.bursts, w.label
         ),
     ))
 }

@@ -505,3 +505,27 @@ fn a_write_cliff_at_the_dirty_limit() {
     xfs.dirty_cliff = ext4.dirty_cliff;
     assert!(texts(&xfs, &ext4).iter().all(|(r, _)| r != "dirty_cliff"));
 }
+
+#[test]
+fn periodic_writeback_bursts_are_named_with_their_period() {
+    use crate::model::series::WritebackBursts;
+    let mut ext4 = base();
+    ext4.writeback_bursts = Some(WritebackBursts { period_secs: 5.04, bursts: 6, device: true });
+    let t = texts(&base(), &ext4);
+    let b = t.iter().find(|(r, _)| r == "writeback_bursts").expect("the rule fired");
+    assert_eq!(
+        b.1,
+        "ext4's writeback came in bursts every 5.0 s (6 bursts in its device's write requests), xfs's did not"
+    );
+    // Both in bursts: it does not tell them apart; the winner's alone does not explain a loss.
+    let mut xfs = base();
+    xfs.writeback_bursts = ext4.writeback_bursts;
+    assert!(texts(&xfs, &ext4).iter().all(|(r, _)| r != "writeback_bursts"));
+    assert!(texts(&xfs, &base()).iter().all(|(r, _)| r != "writeback_bursts"));
+    // Seen in the host's counters.
+    ext4.writeback_bursts = Some(WritebackBursts { period_secs: 30.0, bursts: 3, device: false });
+    let t = texts(&base(), &ext4);
+    assert!(t
+        .iter()
+        .any(|(_, x)| x.contains("every 30.0 s (3 bursts in the host's writeback bytes)")));
+}
