@@ -78,35 +78,72 @@ pub fn build_report(
                 t.median_rep().map(|r| crate::model::facts::of(r, t.threads))
             })
             .collect();
+        // The reasons for configuration `i`'s verdict against the baseline (and the context).
+        let reasons =
+            |i: usize, v: &Option<Verdict>| -> Vec<crate::model::explanation::Explanation> {
+                match v {
+                    Some(v @ (Verdict::Win { .. } | Verdict::Draw { .. })) => {
+                        // A win, or a draw whose medians lie further apart than the minimum effect
+                        // (its facts are shown, marked "not significant").
+                        let winner = match (v, merit[baseline], merit[i]) {
+                            (Verdict::Win { winner, .. }, _, _) => *winner,
+                            (Verdict::Draw { factor, .. }, Some(a), Some(b))
+                                if *factor >= 1.0 + opts.rule.min_effect =>
+                            {
+                                usize::from(b > a)
+                            }
+                            _ => return Vec::new(),
+                        };
+                        let (wi, li) = if winner == 0 { (baseline, i) } else { (i, baseline) };
+                        match (&facts[wi], &facts[li]) {
+                            (Some(fw), Some(fl)) => {
+                                let w = explain::Side { label: &configs[wi].label, facts: fw };
+                                let l = explain::Side { label: &configs[li].label, facts: fl };
+                                let mut v = explain::explain(&w, &l, 3);
+                                v.extend(explain::context(&w, &l));
+                                v
+                            }
+                            _ => Vec::new(),
+                        }
+                    }
+                    _ => Vec::new(),
+                }
+            };
+        // Each configuration's roles, by name (with the phase's when several timed phases have
+        // roles), as every output shows them: the median repetition's.
+        let roles: Vec<Vec<(String, f64)>> = configs
+            .iter()
+            .map(|c| {
+                let rs = c.run.tests[ti].roles();
+                let phases: std::collections::BTreeSet<&str> = rs.iter().map(|r| r.0).collect();
+                rs.iter()
+                    .map(|(p, r)| {
+                        let name = if phases.len() > 1 {
+                            format!("{p}/{}", r.name)
+                        } else {
+                            r.name.clone()
+                        };
+                        (name, r.mib_per_s)
+                    })
+                    .collect()
+            })
+            .collect();
         let why = vs
             .iter()
             .enumerate()
-            .map(|(i, v): (usize, &Option<Verdict>)| match v {
-                Some(v @ (Verdict::Win { .. } | Verdict::Draw { .. })) => {
-                    // A win, or a draw whose medians lie further apart than the minimum effect
-                    // (its facts are shown, marked "not significant").
-                    let winner = match (v, merit[baseline], merit[i]) {
-                        (Verdict::Win { winner, .. }, _, _) => *winner,
-                        (Verdict::Draw { factor, .. }, Some(a), Some(b))
-                            if *factor >= 1.0 + opts.rule.min_effect =>
-                        {
-                            usize::from(b > a)
-                        }
-                        _ => return Vec::new(),
-                    };
-                    let (wi, li) = if winner == 0 { (baseline, i) } else { (i, baseline) };
-                    match (&facts[wi], &facts[li]) {
-                        (Some(fw), Some(fl)) => {
-                            let w = explain::Side { label: &configs[wi].label, facts: fw };
-                            let l = explain::Side { label: &configs[li].label, facts: fl };
-                            let mut v = explain::explain(&w, &l, 3);
-                            v.extend(explain::context(&w, &l));
-                            v
-                        }
-                        _ => Vec::new(),
-                    }
+            .map(|(i, v): (usize, &Option<Verdict>)| {
+                let mut why = reasons(i, v);
+                // A role that changed a lot, whatever the verdict: what the test's own figure
+                // does not show (after the reasons, before the context lines).
+                if matches!(v, Some(Verdict::Win { .. } | Verdict::Draw { .. })) && i != baseline {
+                    let changed = explain::role_changes(
+                        (&configs[baseline].label, &roles[baseline]),
+                        (&configs[i].label, &roles[i]),
+                    );
+                    let at = why.iter().position(|e| e.is_context()).unwrap_or(why.len());
+                    why.splice(at..at, changed);
                 }
-                _ => Vec::new(),
+                why
             })
             .collect();
         // As `--repeat auto` judges it after the test's last round (`looks`: the rounds from the

@@ -82,6 +82,56 @@ pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanati
     v
 }
 
+/// A role's throughput changed between two configurations by more than this factor (either
+/// way): the why names it whatever the test's own figure decided (a scheduler whose reader
+/// wins while the writer beside it falls from 1036 to 603 MiB/s).
+pub const ROLE_FACTOR: f64 = 1.25;
+
+/// The roles of `other` whose throughput differs from `base`'s same role (by name) by more than
+/// [`ROLE_FACTOR`], one line each: `writer: 1036 → 603 MiB/s from mq-deadline to bfq (1.72×
+/// lower)`. Each side is its label and its roles' (name, MiB/s) of the median repetition.
+pub fn role_changes(
+    base: (&str, &[(String, f64)]),
+    other: (&str, &[(String, f64)]),
+) -> Vec<Explanation> {
+    let mut v = Vec::new();
+    for (name, b) in base.1 {
+        let Some((_, o)) = other.1.iter().find(|(n, _)| n == name) else { continue };
+        let (hi, lo) = (b.max(*o), b.min(*o));
+        if hi <= 0.0 || hi < lo * ROLE_FACTOR {
+            continue;
+        }
+        let factor = if lo > 0.0 { format!("{:.2}×", hi / lo) } else { "∞×".into() };
+        let way = if o < b { "lower" } else { "higher" };
+        v.push(Explanation {
+            rule: crate::model::explanation::ROLE_CHANGE.into(),
+            weight: if lo > 0.0 { (hi / lo).ln() } else { 10.0 },
+            text: format!(
+                "{name}: {} → {} MiB/s from {} to {} ({factor} {way}; the test's figure is its own threads', not the role's)",
+                mib(*b),
+                mib(*o),
+                base.0,
+                other.0
+            ),
+        });
+    }
+    v
+}
+
+/// A role's MiB/s as the role lines show it: whole from 10, one decimal from 1, else 3
+/// significant digits (0 as 0).
+fn mib(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0}")
+    } else if x >= 1.0 {
+        format!("{x:.1}")
+    } else if x == 0.0 {
+        "0".into()
+    } else {
+        crate::model::units::sig3(x)
+    }
+}
+
 /// Context for a gap, shown after the reasons whether or not a rule fired: where each side's
 /// threads spent their time (data calls, syncs, open/close/metadata, off CPU, a FUSE daemon's
 /// CPU), and with `--trace` what the threads waited for off CPU and what the block layer saw (bios queued and merged, request sizes,

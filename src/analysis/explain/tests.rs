@@ -529,3 +529,29 @@ fn periodic_writeback_bursts_are_named_with_their_period() {
         .iter()
         .any(|(_, x)| x.contains("every 30.0 s (3 bursts in the host's writeback bytes)")));
 }
+
+#[test]
+fn a_role_whose_throughput_changed_is_named_either_way() {
+    let r = |w: f64, x: f64| vec![("writer".to_string(), w), ("reader".to_string(), x)];
+    let (base, bfq) = (r(1036.0, 50.0), r(603.0, 55.0));
+    let v = role_changes(("mq-deadline", &base), ("bfq", &bfq));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].rule, "role_throughput");
+    assert_eq!(
+        v[0].text,
+        "writer: 1036 → 603 MiB/s from mq-deadline to bfq (1.72× lower; the test's figure is its own threads', not the role's)"
+    );
+    assert!(!v[0].is_reason() && !v[0].is_context());
+    // Up as well as down; a change within the factor (1.2×) is not named.
+    let v = role_changes(("bfq", &bfq), ("mq-deadline", &base));
+    assert!(v[0].text.starts_with("writer: 603 → 1036 MiB/s") && v[0].text.contains("higher"));
+    let v = role_changes(("a", &r(100.0, 1.0)), ("b", &r(120.0, 1.0)));
+    assert!(v.is_empty(), "{v:?}");
+    // A role the other side does not have, or one that did nothing on both: nothing.
+    let other = vec![("scanner".to_string(), 5.0)];
+    assert!(role_changes(("a", &base), ("b", &other)).is_empty());
+    assert!(role_changes(("a", &r(0.0, 0.0)), ("b", &r(0.0, 0.0))).is_empty());
+    // Stopped altogether.
+    let v = role_changes(("a", &r(8.5, 1.0)), ("b", &r(0.0, 1.0)));
+    assert!(v[0].text.starts_with("writer: 8.5 → 0 MiB/s") && v[0].text.contains("∞×"), "{v:?}");
+}
