@@ -82,15 +82,16 @@ pub fn time_lines(
 }
 
 /// The target's devices over time: requests per second (every configuration's, on the left
-/// axis) and the busiest device's utilisation (light, on the right axis, 0-100%), against
-/// seconds into the phase. Small: it sits under the throughput chart.
+/// axis, in the key) and the busiest device's utilisation (light lines in the configuration's
+/// colour, on the right axis, 0-100%; not in the key, which would cover the lines), against
+/// seconds into the phase. It sits under the throughput chart, at the size of the others.
 pub fn device_lines(
     title: &str,
     requests: &[TimeLine],
     busy: &[TimeLine],
     key: &[String],
 ) -> Result<String, ChartError> {
-    let (w, h) = (440u32, 150u32 + key_px(key));
+    let (w, h) = (440u32, 200u32 + key_px(key));
     let mut svg = String::new();
     let err = |e: &dyn std::fmt::Display| ChartError { chart: title.into(), detail: e.to_string() };
     {
@@ -122,7 +123,7 @@ pub fn device_lines(
             .map_err(|e| err(&e))?;
         chart
             .configure_secondary_axes()
-            .y_desc("busy %")
+            .y_desc("busy % (light)")
             .y_labels(3)
             .y_label_formatter(&|v| format!("{v:.0}"))
             .label_style((FONT, 11))
@@ -141,9 +142,7 @@ pub fn device_lines(
             let style = colour(l.config).mix(0.5).stroke_width(1);
             chart
                 .draw_secondary_series(LineSeries::new(l.points.iter().copied(), style))
-                .map_err(|e| err(&e))?
-                .label(l.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
+                .map_err(|e| err(&e))?;
         }
         chart
             .configure_series_labels()
@@ -345,8 +344,10 @@ mod tests {
         let (mib, dev, p99) = (at("mib"), at("device"), at("p99"));
         assert!(mib.is_some() && dev == mib.map(|i| i + 1) && p99 > dev, "{names:?}");
         let svg = &charts[dev.unwrap()].svg;
-        assert!(svg.contains("device requests/s") && svg.contains("busy %"), "{svg}");
-        assert!(svg.contains("ext4 requests/s") && svg.contains("xfs busy %"), "{svg}");
+        assert!(svg.contains("device requests/s") && svg.contains("busy % (light)"), "{svg}");
+        assert!(svg.contains("ext4 requests/s") && svg.contains("xfs requests/s"), "{svg}");
+        // Both configurations' busy lines (light, right axis), not in the key.
+        assert_eq!(svg.matches("opacity=\"0.5\"").count(), 2, "{svg}");
         // 25 requests per 10 ms: 2500/s, the left axis up to 2750 (labels every 1000).
         assert!(svg.contains("\n2000\n") && !svg.contains("\n3000\n"), "{svg}");
         assert!(page.contains("busiest device"), "{page}");
