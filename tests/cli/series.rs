@@ -53,7 +53,7 @@ fn a_fixed_rate_is_held_and_the_series_counts_every_op() {
     assert_eq!((user.len(), sys.len()), (ops.len(), ops.len()));
     let cpu: Vec<u64> = user.iter().zip(&sys).map(|(u, k)| u + k).collect();
     let per_s = (1e9 / interval as f64) as usize;
-    assert!(cpu.chunks(per_s).all(|c| c.iter().sum::<u64>() > 0), "{cpu:?}");
+    assert!(cpu.chunks_exact(per_s).all(|c| c.iter().sum::<u64>() > 0), "{cpu:?}");
     let cpus = std::thread::available_parallelism().map_or(64, |n| n.get() as u64);
     assert!(cpu.iter().all(|c| *c <= interval * cpus + interval / 2), "{cpu:?}");
     // The directory's device (shared with the rest of the machine): its requests and busy
