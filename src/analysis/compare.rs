@@ -78,39 +78,41 @@ pub fn build_report(
                 t.median_rep().map(|r| crate::model::facts::of(r, t.threads))
             })
             .collect();
-        // The reasons for configuration `i`'s verdict against the baseline (and the context).
-        let reasons =
-            |i: usize, v: &Option<Verdict>| -> Vec<crate::model::explanation::Explanation> {
-                match v {
-                    Some(v @ (Verdict::Win { .. } | Verdict::Draw { .. })) => {
-                        // A win, or a draw whose medians lie further apart than the minimum effect
-                        // (its facts are shown, marked "not significant").
-                        let winner = match (v, merit[baseline], merit[i]) {
-                            (Verdict::Win { winner, .. }, _, _) => *winner,
-                            (Verdict::Draw { factor, .. }, Some(a), Some(b))
-                                if *factor >= 1.0 + opts.rule.min_effect =>
-                            {
-                                usize::from(b > a)
-                            }
-                            _ => return Vec::new(),
-                        };
-                        let (wi, li) = if winner == 0 { (baseline, i) } else { (i, baseline) };
-                        match (&facts[wi], &facts[li]) {
-                            (Some(fw), Some(fl)) => {
-                                let w = explain::Side { label: &configs[wi].label, facts: fw };
-                                let l = explain::Side { label: &configs[li].label, facts: fl };
-                                let mut v = explain::explain(&w, &l, 3);
-                                v.extend(explain::context(&w, &l));
-                                v
-                            }
-                            _ => Vec::new(),
+        let mut why: Vec<_> = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v): (usize, &Option<Verdict>)| match v {
+                Some(v @ (Verdict::Win { .. } | Verdict::Draw { .. })) => {
+                    // A win, or a draw whose medians lie further apart than the minimum effect
+                    // (its facts are shown, marked "not significant").
+                    let winner = match (v, merit[baseline], merit[i]) {
+                        (Verdict::Win { winner, .. }, _, _) => *winner,
+                        (Verdict::Draw { factor, .. }, Some(a), Some(b))
+                            if *factor >= 1.0 + opts.rule.min_effect =>
+                        {
+                            usize::from(b > a)
                         }
+                        _ => return Vec::new(),
+                    };
+                    let (wi, li) = if winner == 0 { (baseline, i) } else { (i, baseline) };
+                    match (&facts[wi], &facts[li]) {
+                        (Some(fw), Some(fl)) => {
+                            let w = explain::Side { label: &configs[wi].label, facts: fw };
+                            let l = explain::Side { label: &configs[li].label, facts: fl };
+                            let mut v = explain::explain(&w, &l, 3);
+                            v.extend(explain::context(&w, &l));
+                            v
+                        }
+                        _ => Vec::new(),
                     }
-                    _ => Vec::new(),
                 }
-            };
-        // Each configuration's roles, by name (with the phase's when several timed phases have
-        // roles), as every output shows them: the median repetition's.
+                _ => Vec::new(),
+            })
+            .collect();
+        // A role whose throughput changed a lot, whatever the verdict: what the test's own
+        // figure does not show (after the reasons, before the context lines). Each role by name
+        // (with the phase's when several timed phases have roles), the median repetition's, as
+        // every output shows them.
         let roles: Vec<Vec<(String, f64)>> = configs
             .iter()
             .map(|c| {
@@ -128,24 +130,16 @@ pub fn build_report(
                     .collect()
             })
             .collect();
-        let why = vs
-            .iter()
-            .enumerate()
-            .map(|(i, v): (usize, &Option<Verdict>)| {
-                let mut why = reasons(i, v);
-                // A role that changed a lot, whatever the verdict: what the test's own figure
-                // does not show (after the reasons, before the context lines).
-                if matches!(v, Some(Verdict::Win { .. } | Verdict::Draw { .. })) && i != baseline {
-                    let changed = explain::role_changes(
-                        (&configs[baseline].label, &roles[baseline]),
-                        (&configs[i].label, &roles[i]),
-                    );
-                    let at = why.iter().position(|e| e.is_context()).unwrap_or(why.len());
-                    why.splice(at..at, changed);
-                }
-                why
-            })
-            .collect();
+        for (i, v) in vs.iter().enumerate() {
+            if i != baseline && matches!(v, Some(Verdict::Win { .. } | Verdict::Draw { .. })) {
+                let changed = explain::role_changes(
+                    (&configs[baseline].label, &roles[baseline]),
+                    (&configs[i].label, &roles[i]),
+                );
+                let at = why[i].iter().position(|e| e.is_context()).unwrap_or(why[i].len());
+                why[i].splice(at..at, changed);
+            }
+        }
         // As `--repeat auto` judges it after the test's last round (`looks`: the rounds from the
         // 5th to the most this test got).
         let unsettled = vs
