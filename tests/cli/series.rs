@@ -90,6 +90,13 @@ fn run_with_stall(workload: &str, stall: Duration) -> serde_json::Value {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Read the report as it comes: one larger than the pipe's 64 KiB would block fsbench.
+    let mut out = child.stdout.take().expect("piped stdout");
+    let report = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut buf);
+        buf
+    });
     let t = Instant::now();
     while run_dir.entries().is_empty() && t.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
@@ -103,7 +110,7 @@ fn run_with_stall(workload: &str, stall: Duration) -> serde_json::Value {
     wait_within(&mut child, Duration::from_secs(60), "fsbench with a stall");
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("JSON")
+    serde_json::from_slice(&report.join().expect("stdout reader")).expect("JSON")
 }
 
 #[test]
