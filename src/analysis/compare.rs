@@ -78,7 +78,7 @@ pub fn build_report(
                 t.median_rep().map(|r| crate::model::facts::of(r, t.threads))
             })
             .collect();
-        let why = vs
+        let mut why: Vec<_> = vs
             .iter()
             .enumerate()
             .map(|(i, v): (usize, &Option<Verdict>)| match v {
@@ -109,6 +109,37 @@ pub fn build_report(
                 _ => Vec::new(),
             })
             .collect();
+        // A role whose throughput changed a lot, whatever the verdict: what the test's own
+        // figure does not show (after the reasons, before the context lines). Each role by name
+        // (with the phase's when several timed phases have roles), the median repetition's, as
+        // every output shows them.
+        let roles: Vec<Vec<(String, f64)>> = configs
+            .iter()
+            .map(|c| {
+                let rs = c.run.tests[ti].roles();
+                let phases: std::collections::BTreeSet<&str> = rs.iter().map(|r| r.0).collect();
+                rs.iter()
+                    .map(|(p, r)| {
+                        let name = if phases.len() > 1 {
+                            format!("{p}/{}", r.name)
+                        } else {
+                            r.name.clone()
+                        };
+                        (name, r.mib_per_s)
+                    })
+                    .collect()
+            })
+            .collect();
+        for (i, v) in vs.iter().enumerate() {
+            if i != baseline && matches!(v, Some(Verdict::Win { .. } | Verdict::Draw { .. })) {
+                let changed = explain::role_changes(
+                    (&configs[baseline].label, &roles[baseline]),
+                    (&configs[i].label, &roles[i]),
+                );
+                let at = why[i].iter().position(|e| e.is_context()).unwrap_or(why[i].len());
+                why[i].splice(at..at, changed);
+            }
+        }
         // As `--repeat auto` judges it after the test's last round (`looks`: the rounds from the
         // 5th to the most this test got).
         let unsettled = vs

@@ -5,8 +5,9 @@
 //! stonewall. What they measured comes back merged ([`PhaseRun`]).
 //!
 //! Over time: the workers of a timed data phase record an interval series on one clock
-//! ([`super::series`]), which the runner's thread completes with `/proc/meminfo`'s dirty and
-//! writeback bytes sampled at each tick; a phase with a rate or think time is paced in the
+//! ([`super::series`]), which the runner's thread completes with what it samples at each tick
+//! ([`Sample`]: `/proc/meminfo`'s dirty and writeback bytes, the target's devices' requests
+//! and busy time, the process's CPU); a phase with a rate or think time is paced in the
 //! workers ([`super::pace`]); a time-based phase with a steady-state criterion is watched here
 //! once a second and stopped when it holds ([`super::steady`]).
 
@@ -14,7 +15,7 @@ use super::files::TestFiles;
 use super::ioengine::{self, IoEngine, WithEngine};
 use super::pace::PacePlan;
 use super::runner::{EngineOptions, Progress};
-use super::series::{SeriesPlan, SeriesRecorder};
+use super::series::{Sample, SeriesPlan, SeriesRecorder};
 use super::steady::SteadyWatch;
 use super::worker::{self, OverTime, StopFlags, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
@@ -64,7 +65,8 @@ impl PhaseRun {
     }
 }
 
-/// Run `phase` of `test` on `files`, with the test's engine; `seed` is the phase's.
+/// Run `phase` of `test` on `files`, with the test's engine; `seed` is the phase's; `devices`
+/// are the target's block devices (their counters go into the series).
 pub fn run(
     test: &TestDef,
     phase: &PhaseDef,
@@ -72,8 +74,9 @@ pub fn run(
     opts: &EngineOptions,
     seed: u64,
     progress: &dyn Progress,
+    devices: &[String],
 ) -> PhaseRun {
-    let job = Workers { test, phase, files, opts, seed, progress };
+    let job = Workers { test, phase, files, opts, seed, progress, devices };
     ioengine::with_engine(&test.engine, job).unwrap_or_else(|| {
         let e = format!("engine `{}` is not one of this fsbench's", test.engine.name());
         PhaseRun::failed(EngineError::unsupported(e))
@@ -88,13 +91,14 @@ struct Workers<'a> {
     opts: &'a EngineOptions,
     seed: u64,
     progress: &'a dyn Progress,
+    devices: &'a [String],
 }
 
 impl WithEngine for Workers<'_> {
     type Output = PhaseRun;
 
     fn with<E: IoEngine>(self) -> PhaseRun {
-        let Workers { test, phase, files, opts, seed, progress } = self;
+        let Workers { test, phase, files, opts, seed, progress, devices } = self;
         let options = E::options(&test.engine_options);
         let n = test.threads as usize;
         let barrier = Barrier::new(n);
@@ -102,7 +106,7 @@ impl WithEngine for Workers<'_> {
         let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
         let finished = AtomicUsize::new(0);
         let mut run = PhaseRun::default();
-        let mut samples: Vec<(u64, u64, u64)> = Vec::new();
+        let mut samples: Vec<Sample> = Vec::new();
         let mut held_at: Option<f64> = None;
         // The phase's own time cap (fio's size and runtime together) acts as a stonewall.
         let cap = phase.max_seconds.and_then(|s| Duration::try_from_secs_f64(s).ok());
@@ -161,7 +165,7 @@ impl WithEngine for Workers<'_> {
                 None => Duration::from_millis(50),
             };
             if series.is_some() {
-                sample_memory(&mut samples);
+                samples.push(Sample::take(devices));
             }
             let mut watch = match (phase.timed, phase.amount, phase.load.steady) {
                 (true, Amount::Seconds(_), Some(c)) => Some(SteadyWatch::new(c)),
@@ -188,8 +192,8 @@ impl WithEngine for Workers<'_> {
                     run.stonewalled = true;
                     phase_stop.store(true, Ordering::Relaxed);
                 }
-                if series.is_some() {
-                    sample_memory(&mut samples);
+                if series.is_some() && sample_due(&samples, opts.interval.is_some()) {
+                    samples.push(Sample::take(devices));
                 }
                 if let Some(w) = watch.as_mut() {
                     let secs = w.seconds() as u64 + 1;
@@ -203,6 +207,10 @@ impl WithEngine for Workers<'_> {
                     }
                 }
                 progress.phase_progress(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
+            }
+            if series.is_some() {
+                // The state at the end, whatever the thinning left out.
+                samples.push(Sample::take(devices));
             }
             handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
         });
@@ -221,8 +229,9 @@ impl WithEngine for Workers<'_> {
         }
         if series.is_some() {
             let o = origin.load(Ordering::Acquire);
-            let samples: Vec<_> =
-                samples.iter().map(|&(t, d, w)| (t.saturating_sub(o), d, w)).collect();
+            for x in &mut samples {
+                x.at_nanos = x.at_nanos.saturating_sub(o);
+            }
             let mut recs: Vec<&mut SeriesRecorder> =
                 run.outs.iter_mut().map(|o| &mut o.series).collect();
             run.over_time = super::series::merge(&mut recs, &samples);
@@ -232,6 +241,21 @@ impl WithEngine for Workers<'_> {
         }
         files.end_phase(phase, &mut run);
         run
+    }
+}
+
+/// Whether the runner's tick should take a [`Sample`] now: always with a fixed `--interval`
+/// (every point needs its readings), else once a 400th of the phase so far has passed since
+/// the last one. An adaptive series ends with 100-200 points, so every point still gets two
+/// readings or more, and an hour-long phase keeps a few thousand (about 400 × ln(length / 10
+/// ms)) instead of one per tick: less memory, and less of the runner's time reading.
+fn sample_due(samples: &[Sample], fixed: bool) -> bool {
+    match (samples.first(), samples.last()) {
+        (Some(first), Some(last)) if !fixed => {
+            let now = worker::now_ns();
+            now.saturating_sub(last.at_nanos) >= now.saturating_sub(first.at_nanos) / 400
+        }
+        _ => true,
     }
 }
 
@@ -262,10 +286,23 @@ fn series_plan<'a>(
     })
 }
 
-/// Sample `/proc/meminfo`'s dirty and writeback bytes now (the runner's thread, not a
-/// worker's); an unreadable file leaves the series without them.
-fn sample_memory(samples: &mut Vec<(u64, u64, u64)>) {
-    if let Ok(m) = crate::sys::meminfo::MemInfo::read() {
-        samples.push((super::worker::now_ns(), m.get("Dirty"), m.get("Writeback")));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readings_thin_out_as_an_adaptive_phase_goes_on() {
+        let at = |ago_ms: u64| Sample {
+            at_nanos: worker::now_ns() - ago_ms * 1_000_000,
+            ..Sample::default()
+        };
+        assert!(sample_due(&[], false), "the first one");
+        // 100 s into the phase: one reading per 250 ms (its series' points are 500 ms or more).
+        assert!(!sample_due(&[at(100_000), at(100)], false));
+        assert!(sample_due(&[at(100_000), at(300)], false));
+        // 1 s in: every 10 ms tick still reads.
+        assert!(sample_due(&[at(1_000), at(10)], false));
+        // A fixed --interval keeps every tick's.
+        assert!(sample_due(&[at(100_000), at(1)], true));
     }
 }

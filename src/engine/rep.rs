@@ -264,8 +264,9 @@ fn run_phase(
     let point = PhasePoint { phase: &phase.name, ..cx.at };
     let released = cx.hooks.before_phase(&point);
     let seed = files.phase_seed(cx.seed, pi);
-    let run_once =
-        |files: &mut dyn TestFiles| phase::run(test, phase, files, opts, seed, cx.progress);
+    let run_once = |files: &mut dyn TestFiles| {
+        phase::run(test, phase, files, opts, seed, cx.progress, env.devices)
+    };
     let (run, roles, role_error) = match &released {
         Ok(()) if lost.is_some() => {
             (lost.map(PhaseRun::failed).unwrap_or_default(), Vec::new(), None)

@@ -25,6 +25,8 @@ use super::worker::WorkerOutput;
 use crate::model::job::OpKind;
 use crate::model::latency::OpHistograms;
 use crate::model::series::{PhaseSeries, MIN_INTERVAL_NANOS};
+use crate::observe::blockstat::BlockStat;
+use crate::sys::rusage::CpuTime;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Buckets of the coarse histogram.
@@ -317,11 +319,78 @@ impl SeriesRecorder {
     }
 }
 
+/// One reading of the phase's runner thread, on its tick (never a worker's): the host's dirty
+/// and writeback bytes, the target's devices' counters and the process's CPU time. Memory is
+/// a level (the last reading stands for its interval); the counters are cumulative (an
+/// interval gets what changed in it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sample {
+    /// `CLOCK_MONOTONIC` ns when taken; [`merge`] wants it relative to the phase's origin.
+    pub at_nanos: u64,
+    /// `Dirty` and `Writeback` of `/proc/meminfo` (`None`: unreadable).
+    pub memory: Option<(u64, u64)>,
+    /// `/sys/block/DEV/stat` of each of the target's devices, in its order (`None`: it has
+    /// none, or one was unreadable).
+    pub devices: Option<Vec<BlockStat>>,
+    /// The process's CPU time so far (`None`: unreadable).
+    pub cpu: Option<CpuTime>,
+}
+
+impl Sample {
+    /// Read everything now, `devices` being the target's (names under `/sys/class/block`).
+    pub fn take(devices: &[String]) -> Sample {
+        let memory =
+            crate::sys::meminfo::MemInfo::read().ok().map(|m| (m.get("Dirty"), m.get("Writeback")));
+        let devices = (!devices.is_empty())
+            .then(|| devices.iter().map(|d| BlockStat::read(d)).collect::<Option<Vec<_>>>())
+            .flatten();
+        let cpu = CpuTime::process();
+        Sample { at_nanos: super::worker::now_ns(), memory, devices, cpu }
+    }
+}
+
+/// Per point of `n` (of `interval` ns), what the cumulative counter `f` of the samples grew by
+/// in it: the counter at each bound interpolated linearly between the samples around it (held
+/// at the first before it and at the last after it), so a tick that is not aligned with the
+/// intervals does not leave one point empty and double the next. `None` when a sample lacks
+/// the counter.
+fn deltas(
+    samples: &[Sample],
+    n: usize,
+    interval: u64,
+    f: impl Fn(&Sample) -> Option<u64>,
+) -> Option<Vec<u64>> {
+    let v: Vec<(u64, u64)> =
+        samples.iter().map(|s| Some((s.at_nanos, f(s)?))).collect::<Option<_>>()?;
+    let first = v.first()?;
+    let at = |t: u64| -> f64 {
+        let k = v.partition_point(|x| x.0 <= t);
+        if k == 0 {
+            return first.1 as f64;
+        }
+        let (t0, c0) = v[k - 1];
+        match v.get(k) {
+            Some(&(t1, c1)) if t1 > t0 => {
+                c0 as f64 + (c1 as f64 - c0 as f64) * (t - t0) as f64 / (t1 - t0) as f64
+            }
+            _ => c0 as f64,
+        }
+    };
+    let mut out = Vec::with_capacity(n);
+    let mut prev = at(0);
+    for i in 0..n {
+        let now = at((i as u64 + 1) * interval);
+        out.push((now - prev).max(0.0).round() as u64);
+        prev = now;
+    }
+    Some(out)
+}
+
 /// The phase's series from its workers' recorders, on one clock: each at the coarsest interval
 /// any reached, summed per point, percentiles from the summed histograms; `None` when no
-/// worker recorded one. `samples` are the runner's `/proc/meminfo` readings (ns since the
-/// origin, dirty, writeback).
-pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[(u64, u64, u64)]) -> Option<PhaseSeries> {
+/// worker recorded one. `samples` are the runner's readings ([`Sample`], `at_nanos` since the
+/// origin, in order).
+pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[Sample]) -> Option<PhaseSeries> {
     let live: Vec<&mut &mut SeriesRecorder> = recs.iter_mut().filter(|r| r.len > 0).collect();
     let interval = live.iter().map(|r| r.interval).max()?;
     let mut live = live;
@@ -349,18 +418,50 @@ pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[(u64, u64, u64)]) -> O
         s.p99_nanos.push(quantile(&h, p.ops, 0.99));
         s.max_nanos.push(p.max);
     }
-    if !samples.is_empty() {
+    let mem: Vec<(u64, (u64, u64))> =
+        samples.iter().filter_map(|x| Some((x.at_nanos, x.memory?))).collect();
+    if !mem.is_empty() {
         // Each point holds the last sample taken by its end (the first sample before it).
         let mut k = 0;
         for i in 0..n {
             let end = (i as u64 + 1) * interval;
-            while k + 1 < samples.len() && samples[k + 1].0 <= end {
+            while k + 1 < mem.len() && mem[k + 1].0 <= end {
                 k += 1;
             }
-            s.dirty_bytes.push(samples[k].1);
-            s.writeback_bytes.push(samples[k].2);
+            s.dirty_bytes.push(mem[k].1 .0);
+            s.writeback_bytes.push(mem[k].1 .1);
         }
         s.dirty_throttle_bytes = dirty_throttle_bytes().unwrap_or(0);
+    }
+    let dev = |f: fn(&BlockStat) -> u64| {
+        move |x: &Sample| Some(x.devices.as_ref()?.iter().map(f).sum::<u64>())
+    };
+    let (reads, writes) = (dev(|d| d.reads), dev(|d| d.writes));
+    if let (Some(r), Some(w)) =
+        (deltas(samples, n, interval, reads), deltas(samples, n, interval, writes))
+    {
+        // The busiest device's time per point (each device's own, then the largest).
+        let ndev = samples.first().and_then(|x| x.devices.as_ref()).map_or(0, |d| d.len());
+        let busy: Option<Vec<Vec<u64>>> = (0..ndev)
+            .map(|d| {
+                let ticks = |x: &Sample| Some(x.devices.as_ref()?.get(d)?.io_ticks * 1_000_000);
+                deltas(samples, n, interval, ticks)
+            })
+            .collect();
+        if let Some(busy) = busy.filter(|b| !b.is_empty()) {
+            s.device_read_requests = r;
+            s.device_write_requests = w;
+            // At most the interval: `io_ticks` can take in time from outside the readings
+            // (see `observe::blockstat`), and a device is never busier than all the time.
+            s.device_busy_nanos = (0..n)
+                .map(|i| busy.iter().map(|b| b[i]).max().unwrap_or(0).min(interval))
+                .collect();
+        }
+    }
+    let user = deltas(samples, n, interval, |x| Some(x.cpu?.user_nanos));
+    let sys = deltas(samples, n, interval, |x| Some(x.cpu?.sys_nanos));
+    if let (Some(u), Some(k)) = (user, sys) {
+        (s.cpu_user_nanos, s.cpu_sys_nanos) = (u, k);
     }
     Some(s)
 }
@@ -470,11 +571,73 @@ mod tests {
         }
         a.finish(t0 + 60_000_000, &oa);
         b.finish(t0 + 30_000_000, &ob);
-        let s = merge(&mut [&mut a, &mut b], &[(0, 7, 1), (25_000_000, 9, 2)]).expect("series");
+        let mem = |at_nanos, d, w| Sample { at_nanos, memory: Some((d, w)), ..Sample::default() };
+        let s = merge(&mut [&mut a, &mut b], &[mem(0, 7, 1), mem(25_000_000, 9, 2)]).unwrap();
         assert_eq!(s.interval_nanos, 20_000_000);
         assert_eq!(s.ops, vec![40, 30, 20]);
         assert_eq!(s.dirty_bytes, vec![7, 9, 9]);
         assert_eq!(s.writeback_bytes, vec![1, 2, 2]);
+        // No device or CPU readings: no arrays for them.
+        assert!(s.device_busy_nanos.is_empty() && s.cpu_user_nanos.is_empty());
+    }
+
+    /// A sample at `ms` with two devices' stat lines and the process's CPU.
+    fn probe(ms: u64, lines: [&str; 2], user_ms: u64, sys_ms: u64) -> Sample {
+        let ms_ns = 1_000_000;
+        Sample {
+            at_nanos: ms * ms_ns,
+            memory: Some((0, 0)),
+            devices: Some(
+                lines.iter().map(|l| BlockStat::parse(l).expect("a stat line")).collect(),
+            ),
+            cpu: Some(CpuTime { user_nanos: user_ms * ms_ns, sys_nanos: sys_ms * ms_ns }),
+        }
+    }
+
+    #[test]
+    fn device_requests_busy_time_and_cpu_per_interval_from_two_stat_lines() {
+        let origin = AtomicU64::new(0);
+        let (mut r, mut out) = worker(&origin, 200);
+        let t0 = 1_000_000_000;
+        let ms = 1_000_000;
+        for i in 0..20 {
+            read(&mut r, &mut out, t0 + i * ms, 100, 4096);
+        }
+        r.finish(t0 + 20 * ms, &out);
+        // /sys/block/DEV/stat: reads, read merges, sectors, ticks, writes, write merges,
+        // sectors, ticks, in flight, io_ticks, time in queue, (discards, flushes ...).
+        let a = ["100 5 800 40 200 10 1600 90 0 120 130 0 0 0 0 7 3", "1 0 8 1 2 0 16 1 0 50 2"];
+        let b =
+            ["130 5 1040 52 270 12 2160 120 1 128 170 0 0 0 0 9 4", "11 0 88 5 2 0 16 1 0 53 6"];
+        // Two readings exactly on the bounds of the first interval: its deltas, all of them.
+        let s = merge(&mut [&mut r], &[probe(0, a, 50, 20), probe(10, b, 53, 27)]).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.device_read_requests, vec![30 + 10, 0]);
+        assert_eq!(s.device_write_requests, vec![70, 0]);
+        // The busier device: 8 ms of the 10 (the other was busy 3 ms).
+        assert_eq!(s.device_busy_nanos, vec![8 * ms, 0]);
+        assert_eq!(s.cpu_user_nanos, vec![3 * ms, 0]);
+        assert_eq!(s.cpu_sys_nanos, vec![7 * ms, 0]);
+        // Readings 20 ms apart, not on the bounds: each interval gets its share.
+        let (mut r2, mut out2) = worker(&AtomicU64::new(0), 200);
+        for i in 0..20 {
+            read(&mut r2, &mut out2, t0 + i * ms, 100, 4096);
+        }
+        r2.finish(t0 + 20 * ms, &out2);
+        let s = merge(&mut [&mut r2], &[probe(0, a, 50, 20), probe(20, b, 54, 28)]).unwrap();
+        assert_eq!(s.device_read_requests, vec![20, 20]);
+        assert_eq!(s.device_write_requests, vec![35, 35]);
+        assert_eq!(s.device_busy_nanos, vec![4 * ms, 4 * ms]);
+        assert_eq!(s.cpu_user_nanos, vec![2 * ms, 2 * ms]);
+        // A device that could not be read in one sample: no device arrays, CPU still there.
+        let mut c = probe(20, b, 54, 28);
+        c.devices = None;
+        let (mut r3, mut out3) = worker(&AtomicU64::new(0), 200);
+        read(&mut r3, &mut out3, t0 + ms, 100, 4096);
+        r3.finish(t0 + 20 * ms, &out3);
+        let s = merge(&mut [&mut r3], &[probe(0, a, 50, 20), c]).unwrap();
+        assert!(s.device_read_requests.is_empty() && s.device_busy_nanos.is_empty());
+        assert_eq!(s.cpu_sys_nanos, vec![4 * ms, 4 * ms]);
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub struct Facts {
     /// A timed phase's write throughput fell when dirty page cache reached its peak.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_cliff: Option<crate::model::series::DirtyCliff>,
+    /// A timed phase that wrote saw writeback in bursts at a regular period (in its own
+    /// devices' write requests, else in the host's writeback bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_bursts: Option<crate::model::series::WritebackBursts>,
 }
 
 impl Facts {
@@ -350,6 +354,11 @@ pub fn of(rep: &RepResult, threads: u32) -> Facts {
             }
         }),
         dirty_cliff: timed.iter().find_map(|p| p.series.as_ref()?.dirty_cliff()),
+        // A shared device's requests are everyone's: then the host's writeback bytes.
+        writeback_bursts: timed.iter().find_map(|p| {
+            let own = p.device.as_ref().is_some_and(|d| !d.shared);
+            p.series.as_ref()?.writeback_bursts(own)
+        }),
     }
 }
 
@@ -524,5 +533,32 @@ mod tests {
         // machine-wide): not this phase's, so not a fact.
         let rep = RepResult { phases: vec![phase(mib, 240 * mib)], ..Default::default() };
         assert_eq!(of(&rep, 1).dirty_after_bytes, None);
+    }
+
+    #[test]
+    fn writeback_bursts_come_from_the_targets_own_device_else_the_hosts_writeback() {
+        use crate::model::result::DeviceDelta;
+        use crate::model::series::PhaseSeries;
+        let n = 200;
+        // The device writes every 5 s (50 points of 100 ms); the host's writeback is steady.
+        let series = PhaseSeries {
+            interval_nanos: 100_000_000,
+            write_bytes: vec![1 << 20; n],
+            ops: vec![1; n],
+            device_write_requests: (0..n).map(|i| if i % 50 < 3 { 900 } else { 0 }).collect(),
+            writeback_bytes: vec![8 << 20; n],
+            ..PhaseSeries::default()
+        };
+        let phase = |shared| PhaseResult {
+            timed: true,
+            series: Some(series.clone()),
+            device: Some(DeviceDelta { shared, ..Default::default() }),
+            ..Default::default()
+        };
+        let rep = |shared| RepResult { phases: vec![phase(shared)], ..Default::default() };
+        let b = of(&rep(false), 1).writeback_bursts.expect("bursts in the device's writes");
+        assert!(b.device && (b.period_secs - 5.0).abs() < 0.01 && b.bursts == 4, "{b:?}");
+        // A shared device's requests are not the target's: the host's steady writeback says no.
+        assert_eq!(of(&rep(true), 1).writeback_bursts, None);
     }
 }

@@ -19,7 +19,9 @@ pub const MIN_INTERVAL_NANOS: u64 = 10_000_000;
 /// One phase over time: point `i` covers `[i * interval_nanos, (i + 1) * interval_nanos)` from
 /// the release of the phase's workers (the last point may be partial: it ends with the phase).
 /// Every array has one entry per point; the sampled ones (`dirty_bytes`, `writeback_bytes`)
-/// hold the last sample taken by the end of the interval.
+/// hold the last sample taken by the end of the interval. The sampled counters (device
+/// requests and busy time, the process's CPU) hold what changed in the interval, the runner
+/// thread's readings interpolated linearly to the interval's bounds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseSeries {
     /// Length of one interval.
@@ -54,6 +56,25 @@ pub struct PhaseSeries {
     /// `Writeback` of `/proc/meminfo`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writeback_bytes: Vec<u64>,
+    /// Read requests completed by the target's block devices (`/sys/block/DEV/stat`, summed
+    /// over them); empty when the target has no block device of its own (a directory, tmpfs,
+    /// FUSE) or its counters were not read, and in runs stored before fsbench sampled them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_read_requests: Vec<u64>,
+    /// Write requests completed (flushes are not counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_write_requests: Vec<u64>,
+    /// Time the busiest of the target's devices had I/O in flight (`io_ticks`), ns, at most
+    /// the interval: divided by `interval_nanos`, its utilisation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_busy_nanos: Vec<u64>,
+    /// User-mode CPU time of the fsbench process (every thread: workers, roles, the runner),
+    /// ns; empty in runs stored before fsbench sampled it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_user_nanos: Vec<u64>,
+    /// Kernel-mode CPU time of the process, ns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_sys_nanos: Vec<u64>,
     /// Dirty bytes above which the kernel throttles writers (`balance_dirty_pages`): halfway
     /// between `/proc/vmstat`'s `nr_dirty_background_threshold` and `nr_dirty_threshold`, read
     /// when the phase ended (0: not read, or stored before fsbench read it).
@@ -127,6 +148,8 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
         .collect();
     let n = widened.iter().map(|(s, o, _)| s.len() + o).max().unwrap_or(0);
     let mem = widened.iter().any(|(s, _, f)| *f && !s.dirty_bytes.is_empty());
+    let dev = widened.iter().any(|(s, _, f)| *f && !s.device_busy_nanos.is_empty());
+    let cpu = widened.iter().any(|(s, _, _)| !s.cpu_user_nanos.is_empty());
     let grow = |v: &mut Vec<u64>| v.resize(n, 0);
     for v in [
         &mut out.read_bytes,
@@ -144,6 +167,15 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
         grow(&mut out.dirty_bytes);
         grow(&mut out.writeback_bytes);
     }
+    if dev {
+        grow(&mut out.device_read_requests);
+        grow(&mut out.device_write_requests);
+        grow(&mut out.device_busy_nanos);
+    }
+    if cpu {
+        grow(&mut out.cpu_user_nanos);
+        grow(&mut out.cpu_sys_nanos);
+    }
     for (s, off, first) in &widened {
         for i in 0..s.len() {
             let j = i + off;
@@ -160,6 +192,18 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
                 out.dirty_bytes[j] += at(&s.dirty_bytes);
                 out.writeback_bytes[j] += at(&s.writeback_bytes);
             }
+            // A host's devices once (its first rank's readings): requests add up over hosts,
+            // busy time is the busiest host's.
+            if dev && *first {
+                out.device_read_requests[j] += at(&s.device_read_requests);
+                out.device_write_requests[j] += at(&s.device_write_requests);
+                out.device_busy_nanos[j] = out.device_busy_nanos[j].max(at(&s.device_busy_nanos));
+            }
+            // Each rank is a process of its own: CPU adds up over all of them.
+            if cpu {
+                out.cpu_user_nanos[j] += at(&s.cpu_user_nanos);
+                out.cpu_sys_nanos[j] += at(&s.cpu_sys_nanos);
+            }
         }
     }
     Some(out)
@@ -167,7 +211,8 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
 
 impl PhaseSeries {
     /// This series at `interval` (a multiple by a power of two of its own): pairs of points
-    /// merged (sums; the larger percentile and max; the later memory sample).
+    /// merged (sums, device and CPU time too; the larger percentile and max; the later memory
+    /// sample).
     pub fn widen(&self, interval: u64) -> PhaseSeries {
         let mut s = self.clone();
         while s.interval_nanos > 0 && s.interval_nanos < interval {
@@ -188,6 +233,11 @@ impl PhaseSeries {
                 max_nanos: max(&s.max_nanos),
                 dirty_bytes: last(&s.dirty_bytes),
                 writeback_bytes: last(&s.writeback_bytes),
+                device_read_requests: sum(&s.device_read_requests),
+                device_write_requests: sum(&s.device_write_requests),
+                device_busy_nanos: sum(&s.device_busy_nanos),
+                cpu_user_nanos: sum(&s.cpu_user_nanos),
+                cpu_sys_nanos: sum(&s.cpu_sys_nanos),
                 dirty_throttle_bytes: s.dirty_throttle_bytes,
             };
         }
@@ -217,7 +267,8 @@ pub struct DirtyCliff {
     pub after_mib_per_s: f64,
     /// Seconds into the phase.
     pub at_secs: f64,
-    /// Dirty bytes at that moment.
+    /// Dirty bytes at that moment (dirty and under writeback, as the kernel counts them
+    /// against its dirty limit).
     pub dirty_bytes: u64,
 }
 
@@ -234,48 +285,132 @@ impl PhaseSeries {
     }
 
     /// The point after which the written MiB/s stays below 60% of what it was before (the
-    /// steepest such drop), with dirty bytes at 85% of their peak or more, and that peak where
+    /// deepest such drop against the rest of the phase: a throttled writer's pauses later on
+    /// drop its rate steeply for a moment, but not for good), with dirty bytes at 85% of their
+    /// peak (or of the threshold, when the peak is above it) or more, and that peak where
     /// the kernel throttles writers (at least 90% of [`PhaseSeries::dirty_throttle_bytes`]: a
     /// drop at a lower peak is something else, an O_DSYNC write's own waits for one); `None`
     /// when the series is short (under 10 points), wrote nothing, has no memory samples or no
     /// throttling threshold.
+    ///
+    /// "Dirty bytes" here are dirty plus under writeback, as `balance_dirty_pages` counts them
+    /// against its thresholds: a device slower than the writer keeps pages under writeback
+    /// (queued for it) long after they stopped being dirty, and the writer is throttled on the
+    /// sum while `Dirty` alone stays far below the threshold.
     pub fn dirty_cliff(&self) -> Option<DirtyCliff> {
         let n = self.len();
         if n < 10 || self.dirty_bytes.len() != n || self.write_bytes.iter().all(|b| *b == 0) {
             return None;
         }
-        let peak = self.dirty_bytes.iter().copied().max().unwrap_or(0);
+        let held: Vec<u64> = (0..n)
+            .map(|i| self.dirty_bytes[i] + self.writeback_bytes.get(i).copied().unwrap_or(0))
+            .collect();
+        let peak = held.iter().copied().max().unwrap_or(0);
         let throttled = self.dirty_throttle_bytes > 0
             && peak as u128 * 10 >= self.dirty_throttle_bytes as u128 * 9;
         if peak < 16 << 20 || !throttled {
             return None;
         }
+        // At the drop, dirty bytes at 85% of their peak, or of the threshold when the peak is
+        // above it: the counters are the machine's, and another process's burst of dirty pages
+        // (a build linking a binary) can raise the peak for a moment far above where the
+        // throttled writer holds them.
+        let level = peak.min(self.dirty_throttle_bytes);
         let secs = self.interval_nanos as f64 / 1e9;
         let mib: Vec<f64> = self.write_bytes.iter().map(|b| *b as f64 / 1048576.0 / secs).collect();
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let k = (n / 10).max(3);
-        // Where the drop from the `k` points before to the `k` after is steepest, among the
-        // points where it holds for the rest of the phase (the last point may be partial: left
-        // out).
+        let k = (n / 20).max(3);
+        // Where the drop from the `k` points before to the rest of the phase is deepest, among
+        // the points where the `k` after and the rest are both below 60% of the `k` before (the
+        // last point may be partial: left out).
         let mut best: Option<(f64, DirtyCliff)> = None;
         for i in k..n - k {
             let before = mean(&mib[i - k..i]);
             let (next, rest) = (mean(&mib[i..i + k]), mean(&mib[i..n - 1]));
-            let at_peak = self.dirty_bytes[i] * 100 >= peak * 85;
+            let at_peak = held[i] * 100 >= level * 85;
             if before > 0.0 && next < 0.6 * before && rest < 0.6 * before && at_peak {
-                let drop = before / next.max(1e-9);
+                let drop = before / rest.max(1e-9);
                 if best.as_ref().is_none_or(|b| drop > b.0) {
                     let c = DirtyCliff {
                         before_mib_per_s: before,
                         after_mib_per_s: rest,
                         at_secs: i as f64 * secs,
-                        dirty_bytes: self.dirty_bytes[i],
+                        dirty_bytes: held[i],
                     };
                     best = Some((drop, c));
                 }
             }
         }
         best.map(|b| b.1)
+    }
+}
+
+/// Writeback in bursts at a regular period while a phase wrote: the flusher waking every
+/// `dirty_writeback_centisecs` (5 s by default) and writing what expired, or a filesystem's
+/// own periodic commit, instead of a steady stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WritebackBursts {
+    /// Seconds from one burst's start to the next (their mean).
+    pub period_secs: f64,
+    /// Bursts seen.
+    pub bursts: u32,
+    /// Seen in the target's device write requests (true) or, without them, in the host's
+    /// writeback bytes.
+    pub device: bool,
+}
+
+impl PhaseSeries {
+    /// Periodic writeback bursts in a phase that wrote: in the target's device write requests
+    /// per interval when `device` and the series has them (else the host's writeback bytes), at
+    /// least 3 bursts (a point at half the peak or more, after a fall below a quarter of it),
+    /// the bursts at least 3 points apart and every gap within 30% of their median, the bursts
+    /// on at most half the points and what lies between them below a quarter of their mean: a
+    /// rhythm, not noise or a steady stream. `None` otherwise.
+    pub fn writeback_bursts(&self, device: bool) -> Option<WritebackBursts> {
+        let use_dev = device && !self.device_write_requests.is_empty();
+        let x = if use_dev { &self.device_write_requests } else { &self.writeback_bytes };
+        let n = x.len();
+        if n < 10 || self.write_bytes.iter().all(|b| *b == 0) {
+            return None;
+        }
+        let peak = x.iter().copied().max().unwrap_or(0) as f64;
+        if peak <= 0.0 {
+            return None;
+        }
+        let (hi, lo) = (peak * 0.5, peak * 0.25);
+        let mut starts = Vec::new();
+        let mut inside = false;
+        for (i, v) in x.iter().map(|v| *v as f64).enumerate() {
+            if !inside && v >= hi {
+                starts.push(i);
+                inside = true;
+            } else if inside && v < lo {
+                inside = false;
+            }
+        }
+        if starts.len() < 3 {
+            return None;
+        }
+        let mut gaps: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean_gap = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+        gaps.sort_unstable();
+        let median = gaps[gaps.len() / 2] as f64;
+        let regular = gaps.iter().all(|g| (*g as f64 - median).abs() <= 0.3 * median);
+        let high: Vec<bool> = x.iter().map(|v| *v as f64 >= lo).collect();
+        let on = high.iter().filter(|h| **h).count();
+        let mean = |keep: bool| {
+            let v: Vec<f64> =
+                x.iter().zip(&high).filter(|(_, h)| **h == keep).map(|(v, _)| *v as f64).collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        if median < 3.0 || !regular || on * 2 > n || mean(false) >= 0.25 * mean(true) {
+            return None;
+        }
+        Some(WritebackBursts {
+            period_secs: mean_gap * self.interval_nanos as f64 / 1e9,
+            bursts: starts.len() as u32,
+            device: use_dev,
+        })
     }
 }
 
@@ -447,6 +582,11 @@ mod tests {
             max_nanos: vec![5, 9, 1, 1],
             dirty_bytes: vec![7, 8, 9, 10],
             writeback_bytes: vec![0, 0, 0, 1],
+            device_read_requests: vec![1, 1, 2, 2],
+            device_write_requests: vec![0, 1, 0, 1],
+            device_busy_nanos: vec![4, 6, 1, 2],
+            cpu_user_nanos: vec![1, 2, 3, 4],
+            cpu_sys_nanos: vec![5, 5, 5, 5],
             ..PhaseSeries::default()
         };
         let b = PhaseSeries {
@@ -458,6 +598,11 @@ mod tests {
             max_nanos: vec![3],
             dirty_bytes: vec![100],
             writeback_bytes: vec![100],
+            device_read_requests: vec![100],
+            device_write_requests: vec![100],
+            device_busy_nanos: vec![20],
+            cpu_user_nanos: vec![7],
+            cpu_sys_nanos: vec![9],
             ..PhaseSeries::default()
         };
         // b started one (widened) interval after a, on a host a already counts.
@@ -468,6 +613,12 @@ mod tests {
         assert_eq!(m.p99_nanos, vec![9, 3]);
         assert_eq!(m.dirty_bytes, vec![8, 10]);
         assert_eq!(m.writeback_bytes, vec![0, 1]);
+        // The host's devices once (b shares a's host); CPU from both processes.
+        assert_eq!(m.device_read_requests, vec![2, 4]);
+        assert_eq!(m.device_write_requests, vec![1, 1]);
+        assert_eq!(m.device_busy_nanos, vec![10, 3]);
+        assert_eq!(m.cpu_user_nanos, vec![3, 14]);
+        assert_eq!(m.cpu_sys_nanos, vec![10, 19]);
     }
 
     #[test]
@@ -493,9 +644,92 @@ mod tests {
         assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s", c.at_secs);
         assert!(c.before_mib_per_s > 80.0 && c.after_mib_per_s < 30.0, "{c:?}");
         assert!(c.dirty_bytes >= 170 * mib);
+        // Pages under writeback count as the kernel counts them: the same drop when a slow
+        // device holds most of the 200 MiB under writeback and `Dirty` alone stays at 30 MiB.
+        let (dirty, wb) = (s.dirty_bytes.clone(), s.writeback_bytes.clone());
+        s.writeback_bytes = s.dirty_bytes.iter().map(|d| d.saturating_sub(30 * mib)).collect();
+        s.dirty_bytes = s.dirty_bytes.iter().map(|d| (*d).min(30 * mib)).collect();
+        let c = s.dirty_cliff().expect("a cliff on dirty + writeback");
+        assert!((c.at_secs - 2.0).abs() < 0.35 && c.dirty_bytes >= 170 * mib, "{c:?}");
+        (s.dirty_bytes, s.writeback_bytes) = (dirty, wb);
+        // A throttled writer's pause later on (nothing written for 0.4 s, then the same pace)
+        // is a steeper drop for a moment, not the cliff.
+        for i in 30..34 {
+            s.write_bytes[i] = 0;
+        }
+        let c = s.dirty_cliff().expect("a cliff");
+        assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s, not at the pause: {c:?}", c.at_secs);
+        s.write_bytes[30..34].fill(2 * mib);
+        // Another process's burst of dirty pages for one point raises the peak to 400 MiB;
+        // the writer still holds 200 MiB, at the threshold, where its rate fell.
+        s.dirty_bytes[35] = 400 * mib;
+        let c = s.dirty_cliff().expect("a cliff despite the burst");
+        assert!((c.at_secs - 2.0).abs() < 0.35, "at {} s", c.at_secs);
+        s.dirty_bytes[35] = 200 * mib;
         // The same drop with dirty bytes far from their peak is not the dirty limit.
         s.dirty_bytes = (0..40).map(|i| if i < 5 { 300 * mib } else { 10 * mib }).collect();
         assert_eq!(s.dirty_cliff(), None);
+    }
+
+    /// A 30 s buffered write at 100 ms points: written at a steady 100 MiB/s, and the device
+    /// writes `at(i)` per point.
+    fn writer(at: impl Fn(usize) -> u64) -> PhaseSeries {
+        let mib = 1u64 << 20;
+        let n = 300;
+        PhaseSeries {
+            interval_nanos: 100_000_000,
+            write_bytes: vec![10 * mib; n],
+            write_ops: vec![10; n],
+            ops: vec![10; n],
+            device_write_requests: (0..n).map(&at).collect(),
+            writeback_bytes: (0..n).map(|i| at(i) * mib).collect(),
+            ..PhaseSeries::default()
+        }
+    }
+
+    #[test]
+    fn periodic_writeback_bursts_are_found_with_their_period() {
+        // Every 5 s (50 points) the flusher writes for 0.4 s, a little noise between.
+        let s = writer(|i| {
+            if i % 50 >= 10 && i % 50 < 14 {
+                800 + (i % 3) as u64 * 40
+            } else {
+                i as u64 % 4
+            }
+        });
+        let b = s.writeback_bursts(true).expect("bursts");
+        assert!((b.period_secs - 5.0).abs() < 0.05, "{b:?}");
+        assert_eq!((b.bursts, b.device), (6, true));
+        // The same in the host's writeback bytes when the device is not the target's own.
+        let b = s.writeback_bursts(false).expect("bursts in writeback bytes");
+        assert!((b.period_secs - 5.0).abs() < 0.05 && !b.device, "{b:?}");
+        // A period that drifts a little (4.6 to 5.4 s) is still one.
+        let starts = [8usize, 54, 108, 158, 204, 258];
+        let s = writer(|i| if starts.iter().any(|&t| i >= t && i < t + 3) { 500 } else { 0 });
+        assert!(s.writeback_bursts(true).is_some());
+    }
+
+    #[test]
+    fn steady_or_irregular_writeback_is_not_periodic() {
+        // A steady stream (device writes every point, some noise).
+        let s = writer(|i| 400 + (i * 37 % 100) as u64);
+        assert_eq!(s.writeback_bursts(true), None);
+        // Bursts at irregular times.
+        let starts = [5usize, 20, 90, 110, 200, 280];
+        let s = writer(|i| if starts.iter().any(|&t| i >= t && i < t + 3) { 500 } else { 0 });
+        assert_eq!(s.writeback_bursts(true), None);
+        // Two bursts: not yet a rhythm.
+        let s = writer(|i| if i == 50 || i == 100 { 500 } else { 0 });
+        assert_eq!(s.writeback_bursts(true), None);
+        // Bursts, but the phase read: no writer to speak of.
+        let mut s = writer(|i| if i % 50 < 3 { 500 } else { 0 });
+        assert!(s.writeback_bursts(true).is_some());
+        s.write_bytes.fill(0);
+        assert_eq!(s.writeback_bursts(true), None);
+        // Every other point high: half the time writing back is a stream with gaps, and the
+        // gap (2 points) too short to call a period.
+        let s = writer(|i| if i % 2 == 0 { 500 } else { 0 });
+        assert_eq!(s.writeback_bursts(true), None);
     }
 
     #[test]
@@ -510,5 +744,11 @@ mod tests {
     fn old_records_read_without_series() {
         let s: PhaseSeries = serde_json::from_str(r#"{"interval_nanos": 20000000}"#).unwrap();
         assert!(s.is_empty());
+        // A series stored before the device and CPU samples: read, and written back without
+        // them (no empty arrays).
+        let old = r#"{"interval_nanos":20000000,"read_bytes":[1],"write_bytes":[0],"read_ops":[1],"write_ops":[0],"ops":[1],"p50_nanos":[5],"p99_nanos":[5],"max_nanos":[5],"dirty_bytes":[3],"writeback_bytes":[0]}"#;
+        let s: PhaseSeries = serde_json::from_str(old).unwrap();
+        assert!(s.device_busy_nanos.is_empty() && s.cpu_user_nanos.is_empty());
+        assert_eq!(serde_json::to_string(&s).unwrap(), old);
     }
 }

@@ -507,6 +507,27 @@ fn why_section(r: &Report, width: usize) -> String {
             // Wins, and draws whose medians differ by more than the minimum effect (the rule
             // filled `why` for those; the faster median is the "winner" of the facts).
             let mark = crate::model::report::verdict_mark(row, i);
+            let why = &row.why[i];
+            let roles_only = !why.is_empty()
+                && why.iter().all(|e| e.rule == crate::model::explanation::ROLE_CHANGE);
+            if matches!(v, Some(Verdict::Draw { .. })) && roles_only {
+                // A draw on the test's own figure; a role beside it changed.
+                if out.is_empty() {
+                    out.push_str("\nWhy (observed facts that differ most):\n");
+                }
+                let head = format!(
+                    "test {} ({}): a draw between {} and {}{mark}; a role beside it changed",
+                    row.id,
+                    r.configs[0].run.tests[ti].name,
+                    r.configs[r.baseline].label,
+                    r.configs[i].label
+                );
+                out.push_str(&frame::wrap(&head, width, "  ", "    "));
+                for e in why {
+                    out.push_str(&frame::wrap(&e.text, width, "    - ", "      "));
+                }
+                continue;
+            }
             let (winner, factor, significant) = match v {
                 Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
                 Some(Verdict::Draw { factor, .. }) if !row.why[i].is_empty() => {
@@ -533,8 +554,7 @@ fn why_section(r: &Report, width: usize) -> String {
                 }
             );
             out.push_str(&frame::wrap(&head, width, "  ", "    "));
-            let why = &row.why[i];
-            if why.iter().all(|e| e.is_context()) {
+            if !why.iter().any(|e| e.is_reason()) {
                 out.push_str(&frame::wrap(
                     crate::model::explanation::NOTHING,
                     width,

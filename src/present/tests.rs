@@ -422,4 +422,70 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     );
     assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
     assert!(text.contains("WRITE: bw=") && text.contains("io=8.0MiB, run=3000-3000msec"), "{text}");
+
+/// Two configurations of a test whose one role, a writer, did `writer` MiB/s in every
+/// repetition; the test's own figure `mibs`.
+fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::ConfigResult {
+    use crate::model::result::RoleResult;
+    let mut c = config(label, mibs, 0);
+    for rep in &mut c.run.tests[0].reps {
+        rep.phases[0].timed = true;
+        rep.phases[0].roles = vec![RoleResult {
+            name: "writer".into(),
+            threads: 1,
+            wall_nanos: 1_000_000_000,
+            bytes_read: 0,
+            bytes_written: 1 << 30,
+            data_ops: 1024,
+            mib_per_s: writer,
+            latency: Vec::new(),
+        }];
+    }
+    c
+}
+
+#[test]
+fn a_role_whose_throughput_fell_is_named_beside_the_win_and_the_draw() {
+    // bfq wins the test's own figure; its writer fell from 1036 to 603 MiB/s.
+    let configs = vec![
+        with_writer("mq-deadline", &[100.0, 101.0, 99.0, 100.0, 100.0], 1036.0),
+        with_writer("bfq", &[300.0, 301.0, 299.0, 300.0, 300.0], 603.0),
+    ];
+    let r = build_report(configs, &opts(), 0, false);
+    assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Win { winner: 1, .. })));
+    let why = &r.tests[0].why[1];
+    let role = why.iter().position(|e| e.rule == "role_throughput").expect("the role line");
+    let line = "writer: 1036 → 603 MiB/s from mq-deadline to bfq (1.72× lower";
+    assert!(why[role].text.starts_with(line), "{why:?}");
+    // After the reasons, before the context lines.
+    assert!(why[..role].iter().all(|e| e.is_reason()), "{why:?}");
+    assert!(why[role + 1..].iter().all(|e| e.is_context()), "{why:?}");
+    let text = crate::present::compare::render(&r, false, WIDE);
+    let at = text.find("Why (observed").unwrap_or_else(|| panic!("{text}"));
+    assert!(text[at..].contains(&format!("- {line}")), "{text}");
+    assert!(html(&r).contains(line));
+    // The same figure on both (a draw): the role line alone, under a draw's heading.
+    let configs = vec![
+        with_writer("mq-deadline", &[100.0, 101.0, 99.0, 100.0, 100.0], 1036.0),
+        with_writer("bfq", &[100.0, 100.5, 99.5, 100.0, 100.0], 603.0),
+    ];
+    let r = build_report(configs, &opts(), 0, false);
+    assert!(matches!(r.tests[0].vs_baseline[1], Some(Verdict::Draw { .. })), "{:?}", r.tests[0]);
+    let why = &r.tests[0].why[1];
+    assert_eq!(why.len(), 1, "{why:?}");
+    let text = crate::present::compare::render(&r, false, WIDE);
+    assert!(
+        text.contains("a draw between mq-deadline and bfq; a role beside it changed"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("- {line}")) && !text.contains("NOT SIGNIFICANT"), "{text}");
+    let page = html(&r);
+    assert!(page.contains("a draw between mq-deadline and bfq") && page.contains(line), "{page}");
+    // A writer within the factor: nothing to say about a draw.
+    let configs = vec![
+        with_writer("mq-deadline", &[100.0, 101.0, 99.0, 100.0, 100.0], 1036.0),
+        with_writer("bfq", &[100.0, 100.5, 99.5, 100.0, 100.0], 900.0),
+    ];
+    let r = build_report(configs, &opts(), 0, false);
+    assert!(r.tests[0].why[1].is_empty(), "{:?}", r.tests[0].why[1]);
 }

@@ -50,6 +50,17 @@ impl CpuSample {
 }
 
 impl CpuTime {
+    /// CPU time consumed so far by the whole process (every thread, ended ones too), from
+    /// `getrusage(RUSAGE_SELF)`: the kernel's exact runtime split by its tick ratio, and never
+    /// decreasing between two readings. `None` when the call fails.
+    pub fn process() -> Option<CpuTime> {
+        // SAFETY: getrusage writes into the zeroed struct we own; RUSAGE_SELF is valid.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+        (rc == 0).then(|| CpuTime { user_nanos: tv(ru.ru_utime), sys_nanos: tv(ru.ru_stime) })
+    }
+
     /// User + system.
     pub fn total_nanos(&self) -> u64 {
         self.user_nanos + self.sys_nanos
@@ -83,6 +94,19 @@ mod tests {
             "one thread cannot use more CPU than wall time: {d:?} vs {wall}"
         );
         assert!(d.user_nanos >= d.sys_nanos, "a busy loop is user time: {d:?}");
+    }
+
+    #[test]
+    fn process_cpu_grows_with_a_threads_work() {
+        let a = CpuTime::process().expect("getrusage");
+        let t = CpuSample::thread_now();
+        while CpuSample::thread_now().since(t).total_nanos() < 20_000_000 {
+            spin(100_000);
+        }
+        let b = CpuTime::process().expect("getrusage");
+        assert!(b.user_nanos >= a.user_nanos && b.sys_nanos >= a.sys_nanos, "{a:?} {b:?}");
+        // This thread's 20 ms are the process's too (other test threads only add to it).
+        assert!(b.total_nanos() - a.total_nanos() >= 15_000_000, "{a:?} {b:?}");
     }
 
     #[test]

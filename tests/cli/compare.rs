@@ -384,13 +384,6 @@ fn testbed_up_stays_until_down() {
     assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
 }
 
-/// The name `testbed up` tells to pass to `testbed down`.
-fn name_of_kept(up_stderr: &str) -> String {
-    let i =
-        up_stderr.find("fsbench testbed down ").expect(up_stderr) + "fsbench testbed down ".len();
-    up_stderr[i..].split('`').next().unwrap().to_string()
-}
-
 const SEQWRITE: &str = "[[test]]\nid = \"sw\"\nname = \"seqwrite-fsync\"\nfile = { size = \"32M\", prefill = false }\n[[test.phase]]\nname = \"w\"\nopen = [\"create\", \"trunc\"]\npattern = [{ op = \"write\", size = \"1M\" }]\namount = { passes = 1 }\nsync = { at_end = \"fsync\" }\n";
 
 #[test]

@@ -46,6 +46,24 @@ fn a_fixed_rate_is_held_and_the_series_counts_every_op() {
     for k in ["p50_nanos", "p99_nanos", "max_nanos", "dirty_bytes", "writeback_bytes"] {
         assert_eq!(nums(&s[k]).len(), ops.len(), "{k}");
     }
+    // The process's CPU per interval, sampled by the runner thread: some in every second of a
+    // phase reading 500 times a second, and no more than the two CPUs a point could use.
+    let interval = s["interval_nanos"].as_u64().unwrap();
+    let (user, sys) = (nums(&s["cpu_user_nanos"]), nums(&s["cpu_sys_nanos"]));
+    assert_eq!((user.len(), sys.len()), (ops.len(), ops.len()));
+    let cpu: Vec<u64> = user.iter().zip(&sys).map(|(u, k)| u + k).collect();
+    let per_s = (1e9 / interval as f64) as usize;
+    assert!(cpu.chunks_exact(per_s).all(|c| c.iter().sum::<u64>() > 0), "{cpu:?}");
+    let cpus = std::thread::available_parallelism().map_or(64, |n| n.get() as u64);
+    assert!(cpu.iter().all(|c| *c <= interval * cpus + interval / 2), "{cpu:?}");
+    // The directory's device (shared with the rest of the machine): its requests and busy
+    // time per interval, when the directory is on a whole block device fsbench can read.
+    if p["device"].is_object() {
+        for k in ["device_read_requests", "device_write_requests", "device_busy_nanos"] {
+            assert_eq!(nums(&s[k]).len(), ops.len(), "{k}");
+        }
+        assert!(nums(&s["device_busy_nanos"]).iter().all(|b| *b <= interval + interval / 2));
+    }
     // Paced evenly: the typical interval holds 500/s worth of ops (10 per 20 ms). (Single
     // intervals vary on a loaded machine: a thread not scheduled for 20 ms catches up after.)
     let per = 500.0 * s["interval_nanos"].as_u64().unwrap() as f64 / 1e9;
@@ -72,6 +90,13 @@ fn run_with_stall(workload: &str, stall: Duration) -> serde_json::Value {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Read the report as it comes: one larger than the pipe's 64 KiB would block fsbench.
+    let mut out = child.stdout.take().expect("piped stdout");
+    let report = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut buf);
+        buf
+    });
     let t = Instant::now();
     while run_dir.entries().is_empty() && t.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
@@ -85,7 +110,7 @@ fn run_with_stall(workload: &str, stall: Duration) -> serde_json::Value {
     wait_within(&mut child, Duration::from_secs(60), "fsbench with a stall");
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("JSON")
+    serde_json::from_slice(&report.join().expect("stdout reader")).expect("JSON")
 }
 
 #[test]

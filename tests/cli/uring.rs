@@ -201,30 +201,49 @@ fn enospc_completion_fails_the_test_with_the_reason() {
 }
 
 /// Run fsbench with `args` (plus `--format json`), killing it and failing the test if it has
-/// not finished after `limit`; `watch` is called with its pid every 5 ms while it runs.
+/// not finished after `limit`; `watch` is called with its pid every 5 ms while it runs. Its
+/// output is read as it comes (a report larger than the pipe's 64 KiB would otherwise block
+/// fsbench in its write until the limit).
 fn run_json_within(
     args: &[&str],
     limit: std::time::Duration,
     mut watch: impl FnMut(u32),
 ) -> (serde_json::Value, std::process::Output) {
+    use std::io::Read;
     use std::process::Stdio;
     let mut c = command();
     c.args(args).args(["--format", "json"]).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().expect("start fsbench");
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
     let t0 = std::time::Instant::now();
-    loop {
-        if child.try_wait().expect("wait for fsbench").is_some() {
-            break;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for fsbench") {
+            break st;
         }
         if t0.elapsed() > limit {
             let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("fsbench still running after {limit:?} (hung?); stderr:\n{}", stderr(&o));
+            let _ = child.wait();
+            let e = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("fsbench still running after {limit:?} (hung?); stderr:\n{e}");
         }
         watch(child.id());
         std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let o = child.wait_with_output().unwrap();
+    };
+    let o = std::process::Output {
+        status,
+        stdout: out.join().expect("stdout reader"),
+        stderr: err.join().expect("stderr reader"),
+    };
     let v = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}); stderr:\n{}", stderr(&o)));
     (v, o)

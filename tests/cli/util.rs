@@ -202,6 +202,13 @@ pub fn have(program: &str) -> bool {
     fsbench::sys::cmd::have_program(program)
 }
 
+/// The name `testbed up` tells to pass to `testbed down`.
+pub fn name_of_kept(up_stderr: &str) -> String {
+    let i =
+        up_stderr.find("fsbench testbed down ").expect(up_stderr) + "fsbench testbed down ".len();
+    up_stderr[i..].split('`').next().unwrap().to_string()
+}
+
 /// Removes a kept testbed when the test panics (`testbed down NAME`); on success the test
 /// itself has removed it.
 pub struct DownOnPanic(pub String);

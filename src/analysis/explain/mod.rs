@@ -40,6 +40,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("off_cpu", off_cpu),
     ("stalls", stalls),
     ("dirty_cliff", dirty_cliff),
+    ("writeback_bursts", writeback_bursts),
 ];
 
 /// Rules that cite device counters or the block trace.
@@ -79,6 +80,56 @@ pub fn explain(winner: &Side<'_>, loser: &Side<'_>, max: usize) -> Vec<Explanati
     v.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     v.truncate(max);
     v
+}
+
+/// A role's throughput changed between two configurations by more than this factor (either
+/// way): the why names it whatever the test's own figure decided (a scheduler whose reader
+/// wins while the writer beside it falls from 1036 to 603 MiB/s).
+pub const ROLE_FACTOR: f64 = 1.25;
+
+/// The roles of `other` whose throughput differs from `base`'s same role (by name) by more than
+/// [`ROLE_FACTOR`], one line each: `writer: 1036 → 603 MiB/s from mq-deadline to bfq (1.72×
+/// lower)`. Each side is its label and its roles' (name, MiB/s) of the median repetition.
+pub fn role_changes(
+    base: (&str, &[(String, f64)]),
+    other: (&str, &[(String, f64)]),
+) -> Vec<Explanation> {
+    let mut v = Vec::new();
+    for (name, b) in base.1 {
+        let Some((_, o)) = other.1.iter().find(|(n, _)| n == name) else { continue };
+        let (hi, lo) = (b.max(*o), b.min(*o));
+        if hi <= 0.0 || hi < lo * ROLE_FACTOR {
+            continue;
+        }
+        let factor = if lo > 0.0 { format!("{:.2}×", hi / lo) } else { "∞×".into() };
+        let way = if o < b { "lower" } else { "higher" };
+        v.push(Explanation {
+            rule: crate::model::explanation::ROLE_CHANGE.into(),
+            weight: if lo > 0.0 { (hi / lo).ln() } else { 10.0 },
+            text: format!(
+                "{name}: {} → {} MiB/s from {} to {} ({factor} {way}; the test's figure is its own threads', not the role's)",
+                mib(*b),
+                mib(*o),
+                base.0,
+                other.0
+            ),
+        });
+    }
+    v
+}
+
+/// A role's MiB/s as the role lines show it: whole from 10, one decimal from 1, else 3
+/// significant digits (0 as 0).
+fn mib(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0}")
+    } else if x >= 1.0 {
+        format!("{x:.1}")
+    } else if x == 0.0 {
+        "0".into()
+    } else {
+        crate::model::units::sig3(x)
+    }
 }
 
 /// Context for a gap, shown after the reasons whether or not a rule fired: where each side's
@@ -565,13 +616,31 @@ fn dirty_cliff(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
     Some((
         weight,
         format!(
-            "{}'s writes fell from {:.0} to {:.0} MiB/s at {:.1} s, when dirty page cache reached {} (its peak: writers throttled at the dirty limit); {} kept its rate",
+            "{}'s writes fell from {:.0} to {:.0} MiB/s at {:.1} s, when dirty and writeback page cache reached {} (its peak: writers throttled at the dirty limit); {} kept its rate",
             l.label,
             c.before_mib_per_s,
             c.after_mib_per_s,
             c.at_secs,
             fmt_bytes(c.dirty_bytes),
             w.label
+        ),
+    ))
+}
+
+/// The loser's writeback came in bursts at a regular period (the flusher's periodic wake-up,
+/// a journal's commit interval) and the winner's did not: the writes waited in the page cache
+/// and went to the device in rushes.
+fn writeback_bursts(w: &Side<'_>, l: &Side<'_>) -> Option<(f64, String)> {
+    let b = l.facts.writeback_bursts?;
+    if w.facts.writeback_bursts.is_some() {
+        return None;
+    }
+    let seen = if b.device { "its device's write requests" } else { "the host's writeback bytes" };
+    Some((
+        0.4,
+        format!(
+            "{}'s writeback came in bursts every {:.1} s ({} bursts in {seen}), {}'s did not",
+            l.label, b.period_secs, b.bursts, w.label
         ),
     ))
 }

@@ -505,10 +505,60 @@ fn a_write_cliff_at_the_dirty_limit() {
     assert_eq!(t[0].0, "dirty_cliff");
     assert_eq!(
         t[0].1,
-        "ext4's writes fell from 1036 to 603 MiB/s at 4.2 s, when dirty page cache reached 3G (its peak: writers throttled at the dirty limit); xfs kept its rate"
+        "ext4's writes fell from 1036 to 603 MiB/s at 4.2 s, when dirty and writeback page cache reached 3G (its peak: writers throttled at the dirty limit); xfs kept its rate"
     );
     // Both hit it: it does not tell them apart.
     let mut xfs = base();
     xfs.dirty_cliff = ext4.dirty_cliff;
     assert!(texts(&xfs, &ext4).iter().all(|(r, _)| r != "dirty_cliff"));
+}
+
+#[test]
+fn periodic_writeback_bursts_are_named_with_their_period() {
+    use crate::model::series::WritebackBursts;
+    let mut ext4 = base();
+    ext4.writeback_bursts = Some(WritebackBursts { period_secs: 5.04, bursts: 6, device: true });
+    let t = texts(&base(), &ext4);
+    let b = t.iter().find(|(r, _)| r == "writeback_bursts").expect("the rule fired");
+    assert_eq!(
+        b.1,
+        "ext4's writeback came in bursts every 5.0 s (6 bursts in its device's write requests), xfs's did not"
+    );
+    // Both in bursts: it does not tell them apart; the winner's alone does not explain a loss.
+    let mut xfs = base();
+    xfs.writeback_bursts = ext4.writeback_bursts;
+    assert!(texts(&xfs, &ext4).iter().all(|(r, _)| r != "writeback_bursts"));
+    assert!(texts(&xfs, &base()).iter().all(|(r, _)| r != "writeback_bursts"));
+    // Seen in the host's counters.
+    ext4.writeback_bursts = Some(WritebackBursts { period_secs: 30.0, bursts: 3, device: false });
+    let t = texts(&base(), &ext4);
+    assert!(t
+        .iter()
+        .any(|(_, x)| x.contains("every 30.0 s (3 bursts in the host's writeback bytes)")));
+}
+
+#[test]
+fn a_role_whose_throughput_changed_is_named_either_way() {
+    let r = |w: f64, x: f64| vec![("writer".to_string(), w), ("reader".to_string(), x)];
+    let (base, bfq) = (r(1036.0, 50.0), r(603.0, 55.0));
+    let v = role_changes(("mq-deadline", &base), ("bfq", &bfq));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].rule, "role_throughput");
+    assert_eq!(
+        v[0].text,
+        "writer: 1036 → 603 MiB/s from mq-deadline to bfq (1.72× lower; the test's figure is its own threads', not the role's)"
+    );
+    assert!(!v[0].is_reason() && !v[0].is_context());
+    // Up as well as down; a change within the factor (1.2×) is not named.
+    let v = role_changes(("bfq", &bfq), ("mq-deadline", &base));
+    assert!(v[0].text.starts_with("writer: 603 → 1036 MiB/s") && v[0].text.contains("higher"));
+    let v = role_changes(("a", &r(100.0, 1.0)), ("b", &r(120.0, 1.0)));
+    assert!(v.is_empty(), "{v:?}");
+    // A role the other side does not have, or one that did nothing on both: nothing.
+    let other = vec![("scanner".to_string(), 5.0)];
+    assert!(role_changes(("a", &base), ("b", &other)).is_empty());
+    assert!(role_changes(("a", &r(0.0, 0.0)), ("b", &r(0.0, 0.0))).is_empty());
+    // Stopped altogether.
+    let v = role_changes(("a", &r(8.5, 1.0)), ("b", &r(0.0, 1.0)));
+    assert!(v[0].text.starts_with("writer: 8.5 → 0 MiB/s") && v[0].text.contains("∞×"), "{v:?}");
 }

@@ -142,7 +142,8 @@ impl TestFiles for SetFiles<'_> {
         let phase = prefill_phase();
         cx.progress.phase_start_ops(cx.test, cx.rep, "setup", Some(self.fs.count));
         let seed = cx.seed ^ 0xf111;
-        let run = crate::engine::phase::run(cx.test, &phase, self, cx.opts, seed, cx.progress);
+        // Untimed: no series, so no devices to sample.
+        let run = crate::engine::phase::run(cx.test, &phase, self, cx.opts, seed, cx.progress, &[]);
         cx.progress.phase_end();
         if let Some(e) = run.outs.iter().find_map(|o| o.error.as_ref()) {
             return Err(e.clone().at("prefill"));

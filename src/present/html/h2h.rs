@@ -175,6 +175,20 @@ pub(super) fn why_panel(r: &Report) -> Markup {
 /// rule), marked not significant.
 fn why_item(r: &Report, ti: usize, row: &TestRow, i: usize) -> Option<Markup> {
     let mark = crate::model::report::verdict_mark(row, i);
+    let why = row.why.get(i).map(Vec::as_slice).unwrap_or_default();
+    let roles_only =
+        !why.is_empty() && why.iter().all(|e| e.rule == crate::model::explanation::ROLE_CHANGE);
+    if matches!(&row.vs_baseline[i], Some(Verdict::Draw { .. })) && roles_only {
+        // A draw on the test's own figure; a role beside it changed.
+        return Some(html! {
+            li {
+                b { "Test " (row.id) " " (r.configs[0].run.tests[ti].name) }
+                ": a draw between " (r.configs[r.baseline].label) " and " (r.configs[i].label)
+                (mark) "; a role beside it changed"
+                ul { @for e in why { li { (e.text) } } }
+            }
+        });
+    }
     let (winner, factor, significant) = match &row.vs_baseline[i] {
         Some(Verdict::Win { winner, factor, .. }) => (*winner, *factor, true),
         Some(Verdict::Draw { factor, .. }) if row.why.get(i).is_some_and(|w| !w.is_empty()) => {
@@ -184,7 +198,6 @@ fn why_item(r: &Report, ti: usize, row: &TestRow, i: usize) -> Option<Markup> {
         _ => return None,
     };
     let (w, l) = if winner == 0 { (r.baseline, i) } else { (i, r.baseline) };
-    let why = row.why.get(i).map(Vec::as_slice).unwrap_or_default();
     Some(html! {
         li {
             b { "Test " (row.id) " " (r.configs[0].run.tests[ti].name) }
@@ -194,7 +207,7 @@ fn why_item(r: &Report, ti: usize, row: &TestRow, i: usize) -> Option<Markup> {
                 " in medians: " b { "not significant" } " (a draw; the facts may be noise too)"
             }
             ul {
-                @if why.iter().all(|e| e.is_context()) {
+                @if !why.iter().any(|e| e.is_reason()) {
                     li.muted { (crate::model::explanation::NOTHING) }
                 }
                 @for e in why {
