@@ -317,7 +317,7 @@ fn run_phase(
             files.start_progress(test, cx.at.rep, def, cx.progress);
             let run = match lost {
                 Some(e) => PhaseRun::failed(e),
-                None => phase::run(test, def, files, opts, seed, cx.progress),
+                None => phase::run(test, def, files, opts, seed, cx.progress, env.devices),
             };
             cx.progress.phase_end();
             let pr = phase_result(test, def, &run, check);

@@ -422,6 +422,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     );
     assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
     assert!(text.contains("WRITE: bw=") && text.contains("io=8.0MiB, run=3000-3000msec"), "{text}");
+}
 
 /// Two configurations of a test whose one role, a writer, did `writer` MiB/s in every
 /// repetition; the test's own figure `mibs`.
