@@ -236,7 +236,7 @@ pub fn rounds_to_settle(on: &[&TestResult], st: &Settle, optimistic: bool) -> f6
         let big = g.factor >= 1.0 + st.rule.min_effect;
         // What must exceed 0 at the level of a settled win, or of a settled draw.
         let (over, level) = if g.agrees && big {
-            (size - margin, st.win_p)
+            (size - st.rule.settle_win_margin(), st.win_p)
         } else if !big {
             (margin - size, crate::decision::SETTLE_DRAW_P)
         } else {

@@ -11,11 +11,29 @@ pub struct Rule {
     pub min_effect: f64,
     /// Minimum effect when a side has one repetition (no test possible).
     pub single_run_effect: f64,
+    /// How far a test's ratio may move between identical runs beyond what one run's rounds
+    /// show (0.05 = 5%): a win is settled only when its gap is beyond the minimum effect *and*
+    /// this much more, at the strict level ([`crate::decision`]'s `settled`). Each compare makes
+    /// new testbeds (new image files, new placement on the host's disk), so the two sides'
+    /// ratio shifts from run to run by more than its rounds' spread: measured over 10 identical
+    /// compares, by 2-7% (the standard deviation of the per-run shift beyond the within-run
+    /// standard error; bench/results/2026-11-27-run-drift.md). Stored runs made before it read
+    /// as 0 (the rule then had none).
+    #[serde(default)]
+    pub run_drift: f64,
 }
 
 impl Default for Rule {
     fn default() -> Self {
-        Rule { min_effect: 0.05, single_run_effect: 0.10 }
+        Rule { min_effect: 0.05, single_run_effect: 0.10, run_drift: 0.03 }
+    }
+}
+
+impl Rule {
+    /// The margin a settled win's gap must be beyond, on log figures:
+    /// ln(1 + `min_effect`) + ln(1 + `run_drift`).
+    pub fn settle_win_margin(&self) -> f64 {
+        (1.0 + self.min_effect).ln() + (1.0 + self.run_drift.max(0.0)).ln()
     }
 }
 
@@ -71,4 +89,4 @@ pub fn untested_mark(v: &Verdict) -> String {
 pub const UNSETTLED_WORDS: &str = "unsettled";
 
 /// What every output says about an unsettled win, once, under the table.
-pub const UNSETTLED_NOTE: &str = "unsettled: significant, but its gap is not yet beyond the minimum effect at the strict level (1% over every test and round) at which --repeat auto calls a verdict settled; an identical run may call it a draw. Such a gap is close to the minimum effect for the noise measured: a quieter machine, a larger --scale (longer phases) or a larger --time-budget and --max-repeat are what settle it.";
+pub const UNSETTLED_NOTE: &str = "unsettled: significant, but its gap is not yet beyond the minimum effect plus the drift between identical runs at the strict level (1% over every test and round) at which --repeat auto calls a verdict settled; an identical run may call it a draw. Such a gap is close to the minimum effect for the noise measured: a quieter machine, a larger --scale (longer phases) or a larger --time-budget and --max-repeat are what settle it.";
