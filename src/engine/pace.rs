@@ -16,6 +16,12 @@
 //! behind and issues as fast as it can, each op still timed from its scheduled start; the
 //! phase then reports the shortfall ([`crate::model::series::RateOutcome`]).
 //!
+//! Poisson arrivals (`rate_process = "poisson"`, fio's): the gap to the next scheduled start
+//! is drawn from an exponential distribution with the period as its mean (`-ln(u) × period`,
+//! `u` uniform in (0, 1] from the worker's own xorshift generator, seeded by its index, so a
+//! run repeats). The cost per op is one logarithm and a few integer operations; nothing is
+//! allocated or locked. The schedule stays absolute, so the mean rate is the one asked.
+//!
 //! Think time (`thinktime`, `thinktime_blocks`, fio's): after every `think_every` ops the
 //! worker waits until nothing is in flight, then pauses; the pause is in no op's latency.
 
@@ -33,6 +39,10 @@ pub struct PacePlan {
     pub think_nanos: u64,
     /// Ops between think times.
     pub think_every: u64,
+    /// Exponential gaps with mean `period_nanos` instead of a fixed period (Poisson arrivals).
+    pub poisson: bool,
+    /// Seed of the gaps' generator (Poisson arrivals): each worker its own.
+    pub seed: u64,
 }
 
 impl PacePlan {
@@ -47,6 +57,8 @@ impl PacePlan {
             offset_nanos: period_nanos * k as u64 / threads.max(1) as u64,
             think_nanos: load.think_nanos,
             think_every: if load.think_nanos > 0 { load.think_every.max(1) } else { 0 },
+            poisson: load.poisson && period_nanos > 0,
+            seed: splitmix64(0x5eed_0000 + k as u64),
         }
     }
 
@@ -68,12 +80,22 @@ pub struct Pacer {
     think_due: bool,
     /// Ops issued (paced phases).
     pub issued: u64,
+    /// State of the Poisson gaps' xorshift generator (never 0).
+    rng: u64,
 }
 
 impl Pacer {
     /// A pacer for `plan`, not yet started.
     pub fn new(plan: PacePlan) -> Pacer {
-        Pacer { plan, on: !plan.is_closed(), next: 0, since_think: 0, think_due: false, issued: 0 }
+        Pacer {
+            plan,
+            on: !plan.is_closed(),
+            next: 0,
+            since_think: 0,
+            think_due: false,
+            issued: 0,
+            rng: plan.seed | 1,
+        }
     }
 
     /// The phase starts at `start_ns` (after the barrier): the schedule counts from here.
@@ -125,7 +147,7 @@ impl Pacer {
     #[inline(always)]
     pub fn issued(&mut self) {
         self.issued += 1;
-        self.next += self.plan.period_nanos;
+        self.next += if self.plan.poisson { self.exp_gap() } else { self.plan.period_nanos };
         if self.plan.think_every > 0 {
             self.since_think += 1;
             if self.since_think >= self.plan.think_every {
@@ -134,6 +156,30 @@ impl Pacer {
             }
         }
     }
+}
+
+impl Pacer {
+    /// The next Poisson gap: exponential with mean `period_nanos` (at least 1 ns).
+    #[inline(always)]
+    fn exp_gap(&mut self) -> u64 {
+        // xorshift64*, then 53 bits as u in (0, 1]: -ln(u) is finite and >= 0.
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        let bits = x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        let u = (bits + 1) as f64 / (1u64 << 53) as f64;
+        ((-u.ln() * self.plan.period_nanos as f64) as u64).max(1)
+    }
+}
+
+/// A well-mixed 64-bit value from `x` (splitmix64's finaliser), for seeds.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Sleep until `CLOCK_MONOTONIC` reaches `t` ns (again after a signal).
@@ -190,6 +236,51 @@ mod tests {
         q.start(now_ns());
         q.issued();
         assert_eq!(q.next_start(now_ns(), 1), None);
+    }
+
+    /// The gaps between the scheduled starts of `n` ops (no sleeping: the schedule only).
+    fn gaps(plan: PacePlan, n: usize) -> Vec<f64> {
+        let mut p = Pacer::new(plan);
+        p.start(1_000_000_000);
+        let mut prev = p.next;
+        (0..n)
+            .map(|_| {
+                p.issued();
+                let g = (p.next - prev) as f64;
+                prev = p.next;
+                g
+            })
+            .collect()
+    }
+
+    fn mean_cv(g: &[f64]) -> (f64, f64) {
+        let m = g.iter().sum::<f64>() / g.len() as f64;
+        let var = g.iter().map(|x| (x - m).powi(2)).sum::<f64>() / g.len() as f64;
+        (m, var.sqrt() / m)
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rate_as_mean_and_linear_ones_fixed() {
+        let mut l = load(Some(1000.0), 0, 0);
+        let (m, cv) = mean_cv(&gaps(PacePlan::of(&l, 0, 1), 20_000));
+        assert_eq!((m, cv), (1_000_000.0, 0.0), "linear: one fixed period");
+        l.poisson = true;
+        let plan = PacePlan::of(&l, 0, 1);
+        let g = gaps(plan, 20_000);
+        let (m, cv) = mean_cv(&g);
+        // Exponential: mean = period, coefficient of variation 1 (20000 draws: within a few %).
+        assert!((m / 1e6 - 1.0).abs() < 0.03, "mean gap {m} ns, want 1 ms");
+        assert!((cv - 1.0).abs() < 0.05, "coefficient of variation {cv}, want 1");
+        // Memoryless: about e^-1 of the gaps exceed the mean.
+        let above = g.iter().filter(|x| **x > 1e6).count() as f64 / g.len() as f64;
+        assert!((above - (-1f64).exp()).abs() < 0.02, "share above the mean {above}");
+        // Each worker its own draw; the same worker the same draw (a run repeats).
+        assert_ne!(g[..50], gaps(PacePlan::of(&l, 1, 2), 50)[..]);
+        assert_eq!(g[..50], gaps(plan, 50)[..]);
+        // Poisson without a rate is no pacing.
+        let none = Load { poisson: true, ..Load::default() };
+        assert!(PacePlan::of(&none, 0, 1).is_closed());
+        assert!(!PacePlan::of(&none, 0, 1).poisson);
     }
 
     #[test]

@@ -752,6 +752,59 @@ rate_iops = 100
     assert!(secs >= 0.28, "30 ops at 100/s ran in {secs} s: not paced");
 }
 
+/// `rate_process = "poisson"` reaches the pacer of a phase and of a role (fio's
+/// `rate_process`), and a Poisson-paced phase keeps its mean rate: 200 ops at 2000 per second
+/// take about 0.1 s (the sum of 200 exponential gaps of 0.5 ms: standard deviation about 7 ms).
+#[test]
+fn poisson_arrivals_reach_phase_and_role_and_keep_the_mean_rate() {
+    let text = r#"
+[[test]]
+id = "p"
+name = "poisson"
+engine = "null"
+file = { size = "1M" }
+
+[[test.phase]]
+name = "read"
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 200 }
+rate_iops = 2000
+rate_process = "poisson"
+
+[[test.role]]
+name = "beside"
+engine = "null"
+file = { size = "1M" }
+pattern = [{ op = "read", size = "4K" }]
+amount = { ops = 20 }
+rate_iops = 1000
+rate_process = "poisson"
+"#;
+    let s = suite(text);
+    let t = &s.tests[0];
+    assert!(t.phases[0].load.poisson, "{:?}", t.phases[0].load);
+    assert!(t.roles[0].phase.load.poisson, "{:?}", t.roles[0].phase.load);
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let r = run_test(
+        t,
+        &target,
+        &[],
+        dir.path(),
+        &EngineOptions::default(),
+        0,
+        0..1,
+        &NoProgress,
+        &NoHooks,
+    );
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let p = &r.reps[0].phases[0];
+    assert_eq!(p.data_ops, 200);
+    assert_eq!(p.roles[0].data_ops, 20);
+    let secs = p.wall_nanos as f64 / 1e9;
+    assert!(secs >= 0.07, "200 ops at a mean of 2000/s ran in {secs} s: not paced");
+}
+
 /// fio's `wait_for` inside a group: a role with `after` starts once the test's own threads (or
 /// the role it names) are done, so its run begins after theirs ended.
 #[test]

@@ -526,6 +526,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     if let Some(timed) = phases.last_mut() {
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
     }
+    misc::content(job, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,
@@ -1296,10 +1297,8 @@ fn pacing(
             }
         }
     }
-    match job.str("rate_process")? {
-        None | Some(("linear", _)) => {}
-        Some((v, line)) => return Err(job.err("rate_process", line, format!("`{v}`: fsbench paces ops at a fixed interval (linear); poisson arrivals are not supported"))),
-    }
+    misc::rate_process(job, timed, notes)?;
+    misc::submit_mode(job, timed, notes)?;
     let blocks = job.int("thinktime_blocks")?;
     if let Some((v, line)) = job.str("thinktime")? {
         // A bare number is microseconds, as fio.
@@ -1358,6 +1357,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 mod groups;
+mod misc;
 
 #[cfg(test)]
 mod tests;

@@ -434,6 +434,11 @@ pub struct Load {
     /// Steady-state criterion (`ss`), with `ss_dur` and `ss_ramp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Steady>,
+    /// Poisson arrivals (`rate_process = "poisson"`, fio's): the gaps between scheduled
+    /// starts are drawn from an exponential distribution with the rate's mean, instead of
+    /// one fixed period.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub poisson: bool,
 }
 
 fn is_zero(v: &u64) -> bool {

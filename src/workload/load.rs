@@ -114,7 +114,17 @@ pub fn resolve(
         None => 0,
     };
     let steady = resolve_steady(p, amount)?;
-    Ok(Load { thread_ops_per_s, test_ops_per_s, think_nanos, think_every, steady })
+    let poisson = match p.rate_process.as_deref() {
+        None | Some("linear") => false,
+        Some("poisson") if thread_ops_per_s.is_none() => {
+            return Err("rate_process = \"poisson\" without a rate: add rate_iops or rate (the mean rate of the arrivals)".into())
+        }
+        Some("poisson") => true,
+        Some(o) => {
+            return Err(format!("rate_process = \"{o}\": write \"linear\" (a fixed period) or \"poisson\" (exponential gaps)"))
+        }
+    };
+    Ok(Load { thread_ops_per_s, test_ops_per_s, think_nanos, think_every, steady, poisson })
 }
 
 /// `ss`, `ss_dur`, `ss_ramp`: only on a time-based phase.
@@ -304,6 +314,20 @@ mod tests {
         let p = PhaseSpec { rate: Some(SizeExpr::Bytes(4 << 20)), ..spec() };
         let l = resolve(&p, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap();
         assert_eq!(l.thread_ops_per_s, Some(1024.0));
+    }
+
+    #[test]
+    fn rate_process_poisson_needs_a_rate_and_only_known_words() {
+        let r = |p: PhaseSpec| resolve(&p, &Amount::Seconds(4.0), 1, Some(4096.0));
+        let paced = PhaseSpec { rate_iops: Some(50.0), ..spec() };
+        let p = PhaseSpec { rate_process: Some("poisson".into()), ..paced.clone() };
+        assert!(r(p).expect("poisson with a rate").poisson);
+        let p = PhaseSpec { rate_process: Some("linear".into()), ..paced.clone() };
+        assert!(!r(p).expect("linear").poisson);
+        let e = r(PhaseSpec { rate_process: Some("poisson".into()), ..spec() }).unwrap_err();
+        assert!(e.contains("without a rate: add rate_iops"), "{e}");
+        let e = r(PhaseSpec { rate_process: Some("bursty".into()), ..paced }).unwrap_err();
+        assert!(e.contains("\"linear\"") && e.contains("\"poisson\""), "{e}");
     }
 
     #[test]

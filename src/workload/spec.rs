@@ -339,6 +339,9 @@ pub struct RoleSpec {
     /// Fixed rate in bytes per second of each thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<SizeExpr>,
+    /// How the rate's starts are spaced, as a phase's `rate_process`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<String>,
     /// Pause after every `thinktime_blocks` ops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<super::load::DurationText>,
@@ -463,6 +466,10 @@ pub struct PhaseSpec {
     /// Whether the rate is each thread's (`thread`, fio's) or the test's (`test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per: Option<String>,
+    /// How the rate's starts are spaced: `linear` (a fixed period, the default) or `poisson`
+    /// (exponential gaps with the same mean; fio's `rate_process`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<String>,
     /// Pause between ops: microseconds, or `"500us"`, `"2ms"`, `"1s"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<super::load::DurationText>,

@@ -461,6 +461,7 @@ fn resolve_role(
         invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
         rate_iops: r.rate_iops,
         rate: r.rate,
+        rate_process: r.rate_process.clone(),
         thinktime: r.thinktime.clone(),
         thinktime_blocks: r.thinktime_blocks,
         ..PhaseSpec::default()

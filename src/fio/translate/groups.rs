@@ -248,6 +248,7 @@ fn into_role(
         after: None,
         rate_iops: phase.rate_iops,
         rate: phase.rate,
+        rate_process: phase.rate_process,
         thinktime: phase.thinktime,
         thinktime_blocks: phase.thinktime_blocks,
     };

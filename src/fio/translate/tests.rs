@@ -225,7 +225,7 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
         ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
         ("[a]\nsize=1m\nrw=randrw\nrate=1m\n", "t.fio:4: `rate`", "each on its own"),
-        ("[a]\nsize=1m\nrate_iops=5\nrate_process=poisson\n", "t.fio:4: `rate_process`", "poisson"),
+        ("[a]\nsize=1m\nrate_iops=5\nrate_process=bursty\n", "t.fio:4: `rate_process`", "poisson"),
         ("[a]\nsize=1m\nthinktime=5\nthinktime_spin=2\n", "t.fio:4: `thinktime_spin`", "sleeps"),
         ("[a]\nsize=1m\nrate=1m\nrate_iops=5\n", "`rate_iops`", "one of rate"),
         ("[a]\nsize=1m\nrw=randrw\nbs=4k,8k\nnumber_ios=9\n", "t.fio:5: `number_ios`", "one size"),
@@ -388,6 +388,25 @@ fn every_supported_option_and_alias_is_read() {
         ("rate_process", "rate_iops=100\nrate_process=linear\n", |t, _, _| {
             t.phases[0].rate_iops == Some(100.0)
         }),
+        ("io_submit_mode", "rate_iops=100\nio_submit_mode=offload\n", |t, n, _| {
+            t.phases[0].rate_iops == Some(100.0) && n.iter().any(|n| n.contains("submit-offload"))
+        }),
+        ("dedupe_percentage", "rw=write\ndedupe_percentage=30\n", |_, n, _| {
+            n.iter().any(|n| n.contains("dedupe_percentage=30") && n.contains("data-content"))
+        }),
+        ("dedupe_mode", "dedupe_mode=repeat\n", |t, _, _| t.file.is_some()),
+        ("dedupe_working_set_percentage", "dedupe_working_set_percentage=20\n", |t, _, _| {
+            t.file.is_some()
+        }),
+        ("dedupe_global", "dedupe_global=1\n", |t, _, _| t.file.is_some()),
+        ("buffer_compress_percentage", "rw=write\nbuffer_compress_percentage=40\n", |_, n, _| {
+            n.iter().any(|n| n.contains("buffer_compress_percentage=40"))
+        }),
+        ("buffer_compress_chunk", "buffer_compress_chunk=512\n", |t, _, _| t.file.is_some()),
+        ("refill_buffers", "rw=write\nrefill_buffers\n", |_, n, _| {
+            n.iter().any(|n| n.contains("refill_buffers=1"))
+        }),
+        ("scramble_buffers", "scramble_buffers=0\n", |_, n, _| n.is_empty()),
         ("thinktime", "thinktime=250\n", |t, _, _| {
             t.phases[0].thinktime == Some(crate::workload::load::DurationText::Micros(250))
         }),
