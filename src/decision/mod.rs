@@ -995,6 +995,40 @@ pub(crate) mod tests {
         assert!(with_s <= none_s * 1.1, "{none_s} s then {with_s} s");
     }
 
+    /// A bench tool, not a test (ignored): the recorded rounds of identical compares
+    /// (`bench/run-drift.py OUTDIR FILE`, in `FSBENCH_ROUNDS`) decided again at several run
+    /// drifts: which tests' verdicts settle as wins at their final round. Prints only.
+    #[test]
+    #[ignore]
+    fn recorded_rounds_settle_at_each_run_drift() {
+        let Ok(path) = std::env::var("FSBENCH_ROUNDS") else {
+            eprintln!("FSBENCH_ROUNDS is not set: nothing to decide");
+            return;
+        };
+        let text = std::fs::read_to_string(&path).expect("FSBENCH_ROUNDS names a readable file");
+        let figures = |s: &str| -> Vec<f64> { s.split(',').filter_map(|x| x.parse().ok()).collect() };
+        let runs: Vec<(String, Vec<f64>, Vec<f64>)> = text
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f.len() == 4).then(|| (f[1].to_string(), figures(f[2]), figures(f[3])))
+            })
+            .collect();
+        let tests = runs.iter().map(|r| &r.0).collect::<std::collections::BTreeSet<_>>().len();
+        for run_drift in [0.0, 0.02, 0.03, 0.04, 0.05] {
+            let rule = Rule { run_drift, ..Rule::default() };
+            let mut wins: std::collections::BTreeMap<&str, usize> = Default::default();
+            for (test, a, b) in &runs {
+                let looks = (a.len() as u32).saturating_sub(4).max(1);
+                let p = settle_win_p(tests, looks);
+                if settled(&result(a), &result(b), &rule, p) == Some(Settled::Win) {
+                    *wins.entry(test).or_default() += 1;
+                }
+            }
+            eprintln!("run drift {run_drift}: settled wins per test {wins:?}");
+        }
+    }
+
     /// Whether two identical runs' verdicts agree as `bench/flips.py` counts it: the same, or a
     /// draw against a win marked unsettled.
     fn agree(x: &Verdict, ux: bool, y: &Verdict, uy: bool) -> bool {
