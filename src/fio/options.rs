@@ -321,7 +321,7 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("pre_read", "fsbench sets the cache state itself (uncached reads are verified)"),
     ("fadvise_hint", "fsbench does not give fadvise hints"),
     ("bs_unaligned", "fsbench aligns every operation to its block size"),
-    ("fill_device", "fsbench moves a fixed amount; fill a testbed with fsbench's own fill workloads"),
+    ("fill_device", "fio writes until the device is full (ENOSPC); fsbench moves a fixed amount and has no write-until-full mode yet (it would fill only a testbed it made, --fs): give size= instead (on a testbed, the size to fill)"),
     ("ioscheduler", "set the scheduler of a testbed with fsbench testbed (--scheduler)"),
     ("lockmem", "fsbench does not lock memory away"),
     ("mem", "fsbench allocates its own aligned buffers"),
