@@ -170,6 +170,8 @@ pub fn run_test_keeping(
     let mut complete = 0usize;
     // The passes --min-time chooses in the first repetition, for the others.
     let mut fixed = opts.clone();
+    // The test's own `verify` is `--verify` for this test.
+    fixed.verify |= test.verify;
     let lengthens = min_time::applies(test, opts);
     for rep in reps {
         let opts = &fixed;

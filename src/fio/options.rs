@@ -233,7 +233,27 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "wait_for",
         kind: Kind::Text, aliases: &[], meaning: "a job of an earlier group: met (that group has ended); a job of the same group: the job starts once that one is done (its role's `after`)" },
     FioOption { name: "verify",
-        kind: Kind::Text, aliases: &[], meaning: "only 0/none" },
+        kind: Kind::Text, aliases: &[], meaning: "0/none: off; md5, crc64, crc32, crc32c, crc32c-intel, crc16, crc7, sha1, sha256, sha512, sha3-*, xxhash, meta, pattern: fsbench's own check (the test's `verify`): the job writes blocks fsbench can check (a read job's file is laid out so by fsbench), and after the job its file is read back and every 4 KiB block checked; a bad block fails the job (`error` in `fsbench fio`'s JSON) naming the file and offset; the algorithm and on-disk format are fsbench's (said so); null: no check, as fio" },
+    FioOption { name: "do_verify",
+        kind: Kind::Flag, aliases: &[], meaning: "0: the job is not checked (no read back); 1 (default): checked after the job" },
+    FioOption { name: "verify_only",
+        kind: Kind::Flag, aliases: &[], meaning: "1: the job reads its file (named by a path: written by an earlier job or run with verify) in its order, writes nothing, and checks it; refused on fsbench's own files (new for each test)" },
+    FioOption { name: "verify_fatal",
+        kind: Kind::Flag, aliases: &[], meaning: "no change: fsbench's check names the first bad block and counts the others; the job fails either way" },
+    FioOption { name: "verify_backlog",
+        kind: Kind::Count, aliases: &[], meaning: "read, checked after the job instead of every N blocks while writing (said so)" },
+    FioOption { name: "verify_backlog_batch",
+        kind: Kind::Count, aliases: &[], meaning: "read, no effect (as verify_backlog)" },
+    FioOption { name: "verify_pattern",
+        kind: Kind::Text, aliases: &[], meaning: "turns the check on (fio's verify=pattern when verify is not given); fsbench writes its own blocks, not the pattern (the check's content is fsbench's: see verify)" },
+    FioOption { name: "verify_interval",
+        kind: Kind::Size, aliases: &[], meaning: "read (a multiple of 512): fsbench checks 4 KiB blocks whatever the interval" },
+    FioOption { name: "verify_offset",
+        kind: Kind::Size, aliases: &[], meaning: "read: where fio puts its header; no change to fsbench's blocks" },
+    FioOption { name: "verify_dump",
+        kind: Kind::Flag, aliases: &[], meaning: "ignored: fsbench names the bad block in its error and dumps no files" },
+    FioOption { name: "verify_async",
+        kind: Kind::Count, aliases: &[], meaning: "ignored: fsbench checks after the job, in its own thread" },
 ];
 
 /// Where fsbench runs a job it accepts with a meaning that differs from fio's: one entry per
@@ -265,6 +285,8 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "rate-min", options: &["rate_min", "rate_iops_min"], what: "fio ends a job whose rate falls below its minimum (an error); fsbench runs the job to its end and reports the rate asked and achieved" },
     Difference { id: "submit-offload", options: &["io_submit_mode"], what: "fio submits from a separate thread on the rate's schedule whatever the completions do; fsbench submits from the job's own thread, which between scheduled starts waits for a completion, so with the queue full a submission can go out after its start (its latency still counts from the scheduled start, so nothing is hidden); at most iodepth ops are in flight in both" },
     Difference { id: "data-content", options: &["dedupe_percentage", "buffer_compress_percentage", "refill_buffers"], what: "fsbench writes its own data: random bytes from a pool of about 1 MiB per thread (consecutive blocks differ, the pool repeats), incompressible unless --compress-percent N; fio's dedupe and compression shares are not reproduced. The I/O is the same; only a filesystem or device that compresses or dedupes (btrfs with compress, zfs compression or dedup, VDO) stores and times it differently" },
+    Difference { id: "verify-own-check", options: &["verify", "verify_pattern"], what: "the check is fsbench's own, not fio's algorithm: every 4 KiB block holds fsbench's header (file, offset, seed, CRC-32) and incompressible bytes, not fio's header or verify_pattern, so a file written by fsbench cannot be verified by fio and a file written by fio fails fsbench's check; the read back comes after the job and outside its figures (fio counts its verify reads as the job's reads)" },
+    Difference { id: "verify-after", options: &["verify_backlog"], what: "fio checks every N written blocks while the job writes (its verify reads in the job's timing); fsbench checks the whole file once after the job, so the job's timing has no verify reads and a bad block is found at the end" },
     Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each test its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier job wrote (a `filename` with a path is shared as fio's)" },
 ];
 
@@ -290,13 +312,6 @@ pub fn is_difference(note: &str) -> bool {
 /// option of fio 3.33 not listed here gets [`DEFAULT_WHY`]. The reasons are shown in errors
 /// and in `docs/reference/fio.md`.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("verify_backlog", "fsbench checks written data after each repetition (--verify), not while writing; fio's verify headers are not written"),
-    ("verify_fatal", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
-    ("do_verify", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
-    ("verify_only", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
-    ("verify_pattern", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
-    ("verify_interval", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
-    ("verify_async", "fsbench does not write fio's verify headers; pass --verify for fsbench's own check"),
     ("exitall", "fsbench ends a group when every job has moved its amount; it cannot stop the others when one ends"),
     ("exit_what", "fsbench ends a group when every job has moved its amount; it cannot stop the others when one ends (exitall)"),
     ("flow", "fio's flow control makes a job that is ahead of its share of the flow's I/O sleep flow_sleep; fsbench's jobs that run at the same time share no I/O counter"),
@@ -330,7 +345,7 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("pre_read", "fsbench sets the cache state itself (uncached reads are verified)"),
     ("fadvise_hint", "fsbench does not give fadvise hints"),
     ("bs_unaligned", "fsbench aligns every operation to its block size"),
-    ("fill_device", "fsbench moves a fixed amount; fill a testbed with fsbench's own fill workloads"),
+    ("fill_device", "fio writes until the device is full (ENOSPC); fsbench moves a fixed amount and has no write-until-full mode yet (it would fill only a testbed it made, --fs): give size= instead (on a testbed, the size to fill)"),
     ("ioscheduler", "set the scheduler of a testbed with fsbench testbed (--scheduler)"),
     ("lockmem", "fsbench does not lock memory away"),
     ("mem", "fsbench allocates its own aligned buffers"),
@@ -431,7 +446,7 @@ pub fn closest(key: &str) -> Option<&'static str> {
 }
 
 /// The name of `names` nearest to `key` when it is a close misspelling: at most 2 edits, and
-/// at most one per 4 characters (so `verify_backlog` never suggests `verify`).
+/// at most one per 4 characters (so `zonesize` never suggests `size`).
 pub fn closest_among(key: &str, names: impl Iterator<Item = &'static str>) -> Option<&'static str> {
     let allowed = (key.chars().count() / 4).clamp(1, 2);
     names
@@ -452,7 +467,7 @@ mod tests {
         assert_eq!(closest("ioengin"), Some("ioengine"));
         assert_eq!(closest("cpus_allowed"), None);
         assert_eq!(closest("zonemode"), None);
-        assert_eq!(closest("verify_backlog"), None, "a different real option is no misspelling");
+        assert_eq!(closest("zonesize"), None, "a different real option is no misspelling");
         assert_eq!(closest("bs"), Some("bs"));
         assert_eq!(closest("xy"), None);
         assert!(names().contains("stonewall (wait_for_previous)"), "{}", names());
@@ -483,28 +498,25 @@ mod tests {
             let _ = std::fs::write(&p, &want);
             panic!("docs/reference/fio.md's generated part differs from the tables: the expected text is in {} (paste it before `{end}`)", p.display());
         }
-        assert!(want.contains("- `verify_backlog`: refused: fsbench checks"));
+        assert!(want.contains("- `zonemode`: refused: fsbench runs on files"));
         assert!(want.contains("- `iodepth`: supported: "));
         assert!(want.contains("- `random-map` (rw, norandommap): "));
     }
 
     #[test]
     fn real_fio_options_are_refused_with_why_and_misspellings_get_a_hint() {
-        let e = unsupported("verify_backlog", "j.fio", 3).to_string();
+        let e = unsupported("zonemode", "j.fio", 3).to_string();
         assert!(
             e.starts_with(
-                "j.fio:3: fio option `verify_backlog` is not supported by fsbench: fsbench checks"
+                "j.fio:3: fio option `zonemode` is not supported by fsbench: fsbench runs on files"
             ),
             "{e}"
         );
         assert!(!e.contains("did you mean"), "{e}");
         let e = unsupported("iodeph", "j.fio", 4).to_string();
         assert!(e.contains("(did you mean `iodepth`?)"), "{e}");
-        let e = unsupported("verify_backlg", "j.fio", 4).to_string();
-        assert!(
-            e.contains("did you mean fio's `verify_backlog`? fsbench does not support it"),
-            "{e}"
-        );
+        let e = unsupported("zonemod", "j.fio", 4).to_string();
+        assert!(e.contains("did you mean fio's `zonemode`? fsbench does not support it"), "{e}");
         let e = unsupported("frobnicate", "j.fio", 4).to_string();
         assert!(!e.contains("did you mean"), "{e}");
         for (n, _) in REFUSED {

@@ -447,6 +447,15 @@ impl Dir {
         matches!(self, Dir::Write | Dir::RandWrite | Dir::RandMix)
     }
 
+    /// The reads of the same order (`verify_only`).
+    fn as_read(self) -> Dir {
+        if self.random() {
+            Dir::RandRead
+        } else {
+            Dir::Read
+        }
+    }
+
     /// The timed phase's name: fio's `rw` word.
     fn phase_name(self) -> &'static str {
         match self {
@@ -479,7 +488,10 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         };
     }
     let engine = keep!(engine(job, &mut notes));
-    let rw = keep!(direction(job));
+    let check = keep!(verify::verify(job, named_in(job), &mut notes));
+    // `verify_only` reads what the job would write, in its order, and writes nothing.
+    let rw =
+        keep!(direction(job)).map(|d| if check.is_some_and(|c| c.only) { d.as_read() } else { d });
     let dir = rw.unwrap_or(Dir::Read);
     let blocks = keep!(block_sizes(job, dir, &mut notes));
     let files = keep!(files(job, dir));
@@ -520,6 +532,10 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     if !errs.is_empty() {
         return Err(errs);
     }
+    let check = check.unwrap_or_default();
+    if check.only {
+        verify::only_file(job, files.named.as_deref(), files.file_bytes).map_err(|e| vec![e])?;
+    }
     let random_map = random_map.unwrap_or(false);
     let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
@@ -539,11 +555,14 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         direct: direct.then_some(true),
         min_time: None,
         random_map: random_map.then_some(true),
+        verify: check.on.then_some(true),
         engine_keys,
         figure: None,
         file: Some(FileSpec {
             size: SizeExpr::Bytes(files.file_bytes),
             shared: files.shared,
+            // verify_only's file is one an earlier job left at its size (checked by
+            // `only_file`): a read job's file, laid out only when absent or short.
             prefill: rw.reads(),
             path: files.named.as_ref().map(|p| p.to_string_lossy().into_owned()),
             unlink: (files.named.is_some() && files.unlink).then_some(true),
@@ -711,6 +730,11 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
     }
     let unlink = job.bool("unlink")?.unwrap_or(false);
     Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink })
+}
+
+/// Whether `filename` names a file by a path (see [`named_path`]), as [`files`] decides.
+fn named_in(job: &Job) -> bool {
+    matches!(job.str("filename"), Ok(Some((f, _))) if f.contains('/') && !f.contains(':'))
 }
 
 /// `filename` naming a path (absolute, or relative to `directory`, else to the current
@@ -1043,8 +1067,7 @@ fn amount(
     Ok(a)
 }
 
-/// The random map (`norandommap`, `random_generator`), `randrepeat` (a note), `verify` (only
-/// off), and the options that only need to be well-formed (`thread`, `group_reporting`).
+/// The random map (`norandommap`, `random_generator`), `randrepeat` (a note), and the options that only need to be well-formed (`thread`, `group_reporting`).
 /// Returns whether the test gets a random map.
 fn offsets_and_checks(
     job: &Job,
@@ -1080,15 +1103,6 @@ fn offsets_and_checks(
     }
     if let Some(false) = job.bool("randrepeat")? {
         notes.push(options::difference("randrepeat"));
-    }
-    if let Some((v, line)) = job.str("verify")? {
-        if v != "0" && v != "none" {
-            return Err(job.err(
-                "verify",
-                line,
-                format!("`{v}`: fsbench does not write fio's verify headers; remove verify (or use verify=0) and pass --verify instead (fsbench's own check: every 4 KiB block carries its file, offset, seed and a CRC-32, read back and checked after each repetition)"),
-            ));
-        }
     }
     for k in ["thread", "group_reporting", "clat_percentiles", "lat_percentiles"] {
         job.bool(k)?;
@@ -1358,6 +1372,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 mod groups;
 mod misc;
+mod verify;
 
 #[cfg(test)]
 mod tests;

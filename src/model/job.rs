@@ -63,6 +63,10 @@ pub struct TestDef {
     /// key existed read as `true`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub min_time: bool,
+    /// The test's own data check (`verify`, as `--verify` for this test only; a translated
+    /// fio job's `verify=`). Records made before the key existed read as `false`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify: bool,
     /// The set of files the test works on.
     pub files: FileSet,
     /// Phases in order.

@@ -82,6 +82,9 @@ pub struct TestSpec {
     /// false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_map: Option<bool>,
+    /// fsbench's data check for this test, as `--verify` (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<bool>,
     /// The engines' own keys as written (io_uring's `iodepth_batch`, `sqpoll`, ...), typed by
     /// the key table; which engine they belong to is validation's to check.
     #[serde(flatten)]
@@ -222,6 +225,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             direct: None,
             min_time: None,
             random_map: None,
+            verify: None,
             engine_keys: EngineKeys::default(),
             file: None,
             fileset: None,
@@ -258,6 +262,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("direct") => t.direct = Some(m.next_value()?),
                 TestField::Own("min_time") => t.min_time = Some(m.next_value()?),
                 TestField::Own("random_map") => t.random_map = Some(m.next_value()?),
+                TestField::Own("verify") => t.verify = Some(m.next_value()?),
                 TestField::Own("file") => t.file = Some(m.next_value()?),
                 TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
                 TestField::Own("phase") => t.phases = m.next_value()?,
@@ -680,7 +685,7 @@ mod tests {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
                     _ if ["threads", "iodepth"].contains(&k) => "1",
-                    _ if ["direct", "random_map"].contains(&k) => "true",
+                    _ if ["direct", "random_map", "verify"].contains(&k) => "true",
                     _ => "\"x\"",
                 },
             }

@@ -621,12 +621,12 @@ fn fsbench_fio_text_output_file_parse_only_and_refusals() {
     let o = fsbench(&["fio", &d, "--name=p", "--size=1m", "--output-format=terse"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("command line:4: --output-format=terse"), "{}", stderr(&o));
-    let o = fsbench(&["fio", &d, "--name=p", "--size=1m", "--verify_backlog=8", "--iodeph=2"]);
+    let o = fsbench(&["fio", &d, "--name=p", "--size=1m", "--zonemode=zbd", "--iodeph=2"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("command line: 2 problems"), "{e}");
     assert!(
-        e.contains("command line:4: fio option `verify_backlog` is not supported by fsbench: "),
+        e.contains("command line:4: fio option `zonemode` is not supported by fsbench: "),
         "{e}"
     );
     assert!(e.contains("command line:5: fio option `iodeph` is not supported by fsbench (did you mean `iodepth`?)"), "{e}");
@@ -653,14 +653,14 @@ fn job_files_with_includes_comments_and_every_problem_at_once() {
     let j = &fio_view(&v)[0];
     assert_eq!((j.jobname.as_str(), j.read_bytes, j.read_ios), ("my job", 1 << 20, 128));
 
-    let bad = dir.write("bad.fio", "[global]\nsize=1m\n[a]\nrw=randread\nverify_backlog=4\nnumjobs=100000\nioengine=spdk\n[b]\nrw=read\nwait_for=zz\n");
+    let bad = dir.write("bad.fio", "[global]\nsize=1m\n[a]\nrw=randread\nzonemode=zbd\nnumjobs=100000\nioengine=spdk\n[b]\nrw=read\nwait_for=zz\n");
     let o =
         fsbench(&["run", "--fio", bad.to_str().unwrap(), "--dir", work.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     let at: Vec<usize> = [
         "bad.fio:7: `ioengine`",
-        "bad.fio:5: fio option `verify_backlog`",
+        "bad.fio:5: fio option `zonemode`",
         "bad.fio:6: `numjobs`",
         "bad.fio:10: `wait_for`",
     ]

@@ -40,11 +40,12 @@ impl DataFiles {
         kept: bool,
     ) -> Result<DataFiles, EngineError> {
         if let Some(named) = &test.files.named {
-            // Its content is the user's, not the verified pattern; and it is one file for one
-            // process.
-            if opts.verify || opts.share.is_some() {
+            // Its content is the user's, not the verified pattern (unless the test itself asks
+            // for the check, as a fio job with `verify=` on a file it wrote); and it is one file
+            // for one process.
+            if (opts.verify && !test.verify) || opts.share.is_some() {
                 return Err(EngineError::unsupported(format!(
-                    "{}: a file the job names cannot be used with --verify or several processes; leave the path out (fsbench's own file)",
+                    "{}: a file the job names cannot be used with --verify (a test's own `verify = true` can) or several processes; leave the path out (fsbench's own file)",
                     named.path.display()
                 )));
             }

@@ -142,6 +142,10 @@ pub(super) fn one_group(
             role_name.push('_');
         }
         let threads = t.threads;
+        if t.verify == Some(true) {
+            errs.push(job.err("verify", job.line("verify"), format!("in [{}], which runs at the same time as [{}]: fsbench checks the data of a group's first job only; add `stonewall` before [{}], or verify in the group's first job", job.name, fjob.name, job.name)));
+            continue;
+        }
         match into_role(job, fjob, t, role_name.clone(), (lead, delay)) {
             Ok((mut role, job_notes)) => {
                 role.after = after;

@@ -235,7 +235,7 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\noffset=4k\n", "t.fio:3: `offset`", "offset 0"),
         ("[a]\nsize=1m\nfilename=/dev/sda\n", "t.fio:3: `filename`", "block devices it made"),
         ("[a]\nsize=1m\nfilename=f\nnumjobs=4\n", "t.fio:3: `filename`", "whole file"),
-        ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "pass --verify instead"),
+        ("[a]\nsize=1m\nverify=1\n", "t.fio:3: `verify`", "not one of fio's values"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
         ("[a]\nsize=1m\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n", "`rwmixwrite`", "add up to 100"),
         ("[a]\nsize=1m\nioengine=windowsaio\n", "t.fio:3: `ioengine`", "not supported"),
@@ -437,7 +437,25 @@ fn every_supported_option_and_alias_is_read() {
             tr.spec.tests.len() == 2 && tr.jobs[1].group == 1
         }),
         ("wait_for_previous", "wait_for_previous\n", |t, _, _| t.file.is_some()),
-        ("verify", "verify=0\n", |t, _, _| t.file.is_some()),
+        ("verify", "verify=0\n", |t, _, _| t.file.is_some() && t.verify.is_none()),
+        ("do_verify", "rw=write\nverify=md5\ndo_verify=0\n", |t, _, _| t.verify.is_none()),
+        ("verify_only", "verify=md5\nverify_only=0\n", |t, _, _| t.verify == Some(true)),
+        ("verify_fatal", "verify=sha1\nverify_fatal=1\n", |t, _, _| t.verify == Some(true)),
+        ("verify_backlog", "rw=write\nverify=crc32c\nverify_backlog=8\n", |t, _, _| {
+            is_diff(t, "verify_backlog", "verify-after")
+        }),
+        ("verify_backlog_batch", "verify=md5\nverify_backlog_batch=4\n", |t, _, _| {
+            t.verify == Some(true)
+        }),
+        ("verify_pattern", "verify_pattern=0xaa555aa5\n", |t, _, _| {
+            t.verify == Some(true) && is_diff(t, "verify=pattern", "verify-own-check")
+        }),
+        ("verify_interval", "verify=meta\nverify_interval=512\n", |t, _, _| t.verify == Some(true)),
+        ("verify_offset", "verify=md5\nverify_interval=4k\nverify_offset=8\n", |t, _, _| {
+            t.verify == Some(true)
+        }),
+        ("verify_dump", "verify=md5\nverify_dump=1\n", |t, _, _| t.verify == Some(true)),
+        ("verify_async", "verify=md5\nverify_async=4\n", |t, _, _| t.verify == Some(true)),
     ];
     for (name, lines, check) in cases {
         let text = format!("[job]\nsize=1m\n{lines}");
@@ -613,7 +631,7 @@ fn comments_keywords_and_arithmetic_in_values() {
 
 #[test]
 fn every_problem_in_one_pass_engine_first_then_in_file_order() {
-    let text = "[global]\nsize=1m\nverify_backlog=16\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nwait_for=zz\nnumjobs=0\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=randread\niodeph=8\nbs=lots\nioengine=windowsaio\n[b]\nwait_for=zz\nnumjobs=0\n";
     let e = err(text);
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].starts_with("t.fio: 6 problems"), "{e}");
@@ -622,7 +640,7 @@ fn every_problem_in_one_pass_engine_first_then_in_file_order() {
     assert_eq!(at, ["t.fio:8", "t.fio:3", "t.fio:6", "t.fio:7", "t.fio:10", "t.fio:11"], "{e}");
     assert!(lines[1].contains("`ioengine`"), "{e}");
     assert!(
-        lines[2].contains("fio option `verify_backlog` is not supported by fsbench: ")
+        lines[2].contains("fio option `zonemode` is not supported by fsbench: ")
             && !lines[2].contains("did you mean")
             && !lines[2].contains("supported: name"),
         "a refused real option says why, once, and the supported list comes once at the end: {e}"
@@ -630,7 +648,7 @@ fn every_problem_in_one_pass_engine_first_then_in_file_order() {
     assert!(lines[3].contains("(did you mean `iodepth`?)"), "{e}");
     assert!(lines[5].contains("`wait_for`") && lines[5].contains("no job before [b]"), "{e}");
     assert!(e.trim_end().ends_with(')') && e.contains("(the fio options fsbench takes: name,"));
-    assert_eq!(e.matches("verify_backlog").count(), 1, "a global's problem is listed once: {e}");
+    assert_eq!(e.matches("zonemode").count(), 1, "a global's problem is listed once: {e}");
 }
 
 #[test]
