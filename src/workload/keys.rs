@@ -240,6 +240,13 @@ pub const RANDOM_MAP: Key = with_default(
     ),
     "false",
 );
+/// `random_distribution`.
+pub const RANDOM_DISTRIBUTION: Key = key(
+    Test,
+    "random_distribution",
+    Str,
+    "fio's `random_distribution` in fio's syntax (data tests): `\"random\"` (uniform, the default), `\"zipf:θ[:center]\"`, `\"pareto:h[:center]\"`, `\"normal:dev[:center]\"`, `\"zoned:A/S:A/S...\"` (A% of the accesses to the next S% of the file, uniform inside a zone) or `\"zoned_abs:A/SIZE:...\"`. The law is fio's; zipf, pareto and normal spread their hot blocks over the file by a hash, so the hit count per block matches fio's, not which block is hot. Draws with replacement (not with `random_map = true`, as fio keeps no map then); the phase's random ops need one fixed size and one `align`",
+);
 /// `repeat`.
 pub const REPEAT: Key = with_bounds(
     with_default(key(Entry, "repeat", Int, "this entry N times in a row"), "1"),
@@ -270,6 +277,7 @@ const OWN_KEYS: &[Key] = &[
     DIRECT,
     with_default(key(Test, "min_time", Bool, "`false`: `--min-time` never runs this test's phases again, whatever their length: each repetition does the test's work once (a peer's test, such as bonnie++'s, whose figures are of one pass)"), "true"),
     RANDOM_MAP,
+    RANDOM_DISTRIBUTION,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
