@@ -76,7 +76,8 @@ impl Skew {
                 Law::Pareto { pow: h.ln() / (1.0 - h).ln(), off: off(center) }
             }
             RandomDist::Normal { dev, center } => {
-                let stddev = if dev > 0.0 { ((n * 100.0 / dev) as u64).min(slots / 2) } else { 0 };
+                let stddev =
+                    if dev > 0.0 { ((n * dev / 100.0).ceil() as u64).min(slots / 2) } else { 0 };
                 Law::Normal { stddev, off: center.map_or(0, |c| off(Some(c))) }
             }
             RandomDist::Zoned { ref zones } => {
