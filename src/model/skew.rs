@@ -128,6 +128,30 @@ impl RandomDist {
     }
 }
 
+impl RandomDist {
+    /// The distribution in fio's syntax (what [`RandomDist::parse`] reads back), for a fio job
+    /// written from a workload.
+    pub fn fio_text(&self) -> String {
+        let center = |c: &Option<f64>| c.map(|c| format!(":{c}")).unwrap_or_default();
+        match self {
+            RandomDist::Zipf { theta, center: c } => format!("zipf:{theta}{}", center(c)),
+            RandomDist::Pareto { h, center: c } => format!("pareto:{h}{}", center(c)),
+            RandomDist::Normal { dev, center: c } => format!("normal:{dev}{}", center(c)),
+            RandomDist::Zoned { zones } => {
+                let abs = zones.iter().any(|z| matches!(z.size, ZoneSize::Bytes(_)));
+                let parts: Vec<String> = zones
+                    .iter()
+                    .map(|z| match z.size {
+                        ZoneSize::Percent(p) => format!("{}/{p}", z.access),
+                        ZoneSize::Bytes(b) => format!("{}/{b}", z.access),
+                    })
+                    .collect();
+                format!("{}:{}", if abs { "zoned_abs" } else { "zoned" }, parts.join(":"))
+            }
+        }
+    }
+}
+
 /// `A/S:A/S...` into zones; access percentages sum to 100, percent sizes at most 100.
 fn zones(text: &str, absolute: bool) -> Result<RandomDist, String> {
     let mut zones = Vec::new();
@@ -241,6 +265,27 @@ mod tests {
         };
         assert_eq!(zones[0].size, ZoneSize::Bytes(20 << 30));
         assert_eq!(zones[1], Zone { access: 40, size: ZoneSize::Bytes(1 << 20) });
+    }
+
+    #[test]
+    fn fio_text_reads_back_as_the_same_distribution() {
+        for t in [
+            "zipf:1.2",
+            "pareto:0.3:0.5",
+            "normal:10",
+            "zoned:50/5:30/15:20/",
+            "zoned_abs:60/20G:40/1m",
+        ] {
+            let d = RandomDist::parse(t).unwrap().unwrap();
+            assert_eq!(
+                RandomDist::parse(&d.fio_text()),
+                Ok(Some(d.clone())),
+                "{t}: {}",
+                d.fio_text()
+            );
+        }
+        let d = RandomDist::parse("zoned:50/5:30/15:20/").unwrap().unwrap();
+        assert_eq!(d.fio_text(), "zoned:50/5:30/15:20/80");
     }
 
     #[test]

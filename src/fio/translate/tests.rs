@@ -936,3 +936,36 @@ fn random_distribution_is_fio_law_without_the_map() {
         );
     }
 }
+
+/// A skewed job loads into a phase that draws from the law without the map, goes back to fio
+/// as itself, and a job beside the first of its group (a role) keeps its law too.
+#[test]
+fn a_skewed_job_loads_exports_and_keeps_its_law_as_a_role() {
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    let t = tr("[a]\nsize=1m\nrw=randread\nrandom_distribution=zipf:1.2\n").unwrap();
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let phase = suite.tests[0].phases.last().unwrap();
+    assert_eq!(
+        phase.random_distribution,
+        Some(crate::model::skew::RandomDist::Zipf { theta: 1.2, center: None })
+    );
+    assert!(!phase.random_map, "no map with a skewed law");
+    let job = crate::fio::export::test_to_fio(&suite.tests[0]).unwrap_or_else(|w| panic!("{w:?}"));
+    assert!(
+        job.contains("random_distribution=zipf:1.2\n") && job.contains("norandommap\n"),
+        "{job}"
+    );
+    let t = tr("[a]\nsize=1m\n[b]\nsize=1m\nrw=randread\nrandom_distribution=zoned:60/10:40/90\n")
+        .unwrap();
+    let r = &t.spec.tests[0].roles[0];
+    assert_eq!(r.random_distribution.as_deref(), Some("zoned:60/10:40/90"));
+    let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+    let roles = &suite.tests[0].roles;
+    assert!(matches!(
+        roles[0].phase.random_distribution,
+        Some(crate::model::skew::RandomDist::Zoned { .. })
+    ));
+}
