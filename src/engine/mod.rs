@@ -50,6 +50,7 @@ pub mod results;
 pub mod roles;
 pub mod runner;
 pub mod series;
+pub mod skew;
 pub mod steady;
 mod target;
 pub mod verify;

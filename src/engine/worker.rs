@@ -25,6 +25,7 @@ use super::ioengine::{Completion, Io, IoEngine, IoKind};
 use super::pace::{PacePlan, Pacer};
 use super::random_map::RandomMap;
 use super::series::{SeriesPlan, SeriesRecorder};
+use super::skew::Skew;
 use crate::model::failure::EngineError;
 use crate::model::job::{
     Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
@@ -523,6 +524,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     rng: fastrand::Rng,
     /// The phase's random map (`random_map`): random offsets each once per pass.
     map: Option<RandomMap>,
+    /// The phase's skewed distribution (`random_distribution`), its tables made at setup.
+    skew: Option<Skew>,
     /// Per queue slot (the request's tag): what is in flight there.
     slots: Box<[InFlight]>,
     /// Free queue slots: a stack of `nfree` tags (unused by engines of depth 1: tag 0).
@@ -579,6 +582,13 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             .then(|| pattern.iter().find(|o| o.offset == OffsetMode::Random))
             .flatten()
             .map(|o| RandomMap::new(work.file_size, o.size.max(), o.align, seed ^ 0x7a9_3a9));
+        // Validation gives a skewed phase's random ops one fixed size and one alignment too.
+        let skew = phase.random_distribution.as_ref().and_then(|d| {
+            let o = pattern.iter().find(|o| o.offset == OffsetMode::Random)?;
+            let align = o.align.max(1);
+            let slots = work.file_size.saturating_sub(o.size.max()) / align + 1;
+            Some(Skew::new(d, slots, align, seed ^ 0x0005_ce3d))
+        });
         FileOps {
             engine,
             phase,
@@ -593,6 +603,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             verified: work.verify.is_some(),
             rng: fastrand::Rng::with_seed(seed),
             map,
+            skew,
             slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0 }; depth].into(),
             free: (0..depth as u32).rev().collect(),
             nfree: depth,
@@ -770,10 +781,13 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                     }
                     OffsetMode::Random => match &mut self.map {
                         Some(m) => m.next_offset(),
-                        None => {
-                            let slots = (self.work.file_size - size) / op.align;
-                            self.rng.u64(0..=slots) * op.align
-                        }
+                        None => match &self.skew {
+                            Some(s) => s.next_slot(&mut self.rng) * op.align,
+                            None => {
+                                let slots = (self.work.file_size - size) / op.align;
+                                self.rng.u64(0..=slots) * op.align
+                            }
+                        },
                     },
                     OffsetMode::Last => self.last_off,
                 };

@@ -110,6 +110,8 @@ struct Ops<'p> {
     random: bool,
     /// Random offsets each once per pass (fio's random map, its default).
     random_map: bool,
+    /// fio's `random_distribution` (a skewed law), in fio's syntax.
+    dist: Option<String>,
     /// fio's `rw`.
     rw: &'static str,
     /// The one entry is a read whose ops are writes with this probability (fio's randrw).
@@ -181,7 +183,8 @@ impl<'p> Ops<'p> {
                 "read"
             }
         };
-        Ops { reads, writes, rbs, wbs, random, random_map: p.random_map, rw, write_percent }
+        let dist = p.random_distribution.as_ref().map(|d| d.fio_text());
+        Ops { reads, writes, rbs, wbs, random, random_map: p.random_map, dist, rw, write_percent }
     }
 }
 
@@ -242,6 +245,9 @@ fn block_lines(ops: &Ops<'_>, why: &mut Vec<String>, comments: &mut Vec<String>)
         }
         if !ops.random_map {
             job.push_str("norandommap\n");
+        }
+        if let Some(d) = &ops.dist {
+            job.push_str(&format!("random_distribution={d}\n"));
         }
     }
     if let (Some(wp), "randrw") = (ops.write_percent, ops.rw) {

@@ -506,6 +506,12 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         Some(b) => keep!(offsets_and_checks(job, dir, b, &mut notes)),
         None => None,
     };
+    let skew = match (&blocks, &files) {
+        (Some(b), Some(f)) => {
+            keep!(distribution::random_distribution(job, dir, b, f, &mut notes)).flatten()
+        }
+        _ => None,
+    };
     let pattern = match &blocks {
         Some(b) => keep!(pattern(job, dir, b, &mut notes)),
         None => None,
@@ -536,7 +542,8 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     if check.only {
         verify::only_file(job, files.named.as_deref(), files.file_bytes).map_err(|e| vec![e])?;
     }
-    let random_map = random_map.unwrap_or(false);
+    // fio keeps no random map with a skewed distribution.
+    let random_map = random_map.unwrap_or(false) && skew.is_none();
     let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     if let Some(timed) = phases.last_mut() {
@@ -556,6 +563,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         min_time: None,
         random_map: random_map.then_some(true),
         verify: check.on.then_some(true),
+        random_distribution: skew,
         engine_keys,
         figure: None,
         file: Some(FileSpec {
@@ -1370,6 +1378,7 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+mod distribution;
 mod groups;
 mod misc;
 mod verify;

@@ -480,6 +480,11 @@ pub struct PhaseDef {
     /// off, which is what they did).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub random_map: bool,
+    /// fio's `random_distribution` (the test's `random_distribution`): a data phase's random
+    /// offsets drawn from this skewed law instead of uniformly (never with `random_map`; fio
+    /// keeps no map then either). `None`: uniform, as results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<crate::model::skew::RandomDist>,
     /// `invalidate_each_pass`: each thread drops its file's cached pages
     /// (`posix_fadvise(DONTNEED)`) each time it completes a pass over the file (a sequential
     /// wrap, the end of a random map's pass, or a file size of random bytes), as fio does for a time-based buffered job

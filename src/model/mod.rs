@@ -29,6 +29,7 @@ pub mod result;
 pub mod run;
 pub mod scale;
 pub mod series;
+pub mod skew;
 pub mod testbed;
 pub mod time;
 pub mod trace;

@@ -240,6 +240,13 @@ pub const RANDOM_MAP: Key = with_default(
     ),
     "false",
 );
+/// `random_distribution`.
+pub const RANDOM_DISTRIBUTION: Key = key(
+    Test,
+    "random_distribution",
+    Str,
+    "fio's `random_distribution` in fio's syntax (data tests): `\"random\"` (uniform, the default), `\"zipf:θ[:center]\"`, `\"pareto:h[:center]\"`, `\"normal:dev[:center]\"`, `\"zoned:A/S:A/S...\"` (A% of the accesses to the next S% of the file, uniform inside a zone) or `\"zoned_abs:A/SIZE:...\"`. The law is fio's; zipf, pareto and normal spread their hot blocks over the file by a hash, so the hit count per block matches fio's, not which block is hot. Draws with replacement (not with `random_map = true`, as fio keeps no map then); the phase's random ops need one fixed size and one `align`",
+);
 /// `repeat`.
 pub const REPEAT: Key = with_bounds(
     with_default(key(Entry, "repeat", Int, "this entry N times in a row"), "1"),
@@ -271,6 +278,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Test, "min_time", Bool, "`false`: `--min-time` never runs this test's phases again, whatever their length: each repetition does the test's work once (a peer's test, such as bonnie++'s, whose figures are of one pass)"), "true"),
     RANDOM_MAP,
     with_default(key(Test, "verify", Bool, "fsbench's data check for this test alone, as `--verify` does for every test: written blocks carry their file, offset, seed and a CRC-32, and after each repetition the test's files are read back and every block checked (a bad block fails the test, naming its file and offset); a translated fio job with `verify=` sets it. Allowed with `file.path`: the file is then checked as written by fsbench's own check (a file of other content fails)"), "false"),
+    RANDOM_DISTRIBUTION,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),

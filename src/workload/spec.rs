@@ -85,6 +85,10 @@ pub struct TestSpec {
     /// fsbench's data check for this test, as `--verify` (default false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
+    /// fio's `random_distribution`, in fio's syntax (`"zipf:1.2"`, `"zoned:60/10:40/90"`):
+    /// random offsets drawn from a skewed law (default uniform).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<String>,
     /// The engines' own keys as written (io_uring's `iodepth_batch`, `sqpoll`, ...), typed by
     /// the key table; which engine they belong to is validation's to check.
     #[serde(flatten)]
@@ -226,6 +230,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             min_time: None,
             random_map: None,
             verify: None,
+            random_distribution: None,
             engine_keys: EngineKeys::default(),
             file: None,
             fileset: None,
@@ -263,6 +268,9 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("min_time") => t.min_time = Some(m.next_value()?),
                 TestField::Own("random_map") => t.random_map = Some(m.next_value()?),
                 TestField::Own("verify") => t.verify = Some(m.next_value()?),
+                TestField::Own("random_distribution") => {
+                    t.random_distribution = Some(m.next_value()?)
+                }
                 TestField::Own("file") => t.file = Some(m.next_value()?),
                 TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
                 TestField::Own("phase") => t.phases = m.next_value()?,
@@ -337,6 +345,9 @@ pub struct RoleSpec {
     /// Random offsets from fio's random map, each block once per pass (as a test's `random_map`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_map: Option<bool>,
+    /// Random offsets from a skewed law (as a test's `random_distribution`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<String>,
     /// Fixed rate and think time, as a phase's (`rate_iops`, `rate`, `thinktime`,
     /// `thinktime_blocks`; each thread's).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -339,6 +339,8 @@ fn resolve_phases(
         let ploc = Loc { origin, test: &t.id, phase: Some(&p.name), entry: None };
         let mut phase = resolve_phase(p, kind, &files.set, t.threads, ctx, sizes, &ploc)?;
         phase.random_map = random_map(t.random_map.unwrap_or(false), kind, &phase, &ploc)?;
+        phase.random_distribution =
+            random_distribution(t.random_distribution.as_deref(), kind, &phase, &ploc)?;
         phase.open.direct |= direct;
         phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
         if kind == Kind::Data {
@@ -396,6 +398,42 @@ fn random_map(
         return Err(loc.err("random_map needs one size and one align for every random op of a phase (the map's slots); make them equal or set random_map = false"));
     }
     Ok(true)
+}
+
+/// A phase's skewed law for random offsets (the test's `random_distribution`, fio's syntax):
+/// data tests only, not with the random map (fio keeps none with a skewed law), and, as for
+/// the map, one fixed size and one `align` for the phase's random ops (the law's slots).
+fn random_distribution(
+    text: Option<&str>,
+    kind: Kind,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<Option<crate::model::skew::RandomDist>, WorkloadError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let dist = crate::model::skew::RandomDist::parse(text)
+        .map_err(|e| loc.err(format!("random_distribution = \"{text}\": {e}")))?;
+    if dist.is_none() {
+        return Ok(None);
+    }
+    if kind == Kind::Fileset {
+        return Err(loc.err("random_distribution applies to data tests (file = { ... })"));
+    }
+    if phase.random_map {
+        return Err(loc.err("random_distribution draws offsets with replacement: set random_map = false (fio keeps no random map with a skewed distribution either)"));
+    }
+    let mut random = phase.pattern.data().iter().filter(|o| o.offset == OffsetMode::Random);
+    let Some(first) = random.next() else {
+        return Ok(None);
+    };
+    let SizeDist::Fixed(_) = first.size else {
+        return Err(loc.err("random_distribution needs a fixed size for random ops (its slots are one op's size); give size = \"4K\""));
+    };
+    if random.any(|o| o.size != first.size || o.align != first.align) {
+        return Err(loc.err("random_distribution needs one size and one align for every random op of a phase (its slots); make them equal"));
+    }
+    Ok(dist)
 }
 
 /// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
@@ -472,6 +510,8 @@ fn resolve_role(
         return Err(loc.err("a role's amount is bytes, ops or seconds"));
     }
     phase.random_map = random_map(r.random_map.unwrap_or(false), Kind::Data, &phase, &loc)?;
+    phase.random_distribution =
+        random_distribution(r.random_distribution.as_deref(), Kind::Data, &phase, &loc)?;
     phase.open.direct |= r.direct.unwrap_or(false);
     phase.cache = direct_cache(phase.open.direct, phase.cache, &loc)?;
     let iodepth = r.iodepth.unwrap_or(1);
@@ -644,6 +684,7 @@ fn resolve_phase(
         amount,
         sync,
         random_map: false,
+        random_distribution: None,
         invalidate_each_pass: p.invalidate_each_pass,
         load,
         max_seconds: time_cap(&p.amount),

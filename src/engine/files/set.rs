@@ -385,6 +385,7 @@ fn prefill_phase() -> PhaseDef {
         amount: Amount::Passes(1),
         sync: SyncPolicy::default(),
         random_map: false,
+        random_distribution: None,
         invalidate_each_pass: false,
         load: Default::default(),
         max_seconds: None,

@@ -248,6 +248,7 @@ fn into_role(
         uncached: (phase.cache == CacheReq::Uncached).then_some(true),
         invalidate_each_pass: phase.invalidate_each_pass.then_some(true),
         random_map: t.random_map,
+        random_distribution: t.random_distribution,
         registerfiles,
         after: None,
         rate_iops: phase.rate_iops,
