@@ -1006,7 +1006,8 @@ pub(crate) mod tests {
             return;
         };
         let text = std::fs::read_to_string(&path).expect("FSBENCH_ROUNDS names a readable file");
-        let figures = |s: &str| -> Vec<f64> { s.split(',').filter_map(|x| x.parse().ok()).collect() };
+        let figures =
+            |s: &str| -> Vec<f64> { s.split(',').filter_map(|x| x.parse().ok()).collect() };
         let runs: Vec<(String, Vec<f64>, Vec<f64>)> = text
             .lines()
             .filter_map(|l| {

@@ -105,12 +105,19 @@ fn a_run_is_recorded_and_show_reproduces_its_table() {
 fn diff_finds_no_regression_against_itself_and_one_against_a_slowed_run() {
     let (dir, d) = (TestDir::new(), TestDir::new());
     let db = d.path().join("r.sqlite");
-    // O_DSYNC makes each 4 KiB write wait for the disk: tens to hundreds of times slower than
-    // writing into the page cache, far beyond the noise of a shared machine. Five repetitions,
-    // so one outlying repetition on either side is trimmed by the test and cannot turn the
-    // regression into a draw.
-    let fast = d.write("fast.toml", &write_workload(""));
-    let slow = d.write("slow.toml", &write_workload(", \"dsync\""));
+    // The same 256 writes paced at 2000 and at 200 a second: a tenfold slowdown that a loaded
+    // machine cannot hide (unpaced, a 1 MiB write into the page cache takes about a millisecond,
+    // and on a machine busy with builds its repetitions varied so much that a fivefold gap was
+    // not significant). Five repetitions, so one outlying repetition on either side is trimmed
+    // by the test and cannot turn the regression into a draw.
+    let paced = |iops: u32| {
+        write_workload("").replace(
+            "amount = { passes = 1 }",
+            &format!("amount = {{ passes = 1 }}\nrate_iops = {iops}"),
+        )
+    };
+    let fast = d.write("fast.toml", &paced(2000));
+    let slow = d.write("slow.toml", &paced(200));
     for wl in [&fast, &slow] {
         let o = fsbench(&[
             "run",
