@@ -27,7 +27,8 @@ use super::random_map::RandomMap;
 use super::series::{SeriesPlan, SeriesRecorder};
 use crate::model::failure::EngineError;
 use crate::model::job::{
-    Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
+    next_sequential, Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
+    Wrap,
 };
 use crate::model::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
@@ -537,7 +538,9 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     /// Where the periodic sync is.
     sync_state: SyncState,
     writes: u64,
-    seq_pos: u64,
+    /// The next sequential offset in the region: `[0]` of every sequential entry, `[1]` of the
+    /// writes of a mixed sequential read (fio's `rw=rw` keeps a position per direction).
+    seq_pos: [u64; 2],
     passes: u32,
     last_off: u64,
     issued_ops: u64,
@@ -602,7 +605,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             sync_at_ops: sync.every_ops.unwrap_or(u64::MAX),
             sync_state: SyncState::Idle,
             writes: 0,
-            seq_pos: 0,
+            seq_pos: [0; 2],
             passes: 0,
             last_off: 0,
             issued_ops: 0,
@@ -701,6 +704,13 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
     }
 }
 
+/// Which sequential position an op of entry `op` uses: the writes of a mixed sequential
+/// read (fio's `rw=rw`) have their own, as fio's `last_pos[ddir]`.
+#[inline(always)]
+fn seq_index(op: &OpDef, kind: OpKind) -> usize {
+    usize::from(op.write_percent > 0 && kind == OpKind::Write)
+}
+
 impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
     #[inline(always)]
     fn engine(&mut self) -> &mut E {
@@ -765,8 +775,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 };
                 let off = match op.offset {
                     OffsetMode::Sequential => {
-                        size = size.min(self.work.region_len - self.seq_pos);
-                        self.work.region_start + self.seq_pos
+                        let pos = self.seq_pos[seq_index(op, op_kind)];
+                        size = size.min(self.work.region_len - pos);
+                        self.work.region_start + pos
                     }
                     OffsetMode::Random => match &mut self.map {
                         Some(m) => m.next_offset(),
@@ -828,13 +839,17 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             self.last_off = off;
             let wrapped = match op.offset {
                 OffsetMode::Sequential => {
-                    self.seq_pos += len as u64;
-                    let wrap = self.seq_pos >= self.work.region_len;
-                    if wrap {
-                        self.seq_pos = 0;
+                    let d = seq_index(op, op_kind);
+                    let pos = off - self.work.region_start;
+                    let (next, wrap) =
+                        next_sequential(pos, len as u64, op.skip, self.work.region_len);
+                    self.seq_pos[d] = next;
+                    // A skip past either end of the region wraps too: a pass for the amount
+                    // (so `passes` ends), but only reaching the end drops the cache (as fio).
+                    if wrap != Wrap::No {
                         self.passes += 1;
                     }
-                    wrap
+                    wrap == Wrap::End
                 }
                 OffsetMode::Random => match &self.map {
                     Some(m) => m.pass_done(),

@@ -149,6 +149,9 @@ impl<'p> Ops<'p> {
         if !all_same(&reads) || !all_same(&writes) {
             why.push("its reads (or writes) differ from one another in size or offset".into());
         }
+        if data.iter().any(|o| o.skip != 0) {
+            why.push("it skips bytes after sequential operations (skip; the export writes no `rw=...:N`)".into());
+        }
         if data.iter().any(|o| o.offset == OffsetMode::Last) {
             why.push(
                 "it uses offset = \"last\" (fio has no \"same offset as the previous op\")".into(),

@@ -432,6 +432,9 @@ enum Dir {
     RandRead,
     RandWrite,
     RandMix,
+    /// `rw`/`readwrite`: sequential reads and writes, each direction drawn by `rwmixread` and
+    /// each with its own position, as fio's.
+    SeqMix,
 }
 
 impl Dir {
@@ -440,11 +443,11 @@ impl Dir {
     }
 
     fn reads(self) -> bool {
-        matches!(self, Dir::Read | Dir::RandRead | Dir::RandMix)
+        matches!(self, Dir::Read | Dir::RandRead | Dir::RandMix | Dir::SeqMix)
     }
 
     fn writes(self) -> bool {
-        matches!(self, Dir::Write | Dir::RandWrite | Dir::RandMix)
+        matches!(self, Dir::Write | Dir::RandWrite | Dir::RandMix | Dir::SeqMix)
     }
 
     /// The timed phase's name: fio's `rw` word.
@@ -455,6 +458,7 @@ impl Dir {
             Dir::RandRead => "randread",
             Dir::RandWrite => "randwrite",
             Dir::RandMix => "randrw",
+            Dir::SeqMix => "rw",
         }
     }
 }
@@ -494,9 +498,12 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         Some(b) => keep!(offsets_and_checks(job, dir, b, &mut notes)),
         None => None,
     };
-    let pattern = match &blocks {
-        Some(b) => keep!(pattern(job, dir, b, &mut notes)),
-        None => None,
+    let modifier = keep!(sequence::modifier(job, dir));
+    let pattern = match (&blocks, modifier) {
+        (Some(b), Some(m)) => {
+            keep!(pattern(job, dir, b, &mut notes)).map(|p| sequence::apply(m, p))
+        }
+        _ => None,
     };
     let texts = keep!(names(job));
     let keys = match &engine {
@@ -521,6 +528,10 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         return Err(errs);
     }
     let random_map = random_map.unwrap_or(false);
+    let mut amount = amount;
+    if let (Some(m), Some(b)) = (modifier, &blocks) {
+        sequence::fio_amount(job, m, rw, b, &files, &mut amount).map_err(|e| vec![e])?;
+    }
     let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     if let Some(timed) = phases.last_mut() {
@@ -584,15 +595,16 @@ fn direction(job: &Job) -> Result<Dir, FioError> {
     let Some((v, line)) = job.str("rw")? else {
         return Ok(Dir::Read);
     };
-    Ok(match v {
+    // `WORD:N`: the offset modifier is read by [`sequence::modifier`].
+    let word = v.split_once(':').map_or(v, |(w, _)| w).trim();
+    Ok(match word {
         "read" => Dir::Read,
         "write" => Dir::Write,
         "randread" => Dir::RandRead,
         "randwrite" => Dir::RandWrite,
         "randrw" => Dir::RandMix,
-        "rw" | "readwrite" => return Err(job.err("rw", line, format!("`{v}` (sequential reads and writes) keeps one position per direction in fio and one per thread in fsbench; fsbench cannot express it: use randrw, or separate read and write jobs"))),
-        _ if v.contains(':') => return Err(job.err("rw", line, format!("`{v}`: the `:N` offset modifier is not supported; use read, write, randread, randwrite or randrw"))),
-        _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite or randrw"))),
+        "rw" | "readwrite" => Dir::SeqMix,
+        _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite, randrw or rw (readwrite), each with an optional `:N`"))),
     })
 }
 
@@ -989,7 +1001,7 @@ fn amount(
     let bs = b.and_then(|b| match rw {
         Dir::Read | Dir::RandRead => one(b.read_dist),
         Dir::Write | Dir::RandWrite => one(b.write_dist),
-        Dir::RandMix => one(b.read_dist).filter(|_| b.read_dist == b.write_dist),
+        Dir::RandMix | Dir::SeqMix => one(b.read_dist).filter(|_| b.read_dist == b.write_dist),
     });
     let mut a = match (time_based, runtime) {
         (true, Some((s, _))) => {
@@ -1126,6 +1138,7 @@ fn pattern(
         align: if random { Some(Bytes(align)) } else { None },
         repeat: if repeat > 1 { Some(repeat) } else { None },
         write_percent: None,
+        skip: None,
     };
     let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
     let pattern = match rw {
@@ -1142,6 +1155,7 @@ fn pattern(
             };
             vec![OpSpec { write_percent, ..entry(op, b.read_dist, b.read_align, 1) }]
         }
+        Dir::SeqMix => sequence::mixed(job, b, entry("read", b.read_dist, 1, 1))?,
         Dir::RandMix => {
             let read_pct = read_share(job)?;
             let g = gcd(read_pct, 100 - read_pct).max(1);
@@ -1159,8 +1173,8 @@ fn pattern(
             p
         }
     };
-    if mix_given && rw != Dir::RandMix {
-        notes.push("rwmixread/rwmixwrite have no effect without randrw (as in fio)".into());
+    if mix_given && !matches!(rw, Dir::RandMix | Dir::SeqMix) {
+        notes.push("rwmixread/rwmixwrite have no effect without randrw or rw (as in fio)".into());
     }
     Ok(pattern)
 }
@@ -1275,8 +1289,8 @@ fn pacing(
         };
         let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(name, line, m))?;
         match rw {
-            Dir::RandMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with randrw: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}"))),
-            Dir::RandMix => Ok(None),
+            Dir::RandMix | Dir::SeqMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with {}: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}", rw.phase_name()))),
+            Dir::RandMix | Dir::SeqMix => Ok(None),
             _ if rw.reads() => Ok((r > 0).then_some(r)),
             _ => Ok((w > 0).then_some(w)),
         }
@@ -1358,6 +1372,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 mod groups;
+mod sequence;
 
 #[cfg(test)]
 mod tests;

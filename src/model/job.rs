@@ -662,9 +662,17 @@ pub struct OpDef {
     /// fio's randrw); 0 in records made before the key existed.
     #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub write_percent: u8,
+    /// Sequential ops: bytes skipped after each op (fio's `rw=read:N`); negative moves
+    /// backwards (`rw=read:-8k`). 0 in records made before the key existed.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub skip: i64,
 }
 
 fn is_zero_u8(x: &u8) -> bool {
+    *x == 0
+}
+
+fn is_zero_i64(x: &i64) -> bool {
     *x == 0
 }
 
@@ -672,6 +680,39 @@ impl OpDef {
     /// The kinds of op this entry issues: its own, and a write for a mixed read.
     pub fn issues(&self, kind: OpKind) -> bool {
         self.kind == kind || (kind == OpKind::Write && self.write_percent > 0)
+    }
+}
+
+/// Whether a sequential op wrapped around its region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrap {
+    /// The next op follows on.
+    No,
+    /// The op reached the region's end: a pass, the next op at the start.
+    End,
+    /// The skip went past the end (next op at the start) or below the start (next op at the
+    /// end less the skip).
+    Skip,
+}
+
+/// The sequential position after an op of `len` bytes at `pos` in a region of `region_len`
+/// bytes, with `skip` bytes skipped after it (fio's `rw=read:N`, negative backwards), and how
+/// it wrapped. As fio's `get_next_seq_offset`: reaching the end exactly starts a new pass, a
+/// skip past the end goes back to the start, one below the start goes to the end less the
+/// skip's size.
+#[inline(always)]
+pub fn next_sequential(pos: u64, len: u64, skip: i64, region_len: u64) -> (u64, Wrap) {
+    let after = pos + len;
+    if after >= region_len {
+        return (0, Wrap::End);
+    }
+    if skip >= 0 {
+        let next = after.saturating_add(skip as u64);
+        return if next >= region_len { (0, Wrap::Skip) } else { (next, Wrap::No) };
+    }
+    match after.checked_sub(skip.unsigned_abs()) {
+        Some(n) => (n, Wrap::No),
+        None => (region_len.saturating_sub(skip.unsigned_abs()), Wrap::Skip),
     }
 }
 

@@ -540,6 +540,10 @@ pub struct OpSpec {
     /// per op (fio's `randrw` with `rwmixread`; default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_percent: Option<u8>,
+    /// Sequential entries: bytes skipped after each op (fio's `rw=read:N`), negative to move
+    /// backwards (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<i64>,
 }
 
 /// `amount = { ... }`: exactly one key, per thread.

@@ -742,12 +742,16 @@ fn resolve_op(
         if o.write_percent.is_some() {
             return Err(loc.err("write_percent applies to a read"));
         }
+        if o.skip.is_some() {
+            return Err(loc.err("skip applies to a sequential read or write"));
+        }
         return Ok(OpDef {
             kind,
             size: SizeDist::Fixed(0),
             offset: OffsetMode::Sequential,
             align: 1,
             write_percent: 0,
+            skip: 0,
         });
     }
     let offset = match o.offset.as_deref().unwrap_or("sequential") {
@@ -806,7 +810,17 @@ fn resolve_op(
     if write_percent > 100 {
         return Err(loc.err(format!("write_percent = {write_percent}: a percentage is 0 to 100")));
     }
-    Ok(OpDef { kind, size, offset, align, write_percent })
+    let skip = o.skip.unwrap_or(0);
+    if skip != 0 && offset != OffsetMode::Sequential {
+        return Err(loc.err("skip only applies to offset = \"sequential\""));
+    }
+    if skip.unsigned_abs() >= file_size {
+        return Err(loc.err(format!(
+            "skip = {skip}: the skip must be smaller than the file ({})",
+            fmt_bytes(file_size)
+        )));
+    }
+    Ok(OpDef { kind, size, offset, align, write_percent, skip })
 }
 
 /// The kind of a data op by name; fileset ops are refused with what to change.
