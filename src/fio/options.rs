@@ -94,7 +94,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "filename",
         kind: Kind::Text,
         aliases: &[],
-        meaning: "a plain name: the numjobs threads share one file that fsbench makes in its work directory and removes; a path (absolute, or relative to `directory`): that regular file, as fio uses it (created if absent, laid out before a read job only if absent or shorter, written into by a write job, kept unless unlink=1, opened with O_NOFOLLOW, shared by every job naming it); a symlink, FIFO, directory, socket or device is refused",
+        meaning: "a plain name: the numjobs threads share one file that fsbench makes in its work directory (laid out once) and removes, each thread covering the whole file from its start as fio's (file.whole); a path (absolute, or relative to `directory`): that regular file, as fio uses it (created if absent, laid out before a read job only if absent or shorter, written into by a write job, kept unless unlink=1, opened with O_NOFOLLOW, shared by every job naming it); a symlink, FIFO, directory, socket or device is refused",
     },
     FioOption { name: "unlink",
         kind: Kind::Flag, aliases: &[], meaning: "1: remove a file named by a path after the job (0, the default, keeps it); fsbench removes its own files either way" },

@@ -486,7 +486,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     let rw = keep!(direction(job));
     let dir = rw.unwrap_or(Dir::Read);
     let blocks = keep!(block_sizes(job, dir, &mut notes));
-    let files = keep!(files(job, dir));
+    let files = keep!(files(job));
     let named = files.as_ref().and_then(|f| f.named.as_deref());
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
@@ -557,6 +557,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
             prefill: rw.reads(),
             path: files.named.as_ref().map(|p| p.to_string_lossy().into_owned()),
             unlink: (files.named.is_some() && files.unlink).then_some(true),
+            whole: (files.shared && files.threads > 1).then_some(true),
         }),
         fileset: None,
         phases,
@@ -677,7 +678,7 @@ struct Files {
 }
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
-fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
+fn files(job: &Job) -> Result<Files, FioError> {
     let threads = match job.int("numjobs")? {
         None => 1,
         Some((n, _)) if (1..=1024).contains(&n) => n as u32,
@@ -708,9 +709,8 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
             true
         }
     };
-    if shared && threads > 1 && !rw.random() {
-        return Err(job.err("filename", job.line("filename"), format!("with numjobs={threads} on one file, each fio thread reads or writes the whole file from the start, and fsbench's sequential threads each take their own part of it; fsbench cannot express this: remove filename (one file per thread) or use a random rw")));
-    }
+    // With numjobs on one file each fio thread covers the whole file from its start, and so
+    // does each of fsbench's (`file.whole`, set by `translate_job`).
     let size = job.size("size")?.map(|v| v.0);
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);

@@ -285,6 +285,10 @@ pub struct FileSet {
     /// fsbench's own file in its work directory (results of older versions: fsbench's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub named: Option<NamedFile>,
+    /// A shared data file that every thread works on whole, from its start (fio's jobs naming
+    /// one `filename`); otherwise each thread's sequential ops cover its own part of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
 }
 
 /// A data file where the job says: the user's file, used where it is. It is created if absent,

@@ -380,6 +380,10 @@ pub struct FileSpec {
     /// With `path`: remove the file after the test (default: keep it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unlink: Option<bool>,
+    /// With `shared`: every thread works on the whole file from its start (fio's jobs naming
+    /// one file), not each on its own part (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<bool>,
 }
 
 fn yes() -> bool {

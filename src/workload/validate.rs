@@ -292,6 +292,11 @@ fn resolve_files(
                 return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
             }
             let named = named_file(f, loc)?;
+            if f.whole == Some(true) && !f.shared {
+                return Err(loc.err(
+                    "file.whole = true needs file.shared = true: each thread has a file of its own",
+                ));
+            }
             // One file that every thread works on, or one per thread.
             let set = FileSet {
                 count: if f.shared { 1 } else { t.threads as u64 },
@@ -303,6 +308,7 @@ fn resolve_files(
                 paths: PathMode::Relative,
                 name_prefix: DEFAULT_NAME_PREFIX.to_string(),
                 named,
+                whole: f.shared && f.whole.unwrap_or(false),
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -446,6 +452,7 @@ fn resolve_role(
         paths: PathMode::Relative,
         name_prefix: DEFAULT_NAME_PREFIX.to_string(),
         named: None,
+        whole: false,
     };
     // Without an amount of its own a role runs until the foreground is done: its amount is
     // only a bound.
@@ -1146,6 +1153,7 @@ fn resolve_fileset(
         paths,
         name_prefix,
         named: None,
+        whole: false,
     })
 }
 

@@ -8,6 +8,7 @@ mod figure;
 mod fio;
 mod fio_file;
 mod fio_sem;
+mod fio_seq;
 mod fsruns;
 mod gaps;
 mod guide;

@@ -170,7 +170,10 @@ impl TestFiles for DataFiles {
         let (paths, counters) = (&self.paths, &self.counters);
         (0..n)
             .map(|k| {
-                let (path, region_start, region_len) = if test.files.shared {
+                let (path, region_start, region_len) = if test.files.whole {
+                    // Every thread the whole file, as fio's jobs on one file.
+                    (&paths[0], 0, size)
+                } else if test.files.shared {
                     let g = first + k;
                     let per = size / all as u64;
                     // The last thread takes the remainder.
@@ -302,7 +305,9 @@ pub(super) fn check_named(named: &NamedFile) -> Result<Option<u64>, EngineError>
 /// Size of a test's file: a shared file used by several processes is as many times larger.
 fn file_size(test: &TestDef, opts: &EngineOptions) -> u64 {
     match opts.share {
-        Some(s) if test.files.shared => test.files.size_bytes() * s.count as u64,
+        Some(s) if test.files.shared && !test.files.whole => {
+            test.files.size_bytes() * s.count as u64
+        }
         _ => test.files.size_bytes(),
     }
 }

@@ -208,6 +208,7 @@ fn into_role(
         prefill: false,
         path: None,
         unlink: None,
+        whole: None,
     });
     if file.path.is_some() || (file.shared && t.threads > 1) {
         errs.push(job.err("filename", job.line("filename"), format!("{beside}: fsbench gives this job files of its own (one per thread, in its work directory), where fio's share the named file; remove filename, or add `stonewall` to [{}] to run it on its own", job.name)));
@@ -231,7 +232,7 @@ fn into_role(
     let role = RoleSpec {
         name,
         threads: t.threads,
-        file: FileSpec { shared: false, path: None, unlink: None, ..file },
+        file: FileSpec { shared: false, path: None, unlink: None, whole: None, ..file },
         open: phase.open,
         pattern: phase.pattern,
         sync: phase.sync,

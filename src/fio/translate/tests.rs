@@ -243,7 +243,6 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
         ("[a]\nsize=1m\noffset=4k\n", "t.fio:3: `offset`", "offset 0"),
         ("[a]\nsize=1m\nfilename=/dev/sda\n", "t.fio:3: `filename`", "block devices it made"),
-        ("[a]\nsize=1m\nfilename=f\nnumjobs=4\n", "t.fio:3: `filename`", "whole file"),
         ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "pass --verify instead"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
         ("[a]\nsize=1m\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n", "`rwmixwrite`", "add up to 100"),
@@ -968,4 +967,21 @@ fn sequential_mixed_reads_and_writes() {
     let (t, _) = one("[a]\nsize=1m\nrw=rw\nrwmixread=0\n");
     assert_eq!(op(&t, 0, 0).op.as_deref(), Some("write"));
     assert_eq!(op(&t, 0, 0).write_percent, None);
+}
+
+/// numjobs on one `filename`: one shared file that every thread covers whole (fio's jobs naming
+/// one file), sequential or random; one thread, or no filename, keeps its own file.
+#[test]
+fn numjobs_on_one_filename_share_the_whole_file() {
+    for rw in ["read", "write", "rw", "randread"] {
+        let (t, _) = one(&format!("[a]\nsize=1m\nfilename=f\nnumjobs=4\nrw={rw}\n"));
+        let f = t.file.as_ref().unwrap();
+        assert!(f.shared && f.whole == Some(true), "{rw}: {f:?}");
+        assert_eq!(t.threads, 4);
+    }
+    let (t, _) = one("[a]\nsize=1m\nfilename=f\n");
+    assert_eq!(t.file.as_ref().unwrap().whole, None);
+    let (t, _) = one("[a]\nsize=1m\nnumjobs=4\n");
+    let f = t.file.as_ref().unwrap();
+    assert!(!f.shared && f.whole.is_none());
 }
