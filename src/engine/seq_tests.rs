@@ -67,6 +67,7 @@ fn ops_of(job: &str) -> Vec<(bool, u64)> {
         region_len: size,
         verify: None,
         nofollow: false,
+        random_in_region: false,
     };
     let phase = t.phases.last().unwrap();
     let mut plan = WorkerPlan {

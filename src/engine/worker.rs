@@ -93,6 +93,21 @@ pub struct FileWork<'a> {
     pub verify: Option<(u64, u64)>,
     /// Open with `O_NOFOLLOW`: the file is one the job names ([`crate::model::job::NamedFile`]).
     pub nofollow: bool,
+    /// Random offsets fall in the region too (fio's `offset`/`offset_increment`: a job's I/O
+    /// stays in `[offset, offset + size)`); otherwise in the whole file.
+    pub random_in_region: bool,
+}
+
+impl FileWork<'_> {
+    /// Where random offsets fall: the start and length of the region or of the whole file.
+    #[inline(always)]
+    fn random_span(&self) -> (u64, u64) {
+        if self.random_in_region {
+            (self.region_start, self.region_len)
+        } else {
+            (0, self.file_size)
+        }
+    }
 }
 
 /// What one worker measured (a data worker or a fileset worker).
@@ -581,7 +596,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             .random_map
             .then(|| pattern.iter().find(|o| o.offset == OffsetMode::Random))
             .flatten()
-            .map(|o| RandomMap::new(work.file_size, o.size.max(), o.align, seed ^ 0x7a9_3a9));
+            .map(|o| RandomMap::new(work.random_span().1, o.size.max(), o.align, seed ^ 0x7a9_3a9));
         FileOps {
             engine,
             phase,
@@ -779,13 +794,16 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                         size = size.min(self.work.region_len - pos);
                         self.work.region_start + pos
                     }
-                    OffsetMode::Random => match &mut self.map {
-                        Some(m) => m.next_offset(),
-                        None => {
-                            let slots = (self.work.file_size - size) / op.align;
-                            self.rng.u64(0..=slots) * op.align
+                    OffsetMode::Random => {
+                        let (base, span) = self.work.random_span();
+                        base + match &mut self.map {
+                            Some(m) => m.next_offset(),
+                            None => {
+                                let slots = (span - size) / op.align;
+                                self.rng.u64(0..=slots) * op.align
+                            }
                         }
-                    },
+                    }
                     OffsetMode::Last => self.last_off,
                 };
                 let len = size as usize;
@@ -856,7 +874,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                     // Without a map a pass is the file's size in bytes (as fio counts it).
                     None if self.phase.invalidate_each_pass => {
                         self.random_bytes += len as u64;
-                        let wrap = self.random_bytes >= self.work.file_size;
+                        let wrap = self.random_bytes >= self.work.random_span().1;
                         if wrap {
                             self.random_bytes = 0;
                         }

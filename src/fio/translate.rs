@@ -558,6 +558,8 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
             path: files.named.as_ref().map(|p| p.to_string_lossy().into_owned()),
             unlink: (files.named.is_some() && files.unlink).then_some(true),
             whole: (files.shared && files.threads > 1).then_some(true),
+            offset: (files.offset > 0).then_some(Bytes(files.offset)),
+            offset_increment: (files.increment > 0).then_some(Bytes(files.increment)),
         }),
         fileset: None,
         phases,
@@ -675,6 +677,9 @@ struct Files {
     named: Option<PathBuf>,
     /// `unlink=1`: remove a named file after the job (fsbench removes its own files anyway).
     unlink: bool,
+    /// `offset` and `offset_increment`: thread k's region starts at offset + k * increment.
+    offset: u64,
+    increment: u64,
 }
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
@@ -691,11 +696,7 @@ fn files(job: &Job) -> Result<Files, FioError> {
             return Err(job.err("nrfiles", line, format!("{n}: fsbench runs a job on one file (per thread); use nrfiles=1 or a fsbench fileset workload")));
         }
     }
-    if let Some((v, line)) = job.str("offset")? {
-        if parse_size(v).ok() != Some(0) {
-            return Err(job.err("offset", line, format!("`{v}`: fsbench starts every job at offset 0 of its file; use offset=0 or make the file smaller")));
-        }
-    }
+    let (offset, increment) = sequence::offsets(job)?;
     let mut named = None;
     let shared = match job.str("filename")? {
         None => false,
@@ -721,7 +722,7 @@ fn files(job: &Job) -> Result<Files, FioError> {
         return Err(job.job_err("size 0: give the file a size"));
     }
     let unlink = job.bool("unlink")?.unwrap_or(false);
-    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink })
+    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink, offset, increment })
 }
 
 /// `filename` naming a path (absolute, or relative to `directory`, else to the current

@@ -289,6 +289,29 @@ pub struct FileSet {
     /// one `filename`); otherwise each thread's sequential ops cover its own part of it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub whole: bool,
+    /// fio's `offset`/`offset_increment`: each thread's region of its data file, for
+    /// sequential and random ops alike (results of older versions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<Region>,
+}
+
+/// Thread k's region of a data file: `[offset + k * increment, + len)` (fio's `offset`,
+/// `offset_increment` and `size`); the file reaches the end of the last thread's region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Region {
+    /// Start of thread 0's region.
+    pub offset: u64,
+    /// How much further each next thread's region starts.
+    pub increment: u64,
+    /// Each thread's region's length.
+    pub len: u64,
+}
+
+impl Region {
+    /// Start of thread `k`'s region.
+    pub fn start(&self, k: u64) -> u64 {
+        self.offset.saturating_add(k.saturating_mul(self.increment))
+    }
 }
 
 /// A data file where the job says: the user's file, used where it is. It is created if absent,

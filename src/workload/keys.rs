@@ -272,6 +272,8 @@ const OWN_KEYS: &[Key] = &[
     RANDOM_MAP,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),
     with_default(key(Test, "file.shared", Bool, "one file shared by all threads (`true`), or one file per thread"), "true"),
+    key(Test, "file.offset", Size, "where thread 0's region of the file starts (fio's `offset`): each thread works on `file.size` bytes from its region's start, sequential and random ops alike; the file reaches the end of the last thread's region"),
+    with_default(key(Test, "file.offset_increment", Size, "how much further each next thread's region starts (fio's `offset_increment`: thread k's region starts at `file.offset` + k × this)"), "0"),
     with_default(key(Test, "file.whole", Bool, "with `file.shared`: every thread works on the whole file from its start (fio's jobs naming one `filename`), instead of each thread sequentially on its own part of it"), "false"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
     key(Test, "file.path", Str, "the file at this absolute path instead of fsbench's own in its work directory (fio's `filename=/mnt/x.dat`): the user's file, created if absent, prefilled only if absent or shorter than `file.size`, opened with `O_NOFOLLOW` (a symlink, FIFO, directory or device is refused), kept afterwards; one file shared by the threads; on the filesystem under test; not with `--verify` or several processes"),

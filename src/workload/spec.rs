@@ -384,6 +384,14 @@ pub struct FileSpec {
     /// one file), not each on its own part (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole: Option<bool>,
+    /// Where thread 0's region starts (fio's `offset`): each thread then works on `size` bytes
+    /// from its region's start, sequential and random ops alike, and the file reaches the end
+    /// of the last thread's region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<Bytes>,
+    /// How much further each next thread's region starts (fio's `offset_increment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<Bytes>,
 }
 
 fn yes() -> bool {

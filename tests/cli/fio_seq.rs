@@ -113,3 +113,44 @@ fn numjobs_on_one_filename_read_the_whole_shared_file() {
     let readers = per_pid.values().filter(|v| v.ends_with(&whole)).count();
     assert_eq!(readers, 4, "4 threads each read blocks 0..15: {per_pid:?}");
 }
+
+/// The reads of each thread, in 4 KiB blocks, from a traced run.
+fn reads_per_thread(log: &std::path::Path) -> Vec<Vec<u64>> {
+    let (io, _) = calls(log, 4096);
+    let mut per_pid: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (pid, call, off) in &io {
+        if call == "pread64" {
+            per_pid.entry(pid).or_default().push(off / 4096);
+        }
+    }
+    per_pid.into_values().collect()
+}
+
+/// offset=16k, offset_increment=32k, size=16k, numjobs=2 on one file: fio's job k works on
+/// [16k + k * 32k, + 16k); so do fsbench's threads, sequential (in order) and random (each
+/// block of its region once, none outside).
+#[test]
+fn offset_increment_gives_each_thread_its_region() {
+    for (rw, sorted) in [("read", false), ("randread", true)] {
+        let d = TestDir::new();
+        let job = format!("[o]\nbs=4k\nrw={rw}\nsize=16k\nnumjobs=2\nfilename=one.dat\noffset=16k\noffset_increment=32k\n");
+        let Some(log) = traced(&d, &job) else { return };
+        let mut regions: Vec<Vec<u64>> = reads_per_thread(&log)
+            .into_iter()
+            .filter_map(|r| {
+                // The timed pass is each thread's last 4 reads.
+                let n = r.len();
+                (n >= 4).then(|| r[n - 4..].to_vec())
+            })
+            .filter(|r| r.iter().all(|&b| b >= 4))
+            .map(|mut r| {
+                if sorted {
+                    r.sort();
+                }
+                r
+            })
+            .collect();
+        regions.sort();
+        assert_eq!(regions, vec![vec![4, 5, 6, 7], vec![12, 13, 14, 15]], "{rw}");
+    }
+}

@@ -75,6 +75,21 @@ pub(super) fn modifier(job: &Job, rw: Dir) -> Result<Modifier, FioError> {
     Ok(Modifier { skip, identical: 0 })
 }
 
+/// `offset` (a size; a percentage is refused) and `offset_increment`, checked; `offset_align`
+/// only read (fio aligns only a percentage offset).
+pub(super) fn offsets(job: &Job) -> Result<(u64, u64), FioError> {
+    let offset = match job.str("offset")? {
+        None => 0,
+        Some((v, line)) if v.trim_end().ends_with('%') => {
+            return Err(job.err("offset", line, format!("`{v}`: fio takes a percentage of the file's real size, which fsbench does not know before the run; give a size (offset=64m)")))
+        }
+        Some((v, line)) => super::parse_size_expr(v).map_err(|m| job.err("offset", line, m))?,
+    };
+    let increment = job.size("offset_increment")?.map_or(0, |v| v.0);
+    job.size("offset_align")?;
+    Ok((offset, increment))
+}
+
 /// The pattern with the modifier: the skip on its sequential entries, or each random entry
 /// followed by `identical - 1` ops at its offset.
 pub(super) fn apply(m: Modifier, pattern: Vec<OpSpec>) -> Vec<OpSpec> {

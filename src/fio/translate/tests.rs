@@ -241,7 +241,8 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\ntime_based\n", "t.fio:3: `time_based`", "runtime"),
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
         ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
-        ("[a]\nsize=1m\noffset=4k\n", "t.fio:3: `offset`", "offset 0"),
+        ("[a]\nsize=1m\noffset=10%\n", "t.fio:3: `offset`", "percentage"),
+        ("[a]\nsize=1m\n[b]\nsize=1m\noffset=4k\n", "t.fio:5: `offset`", "start of their files"),
         ("[a]\nsize=1m\nfilename=/dev/sda\n", "t.fio:3: `filename`", "block devices it made"),
         ("[a]\nsize=1m\nverify=md5\n", "t.fio:3: `verify`", "pass --verify instead"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
@@ -384,7 +385,14 @@ fn every_supported_option_and_alias_is_read() {
         ("rw_sequencer", "rw=randread:4\nrw_sequencer=identical\n", |t, _, _| {
             op(t, 0, 1).offset.as_deref() == Some("last") && op(t, 0, 1).repeat == Some(3)
         }),
-        ("offset", "offset=0\n", |t, _, _| t.file.is_some()),
+        ("offset", "offset=0\n", |t, _, _| t.file.as_ref().is_some_and(|f| f.offset.is_none())),
+        ("fileoffset", "fileoffset=8k\n", |t, _, _| {
+            t.file.as_ref().is_some_and(|f| f.offset.map(|b| b.0) == Some(8192))
+        }),
+        ("offset_increment", "numjobs=2\noffset_increment=1m\n", |t, _, _| {
+            t.file.as_ref().is_some_and(|f| f.offset_increment.map(|b| b.0) == Some(1 << 20))
+        }),
+        ("offset_align", "offset_align=4k\n", |t, _, _| t.file.is_some()),
         ("thread", "thread\n", |t, _, _| t.threads == 1),
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
