@@ -65,4 +65,6 @@ pub use target::{Anchor, CacheControl, EvictError, PageCacheEvictor, Scope, Targ
 pub use workspace::Workspace;
 
 #[cfg(test)]
+mod seq_tests;
+#[cfg(test)]
 mod tests;

@@ -129,6 +129,7 @@ pub fn beside<T>(
                         region_len: r.file_bytes,
                         verify: None,
                         nofollow: false,
+                        random_in_region: false,
                     }),
                     // No series of its own; its rate and think time (fio's) as a phase's.
                     over_time: super::worker::OverTime {

@@ -135,6 +135,7 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             region_len: 4 << 20,
             verify: None,
             nofollow: false,
+            random_in_region: false,
         };
         let mut plan = WorkerPlan {
             phase,
@@ -455,6 +456,7 @@ fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
         region_len: 1 << 20,
         verify: None,
         nofollow: false,
+        random_in_region: false,
     };
     let mut plan = WorkerPlan {
         phase,
@@ -533,6 +535,7 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
             region_len: 1 << 20,
             verify: None,
             nofollow: false,
+            random_in_region: false,
         };
         let mut plan = WorkerPlan {
             phase,

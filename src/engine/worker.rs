@@ -28,7 +28,8 @@ use super::series::{SeriesPlan, SeriesRecorder};
 use super::skew::Skew;
 use crate::model::failure::EngineError;
 use crate::model::job::{
-    Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
+    next_sequential, Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
+    Wrap,
 };
 use crate::model::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime};
@@ -93,6 +94,21 @@ pub struct FileWork<'a> {
     pub verify: Option<(u64, u64)>,
     /// Open with `O_NOFOLLOW`: the file is one the job names ([`crate::model::job::NamedFile`]).
     pub nofollow: bool,
+    /// Random offsets fall in the region too (fio's `offset`/`offset_increment`: a job's I/O
+    /// stays in `[offset, offset + size)`); otherwise in the whole file.
+    pub random_in_region: bool,
+}
+
+impl FileWork<'_> {
+    /// Where random offsets fall: the start and length of the region or of the whole file.
+    #[inline(always)]
+    fn random_span(&self) -> (u64, u64) {
+        if self.random_in_region {
+            (self.region_start, self.region_len)
+        } else {
+            (0, self.file_size)
+        }
+    }
 }
 
 /// What one worker measured (a data worker or a fileset worker).
@@ -540,7 +556,9 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     /// Where the periodic sync is.
     sync_state: SyncState,
     writes: u64,
-    seq_pos: u64,
+    /// The next sequential offset in the region: `[0]` of every sequential entry, `[1]` of the
+    /// writes of a mixed sequential read (fio's `rw=rw` keeps a position per direction).
+    seq_pos: [u64; 2],
     passes: u32,
     last_off: u64,
     issued_ops: u64,
@@ -581,12 +599,12 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             .random_map
             .then(|| pattern.iter().find(|o| o.offset == OffsetMode::Random))
             .flatten()
-            .map(|o| RandomMap::new(work.file_size, o.size.max(), o.align, seed ^ 0x7a9_3a9));
+            .map(|o| RandomMap::new(work.random_span().1, o.size.max(), o.align, seed ^ 0x7a9_3a9));
         // Validation gives a skewed phase's random ops one fixed size and one alignment too.
         let skew = phase.random_distribution.as_ref().and_then(|d| {
             let o = pattern.iter().find(|o| o.offset == OffsetMode::Random)?;
             let align = o.align.max(1);
-            let slots = work.file_size.saturating_sub(o.size.max()) / align + 1;
+            let slots = work.random_span().1.saturating_sub(o.size.max()) / align + 1;
             Some(Skew::new(d, slots, align, seed ^ 0x0005_ce3d))
         });
         FileOps {
@@ -613,7 +631,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             sync_at_ops: sync.every_ops.unwrap_or(u64::MAX),
             sync_state: SyncState::Idle,
             writes: 0,
-            seq_pos: 0,
+            seq_pos: [0; 2],
             passes: 0,
             last_off: 0,
             issued_ops: 0,
@@ -712,6 +730,13 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
     }
 }
 
+/// Which sequential position an op of entry `op` uses: the writes of a mixed sequential
+/// read (fio's `rw=rw`) have their own, as fio's `last_pos[ddir]`.
+#[inline(always)]
+fn seq_index(op: &OpDef, kind: OpKind) -> usize {
+    usize::from(op.write_percent > 0 && kind == OpKind::Write)
+}
+
 impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
     #[inline(always)]
     fn engine(&mut self) -> &mut E {
@@ -776,19 +801,23 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 };
                 let off = match op.offset {
                     OffsetMode::Sequential => {
-                        size = size.min(self.work.region_len - self.seq_pos);
-                        self.work.region_start + self.seq_pos
+                        let pos = self.seq_pos[seq_index(op, op_kind)];
+                        size = size.min(self.work.region_len - pos);
+                        self.work.region_start + pos
                     }
-                    OffsetMode::Random => match &mut self.map {
-                        Some(m) => m.next_offset(),
-                        None => match &self.skew {
-                            Some(s) => s.next_slot(&mut self.rng) * op.align,
-                            None => {
-                                let slots = (self.work.file_size - size) / op.align;
-                                self.rng.u64(0..=slots) * op.align
-                            }
-                        },
-                    },
+                    OffsetMode::Random => {
+                        let (base, span) = self.work.random_span();
+                        base + match &mut self.map {
+                            Some(m) => m.next_offset(),
+                            None => match &self.skew {
+                                Some(s) => s.next_slot(&mut self.rng) * op.align,
+                                None => {
+                                    let slots = (span - size) / op.align;
+                                    self.rng.u64(0..=slots) * op.align
+                                }
+                            },
+                        }
+                    }
                     OffsetMode::Last => self.last_off,
                 };
                 let len = size as usize;
@@ -842,20 +871,24 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             self.last_off = off;
             let wrapped = match op.offset {
                 OffsetMode::Sequential => {
-                    self.seq_pos += len as u64;
-                    let wrap = self.seq_pos >= self.work.region_len;
-                    if wrap {
-                        self.seq_pos = 0;
+                    let d = seq_index(op, op_kind);
+                    let pos = off - self.work.region_start;
+                    let (next, wrap) =
+                        next_sequential(pos, len as u64, op.skip, self.work.region_len);
+                    self.seq_pos[d] = next;
+                    // A skip past either end of the region wraps too: a pass for the amount
+                    // (so `passes` ends), but only reaching the end drops the cache (as fio).
+                    if wrap != Wrap::No {
                         self.passes += 1;
                     }
-                    wrap
+                    wrap == Wrap::End
                 }
                 OffsetMode::Random => match &self.map {
                     Some(m) => m.pass_done(),
                     // Without a map a pass is the file's size in bytes (as fio counts it).
                     None if self.phase.invalidate_each_pass => {
                         self.random_bytes += len as u64;
-                        let wrap = self.random_bytes >= self.work.file_size;
+                        let wrap = self.random_bytes >= self.work.random_span().1;
                         if wrap {
                             self.random_bytes = 0;
                         }

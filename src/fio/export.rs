@@ -43,7 +43,7 @@ pub fn test_to_fio(t: &TestDef) -> Result<String, Vec<String>> {
     let mut comments = Vec::new();
     let (p, ramp) = timed_phase(t, &mut why)?;
     let ops = Ops::of(p, &mut why);
-    if t.threads > 1 && t.files.shared && !ops.random {
+    if t.threads > 1 && t.files.shared && !t.files.whole && !ops.random {
         why.push("its threads share one file and each takes its own part sequentially (fio's jobs on one file each cover all of it)".into());
     }
     if t.files.prefill && ops.reads.is_empty() {
@@ -150,6 +150,9 @@ impl<'p> Ops<'p> {
         let all_same = |v: &[&OpDef]| v.windows(2).all(|w| w[0] == w[1]);
         if !all_same(&reads) || !all_same(&writes) {
             why.push("its reads (or writes) differ from one another in size or offset".into());
+        }
+        if data.iter().any(|o| o.skip != 0) {
+            why.push("it skips bytes after sequential operations (skip; the export writes no `rw=...:N`)".into());
         }
         if data.iter().any(|o| o.offset == OffsetMode::Last) {
             why.push(

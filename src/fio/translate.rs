@@ -432,6 +432,9 @@ enum Dir {
     RandRead,
     RandWrite,
     RandMix,
+    /// `rw`/`readwrite`: sequential reads and writes, each direction drawn by `rwmixread` and
+    /// each with its own position, as fio's.
+    SeqMix,
 }
 
 impl Dir {
@@ -440,11 +443,11 @@ impl Dir {
     }
 
     fn reads(self) -> bool {
-        matches!(self, Dir::Read | Dir::RandRead | Dir::RandMix)
+        matches!(self, Dir::Read | Dir::RandRead | Dir::RandMix | Dir::SeqMix)
     }
 
     fn writes(self) -> bool {
-        matches!(self, Dir::Write | Dir::RandWrite | Dir::RandMix)
+        matches!(self, Dir::Write | Dir::RandWrite | Dir::RandMix | Dir::SeqMix)
     }
 
     /// The reads of the same order (`verify_only`).
@@ -464,6 +467,7 @@ impl Dir {
             Dir::RandRead => "randread",
             Dir::RandWrite => "randwrite",
             Dir::RandMix => "randrw",
+            Dir::SeqMix => "rw",
         }
     }
 }
@@ -494,7 +498,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         keep!(direction(job)).map(|d| if check.is_some_and(|c| c.only) { d.as_read() } else { d });
     let dir = rw.unwrap_or(Dir::Read);
     let blocks = keep!(block_sizes(job, dir, &mut notes));
-    let files = keep!(files(job, dir));
+    let files = keep!(files(job));
     let named = files.as_ref().and_then(|f| f.named.as_deref());
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
@@ -512,9 +516,12 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         }
         _ => None,
     };
-    let pattern = match &blocks {
-        Some(b) => keep!(pattern(job, dir, b, &mut notes)),
-        None => None,
+    let modifier = keep!(sequence::modifier(job, dir));
+    let pattern = match (&blocks, modifier) {
+        (Some(b), Some(m)) => {
+            keep!(pattern(job, dir, b, &mut notes)).map(|p| sequence::apply(m, p))
+        }
+        _ => None,
     };
     let texts = keep!(names(job));
     let keys = match &engine {
@@ -544,6 +551,10 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
     }
     // fio keeps no random map with a skewed distribution.
     let random_map = random_map.unwrap_or(false) && skew.is_none();
+    let mut amount = amount;
+    if let (Some(m), Some(b)) = (modifier, &blocks) {
+        sequence::fio_amount(job, m, rw, b, &files, &mut amount).map_err(|e| vec![e])?;
+    }
     let mut phases =
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     if let Some(timed) = phases.last_mut() {
@@ -574,6 +585,9 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
             prefill: rw.reads(),
             path: files.named.as_ref().map(|p| p.to_string_lossy().into_owned()),
             unlink: (files.named.is_some() && files.unlink).then_some(true),
+            whole: (files.shared && files.threads > 1).then_some(true),
+            offset: (files.offset > 0).then_some(Bytes(files.offset)),
+            offset_increment: (files.increment > 0).then_some(Bytes(files.increment)),
         }),
         fileset: None,
         phases,
@@ -612,15 +626,16 @@ fn direction(job: &Job) -> Result<Dir, FioError> {
     let Some((v, line)) = job.str("rw")? else {
         return Ok(Dir::Read);
     };
-    Ok(match v {
+    // `WORD:N`: the offset modifier is read by [`sequence::modifier`].
+    let word = v.split_once(':').map_or(v, |(w, _)| w).trim();
+    Ok(match word {
         "read" => Dir::Read,
         "write" => Dir::Write,
         "randread" => Dir::RandRead,
         "randwrite" => Dir::RandWrite,
         "randrw" => Dir::RandMix,
-        "rw" | "readwrite" => return Err(job.err("rw", line, format!("`{v}` (sequential reads and writes) keeps one position per direction in fio and one per thread in fsbench; fsbench cannot express it: use randrw, or separate read and write jobs"))),
-        _ if v.contains(':') => return Err(job.err("rw", line, format!("`{v}`: the `:N` offset modifier is not supported; use read, write, randread, randwrite or randrw"))),
-        _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite or randrw"))),
+        "rw" | "readwrite" => Dir::SeqMix,
+        _ => return Err(job.err("rw", line, format!("`{v}` is not supported; use read, write, randread, randwrite, randrw or rw (readwrite), each with an optional `:N`"))),
     })
 }
 
@@ -690,10 +705,13 @@ struct Files {
     named: Option<PathBuf>,
     /// `unlink=1`: remove a named file after the job (fsbench removes its own files anyway).
     unlink: bool,
+    /// `offset` and `offset_increment`: thread k's region starts at offset + k * increment.
+    offset: u64,
+    increment: u64,
 }
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
-fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
+fn files(job: &Job) -> Result<Files, FioError> {
     let threads = match job.int("numjobs")? {
         None => 1,
         Some((n, _)) if (1..=1024).contains(&n) => n as u32,
@@ -706,11 +724,7 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
             return Err(job.err("nrfiles", line, format!("{n}: fsbench runs a job on one file (per thread); use nrfiles=1 or a fsbench fileset workload")));
         }
     }
-    if let Some((v, line)) = job.str("offset")? {
-        if parse_size(v).ok() != Some(0) {
-            return Err(job.err("offset", line, format!("`{v}`: fsbench starts every job at offset 0 of its file; use offset=0 or make the file smaller")));
-        }
-    }
+    let (offset, increment) = sequence::offsets(job)?;
     let mut named = None;
     let shared = match job.str("filename")? {
         None => false,
@@ -724,9 +738,8 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
             true
         }
     };
-    if shared && threads > 1 && !rw.random() {
-        return Err(job.err("filename", job.line("filename"), format!("with numjobs={threads} on one file, each fio thread reads or writes the whole file from the start, and fsbench's sequential threads each take their own part of it; fsbench cannot express this: remove filename (one file per thread) or use a random rw")));
-    }
+    // With numjobs on one file each fio thread covers the whole file from its start, and so
+    // does each of fsbench's (`file.whole`, set by `translate_job`).
     let size = job.size("size")?.map(|v| v.0);
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);
@@ -737,7 +750,7 @@ fn files(job: &Job, rw: Dir) -> Result<Files, FioError> {
         return Err(job.job_err("size 0: give the file a size"));
     }
     let unlink = job.bool("unlink")?.unwrap_or(false);
-    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink })
+    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink, offset, increment })
 }
 
 /// Whether `filename` names a file by a path (see [`named_path`]), as [`files`] decides.
@@ -1022,7 +1035,7 @@ fn amount(
     let bs = b.and_then(|b| match rw {
         Dir::Read | Dir::RandRead => one(b.read_dist),
         Dir::Write | Dir::RandWrite => one(b.write_dist),
-        Dir::RandMix => one(b.read_dist).filter(|_| b.read_dist == b.write_dist),
+        Dir::RandMix | Dir::SeqMix => one(b.read_dist).filter(|_| b.read_dist == b.write_dist),
     });
     let mut a = match (time_based, runtime) {
         (true, Some((s, _))) => {
@@ -1149,6 +1162,7 @@ fn pattern(
         align: if random { Some(Bytes(align)) } else { None },
         repeat: if repeat > 1 { Some(repeat) } else { None },
         write_percent: None,
+        skip: None,
     };
     let mix_given = job.get("rwmixread").is_some() || job.get("rwmixwrite").is_some();
     let pattern = match rw {
@@ -1165,6 +1179,7 @@ fn pattern(
             };
             vec![OpSpec { write_percent, ..entry(op, b.read_dist, b.read_align, 1) }]
         }
+        Dir::SeqMix => sequence::mixed(job, b, entry("read", b.read_dist, 1, 1))?,
         Dir::RandMix => {
             let read_pct = read_share(job)?;
             let g = gcd(read_pct, 100 - read_pct).max(1);
@@ -1182,8 +1197,8 @@ fn pattern(
             p
         }
     };
-    if mix_given && rw != Dir::RandMix {
-        notes.push("rwmixread/rwmixwrite have no effect without randrw (as in fio)".into());
+    if mix_given && !matches!(rw, Dir::RandMix | Dir::SeqMix) {
+        notes.push("rwmixread/rwmixwrite have no effect without randrw or rw (as in fio)".into());
     }
     Ok(pattern)
 }
@@ -1298,8 +1313,8 @@ fn pacing(
         };
         let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(name, line, m))?;
         match rw {
-            Dir::RandMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with randrw: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}"))),
-            Dir::RandMix => Ok(None),
+            Dir::RandMix | Dir::SeqMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with {}: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}", rw.phase_name()))),
+            Dir::RandMix | Dir::SeqMix => Ok(None),
             _ if rw.reads() => Ok((r > 0).then_some(r)),
             _ => Ok((w > 0).then_some(w)),
         }
@@ -1381,6 +1396,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 mod distribution;
 mod groups;
 mod misc;
+mod sequence;
 mod verify;
 
 #[cfg(test)]

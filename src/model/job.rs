@@ -289,6 +289,33 @@ pub struct FileSet {
     /// fsbench's own file in its work directory (results of older versions: fsbench's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub named: Option<NamedFile>,
+    /// A shared data file that every thread works on whole, from its start (fio's jobs naming
+    /// one `filename`); otherwise each thread's sequential ops cover its own part of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
+    /// fio's `offset`/`offset_increment`: each thread's region of its data file, for
+    /// sequential and random ops alike (results of older versions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<Region>,
+}
+
+/// Thread k's region of a data file: `[offset + k * increment, + len)` (fio's `offset`,
+/// `offset_increment` and `size`); the file reaches the end of the last thread's region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Region {
+    /// Start of thread 0's region.
+    pub offset: u64,
+    /// How much further each next thread's region starts.
+    pub increment: u64,
+    /// Each thread's region's length.
+    pub len: u64,
+}
+
+impl Region {
+    /// Start of thread `k`'s region.
+    pub fn start(&self, k: u64) -> u64 {
+        self.offset.saturating_add(k.saturating_mul(self.increment))
+    }
 }
 
 /// A data file where the job says: the user's file, used where it is. It is created if absent,
@@ -671,9 +698,17 @@ pub struct OpDef {
     /// fio's randrw); 0 in records made before the key existed.
     #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub write_percent: u8,
+    /// Sequential ops: bytes skipped after each op (fio's `rw=read:N`); negative moves
+    /// backwards (`rw=read:-8k`). 0 in records made before the key existed.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub skip: i64,
 }
 
 fn is_zero_u8(x: &u8) -> bool {
+    *x == 0
+}
+
+fn is_zero_i64(x: &i64) -> bool {
     *x == 0
 }
 
@@ -681,6 +716,39 @@ impl OpDef {
     /// The kinds of op this entry issues: its own, and a write for a mixed read.
     pub fn issues(&self, kind: OpKind) -> bool {
         self.kind == kind || (kind == OpKind::Write && self.write_percent > 0)
+    }
+}
+
+/// Whether a sequential op wrapped around its region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrap {
+    /// The next op follows on.
+    No,
+    /// The op reached the region's end: a pass, the next op at the start.
+    End,
+    /// The skip went past the end (next op at the start) or below the start (next op at the
+    /// end less the skip).
+    Skip,
+}
+
+/// The sequential position after an op of `len` bytes at `pos` in a region of `region_len`
+/// bytes, with `skip` bytes skipped after it (fio's `rw=read:N`, negative backwards), and how
+/// it wrapped. As fio's `get_next_seq_offset`: reaching the end exactly starts a new pass, a
+/// skip past the end goes back to the start, one below the start goes to the end less the
+/// skip's size.
+#[inline(always)]
+pub fn next_sequential(pos: u64, len: u64, skip: i64, region_len: u64) -> (u64, Wrap) {
+    let after = pos + len;
+    if after >= region_len {
+        return (0, Wrap::End);
+    }
+    if skip >= 0 {
+        let next = after.saturating_add(skip as u64);
+        return if next >= region_len { (0, Wrap::Skip) } else { (next, Wrap::No) };
+    }
+    match after.checked_sub(skip.unsigned_abs()) {
+        Some(n) => (n, Wrap::No),
+        None => (region_len.saturating_sub(skip.unsigned_abs()), Wrap::Skip),
     }
 }
 

@@ -399,6 +399,18 @@ pub struct FileSpec {
     /// With `path`: remove the file after the test (default: keep it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unlink: Option<bool>,
+    /// With `shared`: every thread works on the whole file from its start (fio's jobs naming
+    /// one file), not each on its own part (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<bool>,
+    /// Where thread 0's region starts (fio's `offset`): each thread then works on `size` bytes
+    /// from its region's start, sequential and random ops alike, and the file reaches the end
+    /// of the last thread's region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<Bytes>,
+    /// How much further each next thread's region starts (fio's `offset_increment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<Bytes>,
 }
 
 fn yes() -> bool {
@@ -563,6 +575,10 @@ pub struct OpSpec {
     /// per op (fio's `randrw` with `rwmixread`; default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_percent: Option<u8>,
+    /// Sequential entries: bytes skipped after each op (fio's `rw=read:N`), negative to move
+    /// backwards (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<i64>,
 }
 
 /// `amount = { ... }`: exactly one key, per thread.

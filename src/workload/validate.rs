@@ -293,17 +293,27 @@ fn resolve_files(
                 return Err(loc.err("file size is 0: give the file a size such as \"128M\""));
             }
             let named = named_file(f, loc)?;
+            if f.whole == Some(true) && !f.shared {
+                return Err(loc.err(
+                    "file.whole = true needs file.shared = true: each thread has a file of its own",
+                ));
+            }
+            let region = file_region(f, size_bytes, t.threads, loc)?;
+            // With regions the file reaches the end of the last thread's.
+            let file_bytes = region.map_or(size_bytes, |r| r.start(t.threads as u64 - 1) + r.len);
             // One file that every thread works on, or one per thread.
             let set = FileSet {
                 count: if f.shared { 1 } else { t.threads as u64 },
                 shared: f.shared,
                 layout: Layout::Flat,
-                size: SizeDist::Fixed(size_bytes),
+                size: SizeDist::Fixed(file_bytes),
                 prefill: f.prefill,
                 write_size: DEFAULT_WRITE_SIZE,
                 paths: PathMode::Relative,
                 name_prefix: DEFAULT_NAME_PREFIX.to_string(),
                 named,
+                whole: f.shared && f.whole.unwrap_or(false),
+                region,
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -485,6 +495,8 @@ fn resolve_role(
         paths: PathMode::Relative,
         name_prefix: DEFAULT_NAME_PREFIX.to_string(),
         named: None,
+        whole: false,
+        region: None,
     };
     // Without an amount of its own a role runs until the foreground is done: its amount is
     // only a bound.
@@ -785,12 +797,16 @@ fn resolve_op(
         if o.write_percent.is_some() {
             return Err(loc.err("write_percent applies to a read"));
         }
+        if o.skip.is_some() {
+            return Err(loc.err("skip applies to a sequential read or write"));
+        }
         return Ok(OpDef {
             kind,
             size: SizeDist::Fixed(0),
             offset: OffsetMode::Sequential,
             align: 1,
             write_percent: 0,
+            skip: 0,
         });
     }
     let offset = match o.offset.as_deref().unwrap_or("sequential") {
@@ -849,7 +865,17 @@ fn resolve_op(
     if write_percent > 100 {
         return Err(loc.err(format!("write_percent = {write_percent}: a percentage is 0 to 100")));
     }
-    Ok(OpDef { kind, size, offset, align, write_percent })
+    let skip = o.skip.unwrap_or(0);
+    if skip != 0 && offset != OffsetMode::Sequential {
+        return Err(loc.err("skip only applies to offset = \"sequential\""));
+    }
+    if skip.unsigned_abs() >= file_size {
+        return Err(loc.err(format!(
+            "skip = {skip}: the skip must be smaller than the file ({})",
+            fmt_bytes(file_size)
+        )));
+    }
+    Ok(OpDef { kind, size, offset, align, write_percent, skip })
 }
 
 /// The kind of a data op by name; fileset ops are refused with what to change.
@@ -1175,7 +1201,34 @@ fn resolve_fileset(
         paths,
         name_prefix,
         named: None,
+        whole: false,
+        region: None,
     })
+}
+
+/// `file.offset` and `file.offset_increment` (fio's): each thread's region of `size` bytes,
+/// or None when neither is given (or both are 0).
+fn file_region(
+    f: &FileSpec,
+    size: u64,
+    threads: u32,
+    loc: &Loc<'_>,
+) -> Result<Option<Region>, WorkloadError> {
+    let offset = f.offset.map_or(0, |b| b.0);
+    let increment = f.offset_increment.map_or(0, |b| b.0);
+    if offset == 0 && increment == 0 {
+        return Ok(None);
+    }
+    let end = increment
+        .checked_mul(u64::from(threads.saturating_sub(1)))
+        .and_then(|x| x.checked_add(offset))
+        .and_then(|x| x.checked_add(size));
+    if end.is_none() {
+        return Err(
+            loc.err("file.offset + (threads - 1) x file.offset_increment + file.size is too large")
+        );
+    }
+    Ok(Some(Region { offset, increment, len: size }))
 }
 
 /// `file.path` (and `file.unlink`): a data file where the workload says, one file shared by

@@ -171,7 +171,15 @@ impl TestFiles for DataFiles {
         let (paths, counters) = (&self.paths, &self.counters);
         (0..n)
             .map(|k| {
-                let (path, region_start, region_len) = if test.files.shared {
+                let (path, region_start, region_len) = if let Some(r) = test.files.region {
+                    // fio's offset and offset_increment: thread k's own region.
+                    let path = if test.files.shared { &paths[0] } else { &paths[k] };
+                    let g = if test.files.shared { first + k } else { k };
+                    (path, r.start(g as u64), r.len)
+                } else if test.files.whole {
+                    // Every thread the whole file, as fio's jobs on one file.
+                    (&paths[0], 0, size)
+                } else if test.files.shared {
                     let g = first + k;
                     let per = size / all as u64;
                     // The last thread takes the remainder.
@@ -184,8 +192,16 @@ impl TestFiles for DataFiles {
                 let file = if test.files.shared { 0 } else { k as u64 };
                 let verify = opts.verify.then_some((opts.seed, file));
                 let nofollow = test.files.named.is_some();
-                let work =
-                    FileWork { path, file_size: size, region_start, region_len, verify, nofollow };
+                let random_in_region = test.files.region.is_some();
+                let work = FileWork {
+                    path,
+                    file_size: size,
+                    region_start,
+                    region_len,
+                    verify,
+                    nofollow,
+                    random_in_region,
+                };
                 (Work::File(work), &counters[k].0)
             })
             .collect()
@@ -303,7 +319,9 @@ pub(super) fn check_named(named: &NamedFile) -> Result<Option<u64>, EngineError>
 /// Size of a test's file: a shared file used by several processes is as many times larger.
 fn file_size(test: &TestDef, opts: &EngineOptions) -> u64 {
     match opts.share {
-        Some(s) if test.files.shared => test.files.size_bytes() * s.count as u64,
+        Some(s) if test.files.shared && !test.files.whole => {
+            test.files.size_bytes() * s.count as u64
+        }
         _ => test.files.size_bytes(),
     }
 }

@@ -212,7 +212,14 @@ fn into_role(
         prefill: false,
         path: None,
         unlink: None,
+        whole: None,
+        offset: None,
+        offset_increment: None,
     });
+    if file.offset.is_some() || file.offset_increment.is_some() {
+        let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
+        errs.push(job.err(k, job.line(k), format!("{beside}: the jobs after the first of a group work from the start of their files; remove {k}, or add `stonewall` to [{}] to run it on its own", job.name)));
+    }
     if file.path.is_some() || (file.shared && t.threads > 1) {
         errs.push(job.err("filename", job.line("filename"), format!("{beside}: fsbench gives this job files of its own (one per thread, in its work directory), where fio's share the named file; remove filename, or add `stonewall` to [{}] to run it on its own", job.name)));
     }
@@ -235,7 +242,15 @@ fn into_role(
     let role = RoleSpec {
         name,
         threads: t.threads,
-        file: FileSpec { shared: false, path: None, unlink: None, ..file },
+        file: FileSpec {
+            shared: false,
+            path: None,
+            unlink: None,
+            whole: None,
+            offset: None,
+            offset_increment: None,
+            ..file
+        },
         open: phase.open,
         pattern: phase.pattern,
         sync: phase.sync,

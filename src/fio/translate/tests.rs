@@ -220,8 +220,17 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nbssplit=4k/0\n", "t.fio:3: `bssplit`", "above 0%"),
         ("[a]\nsize=1m\nbsrange=4k-16k\n", "t.fio:3: `bsrange`", "multiples of the minimum"),
         ("[a]\nsize=1m\nbs=4k\nbsrange=4k-4k\n", "t.fio:4: `bsrange`", "one of bs"),
-        ("[a]\nsize=1m\nrw=rw\n", "t.fio:3: `rw`", "randrw"),
-        ("[a]\nsize=1m\nrw=randread:8\n", "t.fio:3: `rw`", ":N"),
+        ("[a]\nsize=1m\nrw=rw\nbs=4k,8k\n", "t.fio:4: `bs`", "one size"),
+        ("[a]\nsize=1m\nrw=randread:8\n", "t.fio:3: `rw`", "rw_sequencer=identical"),
+        ("[a]\nsize=1m\nrw=randrw:8\nrw_sequencer=identical\n", "t.fio:3: `rw`", "randread:8"),
+        ("[a]\nsize=1m\nrw=rw:8k\n", "t.fio:3: `rw`", "without `:N`"),
+        (
+            "[a]\nsize=1m\nrw=read:8k\nrw_sequencer=identical\n",
+            "t.fio:4: `rw_sequencer`",
+            "skips after each",
+        ),
+        ("[a]\nsize=1m\nrw=read:8x\n", "t.fio:3: `rw`", "`read:8x`"),
+        ("[a]\nsize=1m\nrw=read:4k\nbssplit=4k/50:8k/50\n", "t.fio:3: `rw`", "one size"),
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
         ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
         ("[a]\nsize=1m\nrw=randrw\nrate=1m\n", "t.fio:4: `rate`", "each on its own"),
@@ -232,9 +241,9 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\ntime_based\n", "t.fio:3: `time_based`", "runtime"),
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
         ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
-        ("[a]\nsize=1m\noffset=4k\n", "t.fio:3: `offset`", "offset 0"),
+        ("[a]\nsize=1m\noffset=10%\n", "t.fio:3: `offset`", "percentage"),
+        ("[a]\nsize=1m\n[b]\nsize=1m\noffset=4k\n", "t.fio:5: `offset`", "start of their files"),
         ("[a]\nsize=1m\nfilename=/dev/sda\n", "t.fio:3: `filename`", "block devices it made"),
-        ("[a]\nsize=1m\nfilename=f\nnumjobs=4\n", "t.fio:3: `filename`", "whole file"),
         ("[a]\nsize=1m\nverify=1\n", "t.fio:3: `verify`", "not one of fio's values"),
         ("[a]\nsize=1m\nfsync=1\nfdatasync=1\n", "t.fio:4: `fdatasync`", "one of"),
         ("[a]\nsize=1m\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n", "`rwmixwrite`", "add up to 100"),
@@ -376,7 +385,17 @@ fn every_supported_option_and_alias_is_read() {
             t.random_distribution.as_deref() == Some("zipf:1.2") && t.random_map.is_none()
         }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
-        ("offset", "offset=0\n", |t, _, _| t.file.is_some()),
+        ("rw_sequencer", "rw=randread:4\nrw_sequencer=identical\n", |t, _, _| {
+            op(t, 0, 1).offset.as_deref() == Some("last") && op(t, 0, 1).repeat == Some(3)
+        }),
+        ("offset", "offset=0\n", |t, _, _| t.file.as_ref().is_some_and(|f| f.offset.is_none())),
+        ("fileoffset", "fileoffset=8k\n", |t, _, _| {
+            t.file.as_ref().is_some_and(|f| f.offset.map(|b| b.0) == Some(8192))
+        }),
+        ("offset_increment", "numjobs=2\noffset_increment=1m\n", |t, _, _| {
+            t.file.as_ref().is_some_and(|f| f.offset_increment.map(|b| b.0) == Some(1 << 20))
+        }),
+        ("offset_align", "offset_align=4k\n", |t, _, _| t.file.is_some()),
         ("thread", "thread\n", |t, _, _| t.threads == 1),
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
@@ -1005,4 +1024,83 @@ fn a_skewed_job_loads_exports_and_keeps_its_law_as_a_role() {
         roles[0].phase.random_distribution,
         Some(crate::model::skew::RandomDist::Zoned { .. })
     ));
+}
+
+/// `rw=read:N`: the skip on the sequential entry, and the bytes fio 3.33 moves (measured under
+/// strace on a 64 KiB file with bs=4k: read:8k reads 6 blocks and stops, write:4k writes 16,
+/// wrapping at the end, read:-8k reads 16 backwards).
+#[test]
+fn sequential_offset_modifier_skips_and_moves_fios_bytes() {
+    let cases: &[(&str, i64, u64)] = &[
+        ("read:8k", 8192, 24 << 10),
+        ("write:4k", 4096, 64 << 10),
+        ("read:-8k", -8192, 64 << 10),
+        ("read:+4k", 4096, 64 << 10),
+        ("read:0", 0, 64 << 10),
+    ];
+    for &(rw, skip, moved) in cases {
+        let (t, _) = one(&format!("[a]\nsize=64k\nbs=4k\nrw={rw}\n"));
+        let o = op(&t, 0, 0);
+        assert_eq!(o.skip, (skip != 0).then_some(skip), "{rw}");
+        assert_eq!(o.offset.as_deref(), Some("sequential"), "{rw}");
+        assert_eq!(bytes(&t.phases[0].amount), moved, "{rw}");
+    }
+    // Each of fio's loops stops where the first does.
+    let (t, _) = one("[a]\nsize=64k\nbs=4k\nrw=read:8k\nloops=3\n");
+    assert_eq!(bytes(&t.phases[0].amount), 3 * (24 << 10));
+    // A time-based job wraps (the engine's rule) and keeps its time.
+    let (t, _) = one("[a]\nsize=64k\nrw=read:8k\ntime_based\nruntime=2\n");
+    assert_eq!(t.phases[0].amount.seconds, Some(2.0));
+    assert_eq!(op(&t, 0, 0).skip, Some(8192));
+}
+
+/// `rw=randread:N` with `rw_sequencer=identical`: a random op, then N-1 at its offset.
+#[test]
+fn random_offset_modifier_identical_repeats_the_offset() {
+    let (t, _) = one("[a]\nsize=64k\nbs=4k\nrw=randwrite:4\nrw_sequencer=identical\n");
+    let p = &t.phases[0].pattern;
+    assert_eq!(p.len(), 2);
+    assert_eq!((p[0].op.as_deref(), p[0].offset.as_deref()), (Some("write"), Some("random")));
+    assert_eq!((p[1].op.as_deref(), p[1].offset.as_deref()), (Some("write"), Some("last")));
+    assert_eq!(p[1].repeat, Some(3));
+    assert_eq!(bytes(&t.phases[0].amount), 64 << 10);
+    // `:1` and a sequencer without `:N` change nothing.
+    let (t, _) = one("[a]\nsize=64k\nrw=randread:1\nrw_sequencer=sequential\n");
+    assert_eq!(t.phases[0].pattern.len(), 1);
+}
+
+/// `rw=rw` (and `readwrite=rw`/`readwrite`): one sequential entry drawing each op's direction by
+/// rwmixread, on a prefilled file (fio lays it out), the phase named as fio's word.
+#[test]
+fn sequential_mixed_reads_and_writes() {
+    for text in ["rw=rw\nrwmixread=60\n", "readwrite=readwrite\nrwmixwrite=40\n"] {
+        let (t, notes) = one(&format!("[a]\nsize=1m\nbs=8k\n{text}"));
+        let o = op(&t, 0, 0);
+        assert_eq!(o.op.as_deref(), Some("read"), "{text}");
+        assert_eq!(o.offset.as_deref(), Some("sequential"), "{text}");
+        assert_eq!(o.write_percent, Some(40), "{text}");
+        assert_eq!(t.phases[0].name, "rw");
+        assert!(t.file.as_ref().is_some_and(|f| f.prefill));
+        assert!(!notes.iter().any(|n| n.contains("no effect")), "{notes:?}");
+    }
+    let (t, _) = one("[a]\nsize=1m\nrw=rw\nrwmixread=0\n");
+    assert_eq!(op(&t, 0, 0).op.as_deref(), Some("write"));
+    assert_eq!(op(&t, 0, 0).write_percent, None);
+}
+
+/// numjobs on one `filename`: one shared file that every thread covers whole (fio's jobs naming
+/// one file), sequential or random; one thread, or no filename, keeps its own file.
+#[test]
+fn numjobs_on_one_filename_share_the_whole_file() {
+    for rw in ["read", "write", "rw", "randread"] {
+        let (t, _) = one(&format!("[a]\nsize=1m\nfilename=f\nnumjobs=4\nrw={rw}\n"));
+        let f = t.file.as_ref().unwrap();
+        assert!(f.shared && f.whole == Some(true), "{rw}: {f:?}");
+        assert_eq!(t.threads, 4);
+    }
+    let (t, _) = one("[a]\nsize=1m\nfilename=f\n");
+    assert_eq!(t.file.as_ref().unwrap().whole, None);
+    let (t, _) = one("[a]\nsize=1m\nnumjobs=4\n");
+    let f = t.file.as_ref().unwrap();
+    assert!(!f.shared && f.whole.is_none());
 }

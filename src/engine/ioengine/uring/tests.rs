@@ -453,6 +453,7 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
         region_len: 1 << 20,
         verify: None,
         nofollow: false,
+        random_in_region: false,
     };
     let mut plan = WorkerPlan {
         phase: &suite.tests[0].phases[0],
