@@ -164,6 +164,62 @@ fn elapsed(t: &TestResult) -> Option<f64> {
     t.summary.as_ref().map(|s| s.elapsed_s.median)
 }
 
+/// Share of a configuration's figures that must have moved the same way for [`shift_notes`] to
+/// say the whole configuration moved.
+const SHIFT_SHARE: f64 = 0.75;
+/// Fewest figures of a configuration for [`shift_notes`] to judge it.
+const SHIFT_LEAST: usize = 4;
+
+/// One note per configuration whose figures moved the same way between the runs: at least
+/// [`SHIFT_SHARE`] of them, by a median of at least the minimum effect. Two runs made at
+/// different times on new testbeds can differ this way with nothing changed in the system under
+/// test (ten identical compares on this VM: one run's ext4 figures 1-30% lower in 13 of 14 tests,
+/// bench/results/2026-11-27-compare-flips-drift.md): each test is then decided against no
+/// change, as always, and the note says that the regressions may be that move.
+fn shift_notes(rows: &[DiffRow], rule: &Rule, ra: i64, rb: i64) -> Vec<String> {
+    let mut configs: Vec<&str> = Vec::new();
+    for r in rows {
+        if !configs.contains(&r.config.as_str()) {
+            configs.push(&r.config);
+        }
+    }
+    let mut out = Vec::new();
+    for c in configs {
+        let logs: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.config == c)
+            .filter_map(|r| match (r.median_a, r.median_b) {
+                (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some((b / a).ln()),
+                _ => None,
+            })
+            .collect();
+        if logs.len() < SHIFT_LEAST {
+            continue;
+        }
+        let median = crate::stats::summary::median(&logs);
+        let (word, same) = if median < 0.0 {
+            ("lower", logs.iter().filter(|d| **d < 0.0).count())
+        } else {
+            ("higher", logs.iter().filter(|d| **d > 0.0).count())
+        };
+        if (same as f64) < SHIFT_SHARE * logs.len() as f64
+            || median.abs() < (1.0 + rule.min_effect).ln()
+        {
+            continue;
+        }
+        out.push(format!(
+            "{c}: {same} of {} figures are {word} in run {rb} than in run {ra} (median {:+.1}%): the \
+             whole configuration moved, as it does when the machine or the testbed (a new image's \
+             place on the disk, other tenants) changed between the runs; a regression below may \
+             be that move rather than the system's. Runs side by side (`fsbench compare`) tell \
+             them apart",
+            logs.len(),
+            median.exp_m1() * 100.0
+        ));
+    }
+    out
+}
+
 /// Compare run B against run A with `rule`.
 pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
     let mut notes = Vec::new();
@@ -212,7 +268,7 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
         .map(|(_, ta, tb)| decision::Pair { a: ta, la: &la, b: tb, lb: &lb, paired: false })
         .collect();
     let verdicts = decision::decide_all(&family, rule);
-    let rows = matched
+    let rows: Vec<DiffRow> = matched
         .iter()
         .zip(verdicts)
         .map(|((config, ta, tb), v)| DiffRow {
@@ -234,6 +290,7 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
             },
         })
         .collect();
+    notes.extend(shift_notes(&rows, rule, ra.id, rb.id));
     for (r, name) in [(ra, "A"), (rb, "B")] {
         if r.unfinished() {
             notes.push(format!(
@@ -316,6 +373,38 @@ mod tests {
             "{}",
             text
         );
+    }
+
+    /// Most of a configuration's figures lower by more than the minimum effect: a note says the
+    /// whole configuration moved; one test slower among steady ones, or a move below the minimum
+    /// effect, says nothing.
+    #[test]
+    fn a_whole_configuration_that_moved_is_noted() {
+        let steady = |x: f64| [x, x * 1.01, x * 0.99, x * 1.005, x * 0.995];
+        let ids = ["1", "2", "3", "4", "5", "6"];
+        let a = run(1, ids.iter().map(|i| test(i, &steady(100.0))).collect());
+        let at = |f: &dyn Fn(usize) -> f64| {
+            run(2, ids.iter().enumerate().map(|(k, i)| test(i, &steady(100.0 * f(k)))).collect())
+        };
+        let moved = diff_runs(&a, &at(&|k| if k == 5 { 1.02 } else { 0.9 }), &Rule::default());
+        let noted: Vec<_> =
+            moved.notes.iter().filter(|n| n.contains("whole configuration")).collect();
+        assert_eq!(noted.len(), 1, "{:?}", moved.notes);
+        assert!(
+            noted[0].starts_with(
+                "ext4: 5 of 6 figures are lower in run 2 than in run 1 (median -10.0%)"
+            ),
+            "{}",
+            noted[0]
+        );
+        for f in [
+            &(|k: usize| if k == 0 { 0.5 } else { 1.0 }) as &dyn Fn(usize) -> f64,
+            &|_| 0.97,
+            &|k| if k % 2 == 0 { 0.9 } else { 1.1 },
+        ] {
+            let d = diff_runs(&a, &at(f), &Rule::default());
+            assert!(!d.notes.iter().any(|n| n.contains("whole configuration")), "{:?}", d.notes);
+        }
     }
 
     /// A run whose uncached phases dropped every cache against one that dropped only the files'
