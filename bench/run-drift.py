@@ -12,7 +12,7 @@ sqrt(between^2 - within^2) ("drift"). The decision rule's settled win leaves roo
 
 With ROUNDS_FILE, also writes every run's paired rounds (one line per run and test: run, test id,
 first configuration's figures, second's) for the re-decision probe:
-    FSBENCH_ROUNDS=ROUNDS_FILE cargo test --lib recorded_rounds -- --ignored --nocapture
+    FSBENCH_ROUNDS=ROUNDS_FILE cargo test --lib the_flipped_settled -- --nocapture
 """
 import glob, math, os, sqlite3, statistics as st, sys
 
