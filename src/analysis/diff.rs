@@ -4,12 +4,22 @@
 //! Configurations are matched by label (two runs of one configuration each are matched whatever
 //! their labels), tests by id. All matched pairs of a diff are decided together, as one family
 //! ([`crate::decision::decide_all`]: Yuen's trimmed t-test on log figures, and
-//! Benjamini–Hochberg over the family), so two runs of one setup are flagged in at most 1 diff in
-//! 20 however many tests they have. A tested win of the earlier run is a regression; a pair with
-//! a single repetition on a side has no noise estimate and is never counted as a regression or an
-//! improvement (it is marked untested).
+//! Benjamini–Hochberg over the family). A tested win of the earlier run is a regression; a pair
+//! with a single repetition on a side has no noise estimate and is never counted as a regression
+//! or an improvement (it is marked untested).
+//!
+//! Two runs made at different times differ by more than their repetitions show: each is one
+//! draw of the machine and of its new testbeds. Each pair's test therefore adds the test's
+//! run-to-run spread ([`crate::decision::RunSpread`]), measured from the database's other runs
+//! of the same test ([`History`]) or, with too few of them, the rule's assumed `run_spread`.
+//! Over 10 pairs of identical compares on a 2-core VM the repetitions alone flagged 11 of 280
+//! figures, and with the assumed 6% none (bench/results/2026-11-27-diff-across-time.md); the
+//! Benjamini–Hochberg bound (a false alarm in at most 1 diff of 20) holds when the spread is
+//! what the rule allows for.
 
-use crate::decision;
+use std::collections::HashMap;
+
+use crate::decision::{self, RunSpread};
 use crate::model::result::{Figure, TestResult};
 
 use crate::model::verdict::{Rule, Verdict};
@@ -69,7 +79,16 @@ pub struct DiffRow {
     pub not_met_a: bool,
     /// Run B's likewise.
     pub not_met_b: bool,
+    /// The shift between runs made at different times that the decision allowed for: measured
+    /// from the database's other runs of this test, or the rule's assumed one; `None` when
+    /// neither (`--run-spread 0` and too few other runs).
+    pub spread: Option<RunSpread>,
 }
+
+/// The other recorded runs of each test, by (configuration label, test id): the same test definition on a
+/// configuration of the same label, recorded on the same host, in runs other than the two
+/// compared. From them `diff` measures how far the test moves from run to run.
+pub type History = HashMap<(String, String), Vec<TestResult>>;
 
 /// The outcome of a diff.
 #[derive(Debug, Clone)]
@@ -220,8 +239,68 @@ fn shift_notes(rows: &[DiffRow], rule: &Rule, ra: i64, rb: i64) -> Vec<String> {
     out
 }
 
-/// Compare run B against run A with `rule`.
-pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
+/// The run-to-run spread a pair is decided with: measured from `history` of the test when
+/// there are enough, else the rule's assumed one (none when that is 0).
+fn spread_of(history: Option<&Vec<TestResult>>, rule: &Rule) -> Option<RunSpread> {
+    let runs: Vec<&TestResult> = history.map(|v| v.iter().collect()).unwrap_or_default();
+    RunSpread::measured(&runs).or_else(|| (rule.run_spread > 0.0).then(|| RunSpread::assumed(rule)))
+}
+
+/// One note per test that changed significantly on a configuration while every configuration
+/// moved the same way by more than the minimum effect: a change the configurations share (the
+/// machine, the kernel, the host's flush latency) rather than one configuration's. Ten identical
+/// compares on this VM: in one pair, the three flush-bound tests were 20-28% slower on both
+/// filesystems alike (bench/results/2026-11-27-compare-flips-drift.md).
+fn shared_move_notes(rows: &[DiffRow], rule: &Rule) -> Vec<String> {
+    let configs = rows.iter().map(|r| r.config.as_str()).collect::<std::collections::BTreeSet<_>>();
+    if configs.len() < 2 {
+        return Vec::new();
+    }
+    let margin = (1.0 + rule.min_effect).ln();
+    let mut ids: Vec<&str> = Vec::new();
+    for r in rows {
+        if !ids.contains(&r.id.as_str()) {
+            ids.push(&r.id);
+        }
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        let of: Vec<&DiffRow> = rows.iter().filter(|r| r.id == id).collect();
+        let flagged = of.iter().any(|r| {
+            matches!(
+                r.change,
+                Change::Regressed { tested: true, .. } | Change::Improved { tested: true, .. }
+            )
+        });
+        let moves: Vec<(&str, f64)> = of
+            .iter()
+            .filter_map(|r| match (r.median_a, r.median_b) {
+                (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some((r.config.as_str(), (b / a).ln())),
+                _ => None,
+            })
+            .collect();
+        if !flagged || moves.len() != configs.len() {
+            continue;
+        }
+        let same_way =
+            moves.iter().all(|(_, m)| m.abs() > margin && m.signum() == moves[0].1.signum());
+        if !same_way {
+            continue;
+        }
+        let list: Vec<String> =
+            moves.iter().map(|(c, m)| format!("{c} {:+.0}%", m.exp_m1() * 100.0)).collect();
+        out.push(format!(
+            "test {id} moved the same way on every configuration ({}): a change they share (the \
+             machine, the kernel, the host's flush latency) rather than one configuration's",
+            list.join(", ")
+        ));
+    }
+    out
+}
+
+/// Compare run B against run A with `rule`, each pair's test widened by the run-to-run spread
+/// measured from the `history` of its other runs (or the rule's assumed one).
+pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule, history: &History) -> Diff {
     let mut notes = Vec::new();
     let (la, lb) = (format!("run {}", ra.id), format!("run {}", rb.id));
     // Every matched (configuration, test) pair, decided below as one family.
@@ -263,15 +342,28 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
             }
         }
     }
+    let spreads: Vec<Option<RunSpread>> = matched
+        .iter()
+        .map(|(config, ta, _)| spread_of(history.get(&(config.to_string(), ta.id.clone())), rule))
+        .collect();
     let family: Vec<decision::Pair> = matched
         .iter()
-        .map(|(_, ta, tb)| decision::Pair { a: ta, la: &la, b: tb, lb: &lb, paired: false })
+        .zip(&spreads)
+        .map(|((_, ta, tb), spread)| decision::Pair {
+            a: ta,
+            la: &la,
+            b: tb,
+            lb: &lb,
+            paired: false,
+            spread: *spread,
+        })
         .collect();
     let verdicts = decision::decide_all(&family, rule);
     let rows: Vec<DiffRow> = matched
         .iter()
         .zip(verdicts)
-        .map(|((config, ta, tb), v)| DiffRow {
+        .zip(spreads)
+        .map(|(((config, ta, tb), v), spread)| DiffRow {
             id: ta.id.clone(),
             name: ta.name.clone(),
             config: config.to_string(),
@@ -282,6 +374,7 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
             elapsed_s_b: elapsed(tb),
             not_met_a: ta.is_not_met(),
             not_met_b: tb.is_not_met(),
+            spread,
             change: match v {
                 Verdict::Win { winner: 0, factor, tested } => Change::Regressed { factor, tested },
                 Verdict::Win { factor, tested, .. } => Change::Improved { factor, tested },
@@ -291,6 +384,7 @@ pub fn diff_runs(ra: &RunRecord, rb: &RunRecord, rule: &Rule) -> Diff {
         })
         .collect();
     notes.extend(shift_notes(&rows, rule, ra.id, rb.id));
+    notes.extend(shared_move_notes(&rows, rule));
     for (r, name) in [(ra, "A"), (rb, "B")] {
         if r.unfinished() {
             notes.push(format!(
@@ -349,7 +443,7 @@ mod tests {
         );
         let b =
             run(2, vec![test("1", &steady(500.0)), test("2", &steady(100.0)), test("3", &[50.0])]);
-        let d = diff_runs(&a, &b, &Rule::default());
+        let d = diff_runs(&a, &b, &Rule::default(), &History::new());
         assert_eq!(d.rows.len(), 3);
         assert!(
             matches!(d.rows[0].change, Change::Regressed { tested: true, .. }),
@@ -375,6 +469,82 @@ mod tests {
         );
     }
 
+    /// Two runs made at different times: a 15% drop with tight repetitions is within what runs
+    /// of one setup move by (the assumed 6%), so not a regression, where the repetitions alone
+    /// call it one; a halving still is. History runs of the test measure the spread instead:
+    /// steady ones make the 15% drop a regression, ones that swing by tens of percent keep even
+    /// the halving a draw.
+    #[test]
+    fn a_move_runs_of_one_setup_make_is_not_a_regression() {
+        let steady = |x: f64| test("1", &[x, x * 1.01, x * 0.99, x * 1.005, x * 0.995]);
+        let a = run(1, vec![steady(100.0)]);
+        let (dropped, halved) = (run(2, vec![steady(85.0)]), run(2, vec![steady(50.0)]));
+        let none = History::new();
+        let alone = Rule { run_spread: 0.0, ..Rule::default() };
+        let change =
+            |b: &RunRecord, rule: &Rule, e: &History| diff_runs(&a, b, rule, e).rows[0].clone();
+        assert!(matches!(
+            change(&dropped, &alone, &none).change,
+            Change::Regressed { tested: true, .. }
+        ));
+        assert_eq!(change(&dropped, &alone, &none).spread, None);
+        let r = change(&dropped, &Rule::default(), &none);
+        assert_eq!(r.change, Change::Same { tested: true });
+        assert_eq!(r.spread, Some(RunSpread { sd: 0.06, runs: 0 }));
+        assert!(matches!(
+            change(&halved, &Rule::default(), &none).change,
+            Change::Regressed { tested: true, .. }
+        ));
+
+        let key = ("ext4".to_string(), "1".to_string());
+        let calm: History =
+            [(key.clone(), [100.0, 101.0, 99.0, 100.5].map(steady).to_vec())].into();
+        let r = change(&dropped, &Rule::default(), &calm);
+        assert!(matches!(r.change, Change::Regressed { tested: true, .. }), "{r:?}");
+        assert_eq!(r.spread.map(|s| s.runs), Some(4));
+        let swinging: History =
+            [(key, [70.0, 130.0, 85.0, 115.0, 100.0].map(steady).to_vec())].into();
+        let r = change(&halved, &Rule::default(), &swinging);
+        assert_eq!(r.change, Change::Same { tested: true }, "{r:?}");
+        assert!(r.spread.unwrap().sd > 0.2, "{r:?}");
+        let text = crate::present::diff::render(
+            &diff_runs(&a, &halved, &Rule::default(), &swinging),
+            &a,
+            &halved,
+            &Rule::default(),
+            200,
+        );
+        assert!(text.contains("measured from 5 other runs of the same test for 1 pairs"), "{text}");
+    }
+
+    /// A test flagged on one configuration while every configuration moved the same way: the
+    /// note names the shared move; a move on one configuration only says nothing.
+    #[test]
+    fn a_move_every_configuration_shares_is_noted() {
+        let steady = |id: &str, x: f64| test(id, &[x, x * 1.01, x * 0.99, x * 1.005, x * 0.995]);
+        let two = |id: i64, a: f64, b: f64| {
+            let mut r = run(id, vec![steady("2", a), steady("4", 100.0)]);
+            let mut xfs = r.configs[0].clone();
+            xfs.label = "xfs".into();
+            xfs.tests = vec![steady("2", b), steady("4", 100.0)];
+            r.configs.push(xfs);
+            r
+        };
+        let rule = Rule { run_spread: 0.0, ..Rule::default() };
+        let d = diff_runs(&two(1, 100.0, 100.0), &two(2, 78.0, 72.0), &rule, &History::new());
+        let noted: Vec<_> = d.notes.iter().filter(|n| n.contains("same way on every")).collect();
+        assert_eq!(noted.len(), 1, "{:?}", d.notes);
+        assert!(
+            noted[0].starts_with(
+                "test 2 moved the same way on every configuration (ext4 -22%, xfs -28%)"
+            ),
+            "{}",
+            noted[0]
+        );
+        let d = diff_runs(&two(1, 100.0, 100.0), &two(2, 78.0, 100.0), &rule, &History::new());
+        assert!(!d.notes.iter().any(|n| n.contains("same way on every")), "{:?}", d.notes);
+    }
+
     /// Most of a configuration's figures lower by more than the minimum effect: a note says the
     /// whole configuration moved; one test slower among steady ones, or a move below the minimum
     /// effect, says nothing.
@@ -386,7 +556,12 @@ mod tests {
         let at = |f: &dyn Fn(usize) -> f64| {
             run(2, ids.iter().enumerate().map(|(k, i)| test(i, &steady(100.0 * f(k)))).collect())
         };
-        let moved = diff_runs(&a, &at(&|k| if k == 5 { 1.02 } else { 0.9 }), &Rule::default());
+        let moved = diff_runs(
+            &a,
+            &at(&|k| if k == 5 { 1.02 } else { 0.9 }),
+            &Rule::default(),
+            &History::new(),
+        );
         let noted: Vec<_> =
             moved.notes.iter().filter(|n| n.contains("whole configuration")).collect();
         assert_eq!(noted.len(), 1, "{:?}", moved.notes);
@@ -402,7 +577,7 @@ mod tests {
             &|_| 0.97,
             &|k| if k % 2 == 0 { 0.9 } else { 1.1 },
         ] {
-            let d = diff_runs(&a, &at(f), &Rule::default());
+            let d = diff_runs(&a, &at(f), &Rule::default(), &History::new());
             assert!(!d.notes.iter().any(|n| n.contains("whole configuration")), "{:?}", d.notes);
         }
     }
@@ -423,7 +598,7 @@ mod tests {
         let new = crate::engine::FILES_ONLY;
         let a = run(1, vec![with("5", old), with("6", new)]);
         let b = run(2, vec![with("5", new), with("6", new)]);
-        let d = diff_runs(&a, &b, &Rule::default());
+        let d = diff_runs(&a, &b, &Rule::default(), &History::new());
         let noted: Vec<_> = d.notes.iter().filter(|n| n.contains("uncached differently")).collect();
         assert_eq!(noted.len(), 1, "{:?}", d.notes);
         assert!(noted[0].starts_with("test 5 (ext4)") && noted[0].contains("run 1: drop_caches"));

@@ -72,6 +72,11 @@ pub struct DiffArgs {
     /// Smallest difference (percent) that counts when it is significant, as in compare.
     #[arg(long, default_value_t = 5.0)]
     pub min_effect: f64,
+    /// How far (percent) a test's figure is assumed to move between runs made at different
+    /// times, beyond what a run's repetitions show, where the database holds fewer than 3
+    /// other runs of the test to measure it from; 0: decide on the repetitions alone.
+    #[arg(long, default_value_t = 6.0, value_name = "PCT")]
+    pub run_spread: f64,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -82,15 +87,23 @@ matched whatever their labels). Each pair is decided with compare's rule on the 
 merit: the estimator is the median MiB/s (ops/s for file-set tests such as rm65536, metadata,
 mail, postmark, untar). With 2 or more repetitions on both sides, Yuen's test of 20% trimmed
 means on log figures (Welch's t-test when a side has fewer than 5 repetitions) of whether the gap
-is beyond --min-effect, two-sided, gives a p-value per pair (the runs were made at different
-times, so unlike compare's rounds they are not paired); all pairs of the diff form one family, and the Benjamini-Hochberg procedure
-keeps a 5% false discovery rate over it. Two runs of one setup are therefore flagged in at most
-1 diff in 20, however many tests they have. A significant pair is a regression or an improvement
-if the factor is also at least 1 + --min-effect. With 5 or more repetitions one outlying
-repetition per side is trimmed; with 3 it is not (no test can tell one outlier in three from
-noise), and an outlier makes a draw, never a false alarm. A pair with a single repetition has no
-noise estimate: it is shown as UNTESTED and never counted as a regression. Use --repeat 5 or
-more for a CI gate.
+is beyond --min-effect, two-sided, gives a p-value per pair; all pairs of the diff form one
+family, and the Benjamini-Hochberg procedure keeps a 5% false discovery rate over it. A
+significant pair is a regression or an improvement if the factor is also at least
+1 + --min-effect. With 5 or more repetitions one outlying repetition per side is trimmed; with 3
+it is not, and an outlier makes a draw, never a false alarm. A pair with a single repetition has
+no noise estimate: it is shown as UNTESTED and never counted as a regression.
+
+Runs made at different times: each run is one draw of the machine and its new testbeds, and a
+run's repetitions cannot show how far that draw moves a figure. The test adds that run-to-run
+spread to each pair: measured from the database's other runs of the same test (same
+configuration label, same test definition, same host; 3 or more needed), else the assumed
+--run-spread. Over 20 identical compares on a 2-core VM a test's figure moved 0-24% from run to
+run (median 6%); with that allowance no figure of 10 such pairs was flagged, where the
+repetitions alone flagged 11 of 280. The price: one run a side finds a 30% drop of one test in
+about 2 cases of 3 on such a machine. For smaller changes, record several runs (their spread is
+then measured) or run both setups side by side (`fsbench compare`, whose interleaved rounds
+cancel what the machine does). --run-spread 0 decides on the repetitions alone.
 
 Exit codes: 0 no test regressed significantly, 1 at least one test regressed significantly
 (use it to gate CI), 2 bad input (unknown run id, unusable database).
@@ -316,8 +329,18 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let rule = Rule { min_effect: a.min_effect / 100.0, ..Rule::default() };
-    let d = crate::analysis::diff::diff_runs(&ra, &rb, &rule);
+    if !(a.run_spread >= 0.0 && a.run_spread < 1000.0) {
+        return Err(
+            UserError(format!("--run-spread {} must be a percentage >= 0", a.run_spread)).into()
+        );
+    }
+    let rule = Rule {
+        min_effect: a.min_effect / 100.0,
+        run_spread: a.run_spread / 100.0,
+        ..Rule::default()
+    };
+    let history = history_runs(&store, &ra, &rb)?;
+    let d = crate::analysis::diff::diff_runs(&ra, &rb, &rule, &history);
     if d.rows.is_empty() {
         // An empty table and "0 compared" would read as "no change".
         let mut msg = format!(
@@ -333,6 +356,40 @@ pub fn diff(a: DiffArgs) -> anyhow::Result<ExitCode> {
     let width = crate::present::frame::terminal_width();
     super::out(&crate::present::diff::render(&d, &ra, &rb, &rule, width))?;
     Ok(if d.regressions() > 0 { ExitCode::TestFailed } else { ExitCode::Success })
+}
+
+/// Most other runs of one test `diff` reads to measure its run-to-run spread (the newest).
+const HISTORY_RUNS: u32 = 20;
+
+/// The other runs of each of run B's tests ([`crate::analysis::diff::History`]): same
+/// configuration label, same test definition, recorded on B's host, neither A nor B.
+fn history_runs(
+    store: &crate::store::Store,
+    ra: &crate::store::RunRecord,
+    rb: &crate::store::RunRecord,
+) -> anyhow::Result<crate::analysis::diff::History> {
+    let mut loaded: std::collections::HashMap<i64, Option<crate::store::RunRecord>> =
+        Default::default();
+    let mut out = crate::analysis::diff::History::new();
+    for c in &rb.configs {
+        for t in &c.tests {
+            let ids = store.same_test_runs(rb.id, &c.label, &t.id, HISTORY_RUNS + 1)?;
+            for id in ids.into_iter().filter(|id| *id != ra.id) {
+                // A run that no longer reads (damaged row) is left out, not an error.
+                let r = loaded.entry(id).or_insert_with(|| {
+                    store.load(id).ok().filter(|r| r.host.hostname == rb.host.hostname)
+                });
+                let Some(r) = r.as_ref() else { continue };
+                let same = r
+                    .configs
+                    .iter()
+                    .filter(|x| x.label == c.label)
+                    .flat_map(|x| x.tests.iter().filter(|u| u.id == t.id));
+                out.entry((c.label.clone(), t.id.clone())).or_default().extend(same.cloned());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `fsbench report RUN... -o FILE.html`.

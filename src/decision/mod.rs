@@ -167,12 +167,71 @@ pub struct Pair<'a> {
     /// ([`crate::stats::significance::yuen_paired`]). `false` for runs made at different
     /// times (`diff`).
     pub paired: bool,
+    /// How far each side's figure may move between runs made at different times beyond what
+    /// its repetitions show (`diff`; `None` in `compare`, whose rounds are side by side): added
+    /// to the test's variance, once per side.
+    pub spread: Option<RunSpread>,
+}
+
+/// How far a test's figure moves between runs of one setup made at different times, beyond
+/// what one run's repetitions show: each run is one draw of the machine's and the testbed's
+/// state (a new image file, its place on the host's disk, other tenants, the host's flush
+/// latency), and no number of repetitions inside a run sees that draw. Measured over 20
+/// identical compares of unit14 on a 2-core VM, the standard deviation of a test's per-run log
+/// figure beyond its standard error was 0 to 24% (median 6%;
+/// bench/results/2026-11-27-diff-across-time.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSpread {
+    /// Standard deviation of one run's log figure beyond its own standard error (0.06 ≈ 6%).
+    pub sd: f64,
+    /// How many runs it was measured from; 0 when it is assumed (the rule's `run_spread`).
+    pub runs: usize,
+}
+
+/// Fewest other runs of a test from which [`RunSpread::measured`] estimates the spread.
+pub const SPREAD_RUNS: usize = 3;
+
+impl RunSpread {
+    /// The rule's assumed spread (no runs to measure it from).
+    pub fn assumed(rule: &Rule) -> RunSpread {
+        RunSpread { sd: rule.run_spread.max(0.0), runs: 0 }
+    }
+
+    /// The spread measured from `runs` of one test (on one configuration, made at different
+    /// times): the variance of their 20%-trimmed mean log figures, less the mean squared
+    /// standard error of those means (what their repetitions show), floored at 0. `None` with
+    /// fewer than [`SPREAD_RUNS`] runs of 2 or more usable repetitions each.
+    pub fn measured(runs: &[&TestResult]) -> Option<RunSpread> {
+        let parts: Vec<(f64, f64)> = runs
+            .iter()
+            .filter_map(|t| usable(t, "").ok())
+            .filter_map(|v| {
+                let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+                crate::stats::significance::trimmed_mean_se2(&logs)
+            })
+            .collect();
+        if parts.len() < SPREAD_RUNS {
+            return None;
+        }
+        let k = parts.len() as f64;
+        let mean = parts.iter().map(|p| p.0).sum::<f64>() / k;
+        let between = parts.iter().map(|p| (p.0 - mean).powi(2)).sum::<f64>() / (k - 1.0);
+        let within = parts.iter().map(|p| p.1).sum::<f64>() / k;
+        Some(RunSpread { sd: (between - within).max(0.0).sqrt(), runs: parts.len() })
+    }
+
+    /// The variance it adds to a difference of two runs (one draw each), and that variance's
+    /// degrees of freedom (infinite when assumed).
+    fn var_df(&self) -> (f64, f64) {
+        let df = if self.runs == 0 { f64::INFINITY } else { (self.runs - 1) as f64 };
+        (2.0 * self.sd * self.sd, df)
+    }
 }
 
 /// Decide one test between side 0 (`a`) and side 1 (`b`), as a family of one. Deciding many
 /// tests: [`decide_all`].
 pub fn decide(a: &TestResult, la: &str, b: &TestResult, lb: &str, rule: &Rule) -> Verdict {
-    decide_all(&[Pair { a, la, b, lb, paired: false }], rule).remove(0)
+    decide_all(&[Pair { a, la, b, lb, paired: false, spread: None }], rule).remove(0)
 }
 
 /// Decide every pair of a family together: the p-values of all tested pairs are corrected for
@@ -181,7 +240,7 @@ pub fn decide_all(pairs: &[Pair<'_>], rule: &Rule) -> Vec<Verdict> {
     let steps: Vec<Step> = pairs
         .iter()
         .map(|pr| match samples(pr.a, pr.la, pr.b, pr.lb, pr.paired) {
-            Ok((xa, xb, paired)) => step(&xa, &xb, paired, rule),
+            Ok((xa, xb, paired)) => step(&xa, &xb, paired, pr.spread.filter(|_| !paired), rule),
             Err(e) => Step::Done(Verdict::NotCompared { reason: e.to_string() }),
         })
         .collect();
@@ -194,7 +253,7 @@ pub fn decide_samples(xa: &[f64], xb: &[f64], rule: &Rule) -> Verdict {
     if xa.is_empty() || xb.is_empty() || xa.iter().chain(xb).any(|x| !x.is_finite() || *x <= 0.0) {
         return Verdict::NotCompared { reason: "no usable figure on a side".into() };
     }
-    finish(vec![step(xa, xb, false, rule)], rule).remove(0)
+    finish(vec![step(xa, xb, false, None, rule)], rule).remove(0)
 }
 
 /// The rule of [`decide_all`] on a family of sample pairs of a higher-is-better figure, each
@@ -214,7 +273,7 @@ pub fn decide_sample_family(family: &[(Vec<f64>, Vec<f64>, bool)], rule: &Rule) 
                     reason: "no usable figure on a side".into(),
                 });
             }
-            step(xa, xb, *paired && xa.len() == xb.len(), rule)
+            step(xa, xb, *paired && xa.len() == xb.len(), None, rule)
         })
         .collect();
     finish(steps, rule)
@@ -314,8 +373,9 @@ impl Gap {
     }
 }
 
-/// Medians, factor, and the test of one pair of positive samples.
-fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
+/// Medians, factor, and the test of one pair of positive samples (`spread`: the shift between
+/// runs made at different times, added to the test's variance).
+fn step(xa: &[f64], xb: &[f64], paired: bool, spread: Option<RunSpread>, rule: &Rule) -> Step {
     if xa.len() < 2 || xb.len() < 2 {
         let (winner, factor) = medians_factor(xa, xb);
         return Step::Done(if factor >= 1.0 + rule.single_run_effect {
@@ -324,7 +384,13 @@ fn step(xa: &[f64], xb: &[f64], paired: bool, rule: &Rule) -> Step {
             Verdict::Draw { factor, tested: false }
         });
     }
-    match gap(xa, xb, paired) {
+    match gap(xa, xb, paired).map(|mut g| {
+        if let Some(s) = spread {
+            let (var, df) = s.var_df();
+            g.r = g.r.widened(var, df);
+        }
+        g
+    }) {
         Some(g) => Step::Tested {
             winner: g.winner,
             factor: g.factor,
@@ -448,7 +514,14 @@ pub fn versus_baseline(
         for (i, (label, tests)) in configs.iter().enumerate() {
             if i != baseline {
                 at.push((ti, i));
-                pairs.push(Pair { a: &base[ti], la: lb, b: &tests[ti], lb: label, paired: true });
+                pairs.push(Pair {
+                    a: &base[ti],
+                    la: lb,
+                    b: &tests[ti],
+                    lb: label,
+                    paired: true,
+                    spread: None,
+                });
             }
         }
     }
@@ -478,6 +551,31 @@ pub(crate) mod tests {
             summary: None,
             warnings: vec![],
         }
+    }
+
+    /// The spread between runs is what their means vary by beyond their own standard errors:
+    /// runs whose repetitions are tight and whose levels differ give about the standard
+    /// deviation of the levels; runs of one level give 0; fewer than 3 runs give none.
+    #[test]
+    fn run_spread_is_the_variation_of_run_levels_beyond_their_repetitions() {
+        let at = |x: f64| result(&[x, x * 1.01, x * 0.99, x * 1.005, x * 0.995]);
+        let levels = [100.0, 110.0, 90.0, 105.0, 95.0];
+        let runs: Vec<TestResult> = levels.iter().map(|x| at(*x)).collect();
+        let refs: Vec<&TestResult> = runs.iter().collect();
+        let s = RunSpread::measured(&refs).unwrap();
+        let logs: Vec<f64> = levels.iter().map(|x: &f64| x.ln()).collect();
+        let m = logs.iter().sum::<f64>() / 5.0;
+        let sd = (logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 4.0).sqrt();
+        assert_eq!(s.runs, 5);
+        assert!(s.sd < sd && s.sd > 0.9 * sd, "{s:?} against {sd}");
+        let same: Vec<TestResult> = (0..4).map(|_| at(100.0)).collect();
+        let refs: Vec<&TestResult> = same.iter().collect();
+        assert_eq!(RunSpread::measured(&refs).unwrap().sd, 0.0);
+        assert!(RunSpread::measured(&refs[..2]).is_none());
+        // A run of one repetition has no standard error: it does not count.
+        let one = result(&[100.0]);
+        assert!(RunSpread::measured(&[&runs[0], &runs[1], &one]).is_none());
+        assert_eq!(RunSpread::assumed(&Rule::default()), RunSpread { sd: 0.06, runs: 0 });
     }
 
     pub(crate) fn rep(mib: f64, met: bool) -> RepResult {
@@ -647,8 +745,10 @@ pub(crate) mod tests {
                     )
                 })
                 .collect();
-            let pairs: Vec<Pair> =
-                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
+            let pairs: Vec<Pair> = sides
+                .iter()
+                .map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false, spread: None })
+                .collect();
             let v = decide_all(&pairs, &Rule { min_effect: 0.0, ..Rule::default() });
             if v.iter().any(|v| matches!(v, Verdict::Win { .. })) {
                 alarms += 1;
@@ -904,8 +1004,10 @@ pub(crate) mod tests {
             }
         }
         let sides: Vec<(TestResult, TestResult)> = xs.iter().map(results).collect();
-        let pairs: Vec<Pair> =
-            sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
+        let pairs: Vec<Pair> = sides
+            .iter()
+            .map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false, spread: None })
+            .collect();
         let stops = stops.into_iter().map(|s| s.unwrap_or(Stop::Max)).collect();
         let verdicts = decide_all(&pairs, rule);
         let marks = verdicts
@@ -1028,7 +1130,14 @@ pub(crate) mod tests {
         for (a, b) in flips {
             assert_eq!(settles(a, b, 0.0), Some(Settled::Win), "{a:?} {b:?}");
             assert_eq!(settles(a, b, Rule::default().run_drift), None, "{a:?} {b:?}");
-            let pair = [Pair { a: &result(a), la: "a", b: &result(b), lb: "b", paired: true }];
+            let pair = [Pair {
+                a: &result(a),
+                la: "a",
+                b: &result(b),
+                lb: "b",
+                paired: true,
+                spread: None,
+            }];
             assert!(matches!(decide_all(&pair, &Rule::default())[0], Verdict::Win { .. }));
         }
         let Ok(path) = std::env::var("FSBENCH_ROUNDS") else { return };
@@ -1215,8 +1324,10 @@ pub(crate) mod tests {
                 (result(&a), result(&b))
             })
             .collect();
-        let pairs: Vec<Pair> =
-            sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
+        let pairs: Vec<Pair> = sides
+            .iter()
+            .map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false, spread: None })
+            .collect();
         (decide_all(&pairs, rule), flags)
     }
 
@@ -1245,8 +1356,10 @@ pub(crate) mod tests {
                 a[1] /= 20.0;
             }
             sides.push((result(&a), result(&b)));
-            let pairs: Vec<Pair> =
-                sides.iter().map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
+            let pairs: Vec<Pair> = sides
+                .iter()
+                .map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false, spread: None })
+                .collect();
             let v = decide_all(&pairs, &Rule::default());
             if matches!(v[27], Verdict::Win { winner: 0, tested: true, .. }) {
                 found += 1;
@@ -1269,8 +1382,11 @@ pub(crate) mod tests {
         let a =
             [ops(&[1000.0, 1010.0, 990.0, 1005.0, 995.0]), ops(&[50.0, 51.0, 49.0, 50.5, 49.5])];
         let b = [ops(&[500.0, 505.0, 495.0, 502.0, 498.0]), ops(&[50.2, 50.8, 49.4, 50.1, 49.7])];
-        let pairs: Vec<Pair> =
-            a.iter().zip(&b).map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false }).collect();
+        let pairs: Vec<Pair> = a
+            .iter()
+            .zip(&b)
+            .map(|(a, b)| Pair { a, la: "A", b, lb: "B", paired: false, spread: None })
+            .collect();
         let v = decide_all(&pairs, &Rule::default());
         match &v[0] {
             Verdict::Win { winner: 0, factor, tested: true } => {

@@ -21,11 +21,17 @@ pub struct Rule {
     /// as 0 (the rule then had none).
     #[serde(default)]
     pub run_drift: f64,
+    /// `diff`: how far one test's figure is assumed to move between runs of one setup made at
+    /// different times, beyond what a run's repetitions show (0.06 = 6%), when the results
+    /// database holds too few earlier runs of the test to measure it (`crate::decision`'s
+    /// `RunSpread`). Stored runs made before it read as 0.
+    #[serde(default)]
+    pub run_spread: f64,
 }
 
 impl Default for Rule {
     fn default() -> Self {
-        Rule { min_effect: 0.05, single_run_effect: 0.10, run_drift: 0.03 }
+        Rule { min_effect: 0.05, single_run_effect: 0.10, run_drift: 0.03, run_spread: 0.06 }
     }
 }
 

@@ -120,6 +120,7 @@ fn summary(d: &Diff, rule: &Rule, width: usize) -> String {
         rule.min_effect * 100.0,
         rule.single_run_effect * 100.0,
     ), width, "", "");
+    out.push_str(&frame::wrap(&spread_line(d, rule), width, "", ""));
     let (reg, imp, untested) = (d.regressions(), d.improvements(), d.untested());
     // Untested pairs are neither changed nor unchanged: they are counted on their own.
     out.push_str(&frame::wrap(&format!(
@@ -136,4 +137,43 @@ fn summary(d: &Diff, rule: &Rule, width: usize) -> String {
         out.push_str(&frame::bullets("Notes:", &d.notes, width));
     }
     out
+}
+
+/// How the pairs allowed for the shift between runs made at different times: measured from
+/// other runs, assumed, or not at all.
+fn spread_line(d: &Diff, rule: &Rule) -> String {
+    let measured: Vec<_> = d.rows.iter().filter_map(|r| r.spread.filter(|s| s.runs > 0)).collect();
+    let assumed = d.rows.iter().filter(|r| matches!(r.spread, Some(s) if s.runs == 0)).count();
+    let none = d.rows.iter().filter(|r| r.spread.is_none()).count();
+    let mut parts = Vec::new();
+    if !measured.is_empty() {
+        let mut sds: Vec<f64> = measured.iter().map(|s| s.sd).collect();
+        sds.sort_by(f64::total_cmp);
+        let runs: Vec<usize> = measured.iter().map(|s| s.runs).collect();
+        let (lo, hi) = (runs.iter().min().unwrap_or(&0), runs.iter().max().unwrap_or(&0));
+        let from = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
+        parts.push(format!(
+            "measured from {from} other runs of the same test for {} pairs ({:.0}-{:.0}%, median {:.0}%)",
+            measured.len(),
+            sds[0] * 100.0,
+            sds[sds.len() - 1] * 100.0,
+            crate::stats::summary::median(&sds) * 100.0
+        ));
+    }
+    if assumed > 0 {
+        parts.push(format!(
+            "assumed {:.0}% (--run-spread) for {assumed} pairs with fewer than {} other runs of the test in the database",
+            rule.run_spread * 100.0,
+            crate::decision::SPREAD_RUNS
+        ));
+    }
+    if none > 0 {
+        parts.push(format!(
+            "none for {none} pairs (--run-spread 0): decided on their repetitions alone"
+        ));
+    }
+    format!(
+        "Runs made at different times: each pair's test allows for how far a figure moves from run to run beyond its repetitions: {}.",
+        parts.join("; ")
+    )
 }

@@ -176,6 +176,45 @@ pub fn trimmed_mean_ci95(xs: &[f64]) -> Option<(f64, f64)> {
     Some((tmean, crate::stats::summary::t975(h - 1) * d.max(0.0).sqrt()))
 }
 
+/// 20% trimmed mean of `xs` and the square of its standard error (from the winsorized
+/// variance, as [`trimmed_mean_ci95`]). Needs at least 2 values kept; `None` otherwise.
+pub fn trimmed_mean_se2(xs: &[f64]) -> Option<(f64, f64)> {
+    if xs.len() < 2 || xs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (tmean, d, h, _) = trimmed_parts(xs);
+    (h >= 2).then_some((tmean, d.max(0.0)))
+}
+
+impl TwoSample {
+    /// The same difference with `var` more variance in it, that variance known with `df`
+    /// degrees of freedom (infinite: assumed, not estimated): the standard error grows to
+    /// sqrt(se² + var), the degrees of freedom are combined by Welch–Satterthwaite, and `t` and
+    /// `p` follow. Used for a variance the samples cannot show, such as the shift between runs
+    /// made at different times.
+    pub fn widened(self, var: f64, df: f64) -> TwoSample {
+        if var.is_nan() || var <= 0.0 {
+            return self;
+        }
+        let (s2, v2) = (self.se * self.se, var);
+        let total = s2 + v2;
+        let within = if s2 > 0.0 && self.df.is_finite() { s2 * s2 / self.df } else { 0.0 };
+        let extra = if df.is_finite() && df > 0.0 { v2 * v2 / df } else { 0.0 };
+        // An assumed variance on a sample without spread: normal, as Student's t with many df.
+        let df = if within + extra > 0.0 { total * total / (within + extra) } else { 1e6 };
+        let se = total.sqrt();
+        let t = self.diff / se;
+        TwoSample {
+            diff: self.diff,
+            se,
+            t,
+            df,
+            p: student_t_two_sided_p(t, df),
+            trimmed: self.trimmed,
+        }
+    }
+}
+
 /// Yuen–Welch test of `a` against `b` (see the module docs). Needs at least 2 values per side;
 /// `None` otherwise.
 pub fn yuen_welch(a: &[f64], b: &[f64]) -> Option<TwoSample> {
@@ -278,6 +317,27 @@ mod tests {
         assert!(r.diff < 0.0 && r.p > 0.05 && r.p < 0.1, "{r:?}");
         assert!(yuen_paired(&a[..1], &b2[..1]).is_none());
         assert!(yuen_paired(&a, &b2[..5]).is_none(), "unequal lengths");
+    }
+
+    /// A variance the samples cannot show (the shift between runs made at different times)
+    /// widens the test: an assumed one keeps the samples' degrees of freedom as the floor, an
+    /// estimated one with few degrees of freedom lowers them; none leaves the test as it was.
+    #[test]
+    fn a_widened_test_adds_the_variance_and_combines_the_degrees_of_freedom() {
+        let a = [1.00f64, 1.01, 0.99, 1.005, 0.995].map(f64::ln);
+        let b = [0.85f64, 0.86, 0.84, 0.855, 0.845].map(f64::ln);
+        let r = yuen_welch(&a, &b).unwrap();
+        assert!(r.p < 1e-4, "tight samples: {r:?}");
+        assert_eq!(r.widened(0.0, f64::INFINITY), r);
+        let assumed = r.widened(2.0 * 0.06f64.powi(2), f64::INFINITY);
+        assert!((assumed.se - (r.se * r.se + 0.0072).sqrt()).abs() < 1e-12, "{assumed:?}");
+        assert!(assumed.df > r.df && assumed.p > 0.01 && assumed.p < 0.2, "{assumed:?}");
+        let estimated = r.widened(2.0 * 0.06f64.powi(2), 2.0);
+        assert!(estimated.df < 2.1 && estimated.p > assumed.p, "{estimated:?}");
+        // No spread in the samples: an assumed variance makes the test normal.
+        let flat = yuen_welch(&[1.0, 1.0], &[2.0, 2.0]).unwrap();
+        let w = flat.widened(0.01, f64::INFINITY);
+        assert!((w.se - 0.1).abs() < 1e-12 && (w.p - 0.0).abs() < 1e-12 && w.df >= 1e6, "{w:?}");
     }
 
     #[test]

@@ -345,6 +345,38 @@ impl Store {
         Ok(out)
     }
 
+    /// Other runs holding the same test as run `run`'s test `test_id` on its configuration
+    /// `label`: a configuration of the same label, a test of the same id and the same
+    /// definition as run (sizes after scaling), that completed (`ok`); newest first, at most
+    /// `limit`. `fsbench diff` measures from them how far the test moves from run to run.
+    pub fn same_test_runs(
+        &self,
+        run: i64,
+        label: &str,
+        test_id: &str,
+        limit: u32,
+    ) -> Result<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT c2.run_id FROM tests t1
+                 JOIN configs c1 ON t1.config_id = c1.id
+                 JOIN tests t2 ON t2.test_id = t1.test_id AND t2.workload_json IS t1.workload_json
+                 JOIN configs c2 ON t2.config_id = c2.id AND c2.label = c1.label
+                 JOIN runs r2 ON r2.id = c2.run_id
+                 WHERE c1.run_id = ?1 AND c1.label = ?2 AND t1.test_id = ?3 AND c2.run_id <> ?1
+                   AND r2.kind IN ('run', 'compare') AND t2.status = 'ok'
+                 ORDER BY c2.run_id DESC LIMIT ?4",
+            )
+            .map_err(|e| self.err(e))?;
+        let ids = st
+            .query_map(params![run, label, test_id, limit], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<i64>>>()
+            .map_err(|e| self.err(e))?;
+        Ok(ids)
+    }
+
     /// Resolve a run id given on the command line, with a clear error when it is unknown.
     pub fn require_run(&self, id: i64) -> Result<()> {
         let n: i64 = self

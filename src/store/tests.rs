@@ -378,7 +378,12 @@ fn check_v01(s: &Store) {
     let table = crate::present::compare::render(&c, true, 100);
     assert!(table.contains("ops/s"), "{table}");
     // diff between 0.1's runs works, on the figure of merit.
-    let d = crate::analysis::diff::diff_runs(&r2, &r3, &crate::model::verdict::Rule::default());
+    let d = crate::analysis::diff::diff_runs(
+        &r2,
+        &r3,
+        &crate::model::verdict::Rule::default(),
+        &Default::default(),
+    );
     assert_eq!(d.rows.len(), 1);
     assert_eq!(d.rows[0].figure, Figure::OpsPerS);
     let text =
@@ -617,4 +622,35 @@ fn a_curve_is_stored_and_loads_back() {
     let back = s.load(id).unwrap();
     assert_eq!(back.configs[0].tests[0].reps[0].phases[0].curve.as_ref(), Some(&curve));
     assert_eq!(curve.knee, Some(0), "900 ns is over 3 × 100 ns: the knee is the 50% step");
+}
+
+/// `diff`'s other runs of a test: the same configuration label, test id and definition, a
+/// completed test, newest first; another label, another definition or the run itself are not.
+#[test]
+fn same_test_runs_match_label_id_and_definition() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.sqlite");
+    let mut other_def = test_def("1");
+    other_def.description = "another definition".into();
+    let other_label = ConfigStart { label: "/mnt/y".into(), ..config() };
+    let runs: [(&ConfigStart, crate::model::job::TestDef); 5] = [
+        (&config(), test_def("1")),
+        (&config(), test_def("1")),
+        (&other_label, test_def("1")),
+        (&config(), other_def),
+        (&config(), test_def("1")),
+    ];
+    for (c, def) in &runs {
+        let mut rec = Store::open(&p)
+            .unwrap()
+            .begin(&meta(), std::slice::from_ref(*c), std::slice::from_ref(def))
+            .unwrap();
+        let t = [test_result("1", &[1.0, 1.1])];
+        rec.finish(&[(*c, &t)], RunStatus::Ok, 1_700_000_100).unwrap();
+    }
+    let s = Store::open_read_only(&p).unwrap();
+    assert_eq!(s.same_test_runs(1, "/mnt/x", "1", 10).unwrap(), vec![5, 2]);
+    assert_eq!(s.same_test_runs(1, "/mnt/x", "1", 1).unwrap(), vec![5]);
+    assert_eq!(s.same_test_runs(3, "/mnt/y", "1", 10).unwrap(), Vec::<i64>::new());
+    assert_eq!(s.same_test_runs(1, "/mnt/x", "2", 10).unwrap(), Vec::<i64>::new());
 }
