@@ -100,10 +100,11 @@ spread to each pair: measured from the database's other runs of the same test (s
 configuration label, same test definition, same host; 3 or more needed), else the assumed
 --run-spread. Over 20 identical compares on a 2-core VM a test's figure moved 0-24% from run to
 run (median 6%); with that allowance no figure of 10 such pairs was flagged, where the
-repetitions alone flagged 11 of 280. The price: one run a side finds a 30% drop of one test in
-about 2 cases of 3 on such a machine. For smaller changes, record several runs (their spread is
-then measured) or run both setups side by side (`fsbench compare`, whose interleaved rounds
-cancel what the machine does). --run-spread 0 decides on the repetitions alone.
+repetitions alone flagged 11 of 280. The price: one run a side found a 30% drop of one test in
+about half the cases on that machine, a 50% drop in 58 of 60. For smaller changes, record
+several runs (their spread is then measured) or run both setups side by side (`fsbench
+compare`, whose interleaved rounds cancel what the machine does). --run-spread 0 decides on
+the repetitions alone.
 
 Exit codes: 0 no test regressed significantly, 1 at least one test regressed significantly
 (use it to gate CI), 2 bad input (unknown run id, unusable database).
