@@ -83,7 +83,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "numjobs",
         kind: Kind::Count, aliases: &[], meaning: "threads" },
     FioOption { name: "size",
-        kind: Kind::Size, aliases: &[], meaning: "file size and bytes moved per thread" },
+        kind: Kind::Size, aliases: &[], meaning: "file size and bytes moved per thread; left out (no filesize either), as fio 3.33: the size of the file the job names (a path, as it is when the job file is read, or as an earlier job of the file lays it out: that job's offset + size) less offset, rounded down to the block; refused with fio's reason where fio refuses (no such file or an empty one: \"you need to specify size=\"; offset past the end; less than a block left)" },
     FioOption { name: "filesize",
         kind: Kind::Size, aliases: &[], meaning: "file size (size then only sets the bytes moved)" },
     FioOption { name: "io_size",

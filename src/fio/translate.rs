@@ -313,6 +313,8 @@ pub fn from_parsed(
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
+    // The files earlier jobs lay out: a later job without `size` takes its file's size.
+    let mut laid = file_size::Laid::default();
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -339,8 +341,9 @@ pub fn from_parsed(
         let n = ids.entry(base.clone()).or_default();
         *n += 1;
         let id = if *n == 1 { base } else { format!("{base}-{n}") };
-        match translate_job(job, id) {
+        match translate_job(job, id, &laid) {
             Ok((test, job_notes)) => {
+                laid.record(job, &test);
                 notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
                 translated.push(Some(test));
             }
@@ -475,7 +478,11 @@ impl Dir {
 /// One job as one test. Each option group is read by its own function, all of them even
 /// after one fails, so a job with several mistakes gets them all; the notes collect where
 /// fsbench's meaning differs from fio's.
-fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<FioError>> {
+fn translate_job(
+    job: &Job,
+    id: String,
+    laid: &file_size::Laid,
+) -> Result<(TestSpec, Vec<String>), Vec<FioError>> {
     let mut notes = Vec::new();
     let mut errs = Vec::new();
     // Each group is read even when an earlier one failed, so the job's every problem is found;
@@ -498,7 +505,13 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         keep!(direction(job)).map(|d| if check.is_some_and(|c| c.only) { d.as_read() } else { d });
     let dir = rw.unwrap_or(Dir::Read);
     let blocks = keep!(block_sizes(job, dir, &mut notes));
-    let files = keep!(files(job));
+    // The smallest block of the job's directions: a size taken from a file is rounded to it.
+    let bs = blocks.as_ref().map(|b| match (dir.reads(), dir.writes()) {
+        (true, false) => b.read,
+        (false, true) => b.write,
+        _ => b.read.min(b.write),
+    });
+    let files = keep!(files(job, laid, bs));
     let named = files.as_ref().and_then(|f| f.named.as_deref());
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
@@ -710,8 +723,10 @@ struct Files {
     increment: u64,
 }
 
-/// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
-fn files(job: &Job) -> Result<Files, FioError> {
+/// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes; without `size`, the size of the
+/// file as it is or as an earlier job lays it out (`laid`), rounded down to `bs`
+/// ([`file_size`]).
+fn files(job: &Job, laid: &file_size::Laid, bs: Option<u64>) -> Result<Files, FioError> {
     let threads = match job.int("numjobs")? {
         None => 1,
         Some((n, _)) if (1..=1024).contains(&n) => n as u32,
@@ -743,8 +758,9 @@ fn files(job: &Job) -> Result<Files, FioError> {
     let size = job.size("size")?.map(|v| v.0);
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);
-    let Some(file_bytes) = filesize.or(size) else {
-        return Err(job.job_err("no size: give the file's size with size= (and, optionally, the bytes to move with io_size=)"));
+    let file_bytes = match filesize.or(size) {
+        Some(b) => b,
+        None => file_size::from_file(job, named.as_deref(), laid, offset, increment, threads, bs)?,
     };
     if file_bytes == 0 {
         return Err(job.job_err("size 0: give the file a size"));
@@ -1394,6 +1410,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 mod distribution;
+mod file_size;
 mod groups;
 mod misc;
 mod sequence;
