@@ -98,6 +98,10 @@ pub const OPTIONS: &[FioOption] = &[
     },
     FioOption { name: "unlink",
         kind: Kind::Flag, aliases: &[], meaning: "1: remove a file named by a path after the job (0, the default, keeps it); fsbench removes its own files either way" },
+    FioOption { name: "create_serialize",
+        kind: Kind::Flag, aliases: &[], meaning: "1 (default): fsbench lays out a job's files one after another before the test, as fio; 0: fio's clones lay out their own files when they start, at the same time (a difference when a reading job has several files: numjobs > 1 without filename), and a later job takes the size a fill_device job left, which fsbench refuses (it sizes files before the run); with one file, the same file either way" },
+    FioOption { name: "fill_device",
+        kind: Kind::Flag, aliases: &["fill_fs"], meaning: "1 with rw=write: the job writes sequentially from the start of its file until the filesystem is full; ENOSPC (or EDQUOT) ends it without an error and the bytes written are the job's (the workload's amount = { fill = 1 }); size has no effect, as fio; only on a testbed fsbench made (--fs, compare): on a directory the run is refused before any I/O (translation accepts it with a note); refused with another rw, a skip, a filename path, one shared file for numjobs > 1, runtime, time_based, ramp_time, io_size, number_ios, loops, or verify with do_verify=1; a later job without size on the filled file is refused (fio refuses it too unless create_serialize=0)" },
     FioOption { name: "directory",
         kind: Kind::Text, aliases: &[], meaning: "the run directory when neither --dir nor --fs is given" },
     FioOption { name: "direct",
@@ -296,6 +300,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "data-content", options: &["dedupe_percentage", "buffer_compress_percentage", "refill_buffers"], what: "fsbench writes its own data: random bytes from a pool of about 1 MiB per thread (consecutive blocks differ, the pool repeats), incompressible unless --compress-percent N; fio's dedupe and compression shares are not reproduced. The I/O is the same; only a filesystem or device that compresses or dedupes (btrfs with compress, zfs compression or dedup, VDO) stores and times it differently" },
     Difference { id: "verify-own-check", options: &["verify", "verify_pattern"], what: "the check is fsbench's own, not fio's algorithm: every 4 KiB block holds fsbench's header (file, offset, seed, CRC-32) and incompressible bytes, not fio's header or verify_pattern, so a file written by fsbench cannot be verified by fio and a file written by fio fails fsbench's check; the read back comes after the job and outside its figures (fio counts its verify reads as the job's reads)" },
     Difference { id: "verify-after", options: &["verify_backlog"], what: "fio checks every N written blocks while the job writes (its verify reads in the job's timing); fsbench checks the whole file once after the job, so the job's timing has no verify reads and a bad block is found at the end" },
+    Difference { id: "layout-serial", options: &["create_serialize"], what: "create_serialize=0 with several files (numjobs > 1, each thread its own file, a job that reads): fio's clones lay out their files at the same time, so their extents may interleave on disk; fsbench lays them out one after another before the test (fio's default), untimed either way" },
     Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each test its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier job wrote (a `filename` with a path is shared as fio's)" },
 ];
 
@@ -352,7 +357,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("pre_read", "fsbench sets the cache state itself (uncached reads are verified)"),
     ("fadvise_hint", "fsbench does not give fadvise hints"),
     ("bs_unaligned", "fsbench aligns every operation to its block size"),
-    ("fill_device", "fio writes until the device is full (ENOSPC); fsbench moves a fixed amount and has no write-until-full mode yet (it would fill only a testbed it made, --fs): give size= instead (on a testbed, the size to fill)"),
     ("ioscheduler", "set the scheduler of a testbed with fsbench testbed (--scheduler)"),
     ("lockmem", "fsbench does not lock memory away"),
     ("mem", "fsbench allocates its own aligned buffers"),

@@ -559,12 +559,20 @@ fn translate_job(
         return Err(errs);
     }
     let check = check.unwrap_or_default();
+    let fill = layout::fill_device(job, rw, &files, check.on, &mut notes).map_err(|e| vec![e])?;
+    layout::create_serialize(job, rw, &files, &mut notes).map_err(|e| vec![e])?;
     if check.only {
         verify::only_file(job, files.named.as_deref(), files.file_bytes).map_err(|e| vec![e])?;
     }
     // fio keeps no random map with a skewed distribution.
     let random_map = random_map.unwrap_or(false) && skew.is_none();
     let mut amount = amount;
+    if let Some(fill) = fill {
+        amount = fill;
+        // fio does not lay out a file it fills: it starts empty, as fsbench's.
+        let empty = options::difference("write-file-empty");
+        notes.retain(|n| *n != empty);
+    }
     if let (Some(m), Some(b)) = (modifier, &blocks) {
         sequence::fio_amount(job, m, rw, b, &files, &mut amount).map_err(|e| vec![e])?;
     }
@@ -759,6 +767,9 @@ fn files(job: &Job, laid: &file_size::Laid, bs: Option<u64>) -> Result<Files, Fi
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);
     let file_bytes = match filesize.or(size) {
+        // fio's fill_device sets the size "to something really large" and ignores the job's:
+        // the file's nominal size is one block (its footprint), and the fill writes past it.
+        _ if layout::fills(job) => bs.unwrap_or(4096),
         Some(b) => b,
         None => file_size::from_file(job, named.as_deref(), laid, offset, increment, threads, bs)?,
     };
@@ -1412,6 +1423,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 mod distribution;
 mod file_size;
 mod groups;
+mod layout;
 mod misc;
 mod sequence;
 mod verify;

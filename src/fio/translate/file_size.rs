@@ -29,10 +29,20 @@ use crate::workload::spec::TestSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The files earlier jobs of the job file lay out, by [`key`]: the bytes each reaches.
+/// The files earlier jobs of the job file lay out, by [`key`]: where each ends.
 #[derive(Debug, Default)]
 pub(super) struct Laid {
-    ends: BTreeMap<String, u64>,
+    ends: BTreeMap<String, End>,
+}
+
+/// Where a file an earlier job lays out ends.
+#[derive(Debug, Clone, PartialEq)]
+enum End {
+    /// At this many bytes.
+    Bytes(u64),
+    /// Where the filesystem filled up: the job (named) has `fill_device`, and the size is
+    /// known only when it ends.
+    Filled(String),
 }
 
 impl Laid {
@@ -43,6 +53,10 @@ impl Laid {
         let (Some(k), Some(f)) = (key(job), &test.file) else {
             return;
         };
+        if test.phases.iter().any(|p| p.amount.fill.is_some()) {
+            self.ends.insert(k, End::Filled(job.name.clone()));
+            return;
+        }
         let SizeExpr::Bytes(size) = f.size else {
             return;
         };
@@ -50,13 +64,18 @@ impl Laid {
         let inc = f.offset_increment.map_or(0, |Bytes(b)| b);
         let last = u64::from(test.threads.saturating_sub(1)).saturating_mul(inc);
         let end = offset.saturating_add(last).saturating_add(size);
-        let e = self.ends.entry(k).or_default();
-        *e = (*e).max(end);
+        let e = self.ends.entry(k).or_insert(End::Bytes(0));
+        match e {
+            End::Bytes(b) => *b = (*b).max(end),
+            // A file filled and then laid out again by a job with a size: the layout extends
+            // a file only when it is shorter, and the filled one is as long as it could be.
+            End::Filled(_) => {}
+        }
     }
 
-    /// The bytes an earlier job laid the job's file out to, if one did.
-    fn end(&self, job: &Job) -> Option<u64> {
-        key(job).and_then(|k| self.ends.get(&k).copied())
+    /// Where an earlier job laid the job's file out to, if one did.
+    fn end(&self, job: &Job) -> Option<End> {
+        key(job).and_then(|k| self.ends.get(&k).cloned())
     }
 }
 
@@ -92,7 +111,12 @@ pub(super) fn from_file(
         Some(p) => std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len()),
         None => None,
     };
-    let file = match (on_disk, laid.end(job)) {
+    let earlier = match laid.end(job) {
+        Some(End::Filled(by)) => return Err(after_fill(job, &by)),
+        Some(End::Bytes(b)) => Some(b),
+        None => None,
+    };
+    let file = match (on_disk, earlier) {
         (Some(a), Some(b)) => a.max(b),
         (a, b) => a.or(b).unwrap_or(0),
     };
@@ -131,6 +155,20 @@ pub(super) fn from_file(
         )));
     }
     Ok(left / bs * bs)
+}
+
+/// A job without `size` on the file the earlier job `by` fills (`fill_device`): fio refuses
+/// it by default, and takes the size the fill left with `create_serialize=0`, which fsbench
+/// cannot (it sizes a job's file before the run).
+fn after_fill(job: &Job, by: &str) -> FioError {
+    if matches!(job.bool("create_serialize"), Ok(Some(false))) {
+        return job.job_err(format!(
+            "no size: [{by}] fills this job's file with fill_device, and with create_serialize=0 fio takes the size the fill left when this job starts; fsbench sizes a job's file before the run and cannot yet take a size known only when the fill ends: give size= (on a testbed of --size N, a little less than N)"
+        ));
+    }
+    job.job_err(format!(
+        "no size: [{by}] fills this job's file with fill_device, and fio lays out every job's file before any job runs (create_serialize=1, the default), when the filled file does not exist yet (fio 3.33 refuses it too: \"you need to specify size=\"); give size="
+    ))
 }
 
 #[cfg(test)]
