@@ -511,7 +511,7 @@ fn translate_job(
         (false, true) => b.write,
         _ => b.read.min(b.write),
     });
-    let files = keep!(files(job, laid, bs));
+    let files = keep!(files(job, laid, bs, engine.is_some()));
     let named = files.as_ref().and_then(|f| f.named.as_deref());
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
@@ -733,8 +733,15 @@ struct Files {
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes; without `size`, the size of the
 /// file as it is or as an earlier job lays it out (`laid`), rounded down to `bs`
-/// ([`file_size`]).
-fn files(job: &Job, laid: &file_size::Laid, bs: Option<u64>) -> Result<Files, FioError> {
+/// ([`file_size`]). `engine_ok`: fsbench takes the job's engine; an engine it refuses (whose
+/// error is reported) has its own size rules in fio (a device's, a server's, none for an
+/// engine without files), so a missing size is not reported beside it.
+fn files(
+    job: &Job,
+    laid: &file_size::Laid,
+    bs: Option<u64>,
+    engine_ok: bool,
+) -> Result<Files, FioError> {
     let threads = match job.int("numjobs")? {
         None => 1,
         Some((n, _)) if (1..=1024).contains(&n) => n as u32,
@@ -771,6 +778,7 @@ fn files(job: &Job, laid: &file_size::Laid, bs: Option<u64>) -> Result<Files, Fi
         // the file's nominal size is one block (its footprint), and the fill writes past it.
         _ if layout::fills(job) => bs.unwrap_or(4096),
         Some(b) => b,
+        None if !engine_ok => bs.unwrap_or(4096),
         None => file_size::from_file(job, named.as_deref(), laid, offset, increment, threads, bs)?,
     };
     if file_bytes == 0 {

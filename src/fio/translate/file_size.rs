@@ -337,4 +337,16 @@ mod tests {
             assert!(e.contains(why) && e.contains(fio_says), "{text}: {e}");
         }
     }
+
+    /// A job whose engine fsbench refuses gets that refusal alone: fio's engines without files
+    /// (cpuio) or with a size of their own (a device, a server) need no `size`.
+    #[test]
+    fn an_engine_fsbench_refuses_is_not_also_asked_for_a_size() {
+        let e = tr("[burn]\nioengine=cpuio\nrw=read\n").unwrap_err().to_string();
+        assert!(e.contains("t.fio:2: `ioengine`") && e.contains("cpuio"), "{e}");
+        assert!(!e.contains("no size"), "{e}");
+        // With an engine fsbench takes, the missing size is still reported.
+        let e = tr("[a]\nioengine=psync\nrw=read\n").unwrap_err().to_string();
+        assert!(e.contains("no size"), "{e}");
+    }
 }
