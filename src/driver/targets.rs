@@ -58,7 +58,7 @@ pub enum TargetError {
     #[error(transparent)]
     NoSpace(#[from] crate::workload::limits::LimitError),
     /// A data test that writes until the filesystem is full, asked to run in a directory.
-    #[error("test {test} ({name}) writes until the filesystem is full (amount.fill, fio's fill_device), and --dir {dir} is on a filesystem fsbench did not make: it fills only a testbed it made; nothing was run: run it with --fs (e.g. --fs ext4 --size 1G), or give the job a size")]
+    #[error("test {test} ({name}) writes until the filesystem is full (amount.fill, fio's fill_device), and the directory {dir} is on a filesystem fsbench did not make: it fills only a testbed it made; nothing was run: run it with --fs (e.g. --fs ext4 --size 1G) or compare configurations, or give the job a size")]
     FillNeedsTestbed {
         /// The test's id.
         test: String,

@@ -9,8 +9,8 @@ use std::process::Command;
 
 const FILL: &str = "[fill]\nrw=write\nbs=64k\nfill_device=1\n";
 
-/// `run --fio` and `fsbench fio` on a directory (the machine's own filesystem): exit 2 with
-/// the reason and the remedy, and nothing written there.
+/// `run --fio`, `fsbench fio` and `compare` on directories (the machine's own filesystem):
+/// exit 2 with the reason and the remedy, and nothing written there.
 #[test]
 fn fill_device_is_refused_off_a_testbed_before_any_io() {
     let dir = TestDir::new();
@@ -35,6 +35,19 @@ fn fill_device_is_refused_off_a_testbed_before_any_io() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("fills only a testbed it made"), "{}", stderr(&o));
     assert!(work.entries().is_empty(), "written to: {:?}", work.entries());
+    // compare on two directories: the same refusal.
+    let other = TestDir::new();
+    let o = fsbench(&[
+        "compare",
+        work.path().to_str().unwrap(),
+        other.path().to_str().unwrap(),
+        "--fio",
+        job.to_str().unwrap(),
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fills only a testbed it made"), "{}", stderr(&o));
+    assert!(work.entries().is_empty() && other.entries().is_empty());
     // Translation alone accepts it, saying it needs a testbed.
     let o = fsbench(&["run", "--fio", job.to_str().unwrap(), "--print-workload"]);
     assert!(o.status.success(), "{}", stderr(&o));
