@@ -162,6 +162,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     });
     let specs: Vec<Spec> = a.configs.iter().map(|c| Spec::DirOrFs(c.clone())).collect();
     let mut targets = TargetSet::new(&specs, &|c| a.testbed.options(c, Some(&suite)))?;
+    targets.check_fill(&suite)?;
     if !a.workload.no_space_check {
         targets.check_space(&suite)?;
     }

@@ -119,7 +119,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let dirs = [dir.clone()];
     let check = |suite: &Suite| {
         TargetSet::new(&[Spec::Dir(dir.clone())], &|c| a.testbed.options(c, Some(suite)))
-            .map(|_| ())
+            .and_then(|t| t.check_fill(suite))
             .map_err(|e| format!("{e:#}"))
     };
     let Some(Start { comm, suite }) = start(&a.mpi, &|| load(&a.workload), &dirs, &check)? else {
@@ -201,7 +201,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let specs: Vec<Spec> = dirs.iter().map(|d| Spec::Dir(d.clone())).collect();
     let check = |suite: &Suite| {
         TargetSet::new(&specs, &|c| a.testbed.options(c, Some(suite)))
-            .map(|_| ())
+            .and_then(|t| t.check_fill(suite))
             .map_err(|e| format!("{e:#}"))
     };
     let Some(Start { comm, suite }) = start(&a.mpi, &|| load(&a.workload), &dirs, &check)? else {

@@ -151,6 +151,7 @@ pub(super) fn execute(
         (None, None) => unreachable!("clap requires --dir or --fs"),
     };
     let mut targets = TargetSet::new(&[spec], &|c| a.testbed.options(c, Some(suite)))?;
+    targets.check_fill(suite)?;
     targets.check()?;
     let space = |t: &TargetSet| match a.workload.no_space_check {
         true => Ok(()),

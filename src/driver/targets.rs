@@ -57,6 +57,16 @@ pub enum TargetError {
     /// The suite's files do not fit.
     #[error(transparent)]
     NoSpace(#[from] crate::workload::limits::LimitError),
+    /// A data test that writes until the filesystem is full, asked to run in a directory.
+    #[error("test {test} ({name}) writes until the filesystem is full (amount.fill, fio's fill_device), and the directory {dir} is on a filesystem fsbench did not make: it fills only a testbed it made; nothing was run: run it with --fs (e.g. --fs ext4 --size 1G) or compare configurations, or give the job a size")]
+    FillNeedsTestbed {
+        /// The test's id.
+        test: String,
+        /// The test's name.
+        name: String,
+        /// The directory.
+        dir: PathBuf,
+    },
 }
 
 impl crate::sys::classify::Classify for TargetError {
@@ -184,6 +194,36 @@ impl TargetSet {
             }
         }
         Ok(())
+    }
+
+    /// Refuse, before any I/O, a data test that writes until its filesystem is full
+    /// ([`Amount::Fill`](crate::model::job::Amount::Fill) in a data phase, its own or a
+    /// role's: fio's `fill_device`) when a target is a directory: fsbench fills only a
+    /// testbed it made, never the machine's own filesystem. (A fileset's fill stops at its
+    /// share of the filesystem and is not refused.)
+    pub fn check_fill(&self, suite: &crate::model::job::Suite) -> Result<(), TargetError> {
+        use crate::model::job::{Amount, Pattern};
+        let fills = |p: &crate::model::job::PhaseDef| {
+            matches!(p.amount, Amount::Fill(_)) && matches!(p.pattern, Pattern::Data(_))
+        };
+        let Some(t) = suite
+            .tests
+            .iter()
+            .find(|t| t.phases.iter().any(fills) || t.roles.iter().any(|r| fills(&r.phase)))
+        else {
+            return Ok(());
+        };
+        match self.0.iter().find_map(|s| match s {
+            Side::Dir { path, .. } => Some(path),
+            Side::Bed { .. } => None,
+        }) {
+            Some(dir) => Err(TargetError::FillNeedsTestbed {
+                test: crate::workload::limits::escape_controls(&t.id),
+                name: t.name.clone(),
+                dir: dir.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Check what building the testbeds needs (root, tools, space on the host), before any

@@ -571,6 +571,9 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     drop_due: bool,
     /// Bytes of random ops since the last pass ended (`invalidate_each_pass` without a map).
     random_bytes: u64,
+    /// A fill phase (`Amount::Fill`, fio's `fill_device`): sequential writes go on past the
+    /// region's end, and ENOSPC (or EDQUOT) ends the phase normally (`out.enospc`).
+    fill: bool,
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -640,6 +643,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             done: false,
             drop_due: false,
             random_bytes: 0,
+            fill: matches!(phase.amount, Amount::Fill(_)),
         }
     }
 
@@ -802,7 +806,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 let off = match op.offset {
                     OffsetMode::Sequential => {
                         let pos = self.seq_pos[seq_index(op, op_kind)];
-                        size = size.min(self.work.region_len - pos);
+                        if !self.fill {
+                            size = size.min(self.work.region_len - pos);
+                        }
                         self.work.region_start + pos
                     }
                     OffsetMode::Random => {
@@ -873,8 +879,12 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 OffsetMode::Sequential => {
                     let d = seq_index(op, op_kind);
                     let pos = off - self.work.region_start;
-                    let (next, wrap) =
-                        next_sequential(pos, len as u64, op.skip, self.work.region_len);
+                    // A fill writes on past the region's end (validation: no skip).
+                    let (next, wrap) = if self.fill {
+                        (pos + len as u64, Wrap::No)
+                    } else {
+                        next_sequential(pos, len as u64, op.skip, self.work.region_len)
+                    };
                     self.seq_pos[d] = next;
                     // A skip past either end of the region wraps too: a pass for the amount
                     // (so `passes` ends), but only reaching the end drops the cache (as fio).
@@ -908,9 +918,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             // The rest of the pattern cycle still runs (a rewrite's write after the read that
             // completed the pass).
             Amount::Passes(p) => self.passes >= p && self.i == 0,
-            Amount::Fill(_) | Amount::Share(_) => {
-                unreachable!("validation admits fill and share only for filesets")
-            }
+            // Until ENOSPC: see `complete`.
+            Amount::Fill(_) => false,
+            Amount::Share(_) => unreachable!("validation admits share only for filesets"),
         };
         self.done = done;
         Issue::Queued
@@ -924,6 +934,12 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             return false; // draining after a failure
         }
         if c.res < 0 || (c.res == 0 && s.len > 0) {
+            if self.fill && s.kind == OpKind::Write && is_full(c.res) {
+                // The filesystem is full: the fill's end, not a failure (fio's fill_device).
+                out.enospc = true;
+                self.done = true;
+                return true;
+            }
             out.error = Some(completion_error(s, c.res));
             self.sync_state = SyncState::Idle;
             return false;
@@ -1018,6 +1034,13 @@ impl<E: IoEngine> FileOps<'_, E> {
             self.sync_at_ops = self.sync_at_ops.saturating_add(sync.every_ops.unwrap_or(u64::MAX));
         }
     }
+}
+
+/// Whether a write's result says the filesystem (or the user's quota) is full: ENOSPC,
+/// EDQUOT, or a write of no bytes.
+#[cold]
+fn is_full(res: i64) -> bool {
+    res == 0 || res == -i64::from(libc::ENOSPC) || res == -i64::from(libc::EDQUOT)
 }
 
 /// The error of a failed completion.

@@ -313,6 +313,8 @@ pub fn from_parsed(
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
+    // The files earlier jobs lay out: a later job without `size` takes its file's size.
+    let mut laid = file_size::Laid::default();
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -339,8 +341,9 @@ pub fn from_parsed(
         let n = ids.entry(base.clone()).or_default();
         *n += 1;
         let id = if *n == 1 { base } else { format!("{base}-{n}") };
-        match translate_job(job, id) {
+        match translate_job(job, id, &laid) {
             Ok((test, job_notes)) => {
+                laid.record(job, &test);
                 notes.extend(job_notes.into_iter().map(|n| format!("[{}] {n}", job.name)));
                 translated.push(Some(test));
             }
@@ -475,7 +478,11 @@ impl Dir {
 /// One job as one test. Each option group is read by its own function, all of them even
 /// after one fails, so a job with several mistakes gets them all; the notes collect where
 /// fsbench's meaning differs from fio's.
-fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<FioError>> {
+fn translate_job(
+    job: &Job,
+    id: String,
+    laid: &file_size::Laid,
+) -> Result<(TestSpec, Vec<String>), Vec<FioError>> {
     let mut notes = Vec::new();
     let mut errs = Vec::new();
     // Each group is read even when an earlier one failed, so the job's every problem is found;
@@ -498,7 +505,13 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         keep!(direction(job)).map(|d| if check.is_some_and(|c| c.only) { d.as_read() } else { d });
     let dir = rw.unwrap_or(Dir::Read);
     let blocks = keep!(block_sizes(job, dir, &mut notes));
-    let files = keep!(files(job));
+    // The smallest block of the job's directions: a size taken from a file is rounded to it.
+    let bs = blocks.as_ref().map(|b| match (dir.reads(), dir.writes()) {
+        (true, false) => b.read,
+        (false, true) => b.write,
+        _ => b.read.min(b.write),
+    });
+    let files = keep!(files(job, laid, bs, engine.is_some()));
     let named = files.as_ref().and_then(|f| f.named.as_deref());
     let flags = keep!(open_flags(job, dir, named, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
@@ -546,12 +559,20 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         return Err(errs);
     }
     let check = check.unwrap_or_default();
+    let fill = layout::fill_device(job, rw, &files, check.on, &mut notes).map_err(|e| vec![e])?;
+    layout::create_serialize(job, rw, &files, &mut notes).map_err(|e| vec![e])?;
     if check.only {
         verify::only_file(job, files.named.as_deref(), files.file_bytes).map_err(|e| vec![e])?;
     }
     // fio keeps no random map with a skewed distribution.
     let random_map = random_map.unwrap_or(false) && skew.is_none();
     let mut amount = amount;
+    if let Some(fill) = fill {
+        amount = fill;
+        // fio does not lay out a file it fills: it starts empty, as fsbench's.
+        let empty = options::difference("write-file-empty");
+        notes.retain(|n| *n != empty);
+    }
     if let (Some(m), Some(b)) = (modifier, &blocks) {
         sequence::fio_amount(job, m, rw, b, &files, &mut amount).map_err(|e| vec![e])?;
     }
@@ -710,8 +731,17 @@ struct Files {
     increment: u64,
 }
 
-/// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes.
-fn files(job: &Job) -> Result<Files, FioError> {
+/// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes; without `size`, the size of the
+/// file as it is or as an earlier job lays it out (`laid`), rounded down to `bs`
+/// ([`file_size`]). `engine_ok`: fsbench takes the job's engine; an engine it refuses (whose
+/// error is reported) has its own size rules in fio (a device's, a server's, none for an
+/// engine without files), so a missing size is not reported beside it.
+fn files(
+    job: &Job,
+    laid: &file_size::Laid,
+    bs: Option<u64>,
+    engine_ok: bool,
+) -> Result<Files, FioError> {
     let threads = match job.int("numjobs")? {
         None => 1,
         Some((n, _)) if (1..=1024).contains(&n) => n as u32,
@@ -743,8 +773,13 @@ fn files(job: &Job) -> Result<Files, FioError> {
     let size = job.size("size")?.map(|v| v.0);
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);
-    let Some(file_bytes) = filesize.or(size) else {
-        return Err(job.job_err("no size: give the file's size with size= (and, optionally, the bytes to move with io_size=)"));
+    let file_bytes = match filesize.or(size) {
+        // fio's fill_device sets the size "to something really large" and ignores the job's:
+        // the file's nominal size is one block (its footprint), and the fill writes past it.
+        _ if layout::fills(job) => bs.unwrap_or(4096),
+        Some(b) => b,
+        None if !engine_ok => bs.unwrap_or(4096),
+        None => file_size::from_file(job, named.as_deref(), laid, offset, increment, threads, bs)?,
     };
     if file_bytes == 0 {
         return Err(job.job_err("size 0: give the file a size"));
@@ -1394,7 +1429,9 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 mod distribution;
+mod file_size;
 mod groups;
+mod layout;
 mod misc;
 mod sequence;
 mod verify;

@@ -977,8 +977,10 @@ pub enum Amount {
     /// Fileset only: this share (0..1] of one pass: `share = 0.2` visits a fifth of the slots
     /// (with `pick = "shuffle"`, a random fifth).
     Share(f64),
-    /// Fileset only: until the filesystem is this full (0..1, statvfs: used / (used + available),
-    /// as `df` shows it); ENOSPC ends the phase normally.
+    /// A fileset: until the filesystem is this full (0..1, statvfs: used / (used + available),
+    /// as `df` shows it); ENOSPC ends the phase normally. A data file (only 1, sequential
+    /// writes: fio's `fill_device`): its writes go on past the file's size until ENOSPC (or
+    /// EDQUOT), which ends the phase normally; runs only on a testbed fsbench made.
     Fill(f64),
 }
 

@@ -305,7 +305,7 @@ const OWN_KEYS: &[Key] = &[
     key(Phase, "amount.seconds", Float, "per thread: seconds of work; beside bytes, ops or passes a time cap: the phase ends at whichever comes first (fio's size and runtime without time_based)"),
     key(Phase, "amount.passes", Int, "per thread: full sequential passes over the thread's region (the pattern cycle that completes the last pass is finished, so a rewrite's last write is done); fileset: every slot the thread owns once per pass"),
     key(Phase, "amount.share", Float, "fileset tests: this share, in (0, 1], of one pass (with `pick = \"shuffle\"`, a random part of the slots)"),
-    key(Phase, "amount.fill", Float, "fileset tests: until the filesystem is this full, in (0, 1] (statvfs: used / (used + available), as `df` shows it); ENOSPC ends the phase normally"),
+    key(Phase, "amount.fill", Float, "fileset tests: until the filesystem is this full, in (0, 1] (statvfs: used / (used + available), as `df` shows it); ENOSPC ends the phase normally. Data tests (fio's `fill_device`): only 1, with a pattern of sequential writes (no skip), not with engine `mmap` or `verify`: the writes go on past `file.size` until ENOSPC (or EDQUOT), which ends the phase normally (`ended_by`: \"filesystem full (ENOSPC)\"); such a test runs only on a testbed fsbench made (`--fs`, `compare`) and is refused on `--dir` before any I/O"),
     key(Phase, "sync.every_bytes", Size, "sync each time the thread's written bytes reach the next multiple (data tests)"),
     key(Phase, "sync.every_ops", Int, "sync each time the thread's write count reaches the next multiple (data tests)"),
     SYNC_CALL,

@@ -355,6 +355,7 @@ fn resolve_phases(
         phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
         if kind == Kind::Data {
             check_caps(engine, iodepth, &phase, &ploc)?;
+            check_data_fill(t, engine, &phase, &ploc)?;
         }
         let (needs, makes) = uses_files(&phase);
         // A fileset phase may create the files it then uses; a data phase's reads need data
@@ -379,6 +380,27 @@ fn resolve_phases(
         phases.push(phase);
     }
     Ok(phases)
+}
+
+/// A data file's fill (writes until ENOSPC) through an engine that writes with system calls
+/// (a mapped file cannot grow past its mapping), and without `verify` (the check reads back a
+/// file of the test's size; a fill's size is known only when it ends).
+fn check_data_fill(
+    t: &TestSpec,
+    engine: &EngineKind,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<(), WorkloadError> {
+    if !matches!(phase.amount, Amount::Fill(_)) {
+        return Ok(());
+    }
+    if engine.name() == "mmap" {
+        return Err(loc.err("amount.fill with engine mmap: a mapped file cannot grow until the filesystem is full; use psync or io_uring"));
+    }
+    if t.verify == Some(true) {
+        return Err(loc.err("amount.fill with verify: fsbench checks a file of the test's size after the phase, and a fill's size is known only when ENOSPC ends it; leave verify out"));
+    }
+    Ok(())
 }
 
 /// Whether a phase draws its random offsets from a random map (the test's `random_map`): only
@@ -654,6 +676,14 @@ fn resolve_phase(
                     "the file ({}) split over {threads} threads leaves no bytes per thread",
                     fmt_bytes(size)
                 )));
+            }
+        }
+        Amount::Fill(_) if kind == Kind::Data => {
+            let seq_writes = pattern.iter().filter(|o| o.kind.is_data()).all(|o| {
+                o.kind == OpKind::Write && o.offset == OffsetMode::Sequential && o.skip == 0
+            });
+            if !seq_writes || !pattern.iter().any(|o| o.kind.is_data()) {
+                return Err(loc.err("amount.fill in a file test needs a pattern of sequential writes (no skip): the file grows from its region's start until the filesystem is full"));
             }
         }
         Amount::Fill(_) => {
@@ -1014,8 +1044,9 @@ fn resolve_amount(
             if a.share.is_some() {
                 return Err(loc.err("amount.share is for fileset tests (a share of the file slots); use bytes, ops, seconds or passes"));
             }
-            if a.fill.is_some() {
-                return Err(loc.err("amount.fill is for fileset tests (it fills the filesystem with files); use bytes, ops, seconds or passes"));
+            // A file test fills its filesystem to the end: its writes go on until ENOSPC.
+            if let Some(f) = a.fill.filter(|f| *f != 1.0) {
+                return Err(loc.err(format!("amount.fill = {f}: a file test writes until the filesystem is full (ENOSPC): use fill = 1 (a share of the filesystem is for fileset tests)")));
             }
         }
         Kind::Fileset => {
@@ -1039,7 +1070,7 @@ fn resolve_amount(
     .count();
     if given != 1 {
         return Err(loc.err(match kind {
-            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes (seconds may go beside bytes, ops or passes as a time cap: whichever comes first), e.g. amount = { bytes = \"128M\" }",
+            Kind::Data => "amount needs exactly one of bytes, ops, seconds, passes, fill = 1 (seconds may go beside bytes, ops or passes as a time cap: whichever comes first), e.g. amount = { bytes = \"128M\" }",
             Kind::Fileset => "amount needs exactly one of ops, seconds, passes, share, fill, e.g. amount = { passes = 1 }",
         }));
     }
@@ -1839,5 +1870,50 @@ mod engine_tests {
         assert!(e.contains("delay = -1"), "{e}");
         let e = role("amount = { passes = 1 }").unwrap_err();
         assert!(e.contains("bytes, ops or seconds"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod data_fill_tests {
+    use crate::model::job::Amount;
+    use crate::model::scale::Scale;
+    use crate::workload::{spec, validate, ResolveCtx};
+
+    fn load(
+        test_keys: &str,
+        pattern: &str,
+        fill: &str,
+    ) -> Result<crate::model::job::Suite, String> {
+        let text = format!("[[test]]\nid = \"f\"\nname = \"f\"\n{test_keys}\nfile = {{ size = \"64K\", prefill = false }}\n[[test.phase]]\nname = \"p\"\nopen = [\"create\"]\npattern = {pattern}\namount = {{ fill = {fill} }}\n");
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let s = spec::parse(&text, "w.toml").map_err(|e| e.to_string())?;
+        validate::resolve(&s, "w.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    /// A data test's `amount.fill` (fio's fill_device) is 1 with sequential writes only, through
+    /// an engine of system calls and without `verify`; anything else is refused with why.
+    #[test]
+    fn a_data_fill_is_sequential_writes_until_full() {
+        let seq = "[{ op = \"write\", size = \"64K\" }]";
+        let s = load("", seq, "1").unwrap();
+        assert!(matches!(s.tests[0].phases[0].amount, Amount::Fill(f) if f == 1.0));
+        assert!(load("engine = \"io_uring\"\niodepth = 4", seq, "1").is_ok());
+        for (keys, pattern, fill, why) in [
+            ("", seq, "0.5", "use fill = 1"),
+            (
+                "",
+                "[{ op = \"write\", size = \"4K\", offset = \"random\" }]",
+                "1",
+                "sequential writes",
+            ),
+            ("", "[{ op = \"read\", size = \"4K\" }]", "1", "sequential writes"),
+            ("", "[{ op = \"write\", size = \"4K\", skip = 4096 }]", "1", "no skip"),
+            // (the engine refuses a file that grows first; the fill check would too)
+            ("engine = \"mmap\"", seq, "1", "mmap"),
+            ("verify = true", seq, "1", "leave verify out"),
+        ] {
+            let e = load(keys, pattern, fill).unwrap_err();
+            assert!(e.contains(why), "{keys} {pattern} {fill}: {e}");
+        }
     }
 }

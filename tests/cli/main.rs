@@ -7,6 +7,7 @@ mod curve;
 mod figure;
 mod fio;
 mod fio_file;
+mod fio_fill;
 mod fio_sem;
 mod fio_seq;
 mod fio_verify;

@@ -1,0 +1,220 @@
+//! How fio lays out a job's file and how far a write job goes: `create_serialize` and
+//! `fill_device`. A module of its own because both are about the file outside the job's own
+//! I/O: when it is laid out (before the run, one file after another, or when the job starts)
+//! and whether its end is the job's size or the filesystem's.
+//!
+//! fio 3.33, checked on a 16 MiB tmpfs with bs=64k:
+//! - `fill_device=1` with `rw=write` writes from offset 0 until a write fails with ENOSPC
+//!   (`io_u error ... No space left on device`), and the job ends without an error
+//!   (`error: 0`, exit 0) having written the filesystem's free space (16 MiB); no fallocate,
+//!   and `size` has no effect (fio sets it to "something really large");
+//! - a later job without `size` reading that file: with `create_serialize=1` (the default)
+//!   fio lays out every job's file before any job runs, when the filled file does not exist,
+//!   and refuses the job ("you need to specify size="); with `create_serialize=0` the job's
+//!   file is set up when the job starts, and it reads the 16 MiB the fill left
+//!   (surface-scan.fio's verify-phase);
+//! - `create_serialize=0` otherwise changes only when files are laid out: each clone lays out
+//!   its own when it starts, at the same time as the others.
+
+use super::{Dir, Files, FioError, Job};
+use crate::fio::options;
+use crate::workload::spec::AmountSpec;
+
+/// `create_serialize` (default 1): fsbench lays out a job's files one after another before
+/// the test, fio's default. With 0, fio's clones lay out their own files at the same time,
+/// which differs only when the job has several files to lay out (numjobs > 1 without a shared
+/// `filename`, a job that reads: fsbench prefills them).
+pub(super) fn create_serialize(
+    job: &Job,
+    rw: Dir,
+    files: &Files,
+    notes: &mut Vec<String>,
+) -> Result<bool, FioError> {
+    let serial = job.bool("create_serialize")?.unwrap_or(true);
+    if !serial {
+        if files.threads > 1 && !files.shared && rw.reads() {
+            notes.push(options::difference("layout-serial"));
+        } else {
+            notes.push("create_serialize=0: fio lays out this job's one file when the job starts; fsbench lays it out before the test, the same file of the same size (a size a fill_device job leaves is refused, see fill_device)".into());
+        }
+    }
+    Ok(serial)
+}
+
+/// Whether the job asks for `fill_device=1` (checked by [`fill_device`]).
+pub(super) fn fills(job: &Job) -> bool {
+    matches!(job.bool("fill_device"), Ok(Some(true)))
+}
+
+/// `fill_device=1`: the timed phase writes sequentially from the start of the job's file until
+/// the filesystem is full (`amount = { fill = 1 }`: ENOSPC ends it normally, and the bytes
+/// written are the job's). fsbench does it only on a testbed it made (`--fs`, `compare`): the
+/// run refuses it on a directory before any I/O. Refused where fsbench cannot give fio's
+/// meaning or would fill a filesystem that is not a testbed. `verifies`: the job is checked
+/// after it ends (`verify` with `do_verify=1`). `None`: the job does not fill.
+pub(super) fn fill_device(
+    job: &Job,
+    rw: Dir,
+    files: &Files,
+    verifies: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<AmountSpec>, FioError> {
+    if !job.bool("fill_device")?.unwrap_or(false) {
+        return Ok(None);
+    }
+    let line = job.line("fill_device");
+    let refuse = |why: String| Err(job.err("fill_device", line, why));
+    if rw != Dir::Write {
+        return refuse(format!("with rw={}: fsbench fills a file with sequential writes (rw=write), the only use fio's HOWTO gives fill_device", rw.phase_name()));
+    }
+    if job.str("rw")?.is_some_and(|(v, _)| v.contains(':')) {
+        return refuse(
+            "with rw=write:N: fsbench fills a file with writes that follow on (no skip)".into(),
+        );
+    }
+    if let Some(p) = &files.named {
+        return refuse(format!("with filename={}: a file named by a path is on the machine's own filesystem, and fsbench fills only a testbed it made; use a plain filename (fsbench's own file, on the testbed of --fs)", p.display()));
+    }
+    if files.shared && files.threads > 1 {
+        return refuse("with numjobs > 1 on one shared filename: fsbench's threads would write the same blocks of one file; give each thread its own file (leave filename out)".into());
+    }
+    for other in ["runtime", "time_based", "ramp_time", "io_size", "number_ios", "loops"] {
+        if job.get(other).is_some() {
+            return refuse(format!("with {other}: fsbench's fill ends only when the filesystem is full (ENOSPC); leave {other} out"));
+        }
+    }
+    if verifies {
+        return refuse("with verify and do_verify=1: fsbench checks a file of a known size after the job, and a fill's size is known only when it ends; set do_verify=0 (a later read job may verify)".into());
+    }
+    if job.get("size").is_some() || job.get("filesize").is_some() {
+        notes.push("size has no effect with fill_device (as in fio: the job writes until the filesystem is full)".into());
+    }
+    notes.push("fill_device=1: writes until the filesystem is full (ENOSPC ends the job without an error; the bytes written are the job's), as fio; fsbench does this only on a testbed it made (--fs, compare): run on a directory it refuses before any I/O".into());
+    Ok(Some(AmountSpec { fill: Some(1.0), ..AmountSpec::default() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{translate, FioError, Translation};
+    use crate::workload::spec::TestSpec;
+
+    fn tr(text: &str) -> Result<Translation, FioError> {
+        translate(text, "t.fio", "t", &|_| None)
+    }
+
+    fn err(text: &str) -> String {
+        tr(text).unwrap_err().to_string()
+    }
+
+    fn is_diff(t: &TestSpec, id: &str) -> bool {
+        t.notes.iter().any(|n| n.contains(&format!("[differs from fio: {id}]")))
+    }
+
+    /// `fill_device=1` on a sequential write: the timed phase's amount is `fill = 1` (no
+    /// bytes), the file starts empty as fio's (no `write-file-empty` difference), the note says
+    /// it needs a testbed, `size` has no effect (said so), and `fill_fs` is its alias.
+    #[test]
+    fn fill_device_writes_until_the_filesystem_is_full() {
+        for text in [
+            "[f]\nrw=write\nbs=64k\nfill_device=1\n",
+            "[f]\nrw=write\nbs=64k\nfill_fs=1\nsize=1m\n",
+            "[f]\nfilename=data.tmp\nrw=write\nbs=64k\nfill_device\n",
+        ] {
+            let t = tr(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let test = &t.spec.tests[0];
+            let a = &test.phases.last().unwrap().amount;
+            assert_eq!((a.fill, a.bytes, a.seconds), (Some(1.0), None, None), "{text}");
+            assert!(!is_diff(test, "write-file-empty"), "{text}: {:?}", test.notes);
+            assert!(test.notes.iter().any(|n| n.contains("only on a testbed it made")), "{text}");
+            assert!(!test.file.as_ref().unwrap().prefill);
+            assert_eq!(
+                text.contains("size=1m"),
+                test.notes.iter().any(|n| n.contains("size has no effect with fill_device")),
+                "{text}"
+            );
+        }
+        // Off: the job's size as always.
+        let t = tr("[f]\nrw=write\nsize=1m\nfill_device=0\n").unwrap();
+        assert_eq!(t.spec.tests[0].phases[0].amount.fill, None);
+    }
+
+    /// Where fsbench cannot fill as fio does, or would fill a filesystem that is not a testbed,
+    /// the option is refused at its line with why.
+    #[test]
+    fn fill_device_is_refused_where_fsbench_cannot_give_its_meaning() {
+        for (extra, why) in [
+            ("rw=read\n", "with rw=read"),
+            ("rw=randwrite\n", "with rw=randwrite"),
+            ("rw=write:4k\n", "no skip"),
+            ("rw=write\nfilename=/tmp/fsbench-unit-fill.dat\n", "machine's own filesystem"),
+            ("rw=write\nfilename=f\nnumjobs=2\n", "one shared filename"),
+            ("rw=write\nruntime=10\n", "leave runtime out"),
+            ("rw=write\nio_size=1m\n", "leave io_size out"),
+            ("rw=write\nverify=crc32c\n", "do_verify=0"),
+        ] {
+            let e = err(&format!("[f]\nfill_device=1\n{extra}"));
+            assert!(e.contains("t.fio:2: `fill_device`") && e.contains(why), "{extra}: {e}");
+        }
+        // verify with do_verify=0 is not checked after the job: accepted.
+        assert!(tr("[f]\nfill_device=1\nrw=write\nverify=crc32c\ndo_verify=0\n").is_ok());
+    }
+
+    /// A later job without `size` on the file a fill_device job fills: fio 3.33 refuses it with
+    /// create_serialize=1 ("you need to specify size="); with create_serialize=0 fio takes
+    /// the size the fill left, which fsbench says it cannot. With `size=` it runs.
+    #[test]
+    fn a_job_after_a_fill_without_size_is_refused_with_why() {
+        let fill = "[w]\nfilename=data.tmp\nrw=write\nbs=64k\nfill_device=1\n";
+        let e = err(&format!("{fill}[r]\nstonewall\nfilename=data.tmp\nrw=read\n"));
+        assert!(e.contains("t.fio:6: `[r]`") && e.contains("you need to specify size="), "{e}");
+        assert!(e.contains("[w] fills this job's file"), "{e}");
+        let e =
+            err(&format!("{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n"));
+        assert!(e.contains("the size the fill left") && e.contains("give size="), "{e}");
+        let t = tr(&format!("{fill}[r]\nstonewall\nfilename=data.tmp\nrw=read\nsize=8m\n"));
+        assert!(t.is_ok(), "{:?}", t.err().map(|e| e.to_string()));
+    }
+
+    /// surface-scan.fio's own lines (a tab before a comment after a value, verify=meta with
+    /// verify_pattern and verify_interval, do_verify per job, create_serialize=0): the write
+    /// phase fills and is not checked, the read phase (given a size here) is checked, and
+    /// create_serialize=0 on one file is a plain note, not a difference.
+    #[test]
+    fn surface_scans_options_translate_as_fios() {
+        let text = "[global]\nthread\nbs=64k\ndirect=1\nioengine=sync\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n\n[write-phase]\nfilename=datafile.tmp\t; or use a full disk, for example /dev/sda\nrw=write\nfill_device=1\ndo_verify=0\n\n[verify-phase]\nstonewall\ncreate_serialize=0\nfilename=datafile.tmp\nrw=read\ndo_verify=1\nsize=32m\n";
+        let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+        let (w, r) = (&t.spec.tests[0], &t.spec.tests[1]);
+        assert_eq!(w.phases.last().unwrap().amount.fill, Some(1.0));
+        assert_eq!(w.verify, None, "do_verify=0: not checked");
+        assert_eq!(r.verify, Some(true), "do_verify=1: checked");
+        assert_eq!(w.direct, Some(true));
+        assert!(!is_diff(r, "layout-serial"), "{:?}", r.notes);
+        assert!(r.notes.iter().any(|n| n.contains("create_serialize=0")), "{:?}", r.notes);
+        // The tab and the comment are not part of the name: both jobs name one file (a plain
+        // name, fsbench's own per test, said so).
+        assert!(t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+    }
+
+    /// create_serialize: 1 (default) is fsbench's own order, without a note; 0 with several
+    /// files to lay out (numjobs threads each with its own file, read) is a difference.
+    #[test]
+    fn create_serialize_is_fsbenchs_order_or_a_stated_difference() {
+        let t = tr("[r]\nrw=read\nsize=1m\nnumjobs=2\n").unwrap();
+        assert!(!t.spec.tests[0].notes.iter().any(|n| n.contains("create_serialize")));
+        let t = tr("[r]\nrw=read\nsize=1m\nnumjobs=2\ncreate_serialize=1\n").unwrap();
+        assert!(!t.spec.tests[0].notes.iter().any(|n| n.contains("create_serialize")));
+        let t = tr("[r]\nrw=read\nsize=1m\nnumjobs=2\ncreate_serialize=0\n").unwrap();
+        assert!(is_diff(&t.spec.tests[0], "layout-serial"), "{:?}", t.spec.tests[0].notes);
+        assert!(t.check_strict().is_err(), "--fio-strict refuses a difference");
+        // Written by the job itself (nothing laid out), or one file: no difference.
+        for text in [
+            "[w]\nrw=write\nsize=1m\nnumjobs=2\ncreate_serialize=0\n",
+            "[r]\nrw=read\nsize=1m\nfilename=f\nnumjobs=2\ncreate_serialize=0\n",
+        ] {
+            let t = tr(text).unwrap();
+            assert!(!is_diff(&t.spec.tests[0], "layout-serial"), "{text}");
+        }
+        let e = err("[r]\nrw=read\nsize=1m\ncreate_serialize=maybe\n");
+        assert!(e.contains("t.fio:4: `create_serialize`"), "{e}");
+    }
+}
