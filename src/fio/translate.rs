@@ -313,6 +313,7 @@ pub fn from_parsed(
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
+    let exits = exit::plan(&jobs, &groups, &mut errors, &mut notes);
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -352,7 +353,10 @@ pub fn from_parsed(
     }
     let mut tests = Vec::new();
     let mut places = Vec::new();
-    for g in &groups {
+    for (gi, g) in groups.iter().enumerate() {
+        if exits.never_runs(gi, g, &jobs, &mut notes) {
+            continue;
+        }
         // A job that did not translate has its errors already; the rest of its group is still
         // checked as a group, so the file's every problem is found in one pass.
         let (mut members, mut sub) = (Vec::new(), groups::Group::default());
@@ -367,7 +371,8 @@ pub fn from_parsed(
             continue;
         }
         match one_group(&jobs, &sub, members, &mut notes) {
-            Ok((test, mut p)) => {
+            Ok((mut test, mut p)) => {
+                exits.apply(gi, &sub, &jobs, &mut test, &p, &mut notes);
                 tests.push(test);
                 places.append(&mut p);
             }
@@ -592,6 +597,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         fileset: None,
         phases,
         roles: Vec::new(),
+        exitall: None,
     };
     Ok((test, notes))
 }
@@ -1394,6 +1400,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 mod distribution;
+mod exit;
 mod groups;
 mod misc;
 mod sequence;

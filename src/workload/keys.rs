@@ -289,6 +289,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Test, "file.unlink", Bool, "with `file.path`: remove the file after the test"), "false"),
     key(Test, "fileset", Table, "instead of `file`: many files (see [Filesets](#filesets))"),
     key(Test, "role", Table, "`[[test.role]]`, repeatable: threads with a file, a pattern and (optionally) an engine, depth and amount of their own that run beside every timed phase until the test's own threads are done, or until they have moved their own amount (see [Roles](#roles)); the test is ranked on its own threads"),
+    key(Test, "exitall", Table, "fio's `exitall` with `exit_what`, also on a role (`[[test.role]]`): `{ stops = \"group\", group = N }` or `{ stops = \"test\", group = N }`. When the first thread of the job (the test's own threads, or the role) ends, for any reason, it stops the test's jobs whose `exitall` has the same `group` (default 0; fio's `groupid`), or every job of the test; a job it stops keeps the work it did, ends within about 5 ms plus its op in flight, and stops what its own `exitall` says. The phase then reports `ended_by = \"exitall\"`"),
     key(Phase, "name", Str, "phase name; required"),
     with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
     with_values(

@@ -271,6 +271,7 @@ fn into_role(
         rate_process: phase.rate_process,
         thinktime: phase.thinktime,
         thinktime_blocks: phase.thinktime_blocks,
+        exitall: None,
     };
     Ok((role, t.notes))
 }
