@@ -1319,12 +1319,15 @@ fn pacing(
         };
         let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(name, line, m))?;
         match rw {
-            Dir::RandMix | Dir::SeqMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with {}: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}", rw.phase_name()))),
+            // Each direction on its own schedule: rate::per_direction.
             Dir::RandMix | Dir::SeqMix => Ok(None),
             _ if rw.reads() => Ok((r > 0).then_some(r)),
             _ => Ok((w > 0).then_some(w)),
         }
     };
+    if matches!(rw, Dir::RandMix | Dir::SeqMix) {
+        rate::per_direction(job, rw, timed, notes)?;
+    }
     let iops = one_dir("rate_iops")?;
     let bytes = one_dir("rate")?;
     if let (Some(_), Some(_)) = (iops, bytes) {
@@ -1403,6 +1406,7 @@ mod distribution;
 mod exit;
 mod groups;
 mod misc;
+mod rate;
 mod sequence;
 mod verify;
 

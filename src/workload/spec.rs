@@ -378,6 +378,12 @@ pub struct RoleSpec {
     /// How the rate's starts are spaced, as a phase's `rate_process`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_process: Option<String>,
+    /// Reads per second in bytes of each thread, as a phase's `rate_read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_read: Option<SizeExpr>,
+    /// Writes per second in bytes of each thread, as a phase's `rate_write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_write: Option<SizeExpr>,
     /// Pause after every `thinktime_blocks` ops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<super::load::DurationText>,
@@ -521,6 +527,13 @@ pub struct PhaseSpec {
     /// (exponential gaps with the same mean; fio's `rate_process`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_process: Option<String>,
+    /// Each thread's reads per second in bytes, on their own schedule (fio's `rate=R,W`): one
+    /// entry that mixes reads and writes (`write_percent`); not with `rate` or `rate_iops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_read: Option<SizeExpr>,
+    /// Each thread's writes per second in bytes, as `rate_read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_write: Option<SizeExpr>,
     /// Pause between ops: microseconds, or `"500us"`, `"2ms"`, `"1s"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<super::load::DurationText>,

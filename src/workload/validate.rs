@@ -515,6 +515,8 @@ fn resolve_role(
         rate_iops: r.rate_iops,
         rate: r.rate,
         rate_process: r.rate_process.clone(),
+        rate_read: r.rate_read,
+        rate_write: r.rate_write,
         thinktime: r.thinktime.clone(),
         thinktime_blocks: r.thinktime_blocks,
         ..PhaseSpec::default()

@@ -8,6 +8,7 @@ mod figure;
 mod fio;
 mod fio_exit;
 mod fio_file;
+mod fio_rate;
 mod fio_sem;
 mod fio_seq;
 mod fio_verify;

@@ -233,7 +233,11 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nrw=read:4k\nbssplit=4k/50:8k/50\n", "t.fio:3: `rw`", "one size"),
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
         ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
-        ("[a]\nsize=1m\nrw=randrw\nrate=1m\n", "t.fio:4: `rate`", "each on its own"),
+        (
+            "[a]\nsize=1m\nbs=4k,8k\nrw=randrw\nrate=1m\n",
+            "t.fio:5: `rate`",
+            "cannot pace each direction",
+        ),
         ("[a]\nsize=1m\nrate_iops=5\nrate_process=bursty\n", "t.fio:4: `rate_process`", "poisson"),
         ("[a]\nsize=1m\nthinktime=5\nthinktime_spin=2\n", "t.fio:4: `thinktime_spin`", "sleeps"),
         ("[a]\nsize=1m\nrate=1m\nrate_iops=5\n", "`rate_iops`", "one of rate"),
