@@ -130,3 +130,30 @@ fn exit_what_all_leaves_the_later_groups_out() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("exit-all-unrun"), "{}", stderr(&o));
 }
+
+/// The test's own threads stopped by a role's end (exitall): the phase says `ended_by =
+/// "exitall"` and its figures are the work it did (not an interruption, not a failure).
+#[test]
+fn a_phase_stopped_by_exitall_says_so() {
+    let text = "[global]\nbs=4k\nsize=1m\nexitall\n[fast]\nrw=randread\ntime_based\nruntime=5\n[slow]\nrw=read\nnumber_ios=10\nthinktime=20000\n";
+    let work = TestDir::new();
+    let file = work.write("job.fio", text);
+    let data = TestDir::new();
+    let o = command()
+        .args(["run", "--fio"])
+        .arg(&file)
+        .arg("--dir")
+        .arg(data.path())
+        .args(["--format", "json", "--no-store"])
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let p = &v["tests"][0]["reps"][0]["phases"][0];
+    assert_eq!(p["ended_by"], "exitall", "{p}");
+    let wall = p["wall_nanos"].as_u64().unwrap_or_else(|| panic!("no wall_nanos in {p}"));
+    assert!(wall < 2_000_000_000, "stopped with the slow job (about 0.2 s), not at 5 s: {wall} ns");
+    assert!(p["bytes_read"].as_u64().unwrap_or(0) > 0, "{p}");
+    assert_eq!(v["tests"][0]["status"]["state"], "ok", "{}", v["tests"][0]["status"]);
+    assert_eq!(data.entries(), Vec::<String>::new(), "fsbench left files behind");
+}
