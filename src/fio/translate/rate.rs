@@ -126,6 +126,22 @@ mod tests {
         assert_eq!((dir.read, dir.write, load.thread_ops_per_s), (Some(512.0), Some(256.0), None));
     }
 
+    /// A mixed job beside the first of its group (a role) keeps each direction's rate.
+    #[test]
+    fn a_mixed_job_in_a_group_keeps_each_directions_rate() {
+        let text = "[a]\nsize=1m\n[b]\nsize=1m\nbs=4k\nrw=randrw\nrate=,1m\n";
+        let t = translate(text, "t.fio", "t", &env).unwrap_or_else(|e| panic!("{e}"));
+        let r = &t.spec.tests[0].roles[0];
+        assert_eq!((r.rate_read, r.rate_write), (None, Some(SizeExpr::Bytes(1 << 20))));
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        };
+        let suite = crate::fio::load(&t, &ctx).unwrap_or_else(|e| panic!("{e}"));
+        let d = suite.tests[0].roles[0].phase.load.dir_ops_per_s.expect("per direction");
+        assert_eq!((d.read, d.write), (None, Some(256.0)));
+    }
+
     /// Where fsbench cannot pace each direction as fio, the job is refused with the way out.
     #[test]
     fn a_mixed_rate_fsbench_cannot_pace_is_refused() {
