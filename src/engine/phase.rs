@@ -44,6 +44,8 @@ pub struct PhaseRun {
     pub synced: Option<(Instant, Option<EngineError>)>,
     /// The stonewall ended the phase.
     pub stonewalled: bool,
+    /// Another job's end stopped the phase (fio's `exitall`, see [`ExitLink`]).
+    pub exited: bool,
     /// A timed data phase's interval series, merged over its workers.
     pub over_time: Option<PhaseSeries>,
     /// A steady-state criterion's outcome (the phase ended when it held).
@@ -56,6 +58,7 @@ impl PhaseRun {
         self.outs.iter().all(|o| o.error.is_none() && !o.interrupted)
             && self.synced.as_ref().is_none_or(|s| s.1.is_none())
             && !self.stonewalled
+            && !self.exited
     }
 
     /// A phase that could not start: `error` is its one worker's.
@@ -76,7 +79,44 @@ pub fn run(
     progress: &dyn Progress,
     devices: &[String],
 ) -> PhaseRun {
-    let job = Workers { test, phase, files, opts, seed, progress, devices };
+    run_linked(test, phase, files, opts, seed, progress, devices, None)
+}
+
+/// The test's own threads' side of fio's `exitall` (the roles' side is in
+/// [`super::roles::beside`]): the phase says when its first worker ends (`ended`), and stops
+/// when another job's end asks it to (`stop`, then `exited`).
+#[derive(Default)]
+pub struct ExitLink {
+    /// The phase's stop flag: the one its workers poll before every op (no further load in
+    /// the hot loop). A failing worker sets it too.
+    pub stop: AtomicBool,
+    /// Set with `stop` when another job's end stopped the phase.
+    pub exited: AtomicBool,
+    /// Set by the phase when the first of its workers ends.
+    pub ended: AtomicBool,
+}
+
+impl ExitLink {
+    /// Stop the phase: another job's end asks it (fio's `exitall`).
+    pub fn exit(&self) {
+        self.exited.store(true, Ordering::Release);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// [`run`], linked to the test's other jobs by `exit` (fio's `exitall`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_linked(
+    test: &TestDef,
+    phase: &PhaseDef,
+    files: &mut dyn TestFiles,
+    opts: &EngineOptions,
+    seed: u64,
+    progress: &dyn Progress,
+    devices: &[String],
+    exit: Option<&ExitLink>,
+) -> PhaseRun {
+    let job = Workers { test, phase, files, opts, seed, progress, devices, exit };
     ioengine::with_engine(&test.engine, job).unwrap_or_else(|| {
         let e = format!("engine `{}` is not one of this fsbench's", test.engine.name());
         PhaseRun::failed(EngineError::unsupported(e))
@@ -92,18 +132,20 @@ struct Workers<'a> {
     seed: u64,
     progress: &'a dyn Progress,
     devices: &'a [String],
+    exit: Option<&'a ExitLink>,
 }
 
 impl WithEngine for Workers<'_> {
     type Output = PhaseRun;
 
     fn with<E: IoEngine>(self) -> PhaseRun {
-        let Workers { test, phase, files, opts, seed, progress, devices } = self;
+        let Workers { test, phase, files, opts, seed, progress, devices, exit } = self;
         let options = E::options(&test.engine_options);
         let n = test.threads as usize;
         let barrier = Barrier::new(n);
-        let phase_stop = AtomicBool::new(false);
-        let stop = StopFlags { phase: &phase_stop, signal: crate::sys::signals::flag() };
+        let own_stop = AtomicBool::new(false);
+        let phase_stop: &AtomicBool = exit.map_or(&own_stop, |x| &x.stop);
+        let stop = StopFlags { phase: phase_stop, signal: crate::sys::signals::flag() };
         let finished = AtomicUsize::new(0);
         let mut run = PhaseRun::default();
         let mut samples: Vec<Sample> = Vec::new();
@@ -149,6 +191,9 @@ impl WithEngine for Workers<'_> {
                     let done = done_tx.clone();
                     s.spawn(move || {
                         let out = worker::run::<E>(&mut plan, options, barrier, stop, ctr);
+                        if let Some(x) = exit {
+                            x.ended.store(true, Ordering::Release);
+                        }
                         finished.fetch_add(1, Ordering::Release);
                         let _ = done.send(());
                         out
@@ -217,8 +262,13 @@ impl WithEngine for Workers<'_> {
         if let (true, Some(c)) = (phase.timed, phase.load.steady) {
             run.steady = Some(SteadyOutcome { criterion: c, held_at_secs: held_at });
         }
-        if (run.stonewalled || held_at.is_some()) && run.outs.iter().all(|o| o.error.is_none()) {
-            // Stopped by the stonewall or a steady state, not by a signal or a failing worker.
+        // Stopped by another job's end: asked to, and a worker saw it before its amount was done.
+        run.exited = exit.is_some_and(|x| x.exited.load(Ordering::Acquire))
+            && run.outs.iter().any(|o| o.interrupted);
+        let ended_early = run.stonewalled || held_at.is_some() || run.exited;
+        if ended_early && run.outs.iter().all(|o| o.error.is_none()) {
+            // Stopped by the stonewall, a steady state or another job's end (exitall), not by
+            // a signal or a failing worker.
             let signalled = crate::sys::signals::interrupted();
             for o in &mut run.outs {
                 o.interrupted = signalled;

@@ -264,19 +264,19 @@ fn run_phase(
     let point = PhasePoint { phase: &phase.name, ..cx.at };
     let released = cx.hooks.before_phase(&point);
     let seed = files.phase_seed(cx.seed, pi);
-    let run_once = |files: &mut dyn TestFiles| {
-        phase::run(test, phase, files, opts, seed, cx.progress, env.devices)
+    let run_once = |files: &mut dyn TestFiles, exit: Option<&phase::ExitLink>| {
+        phase::run_linked(test, phase, files, opts, seed, cx.progress, env.devices, exit)
     };
     let (run, roles, role_error) = match &released {
         Ok(()) if lost.is_some() => {
             (lost.map(PhaseRun::failed).unwrap_or_default(), Vec::new(), None)
         }
         Ok(()) if phase.timed => {
-            super::roles::beside(test, env.roles, seed, opts.compress_percent, || {
-                run_once(&mut *files)
+            super::roles::beside(test, env.roles, seed, opts.compress_percent, |exit| {
+                run_once(&mut *files, Some(exit))
             })
         }
-        Ok(()) => (run_once(&mut *files), Vec::new(), None),
+        Ok(()) => (run_once(&mut *files, None), Vec::new(), None),
         Err(_) => (PhaseRun::default(), Vec::new(), None),
     };
     let window_start = run.outs.iter().map(|o| o.start).min();
@@ -296,7 +296,7 @@ fn run_phase(
             let (check, lost) = split(phase, prepared);
             let run = match lost {
                 Some(e) => PhaseRun::failed(e),
-                None => run_once(&mut *files),
+                None => run_once(&mut *files, None),
             };
             PhasePass::of(test, phase, run, check)
         });
@@ -331,6 +331,9 @@ fn run_phase(
     }
     observed.record(target, &mut pr, warnings);
     pr.roles = roles;
+    if run.exited {
+        pr.ended_by = Some(super::results::EXITALL.into());
+    }
     if run.stonewalled {
         let capped = phase.max_seconds.is_some_and(|s| {
             opts.stonewall.is_none_or(|w| Duration::try_from_secs_f64(s).is_ok_and(|c| c <= w))

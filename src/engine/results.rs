@@ -11,6 +11,8 @@ use std::time::Instant;
 pub const STONEWALLED: &str = "stonewall";
 /// `ended_by` of a timed phase whose amount's time cap (`max_seconds`) came first.
 pub const TIME_CAP: &str = "time cap (amount.seconds)";
+/// `ended_by` of a phase another job's end stopped (fio's `exitall`).
+pub const EXITALL: &str = "exitall";
 
 /// One phase's result from its workers' outputs: sums over the workers, its wall time from the
 /// first worker's release to the last one's end (or the end-of-phase syncfs), its latencies, and

@@ -11,10 +11,11 @@
 //! phase ([`RoleResult`]); the test's figures are its own threads' only.
 
 use super::ioengine::{self, IoEngine, WithEngine};
+use super::phase::ExitLink;
 use super::runner::{EngineOptions, Progress};
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
-use crate::model::job::{RoleDef, RoleWait, TestDef};
+use crate::model::job::{ExitAll, ExitStops, RoleDef, RoleWait, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
 use std::path::{Path, PathBuf};
@@ -76,15 +77,20 @@ pub fn remove(paths: &[Vec<PathBuf>]) {
 /// stopped when the foreground is done, one with an amount (`own_amount`, fio's jobs of one
 /// group) moves it (or stops at its time cap, `max_seconds`) and is waited for. A role that is `uncached` has its files' pages dropped
 /// first.
+///
+/// fio's `exitall` ([`crate::model::job::ExitAll`]): when the first thread of a job with one
+/// (the foreground, through `exit`, or a role) ends, a watcher stops the jobs it names within
+/// [`EXIT_POLL`]; each keeps the work it did, and its own end stops what its `exitall` names.
 pub fn beside<T>(
     test: &TestDef,
     paths: &[Vec<PathBuf>],
     seed: u64,
     compress_percent: u8,
-    foreground: impl FnOnce() -> T,
+    foreground: impl FnOnce(&ExitLink) -> T,
 ) -> (T, Vec<RoleResult>, Option<EngineError>) {
+    let fg_exit = ExitLink::default();
     if test.roles.is_empty() {
-        return (foreground(), Vec::new(), None);
+        return (foreground(&fg_exit), Vec::new(), None);
     }
     let mut error = None;
     for (r, files) in test.roles.iter().zip(paths).filter(|(r, _)| r.uncached) {
@@ -149,8 +155,8 @@ pub fn beside<T>(
                 let job =
                     RoleThread { plan, role: r, barrier: &barriers[ri], flags: &flags[ri], ctr };
                 running.fetch_add(1, Ordering::Relaxed);
-                let (running, left, foreground_done, starts) =
-                    (&running, &left, &foreground_done, &starts);
+                let (running, left, foreground_done, starts, stops) =
+                    (&running, &left, &foreground_done, &starts, &stops);
                 s.spawn(move || {
                     // fio's wait_for: until the waitee's threads are all done.
                     let waiting = || match r.after {
@@ -160,10 +166,14 @@ pub fn beside<T>(
                             left.get(i).is_some_and(|l| l.load(Ordering::Acquire) > 0)
                         }
                     };
-                    while waiting() && !crate::sys::signals::interrupted() {
+                    // A role stopped before it starts (exitall) starts no later.
+                    let stopped = || stops[ri].load(Ordering::Relaxed);
+                    while waiting() && !crate::sys::signals::interrupted() && !stopped() {
                         std::thread::sleep(std::time::Duration::from_millis(2));
                     }
-                    sleep_unless_interrupted(r.delay_seconds);
+                    if !stopped() {
+                        sleep_unless_interrupted(r.delay_seconds);
+                    }
                     let at = released.elapsed().as_nanos() as u64 + 1;
                     let _ = starts[ri].compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
                     let out = job.run();
@@ -198,10 +208,36 @@ pub fn beside<T>(
                 }
             });
         }
+        if test.exitall.is_some() || test.roles.iter().any(|r| r.exitall.is_some()) {
+            let (stops, left, fg_exit, foreground_done, running) =
+                (&stops, &left, &fg_exit, &foreground_done, &running);
+            s.spawn(move || {
+                let mut watch = ExitWatch::new(test);
+                loop {
+                    // Read before the ends, so the last ends are seen after the loop's end.
+                    let over = foreground_done.load(Ordering::Acquire)
+                        && running.load(Ordering::Acquire) == 0;
+                    let ended = |j: usize| match j {
+                        0 => fg_exit.ended.load(Ordering::Acquire),
+                        j => {
+                            left[j - 1].load(Ordering::Acquire) < test.roles[j - 1].threads as usize
+                        }
+                    };
+                    watch.step(ended, |j| match j {
+                        0 => fg_exit.exit(),
+                        j => stops[j - 1].store(true, Ordering::Relaxed),
+                    });
+                    if over || crate::sys::signals::interrupted() {
+                        break;
+                    }
+                    std::thread::sleep(EXIT_POLL);
+                }
+            });
+        }
         // The roles' lead: the foreground meets them in their steady state.
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
         sleep_unless_interrupted(lead);
-        let value = foreground();
+        let value = foreground(&fg_exit);
         foreground_done.store(true, Ordering::Release);
         for (r, s) in test.roles.iter().zip(&stops) {
             if !r.own_amount {
@@ -222,6 +258,48 @@ pub fn beside<T>(
         }
     }
     (value, results, error)
+}
+
+/// How often the `exitall` watcher of [`beside`] looks for jobs that ended: the bound on how
+/// late a job it stops sees its stop flag (plus the op it has in flight).
+pub const EXIT_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Which jobs of a test fio's `exitall` stops, job by job: job 0 is the test's own threads,
+/// job `i + 1` its role `i`. Plain bookkeeping, so the cascade is testable without threads.
+struct ExitWatch {
+    /// Each job's `exitall`.
+    exits: Vec<Option<ExitAll>>,
+    /// Jobs whose end was acted on.
+    seen: Vec<bool>,
+}
+
+impl ExitWatch {
+    fn new(test: &TestDef) -> ExitWatch {
+        let exits: Vec<Option<ExitAll>> =
+            std::iter::once(test.exitall).chain(test.roles.iter().map(|r| r.exitall)).collect();
+        ExitWatch { seen: vec![false; exits.len()], exits }
+    }
+
+    /// Act on the jobs that `ended` says have ended since the last step: `stop` each job their
+    /// `exitall` names (a job may be stopped more than once).
+    fn step(&mut self, ended: impl Fn(usize) -> bool, mut stop: impl FnMut(usize)) {
+        for j in 0..self.exits.len() {
+            if self.seen[j] || !ended(j) {
+                continue;
+            }
+            self.seen[j] = true;
+            let Some(e) = self.exits[j] else { continue };
+            for (k, other) in self.exits.iter().enumerate() {
+                let named = match e.stops {
+                    ExitStops::Test => true,
+                    ExitStops::Group => other.is_some_and(|o| o.group == e.group),
+                };
+                if named {
+                    stop(k);
+                }
+            }
+        }
+    }
 }
 
 /// Sleep `seconds` (at most), waking early on a signal.
@@ -291,5 +369,45 @@ fn role_result(r: &RoleDef, outs: &[&WorkerOutput]) -> RoleResult {
             0.0
         },
         latency: hist.summaries(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch(exits: &[Option<ExitAll>]) -> ExitWatch {
+        ExitWatch { exits: exits.to_vec(), seen: vec![false; exits.len()] }
+    }
+
+    fn group(g: u32) -> Option<ExitAll> {
+        Some(ExitAll { stops: ExitStops::Group, group: g })
+    }
+
+    /// One step with the jobs in `ended` ended: the jobs stopped, in order, once each.
+    fn step(w: &mut ExitWatch, ended: &[usize]) -> Vec<usize> {
+        let mut stopped = Vec::new();
+        w.step(|j| ended.contains(&j), |k| stopped.push(k));
+        stopped.sort();
+        stopped.dedup();
+        stopped
+    }
+
+    /// fio's exit_what=group stops the jobs of the ended job's groupid (itself included: its
+    /// other threads), `test` every job; a job without exitall stops nothing, and each end is
+    /// acted on once. The cascade: a stopped job's own end then stops what it names.
+    #[test]
+    fn an_ended_job_stops_its_group_or_the_test_and_the_stopped_cascade() {
+        let test_wide = Some(ExitAll { stops: ExitStops::Test, group: 5 });
+        let mut w = watch(&[group(0), group(1), group(0), test_wide]);
+        assert_eq!(step(&mut w, &[]), Vec::<usize>::new());
+        assert_eq!(step(&mut w, &[0]), [0, 2]);
+        assert_eq!(step(&mut w, &[0]), Vec::<usize>::new(), "acted on once");
+        // Job 2 ends (stopped): group 0 again; then job 3 (stops = test): everyone.
+        assert_eq!(step(&mut w, &[0, 2]), [0, 2]);
+        assert_eq!(step(&mut w, &[0, 2, 3]), [0, 1, 2, 3]);
+        let mut none = watch(&[None, group(0)]);
+        assert_eq!(step(&mut none, &[0]), Vec::<usize>::new());
+        assert_eq!(step(&mut none, &[0, 1]), [1], "a job without exitall is not in a group");
     }
 }

@@ -22,7 +22,7 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
-use super::pace::{PacePlan, Pacer};
+use super::pace::{DirPacer, PacePlan, Pacer, Pick};
 use super::random_map::RandomMap;
 use super::series::{SeriesPlan, SeriesRecorder};
 use super::skew::Skew;
@@ -272,6 +272,7 @@ pub fn run<E: IoEngine>(
                 Ok(e) => {
                     let mut src =
                         FileOps::new(e, phase, f, seed, compress_percent, depth, progress);
+                    src.dir_pace = DirPacer::of(&ot.pace, stop.phase);
                     match src.register_buffers() {
                         Ok(()) => drive::<E, _>(&mut src, barrier, stop, &ot),
                         Err(e) => setup_failed::<E>(e, barrier, stop),
@@ -574,6 +575,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     /// A fill phase (`Amount::Fill`, fio's `fill_device`): sequential writes go on past the
     /// region's end, and ENOSPC (or EDQUOT) ends the phase normally (`out.enospc`).
     fill: bool,
+    /// A mixed phase's reads and writes each on its own schedule (fio's `rate=R,W`).
+    dir_pace: Option<DirPacer<'a>>,
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -644,6 +647,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             drop_due: false,
             random_bytes: 0,
             fill: matches!(phase.amount, Amount::Fill(_)),
+            dir_pace: None,
         }
     }
 
@@ -766,6 +770,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         if let Amount::Seconds(s) = self.phase.amount {
             self.deadline = start_ns.saturating_add((s * 1e9) as u64);
         }
+        if let Some(p) = self.dir_pace.as_mut() {
+            p.start(start_ns);
+        }
         Some(t0)
     }
 
@@ -792,11 +799,27 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         }
         let op = &self.pattern[self.i];
         // A mixed read is a write with its `write_percent` probability (fio's randrw).
-        let op_kind = if op.write_percent > 0 && self.rng.u8(0..100) < op.write_percent {
+        let mut op_kind = if op.write_percent > 0 && self.rng.u8(0..100) < op.write_percent {
             OpKind::Write
         } else {
             op.kind
         };
+        if let Some(p) = self.dir_pace.as_mut().filter(|_| op_kind.is_data()) {
+            // Each direction on its own schedule: the op may go the other way (fio's).
+            let mixed = op.write_percent > 0 && op.write_percent < 100;
+            match p.pick(op_kind == OpKind::Write, mixed, t0, inflight) {
+                Pick::Go { write, stamp } => {
+                    if stamp >= self.deadline {
+                        self.done = true;
+                        return Issue::End;
+                    }
+                    op_kind = if write { OpKind::Write } else { OpKind::Read };
+                    p.issued(write);
+                    t0 = stamp;
+                }
+                Pick::Reap | Pick::Stopped => return Issue::Wait,
+            }
+        }
         let (kind, len, off, buf, stamp) = match op_kind {
             OpKind::Read | OpKind::Write => {
                 let mut size = match op.size {

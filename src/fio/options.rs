@@ -183,9 +183,9 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "thread",
         kind: Kind::Flag, aliases: &[], meaning: "fsbench always uses threads" },
     FioOption { name: "rate",
-        kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); one direction's value (a randrw job is refused: fio limits each direction on its own)" },
+        kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); the job's direction's value; on a mixed job (randrw, rw) R,W limits reads and writes each on its own schedule as fio (`rate_read`/`rate_write`; one value both, a missing one not limited: rate=,W limits only the writes; refused with reads and writes of different sizes)" },
     FioOption { name: "rate_iops",
-        kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in ops per second of each thread, as rate (the phase's `rate_iops`)" },
+        kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in ops per second of each thread, as rate (the phase's `rate_iops`); on a mixed job R,W in bytes as fio makes them (ops times bs: `rate_read`/`rate_write`; refused with several sizes)" },
     FioOption { name: "rate_min",
         kind: Kind::Sizes, aliases: &["ratemin"], meaning: "read, not enforced: fio ends a job whose bandwidth falls below it, fsbench runs the job to its end and reports the rate asked and achieved (noted)" },
     FioOption { name: "rate_iops_min",
@@ -240,6 +240,10 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Flag, aliases: &["wait_for_previous"], meaning: "start a new group: run after every job before it (jobs without it run at the same time as the ones before, in one test: the group's first job is the test's own threads, the others roles beside it, each with its own engine, depth, file, amount and figures)" },
     FioOption { name: "new_group",
         kind: Kind::Flag, aliases: &[], meaning: "a new reporting group (groupid) without waiting for the jobs before" },
+    FioOption { name: "exitall",
+        kind: Kind::Flag, aliases: &[], meaning: "as fio's, for every job of the file once any job sets it: when the first thread of a job ends (also when stopped), the jobs its exit_what names are stopped within a few ms (the test's or role's `exitall`; the phase's ended_by is `exitall`); each reports the work it did before" },
+    FioOption { name: "exit_what",
+        kind: Kind::Text, aliases: &[], meaning: "with exitall: group (default): the jobs of its groupid (new_group starts another); stonewall: every job of its run group (refused when a job of the group starts late: fio spares it); all: every job of its run group, and the later groups never run (left out of the report, where fio lists them with no I/O: noted); no effect without exitall, as in fio" },
     FioOption { name: "startdelay",
         kind: Kind::Time, aliases: &[], meaning: "seconds after its group starts before the job does (one value; a range is refused)" },
     FioOption { name: "wait_for",
@@ -301,6 +305,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "verify-own-check", options: &["verify", "verify_pattern"], what: "the check is fsbench's own, not fio's algorithm: every 4 KiB block holds fsbench's header (file, offset, seed, CRC-32) and incompressible bytes, not fio's header or verify_pattern, so a file written by fsbench cannot be verified by fio and a file written by fio fails fsbench's check; the read back comes after the job and outside its figures (fio counts its verify reads as the job's reads)" },
     Difference { id: "verify-after", options: &["verify_backlog"], what: "fio checks every N written blocks while the job writes (its verify reads in the job's timing); fsbench checks the whole file once after the job, so the job's timing has no verify reads and a bad block is found at the end" },
     Difference { id: "layout-serial", options: &["create_serialize"], what: "create_serialize=0 with several files (numjobs > 1, each thread its own file, a job that reads): fio's clones lay out their files at the same time, so their extents may interleave on disk; fsbench lays them out one after another before the test (fio's default), untimed either way" },
+    Difference { id: "exit-all-unrun", options: &["exit_what"], what: "exit_what=all (with exitall): the jobs of the groups after it never run, in fio and fsbench; fio's report still lists each of them with no I/O, fsbench's leaves them out" },
     Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each test its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier job wrote (a `filename` with a path is shared as fio's)" },
 ];
 
@@ -326,8 +331,6 @@ pub fn is_difference(note: &str) -> bool {
 /// option of fio 3.33 not listed here gets [`DEFAULT_WHY`]. The reasons are shown in errors
 /// and in `docs/reference/fio.md`.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("exitall", "fsbench ends a group when every job has moved its amount; it cannot stop the others when one ends"),
-    ("exit_what", "fsbench ends a group when every job has moved its amount; it cannot stop the others when one ends (exitall)"),
     ("flow", "fio's flow control makes a job that is ahead of its share of the flow's I/O sleep flow_sleep; fsbench's jobs that run at the same time share no I/O counter"),
     ("flow_id", "fsbench has no flow control between jobs (see flow)"),
     ("flow_sleep", "fsbench has no flow control between jobs (see flow)"),
@@ -493,7 +496,7 @@ mod tests {
         all.dedup();
         assert_eq!(all.len(), n, "a name or alias appears twice");
         assert_eq!(lookup("readwrite").map(|o| o.name), Some("rw"));
-        assert!(lookup("exitall").is_none());
+        assert!(lookup("exitall_on_error").is_none());
     }
 
     #[test]

@@ -315,6 +315,7 @@ pub fn from_parsed(
     let groups = run_groups(&jobs, &mut errors);
     // The files earlier jobs lay out: a later job without `size` takes its file's size.
     let mut laid = file_size::Laid::default();
+    let exits = exit::plan(&jobs, &groups, &mut errors, &mut notes);
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -355,7 +356,10 @@ pub fn from_parsed(
     }
     let mut tests = Vec::new();
     let mut places = Vec::new();
-    for g in &groups {
+    for (gi, g) in groups.iter().enumerate() {
+        if exits.never_runs(gi, g, &jobs, &mut notes) {
+            continue;
+        }
         // A job that did not translate has its errors already; the rest of its group is still
         // checked as a group, so the file's every problem is found in one pass.
         let (mut members, mut sub) = (Vec::new(), groups::Group::default());
@@ -370,7 +374,8 @@ pub fn from_parsed(
             continue;
         }
         match one_group(&jobs, &sub, members, &mut notes) {
-            Ok((test, mut p)) => {
+            Ok((mut test, mut p)) => {
+                exits.apply(gi, &sub, &jobs, &mut test, &p, &mut notes);
                 tests.push(test);
                 places.append(&mut p);
             }
@@ -613,6 +618,7 @@ fn translate_job(
         fileset: None,
         phases,
         roles: Vec::new(),
+        exitall: None,
     };
     Ok((test, notes))
 }
@@ -1348,12 +1354,15 @@ fn pacing(
         };
         let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(name, line, m))?;
         match rw {
-            Dir::RandMix | Dir::SeqMix if r > 0 || w > 0 => Err(job.err(name, line, format!("`{v}` with {}: fio limits reads and writes each on its own, and fsbench paces the job as one; give the job one direction, or remove {name}", rw.phase_name()))),
+            // Each direction on its own schedule: rate::per_direction.
             Dir::RandMix | Dir::SeqMix => Ok(None),
             _ if rw.reads() => Ok((r > 0).then_some(r)),
             _ => Ok((w > 0).then_some(w)),
         }
     };
+    if matches!(rw, Dir::RandMix | Dir::SeqMix) {
+        rate::per_direction(job, rw, timed, notes)?;
+    }
     let iops = one_dir("rate_iops")?;
     let bytes = one_dir("rate")?;
     if let (Some(_), Some(_)) = (iops, bytes) {
@@ -1430,9 +1439,11 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 mod distribution;
 mod file_size;
+mod exit;
 mod groups;
 mod layout;
 mod misc;
+mod rate;
 mod sequence;
 mod verify;
 

@@ -74,6 +74,34 @@ pub struct TestDef {
     /// Roles that run beside each timed phase ([`RoleDef`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<RoleDef>,
+    /// fio's `exitall` of the test's own threads: when the first of them ends, the jobs it
+    /// stops (`exitall`). Records made before the key existed read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exitall: Option<ExitAll>,
+}
+
+/// fio's `exitall` (with `exit_what`) of one job of a test (its own threads or a role): when
+/// the first of its threads ends, for any reason, it stops other jobs of the test, each of
+/// which keeps the work it did before. A job it stops ends too, and stops what its own
+/// `exitall` says (fio's cascade).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitAll {
+    /// Which jobs its end stops.
+    pub stops: ExitStops,
+    /// Its exit group (fio's `groupid`), whatever it stops itself: a job's
+    /// [`ExitStops::Group`] stops the jobs of the test with an `exitall` of the same group.
+    #[serde(default)]
+    pub group: u32,
+}
+
+/// Which jobs the end of a job with [`ExitAll`] stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitStops {
+    /// The jobs of the test whose `exitall` has the same group (fio's `exit_what=group`).
+    Group,
+    /// Every job of the test (fio's `exit_what=stonewall` and `all`, within their group).
+    Test,
 }
 
 /// A role: `threads` threads, each on a data file of its own, doing `phase`'s pattern beside
@@ -119,6 +147,9 @@ pub struct RoleDef {
     /// earlier role (by index); its delay counts from then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<RoleWait>,
+    /// fio's `exitall`: when its first thread ends, the jobs of the test it stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exitall: Option<ExitAll>,
 }
 
 /// What a role waits for before it starts ([`RoleDef::after`]).

@@ -439,6 +439,22 @@ pub struct Load {
     /// one fixed period.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub poisson: bool,
+    /// Reads and writes of a mixed phase paced each on its own schedule (fio's `rate=R,W`),
+    /// each thread's ops per second; instead of `thread_ops_per_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_ops_per_s: Option<DirRates>,
+}
+
+/// Each direction's rate of a mixed phase (fio's `rate=R,W`, `rate_iops=R,W`): ops per second
+/// of each thread; `None`: that direction is not limited (fio's `rate=,W`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirRates {
+    /// Reads per second of each thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<f64>,
+    /// Writes per second of each thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -448,7 +464,7 @@ fn is_zero(v: &u64) -> bool {
 impl Load {
     /// Nothing paced: the closed loop.
     pub fn is_closed(&self) -> bool {
-        self.thread_ops_per_s.is_none() && self.think_nanos == 0
+        self.thread_ops_per_s.is_none() && self.think_nanos == 0 && self.dir_ops_per_s.is_none()
     }
 }
 

@@ -289,6 +289,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Test, "file.unlink", Bool, "with `file.path`: remove the file after the test"), "false"),
     key(Test, "fileset", Table, "instead of `file`: many files (see [Filesets](#filesets))"),
     key(Test, "role", Table, "`[[test.role]]`, repeatable: threads with a file, a pattern and (optionally) an engine, depth and amount of their own that run beside every timed phase until the test's own threads are done, or until they have moved their own amount (see [Roles](#roles)); the test is ranked on its own threads"),
+    key(Test, "exitall", Table, "fio's `exitall` with `exit_what`, also on a role (`[[test.role]]`): `{ stops = \"group\", group = N }` or `{ stops = \"test\", group = N }`. When the first thread of the job (the test's own threads, or the role) ends, for any reason, it stops the test's jobs whose `exitall` has the same `group` (default 0; fio's `groupid`), or every job of the test; a job it stops keeps the work it did, ends within about 5 ms plus its op in flight, and stops what its own `exitall` says. The phase then reports `ended_by = \"exitall\"`"),
     key(Phase, "name", Str, "phase name; required"),
     with_default(key(Phase, "timed", Bool, "`false` makes it untimed set-up"), "true"),
     with_values(
@@ -321,6 +322,8 @@ const OWN_KEYS: &[Key] = &[
         with_default(key(Phase, "rate_process", Choice, "how a fixed rate's starts are spaced: `linear`, one fixed period, or `poisson`, gaps drawn from an exponential distribution with the same mean (each thread's own seeded draw; the coefficient of variation of the gaps is 1), so arrivals come in bursts as real request streams do. fio's `rate_process`"), "linear"),
         &["linear", "poisson"],
     ),
+    key(Phase, "rate_read", Size, "reads of a mixed phase in bytes per second of each thread, on their own schedule (open loop, as `rate`): the pattern is one entry that mixes reads and writes (`write_percent`); an op drawn in a direction that is ahead of its schedule goes the other way when that one is due, so each direction keeps its rate (fio's `rate=R,W`); not with `rate` or `rate_iops`. A direction without one is not limited"),
+    key(Phase, "rate_write", Size, "writes of a mixed phase in bytes per second of each thread, as `rate_read` (fio's `rate=,W` alone limits only the writes)"),
     key(Phase, "thinktime", Str, "pause after every `thinktime_blocks` ops (once nothing is in flight), outside every op's latency: microseconds (`500`) or `\"500us\"`, `\"2ms\"`, `\"1s\"`. fio's `thinktime`"),
     with_default(key(Phase, "thinktime_blocks", Int, "ops between pauses of `thinktime`"), "1"),
     key(Phase, "ss", Str, "steady state (time-based phases): the phase ends once the last `ss_dur` seconds meet `METRIC:LIMIT%`: `iops`/`bw` (every 1 s sample within LIMIT% of the window's mean) or `iops_slope`/`bw_slope` (the least-squares slope within LIMIT% of the mean per second); else it runs its time and says the criterion never held. fio's `steadystate`"),

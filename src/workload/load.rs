@@ -113,9 +113,13 @@ pub fn resolve(
         None if think_nanos > 0 => 1,
         None => 0,
     };
+    let dir_ops_per_s = dir_rates(p, per_test, mean_op_bytes)?;
     let steady = resolve_steady(p, amount)?;
     let poisson = match p.rate_process.as_deref() {
         None | Some("linear") => false,
+        Some("poisson") if dir_ops_per_s.is_some() => {
+            return Err("rate_process = \"poisson\" with rate_read or rate_write: each direction is paced at a fixed period; use rate_process = \"linear\"".into())
+        }
         Some("poisson") if thread_ops_per_s.is_none() => {
             return Err("rate_process = \"poisson\" without a rate: add rate_iops or rate (the mean rate of the arrivals)".into())
         }
@@ -124,7 +128,51 @@ pub fn resolve(
             return Err(format!("rate_process = \"{o}\": write \"linear\" (a fixed period) or \"poisson\" (exponential gaps)"))
         }
     };
-    Ok(Load { thread_ops_per_s, test_ops_per_s, think_nanos, think_every, steady, poisson })
+    Ok(Load {
+        thread_ops_per_s,
+        test_ops_per_s,
+        think_nanos,
+        think_every,
+        steady,
+        poisson,
+        dir_ops_per_s,
+    })
+}
+
+/// `rate_read` and `rate_write`: a mixed phase's directions each on their own schedule, in
+/// ops per second of each thread (bytes over the entry's mean transfer).
+fn dir_rates(
+    p: &PhaseSpec,
+    per_test: bool,
+    mean_op_bytes: Option<f64>,
+) -> Result<Option<crate::model::series::DirRates>, String> {
+    if p.rate_read.is_none() && p.rate_write.is_none() {
+        return Ok(None);
+    }
+    if p.rate.is_some() || p.rate_iops.is_some() {
+        return Err("rate_read/rate_write with rate or rate_iops: give the phase one rate, or each direction its own".into());
+    }
+    if per_test {
+        return Err("rate_per = \"test\" with rate_read/rate_write: a direction's rate is each thread's (fio's); remove rate_per".into());
+    }
+    let mixed = matches!(p.pattern.as_slice(), [o] if o.write_percent.is_some_and(|w| w > 0 && w < 100) && o.op.as_deref() == Some("read"));
+    if !mixed {
+        return Err("rate_read/rate_write pace the reads and writes of one entry that mixes them (op = \"read\" with write_percent 1-99); for one direction use rate".into());
+    }
+    let Some(op) = mean_op_bytes.filter(|m| *m > 0.0) else {
+        return Err("rate_read/rate_write need reads or writes in the pattern".into());
+    };
+    let ops = |key: &str, v: Option<super::size::SizeExpr>| {
+        match v.map(|b| b.resolve(0)) {
+        None => Ok(None),
+        Some(0) => Err(format!("{key} = 0: give bytes per second (\"100M\"), or leave it out for no limit on that direction")),
+        Some(b) => Ok(Some(b as f64 / op)),
+    }
+    };
+    Ok(Some(crate::model::series::DirRates {
+        read: ops("rate_read", p.rate_read)?,
+        write: ops("rate_write", p.rate_write)?,
+    }))
 }
 
 /// `ss`, `ss_dur`, `ss_ramp`: only on a time-based phase.
@@ -251,8 +299,8 @@ pub fn curve_refusal(test: &TestDef, phase: &PhaseDef) -> Option<String> {
     if !matches!(phase.amount, Amount::Seconds(_)) {
         return Some(format!("{at} is bound by size or count: a curve runs the phase at fixed rates for a fixed time, and its closed-loop pass must be a rate over a time: write amount = {{ seconds = N }}"));
     }
-    if phase.load.test_ops_per_s.is_some() {
-        return Some(format!("{at} has a fixed rate (rate_iops or rate): a curve sets each step's rate itself; remove the phase's rate"));
+    if phase.load.test_ops_per_s.is_some() || phase.load.dir_ops_per_s.is_some() {
+        return Some(format!("{at} has a fixed rate (rate_iops, rate, rate_read or rate_write): a curve sets each step's rate itself; remove the phase's rate"));
     }
     if !test.roles.is_empty() {
         return Some(format!("{at}: a test with roles cannot have a curve (the roles run beside the closed-loop pass only, so the steps would measure something else); remove the roles or the curve"));
@@ -300,6 +348,42 @@ mod tests {
 
     fn spec() -> PhaseSpec {
         PhaseSpec::default()
+    }
+
+    /// `rate_read`/`rate_write`: each direction's ops per second of each thread, on one entry
+    /// that mixes reads and writes; refused elsewhere or beside a phase rate, saying why.
+    #[test]
+    fn each_directions_rate_of_a_mixed_entry() {
+        let mixed = crate::workload::spec::OpSpec {
+            op: Some("read".into()),
+            write_percent: Some(30),
+            ..crate::workload::spec::OpSpec::default()
+        };
+        let p = PhaseSpec {
+            rate_read: Some(SizeExpr::Bytes(2 << 20)),
+            rate_write: None,
+            pattern: vec![mixed.clone()],
+            ..spec()
+        };
+        let l = resolve(&p, &Amount::Seconds(4.0), 4, Some(4096.0)).unwrap();
+        let d = l.dir_ops_per_s.expect("per direction");
+        assert_eq!((d.read, d.write, l.thread_ops_per_s), (Some(512.0), None, None));
+        assert!(!l.is_closed());
+        let read_only = PhaseSpec {
+            pattern: vec![crate::workload::spec::OpSpec { write_percent: None, ..mixed.clone() }],
+            ..p.clone()
+        };
+        let e = resolve(&read_only, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap_err();
+        assert!(e.contains("one entry that mixes them"), "{e}");
+        let both = PhaseSpec { rate: Some(SizeExpr::Bytes(1)), ..p.clone() };
+        let e = resolve(&both, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap_err();
+        assert!(e.contains("with rate or rate_iops"), "{e}");
+        let poisson = PhaseSpec { rate_process: Some("poisson".into()), ..p.clone() };
+        let e = resolve(&poisson, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap_err();
+        assert!(e.contains("rate_process = \"linear\""), "{e}");
+        let zero = PhaseSpec { rate_write: Some(SizeExpr::Bytes(0)), ..p };
+        let e = resolve(&zero, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap_err();
+        assert!(e.contains("rate_write = 0"), "{e}");
     }
 
     #[test]

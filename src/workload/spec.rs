@@ -104,6 +104,24 @@ pub struct TestSpec {
     /// phase until the test's own threads are done (e.g. a streaming writer beside a reader).
     #[serde(rename = "role", skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<RoleSpec>,
+    /// fio's `exitall` of the test's own threads: when the first of them ends, the jobs of
+    /// the test it stops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exitall: Option<ExitSpec>,
+}
+
+/// `exitall = { stops = "group", group = 1 }` of a test or a role (fio's `exitall` with
+/// `exit_what`): when the first thread of the job ends, it stops the test's jobs whose
+/// `exitall` has the same `group` (`stops = "group"`) or every job of the test
+/// (`stops = "test"`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitSpec {
+    /// `group` or `test`.
+    pub stops: String,
+    /// The job's exit group (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 /// Engine keys of a test as written, in the order written: `(key, value)`.
@@ -236,6 +254,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             fileset: None,
             phases: Vec::new(),
             roles: Vec::new(),
+            exitall: None,
         };
         let mut seen: Vec<&'static str> = Vec::new();
         while let Some(field) = m.next_key_seed(TestFieldSeed)? {
@@ -275,6 +294,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("fileset") => t.fileset = Some(m.next_value()?),
                 TestField::Own("phase") => t.phases = m.next_value()?,
                 TestField::Own("role") => t.roles = m.next_value()?,
+                TestField::Own("exitall") => t.exitall = Some(m.next_value()?),
                 TestField::Own(other) => {
                     return Err(A::Error::custom(format!(
                         "`{other}` is in the key table but the parser does not read it"
@@ -358,6 +378,12 @@ pub struct RoleSpec {
     /// How the rate's starts are spaced, as a phase's `rate_process`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_process: Option<String>,
+    /// Reads per second in bytes of each thread, as a phase's `rate_read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_read: Option<SizeExpr>,
+    /// Writes per second in bytes of each thread, as a phase's `rate_write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_write: Option<SizeExpr>,
     /// Pause after every `thinktime_blocks` ops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<super::load::DurationText>,
@@ -372,6 +398,9 @@ pub struct RoleSpec {
     /// the engine's other keys keep their defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registerfiles: Option<bool>,
+    /// fio's `exitall`, as a test's: when the role's first thread ends, the jobs it stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exitall: Option<ExitSpec>,
 }
 
 fn one() -> u32 {
@@ -498,6 +527,13 @@ pub struct PhaseSpec {
     /// (exponential gaps with the same mean; fio's `rate_process`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_process: Option<String>,
+    /// Each thread's reads per second in bytes, on their own schedule (fio's `rate=R,W`): one
+    /// entry that mixes reads and writes (`write_percent`); not with `rate` or `rate_iops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_read: Option<SizeExpr>,
+    /// Each thread's writes per second in bytes, as `rate_read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_write: Option<SizeExpr>,
     /// Pause between ops: microseconds, or `"500us"`, `"2ms"`, `"1s"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime: Option<super::load::DurationText>,
@@ -708,6 +744,7 @@ mod tests {
                 "fileset" => "{ count = 1, flat = true, size = \"0\" }",
                 "role" => "[]",
                 "min_time" => "false",
+                "exitall" => "{ stops = \"test\" }",
                 _ => match super::super::engines::owner_of(k).map(|(_, key)| key.ty) {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",

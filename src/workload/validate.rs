@@ -181,6 +181,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
     let mut roles: Vec<RoleDef> = Vec::with_capacity(t.roles.len());
     for r in &t.roles {
         let mut role = resolve_role(r, origin, &t.id, ctx)?;
+        role.exitall = resolve_exitall(r.exitall.as_ref(), &loc, &format!("role `{}`", r.name))?;
         role.after = match r.after.as_deref() {
             None => None,
             Some(a) if a == t.id => Some(RoleWait::Test),
@@ -213,6 +214,7 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
         files: files.set,
         phases,
         roles,
+        exitall: resolve_exitall(t.exitall.as_ref(), &loc, "the test")?,
     };
     // `curve_steps` only where a curve can run (its phase, the test's roles).
     for p in test.phases.iter().filter(|p| p.curve.is_some()) {
@@ -535,6 +537,8 @@ fn resolve_role(
         rate_iops: r.rate_iops,
         rate: r.rate,
         rate_process: r.rate_process.clone(),
+        rate_read: r.rate_read,
+        rate_write: r.rate_write,
         thinktime: r.thinktime.clone(),
         thinktime_blocks: r.thinktime_blocks,
         ..PhaseSpec::default()
@@ -597,7 +601,28 @@ fn resolve_role(
         own_amount: r.amount.is_some(),
         uncached,
         after: None,
+        exitall: None,
     })
+}
+
+/// A job's `exitall = { stops, group }` (fio's `exitall` with `exit_what`); `whose` names the
+/// job in an error.
+fn resolve_exitall(
+    e: Option<&super::spec::ExitSpec>,
+    loc: &Loc<'_>,
+    whose: &str,
+) -> Result<Option<ExitAll>, WorkloadError> {
+    let Some(e) = e else {
+        return Ok(None);
+    };
+    let stops = match e.stops.as_str() {
+        "group" => ExitStops::Group,
+        "test" => ExitStops::Test,
+        other => {
+            return Err(loc.err(format!("{whose}: exitall.stops = \"{other}\": give \"group\" (the jobs whose exitall has the same group) or \"test\" (every job of the test)")))
+        }
+    };
+    Ok(Some(ExitAll { stops, group: e.group.unwrap_or(0) }))
 }
 
 /// The bound on a role's work: it is stopped when the foreground is done, long before.
@@ -1809,6 +1834,34 @@ mod engine_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `exitall` of a test and of a role resolve to the engine's stop (group 0 by default);
+    /// an unknown `stops` is refused, saying why.
+    #[test]
+    fn exitall_of_a_test_and_a_role_resolves_or_is_refused() {
+        use crate::model::job::{ExitAll, ExitStops};
+        let load = |test_keys: &str, role_keys: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ ops = 1 }}\n[[test.role]]\nname = \"w\"\nfile = {{ size = \"1M\" }}\nopen = [\"create\"]\npattern = [{{ op = \"write\", size = \"4K\" }}]\n{role_keys}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx)
+                .map_err(|e| e.to_string())
+        };
+        let s =
+            load("exitall = { stops = \"test\" }", "exitall = { stops = \"group\", group = 2 }")
+                .unwrap();
+        assert_eq!(s.tests[0].exitall, Some(ExitAll { stops: ExitStops::Test, group: 0 }));
+        assert_eq!(
+            s.tests[0].roles[0].exitall,
+            Some(ExitAll { stops: ExitStops::Group, group: 2 })
+        );
+        let s = load("", "").unwrap();
+        assert_eq!((s.tests[0].exitall, s.tests[0].roles[0].exitall), (None, None));
+        let e = load("exitall = { stops = \"all\" }", "").unwrap_err();
+        assert!(e.contains("the test: exitall.stops = \"all\": give \"group\""), "{e}");
+        // A job that stops the test is still in its group, for the others' group stops.
+        let s = load("", "exitall = { stops = \"test\", group = 1 }").unwrap();
+        assert_eq!(s.tests[0].roles[0].exitall, Some(ExitAll { stops: ExitStops::Test, group: 1 }));
     }
 
     /// `random_map` maps the random ops of a data phase that all have one fixed size and one

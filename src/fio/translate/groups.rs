@@ -269,8 +269,11 @@ fn into_role(
         rate_iops: phase.rate_iops,
         rate: phase.rate,
         rate_process: phase.rate_process,
+        rate_read: phase.rate_read,
+        rate_write: phase.rate_write,
         thinktime: phase.thinktime,
         thinktime_blocks: phase.thinktime_blocks,
+        exitall: None,
     };
     Ok((role, t.notes))
 }

@@ -42,7 +42,8 @@ pub(super) fn submit_mode(
     match job.str("io_submit_mode")? {
         None | Some(("inline", _)) => {}
         Some(("offload", _)) => {
-            let paced = if timed.rate_iops.is_some() || timed.rate.is_some() {
+            let rated = timed.rate_read.is_some() || timed.rate_write.is_some();
+            let paced = if timed.rate_iops.is_some() || timed.rate.is_some() || rated {
                 ""
             } else {
                 " (without a rate the job runs as fio's inline submission)"

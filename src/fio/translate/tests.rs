@@ -194,8 +194,8 @@ fn stonewalled_jobs_become_tests_in_order() {
 
 #[test]
 fn unsupported_options_name_file_line_and_option() {
-    let e = err("[global]\nsize=1m\n\n[job]\nrw=read\nexitall\n");
-    assert!(e.starts_with("t.fio:6: fio option `exitall` is not supported"), "{e}");
+    let e = err("[global]\nsize=1m\n\n[job]\nrw=read\nexitall_on_error\n");
+    assert!(e.starts_with("t.fio:6: fio option `exitall_on_error` is not supported"), "{e}");
     assert!(e.contains("supported: name,"), "{e}");
     let e = err("[job]\nsize=1m\nfilename_format=f.$jobnum\n");
     assert!(e.starts_with("t.fio:3:") && e.contains("`filename_format`"), "{e}");
@@ -233,7 +233,11 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nrw=read:4k\nbssplit=4k/50:8k/50\n", "t.fio:3: `rw`", "one size"),
         ("[a]\nsize=1m\nrw=trim\n", "t.fio:3: `rw`", "not supported"),
         ("[a]\nsize=1m\nloops=0\n", "t.fio:3: `loops`", "at least once"),
-        ("[a]\nsize=1m\nrw=randrw\nrate=1m\n", "t.fio:4: `rate`", "each on its own"),
+        (
+            "[a]\nsize=1m\nbs=4k,8k\nrw=randrw\nrate=1m\n",
+            "t.fio:5: `rate`",
+            "cannot pace each direction",
+        ),
         ("[a]\nsize=1m\nrate_iops=5\nrate_process=bursty\n", "t.fio:4: `rate_process`", "poisson"),
         ("[a]\nsize=1m\nthinktime=5\nthinktime_spin=2\n", "t.fio:4: `thinktime_spin`", "sleeps"),
         ("[a]\nsize=1m\nrate=1m\nrate_iops=5\n", "`rate_iops`", "one of rate"),
@@ -405,6 +409,12 @@ fn every_supported_option_and_alias_is_read() {
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("exitall", "exitall\n", |t, _, _| {
+            t.exitall.as_ref().is_some_and(|e| e.stops == "group" && e.group == Some(0))
+        }),
+        ("exit_what", "exitall\nexit_what=stonewall\n", |t, _, _| {
+            t.exitall.as_ref().is_some_and(|e| e.stops == "test")
+        }),
         ("rate_min", "rate=2m\nrate_min=1m\n", |t, _, _| is_diff(t, "rate_min=1m", "rate-min")),
         ("ratemin", "rate=2m\nratemin=1m\n", |t, _, _| is_diff(t, "rate_min=1m", "rate-min")),
         ("rate_iops_min", "rate_iops=9\nrate_iops_min=5\n", |t, _, _| {
