@@ -561,6 +561,9 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
     }
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
+    if let Some(b) = &blocks {
+        direct::note(direct, rw, b, &mut notes);
+    }
     let test = TestSpec {
         id,
         name,
@@ -1393,6 +1396,7 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+mod direct;
 mod distribution;
 mod groups;
 mod misc;
