@@ -45,7 +45,7 @@ impl fmt::Display for AlignSource {
                 write!(f, "the logical block size of device {maj}:{min}")
             }
             AlignSource::Fallback => f.write_str(
-                "no statx alignment and no block device under the filesystem: 4096 assumed",
+                "no statx alignment and no block device under the filesystem: 4096 assumed; btrfs, for one, quietly does smaller O_DIRECT ops through the page cache",
             ),
         }
     }
@@ -338,6 +338,7 @@ mod tests {
         // Neither (btrfs: no statx alignment, st_dev not a block device): 4096.
         let a = choose(None, None).unwrap();
         assert_eq!((a.mem, a.offset, a.source), (4096, 4096, AlignSource::Fallback));
+        assert!(a.source.to_string().contains("4096 assumed"), "{}", a.source);
         assert_eq!(choose(None, Some(((7, 3), 0))).unwrap().offset, 4096);
     }
 
