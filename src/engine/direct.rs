@@ -183,17 +183,19 @@ pub fn check_test(test: &TestDef, a: &DioAlign, file: &Path) -> Result<(), Engin
         None => vec![("file size", fs.size_bytes())],
     };
     for p in test.phases.iter().filter(|p| p.open.direct) {
-        check_phase(&p.name, p, &bounds, a, file)?;
+        check_phase(&format!("phase `{}`", p.name), p, &bounds, a, file)?;
     }
     for r in test.roles.iter().filter(|r| r.phase.open.direct) {
-        let name = format!("role {}", r.name);
-        check_phase(&name, &r.phase, &[("file size", r.file_bytes)], a, file)?;
+        let (label, bounds) = (format!("role `{}`", r.name), [("file size", r.file_bytes)]);
+        check_phase(&label, &r.phase, &bounds, a, file)?;
     }
     Ok(())
 }
 
+/// One phase's (or role's, `label`) O_DIRECT ops against `a`; `bounds` are where its threads'
+/// parts of the file start and end.
 fn check_phase(
-    name: &str,
+    label: &str,
     p: &PhaseDef,
     bounds: &[(&str, u64)],
     a: &DioAlign,
@@ -201,7 +203,7 @@ fn check_phase(
 ) -> Result<(), EngineError> {
     let refuse = |what: String| {
         EngineError::unsupported(format!(
-            "phase `{name}`: O_DIRECT on {} needs sizes and offsets in multiples of {} bytes ({}); this test has {what}: use multiples of {}",
+            "{label}: O_DIRECT on {} needs sizes and offsets in multiples of {} bytes ({}); this test has {what}: use multiples of {}",
             file.display(),
             a.offset,
             a.source,
@@ -210,9 +212,17 @@ fn check_phase(
     };
     let data: Vec<_> = p.pattern.data().iter().filter(|o| o.kind.is_data()).collect();
     for o in &data {
-        let size = o.size.granule().unwrap_or(1);
-        if size % a.offset != 0 {
-            return Err(refuse(format!("{} of {size} bytes", o.kind.name())));
+        // The first size (of a split's) that is not a multiple. A size drawn from a range
+        // does not get here (validation refuses it with O_DIRECT), but would be refused.
+        let odd = match o.size.granule() {
+            None => Some("sizes drawn from a range".to_string()),
+            Some(_) => {
+                let mut sizes = o.size.entries().into_iter().map(|(n, _)| n);
+                sizes.find(|n| n % a.offset != 0).map(|n| format!("{n} bytes"))
+            }
+        };
+        if let Some(what) = odd {
+            return Err(refuse(format!("{} of {what}", o.kind.name())));
         }
         if o.offset == OffsetMode::Random && o.align % a.offset != 0 {
             return Err(refuse(format!(
@@ -407,6 +417,10 @@ mod tests {
         assert!(ok(&t, 512).is_ok());
         let e = refusal(&t, 4096);
         assert!(e.contains("read of 512 bytes: use multiples of 4096"), "{e}");
+        // A split is named by its first size the file cannot do (not the sizes' divisor).
+        let t = test_of(file, "[{ op = \"write\", size = { split = [{ size = \"4K\", weight = 1 }, { size = \"6K\", weight = 1 }] } }]");
+        let e = refusal(&t, 4096);
+        assert!(e.starts_with("phase `r`: ") && e.contains("write of 6144 bytes"), "{e}");
         // A size no device can do: refused, naming the alignment.
         let t = test_of(file, "[{ op = \"write\", size = \"100\" }]");
         let e = refusal(&t, 512);
@@ -423,6 +437,18 @@ mod tests {
             "[{ op = \"read\", size = \"512\", offset = \"random\", align = \"512\" }]",
         );
         assert!(ok(&t, 512).is_ok());
+        // A role's direct ops are checked too (its own file's size).
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        };
+        let text = "[[test]]\nid = \"d\"\nname = \"d\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { ops = 1 }\n[[test.role]]\nname = \"x\"\nfile = { size = \"1M\" }\npattern = [{ op = \"write\", size = \"1K\" }]\ndirect = true\namount = { bytes = \"64K\" }\n";
+        let spec = crate::workload::spec::parse(text, "t").unwrap();
+        let suite = crate::workload::validate::resolve(&spec, "t", &ctx).unwrap();
+        let r = &suite.tests[0];
+        assert!(ok(r, 512).is_ok());
+        let e = refusal(r, 4096);
+        assert!(e.starts_with("role `x`: ") && e.contains("write of 1024 bytes"), "{e}");
         // Buffers: fsbench's are 4096-aligned, enough for any smaller need.
         let a = DioAlign { mem: 8192, offset: 512, source: AlignSource::Statx };
         let e = check_test(&t, &a, Path::new("/f")).unwrap_err().to_string();
