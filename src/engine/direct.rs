@@ -328,10 +328,6 @@ mod tests {
             (Err(a), _) => assert!(a.to_string().contains("O_DIRECT"), "{a}"),
             (Ok(a), Err(b)) => panic!("the directory takes O_DIRECT ({a:?}), its file not: {b}"),
         }
-        // A symlink is not followed: the directory is probed instead of the link's target.
-        let link = d.path().join("link");
-        std::os::unix::fs::symlink("/nonexistent/target", &link).unwrap();
-        assert!(file_align(&link).is_ok() || probe(d.path()).is_err());
     }
 
     #[test]

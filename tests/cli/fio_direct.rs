@@ -160,6 +160,50 @@ fn direct_ops_of_512_bytes_and_1k_are_issued_as_fio_issues_them() {
     );
     assert_eq!(t["reps"].as_array().unwrap().len(), 0, "no repetition ran: {t}");
     assert!(tb.files().is_empty(), "nothing left: {:?}", tb.files());
+
+    // A file the job names, already there: its own statx answers (no probe file is made),
+    // and the refusal names it by its path; it is not opened, written or removed.
+    let named = Path::new(&tb.mnt).join("named.dat");
+    std::fs::write(&named, vec![7u8; 1 << 20]).unwrap();
+    let job =
+        format!("[n]\nrw=randread\nbs=100\ndirect=1\nsize=1m\nfilename={}\n", named.display());
+    let file = d.write("n.fio", &job);
+    let log = d.path().join("named.log");
+    let mut c = Command::new("strace");
+    let o = isolate(&mut c)
+        .args(["-f", "-qq", "-e", "trace=statx,openat,pread64,pwrite64", "-e", "signal=none"])
+        .args(["-s", "256", "-o"])
+        .arg(&log)
+        .arg(bin())
+        .args(["run", "--fio"])
+        .arg(&file)
+        .args(["--no-store", "--format", "json", "--dir", &tb.mnt])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reason = test_by_id(&v, "n")["status"]["reason"].as_str().unwrap().to_string();
+    let want = format!(
+        "O_DIRECT on {} needs sizes and offsets in multiples of 512 bytes (statx(STATX_DIOALIGN))",
+        named.display()
+    );
+    assert!(reason.contains(&want), "{reason}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let path = format!("\"{}\"", named.display());
+    assert!(
+        text.lines()
+            .any(|l| l.contains("statx(") && l.contains(&path) && l.contains("STATX_DIOALIGN")),
+        "no statx of the file with STATX_DIOALIGN:\n{text}"
+    );
+    assert!(!text.contains(".fsbench-direct-probe"), "a probe file was made:\n{text}");
+    // Never opened for I/O (with O_DIRECT or otherwise).
+    let opened: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("openat(") && l.contains(&path) && !l.contains("O_PATH"))
+        .collect();
+    assert!(opened.is_empty(), "{opened:?}");
+    assert_eq!(std::fs::read(&named).unwrap(), vec![7u8; 1 << 20], "the file is untouched");
+    std::fs::remove_file(&named).unwrap();
     tb.down();
 }
 
