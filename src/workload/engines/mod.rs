@@ -118,7 +118,7 @@ pub enum EngineCheckError {
     /// O_DIRECT with op sizes drawn from a range or distribution (which may be any number of
     /// bytes); fixed sizes and splits are checked against the file's alignment when the test
     /// starts.
-    #[error("O_DIRECT needs fixed sizes (a size, or a split of sizes): a size drawn from a range may be any number of bytes, and the file's direct-I/O alignment (checked when the test starts, typically 512 or 4096 bytes) must divide every op's")]
+    #[error("O_DIRECT needs fixed sizes: a size drawn from a range may be any number of bytes, and every op's size must be a multiple of the file's direct-I/O alignment (checked when the test starts; typically 512 or 4096 bytes); use a size, or a split of sizes")]
     DrawnSizes,
     /// O_DIRECT with sizes or random offsets that are not multiples of an alignment the engine
     /// itself needs (beyond the file's).
