@@ -79,9 +79,10 @@ pub fn choose(statx: Option<(u64, u64)>, device: Option<((u32, u32), u64)>) -> O
 const FALLBACK: DioAlign =
     DioAlign { mem: FALLBACK_ALIGN, offset: FALLBACK_ALIGN, source: AlignSource::Fallback };
 
-/// The O_DIRECT alignment of the file at `path`: its own when it exists as a regular file and
-/// its filesystem reports one, else that of a new file in its directory ([`probe`]).
-pub fn file_align(path: &Path) -> Result<DioAlign, EngineError> {
+/// The O_DIRECT alignment of the file at `path` (named `shown` in messages): its own when it
+/// exists as a regular file and its filesystem reports one, else that of a new file in its
+/// directory ([`probe`]).
+pub fn file_align(path: &Path, shown: &Path) -> Result<DioAlign, EngineError> {
     let st = rustix::fs::statx(
         rustix::fs::CWD,
         path,
@@ -95,7 +96,7 @@ pub fn file_align(path: &Path) -> Result<DioAlign, EngineError> {
             return choose(Some(found), None).ok_or_else(|| {
                 EngineError::unsupported(format!(
                     "{} cannot be read or written with O_DIRECT (statx reports no direct-I/O alignment for it: {}); remove direct, or use another file or filesystem",
-                    path.display(),
+                    shown.display(),
                     path.parent().map_or_else(|| "unknown filesystem".into(), fs_name)
                 ))
             });
@@ -312,10 +313,10 @@ mod tests {
         let d = tempfile::tempdir_in("/var/tmp").unwrap();
         let f = d.path().join("data");
         // Absent: the directory's probe (which leaves nothing behind).
-        let absent = file_align(&f);
+        let absent = file_align(&f, &f);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
         std::fs::write(&f, [0u8; 8192]).unwrap();
-        let present = file_align(&f);
+        let present = file_align(&f, &f);
         match (absent, present) {
             // Same filesystem, same answer; the file's own comes from statx where the
             // kernel has STATX_DIOALIGN for this filesystem.

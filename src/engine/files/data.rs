@@ -105,7 +105,7 @@ impl TestFiles for DataFiles {
             (None, Some(name)) => Path::new(name),
             _ => file.as_path(),
         };
-        crate::engine::direct::file_align(file)
+        crate::engine::direct::file_align(file, shown)
             .and_then(|a| crate::engine::direct::check_test(test, &a, shown))
     }
 
