@@ -105,7 +105,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "directory",
         kind: Kind::Text, aliases: &[], meaning: "the run directory when neither --dir nor --fs is given" },
     FioOption { name: "direct",
-        kind: Kind::Flag, aliases: &[], meaning: "O_DIRECT" },
+        kind: Kind::Flag, aliases: &[], meaning: "O_DIRECT, with any block size fio takes (512-byte and 1 KiB ops too): before any I/O the sizes and offsets are checked against the job's file's direct-I/O alignment (statx STATX_DIOALIGN, else the device's logical block size, else 4096; 512 on ext4 and xfs on most devices, 4096 on btrfs), and a job the file cannot do is refused naming that alignment, where fio fails at its first I/O (EINVAL); sizes that are not multiples of 512 are noted when translated" },
     FioOption { name: "buffered",
         kind: Kind::Flag, aliases: &[], meaning: "the inverse of direct: buffered=0 is direct=1 (both given: the later line counts, as in fio)" },
     FioOption { name: "sync",

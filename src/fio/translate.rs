@@ -587,6 +587,9 @@ fn translate_job(
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
     }
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
+    if let Some(b) = &blocks {
+        direct::note(direct, rw, b, &mut notes);
+    }
     let test = TestSpec {
         id,
         name,
@@ -1437,9 +1440,10 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+mod direct;
 mod distribution;
-mod file_size;
 mod exit;
+mod file_size;
 mod groups;
 mod layout;
 mod misc;

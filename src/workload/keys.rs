@@ -168,7 +168,7 @@ pub const DIRECT: Key = with_default(
         Test,
         "direct",
         Bool,
-        "open the test's files with O_DIRECT in every phase (as `open = [\"direct\"]`; data tests). At the start of the test fsbench checks that the filesystem accepts O_DIRECT and the alignment it needs (`statx(STATX_DIOALIGN)`, else the device's logical block size) and fails only that test, saying why, when not; the phases' cache precondition is reported as `direct`",
+        "open the test's files with O_DIRECT in every phase (as `open = [\"direct\"]`; data tests; sizes fixed or a split, not drawn from a range). At the start of the test, before any I/O, fsbench checks that the file accepts O_DIRECT and the alignment it needs (`statx(STATX_DIOALIGN)` on the file, else the logical block size of the device under it, else 4096 bytes; 512 on ext4 and xfs on most devices): every op's size, random offsets' `align`, `skip` and the threads' parts of the file must be multiples of it, or only that test fails, saying why; the phases' cache precondition is reported as `direct`",
     ),
     "false",
 );

@@ -1820,11 +1820,18 @@ mod engine_tests {
             other => panic!("{other:?}"),
         }
         assert!(e.to_string().contains("needs file.prefill = true"), "{e}");
-        let odd = "pattern = [{ op = \"read\", size = \"6K\" }]\nopen = [\"direct\"]";
-        match refusal("", "{ size = \"1M\" }", odd) {
+        // O_DIRECT sizes are the file's to judge (when the test starts): 512-byte and 6K ops
+        // validate; sizes drawn from a range (any number of bytes) do not.
+        let odd = "pattern = [{ op = \"read\", size = \"6K\" }, { op = \"write\", size = \"512\", offset = \"random\", align = \"512\" }]\nopen = [\"direct\"]";
+        let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\n{odd}\namount = {{ ops = 1 }}\n");
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let s = validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap();
+        assert!(s.tests[0].phases[0].open.direct);
+        let drawn = "pattern = [{ op = \"read\", size = { uniform = [\"4K\", \"8K\"] } }]\nopen = [\"direct\"]";
+        match refusal("", "{ size = \"1M\" }", drawn) {
             WorkloadError::Engine { location, source, .. } => {
                 assert_eq!(location, "test e, phase `p`", "a phase's use of the engine");
-                assert_eq!(*source, EngineCheckError::Misaligned { align: 4096 });
+                assert_eq!(*source, EngineCheckError::DrawnSizes);
             }
             other => panic!("{other:?}"),
         }

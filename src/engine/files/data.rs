@@ -91,15 +91,22 @@ impl DataFiles {
 
 impl TestFiles for DataFiles {
     fn preflight(&self, test: &TestDef) -> Result<(), EngineError> {
-        if !test.phases.iter().any(|p| p.open.direct) {
+        let direct = test.phases.iter().any(|p| p.open.direct)
+            || test.roles.iter().any(|r| r.phase.open.direct);
+        if !direct {
             return Ok(());
         }
-        // O_DIRECT refused or misaligned: this test's failure, before any file is made.
-        match self.paths.first().and_then(|p| p.parent()) {
-            Some(dir) => crate::engine::direct::probe(dir)
-                .and_then(|a| crate::engine::direct::check_test(test, &a)),
-            None => Ok(()),
-        }
+        // O_DIRECT refused or misaligned: this test's failure, before any file is made. The
+        // test's files (and its roles') are in one directory: the first one's alignment.
+        let Some(file) = self.paths.first() else { return Ok(()) };
+        // fsbench's own files are named by their name (their directory's path here is the
+        // work directory's `/proc/self/fd/N`); a file the job names by its path.
+        let shown = match (&test.files.named, file.file_name()) {
+            (None, Some(name)) => Path::new(name),
+            _ => file.as_path(),
+        };
+        crate::engine::direct::file_align(file, shown)
+            .and_then(|a| crate::engine::direct::check_test(test, &a, shown))
     }
 
     fn set_up(&mut self, cx: &SetUp<'_>) -> Result<bool, EngineError> {

@@ -115,8 +115,13 @@ pub enum EngineCheckError {
         /// The test's engine.
         engine: String,
     },
-    /// O_DIRECT with op sizes drawn from a distribution, or sizes or random offsets that are not
-    /// multiples of the engine's alignment.
+    /// O_DIRECT with op sizes drawn from a range or distribution (which may be any number of
+    /// bytes); fixed sizes and splits are checked against the file's alignment when the test
+    /// starts.
+    #[error("O_DIRECT needs fixed sizes: a size drawn from a range may be any number of bytes, and every op's size must be a multiple of the file's direct-I/O alignment (checked when the test starts; typically 512 or 4096 bytes); use a size, or a split of sizes")]
+    DrawnSizes,
+    /// O_DIRECT with sizes or random offsets that are not multiples of an alignment the engine
+    /// itself needs (beyond the file's).
     #[error("O_DIRECT needs fixed sizes and random offsets aligned to {align} bytes; use size and align multiples of {}", crate::model::units::fmt_bytes(*.align))]
     Misaligned {
         /// The alignment O_DIRECT needs with this engine.
@@ -170,7 +175,10 @@ pub struct Caps {
     pub sync_io: bool,
     /// Accepts files opened with O_DIRECT.
     pub direct: bool,
-    /// With O_DIRECT: transfer sizes, offsets and buffer addresses must be multiples of this.
+    /// With O_DIRECT: an alignment of transfer sizes and random offsets the engine itself needs,
+    /// checked at validation; 1 for none. The file's own (`statx(STATX_DIOALIGN)`: 512 bytes on
+    /// most devices) is only known at run time and checked when the test starts
+    /// (`engine::direct`).
     pub direct_align: u64,
     /// Runs fileset tests (their whole-file and namespace ops are the engine trait's
     /// synchronous methods).
@@ -195,10 +203,10 @@ impl Caps {
             if !self.direct {
                 return Err(EngineCheckError::NoDirect { engine: engine.into() });
             }
-            let a = self.direct_align;
+            let a = self.direct_align.max(1);
             for (size, align) in direct_sizes {
-                let sizes_bad = size.is_none_or(|n| n % a != 0);
-                if sizes_bad || align.is_some_and(|x| x % a != 0) {
+                let Some(size) = size else { return Err(EngineCheckError::DrawnSizes) };
+                if size % a != 0 || align.is_some_and(|x| x % a != 0) {
                     return Err(EngineCheckError::Misaligned { align: a });
                 }
             }
@@ -331,14 +339,23 @@ mod tests {
         let e = psync.check("psync", 16, false, &mut std::iter::empty()).unwrap_err().to_string();
         assert!(e.contains("iodepth = 1"), "{e}");
         assert!(null.check("null", 16, false, &mut std::iter::empty()).is_ok());
-        let e = psync
-            .check("psync", 1, true, &mut [(Some(4096), Some(512))].into_iter())
+        // The file's alignment is judged when the test starts: psync takes 512-byte and 100-byte
+        // direct ops here; an engine with an alignment of its own refuses what misses it.
+        let small = [(Some(512), Some(512)), (Some(100), None)];
+        assert!(psync.check("psync", 1, true, &mut small.into_iter()).is_ok());
+        let own = Caps { direct_align: 4096, ..psync };
+        let e = own
+            .check("own", 1, true, &mut [(Some(4096), Some(512))].into_iter())
             .unwrap_err()
             .to_string();
         assert!(e.contains("aligned to 4096"), "{e}");
         let e =
             psync.check("psync", 1, true, &mut [(None, None)].into_iter()).unwrap_err().to_string();
         assert!(e.contains("fixed sizes"), "{e}");
+        assert_eq!(
+            psync.check("psync", 1, true, &mut [(None, None)].into_iter()),
+            Err(EngineCheckError::DrawnSizes)
+        );
         assert!(psync.check("psync", 1, true, &mut [(Some(8192), None)].into_iter()).is_ok());
         let e = mmap::SPEC
             .caps

@@ -15,7 +15,7 @@ pub const SPEC: EngineSpec = EngineSpec {
         max_depth: NULL_MAX_DEPTH,
         sync_io: true,
         direct: true,
-        direct_align: 4096,
+        direct_align: 1,
         fileset: true,
     },
     keys: &[],

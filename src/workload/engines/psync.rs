@@ -7,7 +7,7 @@ use super::{Caps, EngineSpec};
 pub const SPEC: EngineSpec = EngineSpec {
     name: "psync",
     summary: "pread/pwrite, one op at a time",
-    caps: Caps { max_depth: 1, sync_io: true, direct: true, direct_align: 4096, fileset: true },
+    caps: Caps { max_depth: 1, sync_io: true, direct: true, direct_align: 1, fileset: true },
     keys: &[],
     options: super::no_options,
 };

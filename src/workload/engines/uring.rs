@@ -17,7 +17,7 @@ pub const SPEC: EngineSpec = EngineSpec {
         max_depth: URING_MAX_DEPTH,
         sync_io: false,
         direct: true,
-        direct_align: 4096,
+        direct_align: 1,
         fileset: false,
     },
     keys: KEYS,
