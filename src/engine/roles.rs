@@ -21,18 +21,43 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
-/// The files of a test's roles: `t<ID>.role-<NAME>.<K>.dat` in the test's directory
-/// (`t<ID>.role-<NAME>.r<I>.<K>.dat` for process `I` of several sharing the directory).
+/// The files of a test's roles, one per thread: `t<ID>.role-<NAME>.<K>.dat` in the test's
+/// directory (`t<ID>.role-<NAME>.r<I>.<K>.dat` for process `I` of several sharing the
+/// directory); for a role whose threads share one file (`shared_file`), that one file
+/// (`t<ID>.role-<NAME>.dat`, `t<ID>.role-<NAME>.r<I>.dat`) for each thread; for a role on
+/// another's file (`same_file`), the test's one file or its owner role's.
 pub fn paths(test: &TestDef, dir: &Path, process: Option<u32>) -> Vec<Vec<PathBuf>> {
     let rank = process.map(|i| format!("r{i}.")).unwrap_or_default();
-    test.roles
-        .iter()
-        .map(|r| {
-            (0..r.threads)
+    let mut all: Vec<Vec<PathBuf>> = Vec::with_capacity(test.roles.len());
+    for r in &test.roles {
+        let one = |p: PathBuf| vec![p; r.threads as usize];
+        let files = match r.same_file {
+            Some(RoleWait::Test) => one(super::files::one_file(test, dir)),
+            Some(RoleWait::Role(i)) => {
+                one(all.get(i).and_then(|p| p.first()).cloned().unwrap_or_default())
+            }
+            None if r.shared_file => {
+                one(dir.join(format!("t{}.role-{}.{rank}dat", test.id, r.name)))
+            }
+            None => (0..r.threads)
                 .map(|k| dir.join(format!("t{}.role-{}.{rank}{k}.dat", test.id, r.name)))
-                .collect()
-        })
-        .collect()
+                .collect(),
+        };
+        all.push(files);
+    }
+    all
+}
+
+/// Refuse what a role on the test's own file cannot give: `--verify` reads the test's file
+/// back and would find the role's writes.
+pub fn check(test: &TestDef, verify: bool) -> Result<(), EngineError> {
+    match test.roles.iter().find(|r| r.same_file == Some(RoleWait::Test)) {
+        Some(r) if verify => Err(EngineError::unsupported(format!(
+            "role `{}` works on the test's own file, whose content --verify checks; run without --verify",
+            r.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Fill the files of the roles that read what is there (`file.prefill`), untimed.
@@ -45,6 +70,8 @@ pub fn prefill(
     progress: &dyn Progress,
 ) -> Result<bool, EngineError> {
     for (r, p) in test.roles.iter().zip(paths).filter(|(r, _)| r.prefill) {
+        // A file its threads share is laid out once.
+        let p = if r.shared_file { &p[..p.len().min(1)] } else { &p[..] };
         let ok = super::files::prefill(
             p,
             r.file_bytes,
@@ -61,9 +88,10 @@ pub fn prefill(
     Ok(true)
 }
 
-/// Remove the roles' files.
-pub fn remove(paths: &[Vec<PathBuf>]) {
-    for p in paths.iter().flatten() {
+/// Remove the roles' own files (never the file of a role on another's: its owner's).
+pub fn remove(test: &TestDef, paths: &[Vec<PathBuf>]) {
+    let own = test.roles.iter().zip(paths).filter(|(r, _)| r.same_file.is_none());
+    for p in own.flat_map(|(_, p)| p) {
         let _ = std::fs::remove_file(p);
     }
 }
@@ -128,7 +156,8 @@ pub fn beside<T>(
                         region_start: 0,
                         region_len: r.file_bytes,
                         verify: None,
-                        nofollow: false,
+                        // The job's own named file, as the test's threads open it.
+                        nofollow: r.same_file == Some(RoleWait::Test) && test.files.named.is_some(),
                         random_in_region: false,
                     }),
                     // No series of its own; its rate and think time (fio's) as a phase's.

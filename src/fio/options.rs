@@ -94,7 +94,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "filename",
         kind: Kind::Text,
         aliases: &[],
-        meaning: "a plain name: the numjobs threads share one file that fsbench makes in its work directory (laid out once) and removes, each thread covering the whole file from its start as fio's (file.whole); a path (absolute, or relative to `directory`): that regular file, as fio uses it (created if absent, laid out before a read job only if absent or shorter, written into by a write job, kept unless unlink=1, opened with O_NOFOLLOW, shared by every job naming it); a symlink, FIFO, directory, socket or device is refused",
+        meaning: "a plain name: the numjobs threads share one file that fsbench makes in its work directory (laid out once) and removes, each thread covering the whole file from its start as fio's (file.whole); a path (absolute, or relative to `directory`): that regular file, as fio uses it (created if absent, laid out before a read job only if absent or shorter, written into by a write job, kept unless unlink=1, opened with O_NOFOLLOW, shared by every job naming it); a symlink, FIFO, directory, socket or device is refused. Jobs of one group (running at the same time) naming the same file do their I/O on that one file, each with its own pattern, block size, engine and figures (a role's `same_file`): it is laid out once, by the first job naming it, before the group starts when any job on it reads, and a later job may not be larger than that first one; a later job of a group that is the first to name a plain file owns it (its threads share it whole), one naming a path no earlier job of its group names is refused",
     },
     FioOption { name: "unlink",
         kind: Kind::Flag, aliases: &[], meaning: "1: remove a file named by a path after the job (0, the default, keeps it); fsbench removes its own files either way" },
@@ -178,6 +178,8 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Size, aliases: &[], meaning: "read; no effect, as in fio, since only a percentage offset is aligned (and fsbench refuses those)" },
     FioOption { name: "thread",
         kind: Kind::Flag, aliases: &[], meaning: "fsbench always uses threads" },
+    FioOption { name: "threads",
+        kind: Kind::Count, aliases: &[], meaning: "checked, no effect, as in fio 3.33: there it is the tiobench profile's thread count, which does nothing without profile=tiobench (the jobs still run as processes, not threads; `thread` makes them threads), and fsbench runs threads either way (noted)" },
     FioOption { name: "rate",
         kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); one direction's value (a randrw job is refused: fio limits each direction on its own)" },
     FioOption { name: "rate_iops",
@@ -296,7 +298,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "data-content", options: &["dedupe_percentage", "buffer_compress_percentage", "refill_buffers"], what: "fsbench writes its own data: random bytes from a pool of about 1 MiB per thread (consecutive blocks differ, the pool repeats), incompressible unless --compress-percent N; fio's dedupe and compression shares are not reproduced. The I/O is the same; only a filesystem or device that compresses or dedupes (btrfs with compress, zfs compression or dedup, VDO) stores and times it differently" },
     Difference { id: "verify-own-check", options: &["verify", "verify_pattern"], what: "the check is fsbench's own, not fio's algorithm: every 4 KiB block holds fsbench's header (file, offset, seed, CRC-32) and incompressible bytes, not fio's header or verify_pattern, so a file written by fsbench cannot be verified by fio and a file written by fio fails fsbench's check; the read back comes after the job and outside its figures (fio counts its verify reads as the job's reads)" },
     Difference { id: "verify-after", options: &["verify_backlog"], what: "fio checks every N written blocks while the job writes (its verify reads in the job's timing); fsbench checks the whole file once after the job, so the job's timing has no verify reads and a bad block is found at the end" },
-    Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each test its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier job wrote (a `filename` with a path is shared as fio's)" },
+    Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each group of jobs (one test) its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier group wrote (jobs of one group share it, and a `filename` with a path is shared by every job, as fio's)" },
 ];
 
 /// The tag a note of the difference `id` ends with.

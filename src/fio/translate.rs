@@ -310,7 +310,6 @@ pub fn from_parsed(
 
     let mut notes = parsed.notes;
     let mut directory: Option<(String, usize)> = None;
-    let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
     // Each job as a test of its own first; a group of several becomes one test below.
@@ -327,12 +326,6 @@ pub fn from_parsed(
             },
             Ok(None) => {}
             Err(e) => errors.push(e),
-        }
-        // A path is the one file of every job naming it, as fio's; a plain name is not.
-        if let Ok(Some((f, _))) = job.str("filename") {
-            if !f.contains('/') {
-                *filenames.entry(f.to_string()).or_default() += 1;
-            }
         }
         // A test id is a file name: fio's job names may hold spaces, `%` or anything else.
         let base = test_id(&job.name);
@@ -377,7 +370,9 @@ pub fn from_parsed(
     if !errors.is_empty() {
         return Err(FioError::problems(file, errors));
     }
-    if filenames.values().any(|&n| n > 1) {
+    // A path is the one file of every job naming it, as fio's, and so is a plain name within
+    // a group; a plain name in jobs of several groups is not.
+    if shared::reused_across_groups(&jobs, &groups) {
         let n = options::difference("filename-reuse");
         notes.push(n.clone());
         for t in &mut tests {
@@ -561,6 +556,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
     }
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
+    misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,
@@ -1397,6 +1393,7 @@ mod distribution;
 mod groups;
 mod misc;
 mod sequence;
+mod shared;
 mod verify;
 
 #[cfg(test)]

@@ -304,7 +304,9 @@ pub struct RoleSpec {
     #[serde(default = "one")]
     pub threads: u32,
     /// The role's file: its size (scaled by `--scale`) and whether it is filled before the
-    /// first phase (`shared` is ignored: each role thread has its own file).
+    /// first phase (`shared` is ignored: each role thread has its own file, unless `whole`:
+    /// then its threads share one file, each working on all of it, as fio's `numjobs` on one
+    /// `filename`).
     pub file: FileSpec,
     /// Open flags: `create`, `trunc`, `append`, `dsync`, `sync`.
     #[serde(default)]
@@ -368,6 +370,13 @@ pub struct RoleSpec {
     /// of an earlier role; `delay` counts from then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+    /// Do the I/O on another's file (fio's jobs of one group naming one `filename`): the test's
+    /// id (its one file, `file.shared`) or the name of an earlier role whose threads share one
+    /// file (`file.whole`, or a `same_file` of its own). That file is laid out once, by its
+    /// owner (prefilled before the phase when any job on it reads); every thread of this role
+    /// works on `[0, file.size)` of it, which must not pass the owner's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_file: Option<String>,
     /// io_uring's `registerfiles` for the role's threads (the one engine key a role takes;
     /// the engine's other keys keep their defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,6 +9,7 @@ mod fio;
 mod fio_file;
 mod fio_sem;
 mod fio_seq;
+mod fio_share;
 mod fio_verify;
 mod fsruns;
 mod gaps;
