@@ -12,6 +12,7 @@
 //! once a second and stopped when it holds ([`super::steady`]).
 
 use super::files::TestFiles;
+use super::flow::Flows;
 use super::ioengine::{self, IoEngine, WithEngine};
 use super::pace::PacePlan;
 use super::runner::{EngineOptions, Progress};
@@ -76,7 +77,22 @@ pub fn run(
     progress: &dyn Progress,
     devices: &[String],
 ) -> PhaseRun {
-    let job = Workers { test, phase, files, opts, seed, progress, devices };
+    run_in_flows(test, phase, files, opts, seed, progress, devices, &Flows::default())
+}
+
+/// [`run`], its threads in `flows` (fio's flow control, shared with the test's roles).
+#[allow(clippy::too_many_arguments)]
+pub fn run_in_flows(
+    test: &TestDef,
+    phase: &PhaseDef,
+    files: &mut dyn TestFiles,
+    opts: &EngineOptions,
+    seed: u64,
+    progress: &dyn Progress,
+    devices: &[String],
+    flows: &Flows,
+) -> PhaseRun {
+    let job = Workers { test, phase, files, opts, seed, progress, devices, flows };
     ioengine::with_engine(&test.engine, job).unwrap_or_else(|| {
         let e = format!("engine `{}` is not one of this fsbench's", test.engine.name());
         PhaseRun::failed(EngineError::unsupported(e))
@@ -92,13 +108,14 @@ struct Workers<'a> {
     seed: u64,
     progress: &'a dyn Progress,
     devices: &'a [String],
+    flows: &'a Flows,
 }
 
 impl WithEngine for Workers<'_> {
     type Output = PhaseRun;
 
     fn with<E: IoEngine>(self) -> PhaseRun {
-        let Workers { test, phase, files, opts, seed, progress, devices } = self;
+        let Workers { test, phase, files, opts, seed, progress, devices, flows } = self;
         let options = E::options(&test.engine_options);
         let n = test.threads as usize;
         let barrier = Barrier::new(n);
@@ -134,7 +151,11 @@ impl WithEngine for Workers<'_> {
                 compress_percent: opts.compress_percent,
                 iodepth: test.iodepth,
                 work,
-                over_time: OverTime { series, pace },
+                over_time: OverTime {
+                    series,
+                    pace,
+                    flow: if phase.timed { flows.plan(phase.load.flow) } else { None },
+                },
             };
             (plan, ctr)
         });

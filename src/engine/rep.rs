@@ -272,8 +272,9 @@ fn run_phase(
             (lost.map(PhaseRun::failed).unwrap_or_default(), Vec::new(), None)
         }
         Ok(()) if phase.timed => {
-            super::roles::beside(test, env.roles, seed, opts.compress_percent, || {
-                run_once(&mut *files)
+            super::roles::beside(test, phase, env.roles, seed, opts.compress_percent, |flows| {
+                let (progress, devices) = (cx.progress, env.devices);
+                phase::run_in_flows(test, phase, files, opts, seed, progress, devices, flows)
             })
         }
         Ok(()) => (run_once(&mut *files), Vec::new(), None),

@@ -10,11 +10,12 @@
 //! for it. Their latencies and bytes are merged per role and reported beside the
 //! phase ([`RoleResult`]); the test's figures are its own threads' only.
 
+use super::flow::Flows;
 use super::ioengine::{self, IoEngine, WithEngine};
 use super::runner::{EngineOptions, Progress};
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
-use crate::model::job::{RoleDef, RoleWait, TestDef};
+use crate::model::job::{PhaseDef, RoleDef, RoleWait, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
 use std::path::{Path, PathBuf};
@@ -104,15 +105,20 @@ pub fn remove(test: &TestDef, paths: &[Vec<PathBuf>]) {
 /// stopped when the foreground is done, one with an amount (`own_amount`, fio's jobs of one
 /// group) moves it (or stops at its time cap, `max_seconds`) and is waited for. A role that is `uncached` has its files' pages dropped
 /// first.
+///
+/// Every thread with a flow (fio's `flow`: `phase`'s own and the roles') shares its flow's
+/// counters, which `foreground` is given for the phase's threads.
 pub fn beside<T>(
     test: &TestDef,
+    phase: &PhaseDef,
     paths: &[Vec<PathBuf>],
     seed: u64,
     compress_percent: u8,
-    foreground: impl FnOnce() -> T,
+    foreground: impl FnOnce(&Flows) -> T,
 ) -> (T, Vec<RoleResult>, Option<EngineError>) {
+    let flows = Flows::of(test, phase);
     if test.roles.is_empty() {
-        return (foreground(), Vec::new(), None);
+        return (foreground(&flows), Vec::new(), None);
     }
     let mut error = None;
     for (r, files) in test.roles.iter().zip(paths).filter(|(r, _)| r.uncached) {
@@ -163,6 +169,7 @@ pub fn beside<T>(
                     // No series of its own; its rate and think time (fio's) as a phase's.
                     over_time: super::worker::OverTime {
                         series: None,
+                        flow: flows.plan(r.phase.load.flow),
                         pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads),
                     },
                 },
@@ -230,7 +237,7 @@ pub fn beside<T>(
         // The roles' lead: the foreground meets them in their steady state.
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
         sleep_unless_interrupted(lead);
-        let value = foreground();
+        let value = foreground(&flows);
         foreground_done.store(true, Ordering::Release);
         for (r, s) in test.roles.iter().zip(&stops) {
             if !r.own_amount {

@@ -69,6 +69,8 @@ pub struct OverTime<'a> {
     pub series: Option<SeriesPlan<'a>>,
     /// Fixed rate and think time ([`super::pace`]).
     pub pace: PacePlan,
+    /// Its place in a flow ([`super::flow`]); none: no flow control.
+    pub flow: Option<super::flow::FlowPlan<'a>>,
 }
 
 /// A worker's share of the test's files.
@@ -354,9 +356,10 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if let Some(sp) = ot.series {
         out.series = SeriesRecorder::new(sp.interval_nanos, sp.cap);
     }
-    let mut pacer = Pacer::new(ot.pace);
+    let mut pacer = Pacer::new(ot.pace).with_flow(ot.flow);
 
     barrier.wait();
+    pacer.join_flow();
     let cpu0 = CpuSample::thread_now();
     let start = Instant::now();
     let start_ns = now_ns();

@@ -312,6 +312,7 @@ pub fn from_parsed(
     let mut directory: Option<(String, usize)> = None;
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
+    flow::check_groups(&jobs, &groups, &mut errors);
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -554,6 +555,7 @@ fn translate_job(job: &Job, id: String) -> Result<(TestSpec, Vec<String>), Vec<F
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     if let Some(timed) = phases.last_mut() {
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
+        flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
     }
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
     misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
@@ -1390,6 +1392,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 mod distribution;
+mod flow;
 mod groups;
 mod misc;
 mod sequence;

@@ -366,6 +366,16 @@ pub struct RoleSpec {
     /// Ops between pauses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u64>,
+    /// Flow weight, id and sleep, as a phase's (`flow`, `flow_id`, `flow_sleep`): its
+    /// threads share the flow with the phase's and the other roles' of the same id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    /// The flow's id (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// Microseconds a thread ahead of its share waits (default 0: it yields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<u64>,
     /// Start once these are done (fio's `wait_for`): the test's id (its own threads) or the name
     /// of an earlier role; `delay` counts from then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -513,6 +523,17 @@ pub struct PhaseSpec {
     /// Ops between pauses (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u64>,
+    /// Flow weight (fio's `flow`): the phase's threads and the roles' threads of the same
+    /// `flow_id` keep their op counts in the ratio of their weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    /// The flow's id (fio's `flow_id`, default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// Microseconds a thread ahead of its flow share waits (fio's `flow_sleep`; default 0: it
+    /// yields and tries again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<u64>,
     /// Steady-state criterion: `"iops:5%"`, `"iops_slope:0.5%"`, `"bw:5%"`, `"bw_slope:1%"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ss: Option<String>,

@@ -191,6 +191,10 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 }
             },
         };
+        let late = role.after.is_some() || role.delay_seconds > 0.0 || role.lead_seconds > 0.0;
+        if late && role.phase.load.flow.is_some() {
+            return Err(loc.err(format!("role `{}`: flow with after, delay or lead: the threads of a flow start together (a flow counts every weight from the start, as fio's), so one that starts at another time would hold the others back; leave out one of them", r.name)));
+        }
         if let Some(a) = r.same_file.as_deref() {
             let test_file = t.file.is_some().then_some(&files.set);
             let owner = same_file(a, &role, (&t.id, test_file, t.verify == Some(true)), &roles)
@@ -521,6 +525,9 @@ fn resolve_role(
         rate_process: r.rate_process.clone(),
         thinktime: r.thinktime.clone(),
         thinktime_blocks: r.thinktime_blocks,
+        flow: r.flow,
+        flow_id: r.flow_id,
+        flow_sleep: r.flow_sleep,
         ..PhaseSpec::default()
     };
     let mut phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;

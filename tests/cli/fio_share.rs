@@ -126,3 +126,62 @@ fn jobs_of_a_group_naming_one_file_do_their_io_on_it_as_fios() {
     assert_eq!(path, fio_dir.join("shared.dat").to_str().unwrap());
     eprintln!("fio 3.33 and fsbench: 256 writes of 4 KiB and 128 reads of 8 KiB on one file each");
 }
+
+/// fio's flow.fio in small: a 4 KiB buffered writer with `flow=1` and a random reader with
+/// `flow=8` on one file, 2 s time-based, `flow_sleep=1000`.
+const FLOW_JOB: &str = "[global]\nfilename=flow.dat\nsize=16m\nbs=4k\ntime_based\nruntime=2\nflow_sleep=1000\nnorandommap\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n";
+
+/// fio's flow control keeps the ops of the jobs of one flow in the ratio of their weights:
+/// fsbench's own op counts of the writer (the test's threads) and the reader (its role) are
+/// within 10% of 1:8. Without the flow the writer does more ops than the reader (86,050
+/// writes to 73,729 reads in one run here), so the ratio is the flow's doing. fio 3.33 runs the
+/// same job beside it when installed; both ratios are printed (timing-dependent), and fio's is
+/// checked to be 1:8 too, so the two agree.
+#[test]
+fn flow_keeps_two_jobs_at_their_weights_as_fios() {
+    let d = TestDir::new();
+    let job = d.write("flow.fio", FLOW_JOB);
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let o = command()
+        .args(["run", "--fio"])
+        .arg(&job)
+        .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rep = &v["tests"][0]["reps"][0];
+    let writes = rep["data_ops"].as_u64().unwrap();
+    let role = &rep["phases"].as_array().unwrap().last().unwrap()["roles"][0];
+    let reads = role["data_ops"].as_u64().unwrap();
+    assert_eq!(role["bytes_written"].as_u64(), Some(0), "the role reads: {role}");
+    let ratio = reads as f64 / writes as f64;
+    eprintln!("fsbench: {writes} writes, {reads} reads: {ratio:.3} reads per write (1:8 asked)");
+    assert!(writes >= 50, "enough ops to tell a ratio: {writes} writes");
+    assert!((ratio - 8.0).abs() <= 0.8, "fsbench's ratio {ratio:.3} is not within 10% of 8");
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's ratio checked alone");
+        return;
+    }
+    let fio_dir = d.path().join("fio");
+    std::fs::create_dir(&fio_dir).unwrap();
+    let o = Command::new("fio")
+        .current_dir(&fio_dir)
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    let of = |name: &str, dir: &str| {
+        let j = jobs.iter().find(|j| j["jobname"] == name).unwrap();
+        j[dir]["total_ios"].as_u64().unwrap()
+    };
+    let (fw, fr) = (of("w", "write"), of("r", "read"));
+    let fio_ratio = fr as f64 / fw as f64;
+    eprintln!("fio 3.33: {fw} writes, {fr} reads: {fio_ratio:.3} reads per write");
+    assert!((fio_ratio - 8.0).abs() <= 0.8, "fio's own ratio {fio_ratio:.3}");
+}

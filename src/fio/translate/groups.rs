@@ -284,6 +284,9 @@ fn into_role(
         rate_process: phase.rate_process,
         thinktime: phase.thinktime,
         thinktime_blocks: phase.thinktime_blocks,
+        flow: phase.flow,
+        flow_id: phase.flow_id,
+        flow_sleep: phase.flow_sleep,
     };
     Ok((role, t.notes))
 }

@@ -397,6 +397,9 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("offset_align", "offset_align=4k\n", |t, _, _| t.file.is_some()),
         ("thread", "thread\n", |t, _, _| t.threads == 1),
+        ("flow", "flow=3\n", |t, _, _| t.phases[0].flow == Some(3)),
+        ("flow_id", "flow=1\nflow_id=7\n", |t, _, _| t.phases[0].flow_id == Some(7)),
+        ("flow_sleep", "flow=1\nflow_sleep=250\n", |t, _, _| t.phases[0].flow_sleep == Some(250)),
         ("threads", "threads=4\n", |t, n, _| {
             t.threads == 1 && n.iter().any(|n| n.contains("threads=4: no effect"))
         }),
@@ -1210,4 +1213,55 @@ fn waitfor_shaped_jobs_translate_onto_one_named_file() {
     assert!(paths.iter().flatten().all(|p| p.to_str() == Some("/tmp/fsbench-unit-waitfor.dat")));
     let e = err("[a]\nsize=1m\nthreads=x\n");
     assert!(e.contains("t.fio:3: `threads`"), "{e}");
+}
+
+/// fio's `flow`, `flow_id`, `flow_sleep`: the weight, id and sleep go to the timed phase of
+/// the group's first job and to each other job's role, and the validated loads carry them
+/// (sleep in ns); `flow=0` is none, and `flow_id`/`flow_sleep` without a weight change
+/// nothing (noted, as in fio); a weight past fio's 1000 is refused.
+#[test]
+fn flow_goes_to_the_phase_and_the_roles() {
+    let text = "[global]\nfilename=f\nsize=1m\nbs=4k\ntime_based\nruntime=1\nflow_sleep=1000\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\nflow_id=0\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let test = &t.spec.tests[0];
+    let p = test.phases.last().unwrap();
+    assert_eq!((p.flow, p.flow_id, p.flow_sleep), (Some(1), None, Some(1000)));
+    let r = &test.roles[0];
+    assert_eq!((r.flow, r.flow_sleep), (Some(8), Some(1000)));
+    let suite = loaded(&t);
+    use crate::model::series::Flow;
+    let want = |weight| Some(Flow { id: 0, weight, sleep_nanos: 1_000_000 });
+    assert_eq!(suite.tests[0].phases.last().unwrap().load.flow, want(1));
+    assert_eq!(suite.tests[0].roles[0].phase.load.flow, want(8));
+    let (t, notes) = one("[a]\nsize=1m\nflow=0\nflow_sleep=10\n");
+    assert_eq!(t.phases[0].flow, None);
+    assert!(notes.iter().any(|n| n.contains("without flow: no effect, as in fio")), "{notes:?}");
+    let e = err("[a]\nsize=1m\nflow=1001\n");
+    assert!(e.contains("t.fio:3: `flow`") && e.contains("0 to 1000"), "{e}");
+}
+
+/// A flow fsbench cannot run as fio does is refused at the job's `flow` line: jobs of one flow
+/// in several groups (fio holds a group back to its share of jobs not running), a job of a
+/// flow that waits for another, or one in a group with a startdelay.
+#[test]
+fn a_flow_across_groups_or_with_waits_is_refused() {
+    let cases = [
+        ("[global]\nsize=1m\nflow=1\n[a]\n[b]\nstonewall\n", "t.fio:3: `flow`", "several groups"),
+        (
+            "[global]\nsize=1m\n[a]\nflow=1\n[b]\nflow=2\nwait_for=a\n",
+            "t.fio:6: `flow`",
+            "wait_for",
+        ),
+        (
+            "[global]\nsize=1m\n[a]\nflow=1\nstartdelay=1\n[b]\nflow=2\n",
+            "t.fio:4: `flow`",
+            "startdelay",
+        ),
+    ];
+    for (text, at, why) in cases {
+        let e = err(text);
+        assert!(e.contains(at) && e.contains(why), "{text}: {e}");
+    }
+    // Different ids in different groups are fine.
+    tr("[global]\nsize=1m\n[a]\nflow=1\n[b]\nstonewall\nflow=1\nflow_id=2\n").unwrap();
 }
