@@ -52,9 +52,14 @@ pub fn paths(test: &TestDef, dir: &Path, process: Option<u32>) -> Vec<Vec<PathBu
 /// Refuse what a role on the test's own file cannot give: `--verify` reads the test's file
 /// back and would find the role's writes.
 pub fn check(test: &TestDef, verify: bool) -> Result<(), EngineError> {
-    match test.roles.iter().find(|r| r.same_file == Some(RoleWait::Test)) {
+    use crate::model::job::OpKind;
+    let writes = |r: &&RoleDef| {
+        r.phase.pattern.kinds().iter().any(|k| matches!(k, OpKind::Write | OpKind::Create))
+    };
+    let mut on_test = test.roles.iter().filter(|r| r.same_file == Some(RoleWait::Test));
+    match on_test.find(writes) {
         Some(r) if verify => Err(EngineError::unsupported(format!(
-            "role `{}` works on the test's own file, whose content --verify checks; run without --verify",
+            "role `{}` writes into the test's own file, whose content --verify checks; run without --verify",
             r.name
         ))),
         _ => Ok(()),

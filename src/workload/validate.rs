@@ -597,7 +597,8 @@ fn resolve_role(
 }
 
 /// Whose file a role with `same_file = "NAME"` works on: the test's (`NAME` is its id;
-/// `test` is its id, its one data file when it has one, and whether it verifies its file) or
+/// `test` is its id, its one data file when it has one, and whether it verifies its file: then
+/// the role may only read it) or
 /// an earlier role's in `before` that owns a shared file (or works on one itself: then that
 /// file's owner). The role's size must not pass the owner's, and a role that reads needs the
 /// owner to lay the file out. `Err`: why not, for the message.
@@ -611,8 +612,8 @@ fn same_file(
         let Some(f) = test_file.filter(|f| f.count == 1 && f.shared) else {
             return Err("the test has no one file its threads share (`file` with `shared = true`); a role can work on that file only".into());
         };
-        if verify {
-            return Err("the test checks its file's content (`verify`), which another's writes would change; leave verify out or give the role a file of its own".into());
+        if verify && uses_files(&role.phase).1 {
+            return Err("the test checks its file's content (`verify`), which the role's writes would change; leave verify out or give the role a file of its own".into());
         }
         (RoleWait::Test, f.size_bytes(), f.prefill)
     } else {

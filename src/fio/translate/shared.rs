@@ -134,6 +134,11 @@ impl Files {
                         return Err(job.err(k, job.line(k), format!("{mine} bytes: [{}] names the file of [{}] ({theirs} bytes), which fsbench lays out once at that size; give [{}] at most that size, or add `stonewall` to run it on its own", job.name, o.job, job.name)));
                     }
                 }
+                let reads_only = matches!(job.str("rw"), Ok(None))
+                    || matches!(job.str("rw"), Ok(Some((rw, _))) if rw.starts_with("read") || rw.starts_with("randread"));
+                if o.role.is_none() && test.verify == Some(true) && !reads_only {
+                    return Err(job.err("filename", job.line("filename"), format!("in [{}], which writes into the file of [{}]: [{}] checks its file (verify), which these writes would change; give [{}] a file of its own, or add `stonewall` to run it on its own", job.name, o.job, o.job, job.name)));
+                }
                 role.same_file = Some(o.runs_as.clone());
                 o.others.push(job.name.clone());
                 // A job that reads finds the data: the owner lays the file out before the phase.

@@ -1180,6 +1180,12 @@ fn a_shared_file_larger_than_its_owner_is_refused() {
     assert!(e.contains("t.fio:6: `size`") && e.contains("at most that size"), "{e}");
     let e = err("[a]\nsize=1m\n[b]\nsize=1m\nfilename=/tmp/x.dat\n");
     assert!(e.contains("t.fio:5: `filename`") && e.contains("files of its own"), "{e}");
+    // The first job checks its file: a later job may read it, not write into it.
+    let text = "[global]\nfilename=d\nsize=1m\n[a]\nrw=write\nverify=crc32c\n[b]\nrw=randwrite\n";
+    let e = err(text);
+    assert!(e.contains("t.fio:2: `filename`") && e.contains("checks its file"), "{e}");
+    let t = tr(&text.replace("rw=randwrite", "rw=randread")).unwrap_or_else(|e| panic!("{e}"));
+    loaded(&t);
 }
 
 /// fio's own waitfor.fio shape (paths, numjobs=4 each, `threads=1`, `new_group` +
