@@ -97,6 +97,15 @@ pub struct FlowPlan<'a> {
     waiting: &'a AtomicU64,
 }
 
+impl FlowPlan<'_> {
+    /// A thread that could not start (its engine failed to set up): out of the flow, and no
+    /// longer waited for.
+    pub fn never_started(&self) {
+        self.counter.weights.fetch_sub(self.weight, Ordering::Relaxed);
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A worker thread's gate into its flow; dropping it takes the thread's count and weight out
 /// of the flow.
 #[derive(Debug)]
@@ -201,6 +210,33 @@ mod tests {
         assert!((ratio - 8.0).abs() < 0.01 * 8.0, "{na}:{nb}");
         // Another flow id is not this one.
         assert!(f.plan(Some(Flow { id: 3, weight: 1, sleep_nanos: 0 })).is_none());
+    }
+
+    /// The threads of a flow start together: a thread's join waits for the other's (here 50
+    /// ms later), and not for one that never started (its engine failed).
+    #[test]
+    fn threads_of_a_flow_start_together_and_not_for_a_failed_one() {
+        let f = flows(&[(1, 1), (8, 1)]);
+        let flow = |w| Some(Flow { id: 0, weight: w, sleep_nanos: 0 });
+        let a = FlowGate::new(f.plan(flow(1)).unwrap());
+        let b = FlowGate::new(f.plan(flow(8)).unwrap());
+        let t0 = std::time::Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                b.join();
+            });
+            a.join();
+        });
+        let waited = t0.elapsed();
+        assert!(waited >= std::time::Duration::from_millis(45), "{waited:?}");
+        let f = flows(&[(1, 1), (8, 1)]);
+        let a = FlowGate::new(f.plan(flow(1)).unwrap());
+        f.plan(flow(8)).unwrap().never_started();
+        let t0 = std::time::Instant::now();
+        a.join();
+        assert!(t0.elapsed() < JOIN_LIMIT / 2, "not held for a thread that never started");
+        assert_eq!(f.counters[0].weights.load(Ordering::Relaxed), 1);
     }
 
     /// A thread that ends takes its count and weight out: the one left runs freely.

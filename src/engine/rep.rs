@@ -264,8 +264,10 @@ fn run_phase(
     let point = PhasePoint { phase: &phase.name, ..cx.at };
     let released = cx.hooks.before_phase(&point);
     let seed = files.phase_seed(cx.seed, pi);
+    // A --min-time pass (a test without roles) keeps its threads' flow too.
     let run_once = |files: &mut dyn TestFiles| {
-        phase::run(test, phase, files, opts, seed, cx.progress, env.devices)
+        let flows = super::flow::Flows::of(test, phase);
+        phase::run_in_flows(test, phase, files, opts, seed, cx.progress, env.devices, &flows)
     };
     let (run, roles, role_error) = match &released {
         Ok(()) if lost.is_some() => {

@@ -276,10 +276,10 @@ pub fn run<E: IoEngine>(
                         FileOps::new(e, phase, f, seed, compress_percent, depth, progress);
                     match src.register_buffers() {
                         Ok(()) => drive::<E, _>(&mut src, barrier, stop, &ot),
-                        Err(e) => setup_failed::<E>(e, barrier, stop),
+                        Err(e) => setup_failed::<E>(e, barrier, stop, ot.flow),
                     }
                 }
-                Err(e) => setup_failed::<E>(e, barrier, stop),
+                Err(e) => setup_failed::<E>(e, barrier, stop, ot.flow),
             }
         }
         Work::Slots(w) => match E::setup(1, options) {
@@ -289,18 +289,23 @@ pub fn run<E: IoEngine>(
                 let ot = OverTime { series: None, ..ot };
                 drive::<E, _>(&mut src, barrier, stop, &ot)
             }
-            Err(e) => setup_failed::<E>(e, barrier, stop),
+            Err(e) => setup_failed::<E>(e, barrier, stop, ot.flow),
         },
     }
 }
 
-/// An engine that could not be set up: wait with the others, then fail the phase.
+/// An engine that could not be set up: wait with the others, then fail the phase (and leave
+/// its flow, whose other threads would wait for it to start).
 fn setup_failed<E: IoEngine>(
     e: std::io::Error,
     barrier: &Barrier,
     stop: &StopFlags<'_>,
+    flow: Option<super::flow::FlowPlan<'_>>,
 ) -> WorkerOutput {
     barrier.wait();
+    if let Some(f) = flow {
+        f.never_started();
+    }
     stop.phase.store(true, Ordering::Relaxed);
     let start = Instant::now();
     let cpu0 = CpuSample::thread_now();
