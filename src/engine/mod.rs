@@ -36,6 +36,7 @@ pub mod curve;
 pub mod direct;
 pub mod files;
 pub mod fileset;
+pub mod flow;
 pub mod hooks;
 pub mod ioengine;
 pub mod keep;

@@ -33,6 +33,7 @@
 //! mix follows the rates, as in fio. The cost per op is the same comparisons and addition as
 //! one schedule's.
 
+use super::flow::{FlowGate, FlowPlan};
 use super::worker::now_ns;
 use crate::model::series::Load;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,9 +92,12 @@ impl PacePlan {
     }
 }
 
-/// A worker's pacing state (see the module doc).
-pub struct Pacer {
+/// A worker's pacing state (see the module doc), and its gate into its flow
+/// ([`super::flow`]), which is checked at the same point.
+pub struct Pacer<'a> {
     plan: PacePlan,
+    /// Flow control (fio's `flow`): asked after the schedule, before each op.
+    flow: Option<FlowGate<'a>>,
     /// Paced at all (checked first, so the closed loop pays one predictable branch).
     pub on: bool,
     /// Next scheduled start (ns).
@@ -107,11 +111,12 @@ pub struct Pacer {
     rng: u64,
 }
 
-impl Pacer {
+impl<'a> Pacer<'a> {
     /// A pacer for `plan`, not yet started.
-    pub fn new(plan: PacePlan) -> Pacer {
+    pub fn new(plan: PacePlan) -> Pacer<'a> {
         Pacer {
             plan,
+            flow: None,
             on: !plan.is_closed(),
             next: 0,
             since_think: 0,
@@ -121,9 +126,24 @@ impl Pacer {
         }
     }
 
+    /// The worker's place in a flow (none: no flow control): the pacer is on with one.
+    pub fn with_flow(mut self, flow: Option<FlowPlan<'a>>) -> Pacer<'a> {
+        self.flow = flow.map(FlowGate::new);
+        self.on |= self.flow.is_some();
+        self
+    }
+
+    /// After the barrier, before the worker's clock starts: wait for the other threads of its
+    /// flow ([`FlowGate::join`]); nothing without a flow.
+    pub fn join_flow(&self) {
+        if let Some(gate) = &self.flow {
+            gate.join();
+        }
+    }
+
     /// The phase starts at `start_ns` (after the barrier): the schedule counts from here.
     pub fn start(&mut self, start_ns: u64) {
-        if !self.on {
+        if !self.on || self.plan.is_closed() {
             return;
         }
         // SAFETY: PR_SET_TIMERSLACK takes integers only; a failure leaves the default slack.
@@ -135,9 +155,20 @@ impl Pacer {
 
     /// The start time of the next op, waiting for it when ahead: `t0` is the clock at the
     /// last reap, `inflight` the requests in flight. `None`: not due yet and requests are in
-    /// flight, so reap first (or think time waits for the queue to drain).
+    /// flight, so reap first (or think time waits for the queue to drain); or the thread is
+    /// ahead of its flow share (it waited when nothing was in flight): ask again.
     #[inline(always)]
     pub fn next_start(&mut self, t0: u64, inflight: usize) -> Option<u64> {
+        let start = self.scheduled(t0, inflight)?;
+        match &mut self.flow {
+            None => Some(start),
+            Some(gate) => gate.admit(inflight).then_some(start),
+        }
+    }
+
+    /// [`Self::next_start`] by the rate and think time alone.
+    #[inline(always)]
+    fn scheduled(&mut self, t0: u64, inflight: usize) -> Option<u64> {
         if self.think_due {
             if inflight > 0 {
                 return None;
@@ -181,7 +212,7 @@ impl Pacer {
     }
 }
 
-impl Pacer {
+impl Pacer<'_> {
     /// The next Poisson gap: exponential with mean `period_nanos` (at least 1 ns).
     #[inline(always)]
     fn exp_gap(&mut self) -> u64 {

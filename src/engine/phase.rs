@@ -12,6 +12,7 @@
 //! once a second and stopped when it holds ([`super::steady`]).
 
 use super::files::TestFiles;
+use super::flow::Flows;
 use super::ioengine::{self, IoEngine, WithEngine};
 use super::pace::PacePlan;
 use super::runner::{EngineOptions, Progress};
@@ -79,7 +80,7 @@ pub fn run(
     progress: &dyn Progress,
     devices: &[String],
 ) -> PhaseRun {
-    run_linked(test, phase, files, opts, seed, progress, devices, None)
+    run_linked(test, phase, files, opts, seed, progress, devices, None, &Flows::default())
 }
 
 /// The test's own threads' side of fio's `exitall` (the roles' side is in
@@ -104,7 +105,8 @@ impl ExitLink {
     }
 }
 
-/// [`run`], linked to the test's other jobs by `exit` (fio's `exitall`).
+/// [`run`], linked to the test's other jobs by `exit` (fio's `exitall`), its threads in
+/// `flows` (fio's flow control, shared with the test's roles).
 #[allow(clippy::too_many_arguments)]
 pub fn run_linked(
     test: &TestDef,
@@ -115,8 +117,9 @@ pub fn run_linked(
     progress: &dyn Progress,
     devices: &[String],
     exit: Option<&ExitLink>,
+    flows: &Flows,
 ) -> PhaseRun {
-    let job = Workers { test, phase, files, opts, seed, progress, devices, exit };
+    let job = Workers { test, phase, files, opts, seed, progress, devices, exit, flows };
     ioengine::with_engine(&test.engine, job).unwrap_or_else(|| {
         let e = format!("engine `{}` is not one of this fsbench's", test.engine.name());
         PhaseRun::failed(EngineError::unsupported(e))
@@ -133,13 +136,14 @@ struct Workers<'a> {
     progress: &'a dyn Progress,
     devices: &'a [String],
     exit: Option<&'a ExitLink>,
+    flows: &'a Flows,
 }
 
 impl WithEngine for Workers<'_> {
     type Output = PhaseRun;
 
     fn with<E: IoEngine>(self) -> PhaseRun {
-        let Workers { test, phase, files, opts, seed, progress, devices, exit } = self;
+        let Workers { test, phase, files, opts, seed, progress, devices, exit, flows } = self;
         let options = E::options(&test.engine_options);
         let n = test.threads as usize;
         let barrier = Barrier::new(n);
@@ -176,7 +180,11 @@ impl WithEngine for Workers<'_> {
                 compress_percent: opts.compress_percent,
                 iodepth: test.iodepth,
                 work,
-                over_time: OverTime { series, pace },
+                over_time: OverTime {
+                    series,
+                    pace,
+                    flow: if phase.timed { flows.plan(phase.load.flow) } else { None },
+                },
             };
             (plan, ctr)
         });

@@ -264,19 +264,33 @@ fn run_phase(
     let point = PhasePoint { phase: &phase.name, ..cx.at };
     let released = cx.hooks.before_phase(&point);
     let seed = files.phase_seed(cx.seed, pi);
-    let run_once = |files: &mut dyn TestFiles, exit: Option<&phase::ExitLink>| {
-        phase::run_linked(test, phase, files, opts, seed, cx.progress, env.devices, exit)
+    // A pass beside no roles (a --min-time pass, an untimed phase) keeps its threads' flow too.
+    let run_once = |files: &mut dyn TestFiles,
+                    exit: Option<&phase::ExitLink>,
+                    flows: Option<&super::flow::Flows>| {
+        let own;
+        let flows = match flows {
+            Some(f) => f,
+            None => {
+                own = super::flow::Flows::of(test, phase);
+                &own
+            }
+        };
+        phase::run_linked(test, phase, files, opts, seed, cx.progress, env.devices, exit, flows)
     };
     let (run, roles, role_error) = match &released {
         Ok(()) if lost.is_some() => {
             (lost.map(PhaseRun::failed).unwrap_or_default(), Vec::new(), None)
         }
-        Ok(()) if phase.timed => {
-            super::roles::beside(test, env.roles, seed, opts.compress_percent, |exit| {
-                run_once(&mut *files, Some(exit))
-            })
-        }
-        Ok(()) => (run_once(&mut *files, None), Vec::new(), None),
+        Ok(()) if phase.timed => super::roles::beside(
+            test,
+            phase,
+            env.roles,
+            seed,
+            opts.compress_percent,
+            |exit, flows| run_once(&mut *files, Some(exit), Some(flows)),
+        ),
+        Ok(()) => (run_once(&mut *files, None, None), Vec::new(), None),
         Err(_) => (PhaseRun::default(), Vec::new(), None),
     };
     let window_start = run.outs.iter().map(|o| o.start).min();
@@ -296,7 +310,7 @@ fn run_phase(
             let (check, lost) = split(phase, prepared);
             let run = match lost {
                 Some(e) => PhaseRun::failed(e),
-                None => run_once(&mut *files, None),
+                None => run_once(&mut *files, None, None),
             };
             PhasePass::of(test, phase, run, check)
         });

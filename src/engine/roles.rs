@@ -10,30 +10,61 @@
 //! for it. Their latencies and bytes are merged per role and reported beside the
 //! phase ([`RoleResult`]); the test's figures are its own threads' only.
 
+use super::flow::Flows;
 use super::ioengine::{self, IoEngine, WithEngine};
 use super::phase::ExitLink;
 use super::runner::{EngineOptions, Progress};
 use super::worker::{self, FileWork, StopFlags, Work, WorkerOutput, WorkerPlan};
 use crate::model::failure::EngineError;
-use crate::model::job::{ExitAll, ExitStops, RoleDef, RoleWait, TestDef};
+use crate::model::job::{ExitAll, ExitStops, PhaseDef, RoleDef, RoleWait, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::RoleResult;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
-/// The files of a test's roles: `t<ID>.role-<NAME>.<K>.dat` in the test's directory
-/// (`t<ID>.role-<NAME>.r<I>.<K>.dat` for process `I` of several sharing the directory).
+/// The files of a test's roles, one per thread: `t<ID>.role-<NAME>.<K>.dat` in the test's
+/// directory (`t<ID>.role-<NAME>.r<I>.<K>.dat` for process `I` of several sharing the
+/// directory); for a role whose threads share one file (`shared_file`), that one file
+/// (`t<ID>.role-<NAME>.dat`, `t<ID>.role-<NAME>.r<I>.dat`) for each thread; for a role on
+/// another's file (`same_file`), the test's one file or its owner role's.
 pub fn paths(test: &TestDef, dir: &Path, process: Option<u32>) -> Vec<Vec<PathBuf>> {
     let rank = process.map(|i| format!("r{i}.")).unwrap_or_default();
-    test.roles
-        .iter()
-        .map(|r| {
-            (0..r.threads)
+    let mut all: Vec<Vec<PathBuf>> = Vec::with_capacity(test.roles.len());
+    for r in &test.roles {
+        let one = |p: PathBuf| vec![p; r.threads as usize];
+        let files = match r.same_file {
+            Some(RoleWait::Test) => one(super::files::one_file(test, dir)),
+            Some(RoleWait::Role(i)) => {
+                one(all.get(i).and_then(|p| p.first()).cloned().unwrap_or_default())
+            }
+            None if r.shared_file => {
+                one(dir.join(format!("t{}.role-{}.{rank}dat", test.id, r.name)))
+            }
+            None => (0..r.threads)
                 .map(|k| dir.join(format!("t{}.role-{}.{rank}{k}.dat", test.id, r.name)))
-                .collect()
-        })
-        .collect()
+                .collect(),
+        };
+        all.push(files);
+    }
+    all
+}
+
+/// Refuse what a role on the test's own file cannot give: `--verify` reads the test's file
+/// back and would find the role's writes.
+pub fn check(test: &TestDef, verify: bool) -> Result<(), EngineError> {
+    use crate::model::job::OpKind;
+    let writes = |r: &&RoleDef| {
+        r.phase.pattern.kinds().iter().any(|k| matches!(k, OpKind::Write | OpKind::Create))
+    };
+    let mut on_test = test.roles.iter().filter(|r| r.same_file == Some(RoleWait::Test));
+    match on_test.find(writes) {
+        Some(r) if verify => Err(EngineError::unsupported(format!(
+            "role `{}` writes into the test's own file, whose content --verify checks; run without --verify",
+            r.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Fill the files of the roles that read what is there (`file.prefill`), untimed.
@@ -46,6 +77,8 @@ pub fn prefill(
     progress: &dyn Progress,
 ) -> Result<bool, EngineError> {
     for (r, p) in test.roles.iter().zip(paths).filter(|(r, _)| r.prefill) {
+        // A file its threads share is laid out once.
+        let p = if r.shared_file { &p[..p.len().min(1)] } else { &p[..] };
         let ok = super::files::prefill(
             p,
             r.file_bytes,
@@ -62,9 +95,10 @@ pub fn prefill(
     Ok(true)
 }
 
-/// Remove the roles' files.
-pub fn remove(paths: &[Vec<PathBuf>]) {
-    for p in paths.iter().flatten() {
+/// Remove the roles' own files (never the file of a role on another's: its owner's).
+pub fn remove(test: &TestDef, paths: &[Vec<PathBuf>]) {
+    let own = test.roles.iter().zip(paths).filter(|(r, _)| r.same_file.is_none());
+    for p in own.flat_map(|(_, p)| p) {
         let _ = std::fs::remove_file(p);
     }
 }
@@ -81,16 +115,21 @@ pub fn remove(paths: &[Vec<PathBuf>]) {
 /// fio's `exitall` ([`crate::model::job::ExitAll`]): when the first thread of a job with one
 /// (the foreground, through `exit`, or a role) ends, a watcher stops the jobs it names within
 /// [`EXIT_POLL`]; each keeps the work it did, and its own end stops what its `exitall` names.
+///
+/// Every thread with a flow (fio's `flow`: `phase`'s own and the roles') shares its flow's
+/// counters, which `foreground` is given for the phase's threads.
 pub fn beside<T>(
     test: &TestDef,
+    phase: &PhaseDef,
     paths: &[Vec<PathBuf>],
     seed: u64,
     compress_percent: u8,
-    foreground: impl FnOnce(&ExitLink) -> T,
+    foreground: impl FnOnce(&ExitLink, &Flows) -> T,
 ) -> (T, Vec<RoleResult>, Option<EngineError>) {
     let fg_exit = ExitLink::default();
+    let flows = Flows::of(test, phase);
     if test.roles.is_empty() {
-        return (foreground(&fg_exit), Vec::new(), None);
+        return (foreground(&fg_exit, &flows), Vec::new(), None);
     }
     let mut error = None;
     for (r, files) in test.roles.iter().zip(paths).filter(|(r, _)| r.uncached) {
@@ -134,12 +173,14 @@ pub fn beside<T>(
                         region_start: 0,
                         region_len: r.file_bytes,
                         verify: None,
-                        nofollow: false,
+                        // The job's own named file, as the test's threads open it.
+                        nofollow: r.same_file == Some(RoleWait::Test) && test.files.named.is_some(),
                         random_in_region: false,
                     }),
                     // No series of its own; its rate and think time (fio's) as a phase's.
                     over_time: super::worker::OverTime {
                         series: None,
+                        flow: flows.plan(r.phase.load.flow),
                         pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads),
                     },
                 },
@@ -237,7 +278,7 @@ pub fn beside<T>(
         // The roles' lead: the foreground meets them in their steady state.
         let lead = test.roles.iter().map(|r| r.lead_seconds).fold(0.0, f64::max);
         sleep_unless_interrupted(lead);
-        let value = foreground(&fg_exit);
+        let value = foreground(&fg_exit, &flows);
         foreground_done.store(true, Ordering::Release);
         for (r, s) in test.roles.iter().zip(&stops) {
             if !r.own_amount {

@@ -246,6 +246,9 @@ fn run_on_new_files<'t>(
 ) -> RepRun<'t> {
     let (test, opts) = (cx.at.test, cx.env.opts);
     let t0 = Instant::now();
+    if let Err(e) = super::roles::check(test, opts.verify) {
+        return RepRun::ended(test, PhaseOutcome::Failed(e));
+    }
     let kept = keep.as_mut().is_some_and(|k| k.take(test));
     match files::make(test, dir, opts, cx.at.rep, kept) {
         Ok(mut files) => {
@@ -255,7 +258,7 @@ fn run_on_new_files<'t>(
             if !(ok && keep.is_some_and(|k| k.keep(test, dir))) {
                 files.remove(test, opts);
             }
-            super::roles::remove(cx.env.roles);
+            super::roles::remove(test, cx.env.roles);
             if let Some(r) = out.result.as_mut() {
                 // What no step accounts for: observation, workers started and joined, results.
                 let mut u = r.untimed.unwrap_or_default();

@@ -69,6 +69,8 @@ pub struct OverTime<'a> {
     pub series: Option<SeriesPlan<'a>>,
     /// Fixed rate and think time ([`super::pace`]).
     pub pace: PacePlan,
+    /// Its place in a flow ([`super::flow`]); none: no flow control.
+    pub flow: Option<super::flow::FlowPlan<'a>>,
 }
 
 /// A worker's share of the test's files.
@@ -275,10 +277,10 @@ pub fn run<E: IoEngine>(
                     src.dir_pace = DirPacer::of(&ot.pace, stop.phase);
                     match src.register_buffers() {
                         Ok(()) => drive::<E, _>(&mut src, barrier, stop, &ot),
-                        Err(e) => setup_failed::<E>(e, barrier, stop),
+                        Err(e) => setup_failed::<E>(e, barrier, stop, ot.flow),
                     }
                 }
-                Err(e) => setup_failed::<E>(e, barrier, stop),
+                Err(e) => setup_failed::<E>(e, barrier, stop, ot.flow),
             }
         }
         Work::Slots(w) => match E::setup(1, options) {
@@ -288,18 +290,23 @@ pub fn run<E: IoEngine>(
                 let ot = OverTime { series: None, ..ot };
                 drive::<E, _>(&mut src, barrier, stop, &ot)
             }
-            Err(e) => setup_failed::<E>(e, barrier, stop),
+            Err(e) => setup_failed::<E>(e, barrier, stop, ot.flow),
         },
     }
 }
 
-/// An engine that could not be set up: wait with the others, then fail the phase.
+/// An engine that could not be set up: wait with the others, then fail the phase (and leave
+/// its flow, whose other threads would wait for it to start).
 fn setup_failed<E: IoEngine>(
     e: std::io::Error,
     barrier: &Barrier,
     stop: &StopFlags<'_>,
+    flow: Option<super::flow::FlowPlan<'_>>,
 ) -> WorkerOutput {
     barrier.wait();
+    if let Some(f) = flow {
+        f.never_started();
+    }
     stop.phase.store(true, Ordering::Relaxed);
     let start = Instant::now();
     let cpu0 = CpuSample::thread_now();
@@ -355,9 +362,10 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if let Some(sp) = ot.series {
         out.series = SeriesRecorder::new(sp.interval_nanos, sp.cap);
     }
-    let mut pacer = Pacer::new(ot.pace);
+    let mut pacer = Pacer::new(ot.pace).with_flow(ot.flow);
 
     barrier.wait();
+    pacer.join_flow();
     let cpu0 = CpuSample::thread_now();
     let start = Instant::now();
     let start_ns = now_ns();

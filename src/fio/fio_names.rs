@@ -223,6 +223,9 @@ pub const FIO_OPTION_NAMES: &[&str] = &[
     "thinktime_spin",
     "thp",
     "thread",
+    // Not in `fio --cmdhelp=all`: the tiobench profile's option, which fio 3.33 takes in any
+    // job file (`fio --parse-only` with `threads=1` exits 0).
+    "threads",
     "time_based",
     "timeout",
     "trim_backlog",

@@ -94,7 +94,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "filename",
         kind: Kind::Text,
         aliases: &[],
-        meaning: "a plain name: the numjobs threads share one file that fsbench makes in its work directory (laid out once) and removes, each thread covering the whole file from its start as fio's (file.whole); a path (absolute, or relative to `directory`): that regular file, as fio uses it (created if absent, laid out before a read job only if absent or shorter, written into by a write job, kept unless unlink=1, opened with O_NOFOLLOW, shared by every job naming it); a symlink, FIFO, directory, socket or device is refused",
+        meaning: "a plain name: the numjobs threads share one file that fsbench makes in its work directory (laid out once) and removes, each thread covering the whole file from its start as fio's (file.whole); a path (absolute, or relative to `directory`): that regular file, as fio uses it (created if absent, laid out before a read job only if absent or shorter, written into by a write job, kept unless unlink=1, opened with O_NOFOLLOW, shared by every job naming it); a symlink, FIFO, directory, socket or device is refused. Jobs of one group (running at the same time) naming the same file do their I/O on that one file, each with its own pattern, block size, engine and figures (a role's `same_file`): it is laid out once, by the first job naming it, before the group starts when any job on it reads, and a later job may not be larger than that first one; a later job of a group that is the first to name a plain file owns it (its threads share it whole), one naming a path no earlier job of its group names is refused",
     },
     FioOption { name: "unlink",
         kind: Kind::Flag, aliases: &[], meaning: "1: remove a file named by a path after the job (0, the default, keeps it); fsbench removes its own files either way" },
@@ -182,6 +182,8 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Size, aliases: &[], meaning: "read; no effect, as in fio, since only a percentage offset is aligned (and fsbench refuses those)" },
     FioOption { name: "thread",
         kind: Kind::Flag, aliases: &[], meaning: "fsbench always uses threads" },
+    FioOption { name: "threads",
+        kind: Kind::Count, aliases: &[], meaning: "checked, no effect, as in fio 3.33: there it is the tiobench profile's thread count, which does nothing without profile=tiobench (the jobs still run as processes, not threads; `thread` makes them threads), and fsbench runs threads either way (noted)" },
     FioOption { name: "rate",
         kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); the job's direction's value; on a mixed job (randrw, rw) R,W limits reads and writes each on its own schedule as fio (`rate_read`/`rate_write`; one value both, a missing one not limited: rate=,W limits only the writes; refused with reads and writes of different sizes)" },
     FioOption { name: "rate_iops",
@@ -236,6 +238,12 @@ pub const OPTIONS: &[FioOption] = &[
         aliases: &[],
         meaning: "1 (default): buffered reads start uncached (verified), and a time-based buffered job drops the file's pages at each pass (invalidate_each_pass); 0: any",
     },
+    FioOption { name: "flow",
+        kind: Kind::Count, aliases: &[], meaning: "0 (default): none; 1 to 1000: the job's weight in its flow (the phase's or role's `flow`): the threads of the jobs of one flow keep their op counts in the ratio of their weights, a thread ahead of its share waiting flow_sleep (or yielding) before its next op, by fio's rule (shared atomic counters, checked at the op's pacing point; weights summed before the jobs start and taken out as each ends). Within one group: a flow across groups, or with wait_for, is refused (fio would hold jobs back for ones not running)" },
+    FioOption { name: "flow_id",
+        kind: Kind::Count, aliases: &[], meaning: "the flow a job's `flow` weight counts in (default 0); no effect without flow, as in fio" },
+    FioOption { name: "flow_sleep",
+        kind: Kind::Count, aliases: &[], meaning: "microseconds a thread ahead of its flow share waits (after its requests in flight complete) before it tries again; 0 (default): it yields the CPU and tries again, as fio's loop retries; no effect without flow" },
     FioOption { name: "stonewall",
         kind: Kind::Flag, aliases: &["wait_for_previous"], meaning: "start a new group: run after every job before it (jobs without it run at the same time as the ones before, in one test: the group's first job is the test's own threads, the others roles beside it, each with its own engine, depth, file, amount and figures)" },
     FioOption { name: "new_group",
@@ -306,7 +314,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "verify-after", options: &["verify_backlog"], what: "fio checks every N written blocks while the job writes (its verify reads in the job's timing); fsbench checks the whole file once after the job, so the job's timing has no verify reads and a bad block is found at the end" },
     Difference { id: "layout-serial", options: &["create_serialize"], what: "create_serialize=0 with several files (numjobs > 1, each thread its own file, a job that reads): fio's clones lay out their files at the same time, so their extents may interleave on disk; fsbench lays them out one after another before the test (fio's default), untimed either way" },
     Difference { id: "exit-all-unrun", options: &["exit_what"], what: "exit_what=all (with exitall): the jobs of the groups after it never run, in fio and fsbench; fio's report still lists each of them with no I/O, fsbench's leaves them out" },
-    Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each test its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier job wrote (a `filename` with a path is shared as fio's)" },
+    Difference { id: "filename-reuse", options: &["filename"], what: "fio reuses a plain `filename` from job to job; fsbench gives each group of jobs (one test) its own file in its work directory (prefilled before reads), so a read job never depends on what an earlier group wrote (jobs of one group share it, and a `filename` with a path is shared by every job, as fio's)" },
 ];
 
 /// The tag a note of the difference `id` ends with.
@@ -331,9 +339,6 @@ pub fn is_difference(note: &str) -> bool {
 /// option of fio 3.33 not listed here gets [`DEFAULT_WHY`]. The reasons are shown in errors
 /// and in `docs/reference/fio.md`.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("flow", "fio's flow control makes a job that is ahead of its share of the flow's I/O sleep flow_sleep; fsbench's jobs that run at the same time share no I/O counter"),
-    ("flow_id", "fsbench has no flow control between jobs (see flow)"),
-    ("flow_sleep", "fsbench has no flow control between jobs (see flow)"),
     ("exitall_on_error", "a failed job fails its whole group (one test) in fsbench"),
     ("filename_format", "fsbench names its own files in the run directory"),
     ("openfiles", "fsbench runs a job on one file per thread (or one shared file)"),

@@ -310,12 +310,12 @@ pub fn from_parsed(
 
     let mut notes = parsed.notes;
     let mut directory: Option<(String, usize)> = None;
-    let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
     // The files earlier jobs lay out: a later job without `size` takes its file's size.
     let mut laid = file_size::Laid::default();
     let exits = exit::plan(&jobs, &groups, &mut errors, &mut notes);
+    flow::check_groups(&jobs, &groups, &mut errors);
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -330,12 +330,6 @@ pub fn from_parsed(
             },
             Ok(None) => {}
             Err(e) => errors.push(e),
-        }
-        // A path is the one file of every job naming it, as fio's; a plain name is not.
-        if let Ok(Some((f, _))) = job.str("filename") {
-            if !f.contains('/') {
-                *filenames.entry(f.to_string()).or_default() += 1;
-            }
         }
         // A test id is a file name: fio's job names may hold spaces, `%` or anything else.
         let base = test_id(&job.name);
@@ -385,7 +379,9 @@ pub fn from_parsed(
     if !errors.is_empty() {
         return Err(FioError::problems(file, errors));
     }
-    if filenames.values().any(|&n| n > 1) {
+    // A path is the one file of every job naming it, as fio's, and so is a plain name within
+    // a group; a plain name in jobs of several groups is not.
+    if shared::reused_across_groups(&jobs, &groups) {
         let n = options::difference("filename-reuse");
         notes.push(n.clone());
         for t in &mut tests {
@@ -585,11 +581,13 @@ fn translate_job(
         phases(job, rw, direct, open, pattern, amount, sync, &mut notes).map_err(|e| vec![e])?;
     if let Some(timed) = phases.last_mut() {
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
+        flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
     }
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
     if let Some(b) = &blocks {
         direct::note(direct, rw, b, &mut notes);
     }
+    misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,
@@ -1444,11 +1442,13 @@ mod direct;
 mod distribution;
 mod exit;
 mod file_size;
+mod flow;
 mod groups;
 mod layout;
 mod misc;
 mod rate;
 mod sequence;
+mod shared;
 mod verify;
 
 #[cfg(test)]

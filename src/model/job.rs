@@ -150,9 +150,19 @@ pub struct RoleDef {
     /// fio's `exitall`: when its first thread ends, the jobs of the test it stops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exitall: Option<ExitAll>,
+    /// Its threads share one file of their own (`file.whole`), each working on all of it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub shared_file: bool,
+    /// Its threads do their I/O on another's file (`same_file`, fio's jobs of one group naming
+    /// one `filename`): the test's one file, or the one file of an earlier role (by index; that
+    /// role owns it: `shared_file`). The owner lays the file out; nothing of this role's is
+    /// made or removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_file: Option<RoleWait>,
 }
 
-/// What a role waits for before it starts ([`RoleDef::after`]).
+/// What a role waits for before it starts ([`RoleDef::after`]), or whose file it works on
+/// ([`RoleDef::same_file`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RoleWait {

@@ -443,6 +443,10 @@ pub struct Load {
     /// each thread's ops per second; instead of `thread_ops_per_s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dir_ops_per_s: Option<DirRates>,
+    /// Flow control among the jobs that run at the same time (`flow`, fio's): each thread
+    /// keeps its share of the flow's ops at its weight's share of the flow's weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
 }
 
 /// Each direction's rate of a mixed phase (fio's `rate=R,W`, `rate_iops=R,W`): ops per second
@@ -455,6 +459,22 @@ pub struct DirRates {
     /// Writes per second of each thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<f64>,
+}
+
+/// A thread's place in a flow (fio's `flow_id`, `flow`, `flow_sleep`): the threads of every
+/// job with the same id keep their op counts in the ratio of their weights; a thread ahead of
+/// its share waits (`sleep_nanos`, or yields when 0) before its next op.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    /// The flow's id (fio's `flow_id`, default 0).
+    #[serde(default)]
+    pub id: u32,
+    /// This job's weight (fio's `flow`), 1 or more.
+    pub weight: u32,
+    /// How long a thread ahead of its share waits before it tries again, ns (fio's
+    /// `flow_sleep`, µs); 0: it yields the CPU and tries again.
+    #[serde(default)]
+    pub sleep_nanos: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

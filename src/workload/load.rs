@@ -11,7 +11,7 @@ use super::spec::{CurveSteps, PhaseSpec};
 use crate::model::curve::{self, CurvePlan};
 use crate::model::job::{Amount, PhaseDef, Suite, TestDef};
 use crate::model::scale::Scale;
-use crate::model::series::{Load, Steady, SteadyMetric};
+use crate::model::series::{Flow, Load, Steady, SteadyMetric};
 use serde::{Deserialize, Serialize};
 
 /// fio's default steady-state window, seconds.
@@ -128,6 +128,7 @@ pub fn resolve(
             return Err(format!("rate_process = \"{o}\": write \"linear\" (a fixed period) or \"poisson\" (exponential gaps)"))
         }
     };
+    let flow = resolve_flow(p)?;
     Ok(Load {
         thread_ops_per_s,
         test_ops_per_s,
@@ -136,6 +137,7 @@ pub fn resolve(
         steady,
         poisson,
         dir_ops_per_s,
+        flow,
     })
 }
 
@@ -173,6 +175,25 @@ fn dir_rates(
         read: ops("rate_read", p.rate_read)?,
         write: ops("rate_write", p.rate_write)?,
     }))
+}
+
+/// `flow`, `flow_id`, `flow_sleep`: a weight of 1 to 1000 (fio's bounds), the other two only
+/// with it.
+fn resolve_flow(p: &PhaseSpec) -> Result<Option<Flow>, String> {
+    let Some(weight) = p.flow else {
+        if p.flow_id.is_some() || p.flow_sleep.is_some() {
+            return Err("flow_id or flow_sleep without flow: add the weight, e.g. flow = 1".into());
+        }
+        return Ok(None);
+    };
+    if !(1..=1000).contains(&weight) {
+        return Err(format!("flow = {weight}: give a weight of 1 to 1000 (fio's bounds)"));
+    }
+    let sleep_us = p.flow_sleep.unwrap_or(0);
+    if sleep_us > 10_000_000 {
+        return Err(format!("flow_sleep = {sleep_us}: give at most 10000000 microseconds (10 s)"));
+    }
+    Ok(Some(Flow { id: p.flow_id.unwrap_or(0), weight, sleep_nanos: sleep_us * 1000 }))
 }
 
 /// `ss`, `ss_dur`, `ss_ramp`: only on a time-based phase.
@@ -384,6 +405,24 @@ mod tests {
         let zero = PhaseSpec { rate_write: Some(SizeExpr::Bytes(0)), ..p };
         let e = resolve(&zero, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap_err();
         assert!(e.contains("rate_write = 0"), "{e}");
+    }
+
+    /// `flow` is a weight of 1 to 1000 with its id (default 0) and sleep (µs to ns); `flow_id`
+    /// or `flow_sleep` alone is refused, as a weight outside fio's bounds.
+    #[test]
+    fn a_flow_is_a_weight_with_its_id_and_sleep() {
+        let at = |p: &PhaseSpec| resolve(p, &Amount::Seconds(1.0), 1, Some(4096.0));
+        let p = PhaseSpec { flow: Some(8), flow_id: Some(2), flow_sleep: Some(250), ..spec() };
+        assert_eq!(at(&p).unwrap().flow, Some(Flow { id: 2, weight: 8, sleep_nanos: 250_000 }));
+        assert_eq!(at(&spec()).unwrap().flow, None);
+        for bad in [
+            PhaseSpec { flow_sleep: Some(10), ..spec() },
+            PhaseSpec { flow_id: Some(1), ..spec() },
+            PhaseSpec { flow: Some(0), ..spec() },
+            PhaseSpec { flow: Some(1001), ..spec() },
+        ] {
+            assert!(at(&bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

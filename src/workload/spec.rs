@@ -324,7 +324,9 @@ pub struct RoleSpec {
     #[serde(default = "one")]
     pub threads: u32,
     /// The role's file: its size (scaled by `--scale`) and whether it is filled before the
-    /// first phase (`shared` is ignored: each role thread has its own file).
+    /// first phase (`shared` is ignored: each role thread has its own file, unless `whole`:
+    /// then its threads share one file, each working on all of it, as fio's `numjobs` on one
+    /// `filename`).
     pub file: FileSpec,
     /// Open flags: `create`, `trunc`, `append`, `dsync`, `sync`.
     #[serde(default)]
@@ -390,10 +392,27 @@ pub struct RoleSpec {
     /// Ops between pauses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u64>,
+    /// Flow weight, id and sleep, as a phase's (`flow`, `flow_id`, `flow_sleep`): its
+    /// threads share the flow with the phase's and the other roles' of the same id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    /// The flow's id (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// Microseconds a thread ahead of its share waits (default 0: it yields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<u64>,
     /// Start once these are done (fio's `wait_for`): the test's id (its own threads) or the name
     /// of an earlier role; `delay` counts from then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+    /// Do the I/O on another's file (fio's jobs of one group naming one `filename`): the test's
+    /// id (its one file, `file.shared`) or the name of an earlier role whose threads share one
+    /// file (`file.whole`, or a `same_file` of its own). That file is laid out once, by its
+    /// owner (prefilled before the phase when any job on it reads); every thread of this role
+    /// works on `[0, file.size)` of it, which must not pass the owner's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_file: Option<String>,
     /// io_uring's `registerfiles` for the role's threads (the one engine key a role takes;
     /// the engine's other keys keep their defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -540,6 +559,17 @@ pub struct PhaseSpec {
     /// Ops between pauses (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u64>,
+    /// Flow weight (fio's `flow`): the phase's threads and the roles' threads of the same
+    /// `flow_id` keep their op counts in the ratio of their weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    /// The flow's id (fio's `flow_id`, default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// Microseconds a thread ahead of its flow share waits (fio's `flow_sleep`; default 0: it
+    /// yields and tries again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<u64>,
     /// Steady-state criterion: `"iops:5%"`, `"iops_slope:0.5%"`, `"bw:5%"`, `"bw_slope:1%"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ss: Option<String>,

@@ -192,6 +192,16 @@ fn resolve_test(t: &TestSpec, origin: &str, ctx: &ResolveCtx) -> Result<TestDef,
                 }
             },
         };
+        let late = role.after.is_some() || role.delay_seconds > 0.0 || role.lead_seconds > 0.0;
+        if late && role.phase.load.flow.is_some() {
+            return Err(loc.err(format!("role `{}`: flow with after, delay or lead: the threads of a flow start together (a flow counts every weight from the start, as fio's), so one that starts at another time would hold the others back; leave out one of them", r.name)));
+        }
+        if let Some(a) = r.same_file.as_deref() {
+            let test_file = t.file.is_some().then_some(&files.set);
+            let owner = same_file(a, &role, (&t.id, test_file, t.verify == Some(true)), &roles)
+                .map_err(|why| loc.err(format!("role `{}`: same_file = \"{a}\": {why}", r.name)))?;
+            role.same_file = Some(owner);
+        }
         roles.push(role);
         if t.roles.iter().filter(|o| o.name == r.name).count() > 1 {
             return Err(
@@ -541,6 +551,9 @@ fn resolve_role(
         rate_write: r.rate_write,
         thinktime: r.thinktime.clone(),
         thinktime_blocks: r.thinktime_blocks,
+        flow: r.flow,
+        flow_id: r.flow_id,
+        flow_sleep: r.flow_sleep,
         ..PhaseSpec::default()
     };
     let mut phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
@@ -570,7 +583,10 @@ fn resolve_role(
         .map_err(|e| loc.engine_err(e))?;
     check_caps(&engine, iodepth, &phase, &loc)?;
     let (needs, _) = uses_files(&phase);
-    if needs.is_some() && !r.file.prefill && !phase.open.trunc {
+    // A role on another's file (`same_file`) has it laid out by its owner (checked by the
+    // caller, [`same_file`]).
+    let prefill = r.file.prefill && r.same_file.is_none();
+    if needs.is_some() && !prefill && !phase.open.trunc && r.same_file.is_none() {
         return Err(loc.err("this role reads a file nothing has written: set file.prefill = true"));
     }
     let seconds = |key: &str, v: Option<f64>| {
@@ -592,7 +608,7 @@ fn resolve_role(
         name: r.name.clone(),
         threads: r.threads,
         file_bytes: size,
-        prefill: r.file.prefill,
+        prefill,
         phase,
         engine,
         iodepth,
@@ -602,6 +618,8 @@ fn resolve_role(
         uncached,
         after: None,
         exitall: None,
+        shared_file: r.file.whole.unwrap_or(false) && r.same_file.is_none(),
+        same_file: None,
     })
 }
 
@@ -623,6 +641,52 @@ fn resolve_exitall(
         }
     };
     Ok(Some(ExitAll { stops, group: e.group.unwrap_or(0) }))
+}
+
+/// Whose file a role with `same_file = "NAME"` works on: the test's (`NAME` is its id;
+/// `test` is its id, its one data file when it has one, and whether it verifies its file: then
+/// the role may only read it) or
+/// an earlier role's in `before` that owns a shared file (or works on one itself: then that
+/// file's owner). The role's size must not pass the owner's, and a role that reads needs the
+/// owner to lay the file out. `Err`: why not, for the message.
+fn same_file(
+    name: &str,
+    role: &RoleDef,
+    (id, test_file, verify): (&str, Option<&FileSet>, bool),
+    before: &[RoleDef],
+) -> Result<RoleWait, String> {
+    let (owner, size, prefilled) = if name == id {
+        let Some(f) = test_file.filter(|f| f.count == 1 && f.shared) else {
+            return Err("the test has no one file its threads share (`file` with `shared = true`); a role can work on that file only".into());
+        };
+        if verify && uses_files(&role.phase).1 {
+            return Err("the test checks its file's content (`verify`), which the role's writes would change; leave verify out or give the role a file of its own".into());
+        }
+        (RoleWait::Test, f.size_bytes(), f.prefill)
+    } else {
+        let Some(i) = before.iter().position(|o| o.name == name) else {
+            return Err("neither the test's id nor an earlier role's name".into());
+        };
+        let o = &before[i];
+        match o.same_file {
+            Some(RoleWait::Role(j)) => (RoleWait::Role(j), before[j].file_bytes, before[j].prefill),
+            Some(RoleWait::Test) => return same_file(id, role, (id, test_file, verify), before),
+            None if o.shared_file => (RoleWait::Role(i), o.file_bytes, o.prefill),
+            None => {
+                return Err(format!("role `{name}` gives each of its threads a file of its own; set file.whole = true on it (one file its threads share)"))
+            }
+        }
+    };
+    if role.file_bytes > size {
+        return Err(format!(
+            "the role's file size ({} bytes) passes its owner's ({size} bytes), who lays the file out; give it at most that size",
+            role.file_bytes
+        ));
+    }
+    if uses_files(&role.phase).0.is_some() && !prefilled {
+        return Err("the role reads the file but its owner does not lay it out: set file.prefill = true on the owner".into());
+    }
+    Ok(owner)
 }
 
 /// The bound on a role's work: it is stopped when the foreground is done, long before.

@@ -13,6 +13,7 @@ mod fio_fill;
 mod fio_rate;
 mod fio_sem;
 mod fio_seq;
+mod fio_share;
 mod fio_verify;
 mod fsruns;
 mod gaps;

@@ -60,7 +60,7 @@ impl DataFiles {
             });
         }
         let paths: Vec<PathBuf> = if test.files.shared {
-            vec![dir.join(format!("t{}.dat", test.id))]
+            vec![one_file(test, dir)]
         } else if let Some(s) = opts.share {
             let i = s.index;
             (0..test.threads).map(|k| dir.join(format!("t{}.r{i}.{k}.dat", test.id))).collect()
@@ -252,6 +252,15 @@ impl TestFiles for DataFiles {
             Some(_) => {}
             None => self.remove_created_by(test, opts),
         }
+    }
+}
+
+/// The one file of a test whose threads share it (`files.shared`): the named file, else
+/// `t<ID>.dat` in `dir` (one for every process sharing the directory).
+pub fn one_file(test: &TestDef, dir: &Path) -> PathBuf {
+    match &test.files.named {
+        Some(named) => named.path.clone(),
+        None => dir.join(format!("t{}.dat", test.id)),
     }
 }
 

@@ -6,7 +6,7 @@
 mod data;
 mod set;
 
-pub use data::prefill;
+pub use data::{one_file, prefill};
 pub use set::{absolute_base, remove_set, RESIDENCY_SAMPLE};
 
 use super::phase::PhaseRun;

@@ -127,6 +127,8 @@ pub(super) fn one_group(
         errs.push(fjob.err("ramp_time", fjob.line("ramp_time"), format!("in [{}], which runs at the same time as other jobs: fsbench runs a group of jobs as one timed phase, without a ramp; remove ramp_time, or add `stonewall` to the jobs after it", fjob.name)));
     }
     let mut names = vec![fjob.name.clone()];
+    // The files the group's jobs name, and who lays each out.
+    let mut shared_files = super::shared::Files::first(fjob, &test);
     // Where each job of the group runs: the test's id for the first, its role's name else.
     let mut runs_as: Vec<(usize, String)> = vec![(first, test.id.clone())];
     for ((i, t), report) in rest {
@@ -146,17 +148,24 @@ pub(super) fn one_group(
             errs.push(job.err("verify", job.line("verify"), format!("in [{}], which runs at the same time as [{}]: fsbench checks the data of a group's first job only; add `stonewall` before [{}], or verify in the group's first job", job.name, fjob.name, job.name)));
             continue;
         }
-        match into_role(job, fjob, t, role_name.clone(), (lead, delay)) {
+        let share = shared_files.share_of(job, &t);
+        let on_shared = share != super::shared::Share::Own;
+        match into_role(job, fjob, t, role_name.clone(), (lead, delay), on_shared) {
             Ok((mut role, job_notes)) => {
                 role.after = after;
                 runs_as.push((i, role.name.clone()));
-                test.roles.push(role);
                 test.notes.extend(job_notes.into_iter().map(|n| {
                     match n.strip_prefix("fio job file: ") {
                         Some(rest) => format!("fio job file: [{}] {rest}", job.name),
                         None => n,
                     }
                 }));
+                let index = test.roles.len();
+                if let Err(e) = shared_files.place(job, (&mut role, index), share, &mut test) {
+                    errs.push(e);
+                    continue;
+                }
+                test.roles.push(role);
             }
             Err(e) => {
                 errs.extend(e);
@@ -176,6 +185,7 @@ pub(super) fn one_group(
     if !errs.is_empty() {
         return Err(errs);
     }
+    shared_files.finish(&mut test, notes);
     let list = names.iter().map(|n| format!("[{n}]")).collect::<Vec<_>>().join(", ");
     notes.push(format!("{list} run at the same time (one fio group) as test `{}`: [{}] is its own threads (its figure), the others its roles, each with its own figures; the group ends when every job has moved its amount", test.id, fjob.name));
     test.description = format!("fio jobs {list} at the same time; {}", test.description);
@@ -193,13 +203,15 @@ fn fio_name(key: &str) -> &str {
 
 /// A job that runs beside its group's first job `fjob`, translated as the test `t`, as a role
 /// (`lead`: the first job's start delay, `delay`: its own), with the test's notes. A role takes
-/// io_uring's `registerfiles` and no other engine key.
+/// io_uring's `registerfiles` and no other engine key. `on_shared`: the file it names is one
+/// the group shares ([`super::shared`] places the role on it).
 fn into_role(
     job: &Job,
     fjob: &Job,
     mut t: TestSpec,
     name: String,
     (lead, delay): (f64, f64),
+    on_shared: bool,
 ) -> Result<(RoleSpec, Vec<String>), Vec<FioError>> {
     let mut errs = Vec::new();
     let beside = format!("in [{}], which runs at the same time as [{}]", job.name, fjob.name);
@@ -220,7 +232,7 @@ fn into_role(
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
         errs.push(job.err(k, job.line(k), format!("{beside}: the jobs after the first of a group work from the start of their files; remove {k}, or add `stonewall` to [{}] to run it on its own", job.name)));
     }
-    if file.path.is_some() || (file.shared && t.threads > 1) {
+    if !on_shared && (file.path.is_some() || (file.shared && t.threads > 1)) {
         errs.push(job.err("filename", job.line("filename"), format!("{beside}: fsbench gives this job files of its own (one per thread, in its work directory), where fio's share the named file; remove filename, or add `stonewall` to [{}] to run it on its own", job.name)));
     }
     let mut registerfiles = None;
@@ -266,6 +278,7 @@ fn into_role(
         random_distribution: t.random_distribution,
         registerfiles,
         after: None,
+        same_file: None,
         rate_iops: phase.rate_iops,
         rate: phase.rate,
         rate_process: phase.rate_process,
@@ -274,6 +287,9 @@ fn into_role(
         thinktime: phase.thinktime,
         thinktime_blocks: phase.thinktime_blocks,
         exitall: None,
+        flow: phase.flow,
+        flow_id: phase.flow_id,
+        flow_sleep: phase.flow_sleep,
     };
     Ok((role, t.notes))
 }

@@ -101,6 +101,17 @@ pub(super) fn content(job: &Job, notes: &mut Vec<String>) -> Result<(), FioError
     Ok(())
 }
 
+/// `threads=N`: fio 3.33 knows it only as the tiobench profile's thread count (checked there
+/// with `fio --parse-only` and under strace: a job file with `threads=1` and no
+/// `profile=tiobench` still forks one process per job), so it changes nothing; fsbench checks
+/// the number and says so.
+pub(super) fn tiobench_threads(job: &Job, notes: &mut Vec<String>) -> Result<(), FioError> {
+    if let Some((n, _)) = job.int("threads")? {
+        notes.push(format!("threads={n}: no effect, as in fio 3.33 (the tiobench profile's option; the jobs do not become threads: that is `thread`, and fsbench runs threads either way)"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use crate::fio::translate::translate;

@@ -406,6 +406,12 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("offset_align", "offset_align=4k\n", |t, _, _| t.file.is_some()),
         ("thread", "thread\n", |t, _, _| t.threads == 1),
+        ("flow", "flow=3\n", |t, _, _| t.phases[0].flow == Some(3)),
+        ("flow_id", "flow=1\nflow_id=7\n", |t, _, _| t.phases[0].flow_id == Some(7)),
+        ("flow_sleep", "flow=1\nflow_sleep=250\n", |t, _, _| t.phases[0].flow_sleep == Some(250)),
+        ("threads", "threads=4\n", |t, n, _| {
+            t.threads == 1 && n.iter().any(|n| n.contains("threads=4: no effect"))
+        }),
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
@@ -1118,4 +1124,165 @@ fn numjobs_on_one_filename_share_the_whole_file() {
     let (t, _) = one("[a]\nsize=1m\nnumjobs=4\n");
     let f = t.file.as_ref().unwrap();
     assert!(!f.shared && f.whole.is_none());
+}
+
+/// The suite of a translation, validated as `run --fio` does.
+fn loaded(t: &Translation) -> crate::model::job::Suite {
+    let ctx = crate::workload::ResolveCtx {
+        scale: crate::model::scale::Scale::Paper,
+        free_memory: 1 << 30,
+    };
+    crate::fio::load(t, &ctx).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Jobs of one group naming one plain `filename` work on one file, as fio's: the later job's
+/// role is on the first job's file (`same_file`), which is laid out before the phase because
+/// the later job reads it (so the first job's "new, empty file" note goes); no
+/// `filename-reuse` difference within a group; each keeps its own pattern and block size.
+#[test]
+fn jobs_of_a_group_naming_one_file_share_it() {
+    let text = "[global]\nfilename=d\nsize=1m\n[w]\nrw=write\nbs=4k\n[r]\nnew_group\nwait_for=w\nrw=randread\nbs=8k\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let test = &t.spec.tests[0];
+    let r = &test.roles[0];
+    assert_eq!(r.same_file.as_deref(), Some("w"));
+    assert!(!r.file.prefill, "the owner lays the file out, not the role");
+    assert!(test.file.as_ref().is_some_and(|f| f.shared && f.prefill), "laid out for the reader");
+    assert!(fixed(&r.pattern[0]) == 8192 && fixed(op(test, 0, 0)) == 4096);
+    let all: Vec<&String> = t.notes.iter().chain(&test.notes).collect();
+    assert!(!all.iter().any(|n| n.contains("filename-reuse")), "{all:?}");
+    assert!(!all.iter().any(|n| n.contains("write-file-empty")), "{all:?}");
+    let suite = loaded(&t);
+    use crate::model::job::RoleWait;
+    assert_eq!(suite.tests[0].roles[0].same_file, Some(RoleWait::Test));
+    // Two writers: nothing reads, so the file starts empty (noted, as before).
+    let t = tr("[global]\nfilename=d\nsize=1m\nrw=write\n[a]\n[b]\nbs=8k\n").unwrap();
+    assert!(t.spec.tests[0].file.as_ref().is_some_and(|f| !f.prefill));
+    assert_eq!(t.spec.tests[0].roles[0].same_file.as_deref(), Some("a"));
+    assert!(t.notes.iter().any(|n| n.starts_with("[a]") && n.contains("write-file-empty")));
+    // Across groups a plain name is still fsbench's own file per test (the difference stays).
+    let t = tr("[global]\nfilename=d\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nrw=read\n").unwrap();
+    assert!(t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+}
+
+/// A later job of a group that is the first to name a plain file owns it: its numjobs threads
+/// share that one file (`file.whole`), and a job after it naming the file works on it; the
+/// owner, a role, lays it out when a job on it reads. The validated roles say the same by index.
+#[test]
+fn a_role_can_own_the_shared_file() {
+    let text = "[global]\nsize=1m\n[a]\nrw=write\n[b]\nfilename=x\nnumjobs=4\nrw=write\n[c]\nfilename=x\nrw=read\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let roles = &t.spec.tests[0].roles;
+    assert_eq!(roles[0].file.whole, Some(true));
+    assert!(roles[0].file.prefill, "laid out for [c], which reads");
+    assert_eq!(roles[1].same_file.as_deref(), Some("b"));
+    let suite = loaded(&t);
+    use crate::model::job::RoleWait;
+    let r = &suite.tests[0].roles;
+    assert!(r[0].shared_file && r[0].same_file.is_none());
+    assert_eq!(r[1].same_file, Some(RoleWait::Role(0)));
+    let paths = crate::engine::roles::paths(&suite.tests[0], std::path::Path::new("/d"), None);
+    assert_eq!(paths[0].len(), 4);
+    assert!(paths[0].iter().chain(&paths[1]).all(|p| *p == paths[0][0]), "{paths:?}");
+}
+
+/// What a shared file cannot give is refused at its line: a later job larger than the file's
+/// owner (fsbench lays the file out once, at the owner's size); a later job naming by path a
+/// file no earlier job of its group names (fsbench would give it files of its own).
+#[test]
+fn a_shared_file_larger_than_its_owner_is_refused() {
+    let e = err("[global]\nfilename=d\n[a]\nsize=1m\n[b]\nsize=2m\n");
+    assert!(e.contains("t.fio:6: `size`") && e.contains("at most that size"), "{e}");
+    let e = err("[a]\nsize=1m\n[b]\nsize=1m\nfilename=/tmp/x.dat\n");
+    assert!(e.contains("t.fio:5: `filename`") && e.contains("files of its own"), "{e}");
+    // The first job checks its file: a later job may read it, not write into it.
+    let text = "[global]\nfilename=d\nsize=1m\n[a]\nrw=write\nverify=crc32c\n[b]\nrw=randwrite\n";
+    let e = err(text);
+    assert!(e.contains("t.fio:2: `filename`") && e.contains("checks its file"), "{e}");
+    let t = tr(&text.replace("rw=randwrite", "rw=randread")).unwrap_or_else(|e| panic!("{e}"));
+    loaded(&t);
+}
+
+/// fio's own waitfor.fio shape (paths, numjobs=4 each, `threads=1`, `new_group` +
+/// `wait_for`) translates: every later job on the first job's named file, each waiting for the
+/// one before; `threads=1` is no effect (noted, as in fio 3.33), and a count it must be.
+#[test]
+fn waitfor_shaped_jobs_translate_onto_one_named_file() {
+    let mut text = String::from(
+        "[global]\nthreads=1\ngroup_reporting\nfilename=/tmp/fsbench-unit-waitfor.dat\nfilesize=4m\n[writers]\nrw=write\nbs=128k\nnumjobs=4\nruntime=10\n",
+    );
+    for (name, prev, rw) in
+        [("readers", "writers", "randread"), ("writers2", "readers", "randwrite")]
+    {
+        text.push_str(&format!(
+            "[{name}]\nnew_group\nwait_for={prev}\nrw={rw}\nbs=4k\nnumjobs=4\nruntime=10\n"
+        ));
+    }
+    let t = tr(&text).unwrap_or_else(|e| panic!("{e}"));
+    let test = &t.spec.tests[0];
+    assert_eq!(
+        test.file.as_ref().and_then(|f| f.path.as_deref()),
+        Some("/tmp/fsbench-unit-waitfor.dat")
+    );
+    for r in &test.roles {
+        assert_eq!((r.same_file.as_deref(), r.threads), (Some("writers"), 4), "{}", r.name);
+    }
+    assert!(t.notes.iter().any(|n| n.contains("threads=1: no effect, as in fio 3.33")));
+    assert!(!t.notes.iter().any(|n| options::is_difference(n)), "{:?}", t.notes);
+    let suite = loaded(&t);
+    let paths = crate::engine::roles::paths(&suite.tests[0], std::path::Path::new("/d"), None);
+    assert!(paths.iter().flatten().all(|p| p.to_str() == Some("/tmp/fsbench-unit-waitfor.dat")));
+    let e = err("[a]\nsize=1m\nthreads=x\n");
+    assert!(e.contains("t.fio:3: `threads`"), "{e}");
+}
+
+/// fio's `flow`, `flow_id`, `flow_sleep`: the weight, id and sleep go to the timed phase of
+/// the group's first job and to each other job's role, and the validated loads carry them
+/// (sleep in ns); `flow=0` is none, and `flow_id`/`flow_sleep` without a weight change
+/// nothing (noted, as in fio); a weight past fio's 1000 is refused.
+#[test]
+fn flow_goes_to_the_phase_and_the_roles() {
+    let text = "[global]\nfilename=f\nsize=1m\nbs=4k\ntime_based\nruntime=1\nflow_sleep=1000\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\nflow_id=0\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let test = &t.spec.tests[0];
+    let p = test.phases.last().unwrap();
+    assert_eq!((p.flow, p.flow_id, p.flow_sleep), (Some(1), None, Some(1000)));
+    let r = &test.roles[0];
+    assert_eq!((r.flow, r.flow_sleep), (Some(8), Some(1000)));
+    let suite = loaded(&t);
+    use crate::model::series::Flow;
+    let want = |weight| Some(Flow { id: 0, weight, sleep_nanos: 1_000_000 });
+    assert_eq!(suite.tests[0].phases.last().unwrap().load.flow, want(1));
+    assert_eq!(suite.tests[0].roles[0].phase.load.flow, want(8));
+    let (t, notes) = one("[a]\nsize=1m\nflow=0\nflow_sleep=10\n");
+    assert_eq!(t.phases[0].flow, None);
+    assert!(notes.iter().any(|n| n.contains("without flow: no effect, as in fio")), "{notes:?}");
+    let e = err("[a]\nsize=1m\nflow=1001\n");
+    assert!(e.contains("t.fio:3: `flow`") && e.contains("0 to 1000"), "{e}");
+}
+
+/// A flow fsbench cannot run as fio does is refused at the job's `flow` line: jobs of one flow
+/// in several groups (fio holds a group back to its share of jobs not running), a job of a
+/// flow that waits for another, or one in a group with a startdelay.
+#[test]
+fn a_flow_across_groups_or_with_waits_is_refused() {
+    let cases = [
+        ("[global]\nsize=1m\nflow=1\n[a]\n[b]\nstonewall\n", "t.fio:3: `flow`", "several groups"),
+        (
+            "[global]\nsize=1m\n[a]\nflow=1\n[b]\nflow=2\nwait_for=a\n",
+            "t.fio:6: `flow`",
+            "wait_for",
+        ),
+        (
+            "[global]\nsize=1m\n[a]\nflow=1\nstartdelay=1\n[b]\nflow=2\n",
+            "t.fio:4: `flow`",
+            "startdelay",
+        ),
+    ];
+    for (text, at, why) in cases {
+        let e = err(text);
+        assert!(e.contains(at) && e.contains(why), "{text}: {e}");
+    }
+    // Different ids in different groups are fine.
+    tr("[global]\nsize=1m\n[a]\nflow=1\n[b]\nstonewall\nflow=1\nflow_id=2\n").unwrap();
 }

@@ -1,0 +1,208 @@
+//! fio's jobs of one group that name the same `filename`: fio opens the one file in each of
+//! them, lays it out once (the first job that needs it: a job that reads finds the data) and
+//! lets each do its own pattern, block size and engine on it. fsbench says so with the role's
+//! `same_file` (the group's first job's file, or an earlier role's), and gives a role that is
+//! the first of its group to name a plain file one file its threads share (`file.whole`), as
+//! fio's `numjobs` on one `filename`.
+//!
+//! Why a module of its own: it is the one place that knows which jobs of a group share a file
+//! and who lays it out; [`super::groups`] only asks it.
+
+use super::{options, Job};
+use crate::workload::size::SizeExpr;
+use crate::workload::spec::{FileSpec, RoleSpec, TestSpec};
+
+/// The file a job names, as a key two jobs of a group match on: the resolved path of a
+/// `filename` with a path, else the plain name (fsbench's own file in the work directory).
+fn key(job: &Job, file: Option<&FileSpec>) -> Option<String> {
+    if let Some(p) = file.and_then(|f| f.path.as_ref()) {
+        return Some(format!("path:{p}"));
+    }
+    match job.str("filename") {
+        Ok(Some((f, _))) if !f.contains('/') && !f.contains(':') => Some(format!("name:{f}")),
+        _ => None,
+    }
+}
+
+/// Who lays out one file of the group.
+struct Owner {
+    key: String,
+    /// The test's id (the group's first job) or the owner role's name.
+    runs_as: String,
+    /// Its job's name, for messages.
+    job: String,
+    /// The owner's file size, bytes.
+    size: Option<u64>,
+    /// Index of the owner in the test's roles; `None`: the test itself.
+    role: Option<usize>,
+    /// The jobs on it after the owner, by name.
+    others: Vec<String>,
+    /// Laid out before the phase (a job on it reads).
+    laid_out: bool,
+}
+
+/// How a role job works on its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Share {
+    /// Files of its own, one per thread (it names no file, or one with a path no earlier job
+    /// of the group names: refused by the caller).
+    Own,
+    /// The first of the group to name this plain file: one file its threads share.
+    Whole,
+    /// An earlier job of the group names the same file: that one (index into the owners).
+    Same(usize),
+}
+
+/// The files of one group and their owners, in the group's order.
+#[derive(Default)]
+pub(super) struct Files {
+    owners: Vec<Owner>,
+}
+
+fn bytes(f: &FileSpec) -> Option<u64> {
+    match f.size {
+        SizeExpr::Bytes(b) => Some(b),
+        _ => None,
+    }
+}
+
+impl Files {
+    /// The group's first job (`test`): it owns the file it names.
+    pub(super) fn first(job: &Job, test: &TestSpec) -> Files {
+        let mut files = Files::default();
+        if let Some(f) = test.file.as_ref().filter(|f| f.shared) {
+            if let Some(key) = key(job, Some(f)) {
+                files.owners.push(Owner {
+                    key,
+                    runs_as: test.id.clone(),
+                    job: job.name.clone(),
+                    size: bytes(f),
+                    role: None,
+                    others: Vec::new(),
+                    laid_out: f.prefill,
+                });
+            }
+        }
+        files
+    }
+
+    /// How the role job `job` (translated as `t`, before it becomes a role) works on its file.
+    pub(super) fn share_of(&self, job: &Job, t: &TestSpec) -> Share {
+        let file = t.file.as_ref();
+        let Some(key) = key(job, file) else {
+            return Share::Own;
+        };
+        match self.owners.iter().position(|o| o.key == key) {
+            Some(i) => Share::Same(i),
+            None if key.starts_with("name:") => Share::Whole,
+            None => Share::Own,
+        }
+    }
+
+    /// Make `role` (the `job` that `share` says) work on its shared file, in `test`: on an
+    /// owner's, which lays it out (before the phase, when this job reads it), or as the
+    /// owner of its own (`index`: where it goes in the test's roles).
+    pub(super) fn place(
+        &mut self,
+        job: &Job,
+        (role, index): (&mut RoleSpec, usize),
+        share: Share,
+        test: &mut TestSpec,
+    ) -> Result<(), super::FioError> {
+        match share {
+            Share::Own => Ok(()),
+            Share::Whole => {
+                role.file.whole = Some(true);
+                if let Some(key) = key(job, None) {
+                    self.owners.push(Owner {
+                        key,
+                        runs_as: role.name.clone(),
+                        job: job.name.clone(),
+                        size: bytes(&role.file),
+                        role: Some(index),
+                        others: Vec::new(),
+                        laid_out: role.file.prefill,
+                    });
+                }
+                Ok(())
+            }
+            Share::Same(i) => {
+                let Some(o) = self.owners.get_mut(i) else { return Ok(()) };
+                if let (Some(mine), Some(theirs)) = (bytes(&role.file), o.size) {
+                    if mine > theirs {
+                        let k = if job.get("filesize").is_some() { "filesize" } else { "size" };
+                        return Err(job.err(k, job.line(k), format!("{mine} bytes: [{}] names the file of [{}] ({theirs} bytes), which fsbench lays out once at that size; give [{}] at most that size, or add `stonewall` to run it on its own", job.name, o.job, job.name)));
+                    }
+                }
+                let reads_only = matches!(job.str("rw"), Ok(None))
+                    || matches!(job.str("rw"), Ok(Some((rw, _))) if rw.starts_with("read") || rw.starts_with("randread"));
+                if o.role.is_none() && test.verify == Some(true) && !reads_only {
+                    return Err(job.err("filename", job.line("filename"), format!("in [{}], which writes into the file of [{}]: [{}] checks its file (verify), which these writes would change; give [{}] a file of its own, or add `stonewall` to run it on its own", job.name, o.job, o.job, job.name)));
+                }
+                role.same_file = Some(o.runs_as.clone());
+                o.others.push(job.name.clone());
+                // A job that reads finds the data: the owner lays the file out before the phase.
+                if role.file.prefill {
+                    o.laid_out = true;
+                    match o.role {
+                        Some(r) => {
+                            if let Some(owner) = test.roles.get_mut(r) {
+                                owner.file.prefill = true;
+                            }
+                        }
+                        None => {
+                            if let Some(f) = test.file.as_mut() {
+                                f.prefill = true;
+                            }
+                        }
+                    }
+                }
+                role.file.prefill = false;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Files {
+    /// When the group is placed: a file laid out before the phase is not new and empty, so
+    /// the "fsbench writes into a new, empty file" note of every job on it goes, from the
+    /// test's notes and the translation's (`notes`).
+    pub(super) fn finish(&self, test: &mut TestSpec, notes: &mut Vec<String>) {
+        let empty = options::difference("write-file-empty");
+        for o in self.owners.iter().filter(|o| o.laid_out) {
+            let owner = match o.role {
+                Some(_) => format!("fio job file: [{}] {empty}", o.job),
+                None => format!("fio job file: {empty}"),
+            };
+            let others: Vec<String> =
+                o.others.iter().map(|j| format!("fio job file: [{j}] {empty}")).collect();
+            test.notes.retain(|n| *n != owner && !others.contains(n));
+            let all: Vec<String> = std::iter::once(&o.job)
+                .chain(&o.others)
+                .map(|j| format!("[{j}] {empty}"))
+                .collect();
+            notes.retain(|n| !all.contains(n));
+        }
+    }
+}
+
+/// Whether a plain `filename` is named by jobs of more than one run group: fsbench gives each
+/// group (one test) its own file where fio's later jobs find what the earlier ones left
+/// (the `filename-reuse` difference).
+pub(super) fn reused_across_groups(jobs: &[Job], groups: &[super::groups::Group]) -> bool {
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    for (gi, g) in groups.iter().enumerate() {
+        for &i in &g.jobs {
+            let Some(k) = jobs.get(i).and_then(|j| key(j, None)) else { continue };
+            match seen.get(&k) {
+                Some(&first) if first != gi => return true,
+                Some(_) => {}
+                None => {
+                    seen.insert(k, gi);
+                }
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,189 @@
+//! fio's jobs of one group that name one `filename`, through the real binary and side by side
+//! with fio 3.33: both jobs' I/O goes to the one file, each job with its own block size, from
+//! its own thread (fio: its own process), the file laid out once.
+
+use crate::util::*;
+use std::process::Command;
+
+/// A 4 KiB writer and, once it is done (`wait_for`), an 8 KiB reader, in one group, on one
+/// plain `filename` of 1 MiB.
+const JOB: &str = "[global]\nfilename=shared.dat\nsize=1m\nbs=4k\n[w]\nrw=write\n[r]\nnew_group\nwait_for=w\nrw=read\nbs=8k\n";
+
+/// One `pread64`/`pwrite64` of an `strace -f -y` log: thread, call, the file's path, size.
+#[derive(Debug)]
+struct Io {
+    tid: u32,
+    write: bool,
+    path: String,
+    size: u64,
+}
+
+/// The `pread64`/`pwrite64` calls on files whose path ends with `suffix`, and whether any of
+/// those files is unlinked or renamed between the first and the last of them (another inode).
+fn file_io(log: &std::path::Path, suffix: &str) -> (Vec<Io>, bool) {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut io = Vec::new();
+    let mut replaced_at = Vec::new();
+    for l in text.lines() {
+        let mut words = l.split_whitespace();
+        let Some(tid) = words.next().and_then(|w| w.parse::<u32>().ok()) else { continue };
+        let rest = l.split_once(char::is_whitespace).map_or("", |r| r.1).trim_start();
+        if (rest.starts_with("unlink") || rest.starts_with("rename")) && rest.contains(suffix) {
+            if rest.trim_end().ends_with("= 0") {
+                replaced_at.push(io.len());
+            }
+            continue;
+        }
+        let write = rest.starts_with("pwrite64(");
+        if !(write || rest.starts_with("pread64(")) {
+            continue;
+        }
+        // "pwrite64(6</dir/t.dat>, \"\"..., 4096, 0) = 4096" (or "... 0 <unfinished ...>")
+        let Some(path) = rest.split_once('<').and_then(|(_, p)| p.split_once('>')).map(|p| p.0)
+        else {
+            continue;
+        };
+        if !path.ends_with(suffix) {
+            continue;
+        }
+        let size = rest.split(", ").nth(2).and_then(|s| s.parse().ok()).unwrap_or(0);
+        io.push(Io { tid, write, path: path.to_string(), size });
+    }
+    let replaced = replaced_at.iter().any(|&k| k > 0 && k < io.len());
+    (io, replaced)
+}
+
+/// What both jobs did on their file: 256 writes of 4 KiB and 128 reads of 8 KiB, all on one
+/// path never replaced in between, the reads from other threads than the writes. Returns the
+/// file's path.
+fn check_one_file(who: &str, io: &[Io], replaced: bool) -> String {
+    let writes: Vec<&Io> = io.iter().filter(|i| i.write && i.size == 4096).collect();
+    let reads: Vec<&Io> = io.iter().filter(|i| !i.write && i.size == 8192).collect();
+    assert_eq!((writes.len(), reads.len()), (256, 128), "{who}: one pass of 1 MiB each");
+    let path = &io[0].path;
+    assert!(io.iter().all(|i| i.path == *path), "{who}: every I/O on one file: {io:?}");
+    assert!(!replaced, "{who}: the file is not unlinked or renamed between the jobs' I/O");
+    assert!(
+        reads.iter().all(|r| writes.iter().all(|w| w.tid != r.tid)),
+        "{who}: each job its own thread"
+    );
+    path.clone()
+}
+
+fn traced(dir: &std::path::Path, log: &std::path::Path, prog: &std::path::Path) -> Command {
+    let mut c = Command::new("strace");
+    isolate(&mut c)
+        .current_dir(dir)
+        .args(["-f", "-qq", "-y", "-s", "0", "-e", "signal=none", "-e"])
+        .arg("trace=openat,pread64,pwrite64,unlink,unlinkat,rename,renameat,renameat2")
+        .arg("-o")
+        .arg(log)
+        .arg(prog);
+    c
+}
+
+/// Two jobs of one group naming `filename=shared.dat` (a writer, then a reader that waits for
+/// it): under strace, fsbench's translated job does both jobs' I/O on one file (one path, not
+/// replaced in between), each with its own block size and thread, as fio 3.33 does on the same
+/// job file (run beside it when installed; said when not).
+#[test]
+fn jobs_of_a_group_naming_one_file_do_their_io_on_it_as_fios() {
+    if !have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return;
+    }
+    let d = TestDir::new();
+    let job = d.write("s.fio", JOB);
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let log = d.path().join("fsbench.strace");
+    let o = traced(d.path(), &log, &bin())
+        .args(["run", "--fio"])
+        .arg(&job)
+        .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (io, replaced) = file_io(&log, ".dat");
+    let path = check_one_file("fsbench", &io, replaced);
+    assert!(path.starts_with(run_dir.to_str().unwrap()), "fsbench's own file: {path}");
+    // The role's figures are its own: 1 MiB read.
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let role = &v["tests"][0]["reps"][0]["phases"][0]["roles"][0];
+    assert_eq!(role["bytes_read"].as_u64(), Some(1 << 20), "{role}");
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench checked alone, not beside fio");
+        return;
+    }
+    let fio_dir = d.path().join("fio");
+    std::fs::create_dir(&fio_dir).unwrap();
+    let flog = d.path().join("fio.strace");
+    let o = traced(&fio_dir, &flog, std::path::Path::new("fio")).arg(&job).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (io, replaced) = file_io(&flog, "shared.dat");
+    let path = check_one_file("fio", &io, replaced);
+    assert_eq!(path, fio_dir.join("shared.dat").to_str().unwrap());
+    eprintln!("fio 3.33 and fsbench: 256 writes of 4 KiB and 128 reads of 8 KiB on one file each");
+}
+
+/// fio's flow.fio in small: a 4 KiB buffered writer with `flow=1` and a random reader with
+/// `flow=8` on one file, 2 s time-based, `flow_sleep=1000`.
+const FLOW_JOB: &str = "[global]\nfilename=flow.dat\nsize=16m\nbs=4k\ntime_based\nruntime=2\nflow_sleep=1000\nnorandommap\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n";
+
+/// fio's flow control keeps the ops of the jobs of one flow in the ratio of their weights:
+/// fsbench's own op counts of the writer (the test's threads) and the reader (its role) are
+/// within 10% of 1:8. Without the flow the writer does more ops than the reader (86,050
+/// writes to 73,729 reads in one run here), so the ratio is the flow's doing. fio 3.33 runs the
+/// same job beside it when installed; both ratios are printed (timing-dependent), and fio's is
+/// checked to be a flow's too (more than 4 reads per write).
+#[test]
+fn flow_keeps_two_jobs_at_their_weights_as_fios() {
+    let d = TestDir::new();
+    let job = d.write("flow.fio", FLOW_JOB);
+    let run_dir = d.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    let o = command()
+        .args(["run", "--fio"])
+        .arg(&job)
+        .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rep = &v["tests"][0]["reps"][0];
+    let writes = rep["data_ops"].as_u64().unwrap();
+    let role = &rep["phases"].as_array().unwrap().last().unwrap()["roles"][0];
+    let reads = role["data_ops"].as_u64().unwrap();
+    assert_eq!(role["bytes_written"].as_u64(), Some(0), "the role reads: {role}");
+    let ratio = reads as f64 / writes as f64;
+    eprintln!("fsbench: {writes} writes, {reads} reads: {ratio:.3} reads per write (1:8 asked)");
+    assert!(writes >= 50, "enough ops to tell a ratio: {writes} writes");
+    assert!((ratio - 8.0).abs() <= 0.8, "fsbench's ratio {ratio:.3} is not within 10% of 8");
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's ratio checked alone");
+        return;
+    }
+    let fio_dir = d.path().join("fio");
+    std::fs::create_dir(&fio_dir).unwrap();
+    let o = Command::new("fio")
+        .current_dir(&fio_dir)
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    let of = |name: &str, dir: &str| {
+        let j = jobs.iter().find(|j| j["jobname"] == name).unwrap();
+        j[dir]["total_ios"].as_u64().unwrap()
+    };
+    let (fw, fr) = (of("w", "write"), of("r", "read"));
+    let fio_ratio = fr as f64 / fw as f64;
+    eprintln!("fio 3.33: {fw} writes, {fr} reads: {fio_ratio:.3} reads per write");
+    // fio's own ratio moves more from run to run (9.06 once in four runs here, 8.00 the others),
+    // so it is only checked to be the flow's (without it: under 1 read per write).
+    assert!(fio_ratio > 4.0, "fio's own ratio {fio_ratio:.3}: no flow control?");
+}
