@@ -85,6 +85,27 @@ pub struct DiffRow {
     pub spread: Option<RunSpread>,
 }
 
+impl DiffRow {
+    /// ln(median B / median A), when both are positive.
+    fn log_move(&self) -> Option<f64> {
+        match (self.median_a, self.median_b) {
+            (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some((b / a).ln()),
+            _ => None,
+        }
+    }
+}
+
+/// The distinct values of `key` over `rows`, in first-seen order.
+fn distinct<'a>(rows: &'a [DiffRow], key: impl Fn(&'a DiffRow) -> &'a String) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in rows {
+        if !out.contains(&key(r).as_str()) {
+            out.push(key(r));
+        }
+    }
+    out
+}
+
 /// The other recorded runs of each test, by (configuration label, test id): the same test definition on a
 /// configuration of the same label, recorded on the same host, in runs other than the two
 /// compared. From them `diff` measures how far the test moves from run to run.
@@ -196,22 +217,10 @@ const SHIFT_LEAST: usize = 4;
 /// bench/results/2026-11-27-compare-flips-drift.md): each test is then decided against no
 /// change, as always, and the note says that the regressions may be that move.
 fn shift_notes(rows: &[DiffRow], rule: &Rule, ra: i64, rb: i64) -> Vec<String> {
-    let mut configs: Vec<&str> = Vec::new();
-    for r in rows {
-        if !configs.contains(&r.config.as_str()) {
-            configs.push(&r.config);
-        }
-    }
     let mut out = Vec::new();
-    for c in configs {
-        let logs: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.config == c)
-            .filter_map(|r| match (r.median_a, r.median_b) {
-                (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some((b / a).ln()),
-                _ => None,
-            })
-            .collect();
+    for c in distinct(rows, |r| &r.config) {
+        let logs: Vec<f64> =
+            rows.iter().filter(|r| r.config == c).filter_map(DiffRow::log_move).collect();
         if logs.len() < SHIFT_LEAST {
             continue;
         }
@@ -253,19 +262,13 @@ fn spread_of(history: Option<&Vec<TestResult>>, rule: &Rule) -> Option<RunSpread
 /// compares on this VM: in one pair, the three flush-bound tests were 20-28% slower on both
 /// filesystems alike (bench/results/2026-11-27-compare-flips-drift.md).
 fn shared_move_notes(rows: &[DiffRow], rule: &Rule) -> Vec<String> {
-    let configs = rows.iter().map(|r| r.config.as_str()).collect::<std::collections::BTreeSet<_>>();
+    let configs = distinct(rows, |r| &r.config);
     if configs.len() < 2 {
         return Vec::new();
     }
     let margin = (1.0 + rule.min_effect).ln();
-    let mut ids: Vec<&str> = Vec::new();
-    for r in rows {
-        if !ids.contains(&r.id.as_str()) {
-            ids.push(&r.id);
-        }
-    }
     let mut out = Vec::new();
-    for id in ids {
+    for id in distinct(rows, |r| &r.id) {
         let of: Vec<&DiffRow> = rows.iter().filter(|r| r.id == id).collect();
         let flagged = of.iter().any(|r| {
             matches!(
@@ -273,13 +276,8 @@ fn shared_move_notes(rows: &[DiffRow], rule: &Rule) -> Vec<String> {
                 Change::Regressed { tested: true, .. } | Change::Improved { tested: true, .. }
             )
         });
-        let moves: Vec<(&str, f64)> = of
-            .iter()
-            .filter_map(|r| match (r.median_a, r.median_b) {
-                (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some((r.config.as_str(), (b / a).ln())),
-                _ => None,
-            })
-            .collect();
+        let moves: Vec<(&str, f64)> =
+            of.iter().filter_map(|r| Some((r.config.as_str(), r.log_move()?))).collect();
         if !flagged || moves.len() != configs.len() {
             continue;
         }
