@@ -59,6 +59,9 @@ impl DataFiles {
                 laid_out,
             });
         }
+        if let Some(run) = &test.files.run_file {
+            return run_file(test, run, dir, opts);
+        }
         let paths: Vec<PathBuf> = if test.files.shared {
             vec![dir.join(format!("t{}.dat", test.id))]
         } else if let Some(s) = opts.share {
@@ -79,9 +82,11 @@ impl DataFiles {
         Ok(files)
     }
 
-    /// Remove the files fsbench made (never a named file: it is the user's).
+    /// Remove the files fsbench made (never a named file: it is the user's; nor a file of the
+    /// run: the later tests find it).
     fn remove_created_by(&self, test: &TestDef, opts: &EngineOptions) {
-        if test.files.named.is_none() && removes_files(test, opts) {
+        let own = test.files.named.is_none() && test.files.run_file.is_none();
+        if own && removes_files(test, opts) {
             for p in &self.paths {
                 let _ = std::fs::remove_file(p);
             }
@@ -250,9 +255,88 @@ impl TestFiles for DataFiles {
                 }
             }
             Some(_) => {}
-            None => self.remove_created_by(test, opts),
+            None => match &test.files.run_file {
+                // Kept for the run's later tests, removed with the work directory.
+                Some(run) if run.unlink => {
+                    for p in &self.paths {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+                Some(_) => {}
+                None => self.remove_created_by(test, opts),
+            },
         }
     }
+}
+
+/// A file of the run ([`crate::model::job::RunFile`]), `run.NAME` in the work directory: the
+/// first test naming it starts without it (what an earlier repetition left is removed); a
+/// later test uses it as the tests before it left it, laid out only if absent or shorter than
+/// the test's size, as fio lays out a file a job finds.
+fn run_file(
+    test: &TestDef,
+    run: &crate::model::job::RunFile,
+    dir: &Path,
+    opts: &EngineOptions,
+) -> Result<DataFiles, EngineError> {
+    let path = dir.join(run.file_name());
+    // Its content is the earlier tests', not the pattern --verify checks (a test's own
+    // `verify = true`, as a fio job's `verify=`, checks what the jobs wrote); and the tests
+    // sharing it run in one process's order.
+    if (opts.verify && !test.verify) || opts.share.is_some() {
+        return Err(EngineError::unsupported(format!(
+            "the run's file {}: a file the run's tests share cannot be used with --verify (a test's own `verify = true` can) or several processes",
+            run.name
+        )));
+    }
+    if run.first {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(EngineError::io("removing", Some(path), &e)),
+        }
+    }
+    let len = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => Some(m.len()),
+        Ok(_) => {
+            return Err(EngineError::Setup {
+                what: format!("the run's file {}", path.display()),
+                reason: "is not a regular file".into(),
+                errno: None,
+            })
+        }
+        Err(_) => None,
+    };
+    let laid_out = len.is_some_and(|len| len >= file_size(test, opts));
+    Ok(DataFiles { paths: vec![path], counters: Vec::new(), laid_out })
+}
+
+/// A test whose file of the run takes its size from the file (`take_size`): the test with the
+/// file's length in the work directory `dir`, rounded down to the block, as its file's size
+/// (fio's job without `size` after a `fill_device` job on its file). `None`: the test has a
+/// size of its own. Refused, as fio refuses it, when the file is absent or shorter than one
+/// block.
+pub(crate) fn sized_from_run_file(
+    test: &TestDef,
+    dir: &Path,
+) -> Option<Result<TestDef, EngineError>> {
+    let run = test.files.run_file.as_ref()?;
+    let block = run.take_size?;
+    let path = dir.join(run.file_name());
+    let len = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file()).map_or(0, |m| m.len());
+    let size = len / block * block;
+    if size == 0 {
+        return Some(Err(EngineError::Setup {
+            what: format!("the run's file {}", run.name),
+            reason: format!(
+                "has {len} bytes, less than one block of {block}, and the test takes its size from it (fio: \"you need to specify size=\"); the earlier test that fills it wrote nothing"
+            ),
+            errno: None,
+        }));
+    }
+    let mut t = test.clone();
+    t.files.size = crate::model::job::SizeDist::Fixed(size);
+    Some(Ok(t))
 }
 
 /// A named file must be on the filesystem under test (the work directory's): the target's

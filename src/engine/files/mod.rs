@@ -7,6 +7,7 @@ mod data;
 mod set;
 
 pub use data::prefill;
+pub(crate) use data::sized_from_run_file;
 pub use set::{absolute_base, remove_set, RESIDENCY_SAMPLE};
 
 use super::phase::PhaseRun;

@@ -215,6 +215,8 @@ fn into_role(
         whole: None,
         offset: None,
         offset_increment: None,
+        run_file: None,
+        take_size: None,
     });
     if file.offset.is_some() || file.offset_increment.is_some() {
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
@@ -239,6 +241,7 @@ fn into_role(
     let Some(phase) = t.phases.pop() else {
         return Err(errs);
     };
+    let run_file = file.run_file.is_some();
     let role = RoleSpec {
         name,
         threads: t.threads,
@@ -249,6 +252,8 @@ fn into_role(
             whole: None,
             offset: None,
             offset_increment: None,
+            run_file: None,
+            take_size: None,
             ..file
         },
         open: phase.open,
@@ -275,5 +280,10 @@ fn into_role(
         thinktime_blocks: phase.thinktime_blocks,
         exitall: None,
     };
-    Ok((role, t.notes))
+    let mut notes = t.notes;
+    if run_file {
+        // Its plain filename is another job's too: the role's file is its own.
+        notes.push(format!("fio job file: {}", crate::fio::options::difference("filename-reuse")));
+    }
+    Ok((role, notes))
 }
