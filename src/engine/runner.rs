@@ -187,6 +187,8 @@ pub fn run_test_keeping(
     let mut fixed = opts.clone();
     // The test's own `verify` is `--verify` for this test.
     fixed.verify |= test.verify;
+    // Blocks a later test checks are written as --verify writes them (and not checked here).
+    fixed.verify |= test.files.run_file.as_ref().is_some_and(|r| r.verify_writes);
     let lengthens = min_time::applies(test, opts);
     for rep in reps {
         let opts = &fixed;

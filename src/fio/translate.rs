@@ -354,7 +354,7 @@ pub fn from_parsed(
             }
         }
     }
-    run_file::share_plain_files(&jobs, &mut translated, &filenames);
+    run_file::share_plain_files(&jobs, &mut translated, &filenames, &mut notes);
     let mut tests = Vec::new();
     let mut places = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
@@ -617,6 +617,7 @@ fn translate_job(
             // Set for a plain filename other jobs name too (`run_file::share_plain_files`).
             run_file: None,
             take_size: files.take.map(Bytes),
+            verify_writes: None,
         }),
         fileset: None,
         phases,

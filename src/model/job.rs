@@ -355,6 +355,10 @@ pub struct RunFile {
     /// (fio's job without `size` after a `fill_device` job): the test's size is nominal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub take_size: Option<u64>,
+    /// The test writes blocks fsbench's check can read (as `--verify` writes them) and does
+    /// not check them itself: a later test's check does (fio's `verify=` with `do_verify=0`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_writes: bool,
 }
 
 impl RunFile {

@@ -452,6 +452,10 @@ pub struct FileSpec {
     /// file); `size` is then only the nominal size checked before the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub take_size: Option<Bytes>,
+    /// With `run_file`: the test writes blocks fsbench's check can read, and does not check
+    /// them itself (fio's `verify=` with `do_verify=0`: a later test's `verify` checks them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_writes: Option<bool>,
 }
 
 fn yes() -> bool {

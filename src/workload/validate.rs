@@ -1301,8 +1301,10 @@ fn file_region(
 /// name in fsbench's work directory. Which test is the first to name it is set by [`resolve`].
 fn run_file(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<RunFile>, WorkloadError> {
     let Some(name) = &f.run_file else {
-        if f.take_size.is_some() {
-            return Err(loc.err("file.take_size applies to a file of the run (file.run_file)"));
+        if f.take_size.is_some() || f.verify_writes.is_some() {
+            return Err(loc.err(
+                "file.take_size and file.verify_writes apply to a file of the run (file.run_file)",
+            ));
         }
         return Ok(None);
     };
@@ -1327,6 +1329,7 @@ fn run_file(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<RunFile>, WorkloadErro
         first: false,
         unlink: f.unlink.unwrap_or(false),
         take_size,
+        verify_writes: f.verify_writes.unwrap_or(false),
     }))
 }
 

@@ -283,7 +283,7 @@ fn run_file(
     // Its content is the earlier tests', not the pattern --verify checks (a test's own
     // `verify = true`, as a fio job's `verify=`, checks what the jobs wrote); and the tests
     // sharing it run in one process's order.
-    if (opts.verify && !test.verify) || opts.share.is_some() {
+    if (opts.verify && !test.verify && !run.verify_writes) || opts.share.is_some() {
         return Err(EngineError::unsupported(format!(
             "the run's file {}: a file the run's tests share cannot be used with --verify (a test's own `verify = true` can) or several processes",
             run.name

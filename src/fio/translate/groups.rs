@@ -217,6 +217,7 @@ fn into_role(
         offset_increment: None,
         run_file: None,
         take_size: None,
+        verify_writes: None,
     });
     if file.offset.is_some() || file.offset_increment.is_some() {
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
@@ -254,6 +255,7 @@ fn into_role(
             offset_increment: None,
             run_file: None,
             take_size: None,
+            verify_writes: None,
             ..file
         },
         open: phase.open,

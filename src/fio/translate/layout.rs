@@ -35,7 +35,7 @@ pub(super) fn create_serialize(
         if files.threads > 1 && !files.shared && rw.reads() {
             notes.push(options::difference("layout-serial"));
         } else {
-            notes.push("create_serialize=0: fio lays out this job's one file when the job starts; fsbench lays it out before the test, the same file of the same size (a size a fill_device job leaves is refused, see fill_device)".into());
+            notes.push("create_serialize=0: fio lays out this job's one file when the job starts; fsbench lays it out before the test, the same file of the same size (without size, after a fill_device job on a plain filename: the size the fill left, taken when the test starts, see fill_device)".into());
         }
     }
     Ok(serial)

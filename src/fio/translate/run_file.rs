@@ -21,16 +21,41 @@ pub(super) fn share_plain_files(
     jobs: &[Job],
     translated: &mut [Option<TestSpec>],
     counts: &BTreeMap<String, usize>,
+    notes: &mut [String],
 ) {
     for (job, t) in jobs.iter().zip(translated.iter_mut()) {
-        let Some(file) = t.as_mut().and_then(|t| t.file.as_mut()) else { continue };
-        if let Ok(Some((f, _))) = job.str("filename") {
-            if !f.contains('/') && counts.get(f).is_some_and(|&n| n > 1) {
-                file.run_file = Some(f.to_string());
-                file.unlink = job.bool("unlink").ok().flatten().filter(|u| *u);
+        let Some(t) = t.as_mut() else { continue };
+        let Some(file) = t.file.as_mut() else { continue };
+        let Ok(Some((f, _))) = job.str("filename") else { continue };
+        if f.contains('/') || !counts.get(f).is_some_and(|&n| n > 1) {
+            continue;
+        }
+        file.run_file = Some(f.to_string());
+        file.unlink = job.bool("unlink").ok().flatten().filter(|u| *u);
+        // verify= with do_verify=0 (the verify module's note says the job writes ordinary
+        // data): on a file a later job reads, the blocks are written for its check, as fio
+        // writes its headers for a later job's.
+        let unchecked = |n: &String| n.contains(ORDINARY);
+        if t.notes.iter().any(unchecked) {
+            file.verify_writes = Some(true);
+            for n in t.notes.iter_mut().filter(|n| unchecked(n)) {
+                *n = format!("fio job file: {}", verified_note(job));
+            }
+            let tag = format!("[{}] ", job.name);
+            for n in notes.iter_mut().filter(|n| n.starts_with(&tag) && unchecked(n)) {
+                *n = format!("{tag}{}", verified_note(job));
             }
         }
     }
+}
+
+/// The words of the verify module's note on `verify=` with `do_verify=0`.
+const ORDINARY: &str = "with do_verify=0: the job writes fsbench's ordinary data";
+
+/// The note of a job with `verify=` and `do_verify=0` on a file of the run.
+fn verified_note(job: &Job) -> String {
+    let alg = job.str("verify").ok().flatten().map_or("pattern", |(a, _)| a);
+    format!("verify={alg} with do_verify=0 on a file later jobs read: the job writes blocks fsbench's check can read (fsbench's own check, not fio's headers) and reads nothing back; a later job's do_verify checks them")
 }
 
 /// A job without `size` on a plain filename an earlier job fills (`fill_device`, with
