@@ -1317,10 +1317,15 @@ fn run_file(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<RunFile>, WorkloadErro
         return Err(loc.err("file.run_file and file.path name two files: give one"));
     }
     if !f.shared {
-        return Err(loc.err("file.run_file names one file: it is shared by the threads (shared = true)"));
+        return Err(
+            loc.err("file.run_file names one file: it is shared by the threads (shared = true)")
+        );
     }
     let take_size = match f.take_size {
-        Some(super::size::Bytes(0)) => return Err(loc.err("file.take_size = 0: give the block size to round the file's length down to")),
+        Some(super::size::Bytes(0)) => {
+            return Err(loc
+                .err("file.take_size = 0: give the block size to round the file's length down to"))
+        }
         Some(super::size::Bytes(b)) => Some(b),
         None => None,
     };

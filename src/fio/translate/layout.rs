@@ -170,16 +170,23 @@ mod tests {
         assert!(e.contains("[w] fills this job's file"), "{e}");
         // With create_serialize=0 fio takes the size the fill left when the job starts, and so
         // does fsbench: the file of the run's length, rounded down to bs, one pass over it.
-        let t = tr(&format!("{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let t =
+            tr(&format!("{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n"))
+                .unwrap_or_else(|e| panic!("{e}"));
         let f = t.spec.tests[1].file.as_ref().unwrap();
         assert_eq!(f.run_file.as_deref(), Some("data.tmp"));
-        assert_eq!(f.take_size, Some(crate::workload::size::Bytes(4096)), "rounded to its bs (fio's 4k)");
+        assert_eq!(
+            f.take_size,
+            Some(crate::workload::size::Bytes(4096)),
+            "rounded to its bs (fio's 4k)"
+        );
         let a = &t.spec.tests[1].phases.last().unwrap().amount;
         assert_eq!((a.passes, a.bytes.is_none()), (Some(1), true), "{a:?}");
         // Several threads, or an offset, would each need a share of a size not yet known.
         for (extra, key) in [("numjobs=2\n", "numjobs"), ("offset=64k\n", "offset")] {
-            let e = err(&format!("{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n{extra}"));
+            let e = err(&format!(
+                "{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n{extra}"
+            ));
             assert!(e.contains(&format!("`{key}`")) && e.contains("give size="), "{e}");
         }
         // With size= it runs, on the file the fill left.

@@ -27,7 +27,7 @@ pub(super) fn share_plain_files(
         let Some(t) = t.as_mut() else { continue };
         let Some(file) = t.file.as_mut() else { continue };
         let Ok(Some((f, _))) = job.str("filename") else { continue };
-        if f.contains('/') || !counts.get(f).is_some_and(|&n| n > 1) {
+        if f.contains('/') || counts.get(f).is_none_or(|&n| n <= 1) {
             continue;
         }
         file.run_file = Some(f.to_string());
@@ -71,7 +71,13 @@ pub(super) fn taken_size(
     bs: Option<u64>,
 ) -> Result<Option<u64>, FioError> {
     if threads > 1 || offset > 0 || increment > 0 {
-        let k = if threads > 1 { "numjobs" } else if offset > 0 { "offset" } else { "offset_increment" };
+        let k = if threads > 1 {
+            "numjobs"
+        } else if offset > 0 {
+            "offset"
+        } else {
+            "offset_increment"
+        };
         return Err(job.err(k, job.line(k), "without size= on a file an earlier job fills (fill_device), fsbench takes the file's size when the job starts, for one thread from the start of the file; give size="));
     }
     Ok(Some(bs.unwrap_or(4096)))
@@ -138,7 +144,10 @@ mod tests {
             let e = crate::workload::validate::resolve(&s, "w.toml", &ctx).unwrap_err().to_string();
             assert!(e.contains(why), "{file}: {e}");
         }
-        let text = base.replace("name = \"a\"\n", "name = \"a\"\nfile = { size = \"1M\", run_file = \"x\", unlink = true }\n");
+        let text = base.replace(
+            "name = \"a\"\n",
+            "name = \"a\"\nfile = { size = \"1M\", run_file = \"x\", unlink = true }\n",
+        );
         let s = crate::workload::spec::parse(&text, "w.toml").unwrap();
         let s = crate::workload::validate::resolve(&s, "w.toml", &ctx).unwrap();
         assert!(s.tests[0].files.run_file.as_ref().is_some_and(|r| r.unlink && r.first));

@@ -718,7 +718,8 @@ fn a_filename_path_is_the_jobs_own_file() {
     assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
     // A plain name shared by two jobs one after another is one file of the run, as fio's,
     // without the difference note.
-    let t = tr("[w]\nrw=write\nsize=1m\nfilename=d\n[r]\nstonewall\nsize=1m\nfilename=d\n").unwrap();
+    let t =
+        tr("[w]\nrw=write\nsize=1m\nfilename=d\n[r]\nstonewall\nsize=1m\nfilename=d\n").unwrap();
     assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
     for test in &t.spec.tests {
         assert_eq!(test.file.as_ref().unwrap().run_file.as_deref(), Some("d"));
