@@ -130,3 +130,24 @@ fn a_job_without_size_reads_back_what_a_fill_wrote() {
     assert_eq!(intact * 4096, read, "every block the fill wrote checked intact");
     assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
 }
+
+/// `compare --fresh per-test` gives each test a new filesystem, where a later job would find
+/// no file: exit 2 before any testbed is made, saying why.
+#[test]
+fn a_fresh_filesystem_per_test_is_refused_for_a_file_later_jobs_read() {
+    let dir = TestDir::new();
+    let job = dir.write("wr.fio", WRITE_THEN_READ);
+    let o = fsbench(&[
+        "compare",
+        "ext4",
+        "xfs",
+        "--fio",
+        job.to_str().unwrap(),
+        "--fresh",
+        "per-test",
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("--fresh per-test: test r works on the file `shared.dat`"), "{e}");
+}

@@ -514,6 +514,54 @@ mod tests {
         NamedFile { path: p, unlink: false }
     }
 
+    /// Two tests on one file of the run, resolved as a suite (the first names it first).
+    fn run_file_tests(extra: &str) -> Vec<TestDef> {
+        let one = |id: &str, file: &str| {
+            format!("[[test]]\nid = \"{id}\"\nname = \"{id}\"\nfile = {{ size = \"64K\", run_file = \"d.dat\"{file} }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ bytes = \"64K\" }}\n")
+        };
+        let text = format!("{}{}", one("a", ""), one("b", extra));
+        let spec = crate::workload::spec::parse(&text, "w.toml").unwrap();
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        };
+        crate::workload::validate::resolve(&spec, "w.toml", &ctx).unwrap().tests
+    }
+
+    /// A file of the run: the first test naming it starts without it (what a repetition left
+    /// is removed), a later test finds it and lays nothing out when it is long enough (and
+    /// lays it out when shorter); neither removes it, unless `unlink`. A test taking its size
+    /// from the file gets the file's length rounded down to the block, and fails without one.
+    #[test]
+    fn a_file_of_the_run_is_kept_from_test_to_test() {
+        let t = tempfile::tempdir().unwrap();
+        let opts = EngineOptions::default();
+        let tests = run_file_tests("");
+        let (a, b) = (&tests[0], &tests[1]);
+        let path = t.path().join("run.d.dat");
+        std::fs::write(&path, vec![1u8; 64 << 10]).unwrap();
+        let f = DataFiles::make(a, t.path(), &opts, false).unwrap();
+        assert!(!path.exists() && !f.laid_out, "the first test starts without it");
+        std::fs::write(&path, vec![1u8; 64 << 10]).unwrap();
+        let f = DataFiles::make(b, t.path(), &opts, false).unwrap();
+        assert!(f.laid_out && path.exists(), "a later test finds it laid out");
+        Box::new(f).remove(b, &opts);
+        assert!(path.exists(), "kept for the run's later tests");
+        std::fs::write(&path, vec![1u8; 4 << 10]).unwrap();
+        let f = DataFiles::make(b, t.path(), &opts, false).unwrap();
+        assert!(!f.laid_out, "shorter than the test's size: laid out");
+        let tests = run_file_tests(", unlink = true");
+        Box::new(f).remove(&tests[1], &opts);
+        assert!(!path.exists(), "unlink=1 removes it");
+        let tests = run_file_tests(", take_size = \"4K\"");
+        let e = sized_from_run_file(&tests[1], t.path()).unwrap().unwrap_err().to_string();
+        assert!(e.contains("less than one block"), "{e}");
+        std::fs::write(&path, vec![1u8; (1 << 20) + 100]).unwrap();
+        let sized = sized_from_run_file(&tests[1], t.path()).unwrap().unwrap();
+        assert_eq!(sized.files.size_bytes(), 1 << 20, "rounded down to 4K");
+        assert!(sized_from_run_file(&tests[0], t.path()).is_none(), "a size of its own");
+    }
+
     /// A symlinked directory on the path is refused where another user could swap it (its
     /// directory is writable by others), and followed where only we can; the file itself is
     /// never a symlink or anything but a regular file.
