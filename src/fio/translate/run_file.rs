@@ -21,8 +21,10 @@ pub(super) fn share_plain_files(
     jobs: &[Job],
     translated: &mut [Option<TestSpec>],
     counts: &BTreeMap<String, usize>,
-    notes: &mut [String],
+    notes: &mut Vec<String>,
 ) {
+    // Per name, where the earlier tests on it leave the file's end.
+    let mut ends: BTreeMap<String, u64> = BTreeMap::new();
     for (job, t) in jobs.iter().zip(translated.iter_mut()) {
         let Some(t) = t.as_mut() else { continue };
         let Some(file) = t.file.as_mut() else { continue };
@@ -32,22 +34,96 @@ pub(super) fn share_plain_files(
         }
         file.run_file = Some(f.to_string());
         file.unlink = job.bool("unlink").ok().flatten().filter(|u| *u);
+        let end = file_end(t);
+        let earlier = ends.get(f).copied();
+        let mut edit = Notes { test: &mut t.notes, all: notes, tag: format!("[{}] ", job.name) };
         // verify= with do_verify=0 (the verify module's note says the job writes ordinary
         // data): on a file a later job reads, the blocks are written for its check, as fio
         // writes its headers for a later job's.
-        let unchecked = |n: &String| n.contains(ORDINARY);
-        if t.notes.iter().any(unchecked) {
-            file.verify_writes = Some(true);
-            for n in t.notes.iter_mut().filter(|n| unchecked(n)) {
-                *n = format!("fio job file: {}", verified_note(job));
+        if edit.replace(ORDINARY, Some(verified_note(job))) {
+            if let Some(file) = t.file.as_mut() {
+                file.verify_writes = Some(true);
             }
-            let tag = format!("[{}] ", job.name);
-            for n in notes.iter_mut().filter(|n| n.starts_with(&tag) && unchecked(n)) {
-                *n = format!("{tag}{}", verified_note(job));
+        }
+        let mut edit = Notes { test: &mut t.notes, all: notes, tag: format!("[{}] ", job.name) };
+        if let Some(before) = earlier {
+            // A read job's file is the earlier jobs', not one fsbench lays out for it.
+            edit.rewrite(LAYS_OUT, FINDS);
+            // A write job overwrites what the earlier jobs laid out, as fio's, up to their end.
+            if before >= end {
+                edit.replace(&crate::fio::options::difference("write-file-empty"), None);
             }
+        }
+        let e = ends.entry(f.to_string()).or_insert(0);
+        *e = (*e).max(end);
+    }
+}
+
+/// Where a test leaves its file's end: the end of its last thread's region, the whole
+/// filesystem for a fill, nothing known for a size taken when it starts.
+fn file_end(t: &TestSpec) -> u64 {
+    use crate::workload::size::{Bytes, SizeExpr};
+    if t.phases.iter().any(|p| p.amount.fill.is_some()) {
+        return u64::MAX;
+    }
+    let Some(f) = &t.file else { return 0 };
+    let SizeExpr::Bytes(size) = f.size else { return 0 };
+    if f.take_size.is_some() {
+        return 0;
+    }
+    let offset = f.offset.map_or(0, |Bytes(b)| b);
+    let inc = f.offset_increment.map_or(0, |Bytes(b)| b);
+    let last = u64::from(t.threads.saturating_sub(1)).saturating_mul(inc);
+    offset.saturating_add(last).saturating_add(size)
+}
+
+/// A test's notes (`fio job file: ...`) and the translation's (`[job] ...`), edited together.
+struct Notes<'a> {
+    test: &'a mut Vec<String>,
+    all: &'a mut Vec<String>,
+    tag: String,
+}
+
+impl Notes<'_> {
+    /// Replace (or, with `None`, remove) every note of the job containing `words`; whether
+    /// there was one.
+    fn replace(&mut self, words: &str, by: Option<String>) -> bool {
+        let hit = self.test.iter().any(|n| n.contains(words));
+        let mine =
+            |n: &String, tag: &str| n.contains(words) && (tag.is_empty() || n.starts_with(tag));
+        match by {
+            Some(b) => {
+                for n in self.test.iter_mut().filter(|n| mine(n, "")) {
+                    *n = format!("fio job file: {b}");
+                }
+                let tag = self.tag.clone();
+                for n in self.all.iter_mut().filter(|n| mine(n, &tag)) {
+                    *n = format!("{tag}{b}");
+                }
+            }
+            None => {
+                self.test.retain(|n| !mine(n, ""));
+                let tag = self.tag.clone();
+                self.all.retain(|n| !mine(n, &tag));
+            }
+        }
+        hit
+    }
+
+    /// Replace `words` by `by` inside every note of the job.
+    fn rewrite(&mut self, words: &str, by: &str) {
+        let tag = self.tag.clone();
+        let all = self.all.iter_mut().filter(|n| n.starts_with(&tag));
+        for n in self.test.iter_mut().chain(all).filter(|n| n.contains(words)) {
+            *n = n.replace(words, by);
         }
     }
 }
+
+/// The verify module's words on a read job's file, and what they become on a file earlier
+/// jobs of the run left.
+const LAYS_OUT: &str = "fsbench lays out the job's file itself with blocks it can check (untimed), and after the job reads it back";
+const FINDS: &str = "the job reads the file the earlier jobs naming it left (fsbench lays it out with blocks it can check, untimed, only if it is absent or shorter), and after the job fsbench reads it back";
 
 /// The words of the verify module's note on `verify=` with `do_verify=0`.
 const ORDINARY: &str = "with do_verify=0: the job writes fsbench's ordinary data";
@@ -117,6 +193,28 @@ mod tests {
         assert_eq!(unlink, [Some(false), Some(false), Some(true), None], "unlink=1 is the job's");
         assert!(s.tests[1].files.prefill, "a read job's file is laid out if absent or short");
         assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+        // The later write job overwrites what the earlier jobs laid out, as fio's: no
+        // write-file-empty difference (the first, writing into no file, keeps it); a later
+        // read job's verify note says it reads the earlier jobs' file.
+        let diff = |i: usize| t.spec.tests[i].notes.iter().any(|n| n.contains("write-file-empty"));
+        assert!(diff(0) && !diff(2), "{:?}", t.spec.tests[2].notes);
+        assert_eq!(t.notes.iter().filter(|n| n.contains("write-file-empty")).count(), 1);
+        let t = tr("[global]\nfilename=f.dat\nbs=4k\nverify=crc32c\n[w]\nrw=write\nsize=1m\ndo_verify=0\n[r]\nstonewall\nrw=read\nsize=1m\n[w2]\nstonewall\nrw=write\nsize=2m\n");
+        let f = |i: usize| t.spec.tests[i].file.clone().unwrap();
+        assert_eq!((f(0).verify_writes, f(1).verify_writes), (Some(true), None));
+        let says = |i: usize, w: &str| t.spec.tests[i].notes.iter().any(|n| n.contains(w));
+        assert!(says(
+            0,
+            "on a file later jobs read: the job writes blocks fsbench's check can read"
+        ));
+        assert!(says(1, "the job reads the file the earlier jobs naming it left"));
+        assert!(!says(1, "fsbench lays out the job's file itself"));
+        assert!(t
+            .notes
+            .iter()
+            .any(|n| n.starts_with("[r] verify=crc32c: the job reads the file the earlier")));
+        // A write past the end the earlier jobs left still writes into new space: said so.
+        assert!(says(2, "write-file-empty"), "{:?}", t.spec.tests[2].notes);
         // A job that runs beside its group's first job has a file of its own, and says so.
         let t = tr("[global]\nfilename=f.dat\nsize=1m\n[w]\nrw=write\n[r]\nrw=read\n");
         assert!(t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
