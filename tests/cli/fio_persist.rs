@@ -66,7 +66,9 @@ fn a_later_job_reads_what_an_earlier_job_wrote_on_one_plain_file() {
     // fio 3.33 on the same job file: the read job verifies what the write job wrote.
     if have("fio") {
         let f = TestDir::new();
+        // In the temp directory: fio writes its verify state file where it runs.
         let o = std::process::Command::new("fio")
+            .current_dir(f.path())
             .arg(format!("--directory={}", f.path().display()))
             .arg("--output-format=json")
             .arg(dir.path().join("wr.fio"))

@@ -19,9 +19,10 @@
 //!
 //! fsbench does the same at translate time: a file named by a path is looked at then (it may
 //! change before the run; the run uses the file as it finds it), and a job's file as an
-//! earlier job lays it out is [`Laid`]'s record. A plain `filename` is fsbench's own new file
-//! in its work directory (see the `filename-reuse` difference), so only an earlier job gives
-//! it a size.
+//! earlier job lays it out is [`Laid`]'s record. A plain `filename` is fsbench's own file in its
+//! work directory (one file for every job naming it, see [`super::run_file`]), new when the
+//! job file is read, so only an earlier job gives it a size (or, after a `fill_device` job,
+//! the fill when the job starts: [`taken_at_run`]).
 
 use super::{FioError, Job};
 use crate::workload::size::{Bytes, SizeExpr};
