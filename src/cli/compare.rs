@@ -163,6 +163,9 @@ pub fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let specs: Vec<Spec> = a.configs.iter().map(|c| Spec::DirOrFs(c.clone())).collect();
     let mut targets = TargetSet::new(&specs, &|c| a.testbed.options(c, Some(&suite)))?;
     targets.check_fill(&suite)?;
+    if a.fresh == Fresh::PerTest {
+        refuse_run_files_per_test(&suite)?;
+    }
     if !a.workload.no_space_check {
         targets.check_space(&suite)?;
     }
@@ -276,4 +279,20 @@ pub(super) fn finish(
         return Err(e);
     }
     Ok(ExitCode::of(status))
+}
+
+/// `--fresh per-test` makes a new filesystem for each test, so a test that finds a file an
+/// earlier test of the run left (a fio job after another on one plain `filename`) would find
+/// none: refused before any I/O.
+fn refuse_run_files_per_test(suite: &crate::model::job::Suite) -> Result<(), UserError> {
+    let later = suite.tests.iter().find_map(|t| {
+        t.files.run_file.as_ref().filter(|r| !r.first).map(|r| (t.id.clone(), r.name.clone()))
+    });
+    match later {
+        Some((id, name)) => Err(UserError(format!(
+            "--fresh per-test: test {} works on the file `{name}` that an earlier test of the run leaves (fio's jobs share a plain filename), and each test would get a new filesystem without it; leave out --fresh per-test",
+            crate::workload::limits::escape_controls(&id)
+        ))),
+        None => Ok(()),
+    }
 }

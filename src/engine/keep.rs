@@ -29,6 +29,7 @@ pub fn reusable(test: &TestDef, opts: &EngineOptions) -> bool {
         && !test.is_fileset()
         && test.files.prefill
         && test.files.named.is_none()
+        && test.files.run_file.is_none()
         && test.roles.is_empty()
         && !opts.verify
         && opts.share.is_none()

@@ -166,12 +166,29 @@ pub fn run_test_keeping(
     hooks: &dyn Hooks,
     keep: &mut LayoutKeep,
 ) -> TestResult {
+    // A test whose size is its run file's length as the earlier tests left it.
+    let sized;
+    let test = match files::sized_from_run_file(test, dir) {
+        None => test,
+        Some(Ok(t)) => {
+            sized = t;
+            &sized
+        }
+        Some(Err(e)) => {
+            let mut result = TestResult::new(test);
+            result.status = TestStatus::Failed { reason: e.into() };
+            result.finalize();
+            return result;
+        }
+    };
     let mut result = TestResult::new(test);
     let mut complete = 0usize;
     // The passes --min-time chooses in the first repetition, for the others.
     let mut fixed = opts.clone();
     // The test's own `verify` is `--verify` for this test.
     fixed.verify |= test.verify;
+    // Blocks a later test checks are written as --verify writes them (and not checked here).
+    fixed.verify |= test.files.run_file.as_ref().is_some_and(|r| r.verify_writes);
     let lengthens = min_time::applies(test, opts);
     for rep in reps {
         let opts = &fixed;

@@ -310,6 +310,7 @@ pub fn from_parsed(
 
     let mut notes = parsed.notes;
     let mut directory: Option<(String, usize)> = None;
+    let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let groups = run_groups(&jobs, &mut errors);
     // The files earlier jobs lay out: a later job without `size` takes its file's size.
@@ -331,6 +332,13 @@ pub fn from_parsed(
             Ok(None) => {}
             Err(e) => errors.push(e),
         }
+        // A path is the one file of every job naming it, as fio's; a plain name several jobs
+        // name is one file of the run (`run_file::share_plain_files`).
+        if let Ok(Some((f, _))) = job.str("filename") {
+            if !f.contains('/') {
+                *filenames.entry(f.to_string()).or_default() += 1;
+            }
+        }
         // A test id is a file name: fio's job names may hold spaces, `%` or anything else.
         let base = test_id(&job.name);
         let n = ids.entry(base.clone()).or_default();
@@ -348,6 +356,7 @@ pub fn from_parsed(
             }
         }
     }
+    run_file::share_plain_files(&jobs, &mut translated, &filenames, &mut notes);
     let mut tests = Vec::new();
     let mut places = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
@@ -379,14 +388,8 @@ pub fn from_parsed(
     if !errors.is_empty() {
         return Err(FioError::problems(file, errors));
     }
-    // A path is the one file of every job naming it, as fio's, and so is a plain name within
-    // a group; a plain name in jobs of several groups is not.
-    if shared::reused_across_groups(&jobs, &groups) {
-        let n = options::difference("filename-reuse");
-        notes.push(n.clone());
-        for t in &mut tests {
-            t.notes.push(format!("fio job file: {n}"));
-        }
+    if tests.iter().any(|t| t.notes.iter().any(|n| n.contains("filename-reuse"))) {
+        notes.push(options::difference("filename-reuse"));
     }
     let spec = SuiteSpec {
         suite: SuiteMeta {
@@ -615,6 +618,10 @@ fn translate_job(
             whole: (files.shared && files.threads > 1).then_some(true),
             offset: (files.offset > 0).then_some(Bytes(files.offset)),
             offset_increment: (files.increment > 0).then_some(Bytes(files.increment)),
+            // Set for a plain filename other jobs name too (`run_file::share_plain_files`).
+            run_file: None,
+            take_size: files.take.map(Bytes),
+            verify_writes: None,
         }),
         fileset: None,
         phases,
@@ -736,6 +743,9 @@ struct Files {
     /// `offset` and `offset_increment`: thread k's region starts at offset + k * increment.
     offset: u64,
     increment: u64,
+    /// Without `size` on a plain filename an earlier job fills: the size is the file's when
+    /// the test starts, rounded down to this block (`file_bytes` is then nominal).
+    take: Option<u64>,
 }
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes; without `size`, the size of the
@@ -780,7 +790,15 @@ fn files(
     let size = job.size("size")?.map(|v| v.0);
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);
+    // A plain filename an earlier job fills: its size is the fill's, taken when the job starts.
+    let take = match filesize.or(size) {
+        None if engine_ok && file_size::taken_at_run(job, named.as_deref(), laid) => {
+            run_file::taken_size(job, threads, offset, increment, bs)?
+        }
+        _ => None,
+    };
     let file_bytes = match filesize.or(size) {
+        _ if take.is_some() => bs.unwrap_or(4096),
         // fio's fill_device sets the size "to something really large" and ignores the job's:
         // the file's nominal size is one block (its footprint), and the fill writes past it.
         _ if layout::fills(job) => bs.unwrap_or(4096),
@@ -792,7 +810,7 @@ fn files(
         return Err(job.job_err("size 0: give the file a size"));
     }
     let unlink = job.bool("unlink")?.unwrap_or(false);
-    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink, offset, increment })
+    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink, offset, increment, take })
 }
 
 /// Whether `filename` names a file by a path (see [`named_path`]), as [`files`] decides.
@@ -1093,6 +1111,12 @@ fn amount(
                 "time_based needs runtime=SECONDS (fsbench will not run without end)",
             ))
         }
+        // The file's size, taken when the job starts: one pass over it per loop.
+        (false, runtime) if files.take.is_some() && files.io_size.is_none() => AmountSpec {
+            passes: Some(u32::try_from(loops).unwrap_or(u32::MAX)),
+            seconds: runtime.map(|(s, _)| s),
+            ..Default::default()
+        },
         (false, runtime) => {
             let once = files.io_size.or(files.size).unwrap_or(files.file_bytes);
             let bytes = once.checked_mul(loops).ok_or_else(|| {
@@ -1447,6 +1471,7 @@ mod groups;
 mod layout;
 mod misc;
 mod rate;
+mod run_file;
 mod sequence;
 mod shared;
 mod verify;

@@ -338,6 +338,44 @@ pub struct FileSet {
     /// sequential and random ops alike (results of older versions: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<Region>,
+    /// A data test's one file shared with the run's other tests that name it (fio's plain
+    /// `filename` named by several jobs), in fsbench's work directory (results of older
+    /// versions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_file: Option<RunFile>,
+}
+
+/// A file of the run: fsbench's own file in its work directory that every test naming it
+/// shares, in the run's order, as fio's jobs share a plain `filename`. The first test naming
+/// it starts each repetition without it (so its repetitions start alike, as fio's first job
+/// finds no file); later tests find it as the earlier ones left it, laid out only if absent or
+/// shorter. It is kept from test to test and removed with the work directory (success, error
+/// or Ctrl-C), or after a test with `unlink`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// The name the tests share (the file is `run.NAME` in the work directory).
+    pub name: String,
+    /// This test is the first of the suite to name the file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first: bool,
+    /// Remove the file after the test (fio's `unlink=1`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink: bool,
+    /// The file's size is its length when the test starts, rounded down to this many bytes
+    /// (fio's job without `size` after a `fill_device` job): the test's size is nominal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_size: Option<u64>,
+    /// The test writes blocks fsbench's check can read (as `--verify` writes them) and does
+    /// not check them itself: a later test's check does (fio's `verify=` with `do_verify=0`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_writes: bool,
+}
+
+impl RunFile {
+    /// The file's name in the work directory.
+    pub fn file_name(&self) -> String {
+        format!("run.{}", self.name)
+    }
 }
 
 /// Thread k's region of a data file: `[offset + k * increment, + len)` (fio's `offset`,

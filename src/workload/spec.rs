@@ -459,6 +459,22 @@ pub struct FileSpec {
     /// How much further each next thread's region starts (fio's `offset_increment`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_increment: Option<Bytes>,
+    /// A file of the run (fio's plain `filename` named by several jobs): fsbench's own file of
+    /// this name in its work directory, one for every test of the run that names it. The first
+    /// such test starts each repetition without it; later tests find it as the tests before
+    /// them left it (laid out only if absent or shorter, written into, read back); it is
+    /// removed with the work directory at the end of the run (or after a test with `unlink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_file: Option<String>,
+    /// With `run_file`: the file's size is the run file's length when the test starts, rounded
+    /// down to this many bytes (fio's job without `size` after a `fill_device` job on the
+    /// file); `size` is then only the nominal size checked before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_size: Option<Bytes>,
+    /// With `run_file`: the test writes blocks fsbench's check can read, and does not check
+    /// them itself (fio's `verify=` with `do_verify=0`: a later test's `verify` checks them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_writes: Option<bool>,
 }
 
 fn yes() -> bool {

@@ -115,6 +115,13 @@ pub fn resolve(spec: &SuiteSpec, origin: &str, ctx: &ResolveCtx) -> Result<Suite
         }
         tests.push(def);
     }
+    // The first test naming a file of the run starts each repetition without it.
+    let mut named = std::collections::HashSet::new();
+    for t in &mut tests {
+        if let Some(r) = &mut t.files.run_file {
+            r.first = named.insert(r.name.clone());
+        }
+    }
     Ok(Suite {
         name: spec.suite.name.clone().unwrap_or_else(|| origin.to_string()),
         description: spec.suite.description.clone().unwrap_or_default(),
@@ -326,6 +333,7 @@ fn resolve_files(
                 named,
                 whole: f.shared && f.whole.unwrap_or(false),
                 region,
+                run_file: run_file(f, loc)?,
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -531,6 +539,7 @@ fn resolve_role(
         named: None,
         whole: false,
         region: None,
+        run_file: None,
     };
     // Without an amount of its own a role runs until the foreground is done: its amount is
     // only a bound.
@@ -1323,6 +1332,7 @@ fn resolve_fileset(
         named: None,
         whole: false,
         region: None,
+        run_file: None,
     })
 }
 
@@ -1351,11 +1361,52 @@ fn file_region(
     Ok(Some(Region { offset, increment, len: size }))
 }
 
+/// `file.run_file` (and `file.unlink`, `file.take_size`): a file the run's tests share, one
+/// name in fsbench's work directory. Which test is the first to name it is set by [`resolve`].
+fn run_file(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<RunFile>, WorkloadError> {
+    let Some(name) = &f.run_file else {
+        if f.take_size.is_some() || f.verify_writes.is_some() {
+            return Err(loc.err(
+                "file.take_size and file.verify_writes apply to a file of the run (file.run_file)",
+            ));
+        }
+        return Ok(None);
+    };
+    if name.is_empty() || name.len() > 200 || name.contains(['/', '\0']) {
+        return Err(loc.err(format!(
+            "file.run_file = {name:?}: give a file name of 1 to 200 bytes without `/`"
+        )));
+    }
+    if f.path.is_some() {
+        return Err(loc.err("file.run_file and file.path name two files: give one"));
+    }
+    if !f.shared {
+        return Err(
+            loc.err("file.run_file names one file: it is shared by the threads (shared = true)")
+        );
+    }
+    let take_size = match f.take_size {
+        Some(super::size::Bytes(0)) => {
+            return Err(loc
+                .err("file.take_size = 0: give the block size to round the file's length down to"))
+        }
+        Some(super::size::Bytes(b)) => Some(b),
+        None => None,
+    };
+    Ok(Some(RunFile {
+        name: name.clone(),
+        first: false,
+        unlink: f.unlink.unwrap_or(false),
+        take_size,
+        verify_writes: f.verify_writes.unwrap_or(false),
+    }))
+}
+
 /// `file.path` (and `file.unlink`): a data file where the workload says, one file shared by
 /// the threads, named by an absolute path.
 fn named_file(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<NamedFile>, WorkloadError> {
     let Some(path) = &f.path else {
-        if f.unlink.is_some() {
+        if f.unlink.is_some() && f.run_file.is_none() {
             return Err(loc.err(
                 "file.unlink applies to a file at file.path (fsbench removes its own files)",
             ));

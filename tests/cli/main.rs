@@ -10,6 +10,7 @@ mod fio_direct;
 mod fio_exit;
 mod fio_file;
 mod fio_fill;
+mod fio_persist;
 mod fio_rate;
 mod fio_sem;
 mod fio_seq;

@@ -59,6 +59,9 @@ impl DataFiles {
                 laid_out,
             });
         }
+        if let Some(run) = &test.files.run_file {
+            return run_file(test, run, dir, opts);
+        }
         let paths: Vec<PathBuf> = if test.files.shared {
             vec![one_file(test, dir)]
         } else if let Some(s) = opts.share {
@@ -79,9 +82,11 @@ impl DataFiles {
         Ok(files)
     }
 
-    /// Remove the files fsbench made (never a named file: it is the user's).
+    /// Remove the files fsbench made (never a named file: it is the user's; nor a file of the
+    /// run: the later tests find it).
     fn remove_created_by(&self, test: &TestDef, opts: &EngineOptions) {
-        if test.files.named.is_none() && removes_files(test, opts) {
+        let own = test.files.named.is_none() && test.files.run_file.is_none();
+        if own && removes_files(test, opts) {
             for p in &self.paths {
                 let _ = std::fs::remove_file(p);
             }
@@ -250,18 +255,99 @@ impl TestFiles for DataFiles {
                 }
             }
             Some(_) => {}
-            None => self.remove_created_by(test, opts),
+            None => match &test.files.run_file {
+                // Kept for the run's later tests, removed with the work directory.
+                Some(run) if run.unlink => {
+                    for p in &self.paths {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+                Some(_) => {}
+                None => self.remove_created_by(test, opts),
+            },
         }
     }
 }
 
-/// The one file of a test whose threads share it (`files.shared`): the named file, else
-/// `t<ID>.dat` in `dir` (one for every process sharing the directory).
+/// The one file of a test whose threads share it (`files.shared`): the named file, else the
+/// file of the run it is ([`run_file`]), else `t<ID>.dat` in `dir` (one for every process
+/// sharing the directory). A role on the test's file (`same_file`) opens this one.
 pub fn one_file(test: &TestDef, dir: &Path) -> PathBuf {
-    match &test.files.named {
-        Some(named) => named.path.clone(),
-        None => dir.join(format!("t{}.dat", test.id)),
+    match (&test.files.named, &test.files.run_file) {
+        (Some(named), _) => named.path.clone(),
+        (None, Some(run)) => dir.join(run.file_name()),
+        (None, None) => dir.join(format!("t{}.dat", test.id)),
     }
+}
+
+/// A file of the run ([`crate::model::job::RunFile`]), `run.NAME` in the work directory: the
+/// first test naming it starts without it (what an earlier repetition left is removed); a
+/// later test uses it as the tests before it left it, laid out only if absent or shorter than
+/// the test's size, as fio lays out a file a job finds.
+fn run_file(
+    test: &TestDef,
+    run: &crate::model::job::RunFile,
+    dir: &Path,
+    opts: &EngineOptions,
+) -> Result<DataFiles, EngineError> {
+    let path = one_file(test, dir);
+    // Its content is the earlier tests', not the pattern --verify checks (a test's own
+    // `verify = true`, as a fio job's `verify=`, checks what the jobs wrote); and the tests
+    // sharing it run in one process's order.
+    if (opts.verify && !test.verify && !run.verify_writes) || opts.share.is_some() {
+        return Err(EngineError::unsupported(format!(
+            "the run's file {}: a file the run's tests share cannot be used with --verify (a test's own `verify = true` can) or several processes",
+            run.name
+        )));
+    }
+    if run.first {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(EngineError::io("removing", Some(path), &e)),
+        }
+    }
+    let len = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => Some(m.len()),
+        Ok(_) => {
+            return Err(EngineError::Setup {
+                what: format!("the run's file {}", path.display()),
+                reason: "is not a regular file".into(),
+                errno: None,
+            })
+        }
+        Err(_) => None,
+    };
+    let laid_out = len.is_some_and(|len| len >= file_size(test, opts));
+    Ok(DataFiles { paths: vec![path], counters: Vec::new(), laid_out })
+}
+
+/// A test whose file of the run takes its size from the file (`take_size`): the test with the
+/// file's length in the work directory `dir`, rounded down to the block, as its file's size
+/// (fio's job without `size` after a `fill_device` job on its file). `None`: the test has a
+/// size of its own. Refused, as fio refuses it, when the file is absent or shorter than one
+/// block.
+pub(crate) fn sized_from_run_file(
+    test: &TestDef,
+    dir: &Path,
+) -> Option<Result<TestDef, EngineError>> {
+    let run = test.files.run_file.as_ref()?;
+    let block = run.take_size?;
+    let path = dir.join(run.file_name());
+    let len = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file()).map_or(0, |m| m.len());
+    let size = len / block * block;
+    if size == 0 {
+        return Some(Err(EngineError::Setup {
+            what: format!("the run's file {}", run.name),
+            reason: format!(
+                "has {len} bytes, less than one block of {block}, and the test takes its size from it (fio: \"you need to specify size=\"); the earlier test that fills it wrote nothing"
+            ),
+            errno: None,
+        }));
+    }
+    let mut t = test.clone();
+    t.files.size = crate::model::job::SizeDist::Fixed(size);
+    Some(Ok(t))
 }
 
 /// A named file must be on the filesystem under test (the work directory's): the target's
@@ -437,6 +523,54 @@ mod tests {
 
     fn named(p: PathBuf) -> NamedFile {
         NamedFile { path: p, unlink: false }
+    }
+
+    /// Two tests on one file of the run, resolved as a suite (the first names it first).
+    fn run_file_tests(extra: &str) -> Vec<TestDef> {
+        let one = |id: &str, file: &str| {
+            format!("[[test]]\nid = \"{id}\"\nname = \"{id}\"\nfile = {{ size = \"64K\", run_file = \"d.dat\"{file} }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ bytes = \"64K\" }}\n")
+        };
+        let text = format!("{}{}", one("a", ""), one("b", extra));
+        let spec = crate::workload::spec::parse(&text, "w.toml").unwrap();
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        };
+        crate::workload::validate::resolve(&spec, "w.toml", &ctx).unwrap().tests
+    }
+
+    /// A file of the run: the first test naming it starts without it (what a repetition left
+    /// is removed), a later test finds it and lays nothing out when it is long enough (and
+    /// lays it out when shorter); neither removes it, unless `unlink`. A test taking its size
+    /// from the file gets the file's length rounded down to the block, and fails without one.
+    #[test]
+    fn a_file_of_the_run_is_kept_from_test_to_test() {
+        let t = tempfile::tempdir().unwrap();
+        let opts = EngineOptions::default();
+        let tests = run_file_tests("");
+        let (a, b) = (&tests[0], &tests[1]);
+        let path = t.path().join("run.d.dat");
+        std::fs::write(&path, vec![1u8; 64 << 10]).unwrap();
+        let f = DataFiles::make(a, t.path(), &opts, false).unwrap();
+        assert!(!path.exists() && !f.laid_out, "the first test starts without it");
+        std::fs::write(&path, vec![1u8; 64 << 10]).unwrap();
+        let f = DataFiles::make(b, t.path(), &opts, false).unwrap();
+        assert!(f.laid_out && path.exists(), "a later test finds it laid out");
+        Box::new(f).remove(b, &opts);
+        assert!(path.exists(), "kept for the run's later tests");
+        std::fs::write(&path, vec![1u8; 4 << 10]).unwrap();
+        let f = DataFiles::make(b, t.path(), &opts, false).unwrap();
+        assert!(!f.laid_out, "shorter than the test's size: laid out");
+        let tests = run_file_tests(", unlink = true");
+        Box::new(f).remove(&tests[1], &opts);
+        assert!(!path.exists(), "unlink=1 removes it");
+        let tests = run_file_tests(", take_size = \"4K\"");
+        let e = sized_from_run_file(&tests[1], t.path()).unwrap().unwrap_err().to_string();
+        assert!(e.contains("less than one block"), "{e}");
+        std::fs::write(&path, vec![1u8; (1 << 20) + 100]).unwrap();
+        let sized = sized_from_run_file(&tests[1], t.path()).unwrap().unwrap();
+        assert_eq!(sized.files.size_bytes(), 1 << 20, "rounded down to 4K");
+        assert!(sized_from_run_file(&tests[0], t.path()).is_none(), "a size of its own");
     }
 
     /// A symlinked directory on the path is refused where another user could swap it (its

@@ -6,6 +6,7 @@
 mod data;
 mod set;
 
+pub(crate) use data::sized_from_run_file;
 pub use data::{one_file, prefill};
 pub use set::{absolute_base, remove_set, RESIDENCY_SAMPLE};
 

@@ -19,9 +19,10 @@
 //!
 //! fsbench does the same at translate time: a file named by a path is looked at then (it may
 //! change before the run; the run uses the file as it finds it), and a job's file as an
-//! earlier job lays it out is [`Laid`]'s record. A plain `filename` is fsbench's own new file
-//! in its work directory (see the `filename-reuse` difference), so only an earlier job gives
-//! it a size.
+//! earlier job lays it out is [`Laid`]'s record. A plain `filename` is fsbench's own file in its
+//! work directory (one file for every job naming it, see [`super::run_file`]), new when the
+//! job file is read, so only an earlier job gives it a size (or, after a `fill_device` job,
+//! the fill when the job starts: [`taken_at_run`]).
 
 use super::{FioError, Job};
 use crate::workload::size::{Bytes, SizeExpr};
@@ -157,13 +158,23 @@ pub(super) fn from_file(
     Ok(left / bs * bs)
 }
 
+/// Whether a job without `size` takes its file's size when it starts (the block size to round
+/// it down to): its plain filename (a file of the run, not a path) is one an earlier job fills
+/// with `fill_device`, and with `create_serialize=0` fio lays the job's file out when the job
+/// starts, taking the size the fill left (with the default, fio refuses it: [`after_fill`]).
+pub(super) fn taken_at_run(job: &Job, named: Option<&Path>, laid: &Laid) -> bool {
+    named.is_none()
+        && matches!(laid.end(job), Some(End::Filled(_)))
+        && matches!(job.bool("create_serialize"), Ok(Some(false)))
+}
+
 /// A job without `size` on the file the earlier job `by` fills (`fill_device`): fio refuses
 /// it by default, and takes the size the fill left with `create_serialize=0`, which fsbench
-/// cannot (it sizes a job's file before the run).
+/// does on a plain filename ([`taken_at_run`], checked first), not on a path.
 fn after_fill(job: &Job, by: &str) -> FioError {
     if matches!(job.bool("create_serialize"), Ok(Some(false))) {
         return job.job_err(format!(
-            "no size: [{by}] fills this job's file with fill_device, and with create_serialize=0 fio takes the size the fill left when this job starts; fsbench sizes a job's file before the run and cannot yet take a size known only when the fill ends: give size= (on a testbed of --size N, a little less than N)"
+            "no size: [{by}] fills this job's file with fill_device, and with create_serialize=0 fio takes the size the fill left when this job starts; fsbench takes it so only for a plain filename (a file the run's jobs share), not for a file named by a path: give size="
         ));
     }
     job.job_err(format!(

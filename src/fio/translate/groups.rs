@@ -150,7 +150,8 @@ pub(super) fn one_group(
         }
         let share = shared_files.share_of(job, &t);
         let on_shared = share != super::shared::Share::Own;
-        match into_role(job, fjob, t, role_name.clone(), (lead, delay), on_shared) {
+        let on_run_file = shared_files.on_first_jobs(share);
+        match into_role(job, fjob, t, role_name.clone(), (lead, delay), (on_shared, on_run_file)) {
             Ok((mut role, job_notes)) => {
                 role.after = after;
                 runs_as.push((i, role.name.clone()));
@@ -204,14 +205,15 @@ fn fio_name(key: &str) -> &str {
 /// A job that runs beside its group's first job `fjob`, translated as the test `t`, as a role
 /// (`lead`: the first job's start delay, `delay`: its own), with the test's notes. A role takes
 /// io_uring's `registerfiles` and no other engine key. `on_shared`: the file it names is one
-/// the group shares ([`super::shared`] places the role on it).
+/// the group shares ([`super::shared`] places the role on it); `on_run_file`: that file is the
+/// group's first job's (a file of the run when other groups name it too).
 fn into_role(
     job: &Job,
     fjob: &Job,
     mut t: TestSpec,
     name: String,
     (lead, delay): (f64, f64),
-    on_shared: bool,
+    (on_shared, on_run_file): (bool, bool),
 ) -> Result<(RoleSpec, Vec<String>), Vec<FioError>> {
     let mut errs = Vec::new();
     let beside = format!("in [{}], which runs at the same time as [{}]", job.name, fjob.name);
@@ -227,6 +229,9 @@ fn into_role(
         whole: None,
         offset: None,
         offset_increment: None,
+        run_file: None,
+        take_size: None,
+        verify_writes: None,
     });
     if file.offset.is_some() || file.offset_increment.is_some() {
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
@@ -251,6 +256,7 @@ fn into_role(
     let Some(phase) = t.phases.pop() else {
         return Err(errs);
     };
+    let run_file = file.run_file.is_some();
     let role = RoleSpec {
         name,
         threads: t.threads,
@@ -261,6 +267,9 @@ fn into_role(
             whole: None,
             offset: None,
             offset_increment: None,
+            run_file: None,
+            take_size: None,
+            verify_writes: None,
             ..file
         },
         open: phase.open,
@@ -291,5 +300,10 @@ fn into_role(
         flow_id: phase.flow_id,
         flow_sleep: phase.flow_sleep,
     };
-    Ok((role, t.notes))
+    let mut notes = t.notes;
+    if run_file && !on_run_file {
+        // Its plain filename is another group's too, and the role's file is not the run's.
+        notes.push(format!("fio job file: {}", crate::fio::options::difference("filename-reuse")));
+    }
+    Ok((role, notes))
 }

@@ -35,7 +35,7 @@ pub(super) fn create_serialize(
         if files.threads > 1 && !files.shared && rw.reads() {
             notes.push(options::difference("layout-serial"));
         } else {
-            notes.push("create_serialize=0: fio lays out this job's one file when the job starts; fsbench lays it out before the test, the same file of the same size (a size a fill_device job leaves is refused, see fill_device)".into());
+            notes.push("create_serialize=0: fio lays out this job's one file when the job starts; fsbench lays it out before the test, the same file of the same size (without size, after a fill_device job on a plain filename: the size the fill left, taken when the test starts, see fill_device)".into());
         }
     }
     Ok(serial)
@@ -168,9 +168,28 @@ mod tests {
         let e = err(&format!("{fill}[r]\nstonewall\nfilename=data.tmp\nrw=read\n"));
         assert!(e.contains("t.fio:6: `[r]`") && e.contains("you need to specify size="), "{e}");
         assert!(e.contains("[w] fills this job's file"), "{e}");
-        let e =
-            err(&format!("{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n"));
-        assert!(e.contains("the size the fill left") && e.contains("give size="), "{e}");
+        // With create_serialize=0 fio takes the size the fill left when the job starts, and so
+        // does fsbench: the file of the run's length, rounded down to bs, one pass over it.
+        let t =
+            tr(&format!("{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let f = t.spec.tests[1].file.as_ref().unwrap();
+        assert_eq!(f.run_file.as_deref(), Some("data.tmp"));
+        assert_eq!(
+            f.take_size,
+            Some(crate::workload::size::Bytes(4096)),
+            "rounded to its bs (fio's 4k)"
+        );
+        let a = &t.spec.tests[1].phases.last().unwrap().amount;
+        assert_eq!((a.passes, a.bytes.is_none()), (Some(1), true), "{a:?}");
+        // Several threads, or an offset, would each need a share of a size not yet known.
+        for (extra, key) in [("numjobs=2\n", "numjobs"), ("offset=64k\n", "offset")] {
+            let e = err(&format!(
+                "{fill}[r]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\n{extra}"
+            ));
+            assert!(e.contains(&format!("`{key}`")) && e.contains("give size="), "{e}");
+        }
+        // With size= it runs, on the file the fill left.
         let t = tr(&format!("{fill}[r]\nstonewall\nfilename=data.tmp\nrw=read\nsize=8m\n"));
         assert!(t.is_ok(), "{:?}", t.err().map(|e| e.to_string()));
     }
@@ -190,9 +209,16 @@ mod tests {
         assert_eq!(w.direct, Some(true));
         assert!(!is_diff(r, "layout-serial"), "{:?}", r.notes);
         assert!(r.notes.iter().any(|n| n.contains("create_serialize=0")), "{:?}", r.notes);
-        // The tab and the comment are not part of the name: both jobs name one file (a plain
-        // name, fsbench's own per test, said so).
-        assert!(t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+        // The tab and the comment are not part of the name: both jobs name one file, the
+        // run's, as fio's (no difference note).
+        assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+        for test in &t.spec.tests {
+            assert_eq!(test.file.as_ref().unwrap().run_file.as_deref(), Some("datafile.tmp"));
+        }
+        // Without its size, as the example has it: the size the fill left, at run time.
+        let t = tr(&text.replace("size=32m\n", "")).unwrap_or_else(|e| panic!("{e}"));
+        let f = t.spec.tests[1].file.as_ref().unwrap();
+        assert_eq!(f.take_size, Some(crate::workload::size::Bytes(64 << 10)));
     }
 
     /// create_serialize: 1 (default) is fsbench's own order, without a note; 0 with several

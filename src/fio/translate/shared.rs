@@ -86,6 +86,12 @@ impl Files {
         files
     }
 
+    /// Whether `share` puts a role on the group's first job's file (the test's own: a file of
+    /// the run when its plain name is).
+    pub(super) fn on_first_jobs(&self, share: Share) -> bool {
+        matches!(share, Share::Same(i) if self.owners.get(i).is_some_and(|o| o.role.is_none()))
+    }
+
     /// How the role job `job` (translated as `t`, before it becomes a role) works on its file.
     pub(super) fn share_of(&self, job: &Job, t: &TestSpec) -> Share {
         let file = t.file.as_ref();
@@ -185,24 +191,4 @@ impl Files {
             notes.retain(|n| !all.contains(n));
         }
     }
-}
-
-/// Whether a plain `filename` is named by jobs of more than one run group: fsbench gives each
-/// group (one test) its own file where fio's later jobs find what the earlier ones left
-/// (the `filename-reuse` difference).
-pub(super) fn reused_across_groups(jobs: &[Job], groups: &[super::groups::Group]) -> bool {
-    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
-    for (gi, g) in groups.iter().enumerate() {
-        for &i in &g.jobs {
-            let Some(k) = jobs.get(i).and_then(|j| key(j, None)) else { continue };
-            match seen.get(&k) {
-                Some(&first) if first != gi => return true,
-                Some(_) => {}
-                None => {
-                    seen.insert(k, gi);
-                }
-            }
-        }
-    }
-    false
 }

@@ -722,9 +722,14 @@ fn a_filename_path_is_the_jobs_own_file() {
         assert_eq!(f.unlink, None, "kept by default");
     }
     assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
-    // A plain name shared by two jobs is still fsbench's own file per test, and says so.
-    let t = tr("[w]\nrw=write\nsize=1m\nfilename=d\n[r]\nstonewall\nsize=1m\nfilename=d\n");
-    assert!(t.unwrap().notes.iter().any(|n| n.contains("filename-reuse")));
+    // A plain name shared by two jobs one after another is one file of the run, as fio's,
+    // without the difference note.
+    let t =
+        tr("[w]\nrw=write\nsize=1m\nfilename=d\n[r]\nstonewall\nsize=1m\nfilename=d\n").unwrap();
+    assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+    for test in &t.spec.tests {
+        assert_eq!(test.file.as_ref().unwrap().run_file.as_deref(), Some("d"));
+    }
     // direct and buffered set one flag: the later line counts, as in fio.
     assert_eq!(one("[a]\nsize=1m\ndirect=0\nbuffered=0\n").0.direct, Some(true));
     assert_eq!(one("[a]\nsize=1m\nbuffered=0\ndirect=0\n").0.direct, None);
@@ -1160,9 +1165,11 @@ fn jobs_of_a_group_naming_one_file_share_it() {
     assert!(t.spec.tests[0].file.as_ref().is_some_and(|f| !f.prefill));
     assert_eq!(t.spec.tests[0].roles[0].same_file.as_deref(), Some("a"));
     assert!(t.notes.iter().any(|n| n.starts_with("[a]") && n.contains("write-file-empty")));
-    // Across groups a plain name is still fsbench's own file per test (the difference stays).
+    // Across groups a plain name is one file of the run, as fio's (no difference).
     let t = tr("[global]\nfilename=d\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nrw=read\n").unwrap();
-    assert!(t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+    assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
+    let run = |i: usize| t.spec.tests[i].file.as_ref().and_then(|f| f.run_file.clone());
+    assert_eq!((run(0), run(1)), (Some("d".into()), Some("d".into())));
 }
 
 /// A later job of a group that is the first to name a plain file owns it: its numjobs threads
