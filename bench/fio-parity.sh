@@ -42,6 +42,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -164,14 +165,47 @@ def drop_caches():
         pass
 
 
+def descendants(root):
+    """PIDs of the processes below `root` (from /proc's parent links), children first."""
+    kids = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
 def run_tool(cmd, mnt, dev, timeout, env):
     empty(mnt)
     drop_caches()
     before = disk_bytes(dev)
     t = time.monotonic()
+    # On a timeout the tool and every process it started are killed by PID: fio's job
+    # processes call setsid (so a process group is not enough) and a hung fio leaves them
+    # behind, holding the mount point (the testbed cannot go down) and our pipes.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=mnt, env=env, start_new_session=True)
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=mnt, env=env)
+        out, err = p.communicate(timeout=timeout)
+        r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     except subprocess.TimeoutExpired:
+        for pid in [p.pid] + descendants(p.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
         empty(mnt)
         return None, "timeout"
     wall = time.monotonic() - t
