@@ -17,16 +17,36 @@ Job files are never copied into the repository: point DIR at a checkout of fio's
 Usage (root: the testbed): bench/fio-parity.sh DIR [--rounds 3] [--fsbench PATH] [--fio PATH]
                            [--size 2G] [--timeout 120] [--only a.fio,b.fio] [--out FILE.md]
                            [--override size=256m,runtime=5]
---override rewrites those options' values in a temporary copy of each job file (fio's examples
-ask for 10G files and 900 s runs), for both tools alike; the note says which were changed.
+Every job file is run from a temporary copy (removed at the end), the same copy for both tools:
+- `directory=` lines are removed, so both tools run in the testbed's mount point (`--directory=`
+  on the command line is only fio's default: a job file's own `directory=` would win, and fio's
+  examples name directories that do not exist here, e.g. `/data1`, `tmp`).
+- --override K=V,... sets those options in every job: existing `K=` lines are rewritten and a
+  `[global]` section with K=V is put first (fio's examples ask for 10G
+  files and 900 s runs; a `runtime` the file did not set is a cap in both tools without
+  `time_based`, which bounds rate-limited jobs such as `rate_iops=50`). An overridden `size` also
+  rewrites `filesize=` (fio lays files out at `filesize` when both are set). `loops=1` bounds
+  files such as fsx.fio (`loops=500000`).
+- The testbed is sized from the jobs: the largest sum over a file's jobs of numjobs x nrfiles x
+  size (after overrides; a file shared by name counted once) plus a quarter, if more than --size.
+The note at the top of the report says what was changed. A row whose jobs ran under 100 ms says
+so (too short to time). fio 3.33 hangs at the end of a job with `io_submit_mode=offload` and
+libaio (fixed-rate-submission, poisson-rate-submission: "hasn't exited in 300 seconds", then a
+double free), so those two time out on fio's side; `--override io_submit_mode=inline` runs them
+(both tools alike, a different submission path).
 """
 
 import argparse
+import atexit
 import json
 import os
+import re
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,9 +58,73 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
+def key_of(line):
+    """The option a job-file line sets (None for sections, comments and blank lines)."""
+    t = line.strip()
+    if not t or t[0] in "#;[":
+        return None
+    return t.split("=", 1)[0].strip()
+
+
+def bounded_copy(f, tmpdir, sets):
+    """The job file as both tools run it here: `directory=` removed, `sets` applied to every job."""
+    out = []
+    for line in f.read_text(errors="replace").splitlines():
+        key = key_of(line)
+        if key == "directory":
+            continue
+        if key == "filesize" and "size" in sets:
+            key_set = "size"
+        else:
+            key_set = key
+        if key_set in sets and "=" in line:
+            out.append(f"{key}={sets[key_set]}")
+        else:
+            out.append(line)
+    # First, so every job inherits it; the lines rewritten above cover jobs that set it themselves.
+    head = ["[global]"] + [f"{k}={v}" for k, v in sets.items()] if sets else []
+    c = tmpdir / f.name
+    c.write_text("\n".join(head + out) + "\n")
+    return c
+
+
+def size_bytes(v):
+    """fio's size syntax (k/m/g/t suffixes, base 1024); None for what this does not read (%, ranges)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)i?b?\s*", v.split(";")[0].split("#")[0], re.I)
+    if not m:
+        return None
+    return int(m.group(1)) * 1024 ** "_kmgtp".index((m.group(2) or "_").lower())
+
+
+def space_needed(f):
+    """Bytes a job file lays out: per job numjobs x nrfiles x (filesize or size), a named file once."""
+    glob, job, jobs = {}, None, []
+    for line in f.read_text(errors="replace").splitlines():
+        t = line.strip()
+        if t.startswith("["):
+            name = t.strip("[]").strip()
+            job = glob if name == "global" else {}
+            if job is not glob:
+                jobs.append(job)
+            continue
+        key = key_of(line)
+        if key and job is not None and "=" in t:
+            job[key] = t.split("=", 1)[1].split(";")[0].split("#")[0].strip()
+    named, total = {}, 0
+    for j in jobs:
+        o = dict(glob, **j)
+        each = size_bytes(o.get("filesize", o.get("size", "0"))) or 0
+        n = (size_bytes(o.get("numjobs", "1")) or 1) * (size_bytes(o.get("nrfiles", "1")) or 1)
+        if "filename" in o:
+            named[o["filename"]] = max(named.get(o["filename"], 0), each)
+        else:
+            total += n * each
+    return total + sum(named.values())
+
+
 def view(doc):
     """What fio's JSON says, by fio's field paths (the same for both tools)."""
-    out = {"read": 0, "write": 0, "iops": 0.0, "bw": 0.0, "p50": [], "p99": [], "jobs": 0}
+    out = {"read": 0, "write": 0, "iops": 0.0, "bw": 0.0, "p50": [], "p99": [], "jobs": 0, "ms": 0}
     for j in doc.get("jobs", []):
         out["jobs"] += 1
         for d in ("read", "write"):
@@ -48,6 +132,7 @@ def view(doc):
             out[d] += int(x.get("io_bytes", 0))
             out["iops"] += float(x.get("iops", 0.0))
             out["bw"] += float(x.get("bw_bytes", 0.0))
+            out["ms"] = max(out["ms"], int(x.get("runtime", 0)))
             pct = x.get("clat_ns", {}).get("percentile", {})
             if int(x.get("total_ios", 0)) > 0 and pct:
                 out["p50"].append(float(pct.get("50.000000", 0)))
@@ -80,14 +165,47 @@ def drop_caches():
         pass
 
 
+def descendants(root):
+    """PIDs of the processes below `root` (from /proc's parent links), children first."""
+    kids = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
 def run_tool(cmd, mnt, dev, timeout, env):
     empty(mnt)
     drop_caches()
     before = disk_bytes(dev)
     t = time.monotonic()
+    # On a timeout the tool and every process it started are killed by PID: fio's job
+    # processes call setsid (so a process group is not enough) and a hung fio leaves them
+    # behind, holding the mount point (the testbed cannot go down) and our pipes.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=mnt, env=env, start_new_session=True)
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=mnt, env=env)
+        out, err = p.communicate(timeout=timeout)
+        r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     except subprocess.TimeoutExpired:
+        for pid in [p.pid] + descendants(p.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
         empty(mnt)
         return None, "timeout"
     wall = time.monotonic() - t
@@ -104,6 +222,13 @@ def run_tool(cmd, mnt, dev, timeout, env):
     v["dev"] = dev_bytes
     v["wall"] = wall
     return v, ""
+
+
+def short(fs, fi):
+    """A note when a tool's longest job ran under 100 ms: its ratios are then mostly start-up
+    and millisecond rounding of fio's `runtime`, not the I/O (e.g. a null engine at 64m)."""
+    tools = [t for t, xs in (("fsbench", fs), ("fio", fi)) if xs and med([x["ms"] for x in xs]) < 100]
+    return {f"{' and '.join(tools)} ran under 100 ms: too short to time"} if tools else set()
 
 
 def ratio(a, b):
@@ -129,25 +254,13 @@ def main():
     a = ap.parse_args()
 
     files = sorted(Path(a.dir).glob("*.fio"))
-    tmpdir = Path(a.dir)
     if a.only:
         keep = set(a.only.split(","))
         files = [f for f in files if f.name in keep]
-    if a.override:
-        import tempfile
-        sets = dict(kv.split("=", 1) for kv in a.override.split(","))
-        tmp = Path(tempfile.mkdtemp(prefix="fio-parity-"))
-        tmpdir = tmp
-        copies = []
-        for f in files:
-            out = []
-            for line in f.read_text(errors="replace").splitlines():
-                key = line.split("=", 1)[0].strip()
-                out.append(f"{key}={sets[key]}" if key in sets and "=" in line else line)
-            c = tmp / f.name
-            c.write_text("\n".join(out) + "\n")
-            copies.append(c)
-        files = copies
+    sets = dict(kv.split("=", 1) for kv in a.override.split(",")) if a.override else {}
+    tmpdir = Path(tempfile.mkdtemp(prefix="fio-parity-"))
+    atexit.register(shutil.rmtree, tmpdir, True)
+    files = [bounded_copy(f, tmpdir, sets) for f in files]
     env = dict(os.environ, FSBENCH_MIN_TIME="0")
     env.setdefault("SIZE", "64m")
 
@@ -167,7 +280,12 @@ def main():
             rows.append((f.name, "refused", first[:200]))
     print(f"{len(accepted)} of {len(files)} job files accepted", file=sys.stderr)
 
-    up = sh([a.fsbench, "testbed", "up", "ext4", "--size", a.size])
+    need = max((space_needed(f) for f in accepted), default=0) * 5 // 4
+    tb_size = a.size
+    if need > (size_bytes(a.size) or 0):
+        tb_size = f"{-(-need // 1048576)}m"
+        print(f"testbed sized {tb_size} from the jobs (--size {a.size} is less)", file=sys.stderr)
+    up = sh([a.fsbench, "testbed", "up", "ext4", "--size", tb_size])
     if up.returncode != 0:
         sys.exit("testbed up failed: " + up.stderr)
     mnt = up.stdout.strip().splitlines()[-1].strip()
@@ -203,9 +321,11 @@ def main():
         sh([a.fsbench, "testbed", "down", name])
 
     lines = [
-        f"fsbench fio vs fio on one fresh ext4 testbed ({a.size}, loop device {dev}), "
+        f"fsbench fio vs fio on one fresh ext4 testbed ({tb_size}, loop device {dev}), "
         f"{a.rounds} rounds, alternating; ratios are fsbench/fio, medians of per-round ratios."
-        + (f" Overridden in every job file: {a.override}." if a.override else ""),
+        " Every job file's `directory=` removed (both tools run in the testbed's mount point)."
+        + (f" Set in every job (a first [global], and rewritten where the file sets it;"
+           f" `size` also rewrites `filesize`): {a.override}." if a.override else ""),
         "",
         f"Accepted: {len(accepted)} of {len(files)} job files.",
         "",
@@ -220,7 +340,7 @@ def main():
         lines.append(
             f"| {name} | yes | {mib(fs, 'read')}/{mib(fi, 'read')} | {mib(fs, 'write')}/{mib(fi, 'write')} "
             f"| {cell('iops')} | {cell('bw')} | {cell('p50')} | {cell('p99')} | {cell('dev')} "
-            f"| {'; '.join(sorted(set(errs)))[:160]} |")
+            f"| {'; '.join(sorted(set(errs) | short(fs, fi)))[:160]} |")
     for name, status, why in rows:
         lines.append(f"| {name} | no | | | | | | | | {why.replace('|', '/').replace(str(tmpdir), '')} |")
     text = "\n".join(lines) + "\n"

@@ -771,8 +771,23 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 return None;
             }
         };
-        let t0 = now_ns();
+        let mut t0 = now_ns();
         out.hist.record(OpKind::Open, t0.saturating_sub(start_ns));
+        if self.phase.fadvise_hint {
+            // fio's fadvise_hint=1: after the open, outside the open's and the first op's time.
+            let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
+            let advice =
+                if random { rustix::fs::Advice::Random } else { rustix::fs::Advice::Sequential };
+            if let Err(e) = rustix::fs::fadvise(&file, 0, None, advice) {
+                out.error = Some(EngineError::io(
+                    "fadvise(RANDOM or SEQUENTIAL)",
+                    Some(self.work.path.into()),
+                    &e.into(),
+                ));
+                return None;
+            }
+            t0 = now_ns();
+        }
         self.fd = file.as_raw_fd();
         self.file = Some(file);
         if let Amount::Seconds(s) = self.phase.amount {

@@ -597,6 +597,13 @@ pub struct PhaseDef {
     /// with `invalidate=1`. Off unless the phase sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invalidate_each_pass: bool,
+    /// `fadvise_hint`: each thread advises the kernel of its access pattern right after it
+    /// opens its file, as fio's `fadvise_hint=1` (fio's default) does: `POSIX_FADV_RANDOM`
+    /// (no readahead) when the phase has random-offset ops, else `POSIX_FADV_SEQUENTIAL`
+    /// (twice the readahead window). Off unless the phase sets it (results of older versions:
+    /// off, which is what they did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fadvise_hint: bool,
     /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
     #[serde(default)]
     pub load: crate::model::series::Load,

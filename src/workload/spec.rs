@@ -364,6 +364,10 @@ pub struct RoleSpec {
     /// Drop its file's cached pages each time it wraps (as a phase's `invalidate_each_pass`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalidate_each_pass: Option<bool>,
+    /// Advise the kernel of its access pattern after opening its file (as a phase's
+    /// `fadvise_hint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fadvise_hint: Option<bool>,
     /// Random offsets from fio's random map, each block once per pass (as a test's `random_map`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_map: Option<bool>,
@@ -549,6 +553,10 @@ pub struct PhaseSpec {
     /// false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invalidate_each_pass: bool,
+    /// Advise the kernel of the access pattern (`POSIX_FADV_RANDOM` or `_SEQUENTIAL`) after
+    /// opening the file, as fio's `fadvise_hint=1` (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fadvise_hint: bool,
     /// Fixed rate, ops per second (open loop; see [`super::load`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,

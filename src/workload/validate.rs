@@ -553,6 +553,7 @@ fn resolve_role(
         amount: r.amount.clone().unwrap_or(bound),
         sync: r.sync.clone(),
         invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
+        fadvise_hint: r.fadvise_hint.unwrap_or(false),
         rate_iops: r.rate_iops,
         rate: r.rate,
         rate_process: r.rate_process.clone(),
@@ -802,6 +803,9 @@ fn resolve_phase(
         return Err(loc.err("a pattern of only syncs never moves bytes: use amount = { ops = N } or add a read/write"));
     }
     let sync = resolve_sync(&p.sync, kind, ctx, (raw_file, scaled_file), loc)?;
+    if p.fadvise_hint && kind == Kind::Fileset {
+        return Err(loc.err("fadvise_hint applies to data tests (one open data file)"));
+    }
     if p.invalidate_each_pass && kind == Kind::Fileset {
         return Err(loc.err("invalidate_each_pass applies to data tests (a pass over a data file); a fileset phase takes cache = \"uncached\" before it"));
     }
@@ -826,6 +830,7 @@ fn resolve_phase(
         random_map: false,
         random_distribution: None,
         invalidate_each_pass: p.invalidate_each_pass,
+        fadvise_hint: p.fadvise_hint,
         load,
         max_seconds: time_cap(&p.amount),
         curve,

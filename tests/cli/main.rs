@@ -8,6 +8,7 @@ mod figure;
 mod fio;
 mod fio_direct;
 mod fio_exit;
+mod fio_fadvise;
 mod fio_file;
 mod fio_fill;
 mod fio_persist;

@@ -387,6 +387,7 @@ fn prefill_phase() -> PhaseDef {
         random_map: false,
         random_distribution: None,
         invalidate_each_pass: false,
+        fadvise_hint: false,
         load: Default::default(),
         max_seconds: None,
         curve: None,

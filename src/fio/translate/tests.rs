@@ -414,6 +414,7 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
+        ("fadvise_hint", "fadvise_hint=0\n", |t, _, _| !t.phases[0].fadvise_hint),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
         ("exitall", "exitall\n", |t, _, _| {
             t.exitall.as_ref().is_some_and(|e| e.stops == "group" && e.group == Some(0))
@@ -829,6 +830,24 @@ fn a_reading_role_is_prefilled_and_uncached_and_a_uring_one_keeps_its_depth() {
     let uring = crate::workload::engines::uring::uring_opts(&d.engine_options);
     assert!(!uring.registerfiles, "{uring:?}");
     assert!(suite.tests[0].roles[0].uncached);
+}
+
+/// fio's `fadvise_hint` is on by default: every phase of a job that opens a file advises the
+/// kernel (the engine picks RANDOM or SEQUENTIAL from the pattern), `fadvise_hint=0` turns it
+/// off, and the null engine (no file in fio) gives none; the ramp phase has it too.
+#[test]
+fn fadvise_hint_is_fios_default() {
+    for text in ["[a]\nrw=randread\n", "[a]\nrw=read\ndirect=1\n", "[a]\nrw=write\n"] {
+        let (t, _) = one(&format!("{text}size=1m\n"));
+        assert!(t.phases.iter().all(|p| p.fadvise_hint), "{text}: {:?}", t.phases);
+    }
+    let (t, _) = one("[a]\nrw=randread\nsize=1m\nruntime=2\ntime_based\nramp_time=1\n");
+    assert_eq!(t.phases.len(), 2);
+    assert!(t.phases.iter().all(|p| p.fadvise_hint), "{:?}", t.phases);
+    let (t, _) = one("[a]\nrw=randread\nsize=1m\nfadvise_hint=0\n");
+    assert!(!t.phases[0].fadvise_hint);
+    let (t, _) = one("[a]\nrw=randread\nsize=1m\nioengine=null\n");
+    assert!(!t.phases[0].fadvise_hint, "fio's null engine opens no file");
 }
 
 /// fio's amounts: `runtime` without `time_based` caps the size (whichever comes first, the
