@@ -21,6 +21,10 @@ Every job file is run from a temporary copy (removed at the end), the same copy 
 - `directory=` lines are removed, so both tools run in the testbed's mount point (`--directory=`
   on the command line is only fio's default: a job file's own `directory=` would win, and fio's
   examples name directories that do not exist here, e.g. `/data1`, `tmp`).
+- A `filename=` path (not under /dev) becomes its base name: the same file name in the testbed's
+  mount point for both tools (fio's examples name `/tmp/testfile`, `/tmp/data`, off the testbed).
+- A file that fills the filesystem (`fill_device`) gets no `runtime` or `loops` override (its
+  fill ends at ENOSPC; fsbench refuses a fill with either).
 - --override K=V,... sets those options in every job: existing `K=` lines are rewritten and a
   `[global]` section with K=V is put first (fio's examples ask for 10G
   files and 900 s runs; a `runtime` the file did not set is a cap in both tools without
@@ -67,12 +71,22 @@ def key_of(line):
 
 
 def bounded_copy(f, tmpdir, sets):
-    """The job file as both tools run it here: `directory=` removed, `sets` applied to every job."""
+    """The job file as both tools run it here: `directory=` removed, a `filename=` path reduced
+    to its base name (a file in the testbed), `sets` applied to every job (not `runtime` to a
+    file that fills the filesystem, nor `loops`: its fill ends at ENOSPC)."""
+    text = f.read_text(errors="replace")
+    if re.search(r"^\s*fill_(device|fs)\s*=\s*1", text, re.M):
+        sets = {k: v for k, v in sets.items() if k not in ("runtime", "loops")}
     out = []
-    for line in f.read_text(errors="replace").splitlines():
+    for line in text.splitlines():
         key = key_of(line)
         if key == "directory":
             continue
+        if key == "filename" and "=" in line:
+            value = line.split("=", 1)[1].split(";")[0].split("#")[0].strip()
+            if value.startswith("/") and not value.startswith("/dev/"):
+                out.append(f"filename={os.path.basename(value)}")
+                continue
         if key == "filesize" and "size" in sets:
             key_set = "size"
         else:
@@ -323,7 +337,8 @@ def main():
     lines = [
         f"fsbench fio vs fio on one fresh ext4 testbed ({tb_size}, loop device {dev}), "
         f"{a.rounds} rounds, alternating; ratios are fsbench/fio, medians of per-round ratios."
-        " Every job file's `directory=` removed (both tools run in the testbed's mount point)."
+        " Every job file's `directory=` removed and a `filename=` path reduced to its base name"
+        " (both tools run in the testbed's mount point)."
         + (f" Set in every job (a first [global], and rewritten where the file sets it;"
            f" `size` also rewrites `filesize`): {a.override}." if a.override else ""),
         "",

@@ -25,6 +25,9 @@ pub struct Entry {
     pub file: String,
     /// 1-based line number.
     pub line: usize,
+    /// Its value named an unset `${VAR}` and came out empty: the error is reported, and the
+    /// option counts as given (so nothing else asks for it again).
+    pub unset: bool,
 }
 
 /// One `[name]` section and its entries.
@@ -168,7 +171,12 @@ fn read_lines(
             Some((k, v)) => match value(v, file, line, inputs, &mut p.notes) {
                 Ok(v) => (k.trim(), Some(v)),
                 Err(e) => {
+                    let unset = matches!(e, FioError::Env { .. });
                     p.errors.push(e);
+                    if let (true, Some(s)) = (unset, p.sections.last_mut()) {
+                        let key = k.trim().to_string();
+                        s.entries.push(Entry { key, value: None, file: file.into(), line, unset });
+                    }
                     continue;
                 }
             },
@@ -183,7 +191,13 @@ fn read_lines(
             continue;
         }
         if let Some(s) = p.sections.last_mut() {
-            s.entries.push(Entry { key: key.to_string(), value, file: file.into(), line });
+            s.entries.push(Entry {
+                key: key.to_string(),
+                value,
+                file: file.into(),
+                line,
+                unset: false,
+            });
         }
     }
 }
@@ -449,7 +463,13 @@ mod tests {
         assert_eq!(s[0].name, "global");
         assert_eq!(
             s[0].entries[0],
-            Entry { key: "bs".into(), value: Some("4k".into()), file: "j.fio".into(), line: 3 }
+            Entry {
+                key: "bs".into(),
+                value: Some("4k".into()),
+                file: "j.fio".into(),
+                line: 3,
+                unset: false
+            }
         );
         assert_eq!(s[1].name, "job one");
         assert_eq!(s[1].line, 6);

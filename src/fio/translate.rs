@@ -31,7 +31,7 @@ use crate::workload::spec::{
     TestSpec,
 };
 use groups::{one_group, run_groups};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A translated job file.
@@ -132,6 +132,9 @@ struct Job<'a> {
     line: usize,
     file: &'a str,
     opts: BTreeMap<&'static str, Val>,
+    /// Options given with a value that named an unset `${VAR}` (reported already): counted as
+    /// given, so no later check asks for them again.
+    unset: BTreeSet<&'static str>,
 }
 
 impl Job<'_> {
@@ -278,11 +281,16 @@ pub fn from_parsed(
 ) -> Result<Translation, FioError> {
     let mut errors = parsed.errors;
     let mut globals: BTreeMap<&'static str, Val> = BTreeMap::new();
+    let mut global_unset: BTreeSet<&'static str> = BTreeSet::new();
     let mut jobs: Vec<Job> = Vec::new();
     for s in &parsed.sections {
         let mut own = BTreeMap::new();
-        for Entry { key, value, file: in_file, line } in &s.entries {
+        let mut own_unset = BTreeSet::new();
+        for Entry { key, value, file: in_file, line, unset } in &s.entries {
             match options::lookup(key) {
+                Some(opt) if *unset => {
+                    own_unset.insert(opt.name);
+                }
                 Some(opt) => {
                     own.insert(
                         opt.name,
@@ -294,10 +302,13 @@ pub fn from_parsed(
         }
         if s.name == "global" {
             globals.extend(own);
+            global_unset.extend(own_unset);
         } else {
             let mut opts = globals.clone();
             opts.extend(own);
-            jobs.push(Job { name: s.name.clone(), line: s.line, file: &s.file, opts });
+            let mut unset = global_unset.clone();
+            unset.extend(own_unset);
+            jobs.push(Job { name: s.name.clone(), line: s.line, file: &s.file, opts, unset });
         }
     }
     if jobs.is_empty() && errors.is_empty() {
@@ -804,6 +815,8 @@ fn files(
         _ if layout::fills(job) => bs.unwrap_or(4096),
         Some(b) => b,
         None if !engine_ok => bs.unwrap_or(4096),
+        // Written `${SIZE}` with SIZE unset: that error is reported; no "no size" besides it.
+        None if ["size", "filesize"].iter().any(|k| job.unset.contains(k)) => bs.unwrap_or(4096),
         None => file_size::from_file(job, named.as_deref(), laid, offset, increment, threads, bs)?,
     };
     if file_bytes == 0 {

@@ -1117,10 +1117,16 @@ impl TestDef {
     pub fn footprint_bytes(&self) -> u64 {
         // Saturating: per-thread sizes times threads (`size = "4E"`, 4 threads) must not wrap
         // around to a small number that passes the space check.
+        // A role on another's file (`same_file`) lays out nothing; one whose threads share a
+        // file (`shared_file`) lays out that one file.
         let roles: u64 = self
             .roles
             .iter()
-            .map(|r| r.file_bytes.saturating_mul(r.threads as u64))
+            .map(|r| match (r.same_file, r.shared_file) {
+                (Some(_), _) => 0,
+                (None, true) => r.file_bytes,
+                (None, false) => r.file_bytes.saturating_mul(r.threads as u64),
+            })
             .fold(0, u64::saturating_add);
         roles.saturating_add(self.own_footprint_bytes())
     }

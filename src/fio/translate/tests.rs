@@ -1312,3 +1312,27 @@ fn a_flow_across_groups_or_with_waits_is_refused() {
     // Different ids in different groups are fine.
     tr("[global]\nsize=1m\n[a]\nflow=1\n[b]\nstonewall\nflow=1\nflow_id=2\n").unwrap();
 }
+
+/// `size=${SIZE}` with SIZE unset is one problem, the variable's: no "no size" beside it (the
+/// option was given), in every job that writes it.
+#[test]
+fn an_unset_size_variable_is_reported_once() {
+    let e = err("[j]\nrw=read\nsize=${NOPE_UNSET}\nbs=4k\n[k]\nstonewall\nrw=read\nfilesize=${NOPE_UNSET}\n");
+    assert!(e.contains("t.fio:3") && e.contains("NOPE_UNSET"), "{e}");
+    assert!(e.contains("t.fio:8"), "{e}");
+    assert!(!e.contains("no size"), "{e}");
+    // Without the variable's line, the missing size is still said.
+    assert!(err("[j]\nrw=read\nbs=4k\n").contains("no size"));
+}
+
+/// Jobs of a group on one file lay it out once: the test's footprint (the space check, a
+/// testbed's size) counts the file once, not once per job and thread (fio's waitfor.fio was
+/// refused for 3.25G on a 2.7G testbed with one 256 MiB file).
+#[test]
+fn jobs_sharing_a_file_count_it_once() {
+    let text = "[global]\nfilename=d\nsize=1m\nnumjobs=4\n[w]\nrw=write\n[r]\nnew_group\nwait_for=w\nrw=randread\n";
+    let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+    let suite = loaded(&t);
+    assert_eq!(suite.tests[0].roles.len(), 1);
+    assert_eq!(suite.tests[0].footprint_bytes(), 1 << 20);
+}
