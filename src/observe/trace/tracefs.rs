@@ -109,14 +109,29 @@ impl Release for InstanceDir {
     fn release(&mut self) -> Result<(), TraceError> {
         // Stop writing into the buffer first, so nothing records while rmdir runs.
         let _ = std::fs::write(self.path.join("tracing_on"), "0");
-        match std::fs::remove_dir(&self.path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(TraceError::Io {
-                action: "removing tracing instance",
-                path: self.path.clone(),
-                source: e,
-            }),
+        // The kernel refuses (EBUSY) while a file of the instance is still referenced: a
+        // reader's last close can land moments after its thread was joined. Try again for up
+        // to about a second before giving up (seen once in a full test run).
+        let mut wait = std::time::Duration::from_millis(5);
+        loop {
+            match std::fs::remove_dir(&self.path) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e)
+                    if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error())
+                        && wait.as_millis() < 640 =>
+                {
+                    std::thread::sleep(wait);
+                    wait *= 2;
+                }
+                Err(e) => {
+                    return Err(TraceError::Io {
+                        action: "removing tracing instance",
+                        path: self.path.clone(),
+                        source: e,
+                    })
+                }
+            }
         }
     }
     fn state_error(dir: &Path, source: io::Error) -> TraceError {
