@@ -128,20 +128,7 @@ fn fill_device_on_a_testbed_writes_until_enospc() {
         (free, by_fio)
     };
     let job = dir.write("fill.fio", FILL);
-    let (v, o) = run_json(&[
-        "run",
-        "--fio",
-        job.to_str().unwrap(),
-        "--fs",
-        "ext4",
-        "--size",
-        "64M",
-        "--workdir",
-        work.path().to_str().unwrap(),
-        "--repeat",
-        "1",
-        "--no-store",
-    ]);
+    let (v, o) = run_fio_on_small_ext4(&job, work.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let t = test_by_id(&v, "fill");
     assert_eq!(t["status"]["state"], "ok", "{t}");

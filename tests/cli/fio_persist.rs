@@ -97,20 +97,7 @@ fn a_job_without_size_reads_back_what_a_fill_wrote() {
     let work = TestDir::new();
     let text = "[global]\nbs=64k\ndirect=1\nverify=crc32c\n\n[fill]\nfilename=data.tmp\nrw=write\nfill_device=1\ndo_verify=0\n\n[check]\nstonewall\ncreate_serialize=0\nfilename=data.tmp\nrw=read\ndo_verify=1\n";
     let job = dir.write("fill.fio", text);
-    let (v, o) = run_json(&[
-        "run",
-        "--fio",
-        job.to_str().unwrap(),
-        "--fs",
-        "ext4",
-        "--size",
-        "64M",
-        "--workdir",
-        work.path().to_str().unwrap(),
-        "--repeat",
-        "1",
-        "--no-store",
-    ]);
+    let (v, o) = run_fio_on_small_ext4(&job, work.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let fill = test_by_id(&v, "fill");
     assert_eq!(fill["status"]["state"], "ok", "{fill}");

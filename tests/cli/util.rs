@@ -103,6 +103,13 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `fsbench run --fio JOB` once on a fresh 64 MiB ext4 testbed in `work`, unstored, as JSON.
+pub fn run_fio_on_small_ext4(job: &Path, work: &Path) -> (serde_json::Value, Output) {
+    let (job, work) = (job.to_str().unwrap(), work.to_str().unwrap());
+    let args = ["run", "--fio", job, "--fs", "ext4", "--size", "64M", "--workdir", work];
+    run_json(&[&args[..], &["--repeat", "1", "--no-store"]].concat())
+}
+
 /// Run and parse JSON output (panics with stderr on failure to parse).
 pub fn run_json(args: &[&str]) -> (serde_json::Value, Output) {
     let mut a = args.to_vec();

@@ -43,14 +43,8 @@ pub(super) fn note(direct: bool, rw: Dir, b: &Blocks, notes: &mut Vec<String>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::fio::translate::translate;
-    use crate::workload::spec::TestSpec;
 
-    fn one(text: &str) -> (TestSpec, Vec<String>) {
-        let t = translate(text, "t.fio", "t", &|_| None).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.spec.tests.len(), 1);
-        (t.spec.tests[0].clone(), t.notes)
-    }
+    use crate::fio::translate::tests::one;
 
     #[test]
     fn only_sizes_no_device_can_take_get_a_note() {

@@ -117,11 +117,7 @@ mod tests {
     use crate::fio::translate::translate;
     use crate::workload::spec::TestSpec;
 
-    fn one(text: &str) -> (TestSpec, Vec<String>) {
-        let t = translate(text, "t.fio", "t", &|_| None).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.spec.tests.len(), 1);
-        (t.spec.tests[0].clone(), t.notes)
-    }
+    use crate::fio::translate::tests::one;
 
     fn err(text: &str) -> String {
         match translate(text, "t.fio", "t", &|_| None) {

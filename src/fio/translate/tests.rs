@@ -17,7 +17,8 @@ fn err(text: &str) -> String {
     tr(text).unwrap_err().to_string()
 }
 
-fn one(text: &str) -> (TestSpec, Vec<String>) {
+/// A job file of one test: the test and the notes (also for the translator's submodules' tests).
+pub(super) fn one(text: &str) -> (TestSpec, Vec<String>) {
     let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(t.spec.tests.len(), 1);
     (t.spec.tests[0].clone(), t.notes)
