@@ -259,8 +259,9 @@ fn run_phase(
 ) -> PhaseStep {
     let (test, env) = (cx.at.test, cx.env);
     let (target, opts) = (env.target, env.opts);
-    // A phase that creates its files starts every further pass without them.
-    let creates = !files.all_exist();
+    // A phase that creates its files starts every further pass without them; the first phase
+    // on files the set-up laid out empty (fio's fallocate) starts each on them laid out anew.
+    let creates = !files.all_exist() || (pi == 0 && files.laid_out_empty());
     // The directories could not be taken again after an eviction that unmounted: the phase
     // fails, its workers never start (nothing is done through a path that leads elsewhere).
     let (check, lost) = split(phase, cache::prepare(phase.cache, files, target, spent));
@@ -307,16 +308,14 @@ fn run_phase(
         // between (removing created files, evicting or reading the cache) is not timed.
         let fixed = opts.passes.as_ref().and_then(|p| p.get(pi).copied());
         pass = min_time::lengthen(pass, opts.min_time, fixed, || {
-            if creates {
-                let t0 = Instant::now();
-                files.remove_created(test, opts);
-                spent.min_time_nanos += t0.elapsed().as_nanos() as u64;
-            }
+            let t0 = Instant::now();
+            let renewed = if creates { files.renew_created(test, opts) } else { Ok(()) };
+            spent.min_time_nanos += t0.elapsed().as_nanos() as u64;
             let prepared = cache::prepare(phase.cache, files, target, spent);
             let (check, lost) = split(phase, prepared);
-            let run = match lost {
-                Some(e) => PhaseRun::failed(e),
-                None => run_once(&mut *files, None, None),
+            let run = match (renewed, lost) {
+                (Err(e), _) | (_, Some(e)) => PhaseRun::failed(e),
+                (Ok(()), None) => run_once(&mut *files, None, None),
             };
             PhasePass::of(test, phase, run, check)
         });
@@ -330,14 +329,14 @@ fn run_phase(
     if let Some(plan) = phase.curve.as_ref().filter(|_| released.is_ok() && run.clean()) {
         let (t0, cache0) = (Instant::now(), spent.cache_nanos);
         let (curve, failed) = super::curve::run(test, phase, plan, (&pr, &hist), |def| {
-            if creates {
-                files.remove_created(test, opts);
-            }
+            let renewed = if creates { files.renew_created(test, opts) } else { Ok(()) };
             let (check, lost) = split(def, cache::prepare(def.cache, files, target, spent));
             files.start_progress(test, cx.at.rep, def, cx.progress);
-            let run = match lost {
-                Some(e) => PhaseRun::failed(e),
-                None => phase::run(test, def, files, opts, seed, cx.progress, env.devices),
+            let run = match (renewed, lost) {
+                (Err(e), _) | (_, Some(e)) => PhaseRun::failed(e),
+                (Ok(()), None) => {
+                    phase::run(test, def, files, opts, seed, cx.progress, env.devices)
+                }
             };
             cx.progress.phase_end();
             let pr = phase_result(test, def, &run, check);

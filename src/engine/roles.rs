@@ -67,7 +67,8 @@ pub fn check(test: &TestDef, verify: bool) -> Result<(), EngineError> {
     }
 }
 
-/// Fill the files of the roles that read what is there (`file.prefill`), untimed.
+/// Fill the files of the roles that read what is there (`file.prefill`), and lay out those
+/// of roles that write (`file.preallocate`), untimed.
 /// `Ok(false)`: interrupted.
 pub fn prefill(
     test: &TestDef,
@@ -76,9 +77,17 @@ pub fn prefill(
     seed: u64,
     progress: &dyn Progress,
 ) -> Result<bool, EngineError> {
-    for (r, p) in test.roles.iter().zip(paths).filter(|(r, _)| r.prefill) {
+    for (r, p) in test.roles.iter().zip(paths) {
         // A file its threads share is laid out once.
         let p = if r.shared_file { &p[..p.len().min(1)] } else { &p[..] };
+        if !r.prefill {
+            // fio's `fallocate` of a write job's file (a role on another's has none).
+            if let Some(how) = r.preallocate {
+                super::files::preallocate(p, r.file_bytes, how, false)
+                    .map_err(|e| e.at(format!("setup of role `{}`", r.name)))?;
+            }
+            continue;
+        }
         let ok = super::files::prefill(
             p,
             r.file_bytes,

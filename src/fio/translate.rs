@@ -527,8 +527,9 @@ fn translate_job(
         _ => b.read.min(b.write),
     });
     let files = keep!(files(job, laid, bs, engine.is_some()));
-    let named = files.as_ref().and_then(|f| f.named.as_deref());
-    let flags = keep!(open_flags(job, dir, named, &mut notes));
+    let flags = keep!(open_flags(job, dir));
+    let named_size = files.as_ref().and_then(|f| Some((f.named.as_deref()?, f.file_bytes)));
+    let preallocate = keep!(layout::preallocate(job, dir, named_size, &mut notes));
     let sync = keep!(syncs(job, dir, &mut notes));
     let amount = match &files {
         Some(f) => keep!(amount(job, f, blocks.as_ref(), dir, &mut notes)),
@@ -582,11 +583,10 @@ fn translate_job(
     // fio keeps no random map with a skewed distribution.
     let random_map = random_map.unwrap_or(false) && skew.is_none();
     let mut amount = amount;
+    // fio does not lay out a file it fills: it starts empty.
+    let preallocate = if fill.is_some() { None } else { preallocate.flatten() };
     if let Some(fill) = fill {
         amount = fill;
-        // fio does not lay out a file it fills: it starts empty, as fsbench's.
-        let empty = options::difference("write-file-empty");
-        notes.retain(|n| *n != empty);
     }
     if let (Some(m), Some(b)) = (modifier, &blocks) {
         sequence::fio_amount(job, m, rw, b, &files, &mut amount).map_err(|e| vec![e])?;
@@ -602,6 +602,7 @@ fn translate_job(
         direct::note(direct, rw, b, &mut notes);
     }
     misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
+    misc::clones(job, files.threads, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,
@@ -633,6 +634,7 @@ fn translate_job(
             run_file: None,
             take_size: files.take.map(Bytes),
             verify_writes: None,
+            preallocate: preallocate.map(|p| p.name().to_string()),
         }),
         fileset: None,
         phases,
@@ -909,13 +911,8 @@ fn is_direct(job: &Job) -> Result<bool, FioError> {
 }
 
 /// `direct` (or `buffered`) and `sync` as open flags, and `create` for a job that only writes;
-/// whether the job is O_DIRECT. `named`: the job's file at the path it names.
-fn open_flags(
-    job: &Job,
-    rw: Dir,
-    named: Option<&Path>,
-    notes: &mut Vec<String>,
-) -> Result<(Vec<String>, bool), FioError> {
+/// whether the job is O_DIRECT.
+fn open_flags(job: &Job, rw: Dir) -> Result<(Vec<String>, bool), FioError> {
     let mut open = Vec::new();
     let direct = is_direct(job)?;
     match job.str("sync")? {
@@ -931,13 +928,11 @@ fn open_flags(
             ))
         }
     }
-    // A job that reads gets a prefilled file (see `translate_job`).
+    // A job that reads gets a prefilled file (see `translate_job`); a write job's file is laid
+    // out as fio's `fallocate` says (`layout::preallocate`), and an existing named file is
+    // written into, as fio's (O_CREAT, no O_TRUNC).
     if !rw.reads() {
         open.push("create".into());
-        // A named file that exists is written into, as fio's (O_CREAT, no O_TRUNC).
-        if !named.is_some_and(|p| p.exists()) {
-            notes.push(options::difference("write-file-empty"));
-        }
     }
     Ok((open, direct))
 }

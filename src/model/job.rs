@@ -117,6 +117,9 @@ pub struct RoleDef {
     pub file_bytes: u64,
     /// Filled before the first phase (untimed).
     pub prefill: bool,
+    /// Laid out before the first phase when not prefilled (untimed; fio's `fallocate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preallocate: Option<Preallocate>,
     /// Seconds it runs before the test's own threads are released.
     #[serde(default)]
     pub lead_seconds: f64,
@@ -343,6 +346,38 @@ pub struct FileSet {
     /// versions: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_file: Option<RunFile>,
+    /// A data file that is not prefilled is laid out this way before the first phase, untimed
+    /// (fio's `fallocate` for a write job's file); `None`: the test's first write creates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preallocate: Option<Preallocate>,
+}
+
+/// How a data file that is not prefilled is laid out before the test (fio lays out a write
+/// job's file with its `fallocate` option, `native` by default): the space, the size, or both.
+/// Done only when the file is absent or shorter than its size; untimed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preallocate {
+    /// `fallocate(fd, 0, 0, size)`: the blocks are reserved (unwritten extents) and the file
+    /// has its size (fio's `fallocate=native`, its default on Linux, and `posix`).
+    Fallocate,
+    /// `fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size)`: the blocks are reserved, the length is
+    /// unchanged (fio's `fallocate=keep`).
+    KeepSize,
+    /// `ftruncate(fd, size)`: the file has its size and no blocks, a sparse file (fio's
+    /// `fallocate=truncate`).
+    Truncate,
+}
+
+impl Preallocate {
+    /// The workload's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preallocate::Fallocate => "fallocate",
+            Preallocate::KeepSize => "keep-size",
+            Preallocate::Truncate => "truncate",
+        }
+    }
 }
 
 /// A file of the run: fsbench's own file in its work directory that every test naming it

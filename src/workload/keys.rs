@@ -209,6 +209,11 @@ pub const PATHS: Key = with_values(
     ),
     &["relative", "absolute"],
 );
+/// `file.preallocate`.
+pub const FILE_PREALLOCATE: Key = with_values(
+    key(Test, "file.preallocate", Choice, "with `file.prefill = false`: lay the file out before the first phase, untimed, when it is absent or shorter than `file.size` (fio's `fallocate` for a write job's file): `fallocate` (`fallocate(fd, 0, 0, size)`: blocks reserved as unwritten extents, the file has its size; fio's default, `native`), `keep-size` (`FALLOC_FL_KEEP_SIZE`: blocks reserved, length unchanged) or `truncate` (`ftruncate`: the size, no blocks). A filesystem without fallocate (EOPNOTSUPP) leaves the file as it was, as fio does. Default: none, the first write creates the file"),
+    &["fallocate", "keep-size", "truncate"],
+);
 /// `pick`.
 pub const PICK: Key = with_values(
     with_default(
@@ -285,6 +290,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Test, "file.offset_increment", Size, "how much further each next thread's region starts (fio's `offset_increment`: thread k's region starts at `file.offset` + k × this)"), "0"),
     with_default(key(Test, "file.whole", Bool, "with `file.shared`: every thread works on the whole file from its start (fio's jobs naming one `filename`), instead of each thread sequentially on its own part of it"), "false"),
     with_default(key(Test, "file.prefill", Bool, "create and fill the file (incompressible data, fsync) before the first phase, untimed"), "true"),
+    FILE_PREALLOCATE,
     key(Test, "file.path", Str, "the file at this absolute path instead of fsbench's own in its work directory (fio's `filename=/mnt/x.dat`): the user's file, created if absent, prefilled only if absent or shorter than `file.size`, opened with `O_NOFOLLOW` (a symlink, FIFO, directory or device is refused), kept afterwards; one file shared by the threads; on the filesystem under test; not with `--verify` (the test's own `verify` is allowed) or several processes"),
     with_default(key(Test, "file.unlink", Bool, "with `file.path` or `file.run_file`: remove the file after the test"), "false"),
     key(Test, "file.run_file", Str, "a file of the run (fio's plain `filename` named by several jobs): fsbench's own file of this name (no `/`) in its work directory, one for every test of the run naming it; the first such test starts each repetition without it, later tests find it as the earlier ones left it (prefilled only if absent or shorter than `file.size`); removed with the work directory at the end of the run; one file shared by the threads; not with `--verify` (the test's own `verify` is allowed), several processes or `compare --fresh per-test`"),

@@ -479,6 +479,10 @@ pub struct FileSpec {
     /// them itself (fio's `verify=` with `do_verify=0`: a later test's `verify` checks them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_writes: Option<bool>,
+    /// Without `prefill`: lay the file out before the first phase, untimed: "fallocate",
+    /// "keep-size" or "truncate" (fio's `fallocate` for a write job's file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preallocate: Option<String>,
 }
 
 fn yes() -> bool {

@@ -334,6 +334,7 @@ fn resolve_files(
                 whole: f.shared && f.whole.unwrap_or(false),
                 region,
                 run_file: run_file(f, loc)?,
+                preallocate: preallocate(f, loc)?,
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -540,6 +541,7 @@ fn resolve_role(
         whole: false,
         region: None,
         run_file: None,
+        preallocate: preallocate(&r.file, &loc)?,
     };
     // Without an amount of its own a role runs until the foreground is done: its amount is
     // only a bound.
@@ -619,6 +621,8 @@ fn resolve_role(
         threads: r.threads,
         file_bytes: size,
         prefill,
+        // A role on another's file has it laid out by its owner.
+        preallocate: files.preallocate.filter(|_| r.same_file.is_none()),
         phase,
         engine,
         iodepth,
@@ -1338,6 +1342,7 @@ fn resolve_fileset(
         whole: false,
         region: None,
         run_file: None,
+        preallocate: None,
     })
 }
 
@@ -1364,6 +1369,26 @@ fn file_region(
         );
     }
     Ok(Some(Region { offset, increment, len: size }))
+}
+
+/// `file.preallocate`: how a file that is not prefilled is laid out before the test.
+fn preallocate(f: &FileSpec, loc: &Loc<'_>) -> Result<Option<Preallocate>, WorkloadError> {
+    let Some(word) = f.preallocate.as_deref() else { return Ok(None) };
+    let how = match word {
+        "fallocate" => Preallocate::Fallocate,
+        "keep-size" => Preallocate::KeepSize,
+        "truncate" => Preallocate::Truncate,
+        other => {
+            return Err(loc.err(format!(
+                "unknown file.preallocate `{other}`; known: {}",
+                keys::FILE_PREALLOCATE.known()
+            )))
+        }
+    };
+    if f.prefill {
+        return Err(loc.err(format!("file.preallocate = \"{word}\" lays out a file that is not prefilled, and the prefill writes every block: set file.prefill = false, or leave preallocate out")));
+    }
+    Ok(Some(how))
 }
 
 /// `file.run_file` (and `file.unlink`, `file.take_size`): a file the run's tests share, one
@@ -1909,6 +1934,28 @@ mod engine_tests {
         let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {file}\n[[test.phase]]\nname = \"p\"\n{phase_keys}\namount = {{ ops = 1 }}\n");
         let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
         validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err()
+    }
+
+    /// `file.preallocate` takes its three words, lays out only a file that is not prefilled
+    /// (with a prefill it is refused, saying why), and reaches the resolved file set.
+    #[test]
+    fn file_preallocate_is_checked_and_resolved() {
+        let write = "open = [\"create\"]\npattern = [{ op = \"write\", size = \"4K\" }]";
+        let e = refusal("", "{ size = \"1M\", preallocate = \"fallocate\" }", write);
+        assert!(e.to_string().contains("set file.prefill = false"), "{e}");
+        let e = refusal("", "{ size = \"1M\", prefill = false, preallocate = \"zero\" }", write);
+        assert!(e.to_string().contains("known: fallocate, keep-size, truncate"), "{e}");
+        for (word, want) in [
+            ("fallocate", crate::model::job::Preallocate::Fallocate),
+            ("keep-size", crate::model::job::Preallocate::KeepSize),
+            ("truncate", crate::model::job::Preallocate::Truncate),
+        ] {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\", prefill = false, preallocate = \"{word}\" }}\n[[test.phase]]\nname = \"p\"\n{write}\namount = {{ ops = 1 }}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            let s =
+                validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap();
+            assert_eq!(s.tests[0].files.preallocate, Some(want));
+        }
     }
 
     /// What an engine refuses comes back typed, where it is (the test, or the phase whose use of

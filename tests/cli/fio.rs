@@ -95,8 +95,9 @@ fn examples_style_job_file_runs_end_to_end() {
     assert!(r > 0 && w > 0, "reads {r} writes {w}");
     assert!((share - 0.25).abs() < 3.0 * (0.25 * 0.75 / n).sqrt() + 0.005, "reads {r} writes {w}");
     assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
-    // The notes say where fsbench differs.
-    assert!(stderr(&o).contains("fio fallocates a write job's file"), "{}", stderr(&o));
+    // Every job here means what it means in fio: no note says fsbench differs (a write job's
+    // file is laid out as fio's, with fallocate).
+    assert!(!stderr(&o).contains("differs from fio"), "{}", stderr(&o));
 }
 
 #[test]
@@ -413,9 +414,9 @@ fn a_translation_note_is_kept_with_the_results() {
 
 /// Like for like: a compare of a durable streaming write (fio's `end_fsync`)
 /// over three configurations runs the same number of `--min-time` passes on every one of them,
-/// in every repetition (the first repetition chose it), and each pass creates and writes a
-/// new file: strace sees the file unlinked between every two opens that create it, and one
-/// creating open per pass.
+/// in every repetition (the first repetition chose it), and each pass writes a new file laid
+/// out as fio lays it out: strace sees the file unlinked and laid out again between every two
+/// opens of a pass, and one such open per pass.
 #[test]
 fn an_end_fsync_write_runs_equal_passes_on_every_configuration_each_on_a_new_file() {
     if !have("strace") {
@@ -451,25 +452,41 @@ fn an_end_fsync_write_runs_equal_passes_on_every_configuration_each_on_a_new_fil
     assert!(passes[0] > 1, "a 4 MiB write lasts less than 0.3 s: more passes ({passes:?})");
     assert!(passes.iter().all(|n| *n == passes[0]), "equal passes everywhere: {passes:?}");
 
-    // Each pass creates a new file: between two creating opens of the test's file, it is
-    // unlinked (successfully).
+    // Each pass writes a new file, laid out as fio's: between two opens of the test's file by
+    // a pass (O_RDWR), it is unlinked (successfully) and laid out again (the set-up's
+    // O_WRONLY|O_CREAT open, then fallocate).
     let text = std::fs::read_to_string(&log).unwrap();
     let quoted = |l: &str| l.split('"').nth(1).map(str::to_string);
-    let mut creates = 0u64;
-    let mut live: std::collections::HashMap<String, bool> = Default::default();
+    let (mut creates, mut layouts) = (0u64, 0u64);
+    #[derive(Debug, PartialEq)]
+    enum State {
+        Gone,
+        Laid,
+        Written,
+    }
+    let mut files: std::collections::HashMap<String, State> = Default::default();
     for l in text.lines().filter(|l| l.contains(".dat\"")) {
         let Some(path) = quoted(l) else { continue };
+        let state = files.entry(path).or_insert(State::Gone);
         if (l.contains(" openat(") || l.contains(" open(")) && l.contains("O_CREAT") {
             assert!(!l.contains("= -1"), "{l}");
-            assert_ne!(live.insert(path.clone(), true), Some(true), "reopened without unlink: {l}");
-            creates += 1;
+            if l.contains("O_WRONLY") {
+                assert_eq!(*state, State::Gone, "laid out over a file still there: {l}");
+                *state = State::Laid;
+                layouts += 1;
+            } else {
+                assert_eq!(*state, State::Laid, "a pass on a file not new and laid out: {l}");
+                *state = State::Written;
+                creates += 1;
+            }
         } else if (l.contains(" unlink(") || l.contains(" unlinkat("))
             && l.trim_end().ends_with("= 0")
         {
-            live.insert(path, false);
+            *state = State::Gone;
         }
     }
     assert_eq!(creates, passes.iter().sum::<u64>(), "one new file per pass");
+    assert_eq!(layouts, creates, "each laid out before its pass");
 }
 
 /// What a script reads from fio's JSON, by fio's field paths; any missing field fails. The same
@@ -587,14 +604,23 @@ fn fsbench_fio_text_output_file_parse_only_and_refusals() {
     let work = TestDir::new();
     let out = TestDir::new();
     let d = format!("--directory={}", work.path().display());
-    let o = fsbench(&["fio", &d, "--name=w", "--rw=write", "--bs=64k", "--size=1m", "--no-store"]);
+    let o = fsbench(&[
+        "fio",
+        &d,
+        "--name=w",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--ioengine=sync",
+        "--no-store",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.starts_with("w: (groupid=0, jobs=1): err= 0: pid="), "{text}");
     assert!(text.contains("  write: IOPS=") && text.contains("(1.0MiB/"), "{text}");
     assert!(text.contains("clat percentiles (usec):") && text.contains("99.00th=["), "{text}");
     assert!(
-        text.contains("\nfsbench:\n") && text.contains("differs from fio: fio fallocates"),
+        text.contains("\nfsbench:\n") && text.contains("differs from fio: ioengine=sync"),
         "{text}"
     );
 
@@ -773,7 +799,7 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
         "{}",
         stderr(&o)
     );
-    let job = work.write("w.fio", "[w]\nrw=write\nsize=1m\n");
+    let job = work.write("w.fio", "[w]\nrw=write\nsize=1m\nverify=crc32c\n");
     let o = fsbench(&[
         "run",
         "--fio",
@@ -784,7 +810,7 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
         "--no-store",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("write-file-empty"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("verify-own-check"), "{}", stderr(&o));
     std::fs::remove_file(&job).unwrap();
     // A job without a difference runs under --fio-strict; ioengine=null is fsbench's null engine.
     let o = fsbench(&[

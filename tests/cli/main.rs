@@ -9,6 +9,7 @@ mod fio;
 mod fio_direct;
 mod fio_exit;
 mod fio_fadvise;
+mod fio_fallocate;
 mod fio_file;
 mod fio_fill;
 mod fio_persist;

@@ -11,7 +11,7 @@ use super::{removes_files, SetUp, TestFiles, WorkerShare};
 use crate::engine::runner::{EngineOptions, Progress};
 use crate::engine::worker::{FileWork, PaddedCounter, Work};
 use crate::model::failure::EngineError;
-use crate::model::job::{Amount, NamedFile, PhaseDef, TestDef};
+use crate::model::job::{Amount, NamedFile, PhaseDef, Preallocate, TestDef};
 use crate::model::result::{PhaseResult, RepResult, Warning};
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,8 @@ pub(super) struct DataFiles {
     /// The files are an earlier repetition's, laid out and intact: the set-up has nothing to
     /// write ([`crate::engine::keep`]).
     laid_out: bool,
+    /// The set-up laid them out without data (`file.preallocate`, fio's fallocate).
+    preallocated: bool,
 }
 
 impl DataFiles {
@@ -57,6 +59,7 @@ impl DataFiles {
                 paths: vec![named.path.clone()],
                 counters: Vec::new(),
                 laid_out,
+                preallocated: false,
             });
         }
         if let Some(run) = &test.files.run_file {
@@ -75,7 +78,7 @@ impl DataFiles {
             std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == size)
         };
         let laid_out = kept && paths.iter().all(intact);
-        let files = DataFiles { paths, counters: Vec::new(), laid_out };
+        let files = DataFiles { paths, counters: Vec::new(), laid_out, preallocated: false };
         if !laid_out {
             files.remove_created_by(test, opts);
         }
@@ -118,7 +121,17 @@ impl TestFiles for DataFiles {
         let (test, opts) = (cx.test, cx.opts);
         // A file shared by several processes is prefilled once, whole, by the first.
         let others_fill = test.files.shared && opts.share.is_some_and(|s| s.index > 0);
-        if !test.files.prefill || others_fill || self.laid_out {
+        if others_fill || self.laid_out {
+            return Ok(true);
+        }
+        if !test.files.prefill {
+            // fio's `fallocate` of a write job's file (untimed, before the job).
+            if let Some(how) = test.files.preallocate {
+                let size = file_size(test, opts);
+                preallocate(&self.paths, size, how, test.files.named.is_some())
+                    .map_err(|e| e.at("setup"))?;
+                self.preallocated = true;
+            }
             return Ok(true);
         }
         cx.progress.phase_start(test, cx.rep, "setup", Some(test.footprint_bytes()));
@@ -219,8 +232,19 @@ impl TestFiles for DataFiles {
             .collect()
     }
 
-    fn remove_created(&self, test: &TestDef, opts: &EngineOptions) {
+    fn laid_out_empty(&self) -> bool {
+        self.preallocated
+    }
+
+    fn renew_created(&self, test: &TestDef, opts: &EngineOptions) -> Result<(), EngineError> {
         self.remove_created_by(test, opts);
+        match test.files.preallocate {
+            Some(how) if !test.files.prefill => {
+                let named = test.files.named.is_some();
+                preallocate(&self.paths, file_size(test, opts), how, named)
+            }
+            _ => Ok(()),
+        }
     }
 
     fn verify(
@@ -319,7 +343,7 @@ fn run_file(
         Err(_) => None,
     };
     let laid_out = len.is_some_and(|len| len >= file_size(test, opts));
-    Ok(DataFiles { paths: vec![path], counters: Vec::new(), laid_out })
+    Ok(DataFiles { paths: vec![path], counters: Vec::new(), laid_out, preallocated: false })
 }
 
 /// A test whose file of the run takes its size from the file (`take_size`): the test with the
@@ -460,6 +484,46 @@ pub fn prefill(
     fill(paths, size, compress_percent, seed, verify, progress, false)
 }
 
+/// Lay out each file that is absent or shorter than `size` as `how` says (fio's `fallocate`
+/// for a write job's file), untimed: created (`O_CREAT`, never truncated), then given its
+/// blocks, its size or both. A filesystem without fallocate (EOPNOTSUPP) leaves the file as it
+/// is, as fio's native mode does. `named`: the files are the job's (`O_NOFOLLOW`).
+pub fn preallocate(
+    paths: &[PathBuf],
+    size: u64,
+    how: Preallocate,
+    named: bool,
+) -> Result<(), EngineError> {
+    use rustix::fs::FallocateFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    for p in paths {
+        let mut oo = std::fs::OpenOptions::new();
+        oo.write(true).create(true).mode(0o644);
+        if named {
+            oo.custom_flags(libc::O_NOFOLLOW);
+        }
+        let f = oo.open(p).map_err(|e| EngineError::io("creating", Some(p.clone()), &e))?;
+        let m = f.metadata().map_err(|e| EngineError::io("fstat", Some(p.clone()), &e))?;
+        if !m.is_file() || (m.len() >= size && how != Preallocate::KeepSize) {
+            // Not a regular file: the phase's own open says so. Long enough: written into.
+            continue;
+        }
+        let r = match how {
+            Preallocate::Fallocate => rustix::fs::fallocate(&f, FallocateFlags::empty(), 0, size),
+            Preallocate::KeepSize => rustix::fs::fallocate(&f, FallocateFlags::KEEP_SIZE, 0, size),
+            Preallocate::Truncate => rustix::fs::ftruncate(&f, size),
+        };
+        match r {
+            Ok(()) | Err(rustix::io::Errno::OPNOTSUPP) => {}
+            Err(e) => {
+                let what = format!("laying out ({})", how.name());
+                return Err(EngineError::io(&what, Some(p.clone()), &e.into()));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// [`prefill`]; `named`: the files are the job's (opened with `O_NOFOLLOW`, and checked to be
 /// regular files once open).
 fn fill(
@@ -520,6 +584,34 @@ fn fill(
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// `preallocate` gives an absent file its blocks, its size or both, as the mode says, and
+    /// keeps what a file already holds: a shorter one gets the rest, a long enough one is left
+    /// alone.
+    #[test]
+    fn preallocate_lays_out_absent_and_short_files_and_keeps_their_data() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let size = 1u64 << 20;
+        let at = |name: &str| d.path().join(name);
+        let laid = |name: &str, how| {
+            preallocate(&[at(name)], size, how, false).unwrap();
+            let m = std::fs::metadata(at(name)).unwrap();
+            (m.len(), m.blocks() * 512)
+        };
+        let (len, bytes) = laid("f", Preallocate::Fallocate);
+        assert!(len == size && bytes >= size, "{len} {bytes}");
+        let (len, bytes) = laid("k", Preallocate::KeepSize);
+        assert!(len == 0 && bytes >= size, "{len} {bytes}");
+        assert_eq!(laid("t", Preallocate::Truncate), (size, 0));
+        std::fs::write(at("short"), [7u8; 4096]).unwrap();
+        let (len, bytes) = laid("short", Preallocate::Fallocate);
+        assert!(len == size && bytes >= size, "{len} {bytes}");
+        let data = std::fs::read(at("short")).unwrap();
+        assert!(data[..4096].iter().all(|&b| b == 7) && data[4096..].iter().all(|&b| b == 0));
+        std::fs::write(at("long"), vec![9u8; 2 << 20]).unwrap();
+        assert_eq!(laid("long", Preallocate::Truncate).0, 2 << 20, "a longer file is left alone");
+    }
 
     fn named(p: PathBuf) -> NamedFile {
         NamedFile { path: p, unlink: false }

@@ -7,7 +7,7 @@ mod data;
 mod set;
 
 pub(crate) use data::sized_from_run_file;
-pub use data::{one_file, prefill};
+pub use data::{one_file, preallocate, prefill};
 pub use set::{absolute_base, remove_set, RESIDENCY_SAMPLE};
 
 use super::phase::PhaseRun;
@@ -120,8 +120,17 @@ pub trait TestFiles {
         String::new()
     }
 
-    /// Between two `--min-time` passes of a phase that creates its files: remove them.
-    fn remove_created(&self, _test: &TestDef, _opts: &EngineOptions) {}
+    /// Whether the set-up laid the files out without data (`file.preallocate`): the first
+    /// phase writes them as if it created them.
+    fn laid_out_empty(&self) -> bool {
+        false
+    }
+
+    /// Between two `--min-time` passes of a phase that creates its files: put them back as the
+    /// set-up left them (removed, or laid out again by `file.preallocate`), untimed.
+    fn renew_created(&self, _test: &TestDef, _opts: &EngineOptions) -> Result<(), EngineError> {
+        Ok(())
+    }
 
     /// `--verify`, after the repetition's last phase (outside every timing): what was checked.
     fn verify(

@@ -186,7 +186,6 @@ pub(super) fn one_group(
     if !errs.is_empty() {
         return Err(errs);
     }
-    shared_files.finish(&mut test, notes);
     let list = names.iter().map(|n| format!("[{n}]")).collect::<Vec<_>>().join(", ");
     notes.push(format!("{list} run at the same time (one fio group) as test `{}`: [{}] is its own threads (its figure), the others its roles, each with its own figures; the group ends when every job has moved its amount", test.id, fjob.name));
     test.description = format!("fio jobs {list} at the same time; {}", test.description);
@@ -232,6 +231,7 @@ fn into_role(
         run_file: None,
         take_size: None,
         verify_writes: None,
+        preallocate: None,
     });
     if file.offset.is_some() || file.offset_increment.is_some() {
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };

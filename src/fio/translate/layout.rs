@@ -18,6 +18,7 @@
 
 use super::{Dir, Files, FioError, Job};
 use crate::fio::options;
+use crate::model::job::Preallocate;
 use crate::workload::spec::AmountSpec;
 
 /// `create_serialize` (default 1): fsbench lays out a job's files one after another before
@@ -39,6 +40,48 @@ pub(super) fn create_serialize(
         }
     }
     Ok(serial)
+}
+
+/// fio's `fallocate` (default `native`): how fio lays out a write-only job's file before the
+/// job (fio's `extend_file`: the file is removed, created and, by default, given its blocks
+/// with `fallocate(fd, 0, 0, size)`, then written into). A job that reads gets a prefilled
+/// file instead (fio writes it out), and a `fill_device` job none (fio skips it too: the caller
+/// drops it). Returns the workload's `file.preallocate`. `named`: the job's file at a path,
+/// with the job's `size`, for the one case fio and fsbench lay out differently.
+pub(super) fn preallocate(
+    job: &Job,
+    rw: Dir,
+    named: Option<(&std::path::Path, u64)>,
+    notes: &mut Vec<String>,
+) -> Result<Option<Preallocate>, FioError> {
+    let how = match job.str("fallocate")? {
+        None | Some(("native", _)) => Some(Preallocate::Fallocate),
+        Some(("posix" | "1", _)) => {
+            if !rw.reads() {
+                notes.push("fallocate=posix: fsbench calls fallocate(fd, 0, 0, size), what glibc's posix_fallocate does on a filesystem that has it; on one without (EOPNOTSUPP) glibc writes a byte into every block, fsbench leaves the file as it is, as fio's native mode does".into());
+            }
+            Some(Preallocate::Fallocate)
+        }
+        Some(("keep", _)) => Some(Preallocate::KeepSize),
+        Some(("truncate", _)) => Some(Preallocate::Truncate),
+        Some(("none" | "0", _)) => None,
+        Some((v, line)) => {
+            return Err(job.err(
+                "fallocate",
+                line,
+                format!("`{v}`: fio takes none (0), native, posix (1), keep or truncate"),
+            ))
+        }
+    };
+    if rw.reads() {
+        return Ok(None);
+    }
+    if let Some((path, size)) = named {
+        if std::fs::metadata(path).is_ok_and(|m| m.len() < size) {
+            notes.push(options::difference("write-file-shorter"));
+        }
+    }
+    Ok(how)
 }
 
 /// Whether the job asks for `fill_device=1` (checked by [`fill_device`]).
@@ -110,8 +153,42 @@ mod tests {
         t.notes.iter().any(|n| n.contains(&format!("[differs from fio: {id}]")))
     }
 
+    /// fio's `fallocate`: a write-only job's file is laid out by the mode fio names (native,
+    /// the default, and posix: fallocate; keep; truncate; none), a job that reads is prefilled
+    /// instead, a value fio does not take is refused, and a named file shorter than the job
+    /// gets the `write-file-shorter` difference (fio replaces it, fsbench extends it).
+    #[test]
+    fn fallocate_lays_out_a_write_jobs_file_as_fio_names() {
+        let how = |extra: &str| {
+            let t = tr(&format!("[w]\nrw=randwrite\nsize=1m\n{extra}")).unwrap();
+            t.spec.tests[0].file.as_ref().unwrap().preallocate.clone()
+        };
+        let s = |w: &str| Some(w.to_string());
+        assert_eq!(how(""), s("fallocate"));
+        assert_eq!(how("fallocate=native\n"), s("fallocate"));
+        assert_eq!(how("fallocate=posix\n"), s("fallocate"));
+        assert_eq!(how("fallocate=1\n"), s("fallocate"));
+        assert_eq!(how("fallocate=keep\n"), s("keep-size"));
+        assert_eq!(how("fallocate=truncate\n"), s("truncate"));
+        assert_eq!(how("fallocate=none\n"), None);
+        assert_eq!(how("fallocate=0\n"), None);
+        let t = tr("[r]\nrw=randrw\nsize=1m\n").unwrap();
+        let f = t.spec.tests[0].file.as_ref().unwrap();
+        assert!(f.prefill && f.preallocate.is_none(), "a job that reads is written out");
+        assert!(err("[w]\nrw=write\nsize=1m\nfallocate=yes\n")
+            .contains("fio takes none (0), native, posix (1), keep or truncate"));
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("short.dat");
+        std::fs::write(&p, [7u8; 4096]).unwrap();
+        let t = tr(&format!("[w]\nrw=write\nsize=1m\nfilename={}\n", p.display())).unwrap();
+        assert!(is_diff(&t.spec.tests[0], "write-file-shorter"), "{:?}", t.spec.tests[0].notes);
+        std::fs::write(&p, vec![7u8; 1 << 20]).unwrap();
+        let t = tr(&format!("[w]\nrw=write\nsize=1m\nfilename={}\n", p.display())).unwrap();
+        assert!(!is_diff(&t.spec.tests[0], "write-file-shorter"), "{:?}", t.spec.tests[0].notes);
+    }
+
     /// `fill_device=1` on a sequential write: the timed phase's amount is `fill = 1` (no
-    /// bytes), the file starts empty as fio's (no `write-file-empty` difference), the note says
+    /// bytes), the file starts empty as fio's (no `file.preallocate`), the note says
     /// it needs a testbed, `size` has no effect (said so), and `fill_fs` is its alias.
     #[test]
     fn fill_device_writes_until_the_filesystem_is_full() {
@@ -124,7 +201,7 @@ mod tests {
             let test = &t.spec.tests[0];
             let a = &test.phases.last().unwrap().amount;
             assert_eq!((a.fill, a.bytes, a.seconds), (Some(1.0), None, None), "{text}");
-            assert!(!is_diff(test, "write-file-empty"), "{text}: {:?}", test.notes);
+            assert_eq!(test.file.as_ref().unwrap().preallocate, None, "{text}");
             assert!(test.notes.iter().any(|n| n.contains("only on a testbed it made")), "{text}");
             assert!(!test.file.as_ref().unwrap().prefill);
             assert_eq!(

@@ -49,9 +49,11 @@ pub(super) fn share_plain_files(
         if let Some(before) = earlier {
             // A read job's file is the earlier jobs', not one fsbench lays out for it.
             edit.rewrite(LAYS_OUT, FINDS);
-            // A write job overwrites what the earlier jobs laid out, as fio's, up to their end.
-            if before >= end {
-                edit.replace(&crate::fio::options::difference("write-file-empty"), None);
+            // A write job overwrites what the earlier jobs laid out, as fio's, up to their end;
+            // past it fio lays out a new file (`layout::preallocate`).
+            let writes = t.file.as_ref().is_some_and(|f| f.preallocate.is_some());
+            if before < end && writes {
+                edit.add(crate::fio::options::difference("write-file-shorter"));
             }
         }
         let e = ends.entry(f.to_string()).or_insert(0);
@@ -108,6 +110,12 @@ impl Notes<'_> {
             }
         }
         hit
+    }
+
+    /// Add a note of the job.
+    fn add(&mut self, note: String) {
+        self.test.push(format!("fio job file: {note}"));
+        self.all.push(format!("{}{note}", self.tag));
     }
 
     /// Replace `words` by `by` inside every note of the job.
@@ -193,12 +201,18 @@ mod tests {
         assert_eq!(unlink, [Some(false), Some(false), Some(true), None], "unlink=1 is the job's");
         assert!(s.tests[1].files.prefill, "a read job's file is laid out if absent or short");
         assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
-        // The later write job overwrites what the earlier jobs laid out, as fio's: no
-        // write-file-empty difference (the first, writing into no file, keeps it); a later
-        // read job's verify note says it reads the earlier jobs' file.
-        let diff = |i: usize| t.spec.tests[i].notes.iter().any(|n| n.contains("write-file-empty"));
-        assert!(diff(0) && !diff(2), "{:?}", t.spec.tests[2].notes);
-        assert_eq!(t.notes.iter().filter(|n| n.contains("write-file-empty")).count(), 1);
+        // Write jobs lay out the file as fio's (fallocate; a no-op on a file the earlier jobs
+        // left long enough): no difference; a later read job's verify note says it reads the
+        // earlier jobs' file.
+        let alloc: Vec<_> = t
+            .spec
+            .tests
+            .iter()
+            .map(|t| t.file.as_ref().and_then(|f| f.preallocate.clone()))
+            .collect();
+        let fallocate = Some("fallocate".to_string());
+        assert_eq!(alloc, [fallocate.clone(), None, fallocate, None]);
+        assert!(!t.notes.iter().any(|n| n.contains("write-file-")), "{:?}", t.notes);
         let t = tr("[global]\nfilename=f.dat\nbs=4k\nverify=crc32c\n[w]\nrw=write\nsize=1m\ndo_verify=0\n[r]\nstonewall\nrw=read\nsize=1m\n[w2]\nstonewall\nrw=write\nsize=2m\n");
         let f = |i: usize| t.spec.tests[i].file.clone().unwrap();
         assert_eq!((f(0).verify_writes, f(1).verify_writes), (Some(true), None));
@@ -213,8 +227,9 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.starts_with("[r] verify=crc32c: the job reads the file the earlier")));
-        // A write past the end the earlier jobs left still writes into new space: said so.
-        assert!(says(2, "write-file-empty"), "{:?}", t.spec.tests[2].notes);
+        // A write past the end the earlier jobs left: fio lays out a new file, fsbench keeps
+        // the data and lays out the rest: said so.
+        assert!(says(2, "write-file-shorter"), "{:?}", t.spec.tests[2].notes);
         // A job that runs beside its group's first job works on that job's file, the run's.
         let t = tr("[global]\nfilename=f.dat\nsize=1m\n[w]\nrw=write\n[r]\nrw=read\n");
         assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);

@@ -8,7 +8,7 @@
 //! Why a module of its own: it is the one place that knows which jobs of a group share a file
 //! and who lays it out; [`super::groups`] only asks it.
 
-use super::{options, Job};
+use super::Job;
 use crate::workload::size::SizeExpr;
 use crate::workload::spec::{FileSpec, RoleSpec, TestSpec};
 
@@ -35,10 +35,6 @@ struct Owner {
     size: Option<u64>,
     /// Index of the owner in the test's roles; `None`: the test itself.
     role: Option<usize>,
-    /// The jobs on it after the owner, by name.
-    others: Vec<String>,
-    /// Laid out before the phase (a job on it reads).
-    laid_out: bool,
 }
 
 /// How a role job works on its file.
@@ -78,8 +74,6 @@ impl Files {
                     job: job.name.clone(),
                     size: bytes(f),
                     role: None,
-                    others: Vec::new(),
-                    laid_out: f.prefill,
                 });
             }
         }
@@ -126,8 +120,6 @@ impl Files {
                         job: job.name.clone(),
                         size: bytes(&role.file),
                         role: Some(index),
-                        others: Vec::new(),
-                        laid_out: role.file.prefill,
                     });
                 }
                 Ok(())
@@ -146,49 +138,27 @@ impl Files {
                     return Err(job.err("filename", job.line("filename"), format!("in [{}], which writes into the file of [{}]: [{}] checks its file (verify), which these writes would change; give [{}] a file of its own, or add `stonewall` to run it on its own", job.name, o.job, o.job, job.name)));
                 }
                 role.same_file = Some(o.runs_as.clone());
-                o.others.push(job.name.clone());
                 // A job that reads finds the data: the owner lays the file out before the phase.
                 if role.file.prefill {
-                    o.laid_out = true;
                     match o.role {
                         Some(r) => {
                             if let Some(owner) = test.roles.get_mut(r) {
                                 owner.file.prefill = true;
+                                owner.file.preallocate = None;
                             }
                         }
                         None => {
                             if let Some(f) = test.file.as_mut() {
                                 f.prefill = true;
+                                f.preallocate = None;
                             }
                         }
                     }
                 }
                 role.file.prefill = false;
+                role.file.preallocate = None;
                 Ok(())
             }
-        }
-    }
-}
-
-impl Files {
-    /// When the group is placed: a file laid out before the phase is not new and empty, so
-    /// the "fsbench writes into a new, empty file" note of every job on it goes, from the
-    /// test's notes and the translation's (`notes`).
-    pub(super) fn finish(&self, test: &mut TestSpec, notes: &mut Vec<String>) {
-        let empty = options::difference("write-file-empty");
-        for o in self.owners.iter().filter(|o| o.laid_out) {
-            let owner = match o.role {
-                Some(_) => format!("fio job file: [{}] {empty}", o.job),
-                None => format!("fio job file: {empty}"),
-            };
-            let others: Vec<String> =
-                o.others.iter().map(|j| format!("fio job file: [{j}] {empty}")).collect();
-            test.notes.retain(|n| *n != owner && !others.contains(n));
-            let all: Vec<String> = std::iter::once(&o.job)
-                .chain(&o.others)
-                .map(|j| format!("[{j}] {empty}"))
-                .collect();
-            notes.retain(|n| !all.contains(n));
         }
     }
 }

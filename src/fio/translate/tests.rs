@@ -110,7 +110,9 @@ fn sequential_write_with_syncs_and_flags() {
         (Some("write"), Some("sequential"), 128 << 10)
     );
     assert_eq!(o.align, None);
-    assert!(notes.iter().any(|n| n.contains("fallocate")), "{notes:?}");
+    // Laid out as fio's (fallocate), so no note says the file starts empty.
+    assert_eq!(t.file.as_ref().and_then(|f| f.preallocate.as_deref()), Some("fallocate"));
+    assert!(!notes.iter().any(|n| n.contains("write-file-")), "{notes:?}");
 
     let (t, _) = one("[w]\nrw=write\nsize=1m\nfdatasync=8\nfsync_on_close=1\nsync=1\n");
     let p = &t.phases[0];
@@ -501,6 +503,9 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("verify_dump", "verify=md5\nverify_dump=1\n", |t, _, _| t.verify == Some(true)),
         ("verify_async", "verify=md5\nverify_async=4\n", |t, _, _| t.verify == Some(true)),
+        ("fallocate", "rw=write\nfallocate=keep\n", |t, _, _| {
+            t.file.as_ref().and_then(|f| f.preallocate.as_deref()) == Some("keep-size")
+        }),
     ];
     for (name, lines, check) in cases {
         let text = format!("[job]\nsize=1m\n{lines}");
@@ -1162,7 +1167,7 @@ fn loaded(t: &Translation) -> crate::model::job::Suite {
 
 /// Jobs of one group naming one plain `filename` work on one file, as fio's: the later job's
 /// role is on the first job's file (`same_file`), which is laid out before the phase because
-/// the later job reads it (so the first job's "new, empty file" note goes); no
+/// the later job reads it (so it is prefilled, not fallocated); no
 /// `filename-reuse` difference within a group; each keeps its own pattern and block size.
 #[test]
 fn jobs_of_a_group_naming_one_file_share_it() {
@@ -1176,15 +1181,17 @@ fn jobs_of_a_group_naming_one_file_share_it() {
     assert!(fixed(&r.pattern[0]) == 8192 && fixed(op(test, 0, 0)) == 4096);
     let all: Vec<&String> = t.notes.iter().chain(&test.notes).collect();
     assert!(!all.iter().any(|n| n.contains("filename-reuse")), "{all:?}");
-    assert!(!all.iter().any(|n| n.contains("write-file-empty")), "{all:?}");
+    assert_eq!(test.file.as_ref().and_then(|f| f.preallocate.as_deref()), None);
+    assert_eq!(r.file.preallocate, None, "the owner lays the file out");
     let suite = loaded(&t);
     use crate::model::job::RoleWait;
     assert_eq!(suite.tests[0].roles[0].same_file, Some(RoleWait::Test));
-    // Two writers: nothing reads, so the file starts empty (noted, as before).
+    // Two writers: nothing reads, so the first lays the file out as fio's (fallocate), once.
     let t = tr("[global]\nfilename=d\nsize=1m\nrw=write\n[a]\n[b]\nbs=8k\n").unwrap();
-    assert!(t.spec.tests[0].file.as_ref().is_some_and(|f| !f.prefill));
+    let f = t.spec.tests[0].file.as_ref().unwrap();
+    assert!(!f.prefill && f.preallocate.as_deref() == Some("fallocate"));
     assert_eq!(t.spec.tests[0].roles[0].same_file.as_deref(), Some("a"));
-    assert!(t.notes.iter().any(|n| n.starts_with("[a]") && n.contains("write-file-empty")));
+    assert_eq!(t.spec.tests[0].roles[0].file.preallocate, None);
     // Across groups a plain name is one file of the run, as fio's (no difference).
     let t = tr("[global]\nfilename=d\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nrw=read\n").unwrap();
     assert!(!t.notes.iter().any(|n| n.contains("filename-reuse")), "{:?}", t.notes);
