@@ -139,8 +139,9 @@ pub struct RoleDef {
     /// one group (`amount`); false: it runs until the test's own threads are done.
     #[serde(default, skip_serializing_if = "is_false")]
     pub own_amount: bool,
-    /// Its files' cached pages are dropped (fsync + fadvise DONTNEED) before each timed phase
-    /// (`uncached`, fio's `invalidate=1`).
+    /// Its files' cached pages are dropped (fsync + fadvise DONTNEED) in each timed phase as
+    /// each of its threads starts, after its wait and delay (`uncached`, fio's `invalidate=1`,
+    /// done when the job starts).
     #[serde(default, skip_serializing_if = "is_false")]
     pub uncached: bool,
     /// It starts once these are done (`after`, fio's `wait_for`): the test's own threads, or an
