@@ -1067,7 +1067,8 @@ pub enum Amount {
     /// A fileset: until the filesystem is this full (0..1, statvfs: used / (used + available),
     /// as `df` shows it); ENOSPC ends the phase normally. A data file (only 1, sequential
     /// writes: fio's `fill_device`): its writes go on past the file's size until ENOSPC (or
-    /// EDQUOT), which ends the phase normally; runs only on a testbed fsbench made.
+    /// EDQUOT), which ends the phase normally; runs only on a testbed fsbench made (its own
+    /// or one kept by `fsbench testbed up`).
     Fill(f64),
 }
 
