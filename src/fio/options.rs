@@ -242,7 +242,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "invalidate",
         kind: Kind::Flag,
         aliases: &[],
-        meaning: "1 (default): buffered reads start uncached (verified), and a time-based buffered job drops the file's pages at each pass (invalidate_each_pass); 0: any",
+        meaning: "1 (default): buffered reads start uncached (verified; a job after the first of its group drops its file's pages when it starts, after wait_for and startdelay, as fio does when it opens the file), and a time-based buffered job drops the file's pages at each pass (invalidate_each_pass); 0: any",
     },
     FioOption { name: "flow",
         kind: Kind::Count, aliases: &[], meaning: "0 (default): none; 1 to 1000: the job's weight in its flow (the phase's or role's `flow`): the threads of the jobs of one flow keep their op counts in the ratio of their weights, a thread ahead of its share waiting flow_sleep (or yielding) before its next op, by fio's rule (shared atomic counters, checked at the op's pacing point; weights summed before the jobs start and taken out as each ends). Within one group: a flow across groups, or with wait_for, is refused (fio would hold jobs back for ones not running)" },
