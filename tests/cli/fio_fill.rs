@@ -148,8 +148,9 @@ fn fill_device_on_a_testbed_writes_until_enospc() {
 }
 
 /// A testbed kept by `fsbench testbed up` is one fsbench made: `fsbench fio --directory` on its
-/// mount point fills it (ENOSPC ends the job without an error, having written within 3% of its
-/// free space), and `testbed down` then removes it; a plain directory beside it is still
+/// mount point fills it (the job ends without an error, having written within 3% of its free
+/// space), and so does `run --fio --dir` (its phase ended by ENOSPC); `testbed down` then
+/// removes it; a plain directory beside it is still
 /// refused before any I/O, with the kept-testbed way in the message.
 #[test]
 fn fill_device_on_a_kept_testbed_writes_until_enospc() {
@@ -181,6 +182,14 @@ fn fill_device_on_a_kept_testbed_writes_until_enospc() {
         );
         // fsbench's own file is gone: the testbed's free space is back.
         assert!(free_bytes(&kept.mount) as f64 >= free as f64 * 0.99, "the fill's file was left");
+        // `run --fio --dir` on it too: the phase says ENOSPC ended it.
+        let (v, o) = run_json(&["run", "--fio", job, "--dir", &kept.mount, "--no-store"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let ph =
+            test_by_id(&v, "fill")["reps"][0]["phases"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(ph["ended_by"], "filesystem full (ENOSPC)", "{ph}");
+        let written = ph["bytes_written"].as_u64().unwrap();
+        assert!(written as f64 >= free as f64 * 0.97, "wrote {written} bytes of {free} free");
     }
     let o = fsbench(&["testbed", "down"]);
     assert!(o.status.success(), "{}", stderr(&o));
