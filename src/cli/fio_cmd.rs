@@ -125,6 +125,7 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
             .collect(),
         differences: t.differences(),
         jobs: t.jobs.clone(),
+        unrun: t.unrun.clone(),
     };
     let json = matches!(cmd.format, OutputFormat::Json | OutputFormat::JsonPlus);
     let bytes = FioExporter { json, context }.export(&report)?;

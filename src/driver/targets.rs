@@ -58,7 +58,7 @@ pub enum TargetError {
     #[error(transparent)]
     NoSpace(#[from] crate::workload::limits::LimitError),
     /// A data test that writes until the filesystem is full, asked to run in a directory.
-    #[error("test {test} ({name}) writes until the filesystem is full (amount.fill, fio's fill_device), and the directory {dir} is on a filesystem fsbench did not make: it fills only a testbed it made; nothing was run: run it with --fs (e.g. --fs ext4 --size 1G) or compare configurations, or give the job a size")]
+    #[error("test {test} ({name}) writes until the filesystem is full (amount.fill, fio's fill_device), and the directory {dir} is on a filesystem fsbench did not make: it fills only a testbed it made; nothing was run: run it with --fs (e.g. --fs ext4 --size 1G) or compare configurations, or on a testbed kept by `fsbench testbed up` (--dir or fio's --directory on its mount point), or give the job a size")]
     FillNeedsTestbed {
         /// The test's id.
         test: String,
@@ -198,9 +198,10 @@ impl TargetSet {
 
     /// Refuse, before any I/O, a data test that writes until its filesystem is full
     /// ([`Amount::Fill`](crate::model::job::Amount::Fill) in a data phase, its own or a
-    /// role's: fio's `fill_device`) when a target is a directory: fsbench fills only a
-    /// testbed it made, never the machine's own filesystem. (A fileset's fill stops at its
-    /// share of the filesystem and is not refused.)
+    /// role's: fio's `fill_device`) when a target is a directory that is not on a testbed
+    /// kept by `fsbench testbed up` ([`testbed::cleanup::kept_testbed_holding`]): fsbench
+    /// fills only a testbed it made, never the machine's own filesystem. (A fileset's fill
+    /// stops at its share of the filesystem and is not refused.)
     pub fn check_fill(&self, suite: &crate::model::job::Suite) -> Result<(), TargetError> {
         use crate::model::job::{Amount, Pattern};
         let fills = |p: &crate::model::job::PhaseDef| {
@@ -213,9 +214,14 @@ impl TargetSet {
         else {
             return Ok(());
         };
+        // A directory on a kept testbed is one fsbench made; the state's records say which
+        // (unreadable records: not known to be one, so refused).
+        let state = testbed::StateDir::default();
+        let on_kept =
+            |dir: &Path| matches!(testbed::cleanup::kept_testbed_holding(&state, dir), Ok(Some(_)));
         match self.0.iter().find_map(|s| match s {
-            Side::Dir { path, .. } => Some(path),
-            Side::Bed { .. } => None,
+            Side::Dir { path, .. } if !on_kept(path) => Some(path),
+            Side::Dir { .. } | Side::Bed { .. } => None,
         }) {
             Some(dir) => Err(TargetError::FillNeedsTestbed {
                 test: crate::workload::limits::escape_controls(&t.id),

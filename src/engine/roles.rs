@@ -118,8 +118,10 @@ pub fn remove(test: &TestDef, paths: &[Vec<PathBuf>]) {
 /// Each role runs on its own engine at its own depth, released together with the others
 /// (then `delay_seconds` later, fio's `startdelay`); a role without an amount of its own is
 /// stopped when the foreground is done, one with an amount (`own_amount`, fio's jobs of one
-/// group) moves it (or stops at its time cap, `max_seconds`) and is waited for. A role that is `uncached` has its files' pages dropped
-/// first.
+/// group) moves it (or stops at its time cap, `max_seconds`) and is waited for. Each thread
+/// of a role that is `uncached` drops its file's pages when it starts, after its wait and
+/// delay (fio invalidates a job's file when the job starts, not when its group does: a reader
+/// that waits for a writer of its file would otherwise read the writer's pages from the cache).
 ///
 /// fio's `exitall` ([`crate::model::job::ExitAll`]): when the first thread of a job with one
 /// (the foreground, through `exit`, or a role) ends, a watcher stops the jobs it names within
@@ -141,14 +143,6 @@ pub fn beside<T>(
         return (foreground(&fg_exit, &flows), Vec::new(), None);
     }
     let mut error = None;
-    for (r, files) in test.roles.iter().zip(paths).filter(|(r, _)| r.uncached) {
-        for p in files {
-            if let Err(e) = crate::sys::cache::evict_file(p) {
-                let e = EngineError::io("dropping the cached pages", Some(p.clone()), &e);
-                error.get_or_insert_with(|| e.at(format!("role `{}`", r.name)));
-            }
-        }
-    }
     // Each role's stop flag: set when the foreground is done for a role without an amount of
     // its own, at its time cap (`max_seconds`) for one with; a signal stops every role.
     let stops: Vec<AtomicBool> = test.roles.iter().map(|_| AtomicBool::new(false)).collect();
@@ -166,11 +160,12 @@ pub fn beside<T>(
         test.roles.iter().map(|r| Barrier::new(r.threads as usize)).collect();
     let n: usize = test.roles.iter().map(|r| r.threads as usize).sum();
     let counters: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let mut plans: Vec<(usize, WorkerPlan<'_>)> = Vec::with_capacity(n);
+    let mut plans: Vec<(usize, &Path, WorkerPlan<'_>)> = Vec::with_capacity(n);
     for (ri, (r, files)) in test.roles.iter().zip(paths).enumerate() {
         for (k, path) in files.iter().enumerate() {
             plans.push((
                 ri,
+                path,
                 WorkerPlan {
                     phase: &r.phase,
                     seed: seed ^ 0x5eed_0000 ^ ((ri as u64) << 8) ^ k as u64,
@@ -200,7 +195,7 @@ pub fn beside<T>(
         let handles: Vec<_> = plans
             .into_iter()
             .zip(&counters)
-            .map(|((ri, plan), ctr)| {
+            .map(|((ri, path, plan), ctr)| {
                 let r = &test.roles[ri];
                 let job =
                     RoleThread { plan, role: r, barrier: &barriers[ri], flags: &flags[ri], ctr };
@@ -224,9 +219,14 @@ pub fn beside<T>(
                     if !stopped() {
                         sleep_unless_interrupted(r.delay_seconds);
                     }
+                    // fio's invalidate: when the job starts (its threads then meet at the
+                    // worker's barrier, so no thread's timed work sees another's drop).
+                    let dropped = if r.uncached && !stopped() { evict(path) } else { Ok(()) };
                     let at = released.elapsed().as_nanos() as u64 + 1;
                     let _ = starts[ri].compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
-                    let out = job.run();
+                    let mut out = job.run();
+                    // The drop failed first; the role still ran (its threads wait for each other).
+                    out.error = dropped.err().or(out.error.take());
                     left[ri].fetch_sub(1, Ordering::Release);
                     running.fetch_sub(1, Ordering::Release);
                     (ri, out)
@@ -350,6 +350,12 @@ impl ExitWatch {
             }
         }
     }
+}
+
+/// Drop `path`'s cached pages (fsync + fadvise DONTNEED) as an uncached role's thread starts.
+fn evict(path: &Path) -> Result<(), EngineError> {
+    crate::sys::cache::evict_file(path)
+        .map_err(|e| EngineError::io("dropping the cached pages", Some(path.to_path_buf()), &e))
 }
 
 /// Sleep `seconds` (at most), waking early on a signal.

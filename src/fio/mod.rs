@@ -19,7 +19,7 @@ pub mod options;
 pub mod translate;
 pub mod value;
 
-pub use translate::{from_parsed, translate, translate_with, JobPlace, Translation};
+pub use translate::{from_parsed, translate, translate_with, JobPlace, Translation, UnrunJob};
 
 use crate::model::job::Suite;
 use crate::workload::{self, ResolveCtx};

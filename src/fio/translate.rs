@@ -48,6 +48,26 @@ pub struct Translation {
     pub directory: Option<String>,
     /// Each fio job, in the file's order: where it runs and its reporting group.
     pub jobs: Vec<JobPlace>,
+    /// The jobs that never run (after a job with `exit_what=all`), in the file's order: not in
+    /// `spec` or `jobs`, and listed by `fsbench fio` with no I/O, as fio lists them.
+    pub unrun: Vec<UnrunJob>,
+}
+
+/// A fio job that never runs: a job of an earlier run group has `exit_what=all` (with
+/// `exitall`), which stops every job not started yet. fio 3.33 still lists it in its report,
+/// with zero figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnrunJob {
+    /// fio's job name (the section's).
+    pub name: String,
+    /// fio's `groupid`.
+    pub group: u32,
+    /// `group_reporting` of the job.
+    pub group_reporting: bool,
+    /// Threads (`numjobs`).
+    pub threads: u32,
+    /// The job whose `exit_what=all` stopped it.
+    pub stopped_by: String,
 }
 
 /// Where one fio job runs: the test (a group of jobs that run at the same time is one test),
@@ -370,8 +390,11 @@ pub fn from_parsed(
     run_file::share_plain_files(&jobs, &mut translated, &filenames, &mut notes);
     let mut tests = Vec::new();
     let mut places = Vec::new();
+    let mut unrun = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
-        if exits.never_runs(gi, g, &jobs, &mut notes) {
+        if let Some(by) = exits.never_runs(gi, g, &jobs, &mut notes) {
+            let threads = |i: usize| translated[i].as_ref().map_or(1, |t| t.threads);
+            unrun.extend(exit::unrun(g, &jobs, by, threads, &mut errors));
             continue;
         }
         // A job that did not translate has its errors already; the rest of its group is still
@@ -415,6 +438,7 @@ pub fn from_parsed(
         notes,
         directory: directory.map(|(d, _)| d),
         jobs: places,
+        unrun,
     })
 }
 

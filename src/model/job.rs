@@ -142,8 +142,9 @@ pub struct RoleDef {
     /// one group (`amount`); false: it runs until the test's own threads are done.
     #[serde(default, skip_serializing_if = "is_false")]
     pub own_amount: bool,
-    /// Its files' cached pages are dropped (fsync + fadvise DONTNEED) before each timed phase
-    /// (`uncached`, fio's `invalidate=1`).
+    /// Its files' cached pages are dropped (fsync + fadvise DONTNEED) in each timed phase as
+    /// each of its threads starts, after its wait and delay (`uncached`, fio's `invalidate=1`,
+    /// done when the job starts).
     #[serde(default, skip_serializing_if = "is_false")]
     pub uncached: bool,
     /// It starts once these are done (`after`, fio's `wait_for`): the test's own threads, or an
@@ -1101,7 +1102,8 @@ pub enum Amount {
     /// A fileset: until the filesystem is this full (0..1, statvfs: used / (used + available),
     /// as `df` shows it); ENOSPC ends the phase normally. A data file (only 1, sequential
     /// writes: fio's `fill_device`): its writes go on past the file's size until ENOSPC (or
-    /// EDQUOT), which ends the phase normally; runs only on a testbed fsbench made.
+    /// EDQUOT), which ends the phase normally; runs only on a testbed fsbench made (its own
+    /// or one kept by `fsbench testbed up`).
     Fill(f64),
 }
 

@@ -36,6 +36,9 @@ pub struct FioContext {
     /// Each fio job: its test, its role there (None: the test's own threads), its `groupid`
     /// and `group_reporting`. Empty: one job per test, each its own group.
     pub jobs: Vec<crate::fio::JobPlace>,
+    /// The fio jobs that never ran (after a job with `exit_what=all`): listed after the others
+    /// with no I/O, as fio lists them, and `fsbench.ran` false.
+    pub unrun: Vec<crate::fio::UnrunJob>,
 }
 
 /// The text or JSON format of `fsbench fio`.
@@ -166,6 +169,8 @@ struct Job<'a> {
     sys: u64,
     /// A part failed.
     failed: bool,
+    /// It never ran: the job whose `exit_what=all` stopped it before it started.
+    unrun: Option<&'a str>,
 }
 
 fn timed(rep: Option<&RepResult>) -> impl Iterator<Item = &PhaseResult> {
@@ -215,6 +220,13 @@ impl<'a> Job<'a> {
 /// The jobs to report: one per fio job (`ctx.jobs`, else one per test), those of a group with
 /// `group_reporting` merged into one.
 fn fio_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
+    let mut out = ran_jobs(tests, ctx);
+    unrun_jobs(&mut out, ctx);
+    out
+}
+
+/// The jobs that ran, as [`fio_jobs`] lists them.
+fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
     let mut out: Vec<Job<'a>> = Vec::new();
     if ctx.jobs.is_empty() {
         for (i, t) in tests.iter().enumerate() {
@@ -250,6 +262,28 @@ fn fio_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
         }
     }
     out
+}
+
+/// Append the jobs that never ran (`ctx.unrun`, after every job that ran in fio's order too:
+/// they are the groups after an `exit_what=all`), with no figures; a group with
+/// `group_reporting` as one job, as the jobs that ran.
+fn unrun_jobs<'a>(out: &mut Vec<Job<'a>>, ctx: &'a FioContext) {
+    let merged: std::collections::BTreeSet<u32> =
+        ctx.unrun.iter().filter(|u| u.group_reporting).map(|u| u.group).collect();
+    for u in &ctx.unrun {
+        match out.last_mut() {
+            Some(j) if j.unrun.is_some() && merged.contains(&u.group) && j.group == u.group => {
+                j.threads += u.threads;
+            }
+            _ => out.push(Job {
+                name: u.name.clone(),
+                group: u.group,
+                threads: u.threads,
+                unrun: Some(&u.stopped_by),
+                ..Job::default()
+            }),
+        }
+    }
 }
 
 /// fio's latency buckets of `h` (percent of I/Os up to each bound, above the one before):
@@ -317,6 +351,10 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
         }
     }
     for j in fio_jobs(tests, ctx) {
+        if let Some(by) = j.unrun {
+            jobs.push(unrun_json(&j, by));
+            continue;
+        }
         let wall = j.wall;
         let all = {
             let mut h: Option<hdrhistogram::Histogram<u64>> = None;
@@ -425,6 +463,39 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
     })
 }
 
+/// fio 3.33's entry of a job that never ran: its name and group, every figure zero (the
+/// latency target keys left out, as fio leaves them out), and `fsbench` saying why.
+fn unrun_json(j: &Job<'_>, by: &str) -> Value {
+    let (ns, us, ms) = buckets(None);
+    json!({
+        "jobname": j.name,
+        "groupid": j.group,
+        "error": 0,
+        "eta": 0,
+        "elapsed": 0,
+        "job options": {},
+        "read": j.read.json(),
+        "write": j.write.json(),
+        "trim": j.trim.json(),
+        "sync": { "total_ios": 0, "lat_ns": j.sync.lat_json(true) },
+        "job_runtime": 0,
+        "usr_cpu": 0.0,
+        "sys_cpu": 0.0,
+        "ctx": 0,
+        "majf": 0,
+        "minf": 0,
+        "iodepth_level": {},
+        "latency_ns": ns,
+        "latency_us": us,
+        "latency_ms": ms,
+        "fsbench": {
+            "ran": false,
+            "why": format!("[{by}] has exit_what=all (with exitall): fio stops every job not started yet, so this one never ran"),
+            "threads": j.threads,
+        },
+    })
+}
+
 /// fio's size words: `1.5MiB/s (1573kB/s)`-style with binary and decimal units.
 fn bw_words(bytes_per_s: u64) -> String {
     let b = bytes_per_s as f64;
@@ -449,7 +520,8 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
     let tests: &[TestResult] =
         report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
     let all = fio_jobs(tests, ctx);
-    for j in &all {
+    // A job that never ran has no block of its own (as in fio's text); its group's line stays.
+    for j in all.iter().filter(|j| j.unrun.is_none()) {
         let err = u8::from(j.failed);
         let _ = writeln!(
             o,
@@ -578,6 +650,11 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
         }
         for d in ctx.differences.get(&t.id).into_iter().flatten() {
             let _ = writeln!(o, "  {}: differs from fio: {d}", t.name);
+        }
+    }
+    for j in &all {
+        if let Some(by) = j.unrun {
+            let _ = writeln!(o, "  {}: never ran ([{by}] has exit_what=all)", j.name);
         }
     }
     o

@@ -424,6 +424,61 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     assert!(text.contains("WRITE: bw=") && text.contains("io=8.0MiB, run=3000-3000msec"), "{text}");
 }
 
+/// Jobs that never ran (after an `exit_what=all`) follow the jobs that ran in `fsbench fio`'s
+/// JSON, each with its groupid and every figure zero, `fsbench.ran` false and why; with
+/// `group_reporting` their group is one entry (threads summed), as for jobs that ran. The text
+/// has no block for them, only their groups' lines and a line each under `fsbench:`.
+#[test]
+fn fio_json_lists_jobs_that_never_ran_with_zeros() {
+    use crate::fio::{JobPlace, UnrunJob};
+    use crate::present::fio::{fio_json, fio_text, FioContext};
+    let r = build_report(vec![config("ext4", &[100.0], 0)], &opts(), 0, false);
+    let unrun = |name: &str, group, group_reporting, threads| UnrunJob {
+        name: name.into(),
+        group,
+        group_reporting,
+        threads,
+        stopped_by: "r".into(),
+    };
+    let ctx = FioContext {
+        jobs: vec![JobPlace {
+            name: "r".into(),
+            test_id: "1".into(),
+            role: None,
+            group: 0,
+            group_reporting: false,
+            threads: 1,
+        }],
+        unrun: vec![unrun("a", 1, true, 2), unrun("b", 1, false, 1), unrun("c", 2, false, 1)],
+        ..FioContext::default()
+    };
+    let v = fio_json(&r, &ctx);
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().filter_map(|j| j["jobname"].as_str()).collect();
+    assert_eq!(names, ["r", "a", "c"], "{v}");
+    assert!(jobs[0]["write"]["io_bytes"].as_u64() > Some(0), "{v}");
+    assert!(jobs[0]["fsbench"].get("ran").is_none(), "a job that ran: {v}");
+    for (j, group, threads) in [(&jobs[1], 1, 3), (&jobs[2], 2, 1)] {
+        assert_eq!(j["groupid"], group, "{j}");
+        assert_eq!(j["error"], 0, "{j}");
+        for d in ["read", "write", "trim"] {
+            for k in ["io_bytes", "bw_bytes", "total_ios", "runtime"] {
+                assert_eq!(j[d][k], 0, "{d}.{k}: {j}");
+            }
+            assert_eq!(j[d]["clat_ns"]["N"], 0, "{j}");
+        }
+        assert_eq!((j["job_runtime"].as_u64(), j["usr_cpu"].as_f64()), (Some(0), Some(0.0)));
+        assert_eq!(j["fsbench"]["ran"], false, "{j}");
+        assert_eq!(j["fsbench"]["threads"], threads, "{j}");
+        assert!(j["fsbench"]["why"].as_str().unwrap().starts_with("[r] has exit_what=all"));
+    }
+    let text = fio_text(&r, &ctx);
+    assert!(text.contains("r: (groupid=0") && !text.contains("a: (groupid"), "{text}");
+    assert!(text.contains("Run status group 1 (all jobs):"), "{text}");
+    assert!(text.contains("Run status group 2 (all jobs):"), "{text}");
+    assert!(text.contains("  c: never ran ([r] has exit_what=all)"), "{text}");
+}
+
 /// Two configurations of a test whose one role, a writer, did `writer` MiB/s in every
 /// repetition; the test's own figure `mibs`.
 fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::ConfigResult {

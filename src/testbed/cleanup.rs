@@ -415,23 +415,43 @@ fn remove_mount(
     images: &[&Path],
     dirs: &[&Path],
 ) -> Result<Outcome> {
+    match recorded_mount(mountpoint, source, fstype, images, dirs)? {
+        Some(not_removable) => Ok(not_removable),
+        None => {
+            super::mount::umount(mountpoint)?;
+            Ok(Outcome::Removed)
+        }
+    }
+}
+
+/// Whether a recorded mount is still there and fsbench's: `None` when it is (mounted on a
+/// directory of the same record, with the recorded type, and for a loop mount from a loop
+/// device backed by a marked image of the record), else what it is instead (gone, or why it
+/// is not verifiably fsbench's).
+fn recorded_mount(
+    mountpoint: &Path,
+    source: &str,
+    fstype: &str,
+    images: &[&Path],
+    dirs: &[&Path],
+) -> Result<Option<Outcome>> {
     let entries =
         mountinfo::read().map_err(|e| TestbedError::io("reading", "/proc/self/mountinfo", e))?;
     let Some(m) = mountinfo::find(&entries, mountpoint) else {
-        return Ok(Outcome::Gone);
+        return Ok(Some(Outcome::Gone));
     };
     if !dirs.contains(&mountpoint) {
-        return Ok(Outcome::NotOurs(
+        return Ok(Some(Outcome::NotOurs(
             "the mount point is not a directory of the same record".into(),
-        ));
+        )));
     }
     if m.fstype != fstype {
-        return Ok(Outcome::NotOurs(format!(
+        return Ok(Some(Outcome::NotOurs(format!(
             "{} is now {} on {}",
             mountpoint.display(),
             m.fstype,
             m.source
-        )));
+        ))));
     }
     // A loop mount is ours if the loop device is backed by an image of this record
     // (btrfs may show another member device than the one recorded); anything else
@@ -443,10 +463,47 @@ fn remove_mount(
         m.source == source
     };
     if !ours {
-        return Ok(Outcome::NotOurs(format!("{} is not backed by an fsbench image", m.source)));
+        return Ok(Some(Outcome::NotOurs(format!(
+            "{} is not backed by an fsbench image",
+            m.source
+        ))));
     }
-    super::mount::umount(mountpoint)?;
-    Ok(Outcome::Removed)
+    Ok(None)
+}
+
+/// A testbed kept by `fsbench testbed up` that holds a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptMount {
+    /// The kept testbed's name (`fsbench testbed down NAME`).
+    pub name: String,
+    /// Its mount point.
+    pub mountpoint: PathBuf,
+}
+
+/// The testbed kept by `fsbench testbed up` whose filesystem `dir` is on: `dir` has the
+/// `st_dev` of a mount point a kept record names, and that mount point is still mounted as
+/// `testbed down` would verify before unmounting it (same record, type and, for a loop mount,
+/// a loop device backed by the record's marked image). `None` when `dir` is on no such
+/// testbed (or is gone); a kept zfs pool is not looked at. Lets a caller treat a kept
+/// testbed as one fsbench made (`fill_device` fills only those).
+pub fn kept_testbed_holding(state: &StateDir, dir: &Path) -> Result<Option<KeptMount>> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dev) = std::fs::metadata(dir).map(|m| m.dev()) else {
+        return Ok(None);
+    };
+    for (name, rec) in kept_testbeds(state)? {
+        let (images, dirs) = (recorded_images(&rec), recorded_dirs(&rec));
+        for e in &rec.entries {
+            let Resource::Mount { mountpoint, source, fstype } = &e.resource else { continue };
+            if recorded_mount(mountpoint, source, fstype, &images, &dirs)?.is_some() {
+                continue;
+            }
+            if std::fs::metadata(mountpoint).is_ok_and(|m| m.dev() == dev) {
+                return Ok(Some(KeptMount { name, mountpoint: mountpoint.clone() }));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The loop devices over an image of the record that carries fsbench's mark.
@@ -536,6 +593,58 @@ fn remove_dir(path: &Path) -> Result<Outcome> {
 mod tests {
     use super::*;
     use crate::state::{Entry, ProcessId};
+
+    /// A kept record naming the mount that holds a directory makes the directory a kept
+    /// testbed's only while that mount is still mounted from the recorded source: the same
+    /// `st_dev` with another source (a loop device that is not the one mounted), or a mount
+    /// point no longer mounted, is no kept testbed.
+    #[test]
+    fn a_directory_is_on_a_kept_testbed_only_while_its_recorded_mount_is_there() {
+        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        let Some(m) = mountinfo::mount_of(tmp.path()) else {
+            panic!("no mount holds {}", tmp.path().display());
+        };
+        if m.source.starts_with("/dev/loop") {
+            eprintln!(
+                "skipped: /var/tmp is on a loop device, which the check follows to its image"
+            );
+            return;
+        }
+        let sd = StateDir::new(tmp.path().join("state"));
+        let gone = tmp.path().join("never-mounted");
+        std::fs::create_dir(&gone).unwrap();
+        let kept = |name: &str, mountpoint: &Path, source: &str| {
+            let rec = ProcessRecord {
+                kept: Some(name.into()),
+                owner: ProcessId::current(),
+                entries: vec![
+                    Entry { id: 1, resource: Resource::Directory { path: mountpoint.into() } },
+                    Entry {
+                        id: 2,
+                        resource: Resource::Mount {
+                            mountpoint: mountpoint.into(),
+                            source: source.into(),
+                            fstype: m.fstype.clone(),
+                        },
+                    },
+                ],
+            };
+            let path = sd.path().join(format!("{}{name}.json", crate::state::record::KEPT_PREFIX));
+            sd.write_record(&path, &rec).unwrap();
+            path
+        };
+        let other = kept("other", &m.mountpoint, "/dev/loop99");
+        let unmounted = kept("unmounted", &gone, &m.source);
+        assert_eq!(kept_testbed_holding(&sd, tmp.path()).unwrap(), None);
+        assert_eq!(kept_testbed_holding(&sd, &gone).unwrap(), None);
+        // The record naming what is mounted there: the directory is on it.
+        std::fs::remove_file(other).unwrap();
+        std::fs::remove_file(unmounted).unwrap();
+        kept("same", &m.mountpoint, &m.source);
+        let on = kept_testbed_holding(&sd, tmp.path()).unwrap();
+        assert_eq!(on, Some(KeptMount { name: "same".into(), mountpoint: m.mountpoint.clone() }));
+        assert_eq!(kept_testbed_holding(&sd, &tmp.path().join("absent")).unwrap(), None);
+    }
 
     #[test]
     fn dead_record_is_cleaned_and_live_one_untouched() {

@@ -357,8 +357,8 @@ pub struct RoleSpec {
     /// Seconds after its release before its threads start (fio's `startdelay`; default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<f64>,
-    /// Drop its files' cached pages before each timed phase (fio's `invalidate=1` on a
-    /// buffered read; default false).
+    /// Drop its files' cached pages in each timed phase when it starts, after its `after` and
+    /// `delay` (fio's `invalidate=1` on a buffered read, done at the job's start; default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uncached: Option<bool>,
     /// Drop its file's cached pages each time it wraps (as a phase's `invalidate_each_pass`).

@@ -102,33 +102,105 @@ fn exitall_stops_the_fast_job_of_the_slow_ones_group_when_it_ends() {
     check("fio 3.33", &run(true, &on));
 }
 
-/// exit_what=all: the group after the job never runs; fsbench leaves it out of its report
-/// (fio lists it with no I/O) and says so, and --fio-strict refuses the file.
+/// exit_what=all: the run groups after the job never run. `fsbench fio --output-format=json`
+/// lists their jobs after the others as fio 3.33 does: the same jobname, groupid and error, every
+/// figure zero at fio's paths, no fields fio leaves out of a job that never ran (the latency
+/// target's), and `fsbench.ran` false with the job that stopped them. The normal text has no
+/// block for them but their group's line, as fio's. Nothing here differs from fio, so
+/// --fio-strict takes the file. fio 3.33's JSON of the same file is read by the same code.
 #[test]
-fn exit_what_all_leaves_the_later_groups_out() {
-    let text = "[global]\nbs=4k\nsize=256k\nexitall\n[first]\nrw=read\nexit_what=all\n[later]\nstonewall\nrw=read\n";
+fn exit_what_all_lists_the_later_groups_jobs_unrun_as_fio() {
+    let text = "[global]\nbs=4k\nsize=256k\nexitall\n[first]\nrw=read\nexit_what=all\n[later]\nstonewall\nrw=read\n[later2]\nrw=write\n[last]\nstonewall\nrw=read\n";
     let work = TestDir::new();
     let file = work.write("job.fio", text);
     let data = TestDir::new();
     let dir = format!("--directory={}", data.path().display());
-    let o = command()
-        .args(["fio", dir.as_str(), "--output-format=json", "--no-store"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let fsbench_fio = |extra: &[&str]| {
+        command().args(["fio", dir.as_str(), "--no-store"]).args(extra).arg(&file).output()
+    };
+    let o = fsbench_fio(&["--output-format=json"]).expect("run");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("[later] never runs: [first] has exit_what=all"), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let j = jobs(&v);
-    assert_eq!(j.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["first"], "{j:?}");
+    let names: Vec<&str> = j.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(names, ["first", "later", "later2", "last"], "{j:?}");
     assert_eq!(j[0].1, 256 << 10);
-    let o = command()
-        .args(["fio", dir.as_str(), "--fio-strict", "--no-store"])
+    /// What a script reads of a job that never ran, at fio's paths.
+    fn unrun(j: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+        let mut out = Vec::new();
+        for k in ["jobname", "groupid", "error", "job_runtime", "usr_cpu", "sys_cpu"] {
+            out.push((k.to_string(), j[k].clone()));
+        }
+        for d in ["read", "write", "trim"] {
+            for k in ["io_bytes", "io_kbytes", "bw", "bw_bytes", "iops", "runtime", "total_ios"] {
+                out.push((format!("{d}.{k}"), j[d][k].clone()));
+            }
+            for l in ["slat_ns", "clat_ns", "lat_ns"] {
+                for k in ["min", "max", "mean", "stddev", "N"] {
+                    out.push((format!("{d}.{l}.{k}"), j[d][l][k].clone()));
+                }
+            }
+        }
+        out.push(("sync.total_ios".into(), j["sync"]["total_ios"].clone()));
+        out
+    }
+    let jobs_of = |v: &serde_json::Value| v["jobs"].as_array().unwrap().clone();
+    let ours = jobs_of(&v);
+    for (k, x) in unrun(&ours[1]).into_iter().skip(1) {
+        let zero = x.as_f64() == Some(0.0) || (k == "groupid" && x.as_u64() == Some(1));
+        assert!(zero, "{k} of a job that never ran: {x}");
+    }
+    assert_eq!((ours[2]["groupid"].as_u64(), ours[3]["groupid"].as_u64()), (Some(1), Some(2)));
+    for u in &ours[1..] {
+        assert_eq!(u["fsbench"]["ran"], false, "{u}");
+        assert!(u["fsbench"]["why"].as_str().unwrap().starts_with("[first] has exit_what=all"));
+        assert!(u.get("latency_depth").is_none() && u.get("latency_target").is_none(), "{u}");
+    }
+    assert!(ours[0].get("latency_depth").is_some(), "a job that ran has fio's latency target");
+    let text_out = fsbench_fio(&[]).expect("run");
+    assert!(text_out.status.success(), "{}", stderr(&text_out));
+    let t = stdout(&text_out);
+    assert!(t.contains("first: (groupid=0") && !t.contains("later: (groupid"), "{t}");
+    assert!(t.contains("Run status group 1 (all jobs):\nRun status group 2 (all jobs):"), "{t}");
+    assert!(t.contains("later2: never ran ([first] has exit_what=all)"), "{t}");
+    let o = fsbench_fio(&["--fio-strict", "--output-format=json"]).expect("run");
+    assert!(o.status.success(), "no difference left: {}", stderr(&o));
+    if !have("fio") {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's listing not compared");
+        return;
+    }
+    let fio_data = TestDir::new();
+    let o = Command::new("fio")
+        .current_dir(fio_data.path())
+        .arg("--output-format=json")
         .arg(&file)
         .output()
-        .expect("run");
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("exit-all-unrun"), "{}", stderr(&o));
+        .expect("fio");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fio's JSON");
+    let theirs = jobs_of(&f);
+    assert_eq!(jobs(&f).iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), names);
+    for (a, b) in ours.iter().zip(&theirs).skip(1) {
+        let num =
+            |x: &serde_json::Value| x.as_f64().map(|n| serde_json::json!(n)).unwrap_or(x.clone());
+        let (a, b): (Vec<_>, Vec<_>) = (
+            unrun(a).into_iter().map(|(k, x)| (k, num(&x))).collect(),
+            unrun(b).into_iter().map(|(k, x)| (k, num(&x))).collect(),
+        );
+        assert_eq!(a, b, "fsbench's and fio 3.33's job that never ran");
+        let keys =
+            |j: &serde_json::Value| j.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        let fio_keys = keys(&theirs[1]);
+        let extra: Vec<String> = keys(&ours[1])
+            .into_iter()
+            .filter(|k| k != "fsbench" && !fio_keys.contains(k))
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "fields fio 3.33 does not write for a job that never ran: {extra:?}"
+        );
+    }
 }
 
 /// The test's own threads stopped by a role's end (exitall): the phase says `ended_by =

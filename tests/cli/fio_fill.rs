@@ -146,3 +146,58 @@ fn fill_device_on_a_testbed_writes_until_enospc() {
     }
     assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
 }
+
+/// A testbed kept by `fsbench testbed up` is one fsbench made: `fsbench fio --directory` on its
+/// mount point fills it (the job ends without an error, having written within 3% of its free
+/// space), and so does `run --fio --dir` (its phase ended by ENOSPC); `testbed down` then
+/// removes it; a plain directory beside it is still
+/// refused before any I/O, with the kept-testbed way in the message.
+#[test]
+fn fill_device_on_a_kept_testbed_writes_until_enospc() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let (work, dir, plain) = (TestDir::new(), TestDir::new(), TestDir::new());
+    let job = dir.write("fill.fio", FILL);
+    let job = job.to_str().unwrap();
+    let fio = |directory: &str| {
+        let d = format!("--directory={directory}");
+        fsbench(&["fio", &d, "--output-format=json", "--no-store", job])
+    };
+    {
+        let kept = Kept::up(work.path(), "64M");
+        let free = free_bytes(&kept.mount);
+        let o = fio(&kept.mount);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+        let j = &v["jobs"][0];
+        assert_eq!(j["error"], 0, "{j}");
+        // Ended by ENOSPC without an error: the fill's file took the free space.
+        assert_eq!(j["fsbench"]["status"]["state"], "ok", "{j}");
+        let written = j["write"]["io_bytes"].as_u64().unwrap();
+        assert!(
+            written <= free && written as f64 >= free as f64 * 0.97,
+            "wrote {written} bytes of {free} free"
+        );
+        // fsbench's own file is gone: the testbed's free space is back.
+        assert!(free_bytes(&kept.mount) as f64 >= free as f64 * 0.99, "the fill's file was left");
+        // `run --fio --dir` on it too: the phase says ENOSPC ended it.
+        let (v, o) = run_json(&["run", "--fio", job, "--dir", &kept.mount, "--no-store"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let ph =
+            test_by_id(&v, "fill")["reps"][0]["phases"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(ph["ended_by"], "filesystem full (ENOSPC)", "{ph}");
+        let written = ph["bytes_written"].as_u64().unwrap();
+        assert!(written as f64 >= free as f64 * 0.97, "wrote {written} bytes of {free} free");
+    }
+    let o = fsbench(&["testbed", "down"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains(work.path().to_str().unwrap()), "still kept: {}", stdout(&o));
+    let o = fio(plain.path().to_str().unwrap());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("fills only a testbed it made"), "{e}");
+    assert!(e.contains("a testbed kept by `fsbench testbed up`"), "{e}");
+    assert!(plain.entries().is_empty(), "written to: {:?}", plain.entries());
+}

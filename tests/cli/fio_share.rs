@@ -187,3 +187,33 @@ fn flow_keeps_two_jobs_at_their_weights_as_fios() {
     // so it is only checked to be the flow's (without it: under 1 read per write).
     assert!(fio_ratio > 4.0, "fio's own ratio {fio_ratio:.3}: no flow control?");
 }
+
+/// A 16 MiB buffered writer and a reader that waits for it (`wait_for`), on one file;
+/// `invalidate=1` is fio's default.
+const WAIT_JOB: &str = "[global]\nfilename=wf.dat\nsize=16m\nbs=64k\n[w]\nrw=write\n[r]\nnew_group\nwait_for=w\nrw=read\n";
+
+/// fio drops a job's file from the cache when the job starts (after its `wait_for`), not when
+/// its group starts: on a 64 MiB ext4 testbed, the reader that waited for the writer reads its
+/// 16 MiB from the device (the phase's device counters read at least 15 MiB), not the pages
+/// the writer left in the cache (with the drop at the group's start: under 1 MiB here).
+#[test]
+fn a_job_that_waits_for_another_drops_the_file_from_the_cache_when_it_starts() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let (d, work) = (TestDir::new(), TestDir::new());
+    let job = d.write("wf.fio", WAIT_JOB);
+    let (v, o) = run_fio_on_small_ext4(&job, work.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ph = v["tests"][0]["reps"][0]["phases"].as_array().unwrap().last().unwrap().clone();
+    let role = &ph["roles"][0];
+    assert_eq!(role["bytes_read"].as_u64(), Some(16 << 20), "{role}");
+    assert_eq!(ph["bytes_written"].as_u64(), Some(16 << 20), "{ph}");
+    let dev_read = ph["device"]["read_bytes"].as_u64().unwrap();
+    eprintln!("device bytes read in the phase: {dev_read} (the reader read {} bytes)", 16 << 20);
+    assert!(
+        dev_read >= 15 << 20,
+        "the reader's bytes came from the cache: {dev_read} from the device"
+    );
+    assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
+}

@@ -12,10 +12,11 @@
 //! A run group is one test ([`super::groups`]); each of its jobs gets the test's or its role's
 //! `exitall` (`stops = "group"` with its `groupid`, or `stops = "test"`), which the engine
 //! acts on. Since every job ends, a job with `exit_what=all` always stops the later groups:
-//! they are left out of the translation.
+//! they are left out of the translation's tests and kept in its `unrun` list, which `fsbench
+//! fio` reports as fio does (each job with no I/O).
 
 use super::groups::Group;
-use super::{options, FioError, Job, JobPlace};
+use super::{FioError, Job, JobPlace, UnrunJob};
 use crate::workload::spec::{ExitSpec, TestSpec};
 
 /// fio's `exit_what` of one job.
@@ -100,22 +101,20 @@ pub(super) fn plan(
 }
 
 impl ExitPlan {
-    /// Whether run group `gi` never runs (a job of an earlier group has `exit_what=all`); its
-    /// jobs are named in `notes`.
+    /// Whether run group `gi` never runs (a job of an earlier group has `exit_what=all`):
+    /// the index of that job; the group's jobs are named in `notes`.
     pub(super) fn never_runs(
         &self,
         gi: usize,
         g: &Group,
         jobs: &[Job],
         notes: &mut Vec<String>,
-    ) -> bool {
-        let Some((_, by)) = self.stops_from.filter(|(from, _)| gi >= *from) else {
-            return false;
-        };
+    ) -> Option<usize> {
+        let (_, by) = self.stops_from.filter(|(from, _)| gi >= *from)?;
         for &i in &g.jobs {
-            notes.push(format!("[{}] never runs: [{}] has exit_what=all (with exitall), so fio stops it before it starts (fio lists it with no I/O; fsbench leaves it out)", jobs[i].name, jobs[by].name));
+            notes.push(format!("[{}] never runs: [{}] has exit_what=all (with exitall), so fio stops it before it starts (fio lists it with no I/O, and so does `fsbench fio`; `run --fio` leaves it out)", jobs[i].name, jobs[by].name));
         }
-        true
+        Some(by)
     }
 
     /// Give the jobs of run group `gi`, translated as `test` with the jobs of `g` at `places`
@@ -151,12 +150,37 @@ impl ExitPlan {
         }
         if let Some((_, by)) = self.stops_from.filter(|(from, _)| *from == gi + 1) {
             test.notes.push(format!(
-                "fio job file: [{}] exit_what=all: the later jobs never run; {}",
+                "fio job file: [{}] exit_what=all: the later jobs never run, in fio and fsbench (`fsbench fio` lists them with no I/O, as fio)",
                 jobs[by].name,
-                options::difference("exit-all-unrun")
             ));
         }
     }
+}
+
+/// The jobs of run group `g`, which never runs because job `by` has `exit_what=all`, as fio
+/// still lists them (`threads`: each job's numjobs, by index).
+pub(super) fn unrun(
+    g: &Group,
+    jobs: &[Job],
+    by: usize,
+    threads: impl Fn(usize) -> u32,
+    errors: &mut Vec<FioError>,
+) -> Vec<UnrunJob> {
+    let mut out = Vec::with_capacity(g.jobs.len());
+    for (&i, &group) in g.jobs.iter().zip(&g.report) {
+        let group_reporting = jobs[i].bool("group_reporting").unwrap_or_else(|e| {
+            errors.push(e);
+            None
+        });
+        out.push(UnrunJob {
+            name: jobs[i].name.clone(),
+            group,
+            group_reporting: group_reporting.unwrap_or(false),
+            threads: threads(i),
+            stopped_by: jobs[by].name.clone(),
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -174,7 +198,9 @@ mod tests {
 
     /// exitall in [global]: every job gets fio's stop by its exit_what; `group` names its
     /// groupid (new_group starts another), `stonewall` and `all` the whole test; the groups
-    /// after an `all` job never run (left out, noted, a difference --fio-strict refuses).
+    /// after an `all` job never run (left out of the tests, noted, and listed as unrun jobs with
+    /// their groupid, numjobs, group_reporting and the job that stopped them, which fio lists
+    /// too: no difference, so --fio-strict takes the file).
     #[test]
     fn exitall_gives_each_job_its_stop_and_all_drops_the_later_groups() {
         let text = "[global]\nsize=1m\nexitall=1\n\
@@ -182,7 +208,7 @@ mod tests {
             [fast1]\nnew_group=1\nrw=randread\ntime_based\nruntime=10\n\
             [slow2]\nstonewall\nrw=read\nnumber_ios=10\nexit_what=all\n\
             [fast2]\nrw=randread\ntime_based\nruntime=10\n\
-            [later]\nstonewall\nrw=read\n";
+            [later]\nstonewall\nrw=read\nnumjobs=3\ngroup_reporting\n";
         let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.spec.tests.len(), 2, "the group after [slow2] never runs");
         let (a, b) = (&t.spec.tests[0], &t.spec.tests[1]);
@@ -201,14 +227,21 @@ mod tests {
             t.notes
         );
         assert!(t.jobs.iter().all(|p| p.name != "later"));
+        let later = super::UnrunJob {
+            name: "later".into(),
+            group: 3,
+            group_reporting: true,
+            threads: 3,
+            stopped_by: "slow2".into(),
+        };
+        assert_eq!(t.unrun, [later]);
         assert!(
-            b.notes.iter().any(|n| n.contains("[differs from fio: exit-all-unrun]")),
+            b.notes.iter().any(|n| n.contains("exit_what=all: the later jobs never run")),
             "{:?}",
             b.notes
         );
-        assert!(!a.notes.iter().any(|n| n.contains("exit-all-unrun")), "{:?}", a.notes);
-        let strict = t.check_strict().unwrap_err().to_string();
-        assert!(strict.contains("exit_what=all"), "{strict}");
+        assert!(!b.notes.iter().any(|n| n.contains("[differs from fio")), "{:?}", b.notes);
+        assert!(t.check_strict().is_ok(), "{:?}", t.notes);
         // Resolved: the engine's ExitAll of each job.
         let ctx = crate::workload::ResolveCtx {
             scale: crate::model::scale::Scale::Paper,

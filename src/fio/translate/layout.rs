@@ -91,8 +91,9 @@ pub(super) fn fills(job: &Job) -> bool {
 
 /// `fill_device=1`: the timed phase writes sequentially from the start of the job's file until
 /// the filesystem is full (`amount = { fill = 1 }`: ENOSPC ends it normally, and the bytes
-/// written are the job's). fsbench does it only on a testbed it made (`--fs`, `compare`): the
-/// run refuses it on a directory before any I/O. Refused where fsbench cannot give fio's
+/// written are the job's). fsbench does it only on a testbed it made (`--fs`, `compare`, or a
+/// directory on a testbed kept by `fsbench testbed up`): the run refuses it on any other
+/// directory before any I/O. Refused where fsbench cannot give fio's
 /// meaning or would fill a filesystem that is not a testbed. `verifies`: the job is checked
 /// after it ends (`verify` with `do_verify=1`). `None`: the job does not fill.
 pub(super) fn fill_device(
@@ -116,7 +117,7 @@ pub(super) fn fill_device(
         );
     }
     if let Some(p) = &files.named {
-        return refuse(format!("with filename={}: a file named by a path is on the machine's own filesystem, and fsbench fills only a testbed it made; use a plain filename (fsbench's own file, on the testbed of --fs)", p.display()));
+        return refuse(format!("with filename={}: a file named by a path is on the machine's own filesystem, and fsbench fills only a testbed it made; use a plain filename (fsbench's own file, on the testbed of --fs, or with --directory on the mount point of a testbed kept by `fsbench testbed up`)", p.display()));
     }
     if files.shared && files.threads > 1 {
         return refuse("with numjobs > 1 on one shared filename: fsbench's threads would write the same blocks of one file; give each thread its own file (leave filename out)".into());
@@ -132,7 +133,7 @@ pub(super) fn fill_device(
     if job.get("size").is_some() || job.get("filesize").is_some() {
         notes.push("size has no effect with fill_device (as in fio: the job writes until the filesystem is full)".into());
     }
-    notes.push("fill_device=1: writes until the filesystem is full (ENOSPC ends the job without an error; the bytes written are the job's), as fio; fsbench does this only on a testbed it made (--fs, compare): run on a directory it refuses before any I/O".into());
+    notes.push("fill_device=1: writes until the filesystem is full (ENOSPC ends the job without an error; the bytes written are the job's), as fio; fsbench does this only on a testbed it made (--fs, compare, or --directory/--dir on the mount point of a testbed kept by `fsbench testbed up`): run on any other directory it refuses before any I/O".into());
     Ok(Some(AmountSpec { fill: Some(1.0), ..AmountSpec::default() }))
 }
 
