@@ -669,23 +669,28 @@ fn same_file(
     (id, test_file, verify): (&str, Option<&FileSet>, bool),
     before: &[RoleDef],
 ) -> Result<RoleWait, String> {
-    let (owner, size, prefilled) = if name == id {
+    let (owner, size, sized) = if name == id {
         let Some(f) = test_file.filter(|f| f.count == 1 && f.shared) else {
             return Err("the test has no one file its threads share (`file` with `shared = true`); a role can work on that file only".into());
         };
         if verify && uses_files(&role.phase).1 {
             return Err("the test checks its file's content (`verify`), which the role's writes would change; leave verify out or give the role a file of its own".into());
         }
-        (RoleWait::Test, f.size_bytes(), f.prefill)
+        (RoleWait::Test, f.size_bytes(), laid_out(f.prefill, f.preallocate))
     } else {
         let Some(i) = before.iter().position(|o| o.name == name) else {
             return Err("neither the test's id nor an earlier role's name".into());
         };
         let o = &before[i];
         match o.same_file {
-            Some(RoleWait::Role(j)) => (RoleWait::Role(j), before[j].file_bytes, before[j].prefill),
+            Some(RoleWait::Role(j)) => {
+                let b = &before[j];
+                (RoleWait::Role(j), b.file_bytes, laid_out(b.prefill, b.preallocate))
+            }
             Some(RoleWait::Test) => return same_file(id, role, (id, test_file, verify), before),
-            None if o.shared_file => (RoleWait::Role(i), o.file_bytes, o.prefill),
+            None if o.shared_file => {
+                (RoleWait::Role(i), o.file_bytes, laid_out(o.prefill, o.preallocate))
+            }
             None => {
                 return Err(format!("role `{name}` gives each of its threads a file of its own; set file.whole = true on it (one file its threads share)"))
             }
@@ -697,10 +702,17 @@ fn same_file(
             role.file_bytes
         ));
     }
-    if uses_files(&role.phase).0.is_some() && !prefilled {
-        return Err("the role reads the file but its owner does not lay it out: set file.prefill = true on the owner".into());
+    if uses_files(&role.phase).0.is_some() && !sized {
+        return Err("the role reads the file but its owner does not lay it out to its size: set file.prefill = true (or file.preallocate = \"fallocate\" or \"truncate\": the role reads zeros) on the owner".into());
     }
     Ok(owner)
+}
+
+/// Whether an owner's file is there at its size before the phase, for a role that reads it:
+/// written (prefilled), or given its size without data (fallocate, truncate: reads return
+/// zeros, as from fio's file laid out by a write job).
+fn laid_out(prefill: bool, preallocate: Option<Preallocate>) -> bool {
+    prefill || matches!(preallocate, Some(Preallocate::Fallocate | Preallocate::Truncate))
 }
 
 /// The bound on a role's work: it is stopped when the foreground is done, long before.

@@ -217,3 +217,27 @@ fn a_job_that_waits_for_another_drops_the_file_from_the_cache_when_it_starts() {
     );
     assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
 }
+
+/// fio lays out a group's shared file by its first job: a write job fallocates it to its size
+/// (unwritten blocks), and a job of the group that reads it finds it long enough and reads
+/// those blocks as zeros, without a device read. Here the writer writes one 64 KiB block
+/// (`io_size`) and the reader reads all 16 MiB at the same time: the phase's device counters
+/// read well under 1 MiB (a file written out for the reader, as fsbench laid it out before,
+/// reads 16 MiB from the device after the uncached start).
+#[test]
+fn a_reader_beside_the_writer_that_fallocated_the_file_reads_unwritten_blocks() {
+    if skip_testbeds(&["mkfs.ext4"]) {
+        return;
+    }
+    let (d, work) = (TestDir::new(), TestDir::new());
+    let text =
+        "[global]\nfilename=fa.dat\nsize=16m\nbs=64k\n[w]\nrw=write\nio_size=64k\n[r]\nrw=read\n";
+    let job = d.write("fa.fio", text);
+    let (v, o) = run_fio_on_small_ext4(&job, work.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ph = v["tests"][0]["reps"][0]["phases"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(ph["roles"][0]["bytes_read"].as_u64(), Some(16 << 20), "{ph}");
+    let dev_read = ph["device"]["read_bytes"].as_u64().unwrap();
+    assert!(dev_read < 1 << 20, "the reader read written blocks: {dev_read} bytes from the device");
+    assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
+}

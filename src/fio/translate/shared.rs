@@ -62,6 +62,12 @@ fn bytes(f: &FileSpec) -> Option<u64> {
     }
 }
 
+/// Whether a file's lay-out gives it its size without writing it (fio's `fallocate` native,
+/// posix or truncate): a later job of the group that reads finds it long enough, as fio's.
+fn sized_layout(f: &FileSpec) -> bool {
+    !f.prefill && matches!(f.preallocate.as_deref(), Some("fallocate" | "truncate"))
+}
+
 impl Files {
     /// The group's first job (`test`): it owns the file it names.
     pub(super) fn first(job: &Job, test: &TestSpec) -> Files {
@@ -138,21 +144,19 @@ impl Files {
                     return Err(job.err("filename", job.line("filename"), format!("in [{}], which writes into the file of [{}]: [{}] checks its file (verify), which these writes would change; give [{}] a file of its own, or add `stonewall` to run it on its own", job.name, o.job, o.job, job.name)));
                 }
                 role.same_file = Some(o.runs_as.clone());
-                // A job that reads finds the data: the owner lays the file out before the phase.
-                if role.file.prefill {
-                    match o.role {
-                        Some(r) => {
-                            if let Some(owner) = test.roles.get_mut(r) {
-                                owner.file.prefill = true;
-                                owner.file.preallocate = None;
-                            }
-                        }
-                        None => {
-                            if let Some(f) = test.file.as_mut() {
-                                f.prefill = true;
-                                f.preallocate = None;
-                            }
-                        }
+                // A job that reads finds the file as fio's lay-out leaves it: fio lays out each
+                // file before the group, in job order, and a job finding it short lays it out
+                // anew. An owner that fallocates it to its size (or truncates it) leaves a file
+                // a later reader takes as it is (unwritten blocks read as zeros); otherwise the
+                // reader writes it out, so the owner prefills it.
+                let owner_file = match o.role {
+                    Some(r) => test.roles.get_mut(r).map(|owner| &mut owner.file),
+                    None => test.file.as_mut(),
+                };
+                if let Some(f) = owner_file.filter(|_| role.file.prefill) {
+                    if !sized_layout(f) {
+                        f.prefill = true;
+                        f.preallocate = None;
                     }
                 }
                 role.file.prefill = false;

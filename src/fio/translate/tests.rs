@@ -1166,8 +1166,9 @@ fn loaded(t: &Translation) -> crate::model::job::Suite {
 }
 
 /// Jobs of one group naming one plain `filename` work on one file, as fio's: the later job's
-/// role is on the first job's file (`same_file`), which is laid out before the phase because
-/// the later job reads it (so it is prefilled, not fallocated); no
+/// role is on the first job's file (`same_file`), which the first job lays out before the
+/// phase as fio's does (a write job: fallocated to its size, which the later reader finds long
+/// enough; with `fallocate=none` the reader finds no file, so it is written out); no
 /// `filename-reuse` difference within a group; each keeps its own pattern and block size.
 #[test]
 fn jobs_of_a_group_naming_one_file_share_it() {
@@ -1177,12 +1178,16 @@ fn jobs_of_a_group_naming_one_file_share_it() {
     let r = &test.roles[0];
     assert_eq!(r.same_file.as_deref(), Some("w"));
     assert!(!r.file.prefill, "the owner lays the file out, not the role");
-    assert!(test.file.as_ref().is_some_and(|f| f.shared && f.prefill), "laid out for the reader");
+    let f = test.file.as_ref().unwrap();
+    assert!(f.shared && !f.prefill, "fallocated by the writer, as fio's");
+    assert_eq!(f.preallocate.as_deref(), Some("fallocate"));
     assert!(fixed(&r.pattern[0]) == 8192 && fixed(op(test, 0, 0)) == 4096);
     let all: Vec<&String> = t.notes.iter().chain(&test.notes).collect();
     assert!(!all.iter().any(|n| n.contains("filename-reuse")), "{all:?}");
-    assert_eq!(test.file.as_ref().and_then(|f| f.preallocate.as_deref()), None);
     assert_eq!(r.file.preallocate, None, "the owner lays the file out");
+    let t = tr(&text.replace("[w]\n", "[w]\nfallocate=none\n")).unwrap();
+    let f = t.spec.tests[0].file.as_ref().unwrap();
+    assert!(f.prefill && f.preallocate.is_none(), "written out for the reader: {f:?}");
     let suite = loaded(&t);
     use crate::model::job::RoleWait;
     assert_eq!(suite.tests[0].roles[0].same_file, Some(RoleWait::Test));
@@ -1201,14 +1206,14 @@ fn jobs_of_a_group_naming_one_file_share_it() {
 
 /// A later job of a group that is the first to name a plain file owns it: its numjobs threads
 /// share that one file (`file.whole`), and a job after it naming the file works on it; the
-/// owner, a role, lays it out when a job on it reads. The validated roles say the same by index.
+/// owner, a role, writes it out when a job on it reads and its own lay-out leaves it short. The validated roles say the same by index.
 #[test]
 fn a_role_can_own_the_shared_file() {
-    let text = "[global]\nsize=1m\n[a]\nrw=write\n[b]\nfilename=x\nnumjobs=4\nrw=write\n[c]\nfilename=x\nrw=read\n";
+    let text = "[global]\nsize=1m\n[a]\nrw=write\n[b]\nfilename=x\nnumjobs=4\nrw=write\nfallocate=keep\n[c]\nfilename=x\nrw=read\n";
     let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
     let roles = &t.spec.tests[0].roles;
     assert_eq!(roles[0].file.whole, Some(true));
-    assert!(roles[0].file.prefill, "laid out for [c], which reads");
+    assert!(roles[0].file.prefill, "kept at length 0 by [b]: written out for [c], which reads");
     assert_eq!(roles[1].same_file.as_deref(), Some("b"));
     let suite = loaded(&t);
     use crate::model::job::RoleWait;
