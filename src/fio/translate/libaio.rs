@@ -1,0 +1,46 @@
+//! fio's `ioengine=libaio` beside the options that tune how an engine queues: the job runs on
+//! fsbench's own `libaio` engine (Linux native AIO by the same system calls as fio's engine, at
+//! the job's `iodepth`, buffered or direct), which does what fio's does with fio's defaults.
+//! Kept apart from the engine choice because it is the one place that says which of fio's
+//! batch options that engine can honour exactly.
+
+use super::{FioError, Job};
+use crate::workload::spec::SyncSpec;
+
+/// fio's batch options with `ioengine=libaio`. fsbench's libaio engine hands each request to
+/// `io_submit` as it is queued and waits for at least one completion per `io_getevents`, taking
+/// as many as are ready up to the depth: fio's defaults (`iodepth_batch_submit=1`,
+/// `iodepth_batch_complete_min=1`, `iodepth_batch_complete_max=iodepth`). Those values, written
+/// out, are accepted; other values would change the system calls, so they are refused with
+/// the way out (io_uring takes them), never run with another meaning.
+pub(super) fn batch_options(job: &Job) -> Result<(), FioError> {
+    let depth = job.int("iodepth")?.map_or(1, |(d, _)| d);
+    for (name, default) in [("iodepth_batch", 1), ("iodepth_batch_complete", 1)] {
+        let Some((v, line)) = job.int(name)? else { continue };
+        // fio: iodepth_batch_submit=0 means the job's iodepth.
+        let v_eff = if v == 0 && name == "iodepth_batch" { depth } else { v };
+        if v_eff != default {
+            let what = match name {
+                "iodepth_batch" => "submits each request as it is queued (fio's default, iodepth_batch_submit=1)",
+                _ => "waits for at least one completion per io_getevents (fio's default, iodepth_batch_complete_min=1)",
+            };
+            return Err(job.err(
+                name,
+                line,
+                format!("{v} with ioengine=libaio: fsbench's libaio engine {what}; another value needs ioengine=io_uring, which takes it, or remove the option"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What fio's libaio engine does for `fdatasync=N`: it prepares every sync as an fsync
+/// (`io_prep_fsync`, `IOCB_CMD_FSYNC`), so the kernel syncs the file's metadata too. The
+/// translation asks fsbench's libaio engine for the same (an fsync, `IOCB_CMD_FSYNC`), and
+/// says so, since the job's words say fdatasync.
+pub(super) fn fdatasync_as_fio(engine: &str, sync: &mut SyncSpec, notes: &mut Vec<String>) {
+    if engine == "libaio" && sync.call.as_deref() == Some("fdatasync") {
+        sync.call = None;
+        notes.push("fdatasync=N with ioengine=libaio: fio's libaio engine sends each sync as IOCB_CMD_FSYNC (a full fsync, not a data-only one), and so does fsbench's translation".into());
+    }
+}
