@@ -152,7 +152,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "ioengine",
         kind: Kind::Text,
         aliases: &[],
-        meaning: "psync, sync and pvsync run as psync; io_uring; libaio: fsbench's libaio engine at the job's iodepth, buffered or direct (Linux native AIO by the same system calls as fio's: one io_submit per request as it is queued, io_getevents for at least one completion; on a buffered file the kernel does the I/O inside io_submit, in fio too); mmap",
+        meaning: "psync, sync and pvsync run as psync; io_uring; libaio: fsbench's libaio engine at the job's iodepth, buffered or direct (Linux native AIO by the same system calls as fio's: one io_submit per request as it is queued, one io_getevents per completion; on a buffered file the kernel does the I/O inside io_submit, in fio too); mmap",
     },
     FioOption { name: "runtime",
         kind: Kind::Time, aliases: &["timeout"], meaning: "seconds, with time_based; without it a time cap on the size (amount.seconds beside amount.bytes: whichever comes first, as fio)" },

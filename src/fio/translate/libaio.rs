@@ -8,9 +8,9 @@ use super::{FioError, Job};
 use crate::workload::spec::SyncSpec;
 
 /// fio's batch options with `ioengine=libaio`. fsbench's libaio engine hands each request to
-/// `io_submit` as it is queued and waits for at least one completion per `io_getevents`, taking
-/// as many as are ready up to the depth: fio's defaults (`iodepth_batch_submit=1`,
-/// `iodepth_batch_complete_min=1`, `iodepth_batch_complete_max=iodepth`). Those values, written
+/// `io_submit` as it is queued and takes one completion per `io_getevents`: fio's defaults
+/// (`iodepth_batch_submit=1`, `iodepth_batch_complete_min=1`, and
+/// `iodepth_batch_complete_max`, which defaults to the min). Those values, written
 /// out, are accepted; other values would change the system calls, so they are refused with
 /// the way out (io_uring takes them), never run with another meaning.
 pub(super) fn batch_options(job: &Job) -> Result<(), FioError> {
