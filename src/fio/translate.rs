@@ -529,10 +529,7 @@ fn translate_job(
     let files = keep!(files(job, laid, bs, engine.is_some()));
     let named = files.as_ref().and_then(|f| f.named.as_deref());
     let flags = keep!(open_flags(job, dir, named, &mut notes));
-    let mut sync = keep!(syncs(job, dir, &mut notes));
-    if let (Some(e), Some(s)) = (&engine, &mut sync) {
-        libaio::fdatasync_as_fio(e.name, s, &mut notes);
-    }
+    let sync = keep!(syncs(job, dir, &mut notes));
     let amount = match &files {
         Some(f) => keep!(amount(job, f, blocks.as_ref(), dir, &mut notes)),
         None => None,

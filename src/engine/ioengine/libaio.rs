@@ -5,25 +5,29 @@
 //! - [`IoEngine::setup`] makes one AIO context per worker for `depth` events (fio's
 //!   `io_queue_init(iodepth)`) and sizes every array the hot loop uses: the control blocks, the
 //!   array of pointers `io_submit` takes, the events `io_getevents` fills.
-//! - [`IoEngine::queue`] fills a control block (`IOCB_CMD_PREAD`/`PWRITE`; `FSYNC`/`FDSYNC` for
-//!   the syncs, which fio's engine also queues) and hands it to `io_submit` at once: fio's
-//!   `iodepth_batch_submit` is 1 by default, so fio commits each request as it is queued. A
+//! - [`IoEngine::queue`] fills a control block (`IOCB_CMD_PREAD`/`PWRITE`) and hands it to
+//!   `io_submit` at once: fio's `iodepth_batch_submit` is 1 by default, so fio commits each
+//!   request as it is queued. A
 //!   partial submission is retried with the rest; `EAGAIN` (or `ENOMEM`) with requests in the
 //!   kernel leaves the rest queued until completions have been reaped, as fio's commit does;
 //!   with none in the kernel it retries for up to 30 s, as fio, then fails. A request the
 //!   kernel refuses at submission (`EINVAL`, `EBADF`, ...) completes with `-errno`, so the
 //!   worker names the op and offset.
-//! - `syncfs(2)` has no AIO command: as fio (`FIO_ASYNCIO_SYNC_SYNCFS`), it runs inside `queue`
-//!   once nothing is left unsubmitted, and completes at the next reap.
+//! - `fsync(2)`, `fdatasync(2)` and `syncfs(2)` run inside `queue`, once nothing is left
+//!   unsubmitted, and complete at the next reap: fio 3.33's libaio engine does every sync so
+//!   (`do_io_u_sync`, "linux doesn't support aio fsync yet"; later fio versions queue fsync
+//!   and fdatasync as `IOCB_CMD_FSYNC`). fsbench's worker queues a periodic sync only once
+//!   every earlier request has completed, where fio 3.33 may sync with requests still in the
+//!   kernel (only with O_DIRECT: buffered requests complete inside `io_submit`).
 //! - [`IoEngine::reap`]`(min, out)` is `io_getevents(ctx, min, min, events, NULL)` (retried on
 //!   `EINTR`), with `min` never more than the kernel holds: fio's `iodepth_batch_complete_min`
 //!   of 1, and its `iodepth_batch_complete_max`, which defaults to the min (fio 3.33 under
 //!   strace: `io_getevents(ctx, 1, 1, ...)`, one call per completion, at any depth).
 //! - Dropping the engine is `io_destroy`, which waits for the requests still in flight.
 //!
-//! What differs from fio's engine, and why: `fdatasync` is `IOCB_CMD_FDSYNC` (fio sends every
-//! sync as `IOCB_CMD_FSYNC`); a short transfer completes with the bytes it moved, as with
-//! `psync` (fio queues the rest again; on a regular file only a read at end of file is short).
+//! What differs from fio's engine, and why: a short transfer completes with the bytes it moved,
+//! as with `psync` (fio queues the rest again; on a regular file only a read at end of file is
+//! short).
 //!
 //! Linux completes AIO asynchronously only on files opened with O_DIRECT: on a buffered file
 //! the kernel does the I/O inside `io_submit`, and `io_getevents` then only collects results, so
@@ -41,10 +45,6 @@ pub use crate::workload::engines::libaio::LIBAIO_MAX_DEPTH;
 const IOCB_CMD_PREAD: u16 = 0;
 /// `IOCB_CMD_PWRITE`.
 const IOCB_CMD_PWRITE: u16 = 1;
-/// `IOCB_CMD_FSYNC`.
-const IOCB_CMD_FSYNC: u16 = 2;
-/// `IOCB_CMD_FDSYNC`.
-const IOCB_CMD_FDSYNC: u16 = 3;
 
 /// How long a submission may find the kernel out of room with nothing in flight before the
 /// test fails (fio: "aio appears to be stalled, giving up" after 30 s).
@@ -264,14 +264,17 @@ impl IoEngine for Libaio {
         let op = match io.kind {
             IoKind::Read => IOCB_CMD_PREAD,
             IoKind::Write => IOCB_CMD_PWRITE,
-            IoKind::Fsync => IOCB_CMD_FSYNC,
-            IoKind::Fdatasync => IOCB_CMD_FDSYNC,
-            IoKind::Syncfs => {
-                // fio does it synchronously once nothing is left unsubmitted.
+            IoKind::Fsync | IoKind::Fdatasync | IoKind::Syncfs => {
+                // fio 3.33 does every sync synchronously once nothing is left unsubmitted.
                 self.submit()?;
                 // SAFETY: the caller keeps `io.fd` open for the duration of the request.
                 let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(io.fd) };
-                let r = rustix::fs::syncfs(fd).map(|()| 0);
+                let r = match io.kind {
+                    IoKind::Fsync => rustix::fs::fsync(fd),
+                    IoKind::Fdatasync => rustix::fs::fdatasync(fd),
+                    _ => rustix::fs::syncfs(fd),
+                }
+                .map(|()| 0);
                 if self.nready == self.ready.len() {
                     return Err(io::Error::other("libaio: more requests than the queue depth"));
                 }

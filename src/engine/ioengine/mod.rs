@@ -35,7 +35,7 @@
 //! | `null` | [`null`] | any | completes every data and sync op at once without a system call (fio's `null`): measures the harness's own cost |
 //! | `mmap` | [`mmap`] | 1 | reads and writes copy from and into a shared mapping of the file; syncs are `msync` |
 //! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
-//! | `libaio` | [`libaio`] | 1..4096 | Linux native AIO by its system calls, as fio's `libaio`: one `io_submit` per request as it is queued, one `io_getevents` per completion; asynchronous only with O_DIRECT (on a buffered file the kernel does the I/O inside `io_submit`) |
+//! | `libaio` | [`libaio`] | 1..4096 | Linux native AIO by its system calls, as fio's `libaio`: one `io_submit` per request as it is queued, one `io_getevents` per completion, syncs inline; asynchronous only with O_DIRECT (on a buffered file the kernel does the I/O inside `io_submit`) |
 //!
 //! To add an engine: its declaration in `crate::workload::engines` (name, capabilities, keys),
 //! its file here implementing [`IoEngine`], and one line in

@@ -5,7 +5,6 @@
 //! batch options that engine can honour exactly.
 
 use super::{FioError, Job};
-use crate::workload::spec::SyncSpec;
 
 /// fio's batch options with `ioengine=libaio`. fsbench's libaio engine hands each request to
 /// `io_submit` as it is queued and takes one completion per `io_getevents`: fio's defaults
@@ -32,15 +31,4 @@ pub(super) fn batch_options(job: &Job) -> Result<(), FioError> {
         }
     }
     Ok(())
-}
-
-/// What fio's libaio engine does for `fdatasync=N`: it prepares every sync as an fsync
-/// (`io_prep_fsync`, `IOCB_CMD_FSYNC`), so the kernel syncs the file's metadata too. The
-/// translation asks fsbench's libaio engine for the same (an fsync, `IOCB_CMD_FSYNC`), and
-/// says so, since the job's words say fdatasync.
-pub(super) fn fdatasync_as_fio(engine: &str, sync: &mut SyncSpec, notes: &mut Vec<String>) {
-    if engine == "libaio" && sync.call.as_deref() == Some("fdatasync") {
-        sync.call = None;
-        notes.push("fdatasync=N with ioengine=libaio: fio's libaio engine sends each sync as IOCB_CMD_FSYNC (a full fsync, not a data-only one), and so does fsbench's translation".into());
-    }
 }

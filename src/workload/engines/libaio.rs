@@ -15,7 +15,7 @@ pub const LIBAIO_MAX_DEPTH: u32 = 4096;
 /// The `libaio` engine.
 pub const SPEC: EngineSpec = EngineSpec {
     name: "libaio",
-    summary: "Linux native AIO (io_submit/io_getevents, as fio's libaio): `iodepth` in flight, each request submitted as it is queued, completions reaped one per io_getevents (fio's defaults); asynchronous only with `direct = true` (on a buffered file the kernel does the I/O inside io_submit); data tests",
+    summary: "Linux native AIO (io_submit/io_getevents, as fio's libaio): `iodepth` in flight, each request submitted as it is queued, completions reaped one per io_getevents, syncs done inline (fio 3.33's engine with its defaults); asynchronous only with `direct = true` (on a buffered file the kernel does the I/O inside io_submit); data tests",
     caps: Caps {
         max_depth: LIBAIO_MAX_DEPTH,
         sync_io: false,
