@@ -132,6 +132,12 @@ pub const OPTIONS: &[FioOption] = &[
         aliases: &["iodepth_batch_complete_min"],
         meaning: "io_uring: wait for at least this many completions per reap; libaio: only fio's default 1, other values refused",
     },
+    FioOption {
+        name: "userspace_reap",
+        kind: Kind::Flag,
+        aliases: &[],
+        meaning: "libaio: no effect, as in fio when it waits for at least one completion (fio reads the ring in user space only with iodepth_batch_complete_min=0, which is refused); with another ioengine refused",
+    },
     FioOption { name: "sqthread_poll",
         kind: Kind::Flag, aliases: &[], meaning: "io_uring: sqpoll = true" },
     FioOption { name: "hipri",

@@ -993,6 +993,7 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             ))
         }
     };
+    libaio::userspace_reap(job, name)?;
     let iodepth = iodepth(job, name)?;
     let (sqpoll, registerfiles) = uring_options(job, name, notes)?;
     Ok(Engine { name, iodepth, sqpoll, registerfiles })

@@ -32,3 +32,19 @@ pub(super) fn batch_options(job: &Job) -> Result<(), FioError> {
     }
     Ok(())
 }
+
+/// fio's `userspace_reap` (libaio only): fio 3.33 reads completions from the ring in user space
+/// instead of calling `io_getevents` only when it waits for none (`iodepth_batch_complete_min=0`,
+/// which [`batch_options`] refuses), so in every job fsbench takes it has no effect, in fio as
+/// here. With another engine it is refused, as the io_uring options are with libaio.
+pub(super) fn userspace_reap(job: &Job, engine: &str) -> Result<(), FioError> {
+    if job.bool("userspace_reap")?.is_none() || engine == "libaio" {
+        return Ok(());
+    }
+    let e = job.str("ioengine")?.map(|v| v.0).unwrap_or("psync");
+    Err(job.err(
+        "userspace_reap",
+        job.line("userspace_reap"),
+        format!("an option of ioengine=libaio, and this job's ioengine is {e}: set ioengine=libaio or remove it"),
+    ))
+}

@@ -363,6 +363,9 @@ fn every_supported_option_and_alias_is_read() {
             "ioengine=io_uring\niodepth=8\niodepth_batch_complete_min=5\n",
             |t, _, _| int(t, "iodepth_batch_complete") == Some(5),
         ),
+        ("userspace_reap", "ioengine=libaio\niodepth=4\nuserspace_reap\n", |t, n, _| {
+            t.engine.as_deref() == Some("libaio") && t.iodepth == Some(4) && n.is_empty()
+        }),
         ("sqthread_poll", "ioengine=io_uring\nsqthread_poll=1\n", |t, _, _| {
             flag(t, "sqpoll") == Some(true) && flag(t, "registerfiles") == Some(true)
         }),
@@ -543,6 +546,20 @@ fn libaio_takes_fios_default_batches_and_refuses_others() {
         let e = err(&format!("[a]\nsize=1m\nioengine=libaio\niodepth=8\n{opt}\n"));
         assert!(e.starts_with(&format!("t.fio:5: `{name}`")), "{e}");
         assert!(e.contains(said) && e.contains("ioengine=io_uring"), "{e}");
+    }
+    // userspace_reap: libaio's own option (no effect at fio's default batch, in fio too).
+    let (t, notes) = one("[a]\nsize=1m\nioengine=libaio\nuserspace_reap\n");
+    assert_eq!(t.engine.as_deref(), Some("libaio"));
+    assert!(notes.is_empty(), "{notes:?}");
+    for (opt, engine) in [("userspace_reap", "psync"), ("userspace_reap=1", "io_uring")] {
+        let e = err(&format!("[a]\nsize=1m\nioengine={engine}\n{opt}\n"));
+        assert!(e.starts_with("t.fio:4: `userspace_reap`"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "an option of ioengine=libaio, and this job's ioengine is {engine}"
+            )),
+            "{e}"
+        );
     }
 }
 
