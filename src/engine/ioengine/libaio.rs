@@ -7,18 +7,18 @@
 //!   array of pointers `io_submit` takes, the events `io_getevents` fills.
 //! - [`IoEngine::queue`] fills a control block (`IOCB_CMD_PREAD`/`PWRITE`) and hands it to
 //!   `io_submit` at once: fio's `iodepth_batch_submit` is 1 by default, so fio commits each
-//!   request as it is queued. A
-//!   partial submission is retried with the rest; `EAGAIN` (or `ENOMEM`) with requests in the
-//!   kernel leaves the rest queued until completions have been reaped, as fio's commit does;
-//!   with none in the kernel it retries for up to 30 s, as fio, then fails. A request the
-//!   kernel refuses at submission (`EINVAL`, `EBADF`, ...) completes with `-errno`, so the
-//!   worker names the op and offset.
+//!   request as it is queued. A partial submission is retried with the rest; `EAGAIN` (or
+//!   `ENOMEM`) with requests in the kernel leaves the rest queued until completions have been
+//!   reaped, as fio's commit does; with none in the kernel it retries for up to 30 s, as fio,
+//!   then fails. A request the kernel refuses at submission (`EINVAL`, `EBADF`, ...) completes
+//!   with `-errno`, so the worker names the op and offset.
 //! - `fsync(2)`, `fdatasync(2)` and `syncfs(2)` run inside `queue`, once nothing is left
 //!   unsubmitted, and complete at the next reap: fio 3.33's libaio engine does every sync so
 //!   (`do_io_u_sync`, "linux doesn't support aio fsync yet"; later fio versions queue fsync
 //!   and fdatasync as `IOCB_CMD_FSYNC`). fsbench's worker queues a periodic sync only once
-//!   every earlier request has completed, where fio 3.33 may sync with requests still in the
-//!   kernel (only with O_DIRECT: buffered requests complete inside `io_submit`).
+//!   every earlier request has completed (fio's engine waits only for nothing to be
+//!   unsubmitted; with O_DIRECT the two orders may differ, buffered requests complete inside
+//!   `io_submit`).
 //! - [`IoEngine::reap`]`(min, out)` is `io_getevents(ctx, min, min, events, NULL)` (retried on
 //!   `EINTR`), with `min` never more than the kernel holds: fio's `iodepth_batch_complete_min`
 //!   of 1, and its `iodepth_batch_complete_max`, which defaults to the min (fio 3.33 under
