@@ -23,7 +23,7 @@ pub struct SuiteArgs {
 
     /// A fio job file instead of a suite: each job becomes a test (jobs must be separated by
     /// `stonewall`, as fsbench runs tests one after another). Options fsbench runs differently in
-    /// a detail (libaio as io_uring, ...) get a note; those it cannot run are refused with their
+    /// a detail (sync as psync, ...) get a note; those it cannot run are refused with their
     /// line; `--print-workload` shows the translation and its notes. See docs/reference/fio.md.
     #[arg(long, value_name = "JOB.fio", conflicts_with = "suite")]
     pub fio: Option<PathBuf>,

@@ -680,6 +680,10 @@ fn names(job: &Job) -> Result<(String, String), FioError> {
 
 /// The io_uring keys of the job.
 fn engine_keys(job: &Job, engine: &Engine) -> Result<EngineKeys, FioError> {
+    if engine.name == "libaio" {
+        libaio::batch_options(job)?;
+        return Ok(EngineKeys::default());
+    }
     Ok(uring_keys([
         (&uring::IODEPTH_BATCH, uring_int(job, "iodepth_batch")?.map(OptValue::Int)),
         (
@@ -995,16 +999,9 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             notes.push(NULL_COST.into());
             "null"
         }
-        // Linux's AIO is asynchronous only with O_DIRECT: on a buffered file io_submit does the
-        // I/O before it returns, so fio's job has one I/O at a time whatever its iodepth.
-        Some(("libaio", _)) if !is_direct(job)? => {
-            notes.push("ioengine=libaio on a buffered file (direct=0): the kernel does each I/O inside io_submit, so fio's job has one I/O in flight whatever its iodepth; fsbench runs it as psync (pread/pwrite, one at a time): one system call per op where fio makes about two (io_submit, then io_getevents), so on cached data fsbench's ops cost less than fio's".into());
-            "psync"
-        }
-        Some(("libaio", _)) => {
-            notes.push(options::difference("libaio-as-io_uring"));
-            "io_uring"
-        }
+        // fsbench's own libaio engine, at the job's depth, buffered or direct: the same system
+        // calls as fio's (on a buffered file the kernel does each I/O inside io_submit, in both).
+        Some(("libaio", _)) => "libaio",
         Some((e, line)) => {
             return Err(job.err(
                 "ioengine",
@@ -1015,14 +1012,8 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
             ))
         }
     };
-    let libaio = job.str("ioengine")?.is_some_and(|(e, _)| e == "libaio");
-    let iodepth = if libaio && name == "psync" {
-        // Buffered libaio: one I/O at a time, as said above; the depth is only checked.
-        job.int("iodepth")?;
-        None
-    } else {
-        iodepth(job, name)?
-    };
+    libaio::userspace_reap(job, name)?;
+    let iodepth = iodepth(job, name)?;
     let (sqpoll, registerfiles) = uring_options(job, name, notes)?;
     Ok(Engine { name, iodepth, sqpoll, registerfiles })
 }
@@ -1042,7 +1033,7 @@ fn iodepth(job: &Job, engine: &str) -> Result<Option<u32>, FioError> {
         return Err(job.err("iodepth", line, "0: the queue depth is at least 1"));
     }
     if d > 1 && engine == "psync" {
-        return Err(job.err("iodepth", line, format!("{d} with {}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring for a queue depth", job.str("ioengine")?.map(|v| format!("ioengine={}", v.0)).unwrap_or_else(|| "no ioengine= (psync, fio's default)".into()))));
+        return Err(job.err("iodepth", line, format!("{d} with {}: a synchronous engine has one I/O in flight (fio would quietly run at depth 1); pick ioengine=io_uring or libaio for a queue depth", job.str("ioengine")?.map(|v| format!("ioengine={}", v.0)).unwrap_or_else(|| "no ioengine= (psync, fio's default)".into()))));
     }
     Ok(iodepth)
 }
@@ -1055,7 +1046,7 @@ fn uring_options(
     notes: &mut Vec<String>,
 ) -> Result<(Option<bool>, Option<bool>), FioError> {
     let uring_opts = ["sqthread_poll", "hipri", "fixedbufs", "registerfiles"];
-    if engine != "io_uring" || job.str("ioengine")?.is_some_and(|(e, _)| e == "libaio") {
+    if engine != "io_uring" {
         if let Some(k) = uring_opts.into_iter().find(|k| job.get(k).is_some()) {
             let e = job.str("ioengine")?.map(|v| v.0).unwrap_or("psync");
             return Err(job.err(k, job.line(k), format!("an option of ioengine=io_uring, and this job's ioengine is {e}: set ioengine=io_uring or remove it")));
@@ -1520,6 +1511,7 @@ mod file_size;
 mod flow;
 mod groups;
 mod layout;
+mod libaio;
 mod misc;
 mod rate;
 mod run_file;

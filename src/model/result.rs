@@ -535,7 +535,7 @@ pub struct PhaseResult {
     pub latency: Vec<OpLatency>,
     /// The cache state checked before the phase.
     pub cache: CacheCheck,
-    /// The I/O engine the phase ran on (`psync`, `io_uring`, `mmap`, `null`).
+    /// The I/O engine the phase ran on (`psync`, `io_uring`, `libaio`, `mmap`, `null`).
     #[serde(default = "default_engine")]
     pub engine: String,
     /// Requests each thread kept in flight.

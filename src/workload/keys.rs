@@ -156,7 +156,7 @@ pub const FIGURE: Key = with_values(
 /// `iodepth`.
 pub const IODEPTH: Key = with_bounds(
     with_default(
-        key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`io_uring`, `null`); a sync waits until the queue is empty"),
+        key(Test, "iodepth", Int, "requests each thread keeps in flight (data tests); above 1 needs an engine that queues (`io_uring`, `libaio`, `null`); a sync waits until the queue is empty"),
         "1",
     ),
     1,

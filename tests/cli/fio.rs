@@ -393,10 +393,8 @@ fn compare_runs_a_job_file_on_two_configurations() {
 fn a_translation_note_is_kept_with_the_results() {
     let work = TestDir::new();
     let dir = TestDir::new();
-    let job = dir.write(
-        "aio.fio",
-        "[aio]\nioengine=libaio\niodepth=4\nrw=randread\nbs=4k\nsize=4m\nio_size=1m\n",
-    );
+    let job =
+        dir.write("sync.fio", "[sync]\nioengine=sync\nrw=randread\nbs=4k\nsize=4m\nio_size=1m\n");
     let (v, o) = run_json(&[
         "run",
         "--fio",
@@ -409,7 +407,7 @@ fn a_translation_note_is_kept_with_the_results() {
     let w = &v["tests"][0]["warnings"];
     let note = w.as_array().unwrap().iter().find(|w| w["kind"] == "note");
     let text = note.map(|n| n["message"].to_string()).unwrap_or_default();
-    assert!(text.contains("fio job file: ioengine=libaio on a buffered file"), "{w}");
+    assert!(text.contains("fio job file: ioengine=sync (lseek + read/write) runs as psync"), "{w}");
 }
 
 /// Like for like: a compare of a durable streaming write (fio's `end_fsync`)

@@ -12,6 +12,7 @@ mod fio_fadvise;
 mod fio_fallocate;
 mod fio_file;
 mod fio_fill;
+mod fio_libaio;
 mod fio_persist;
 mod fio_rate;
 mod fio_sem;

@@ -35,6 +35,7 @@
 //! | `null` | [`null`] | any | completes every data and sync op at once without a system call (fio's `null`): measures the harness's own cost |
 //! | `mmap` | [`mmap`] | 1 | reads and writes copy from and into a shared mapping of the file; syncs are `msync` |
 //! | `io_uring` | [`uring`] | 1..4096 | submission/completion rings, batch submit and reap, registered file, short transfers resubmitted |
+//! | `libaio` | [`libaio`] | 1..4096 | Linux native AIO by its system calls, as fio's `libaio`: one `io_submit` per request as it is queued, one `io_getevents` per completion, syncs inline; asynchronous only with O_DIRECT (on a buffered file the kernel does the I/O inside `io_submit`) |
 //!
 //! To add an engine: its declaration in `crate::workload::engines` (name, capabilities, keys),
 //! its file here implementing [`IoEngine`], and one line in
@@ -381,6 +382,133 @@ mod tests {
         for (k, c) in got.iter().enumerate() {
             assert_eq!(*c, Completion { tag: k as u32, res: 512 });
         }
+    }
+
+    #[test]
+    fn libaio_completes_a_full_queue_with_every_tag_once_and_its_bytes() {
+        let (depth, mut got) = run_queue::<Libaio>(16);
+        got.sort_by_key(|c| c.tag);
+        assert_eq!(got.len(), depth as usize);
+        for (k, c) in got.iter().enumerate() {
+            assert_eq!(*c, Completion { tag: k as u32, res: 512 });
+        }
+    }
+
+    /// Queue one request per buffer (`bufs[k]` at `k * len`, tag `k`), commit, and reap them
+    /// all with `reap(1, ..)`; returns the completions sorted by tag.
+    fn libaio_round(
+        e: &mut Libaio,
+        fd: RawFd,
+        kind: IoKind,
+        bufs: &mut [&mut [u8]],
+    ) -> Vec<Completion> {
+        for (k, b) in bufs.iter_mut().enumerate() {
+            let io = Io {
+                kind,
+                fd,
+                buf: b.as_mut_ptr(),
+                len: b.len(),
+                offset: (k * b.len()) as u64,
+                tag: k as u32,
+            };
+            // SAFETY: the file and buffers outlive the reaps below.
+            unsafe { e.queue(io).unwrap() };
+        }
+        e.commit().unwrap();
+        let mut out = vec![Completion::default(); bufs.len()];
+        let mut got = Vec::new();
+        while got.len() < bufs.len() {
+            let n = e.reap(1, &mut out).unwrap();
+            assert!(n > 0, "libaio reaped nothing with requests in flight");
+            got.extend_from_slice(&out[..n]);
+        }
+        got.sort_by_key(|c| c.tag);
+        got
+    }
+
+    /// Write `depth` blocks of `len` bytes, each filled with its own byte, through libaio; sync;
+    /// read them back through libaio; each read holds what its write wrote.
+    fn libaio_write_then_read(fd: RawFd, bufs: &mut [&mut [u8]]) {
+        let depth = bufs.len();
+        let len = bufs[0].len();
+        let mut e = Libaio::setup(depth as u32, &()).unwrap();
+        for (k, b) in bufs.iter_mut().enumerate() {
+            b.fill(b'a' + k as u8);
+        }
+        let got = libaio_round(&mut e, fd, IoKind::Write, bufs);
+        let want: Vec<_> =
+            (0..depth).map(|k| Completion { tag: k as u32, res: len as i64 }).collect();
+        assert_eq!(got, want);
+        for kind in [IoKind::Fsync, IoKind::Fdatasync, IoKind::Syncfs] {
+            let io = Io { kind, fd, buf: std::ptr::null_mut(), len: 0, offset: 0, tag: 3 };
+            // SAFETY: a sync has no buffer; the file is open.
+            unsafe { e.queue(io).unwrap() };
+            let mut out = [Completion::default(); 2];
+            assert_eq!(e.reap(1, &mut out).unwrap(), 1, "{kind:?}");
+            assert_eq!(out[0], Completion { tag: 3, res: 0 }, "{kind:?}");
+        }
+        for b in bufs.iter_mut() {
+            b.fill(0);
+        }
+        let got = libaio_round(&mut e, fd, IoKind::Read, bufs);
+        assert_eq!(got, want);
+        for (k, b) in bufs.iter().enumerate() {
+            assert!(b.iter().all(|&x| x == b'a' + k as u8), "block {k} read back other bytes");
+        }
+    }
+
+    #[test]
+    fn libaio_reads_back_what_it_wrote_on_a_buffered_file() {
+        use std::os::fd::AsRawFd;
+        let f = tempfile::tempfile().unwrap();
+        let mut blocks = vec![vec![0u8; 4096]; 8];
+        let mut bufs: Vec<&mut [u8]> = blocks.iter_mut().map(|b| b.as_mut_slice()).collect();
+        libaio_write_then_read(f.as_raw_fd(), &mut bufs);
+    }
+
+    #[test]
+    fn libaio_submits_sixteen_direct_requests_before_a_reap_and_reads_back_its_writes() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = match tempfile::tempdir_in("/var/tmp") {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("skipped: no directory in /var/tmp for an O_DIRECT file ({e})");
+                return;
+            }
+        };
+        let path = dir.path().join("direct");
+        let f = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("skipped: /var/tmp's filesystem refuses O_DIRECT ({e})");
+                return;
+            }
+        };
+        // 16 blocks of 4 KiB, each 4 KiB-aligned (O_DIRECT's alignment on any device).
+        let mut mem = vec![0u8; 17 * 4096];
+        let skip = mem.as_ptr().align_offset(4096);
+        let mut bufs: Vec<&mut [u8]> = mem[skip..skip + 16 * 4096].chunks_mut(4096).collect();
+        libaio_write_then_read(f.as_raw_fd(), &mut bufs);
+    }
+
+    #[test]
+    fn libaio_completes_a_request_the_kernel_refuses_with_its_errno() {
+        let mut e = Libaio::setup(4, &()).unwrap();
+        let mut b = [0u8; 512];
+        let io =
+            Io { kind: IoKind::Read, fd: -1, buf: b.as_mut_ptr(), len: 512, offset: 0, tag: 2 };
+        // SAFETY: no file: the kernel refuses the request at submission.
+        unsafe { e.queue(io).unwrap() };
+        let mut out = [Completion::default(); 4];
+        assert_eq!(e.reap(1, &mut out).unwrap(), 1);
+        assert_eq!(out[0], Completion { tag: 2, res: -i64::from(libc::EBADF) });
     }
 
     #[test]

@@ -162,13 +162,15 @@ fn engines_map_and_say_so() {
     let (t, _) = one("[a]\nioengine=io_uring\niodepth=32\niodepth_batch_submit=8\niodepth_batch_complete=4\nsqthread_poll=1\nhipri\ndirect=1\nsize=1m\n");
     assert_eq!((int(&t, "iodepth_batch"), int(&t, "iodepth_batch_complete")), (Some(8), Some(4)));
     assert_eq!((flag(&t, "sqpoll"), flag(&t, "iopoll")), (Some(true), Some(true)));
+    // libaio is fsbench's libaio engine at the job's depth, direct or buffered, with no note:
+    // the same system calls as fio's engine.
     let (t, notes) = one("[a]\nioengine=libaio\niodepth=8\ndirect=1\nsize=1m\n");
-    assert_eq!((t.engine.as_deref(), t.iodepth), (Some("io_uring"), Some(8)));
-    assert!(notes.iter().any(|n| n.contains("libaio with direct=1 runs as io_uring")), "{notes:?}");
-    // On a buffered file the kernel completes libaio's I/O in io_submit: one at a time.
+    assert_eq!((t.engine.as_deref(), t.iodepth, t.direct), (Some("libaio"), Some(8), Some(true)));
+    assert!(notes.is_empty(), "{notes:?}");
     let (t, notes) = one("[a]\nioengine=libaio\niodepth=16\nsize=1m\n");
-    assert_eq!((t.engine.as_deref(), t.iodepth), (None, None), "psync at depth 1");
-    assert!(notes.iter().any(|n| n.contains("runs it as psync")), "{notes:?}");
+    assert_eq!((t.engine.as_deref(), t.iodepth, t.direct), (Some("libaio"), Some(16), None));
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(t.engine_keys.iter().next().is_none(), "no io_uring keys: {:?}", t.engine_keys);
     let e = err("[a]\nioengine=libaio\niodepth=x\nsize=1m\n");
     assert!(e.starts_with("t.fio:3: `iodepth`"), "{e}");
     let (t, _) = one("[a]\nsize=1m\n");
@@ -363,6 +365,9 @@ fn every_supported_option_and_alias_is_read() {
             "ioengine=io_uring\niodepth=8\niodepth_batch_complete_min=5\n",
             |t, _, _| int(t, "iodepth_batch_complete") == Some(5),
         ),
+        ("userspace_reap", "ioengine=libaio\niodepth=4\nuserspace_reap\n", |t, n, _| {
+            t.engine.as_deref() == Some("libaio") && t.iodepth == Some(4) && n.is_empty()
+        }),
         ("sqthread_poll", "ioengine=io_uring\nsqthread_poll=1\n", |t, _, _| {
             flag(t, "sqpoll") == Some(true) && flag(t, "registerfiles") == Some(true)
         }),
@@ -519,6 +524,58 @@ fn every_supported_option_and_alias_is_read() {
             assert!(covered.contains(n), "option `{n}` has no case in this test");
         }
     }
+}
+
+/// fio's batch options with libaio: fio's defaults (1; iodepth_batch_submit=0 is the depth,
+/// so 1 at iodepth 1) are what fsbench's libaio engine does; other values are refused with
+/// their line and the way out, never run with another meaning.
+#[test]
+fn libaio_takes_fios_default_batches_and_refuses_others() {
+    for ok in [
+        "iodepth=8\niodepth_batch_submit=1\niodepth_batch_complete_min=1\n",
+        "iodepth=1\niodepth_batch=0\n",
+        "iodepth=4\niodepth_batch_complete=1\n",
+    ] {
+        let (t, notes) = one(&format!("[a]\nsize=1m\nioengine=libaio\n{ok}"));
+        assert_eq!(t.engine.as_deref(), Some("libaio"), "{ok}");
+        assert!(notes.is_empty(), "{ok}: {notes:?}");
+        assert!(t.engine_keys.iter().next().is_none(), "{ok}: {:?}", t.engine_keys);
+    }
+    // Errors name an option by fio's main name (`iodepth_batch` for `iodepth_batch_submit`).
+    for (opt, name, said) in [
+        ("iodepth_batch_submit=4", "iodepth_batch", "submits each request as it is queued"),
+        ("iodepth_batch=0", "iodepth_batch", "submits each request as it is queued"),
+        ("iodepth_batch_complete_min=0", "iodepth_batch_complete", "at least one completion"),
+        ("iodepth_batch_complete=8", "iodepth_batch_complete", "at least one completion"),
+    ] {
+        let e = err(&format!("[a]\nsize=1m\nioengine=libaio\niodepth=8\n{opt}\n"));
+        assert!(e.starts_with(&format!("t.fio:5: `{name}`")), "{e}");
+        assert!(e.contains(said) && e.contains("ioengine=io_uring"), "{e}");
+    }
+    // userspace_reap: libaio's own option (no effect at fio's default batch, in fio too).
+    let (t, notes) = one("[a]\nsize=1m\nioengine=libaio\nuserspace_reap\n");
+    assert_eq!(t.engine.as_deref(), Some("libaio"));
+    assert!(notes.is_empty(), "{notes:?}");
+    for (opt, engine) in [("userspace_reap", "psync"), ("userspace_reap=1", "io_uring")] {
+        let e = err(&format!("[a]\nsize=1m\nioengine={engine}\n{opt}\n"));
+        assert!(e.starts_with("t.fio:4: `userspace_reap`"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "an option of ioengine=libaio, and this job's ioengine is {engine}"
+            )),
+            "{e}"
+        );
+    }
+}
+
+/// fio 3.33's libaio engine does `fdatasync=N` as fdatasync(2) (synchronously, once nothing
+/// is unsubmitted): the translation keeps the call, with no note.
+#[test]
+fn libaio_fdatasync_stays_fdatasync() {
+    let (t, notes) = one("[w]\nrw=write\nsize=1m\nioengine=libaio\niodepth=4\nfdatasync=8\n");
+    let p = &t.phases[0];
+    assert_eq!((p.sync.every_ops, p.sync.call.as_deref()), (Some(8), Some("fdatasync")));
+    assert!(notes.iter().all(|n| !n.contains("sync")), "{notes:?}");
 }
 
 #[test]
@@ -765,7 +822,7 @@ fn jobs_at_the_same_time_become_one_test_with_a_role_per_job() {
     let g = &t.spec.tests[0];
     assert_eq!(
         (g.id.as_str(), g.engine.as_deref(), g.iodepth),
-        ("reader", Some("io_uring"), Some(8))
+        ("reader", Some("libaio"), Some(8))
     );
     assert_eq!(g.roles.len(), 2);
     let (w, l) = (&g.roles[0], &g.roles[1]);

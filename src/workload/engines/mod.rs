@@ -36,6 +36,7 @@ macro_rules! engine_list {
         $then! {
             psync: Psync,
             uring: Uring,
+            libaio: Libaio,
             mmap: Mmap,
             null: Null,
         }
@@ -296,7 +297,7 @@ mod tests {
     #[test]
     fn the_list_declares_each_engine_once_with_its_own_keys() {
         let names = names();
-        assert_eq!(names, ["psync", "io_uring", "mmap", "null"]);
+        assert_eq!(names, ["psync", "io_uring", "libaio", "mmap", "null"]);
         assert!(find(DEFAULT_ENGINE).is_some(), "the default engine is declared");
         let mut keys: Vec<&str> =
             ENGINES.iter().flat_map(|e| e.keys.iter().map(|k| k.name)).collect();
@@ -325,7 +326,10 @@ mod tests {
         let e = resolve(Some("psync"), &given, &t).unwrap_err().to_string();
         assert!(e.contains("sqpoll is an option of the io_uring engine"), "{e}");
         let e = resolve(Some("posix"), &EngineKeys::default(), &t).unwrap_err().to_string();
-        assert!(e.contains("unknown engine `posix`; known: psync, io_uring, mmap, null"), "{e}");
+        assert!(
+            e.contains("unknown engine `posix`; known: psync, io_uring, libaio, mmap, null"),
+            "{e}"
+        );
         let fs = TestCtx { fileset: true, ..t };
         let e = resolve(Some("io_uring"), &EngineKeys::default(), &fs).unwrap_err().to_string();
         assert!(e.contains("engines that run them: psync, null"), "{e}");
