@@ -491,13 +491,11 @@ mod tests {
     /// The test of `toml` (one test) resolved.
     fn suite(toml: &str) -> Suite {
         let ctx = crate::workload::ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
-        let dir = std::env::temp_dir().join(format!("fsbench-curve-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("w.toml");
+        // A directory per call: the tests calling this run at the same time.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("w.toml");
         std::fs::write(&f, toml).unwrap();
-        let s = crate::workload::load(&crate::workload::SuiteSource::File(f.clone()), &ctx);
-        let _ = std::fs::remove_dir_all(&dir);
-        s.unwrap()
+        crate::workload::load(&crate::workload::SuiteSource::File(f), &ctx).unwrap()
     }
 
     fn reads(amount: &str, extra: &str) -> String {
