@@ -802,6 +802,11 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
     #[inline(always)]
     fn issue(&mut self, inflight: usize, t0: u64, out: &mut WorkerOutput) -> Issue {
         if self.sync_state != SyncState::Idle {
+            if self.done && self.phase.sync.before_next && self.sync_state != SyncState::Alone {
+                // fio's: the sync would go before a next write, and there is none.
+                self.sync_state = SyncState::Idle;
+                return Issue::End;
+            }
             return self.periodic_sync(inflight, t0, out);
         }
         if self.done {

@@ -1082,10 +1082,13 @@ fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioErr
         }
         (None, None) => {}
     }
+    // fio issues the sync when the job asks for its next op: none after the last write.
+    sync.before_next = sync.every_ops.map(|_| true);
     if sync.every_ops.is_some() && !rw.writes() {
         notes.push("fsync/fdatasync=N has no effect without writes (as in fio)".into());
         sync.every_ops = None;
         sync.call = None;
+        sync.before_next = None;
     }
     let end_fsync = job.bool("end_fsync")?.unwrap_or(false);
     let on_close = job.bool("fsync_on_close")?.unwrap_or(false);

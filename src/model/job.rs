@@ -1141,6 +1141,11 @@ pub struct SyncPolicy {
     pub call: Option<SyncCall>,
     /// Sync at the end of the phase (inside the timing).
     pub at_end: Option<SyncCall>,
+    /// The periodic sync goes before the next write, as fio's `fsync=N`: none follows the last
+    /// write of the phase (64 writes with a sync every 8: 7 syncs, where the default, a sync
+    /// right after the write that reaches the mark, makes 8).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub before_next: bool,
 }
 
 impl TestDef {

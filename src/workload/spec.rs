@@ -717,6 +717,10 @@ pub struct SyncSpec {
     /// `syncfs`.
     #[serde(default)]
     pub at_end: Option<String>,
+    /// The periodic sync goes before the next write (fio's `fsync=N`): none after the phase's
+    /// last write (default false: right after the write that reaches the mark).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_next: Option<bool>,
 }
 
 /// Parse a suite from TOML text. `origin` names the file in error messages.

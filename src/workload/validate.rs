@@ -1308,7 +1308,11 @@ fn resolve_sync(
     if kind == Kind::Fileset && matches!(at_end, Some(SyncCall::Fsync | SyncCall::Fdatasync)) {
         return Err(loc.err("sync.at_end in a fileset phase is `none` or `syncfs` (the whole filesystem); per-file fsync is fsync = true on the op"));
     }
-    Ok(SyncPolicy { every_bytes, every_ops: s.every_ops, call, at_end })
+    let before_next = s.before_next.unwrap_or(false);
+    if before_next && !periodic {
+        return Err(loc.err("sync.before_next applies to a periodic sync: give sync.every_ops or sync.every_bytes, or leave it out"));
+    }
+    Ok(SyncPolicy { every_bytes, every_ops: s.every_ops, call, at_end, before_next })
 }
 
 /// A fileset: its layout (flat or a tree), its scaled count, its file sizes.
@@ -1946,6 +1950,20 @@ mod engine_tests {
         let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {file}\n[[test.phase]]\nname = \"p\"\n{phase_keys}\namount = {{ ops = 1 }}\n");
         let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
         validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err()
+    }
+
+    /// `sync.before_next` needs a periodic sync to move.
+    #[test]
+    fn sync_before_next_needs_a_periodic_sync() {
+        let write = |sync: &str| {
+            format!("open = [\"create\"]\npattern = [{{ op = \"write\", size = \"4K\" }}]\nsync = {{ {sync} }}")
+        };
+        let e = refusal("", "{ size = \"1M\", prefill = false }", &write("before_next = true"));
+        assert!(e.to_string().contains("applies to a periodic sync"), "{e}");
+        let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\", prefill = false }}\n[[test.phase]]\nname = \"p\"\n{}\namount = {{ ops = 1 }}\n", write("every_ops = 8, before_next = true"));
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let s = validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx).unwrap();
+        assert!(s.tests[0].phases[0].sync.before_next);
     }
 
     /// `file.preallocate` takes its three words, lays out only a file that is not prefilled

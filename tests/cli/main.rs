@@ -18,6 +18,7 @@ mod fio_rate;
 mod fio_sem;
 mod fio_seq;
 mod fio_share;
+mod fio_sync;
 mod fio_verify;
 mod fsruns;
 mod gaps;
