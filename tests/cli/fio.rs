@@ -910,6 +910,66 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
 /// each job with its own bytes and fio's groupid (the stonewalled job starts group 1), and
 /// with `--group_reporting` one entry per group, its jobs merged; fio 3.33's JSON of the same
 /// command line gives the same jobs, groups and bytes through the same reader.
+/// Two jobs of the same group (no stonewall), each with numjobs=2: four entries in fio's order
+/// (a job's clones right after it), each clone its own thread's figures, the second job's
+/// (a role beside the first's threads) too; fio 3.33 lists the same names in the same order.
+#[test]
+fn fsbench_fio_reports_the_clones_of_jobs_that_run_together() {
+    let work = TestDir::new();
+    let dir_arg = format!("--directory={}", work.path().display());
+    let jobs = [
+        "--bs=4k",
+        "--numjobs=2",
+        "--name=reader",
+        "--rw=randread",
+        "--size=1m",
+        "--name=writer",
+        "--rw=write",
+        "--size=2m",
+    ];
+    let mut args = vec!["fio", dir_arg.as_str(), "--output-format=json", "--no-store"];
+    args.extend(jobs);
+    let o = fsbench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+    let ours = fio_view(&v);
+    let seen: Vec<(&str, u64, u64)> =
+        ours.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    let want = [
+        ("reader", 1 << 20, 0),
+        ("reader", 1 << 20, 0),
+        ("writer", 0, 2 << 20),
+        ("writer", 0, 2 << 20),
+    ];
+    assert_eq!(seen, want, "{v}");
+    for (i, j) in v["jobs"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(j["groupid"], 0, "{j}");
+        assert_eq!(j["fsbench"]["clone"]["index"], i % 2, "{j}");
+        let dir = if i < 2 { "read" } else { "write" };
+        assert_eq!(j[dir]["total_ios"], if i < 2 { 256 } else { 512 }, "{j}");
+        assert_eq!(j[dir]["clat_ns"]["N"], j[dir]["total_ios"], "{j}");
+    }
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+
+    if !have("fio") {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's order not compared");
+        return;
+    }
+    let fio_dir = TestDir::new();
+    let o = std::process::Command::new("fio")
+        .arg(format!("--directory={}", fio_dir.path().display()))
+        .arg("--output-format=json")
+        .args(jobs)
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+    let seen: Vec<(&str, u64, u64)> =
+        theirs.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    assert_eq!(seen, want, "fio 3.33");
+}
+
 #[test]
 fn fsbench_fio_runs_jobs_without_stonewall_together_each_with_its_figures() {
     let work = TestDir::new();
