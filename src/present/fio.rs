@@ -654,10 +654,22 @@ fn unrun_json(j: &Job<'_>, by: &str) -> Value {
 
 /// fio's size words: `1.5MiB/s (1573kB/s)`-style with binary and decimal units.
 fn bw_words(bytes_per_s: u64) -> String {
+    let (bin, dec) = bw_units(bytes_per_s);
+    format!("{bin} ({dec})")
+}
+
+/// A rate in binary and in decimal units: `1.5MiB/s`, `1.6MB/s`.
+fn bw_units(bytes_per_s: u64) -> (String, String) {
     let b = bytes_per_s as f64;
     let (bin, bu) = scale(b, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]);
     let (dec, du) = scale(b, 1000.0, &["B", "kB", "MB", "GB", "TB"]);
-    format!("{bin:.1}{bu}/s ({dec:.1}{du}/s)")
+    (format!("{bin:.1}{bu}/s"), format!("{dec:.1}{du}/s"))
+}
+
+/// fio's range of its jobs' rates on a group line: `54.1MiB/s-55.4MiB/s (56.7MB/s-58.1MB/s)`.
+fn bw_range(lo: u64, hi: u64) -> String {
+    let ((lb, ld), (hb, hd)) = (bw_units(lo), bw_units(hi));
+    format!("{lb}-{hb} ({ld}-{hd})")
 }
 
 fn scale(mut v: f64, step: f64, units: &[&'static str]) -> (f64, &'static str) {
@@ -754,10 +766,14 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             let longest = dirs.iter().map(|d| d.wall_nanos).max().unwrap_or(0);
             let shortest = dirs.iter().map(|d| d.runtime_ms()).min().unwrap_or(0);
             let bw = if longest == 0 { 0 } else { (bytes as f64 * 1e9 / longest as f64) as u64 };
+            // fio's slowest and fastest job (each clone a job) after the group's rate.
+            let lo = dirs.iter().map(|d| d.bw_bytes()).min().unwrap_or(0);
+            let hi = dirs.iter().map(|d| d.bw_bytes()).max().unwrap_or(0);
             let _ = writeln!(
                 o,
-                "  {word:>5}: bw={}, io={:.1}MiB, run={shortest}-{}msec",
+                "  {word:>5}: bw={}, {}, io={:.1}MiB, run={shortest}-{}msec",
                 bw_words(bw),
+                bw_range(lo, hi),
                 bytes as f64 / 1048576.0,
                 longest / 1_000_000
             );

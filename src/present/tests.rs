@@ -527,6 +527,8 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
     assert_eq!(text.matches("r: (groupid=0, jobs=1)").count(), 2, "{text}");
     assert_eq!(text.matches("w: (groupid=0, jobs=1)").count(), 2, "{text}");
     assert!(text.contains("READ: bw=") && text.contains("io=1.6MiB, run=1000-2000msec"), "{text}");
+    // fio's range of the clones' rates: 100 ops of 4 KiB in 1 s, 300 in 2 s.
+    assert!(text.contains(", 400.0KiB/s-600.0KiB/s (409.6kB/s-614.4kB/s), io="), "{text}");
     assert!(!text.contains("reported as one job"), "{text}");
 
     // group_reporting: one entry, the sums (as before).
