@@ -1194,6 +1194,36 @@ pub const CREATED: &str = "file created by this phase";
 mod tests {
     use super::*;
 
+    /// A phase stored before threads had records of their own reads with none, and one with
+    /// them writes and reads them back; a phase without any writes no `per_thread` key.
+    #[test]
+    fn per_thread_records_are_optional_and_round_trip() {
+        let old = serde_json::to_value(PhaseResult::default()).expect("serialises");
+        assert!(old.get("per_thread").is_none(), "{old}");
+        let back: PhaseResult = serde_json::from_value(old).expect("an old phase reads");
+        assert!(back.per_thread.is_empty());
+        let mut h = crate::stats::latency::new_histogram();
+        h.record_n(70_000, 10).expect("in range");
+        let t = ThreadResult {
+            wall_nanos: 5,
+            bytes_read: 40960,
+            data_ops: 10,
+            latency: vec![crate::model::latency::thread_latency(OpKind::Read, &h)],
+            ..ThreadResult::default()
+        };
+        let p = PhaseResult { per_thread: vec![t.clone(), t], ..PhaseResult::default() };
+        let v = serde_json::to_value(&p).expect("serialises");
+        let back: PhaseResult = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back.per_thread.len(), 2);
+        let l = &back.per_thread[1].latency[0];
+        assert_eq!((l.count, l.percentiles_nanos.len(), l.fio_buckets.len()), (10, 17, 32));
+        assert_eq!(l.fio_buckets[15], 10, "70 µs: fio's (50, 100] µs bucket");
+        // --min-time passes added up: a thread's passes are not kept apart, so none is kept.
+        let mut summed = back.clone();
+        summed.add_pass(&back);
+        assert!(summed.per_thread.is_empty() && summed.passes() == 2);
+    }
+
     #[test]
     fn warnings_are_json_objects_with_kind_fields_and_message_and_read_back() {
         let ws = vec![
