@@ -619,7 +619,7 @@ pub struct PhaseResult {
 }
 
 /// What one thread of a phase (or of a role) did, for a report per thread (fio's clones):
-/// about 0.8 KiB of JSON a thread for one op kind.
+/// about 0.5 KB of JSON a thread for one data op kind, 0.9 KB for reads and writes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ThreadResult {
     /// From the thread's release to its end (after its last completion and close).
