@@ -143,6 +143,8 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> Re
         p.skipped_ops = ps.iter().map(|x| x.skipped_ops).sum();
         p.files_created = ps.iter().map(|x| x.files_created).sum();
         p.latency = merge_latency(ps.iter().map(|x| &x.latency[..]));
+        // Each thread's own figures are a local run's (the first rank's alone would mislead).
+        p.per_thread.clear();
         p.cache.met = ps.iter().all(|x| x.cache.met);
         p.cache.resident_fraction =
             ps.iter().map(|x| x.cache.resident_fraction).sum::<f64>() / ps.len() as f64;

@@ -2,9 +2,10 @@
 //! ([`rep_result`]), and a fileset test's figure ([`set_fileset_figure`]).
 
 use super::phase::PhaseRun;
+use super::worker::WorkerOutput;
 use crate::model::job::{Amount, OpKind, PhaseDef, TestDef};
 use crate::model::latency::OpHistograms;
-use crate::model::result::{CacheCheck, PhaseResult, RepResult};
+use crate::model::result::{CacheCheck, PhaseResult, RepResult, ThreadResult};
 use std::time::Instant;
 
 /// `ended_by` of a timed phase that the stonewall stopped.
@@ -63,9 +64,34 @@ pub fn phase_result(
         series: run.over_time.clone(),
         load: load_outcome(phase, run, end - start),
         curve: None,
+        per_thread: if phase.timed {
+            per_thread(&outs.iter().collect::<Vec<_>>())
+        } else {
+            Vec::new()
+        },
     };
     super::ioengine::record(&test.engine, &test.engine_options, &mut pr);
     pr
+}
+
+/// Each worker's own figures, in worker order, when there is more than one (fio reports each
+/// of a job's `numjobs` clones as a job of its own). The workers' histograms are summarised
+/// here, after the phase: nothing changes in the hot loop.
+pub fn per_thread(outs: &[&WorkerOutput]) -> Vec<ThreadResult> {
+    if outs.len() < 2 {
+        return Vec::new();
+    }
+    outs.iter()
+        .map(|o| ThreadResult {
+            wall_nanos: o.end.saturating_duration_since(o.start).as_nanos() as u64,
+            bytes_read: o.bytes_read,
+            bytes_written: o.bytes_written,
+            data_ops: o.data_ops,
+            cpu_user_nanos: o.cpu.user_nanos,
+            cpu_sys_nanos: o.cpu.sys_nanos,
+            latency: o.hist.thread_latencies(),
+        })
+        .collect()
 }
 
 /// A paced phase's rate, asked against achieved (ops issued over the phase's wall time), and a

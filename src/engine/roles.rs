@@ -425,6 +425,7 @@ fn role_result(r: &RoleDef, outs: &[&WorkerOutput]) -> RoleResult {
             0.0
         },
         latency: hist.summaries(),
+        per_thread: super::results::per_thread(outs),
     }
 }
 

@@ -81,7 +81,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "blockalign",
         kind: Kind::Sizes, aliases: &["ba"], meaning: "alignment of random offsets (default: bs)" },
     FioOption { name: "numjobs",
-        kind: Kind::Count, aliases: &[], meaning: "threads" },
+        kind: Kind::Count, aliases: &[], meaning: "threads, fio's clones: `fsbench fio` without group_reporting reports each as a job of its own, as fio (one jobs[] entry and one text block per clone, each with its thread's own figures)" },
     FioOption { name: "size",
         kind: Kind::Size, aliases: &[], meaning: "file size and bytes moved per thread; left out (no filesize either), as fio 3.33: the size of the file the job names (a path, as it is when the job file is read, or as an earlier job of the file lays it out: that job's offset + size) less offset, rounded down to the block; refused with fio's reason where fio refuses (no such file or an empty one: \"you need to specify size=\"; offset past the end; less than a block left)" },
     FioOption { name: "filesize",
@@ -239,7 +239,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "lat_percentiles",
         kind: Kind::Flag, aliases: &[], meaning: "reporting only: fsbench reports total-latency percentiles either way" },
     FioOption { name: "group_reporting",
-        kind: Kind::Flag, aliases: &[], meaning: "`fsbench fio` reports each group as one job (jobs merged, as fio's); a job's numjobs threads are always reported together, where fio without group_reporting lists each clone (clones-merged)" },
+        kind: Kind::Flag, aliases: &[], meaning: "`fsbench fio` reports each group as one job (its jobs and their numjobs clones merged, as fio's); without it, each job and each of its clones is a job of its own, as fio's" },
     FioOption {
         name: "fadvise_hint",
         kind: Kind::Flag,
@@ -325,7 +325,6 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "data-content", options: &["dedupe_percentage", "buffer_compress_percentage", "refill_buffers"], what: "fsbench writes its own data: random bytes from a pool of about 1 MiB per thread (consecutive blocks differ, the pool repeats), incompressible unless --compress-percent N; fio's dedupe and compression shares are not reproduced. The I/O is the same; only a filesystem or device that compresses or dedupes (btrfs with compress, zfs compression or dedup, VDO) stores and times it differently" },
     Difference { id: "verify-own-check", options: &["verify", "verify_pattern"], what: "the check is fsbench's own, not fio's algorithm: every 4 KiB block holds fsbench's header (file, offset, seed, CRC-32) and incompressible bytes, not fio's header or verify_pattern, so a file written by fsbench cannot be verified by fio and a file written by fio fails fsbench's check; the read back comes after the job and outside its figures (fio counts its verify reads as the job's reads)" },
     Difference { id: "verify-after", options: &["verify_backlog"], what: "fio checks every N written blocks while the job writes (its verify reads in the job's timing); fsbench checks the whole file once after the job, so the job's timing has no verify reads and a bad block is found at the end" },
-    Difference { id: "clones-merged", options: &["numjobs", "group_reporting"], what: "numjobs > 1 without group_reporting: fio reports each clone as a job of its own (one jobs[] entry per clone in its JSON, each with its own figures); fsbench reports the job's threads as one job, their figures summed (add group_reporting to get fio's merged report)" },
     Difference { id: "layout-serial", options: &["create_serialize"], what: "create_serialize=0 with several files (numjobs > 1, each thread its own file, a job that reads): fio's clones lay out their files at the same time, so their extents may interleave on disk; fsbench lays them out one after another before the test (fio's default), untimed either way" },
     Difference { id: "filename-reuse", options: &["filename"], what: "a job that runs at the same time as its group's first job (no stonewall) and names a plain `filename` other jobs name too gets a file of its own in fsbench's work directory, where fio's jobs share the one file (jobs run one after another share it as fio's, and a `filename` with a path is always shared)" },
 ];

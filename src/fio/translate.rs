@@ -626,7 +626,6 @@ fn translate_job(
         direct::note(direct, rw, b, &mut notes);
     }
     misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
-    misc::clones(job, files.threads, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,

@@ -2,7 +2,7 @@
 //! The histogram and its error bound are [`crate::stats::latency`].
 
 use crate::model::job::{OpKind, OP_KINDS};
-use crate::model::result::OpLatency;
+use crate::model::result::{OpLatency, ThreadLatency};
 use crate::stats::latency::{encode, new_histogram};
 use hdrhistogram::Histogram;
 use std::mem::ManuallyDrop;
@@ -65,6 +65,17 @@ impl OpHistograms {
         }
     }
 
+    /// fio's figures ([`thread_latency`]) of the data and sync kinds that were recorded (what
+    /// fio reports of a job: reads, writes, fsync/fdatasync).
+    pub fn thread_latencies(&self) -> Vec<ThreadLatency> {
+        OpKind::ALL
+            .iter()
+            .filter(|k| k.is_data() || matches!(k, OpKind::Fsync | OpKind::Fdatasync))
+            .filter(|k| !self.0[k.index()].is_empty())
+            .map(|k| thread_latency(*k, &self.0[k.index()]))
+            .collect()
+    }
+
     /// Summaries of the kinds that were recorded.
     pub fn summaries(&self) -> Vec<OpLatency> {
         OpKind::ALL
@@ -72,6 +83,54 @@ impl OpHistograms {
             .filter(|k| !self.0[k.index()].is_empty())
             .map(|k| summarize(*k, &self.0[k.index()]))
             .collect()
+    }
+}
+
+/// fio's default `percentile_list`.
+pub const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// The upper bounds (ns) of fio's latency buckets but the last: `latency_ns` 2 to 1000 ns,
+/// `latency_us` 2 to 1000 µs, `latency_ms` 2 to 1000 ms and 2000 ms; the last bucket
+/// (`>=2000` ms) holds the rest. A bucket holds the ops above the bound before it.
+pub const FIO_BUCKET_BOUNDS_NANOS: [u64; 31] = {
+    const B: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let mut out = [0u64; 31];
+    let mut i = 0;
+    while i < 30 {
+        out[i] = B[i % 10] * [1, 1_000, 1_000_000][i / 10];
+        i += 1;
+    }
+    out[30] = 2_000_000_000;
+    out
+};
+
+/// The ops of `h` in each of fio's latency buckets ([`FIO_BUCKET_BOUNDS_NANOS`], then the
+/// bucket above its last bound): 32 counts.
+pub fn fio_buckets(h: &Histogram<u64>) -> Vec<u64> {
+    let mut out = vec![0u64; FIO_BUCKET_BOUNDS_NANOS.len() + 1];
+    for v in h.iter_recorded() {
+        let at = v.value_iterated_to();
+        let i = FIO_BUCKET_BOUNDS_NANOS.iter().position(|b| at <= *b).unwrap_or(31);
+        out[i] += v.count_at_value();
+    }
+    out
+}
+
+/// What fio reports of one thread's latency of `op`, kept instead of its histogram (a few
+/// hundred bytes where a histogram is 1.5 to 7 KiB).
+pub fn thread_latency(op: OpKind, h: &Histogram<u64>) -> ThreadLatency {
+    ThreadLatency {
+        op,
+        count: h.len(),
+        min_nanos: h.min(),
+        max_nanos: h.max(),
+        mean_nanos: h.mean(),
+        stddev_nanos: h.stdev(),
+        percentiles_nanos: FIO_PERCENTILES.iter().map(|q| h.value_at_quantile(q / 100.0)).collect(),
+        fio_buckets: fio_buckets(h),
     }
 }
 
@@ -124,6 +183,26 @@ mod tests {
         let back = decode(&s[0].histogram_b64).expect("decodes");
         assert_eq!(back.len(), 2);
         assert_eq!(back.max(), a.0[OpKind::Write.index()].max());
+    }
+
+    /// fio's buckets: each op in the first bucket whose bound is at or above it; the last
+    /// bucket holds what is above 2 s.
+    #[test]
+    fn fio_buckets_put_each_op_under_its_bound() {
+        let mut h = crate::stats::latency::new_histogram();
+        for v in [1, 2, 3, 999, 1500, 60_000, 1_500_000, 1_999_000_000, 5_000_000_000] {
+            h.record(v).expect("in range");
+        }
+        let b = fio_buckets(&h);
+        assert_eq!(b.len(), 32);
+        assert_eq!(b.iter().sum::<u64>(), 9);
+        assert_eq!((b[0], b[1], b[9]), (2, 1, 1), "ns: (0,2], (2,4], (750,1000]: {b:?}");
+        assert_eq!((b[10], b[15]), (1, 1), "µs: (1,2], (50,100]: {b:?}");
+        assert_eq!((b[20], b[30], b[31]), (1, 1, 1), "ms: (1,2], (1000,2000], above: {b:?}");
+        let t = thread_latency(OpKind::Read, &h);
+        assert_eq!((t.count, t.min_nanos), (9, 1));
+        assert_eq!(t.percentiles_nanos.len(), FIO_PERCENTILES.len());
+        assert!(t.percentiles_nanos.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
     }
 
     #[test]

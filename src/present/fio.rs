@@ -9,19 +9,24 @@
 //! synchronous fsbench operation is timed from its call to its return, which is fio's
 //! completion latency of a synchronous engine: `clat_ns` and `lat_ns` carry it, and `slat_ns`
 //! is zero with `N` 0, as fio reports for psync.
+//!
+//! A job of `numjobs` threads without `group_reporting` is one `jobs[]` entry (and one text
+//! block) per thread, as fio reports each clone: same name and group, each from its thread's
+//! own record ([`crate::model::result::ThreadResult`]). A record without them (made before
+//! they were kept, or with `--min-time` passes added up) is reported as one job, its threads'
+//! figures summed, and its `fsbench.clones_merged` says so.
 
 use super::Exporter;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
-use crate::model::result::{OpLatency, PhaseResult, RepResult, TestResult, TestStatus};
+use crate::model::result::{
+    OpLatency, PhaseResult, RepResult, TestResult, TestStatus, ThreadLatency, ThreadResult,
+};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 /// fio's default `percentile_list`.
-pub const FIO_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+pub use crate::model::latency::FIO_PERCENTILES;
 
 /// What a fio run adds to the report: things the report does not hold.
 #[derive(Debug, Clone, Default)]
@@ -68,8 +73,23 @@ struct Dir {
     ops: u64,
     wall_nanos: u64,
     lat: Option<hdrhistogram::Histogram<u64>>,
+    /// A clone's latency: its thread's summary (a thread keeps no histogram).
+    summary: Option<ThreadLatency>,
     min: u64,
     max: u64,
+}
+
+/// A direction's latency as fio reports it.
+struct LatFigures {
+    n: u64,
+    min: u64,
+    max: u64,
+    mean: f64,
+    stddev: f64,
+    /// At [`FIO_PERCENTILES`].
+    percentiles: Vec<u64>,
+    /// Ops in each of fio's buckets ([`crate::model::latency::fio_buckets`]).
+    buckets: Vec<u64>,
 }
 
 impl Dir {
@@ -89,6 +109,48 @@ impl Dir {
                 }
             }
         }
+    }
+
+    /// One thread's figures (a clone has one timed phase: [`clones_kept`]).
+    fn add_thread(&mut self, bytes: u64, wall_nanos: u64, l: Option<&ThreadLatency>) {
+        self.bytes += bytes;
+        self.wall_nanos = self.wall_nanos.max(wall_nanos);
+        if let Some(l) = l {
+            self.ops += l.count;
+            self.min = l.min_nanos;
+            self.max = l.max_nanos;
+            self.summary = Some(l.clone());
+        }
+    }
+
+    /// Its latency figures, when it has operations and a record of their latency.
+    fn figures(&self) -> Option<LatFigures> {
+        if self.ops == 0 {
+            return None;
+        }
+        if let Some(h) = &self.lat {
+            return Some(LatFigures {
+                n: self.ops,
+                min: self.min,
+                max: self.max,
+                mean: h.mean(),
+                stddev: h.stdev(),
+                percentiles: FIO_PERCENTILES
+                    .iter()
+                    .map(|q| h.value_at_quantile(q / 100.0))
+                    .collect(),
+                buckets: crate::model::latency::fio_buckets(h),
+            });
+        }
+        self.summary.as_ref().map(|s| LatFigures {
+            n: s.count,
+            min: s.min_nanos,
+            max: s.max_nanos,
+            mean: s.mean_nanos,
+            stddev: s.stddev_nanos,
+            percentiles: s.percentiles_nanos.clone(),
+            buckets: s.fio_buckets.clone(),
+        })
     }
 
     fn runtime_ms(&self) -> u64 {
@@ -113,16 +175,17 @@ impl Dir {
 
     /// fio's `{min, max, mean, stddev, N, percentile}` of a latency, in ns.
     fn lat_json(&self, percentiles: bool) -> Value {
-        let Some(h) = self.lat.as_ref().filter(|_| self.ops > 0) else {
+        let Some(f) = self.figures() else {
             return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
         };
         let mut v = json!({
-            "min": self.min, "max": self.max, "mean": h.mean(), "stddev": h.stdev(), "N": self.ops,
+            "min": f.min, "max": f.max, "mean": f.mean, "stddev": f.stddev, "N": f.n,
         });
         if percentiles {
             let p: Map<String, Value> = FIO_PERCENTILES
                 .iter()
-                .map(|q| (format!("{q:.6}"), json!(h.value_at_quantile(q / 100.0))))
+                .zip(&f.percentiles)
+                .map(|(q, v)| (format!("{q:.6}"), json!(v)))
                 .collect();
             v["percentile"] = Value::Object(p);
         }
@@ -171,6 +234,57 @@ struct Job<'a> {
     failed: bool,
     /// It never ran: the job whose `exit_what=all` stopped it before it started.
     unrun: Option<&'a str>,
+    /// One of the job's clones: `(index, clones)`; its figures are that thread's alone.
+    clone: Option<(usize, u32)>,
+    /// Its threads are reported together although fio would list each (the record has no
+    /// figures per thread).
+    clones_merged: bool,
+}
+
+/// One timed phase's figures of a job: the phase's or role's own, or one thread's.
+struct Figures<'p> {
+    bytes_read: u64,
+    bytes_written: u64,
+    wall_nanos: u64,
+    usr: u64,
+    sys: u64,
+    latency: Lat<'p>,
+}
+
+/// A phase's or role's latency histograms, or a thread's summaries.
+enum Lat<'p> {
+    Merged(&'p [OpLatency]),
+    Thread(&'p [ThreadLatency]),
+}
+
+impl<'p> Figures<'p> {
+    fn of_thread(t: &'p ThreadResult) -> Self {
+        Figures {
+            bytes_read: t.bytes_read,
+            bytes_written: t.bytes_written,
+            wall_nanos: t.wall_nanos,
+            usr: t.cpu_user_nanos,
+            sys: t.cpu_sys_nanos,
+            latency: Lat::Thread(&t.latency),
+        }
+    }
+}
+
+/// The threads' own records of `role` (None: the test's own threads) in phase `p`.
+fn threads_of<'p>(p: &'p PhaseResult, role: Option<&str>) -> Option<&'p [ThreadResult]> {
+    match role {
+        None => Some(&p.per_thread),
+        Some(name) => p.roles.iter().find(|r| r.name == name).map(|r| r.per_thread.as_slice()),
+    }
+}
+
+/// Whether `role` of `test` can be reported one job per thread: more than one thread, and a
+/// record of each in the one timed phase of the shown repetition (a fio job has one; a
+/// thread's latency summaries of two phases would not add up).
+fn clones_kept(test: &TestResult, role: Option<&str>, threads: u32) -> bool {
+    let phases: Vec<&PhaseResult> = timed(shown(test)).collect();
+    threads > 1
+        && matches!(phases[..], [p] if threads_of(p, role).is_some_and(|t| t.len() == threads as usize))
 }
 
 fn timed(rep: Option<&RepResult>) -> impl Iterator<Item = &PhaseResult> {
@@ -183,38 +297,98 @@ fn shown(test: &TestResult) -> Option<&RepResult> {
 }
 
 impl<'a> Job<'a> {
-    /// Add `role` of `test` (None: the test's own threads) to the job's figures.
+    /// Add `role` of `test` (None: the test's own threads) to the job's figures: of its
+    /// [`Job::clone`] thread alone when it is one.
     fn add(&mut self, test: &'a TestResult, role: Option<&'a str>) {
         self.parts.push((test, role));
         self.failed |= !matches!(test.status, TestStatus::Ok);
         let mut wall = 0;
         for p in timed(shown(test)) {
-            match role {
-                None => {
-                    let lat = |k: OpKind| p.latency.iter().find(|l| l.op == k);
-                    self.read.add(p.bytes_read, p.wall_nanos, lat(OpKind::Read));
-                    self.write.add(p.bytes_written, p.wall_nanos, lat(OpKind::Write));
-                    let sync = lat(OpKind::Fsync).or(lat(OpKind::Fdatasync));
-                    self.sync.add(0, p.wall_nanos, sync);
-                    wall += p.wall_nanos;
-                    self.usr += p.cpu_user_nanos;
-                    self.sys += p.cpu_sys_nanos;
-                }
-                Some(name) => {
+            let f = match (self.clone, role) {
+                (Some((i, _)), _) => match threads_of(p, role).and_then(|t| t.get(i)) {
+                    Some(t) => Figures::of_thread(t),
+                    None => continue,
+                },
+                (None, None) => Figures {
+                    bytes_read: p.bytes_read,
+                    bytes_written: p.bytes_written,
+                    wall_nanos: p.wall_nanos,
+                    usr: p.cpu_user_nanos,
+                    sys: p.cpu_sys_nanos,
+                    latency: Lat::Merged(&p.latency),
+                },
+                (None, Some(name)) => {
                     let Some(r) = p.roles.iter().find(|r| r.name == name) else {
                         continue;
                     };
-                    let lat = |k: OpKind| r.latency.iter().find(|l| l.op == k);
-                    self.read.add(r.bytes_read, r.wall_nanos, lat(OpKind::Read));
-                    self.write.add(r.bytes_written, r.wall_nanos, lat(OpKind::Write));
-                    let sync = lat(OpKind::Fsync).or(lat(OpKind::Fdatasync));
-                    self.sync.add(0, r.wall_nanos, sync);
-                    wall += r.wall_nanos;
+                    Figures {
+                        bytes_read: r.bytes_read,
+                        bytes_written: r.bytes_written,
+                        wall_nanos: r.wall_nanos,
+                        usr: 0,
+                        sys: 0,
+                        latency: Lat::Merged(&r.latency),
+                    }
+                }
+            };
+            let (r, w, t) = (f.bytes_read, f.bytes_written, f.wall_nanos);
+            match f.latency {
+                Lat::Merged(l) => {
+                    let lat = |k: OpKind| l.iter().find(|l| l.op == k);
+                    self.read.add(r, t, lat(OpKind::Read));
+                    self.write.add(w, t, lat(OpKind::Write));
+                    self.sync.add(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+                }
+                Lat::Thread(l) => {
+                    let lat = |k: OpKind| l.iter().find(|l| l.op == k);
+                    self.read.add_thread(r, t, lat(OpKind::Read));
+                    self.write.add_thread(w, t, lat(OpKind::Write));
+                    self.sync.add_thread(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
                 }
             }
+            wall += f.wall_nanos;
+            self.usr += f.usr;
+            self.sys += f.sys;
         }
         self.wall = self.wall.max(wall);
     }
+}
+
+/// Push `role` of `test` (None: the test's own threads) as a job of `threads` threads: with
+/// `split` (no `group_reporting`), one job per thread as fio lists its clones when the record
+/// has each thread's figures, else one job with their figures summed (said so).
+fn push_job<'a>(
+    out: &mut Vec<Job<'a>>,
+    name: &str,
+    group: u32,
+    threads: u32,
+    split: bool,
+    test: &'a TestResult,
+    role: Option<&'a str>,
+) {
+    if split && clones_kept(test, role, threads) {
+        for i in 0..threads as usize {
+            let mut j = Job {
+                name: name.to_string(),
+                group,
+                threads: 1,
+                clone: Some((i, threads)),
+                ..Job::default()
+            };
+            j.add(test, role);
+            out.push(j);
+        }
+        return;
+    }
+    let mut j = Job {
+        name: name.to_string(),
+        group,
+        threads,
+        clones_merged: split && threads > 1,
+        ..Job::default()
+    };
+    j.add(test, role);
+    out.push(j);
 }
 
 /// The jobs to report: one per fio job (`ctx.jobs`, else one per test), those of a group with
@@ -230,10 +404,7 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
     let mut out: Vec<Job<'a>> = Vec::new();
     if ctx.jobs.is_empty() {
         for (i, t) in tests.iter().enumerate() {
-            let mut j =
-                Job { name: t.name.clone(), group: i as u32, threads: t.threads, ..Job::default() };
-            j.add(t, None);
-            out.push(j);
+            push_job(&mut out, &t.name, i as u32, t.threads, true, t, None);
         }
         return out;
     }
@@ -250,14 +421,8 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
                 j.add(t, role);
             }
             _ => {
-                let mut j = Job {
-                    name: p.name.clone(),
-                    group: p.group,
-                    threads: p.threads,
-                    ..Job::default()
-                };
-                j.add(t, role);
-                out.push(j);
+                let split = !merged.contains(&p.group);
+                push_job(&mut out, &p.name, p.group, p.threads, split, t, role);
             }
         }
     }
@@ -286,38 +451,24 @@ fn unrun_jobs<'a>(out: &mut Vec<Job<'a>>, ctx: &'a FioContext) {
     }
 }
 
-/// fio's latency buckets of `h` (percent of I/Os up to each bound, above the one before):
-/// `latency_ns`, `latency_us`, `latency_ms`.
-fn buckets(h: Option<&hdrhistogram::Histogram<u64>>) -> (Value, Value, Value) {
+/// fio's latency buckets from the ops in each ([`crate::model::latency::fio_buckets`]; empty:
+/// none), as percent of all: `latency_ns`, `latency_us`, `latency_ms`.
+fn buckets(counts: &[u64]) -> (Value, Value, Value) {
     const BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
-    let total = h.map(|h| h.len()).unwrap_or(0);
-    let share = |lo: u64, hi: u64| -> f64 {
-        match h {
-            Some(h) if total > 0 => {
-                let n: u64 = h
-                    .iter_recorded()
-                    .filter(|v| v.value_iterated_to() > lo && v.value_iterated_to() <= hi)
-                    .map(|v| v.count_at_value())
-                    .sum();
-                n as f64 * 100.0 / total as f64
-            }
+    let total: u64 = counts.iter().sum();
+    let share = |i: usize| -> f64 {
+        match counts.get(i) {
+            Some(n) if total > 0 => *n as f64 * 100.0 / total as f64,
             _ => 0.0,
         }
     };
-    let scale = |unit: u64, extra: bool| -> Value {
-        let mut m = Map::new();
-        let mut lo = if unit == 1 { 0 } else { unit };
-        for b in BOUNDS {
-            m.insert(b.to_string(), json!(share(lo, b * unit)));
-            lo = b * unit;
-        }
-        if extra {
-            m.insert("2000".into(), json!(share(lo, 2000 * unit)));
-            m.insert(">=2000".into(), json!(share(2000 * unit, u64::MAX)));
-        }
-        Value::Object(m)
+    let scale = |first: usize| -> Map<String, Value> {
+        BOUNDS.iter().enumerate().map(|(k, b)| (b.to_string(), json!(share(first + k)))).collect()
     };
-    (scale(1, false), scale(1000, false), scale(1_000_000, true))
+    let mut ms = scale(20);
+    ms.insert("2000".into(), json!(share(30)));
+    ms.insert(">=2000".into(), json!(share(31)));
+    (Value::Object(scale(0)), Value::Object(scale(10)), Value::Object(ms))
 }
 
 /// The percentage of `nanos` of `wall`.
@@ -356,21 +507,15 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
             continue;
         }
         let wall = j.wall;
-        let all = {
-            let mut h: Option<hdrhistogram::Histogram<u64>> = None;
-            for d in [&j.read, &j.write] {
-                if let Some(x) = &d.lat {
-                    match &mut h {
-                        Some(acc) => {
-                            let _ = acc.add(x);
-                        }
-                        None => h = Some(x.clone()),
-                    }
-                }
+        // Reads' and writes' buckets together, as fio's.
+        let mut all: Vec<u64> = Vec::new();
+        for f in [j.read.figures(), j.write.figures()].into_iter().flatten() {
+            all.resize(f.buckets.len().max(all.len()), 0);
+            for (a, n) in all.iter_mut().zip(&f.buckets) {
+                *a += n;
             }
-            h
-        };
-        let (ns, us, ms) = buckets(all.as_ref());
+        }
+        let (ns, us, ms) = buckets(&all);
         let parts: Vec<Value> = j
             .parts
             .iter()
@@ -399,10 +544,16 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
             })
             .collect();
         // One part: its facts at the top of `fsbench` (as before groups); a merged group: each.
-        let facts = match <[Value; 1]>::try_from(parts) {
+        let mut facts = match <[Value; 1]>::try_from(parts) {
             Ok([one]) => one,
             Err(parts) => json!({ "parts": parts }),
         };
+        if let Some((i, n)) = j.clone {
+            facts["clone"] = json!({ "index": i, "of": n });
+        }
+        if j.clones_merged {
+            facts["clones_merged"] = json!(merged_words(j.threads));
+        }
         jobs.push(json!({
             "jobname": j.name,
             "groupid": j.group,
@@ -463,10 +614,15 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
     })
 }
 
+/// Why a job's threads are one entry where fio lists each clone.
+fn merged_words(threads: u32) -> String {
+    format!("its {threads} threads are reported as one job, their figures summed, where fio lists each clone: this record has no figures per thread of one timed phase (made before fsbench kept them, with --min-time passes added up, or with several timed phases)")
+}
+
 /// fio 3.33's entry of a job that never ran: its name and group, every figure zero (the
 /// latency target keys left out, as fio leaves them out), and `fsbench` saying why.
 fn unrun_json(j: &Job<'_>, by: &str) -> Value {
-    let (ns, us, ms) = buckets(None);
+    let (ns, us, ms) = buckets(&[]);
     json!({
         "jobname": j.name,
         "groupid": j.group,
@@ -498,10 +654,22 @@ fn unrun_json(j: &Job<'_>, by: &str) -> Value {
 
 /// fio's size words: `1.5MiB/s (1573kB/s)`-style with binary and decimal units.
 fn bw_words(bytes_per_s: u64) -> String {
+    let (bin, dec) = bw_units(bytes_per_s);
+    format!("{bin} ({dec})")
+}
+
+/// A rate in binary and in decimal units: `1.5MiB/s`, `1.6MB/s`.
+fn bw_units(bytes_per_s: u64) -> (String, String) {
     let b = bytes_per_s as f64;
     let (bin, bu) = scale(b, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]);
     let (dec, du) = scale(b, 1000.0, &["B", "kB", "MB", "GB", "TB"]);
-    format!("{bin:.1}{bu}/s ({dec:.1}{du}/s)")
+    (format!("{bin:.1}{bu}/s"), format!("{dec:.1}{du}/s"))
+}
+
+/// fio's range of its jobs' rates on a group line: `54.1MiB/s-55.4MiB/s (56.7MB/s-58.1MB/s)`.
+fn bw_range(lo: u64, hi: u64) -> String {
+    let ((lb, ld), (hb, hd)) = (bw_units(lo), bw_units(hi));
+    format!("{lb}-{hb} ({ld}-{hd})")
 }
 
 fn scale(mut v: f64, step: f64, units: &[&'static str]) -> (f64, &'static str) {
@@ -543,26 +711,22 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                 d.bytes as f64 / 1048576.0,
                 d.runtime_ms()
             );
-            if let Some(h) = &d.lat {
+            if let Some(f) = d.figures() {
                 let us = |n: f64| n / 1000.0;
                 let _ = writeln!(
                     o,
                     "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
-                    us(d.min as f64),
-                    us(d.max as f64),
-                    us(h.mean()),
-                    us(h.stdev())
+                    us(f.min as f64),
+                    us(f.max as f64),
+                    us(f.mean),
+                    us(f.stddev)
                 );
                 let _ = writeln!(o, "    clat percentiles (usec):");
-                for row in FIO_PERCENTILES.chunks(4) {
+                let at: Vec<(&f64, &u64)> = FIO_PERCENTILES.iter().zip(&f.percentiles).collect();
+                for row in at.chunks(4) {
                     let cells: Vec<String> = row
                         .iter()
-                        .map(|q| {
-                            format!(
-                                "{q:5.2}th=[{:>6}]",
-                                (h.value_at_quantile(q / 100.0) + 500) / 1000
-                            )
-                        })
+                        .map(|(q, v)| format!("{q:5.2}th=[{:>6}]", (*v + 500) / 1000))
                         .collect();
                     let _ = writeln!(o, "     | {},", cells.join(", "));
                 }
@@ -602,10 +766,14 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             let longest = dirs.iter().map(|d| d.wall_nanos).max().unwrap_or(0);
             let shortest = dirs.iter().map(|d| d.runtime_ms()).min().unwrap_or(0);
             let bw = if longest == 0 { 0 } else { (bytes as f64 * 1e9 / longest as f64) as u64 };
+            // fio's slowest and fastest job (each clone a job) after the group's rate.
+            let lo = dirs.iter().map(|d| d.bw_bytes()).min().unwrap_or(0);
+            let hi = dirs.iter().map(|d| d.bw_bytes()).max().unwrap_or(0);
             let _ = writeln!(
                 o,
-                "  {word:>5}: bw={}, io={:.1}MiB, run={shortest}-{}msec",
+                "  {word:>5}: bw={}, {}, io={:.1}MiB, run={shortest}-{}msec",
                 bw_words(bw),
+                bw_range(lo, hi),
                 bytes as f64 / 1048576.0,
                 longest / 1_000_000
             );
@@ -655,6 +823,9 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
     for j in &all {
         if let Some(by) = j.unrun {
             let _ = writeln!(o, "  {}: never ran ([{by}] has exit_what=all)", j.name);
+        }
+        if j.clones_merged {
+            let _ = writeln!(o, "  {}: {}", j.name, merged_words(j.threads));
         }
     }
     o

@@ -4,7 +4,8 @@
 //! The JSON is the stored report as readers want it, not byte for byte the stored form:
 //! - the raw data is left out unless asked (`--raw`): the latency histograms (`histogram_b64`,
 //!   base64 HdrHistograms: 20 MB for one test on 4 configurations) and a traced phase's request
-//!   points (`trace.offsets.points`, 300 KB a phase); every other field keeps its name;
+//!   points (`trace.offsets.points`, 300 KB a phase), and each thread's own figures
+//!   (`per_thread`, kept for `fsbench fio`'s report per clone); every other field keeps its name;
 //! - each test says which repetition its per-repetition figures come from (`median_rep`, an
 //!   index into `reps`: [`TestResult::median_rep_index`]), so a reader finds the latency, CPU
 //!   and role figures the table, CSV and HTML show;
@@ -19,7 +20,8 @@ use serde_json::Value;
 
 /// Pretty-printed JSON.
 pub struct JsonExporter {
-    /// Keep the raw data: latency histograms (`histogram_b64`) and traced request points.
+    /// Keep the raw data: latency histograms (`histogram_b64`), traced request points and each
+    /// thread's figures (`per_thread`).
     pub raw: bool,
 }
 
@@ -50,6 +52,7 @@ pub fn value(report: &Report, raw: bool) -> anyhow::Result<Value> {
     };
     if !raw {
         drop_key(&mut v, "histogram_b64");
+        drop_key(&mut v, "per_thread");
         drop_trace_points(&mut v);
     }
     Ok(v)

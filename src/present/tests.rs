@@ -210,6 +210,7 @@ fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
             data_ops: 16,
             mib_per_s: writer_mib,
             latency: vec![lat(OpKind::Write, p50_us * 2), lat(OpKind::Fsync, 7000)],
+            per_thread: Vec::new(),
         }];
     }
     let r = build_report(vec![c], &opts(), 0, false);
@@ -379,6 +380,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         data_ops: 2048,
         mib_per_s: 8.0 / 3.0,
         latency: vec![lat(OpKind::Write, 2048)],
+        per_thread: Vec::new(),
     }];
     let r = build_report(vec![c], &opts(), 0, false);
     let place = |name: &str, role: Option<&str>, threads, reporting| JobPlace {
@@ -422,6 +424,141 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     );
     assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
     assert!(text.contains("WRITE: bw=") && text.contains("io=8.0MiB, run=3000-3000msec"), "{text}");
+}
+
+/// A job of 2 threads without `group_reporting` is 2 `jobs[]` entries and 2 text blocks, each
+/// from its thread's record (its own bytes, I/Os, latencies, run time and CPU); a role's
+/// threads likewise. With `group_reporting`, one entry with the sums. A record without
+/// figures per thread (an older run) is one entry with its threads' sums, and says so.
+#[test]
+fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() {
+    use crate::fio::JobPlace;
+    use crate::model::job::OpKind;
+    use crate::model::result::{RoleResult, ThreadResult};
+    use crate::present::fio::{fio_json, fio_text, FioContext};
+    let hist = |n: u64, nanos: u64| {
+        let mut h = crate::stats::latency::new_histogram();
+        h.record_n(nanos, n).unwrap();
+        h
+    };
+    let lat =
+        |op: OpKind, n: u64, nanos: u64| crate::model::latency::summarize(op, &hist(n, nanos));
+    let thread = |ops: u64, nanos: u64, wall_ms: u64, op: OpKind| ThreadResult {
+        wall_nanos: wall_ms * 1_000_000,
+        bytes_read: if op == OpKind::Read { ops * 4096 } else { 0 },
+        bytes_written: if op == OpKind::Write { ops * 4096 } else { 0 },
+        data_ops: ops,
+        cpu_user_nanos: wall_ms * 100_000,
+        cpu_sys_nanos: wall_ms * 200_000,
+        latency: vec![crate::model::latency::thread_latency(op, &hist(ops, nanos))],
+    };
+    let mut c = config("ext4", &[100.0], 0);
+    c.run.tests[0].threads = 2;
+    let p = &mut c.run.tests[0].reps[0].phases[0];
+    p.threads = 2;
+    p.bytes_read = (100 + 300) * 4096;
+    p.bytes_written = 0;
+    p.wall_nanos = 2_000_000_000;
+    p.cpu_user_nanos = 0;
+    p.cpu_sys_nanos = 0;
+    p.latency = vec![lat(OpKind::Read, 400, 40_000)];
+    p.per_thread =
+        vec![thread(100, 20_000, 1000, OpKind::Read), thread(300, 60_000, 2000, OpKind::Read)];
+    p.roles = vec![RoleResult {
+        name: "w".into(),
+        threads: 2,
+        wall_nanos: 3_000_000_000,
+        bytes_read: 0,
+        bytes_written: 30 * 4096,
+        data_ops: 30,
+        mib_per_s: 0.1,
+        latency: vec![lat(OpKind::Write, 30, 9_000)],
+        per_thread: vec![
+            thread(10, 9_000, 2500, OpKind::Write),
+            thread(20, 9_000, 3000, OpKind::Write),
+        ],
+    }];
+    let old = {
+        let mut o = c.clone();
+        let p = &mut o.run.tests[0].reps[0].phases[0];
+        p.per_thread.clear();
+        p.roles[0].per_thread.clear();
+        build_report(vec![o], &opts(), 0, false)
+    };
+    let r = build_report(vec![c], &opts(), 0, false);
+    let place = |name: &str, role: Option<&str>, reporting| JobPlace {
+        name: name.into(),
+        test_id: "1".into(),
+        role: role.map(str::to_string),
+        group: 0,
+        group_reporting: reporting,
+        threads: 2,
+    };
+    let ctx = |reporting| FioContext {
+        jobs: vec![place("r", None, reporting), place("w", Some("w"), reporting)],
+        ..FioContext::default()
+    };
+    let v = fio_json(&r, &ctx(false));
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().filter_map(|j| j["jobname"].as_str()).collect();
+    assert_eq!(names, ["r", "r", "w", "w"], "{v}");
+    let want = [(100, 20_000, 1000, 10.0, 20.0), (300, 60_000, 2000, 10.0, 20.0)];
+    for (i, (ops, nanos, ms, usr, sys)) in want.into_iter().enumerate() {
+        let j = &jobs[i];
+        assert_eq!(j["groupid"], 0);
+        assert_eq!(j["read"]["io_bytes"], ops * 4096, "{j}");
+        assert_eq!(j["read"]["total_ios"], ops, "{j}");
+        assert_eq!(j["read"]["clat_ns"]["N"], ops, "{j}");
+        assert_eq!(j["read"]["clat_ns"]["min"], nanos, "{j}");
+        assert_eq!(
+            (j["read"]["runtime"].as_u64(), j["job_runtime"].as_u64()),
+            (Some(ms), Some(ms))
+        );
+        assert_eq!(j["read"]["iops"].as_f64().map(f64::round), Some((ops * 1000 / ms) as f64));
+        assert_eq!((j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()), (Some(usr), Some(sys)));
+        assert_eq!(j["fsbench"]["clone"], serde_json::json!({"index": i, "of": 2}));
+    }
+    assert_eq!(
+        (jobs[2]["write"]["total_ios"].as_u64(), jobs[3]["write"]["total_ios"].as_u64()),
+        (Some(10), Some(20))
+    );
+    assert_eq!(jobs[3]["job_runtime"], 3000, "the role thread's own run time");
+    let text = fio_text(&r, &ctx(false));
+    assert_eq!(text.matches("r: (groupid=0, jobs=1)").count(), 2, "{text}");
+    assert_eq!(text.matches("w: (groupid=0, jobs=1)").count(), 2, "{text}");
+    assert!(text.contains("READ: bw=") && text.contains("io=1.6MiB, run=1000-2000msec"), "{text}");
+    // fio's range of the clones' rates: 100 ops of 4 KiB in 1 s, 300 in 2 s.
+    assert!(text.contains(", 400.0KiB/s-600.0KiB/s (409.6kB/s-614.4kB/s), io="), "{text}");
+    assert!(!text.contains("reported as one job"), "{text}");
+
+    // group_reporting: one entry, the sums (as before).
+    let v = fio_json(&r, &ctx(true));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{v}");
+    assert_eq!(jobs[0]["read"]["total_ios"], 400);
+    assert_eq!(jobs[0]["write"]["total_ios"], 30);
+    assert!(jobs[0]["fsbench"].get("clones_merged").is_none(), "{v}");
+
+    // An older record, without figures per thread: merged, and said so.
+    let v = fio_json(&old, &ctx(false));
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().filter_map(|j| j["jobname"].as_str()).collect();
+    assert_eq!(names, ["r", "w"], "{v}");
+    assert_eq!(
+        (jobs[0]["read"]["total_ios"].as_u64(), jobs[1]["write"]["total_ios"].as_u64()),
+        (Some(400), Some(30))
+    );
+    for j in jobs {
+        let why = j["fsbench"]["clones_merged"].as_str().unwrap_or_else(|| panic!("{j}"));
+        assert!(why.contains("its 2 threads are reported as one job"), "{why}");
+        assert!(j["fsbench"].get("clone").is_none(), "{j}");
+    }
+    let text = fio_text(&old, &ctx(false));
+    assert!(
+        text.contains("r: (groupid=0, jobs=2)") && text.contains("w: (groupid=0, jobs=2)"),
+        "{text}"
+    );
+    assert!(text.contains("  r: its 2 threads are reported as one job"), "{text}");
 }
 
 /// Jobs that never ran (after an `exit_what=all`) follow the jobs that ran in `fsbench fio`'s
@@ -495,6 +632,7 @@ fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::
             data_ops: 1024,
             mib_per_s: writer,
             latency: Vec::new(),
+            per_thread: Vec::new(),
         }];
     }
     c

@@ -597,6 +597,79 @@ fn fsbench_fio_writes_fios_json_and_the_same_code_reads_fio_333s() {
     assert_eq!(theirs[0].read_clat_n, 256);
 }
 
+/// `numjobs=3` without `group_reporting`: fio's JSON has one `jobs[]` entry per clone, all
+/// named `j` in group 0, each with its own bytes and I/Os (their sums the job's); so has
+/// fsbench's, each from its thread's own record, and its text one block per clone. With
+/// `group_reporting`, one entry. fio 3.33 on the same command gives as many entries, read
+/// through the same field paths.
+#[test]
+fn fsbench_fio_reports_each_numjobs_clone_as_fio_does() {
+    let job = ["--name=j", "--rw=randread", "--bs=4k", "--size=4m", "--numjobs=3"];
+    let run = |extra: &[&str], fmt: &str| {
+        let work = TestDir::new();
+        let dir_arg = format!("--directory={}", work.path().display());
+        let mut args = vec!["fio", dir_arg.as_str(), fmt, "--no-store"];
+        args.extend(job);
+        args.extend(extra);
+        let o = fsbench(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+        o
+    };
+    let o = run(&[], "--output-format=json");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+    let ours = fio_view(&v);
+    assert_eq!(ours.len(), 3, "one entry per clone: {v}");
+    let jobs = v["jobs"].as_array().expect("jobs[]");
+    for (i, (c, j)) in ours.iter().zip(jobs).enumerate() {
+        assert_eq!(c.jobname, "j");
+        assert_eq!(j["groupid"], 0, "{j}");
+        assert_eq!(j["fsbench"]["clone"]["index"], i, "{j}");
+        assert!(j["fsbench"].get("clones_merged").is_none(), "{j}");
+        // Each clone reads its own 4 MiB file once, as fio's do.
+        assert_eq!((c.read_bytes, c.read_ios, c.read_clat_n), (4 << 20, 1024, 1024), "{c:?}");
+        assert_eq!(j["read"]["runtime"], j["job_runtime"], "its own run time: {j}");
+    }
+    let phase = &v["jobs"][0]["fsbench"]["phases"];
+    let timed = phase.as_array().and_then(|p| p.iter().find(|p| p["timed"] == true));
+    let timed = timed.unwrap_or_else(|| panic!("no timed phase: {phase}"));
+    let sum = |f: fn(&FioView) -> u64| ours.iter().map(f).sum::<u64>();
+    assert_eq!(Some(sum(|c| c.read_bytes)), timed["bytes_read"].as_u64(), "clones sum to the job");
+    assert_eq!(sum(|c| c.read_ios), 3 * 1024);
+    let text = stdout(&run(&[], "--output-format=normal"));
+    assert_eq!(text.matches("j: (groupid=0, jobs=1)").count(), 3, "{text}");
+    assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
+
+    let o = run(&["--group_reporting"], "--output-format=json");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let merged = fio_view(&v);
+    assert_eq!(merged.len(), 1, "group_reporting: one entry: {v}");
+    assert_eq!((merged[0].read_bytes, merged[0].read_ios), (3 * (4 << 20), 3 * 1024));
+
+    if !have("fio") {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's clones not compared");
+        return;
+    }
+    for (extra, n) in [(&[][..], 3), (&["--group_reporting"][..], 1)] {
+        let fio_dir = TestDir::new();
+        let o = std::process::Command::new("fio")
+            .arg(format!("--directory={}", fio_dir.path().display()))
+            .arg("--output-format=json")
+            .args(job)
+            .args(extra)
+            .output()
+            .expect("run fio");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+        assert_eq!(theirs.len(), n, "fio 3.33 {extra:?}: {theirs:?}");
+        assert!(theirs.iter().all(|c| c.jobname == "j"));
+        let per = 4u64 << 20;
+        let want = if n == 1 { 3 * per } else { per };
+        assert!(theirs.iter().all(|c| c.read_bytes == want), "{theirs:?}");
+    }
+}
+
 #[test]
 fn fsbench_fio_text_output_file_parse_only_and_refusals() {
     let work = TestDir::new();
@@ -835,6 +908,66 @@ fn fio_strict_refuses_a_difference_and_null_runs() {
 /// each job with its own bytes and fio's groupid (the stonewalled job starts group 1), and
 /// with `--group_reporting` one entry per group, its jobs merged; fio 3.33's JSON of the same
 /// command line gives the same jobs, groups and bytes through the same reader.
+/// Two jobs of the same group (no stonewall), each with numjobs=2: four entries in fio's order
+/// (a job's clones right after it), each clone its own thread's figures, the second job's
+/// (a role beside the first's threads) too; fio 3.33 lists the same names in the same order.
+#[test]
+fn fsbench_fio_reports_the_clones_of_jobs_that_run_together() {
+    let work = TestDir::new();
+    let dir_arg = format!("--directory={}", work.path().display());
+    let jobs = [
+        "--bs=4k",
+        "--numjobs=2",
+        "--name=reader",
+        "--rw=randread",
+        "--size=1m",
+        "--name=writer",
+        "--rw=write",
+        "--size=2m",
+    ];
+    let mut args = vec!["fio", dir_arg.as_str(), "--output-format=json", "--no-store"];
+    args.extend(jobs);
+    let o = fsbench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+    let ours = fio_view(&v);
+    let seen: Vec<(&str, u64, u64)> =
+        ours.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    let want = [
+        ("reader", 1 << 20, 0),
+        ("reader", 1 << 20, 0),
+        ("writer", 0, 2 << 20),
+        ("writer", 0, 2 << 20),
+    ];
+    assert_eq!(seen, want, "{v}");
+    for (i, j) in v["jobs"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(j["groupid"], 0, "{j}");
+        assert_eq!(j["fsbench"]["clone"]["index"], i % 2, "{j}");
+        let dir = if i < 2 { "read" } else { "write" };
+        assert_eq!(j[dir]["total_ios"], if i < 2 { 256 } else { 512 }, "{j}");
+        assert_eq!(j[dir]["clat_ns"]["N"], j[dir]["total_ios"], "{j}");
+    }
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+
+    if !have("fio") {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's order not compared");
+        return;
+    }
+    let fio_dir = TestDir::new();
+    let o = std::process::Command::new("fio")
+        .arg(format!("--directory={}", fio_dir.path().display()))
+        .arg("--output-format=json")
+        .args(jobs)
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+    let seen: Vec<(&str, u64, u64)> =
+        theirs.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
+    assert_eq!(seen, want, "fio 3.33");
+}
+
 #[test]
 fn fsbench_fio_runs_jobs_without_stonewall_together_each_with_its_figures() {
     let work = TestDir::new();

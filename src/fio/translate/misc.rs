@@ -112,16 +112,6 @@ pub(super) fn tiobench_threads(job: &Job, notes: &mut Vec<String>) -> Result<(),
     Ok(())
 }
 
-/// `numjobs` > 1 without `group_reporting`: fio reports each clone as a job of its own (its
-/// JSON's `jobs[]` has one entry per clone, each with its own figures); fsbench reports a
-/// job's threads as one, their figures summed (a difference, said in the job's results).
-pub(super) fn clones(job: &Job, threads: u32, notes: &mut Vec<String>) -> Result<(), FioError> {
-    if threads > 1 && !job.bool("group_reporting")?.unwrap_or(false) {
-        notes.push(options::difference("clones-merged"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use crate::fio::translate::translate;
@@ -136,17 +126,18 @@ mod tests {
         }
     }
 
-    /// numjobs > 1 without group_reporting: fio lists each clone, fsbench one job (said so);
-    /// with group_reporting, or one thread, nothing is said.
+    /// numjobs > 1 without group_reporting is fio's meaning now (`fsbench fio` reports each
+    /// clone as a job of its own): no difference is said, with or without group_reporting.
     #[test]
-    fn clones_reported_as_one_job_are_a_stated_difference() {
-        let t = |text: &str| one(text).0;
-        let merged = "clones-merged";
-        assert!(is_diff(&t("[j]\nrw=read\nsize=1m\nnumjobs=4\n"), "numjobs", merged));
-        let quiet = |text: &str| !t(text).notes.iter().any(|n| n.contains(merged));
-        assert!(quiet("[j]\nrw=read\nsize=1m\nnumjobs=4\ngroup_reporting\n"));
-        assert!(quiet("[global]\ngroup_reporting=1\n[j]\nrw=read\nsize=1m\nnumjobs=4\n"));
-        assert!(quiet("[j]\nrw=read\nsize=1m\n"));
+    fn clones_are_no_difference() {
+        for text in [
+            "[j]\nrw=read\nsize=1m\nnumjobs=4\n",
+            "[j]\nrw=read\nsize=1m\nnumjobs=4\ngroup_reporting\n",
+        ] {
+            let t = one(text).0;
+            assert!(!t.notes.iter().any(|n| n.contains("numjobs")), "{:?}", t.notes);
+            assert!(!t.notes.iter().any(|n| n.contains("differs from fio")), "{:?}", t.notes);
+        }
     }
 
     /// The test's notes say fsbench differs from fio on `what`, as the difference `id`.
