@@ -608,8 +608,11 @@ fn translate_job(
     let random_map = random_map.unwrap_or(false) && skew.is_none();
     let mut amount = amount;
     // fio does not lay out a file it fills: it starts empty.
-    let preallocate = if fill.is_some() { None } else { preallocate.flatten() };
-    if let Some(fill) = fill {
+    let preallocate = match fill {
+        layout::Fill::No => preallocate.flatten(),
+        layout::Fill::UntilFull(_) | layout::Fill::Capped => None,
+    };
+    if let layout::Fill::UntilFull(fill) = fill {
         amount = fill;
     }
     if let (Some(m), Some(b)) = (modifier, &blocks) {

@@ -84,9 +84,22 @@ pub(super) fn preallocate(
     Ok(how)
 }
 
-/// Whether the job asks for `fill_device=1` (checked by [`fill_device`]).
+/// Whether the job asks for `fill_device=1` (checked by [`fill_device`]) without a `size`:
+/// fio then sets the size "to something really large" and writes until ENOSPC. With a size,
+/// fio writes that size (stopping early only at ENOSPC).
 pub(super) fn fills(job: &Job) -> bool {
-    matches!(job.bool("fill_device"), Ok(Some(true)))
+    matches!(job.bool("fill_device"), Ok(Some(true))) && job.get("size").is_none()
+}
+
+/// What `fill_device` makes of the job.
+#[derive(Debug)]
+pub(super) enum Fill {
+    /// No `fill_device`.
+    No,
+    /// Until the filesystem is full: the timed phase's amount.
+    UntilFull(AmountSpec),
+    /// With `size`: a write of that size, its file not laid out (fio skips its fallocate).
+    Capped,
 }
 
 /// `fill_device=1`: the timed phase writes sequentially from the start of the job's file until
@@ -95,16 +108,22 @@ pub(super) fn fills(job: &Job) -> bool {
 /// directory on a testbed kept by `fsbench testbed up`): the run refuses it on any other
 /// directory before any I/O. Refused where fsbench cannot give fio's
 /// meaning or would fill a filesystem that is not a testbed. `verifies`: the job is checked
-/// after it ends (`verify` with `do_verify=1`). `None`: the job does not fill.
+/// after it ends (`verify` with `do_verify=1`). With `size`, fio writes that size: a plain
+/// write of it ([`Fill::Capped`], a stated difference at ENOSPC).
 pub(super) fn fill_device(
     job: &Job,
     rw: Dir,
     files: &Files,
     verifies: bool,
     notes: &mut Vec<String>,
-) -> Result<Option<AmountSpec>, FioError> {
+) -> Result<Fill, FioError> {
     if !job.bool("fill_device")?.unwrap_or(false) {
-        return Ok(None);
+        return Ok(Fill::No);
+    }
+    if !fills(job) && rw == Dir::Write {
+        // fio (init.c) makes the size "really large" only when the job gives none.
+        notes.push(options::difference("fill-capped"));
+        return Ok(Fill::Capped);
     }
     let line = job.line("fill_device");
     let refuse = |why: String| Err(job.err("fill_device", line, why));
@@ -130,11 +149,11 @@ pub(super) fn fill_device(
     if verifies {
         return refuse("with verify and do_verify=1: fsbench checks a file of a known size after the job, and a fill's size is known only when it ends; set do_verify=0 (a later read job may verify)".into());
     }
-    if job.get("size").is_some() || job.get("filesize").is_some() {
-        notes.push("size has no effect with fill_device (as in fio: the job writes until the filesystem is full)".into());
+    if job.get("filesize").is_some() {
+        notes.push("filesize has no effect with fill_device without size (as in fio: the job writes until the filesystem is full)".into());
     }
     notes.push("fill_device=1: writes until the filesystem is full (ENOSPC ends the job without an error; the bytes written are the job's), as fio; fsbench does this only on a testbed it made (--fs, compare, or --directory/--dir on the mount point of a testbed kept by `fsbench testbed up`): run on any other directory it refuses before any I/O".into());
-    Ok(Some(AmountSpec { fill: Some(1.0), ..AmountSpec::default() }))
+    Ok(Fill::UntilFull(AmountSpec { fill: Some(1.0), ..AmountSpec::default() }))
 }
 
 #[cfg(test)]
@@ -195,7 +214,7 @@ mod tests {
     fn fill_device_writes_until_the_filesystem_is_full() {
         for text in [
             "[f]\nrw=write\nbs=64k\nfill_device=1\n",
-            "[f]\nrw=write\nbs=64k\nfill_fs=1\nsize=1m\n",
+            "[f]\nrw=write\nbs=64k\nfill_fs=1\nfilesize=1m\n",
             "[f]\nfilename=data.tmp\nrw=write\nbs=64k\nfill_device\n",
         ] {
             let t = tr(text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -206,14 +225,27 @@ mod tests {
             assert!(test.notes.iter().any(|n| n.contains("only on a testbed it made")), "{text}");
             assert!(!test.file.as_ref().unwrap().prefill);
             assert_eq!(
-                text.contains("size=1m"),
-                test.notes.iter().any(|n| n.contains("size has no effect with fill_device")),
+                text.contains("filesize=1m"),
+                test.notes.iter().any(|n| n.contains("filesize has no effect with fill_device")),
                 "{text}"
             );
         }
         // Off: the job's size as always.
         let t = tr("[f]\nrw=write\nsize=1m\nfill_device=0\n").unwrap();
         assert_eq!(t.spec.tests[0].phases[0].amount.fill, None);
+        // With a size fio writes that size (fio 3.33 with size=8m: 8 MiB, on a filesystem with
+        // more free): a write of it, its file not fallocated, the ENOSPC case stated.
+        let t = tr("[f]\nrw=write\nbs=64k\nfill_device=1\nsize=1m\n").unwrap();
+        let test = &t.spec.tests[0];
+        let a = &test.phases.last().unwrap().amount;
+        let one_mib = Some(crate::workload::size::SizeExpr::Bytes(1 << 20));
+        assert!(a.fill.is_none() && a.bytes == one_mib, "{a:?}");
+        assert_eq!(
+            test.file.as_ref().map(|f| (f.size, f.preallocate.clone())),
+            Some((crate::workload::size::SizeExpr::Bytes(1 << 20), None))
+        );
+        assert!(is_diff(test, "fill-capped"), "{:?}", test.notes);
+        assert!(!test.notes.iter().any(|n| n.contains("only on a testbed")), "{:?}", test.notes);
     }
 
     /// Where fsbench cannot fill as fio does, or would fill a filesystem that is not a testbed,
