@@ -113,12 +113,16 @@ pub struct FlowGate<'a> {
     plan: FlowPlan<'a>,
     /// Ops this thread counted.
     mine: u64,
+    /// Found ahead with a `flow_sleep` while requests were in flight: they all complete
+    /// before it sleeps and asks again (fio's `io_u_quiesce`), whatever the others do
+    /// meanwhile.
+    draining: bool,
 }
 
 impl<'a> FlowGate<'a> {
     /// The gate of a thread with `plan`.
     pub fn new(plan: FlowPlan<'a>) -> FlowGate<'a> {
-        FlowGate { plan, mine: 0 }
+        FlowGate { plan, mine: 0, draining: false }
     }
 
     /// After its set-up (and its own barrier): wait until every thread of the phase's flows
@@ -139,10 +143,19 @@ impl<'a> FlowGate<'a> {
     }
 
     /// Whether the thread may issue its next op now: counted if so. When it is ahead of its
-    /// share it waits first (with nothing in flight; `inflight > 0`: the caller reaps) and
-    /// says no.
+    /// share it says no and waits, as fio's job does: with a `flow_sleep`, once every request
+    /// in flight has completed (`inflight > 0`: the caller reaps, and asks again), it sleeps;
+    /// without one, it yields once nothing is in flight.
     #[inline(always)]
     pub fn admit(&mut self, inflight: usize) -> bool {
+        if self.draining {
+            if inflight > 0 {
+                return false;
+            }
+            self.draining = false;
+            self.hold();
+            return false;
+        }
         let c = self.plan.counter;
         let ops = c.ops.load(Ordering::Relaxed);
         let weights = c.weights.load(Ordering::Relaxed);
@@ -152,6 +165,9 @@ impl<'a> FlowGate<'a> {
         {
             if inflight == 0 {
                 self.hold();
+            } else if self.plan.sleep_nanos > 0 {
+                // fio quiesces before it sleeps: every request in flight completes first.
+                self.draining = true;
             }
             return false;
         }
@@ -193,6 +209,29 @@ mod tests {
 
     /// Two threads of weights 1 and 8 that each try an op in turn end up 1:8, exactly up to
     /// the one op a thread may be ahead; the one that is ahead is told to wait.
+    /// With a `flow_sleep`, a thread found ahead while requests are in flight waits for all of
+    /// them before it sleeps, even when the others catch up meanwhile (fio quiesces), and only
+    /// then asks again.
+    #[test]
+    fn a_thread_ahead_with_flow_sleep_drains_then_sleeps() {
+        let mut f = Flows::default();
+        let flow = |w| Flow { id: 0, weight: w, sleep_nanos: 1_000 };
+        f.add(flow(1), 1);
+        f.add(flow(1), 1);
+        let (mut a, mut b) = (
+            FlowGate::new(f.plan(Some(flow(1))).unwrap()),
+            FlowGate::new(f.plan(Some(flow(1))).unwrap()),
+        );
+        assert!(a.admit(0) && a.admit(1), "a's first two ops");
+        assert!(!a.admit(2), "a is ahead of its half");
+        for _ in 0..4 {
+            assert!(b.admit(0), "b catches up and passes a");
+        }
+        assert!(!a.admit(1), "a still drains its requests in flight");
+        assert!(!a.admit(0), "drained: a sleeps, then asks again");
+        assert!(a.admit(0), "behind b now: admitted");
+    }
+
     #[test]
     fn admitted_ops_follow_the_weights() {
         let f = flows(&[(1, 1), (8, 1)]);
