@@ -58,6 +58,10 @@ pub struct PacePlan {
     pub dir_period_nanos: [u64; 2],
     /// This worker's first scheduled read and write after the release (`[read, write]`).
     pub dir_offset_nanos: [u64; 2],
+    /// The phase's time from the worker's start (a time-based amount, or the time cap beside
+    /// a size): a wait that would pass it waits only until then, and the worker ends there,
+    /// as fio's job does not start an op after its runtime. `None`: no time limit.
+    pub limit_nanos: Option<u64>,
 }
 
 impl PacePlan {
@@ -83,7 +87,23 @@ impl PacePlan {
             think_every: if load.think_nanos > 0 { load.think_every.max(1) } else { 0 },
             poisson: load.poisson && period_nanos > 0,
             seed: splitmix64(0x5eed_0000 + k as u64),
+            limit_nanos: None,
         }
+    }
+
+    /// The same plan, limited to `phase`'s time: its seconds, or its time cap.
+    pub fn limited_to(self, phase: &crate::model::job::PhaseDef) -> PacePlan {
+        let secs = match phase.amount {
+            crate::model::job::Amount::Seconds(s) => Some(s),
+            _ => phase.max_seconds,
+        };
+        self.limited(secs)
+    }
+
+    /// The same plan, limited to `seconds` from the worker's start.
+    pub fn limited(mut self, seconds: Option<f64>) -> PacePlan {
+        self.limit_nanos = seconds.filter(|s| s.is_finite() && *s >= 0.0).map(|s| (s * 1e9) as u64);
+        self
     }
 
     /// Neither a rate nor think time: the closed loop.
@@ -107,6 +127,10 @@ pub struct Pacer<'a> {
     think_due: bool,
     /// Ops issued (paced phases).
     pub issued: u64,
+    /// When the phase's time is up (ns; `u64::MAX`: no limit), from [`PacePlan::limit_nanos`].
+    end: u64,
+    /// The next op would start after the phase's time: the worker ends.
+    pub expired: bool,
     /// State of the Poisson gaps' xorshift generator (never 0).
     rng: u64,
 }
@@ -122,6 +146,8 @@ impl<'a> Pacer<'a> {
             since_think: 0,
             think_due: false,
             issued: 0,
+            end: u64::MAX,
+            expired: false,
             rng: plan.seed | 1,
         }
     }
@@ -151,6 +177,22 @@ impl<'a> Pacer<'a> {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
         }
         self.next = start_ns + self.plan.offset_nanos;
+        if let Some(l) = self.plan.limit_nanos {
+            self.end = start_ns.saturating_add(l);
+        }
+    }
+
+    /// Wait until `t`, unless that passes the phase's time: then wait until its end and mark
+    /// the pacer expired. Whether the wait reached `t`.
+    #[inline(never)]
+    fn wait_until(&mut self, t: u64) -> bool {
+        if t >= self.end {
+            sleep_until(self.end);
+            self.expired = true;
+            return false;
+        }
+        sleep_until(t);
+        true
     }
 
     /// The start time of the next op, waiting for it when ahead: `t0` is the clock at the
@@ -173,7 +215,9 @@ impl<'a> Pacer<'a> {
             if inflight > 0 {
                 return None;
             }
-            sleep_until(now_ns() + self.plan.think_nanos);
+            if !self.wait_until(now_ns() + self.plan.think_nanos) {
+                return None;
+            }
             self.think_due = false;
             let now = now_ns();
             if self.plan.period_nanos == 0 {
@@ -191,7 +235,9 @@ impl<'a> Pacer<'a> {
                 if inflight > 0 {
                     return None;
                 }
-                sleep_until(due);
+                if !self.wait_until(due) {
+                    return None;
+                }
             }
         }
         Some(due)
@@ -358,6 +404,25 @@ mod tests {
 
     fn load(rate: Option<f64>, think_nanos: u64, think_every: u64) -> Load {
         Load { thread_ops_per_s: rate, think_nanos, think_every, ..Load::default() }
+    }
+
+    /// A paced worker does not start an op after its phase's time, as fio's job does not
+    /// after its runtime: at 100 ops/s for 25 ms, ops at 0, 10 and 20 ms, then the wait for
+    /// the fourth (30 ms) stops at 25 ms and the pacer has expired.
+    #[test]
+    fn no_op_starts_after_the_phases_time() {
+        let plan = PacePlan::of(&load(Some(100.0), 0, 0), 0, 1).limited(Some(0.025));
+        let mut p = Pacer::new(plan);
+        let t = now_ns();
+        p.start(t);
+        for k in 0..3u64 {
+            assert_eq!(p.next_start(now_ns(), 0), Some(t + k * 10_000_000));
+            p.issued();
+        }
+        assert_eq!(p.next_start(now_ns(), 0), None);
+        assert!(p.expired);
+        let at = now_ns() - t;
+        assert!((25_000_000..29_000_000).contains(&at), "waited until {at} ns, not 30 ms");
     }
 
     #[test]

@@ -170,7 +170,7 @@ impl WithEngine for Workers<'_> {
         let series = series_plan(phase, opts, &origin);
         let plans = shares.into_iter().enumerate().map(|(k, (work, ctr))| {
             let pace = if phase.timed {
-                PacePlan::of(&phase.load, k as u32, test.threads)
+                PacePlan::of(&phase.load, k as u32, test.threads).limited_to(phase)
             } else {
                 PacePlan::default()
             };

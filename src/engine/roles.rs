@@ -185,7 +185,8 @@ pub fn beside<T>(
                     over_time: super::worker::OverTime {
                         series: None,
                         flow: flows.plan(r.phase.load.flow),
-                        pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads),
+                        pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads)
+                            .limited_to(&r.phase),
                     },
                 },
             ));

@@ -395,7 +395,11 @@ fn drive<E: IoEngine, S: OpSource<E>>(
             if pacer.on {
                 match pacer.next_start(t0, inflight) {
                     Some(s) => stamp = s,
-                    None => break,
+                    None => {
+                        // Its next op would start after the phase's time: the end.
+                        ended |= pacer.expired;
+                        break;
+                    }
                 }
             }
             match src.issue(inflight, stamp, &mut out) {

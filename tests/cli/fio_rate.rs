@@ -68,3 +68,40 @@ fn a_mixed_jobs_reads_and_writes_each_keep_their_rate() {
         within(w, 100.0 * 4096.0, &format!("{who} rate_iops=300,100 writes"));
     }
 }
+
+/// The ops and run time (ms) of the one job of `fsbench fio` (or fio) on `job`.
+fn ops_and_runtime(fio: bool, job: &str) -> (u64, u64) {
+    let work = TestDir::new();
+    let file = work.write("job.fio", job);
+    let data = TestDir::new();
+    let dir = format!("--directory={}", data.path().display());
+    let o = if fio {
+        Command::new("fio").args([dir.as_str(), "--output-format=json"]).arg(&file).output()
+    } else {
+        command()
+            .args(["fio", dir.as_str(), "--output-format=json", "--no-store"])
+            .arg(&file)
+            .output()
+    }
+    .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["jobs"][0]["read"];
+    (r["total_ios"].as_u64().unwrap(), r["runtime"].as_u64().unwrap())
+}
+
+/// A rate-limited job with a runtime starts no op after its runtime, as fio: at one 4 KiB
+/// read a second for 1.5 s, ops at 0 s and 1 s, and the job ends at 1.5 s (fsbench slept until
+/// the third op's slot at 2 s and issued it).
+#[test]
+fn a_rate_limited_job_starts_no_op_after_its_runtime() {
+    let job = "[r]\nrw=read\nbs=4k\nsize=1m\nrate=4k\nruntime=1500ms\n";
+    let (ops, ms) = ops_and_runtime(false, job);
+    assert_eq!(ops, 2, "{ms} ms");
+    assert!((1450..1700).contains(&ms), "ran {ms} ms for a 1.5 s runtime");
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's ops checked alone");
+        return;
+    }
+    assert_eq!(ops_and_runtime(true, job).0, 2, "fio's");
+}
