@@ -396,7 +396,8 @@ fn drive<E: IoEngine, S: OpSource<E>>(
                 match pacer.next_start(t0, inflight) {
                     Some(s) => stamp = s,
                     None => {
-                        // Its next op would start after the phase's time: the end.
+                        // Not yet (reap first, or ask again); expired: its next op would
+                        // start after the phase's time, which is the end.
                         ended |= pacer.expired;
                         break;
                     }
