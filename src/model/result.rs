@@ -690,6 +690,12 @@ pub struct RoleResult {
     /// records made before this field existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_thread: Vec<ThreadResult>,
+    /// User CPU time of the role's threads, ns (0 in records made before this field existed).
+    #[serde(default)]
+    pub cpu_user_nanos: u64,
+    /// System CPU time of the role's threads, ns (0 in records made before this field existed).
+    #[serde(default)]
+    pub cpu_sys_nanos: u64,
 }
 
 impl RoleResult {

@@ -325,8 +325,8 @@ impl<'a> Job<'a> {
                         bytes_read: r.bytes_read,
                         bytes_written: r.bytes_written,
                         wall_nanos: r.wall_nanos,
-                        usr: 0,
-                        sys: 0,
+                        usr: r.cpu_user_nanos,
+                        sys: r.cpu_sys_nanos,
                         latency: Lat::Merged(&r.latency),
                     }
                 }

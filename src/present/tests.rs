@@ -211,6 +211,8 @@ fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
             mib_per_s: writer_mib,
             latency: vec![lat(OpKind::Write, p50_us * 2), lat(OpKind::Fsync, 7000)],
             per_thread: Vec::new(),
+            cpu_user_nanos: 0,
+            cpu_sys_nanos: 0,
         }];
     }
     let r = build_report(vec![c], &opts(), 0, false);
@@ -381,6 +383,8 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         mib_per_s: 8.0 / 3.0,
         latency: vec![lat(OpKind::Write, 2048)],
         per_thread: Vec::new(),
+        cpu_user_nanos: 300_000_000,
+        cpu_sys_nanos: 600_000_000,
     }];
     let r = build_report(vec![c], &opts(), 0, false);
     let place = |name: &str, role: Option<&str>, threads, reporting| JobPlace {
@@ -406,6 +410,11 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     assert_eq!(jobs[1]["write"]["total_ios"], 2048);
     assert_eq!(jobs[1]["read"]["io_bytes"], 0);
     assert_eq!(jobs[1]["job_runtime"], 3000, "the role's own run time");
+    // The role's own CPU, in percent of its run time (it was 0 for a role reported merged).
+    assert_eq!(
+        (jobs[1]["usr_cpu"].as_f64(), jobs[1]["sys_cpu"].as_f64()),
+        (Some(10.0), Some(20.0))
+    );
     assert_eq!(jobs[1]["fsbench"]["role"], "w");
     let v = fio_json(&r, &ctx(true));
     let jobs = v["jobs"].as_array().unwrap();
@@ -477,6 +486,8 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
             thread(10, 9_000, 2500, OpKind::Write),
             thread(20, 9_000, 3000, OpKind::Write),
         ],
+        cpu_user_nanos: 0,
+        cpu_sys_nanos: 0,
     }];
     let old = {
         let mut o = c.clone();
@@ -633,6 +644,8 @@ fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::
             mib_per_s: writer,
             latency: Vec::new(),
             per_thread: Vec::new(),
+            cpu_user_nanos: 0,
+            cpu_sys_nanos: 0,
         }];
     }
     c
