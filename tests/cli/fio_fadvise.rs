@@ -5,28 +5,10 @@
 //! is what fio's fio-rand-read example measures (without it fio moves about twice the ops).
 
 use crate::util::*;
-use std::process::Command;
 
 /// The `fadvise64` calls of a `run --fio` of `job` under strace, as strace prints them.
 fn advice_calls(job: &str) -> Vec<String> {
-    let d = TestDir::new();
-    let file = d.write("j.fio", job);
-    let log = d.path().join("strace.log");
-    let data = d.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let mut c = Command::new("strace");
-    let o = isolate(&mut c)
-        .args(["-f", "-qq", "-e", "trace=fadvise64", "-e", "signal=none", "-o"])
-        .arg(&log)
-        .arg(bin())
-        .args(["run", "--fio"])
-        .arg(&file)
-        .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = strace_fio_job(job, false, "fadvise64");
     text.lines().filter(|l| l.contains("fadvise64(")).map(str::to_string).collect()
 }
 

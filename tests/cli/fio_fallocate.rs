@@ -5,32 +5,11 @@
 //! written out instead (no fallocate).
 
 use crate::util::*;
-use std::process::Command;
 
 /// The `fallocate` and `ftruncate` calls of fsbench (`run --fio`), or of fio with `fio`, on
-/// `job` in a directory of its own, under strace, each reduced to its arguments after the fd.
+/// `job`, each reduced to its arguments after the fd.
 fn layout_calls(job: &str, fio: bool) -> Vec<String> {
-    let d = TestDir::new();
-    let file = d.write("j.fio", job);
-    let log = d.path().join("strace.log");
-    let data = d.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let mut c = Command::new("strace");
-    isolate(&mut c)
-        .args(["-f", "-qq", "-e", "trace=fallocate,ftruncate", "-e", "signal=none", "-o"])
-        .arg(&log);
-    if fio {
-        c.arg("fio").arg("--output-format=json").arg("--directory").arg(&data).arg(&file);
-    } else {
-        c.arg(bin())
-            .args(["run", "--fio"])
-            .arg(&file)
-            .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
-            .arg(&data);
-    }
-    let o = c.output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = strace_fio_job(job, fio, "fallocate,ftruncate");
     text.lines()
         .filter_map(|l| {
             let (call, rest) = l.split_once('(')?;

@@ -3,31 +3,10 @@
 //! fio 3.33 does, counted under strace beside fio's own calls when fio is installed.
 
 use crate::util::*;
-use std::process::Command;
 
 /// How many `fsync` calls fsbench (`run --fio`), or fio with `fio`, makes on `job`.
 fn fsyncs(job: &str, fio: bool) -> usize {
-    let d = TestDir::new();
-    let file = d.write("j.fio", job);
-    let log = d.path().join("strace.log");
-    let data = d.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let mut c = Command::new("strace");
-    isolate(&mut c)
-        .args(["-f", "-qq", "-e", "trace=fsync,pwrite64", "-e", "signal=none", "-o"])
-        .arg(&log);
-    if fio {
-        c.arg("fio").arg("--output-format=json").arg("--directory").arg(&data).arg(&file);
-    } else {
-        c.arg(bin())
-            .args(["run", "--fio"])
-            .arg(&file)
-            .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
-            .arg(&data);
-    }
-    let o = c.output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = strace_fio_job(job, fio, "fsync,pwrite64");
     // Only the syncs of the threads that write the job's file (not the set-up's or the
     // cache drop's, made by other threads).
     let pid = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();

@@ -227,3 +227,29 @@ impl Drop for DownOnPanic {
         }
     }
 }
+
+/// The strace log (`-f`, `trace=TRACE`) of the fio job file `job` run by fsbench (`run --fio`,
+/// in a directory of its own) or, with `fio`, by fio 3.33 in one: each tool's system calls on
+/// the same job, for tests that compare them.
+pub fn strace_fio_job(job: &str, fio: bool, trace: &str) -> String {
+    let d = TestDir::new();
+    let file = d.write("j.fio", job);
+    let log = d.path().join("strace.log");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut c = Command::new("strace");
+    let trace = format!("trace={trace}");
+    isolate(&mut c).args(["-f", "-qq", "-e", &trace, "-e", "signal=none", "-o"]).arg(&log);
+    if fio {
+        c.arg("fio").arg("--output-format=json").arg("--directory").arg(&data).arg(&file);
+    } else {
+        c.arg(bin())
+            .args(["run", "--fio"])
+            .arg(&file)
+            .args(["--no-store", "--min-time", "0", "--format", "json", "--dir"])
+            .arg(&data);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(&log).unwrap()
+}
