@@ -579,15 +579,7 @@ fn fsbench_fio_writes_fios_json_and_the_same_code_reads_fio_333s() {
         skip("fio not installed (scripts/install-deps.sh): fio 3.33's JSON not checked");
         return;
     }
-    let fio_dir = TestDir::new();
-    let o = std::process::Command::new("fio")
-        .arg(format!("--directory={}", fio_dir.path().display()))
-        .arg("--output-format=json")
-        .args(job)
-        .output()
-        .expect("run fio");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+    let theirs = fio_view(&fio_json(&[&job]));
     assert_eq!(theirs.len(), 1);
     assert_eq!(theirs[0].jobname, "seq read");
     assert_eq!(
@@ -652,16 +644,7 @@ fn fsbench_fio_reports_each_numjobs_clone_as_fio_does() {
         return;
     }
     for (extra, n) in [(&[][..], 3), (&["--group_reporting"][..], 1)] {
-        let fio_dir = TestDir::new();
-        let o = std::process::Command::new("fio")
-            .arg(format!("--directory={}", fio_dir.path().display()))
-            .arg("--output-format=json")
-            .args(job)
-            .args(extra)
-            .output()
-            .expect("run fio");
-        assert!(o.status.success(), "{}", stderr(&o));
-        let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+        let theirs = fio_view(&fio_json(&[&job, extra]));
         assert_eq!(theirs.len(), n, "fio 3.33 {extra:?}: {theirs:?}");
         assert!(theirs.iter().all(|c| c.jobname == "j"));
         let per = 4u64 << 20;
@@ -954,15 +937,7 @@ fn fsbench_fio_reports_the_clones_of_jobs_that_run_together() {
         skip("fio not installed (scripts/install-deps.sh): fio 3.33's order not compared");
         return;
     }
-    let fio_dir = TestDir::new();
-    let o = std::process::Command::new("fio")
-        .arg(format!("--directory={}", fio_dir.path().display()))
-        .arg("--output-format=json")
-        .args(jobs)
-        .output()
-        .expect("run fio");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let theirs = fio_view(&serde_json::from_slice(&o.stdout).expect("fio's JSON"));
+    let theirs = fio_view(&fio_json(&[&jobs]));
     let seen: Vec<(&str, u64, u64)> =
         theirs.iter().map(|j| (j.jobname.as_str(), j.read_bytes, j.write_bytes)).collect();
     assert_eq!(seen, want, "fio 3.33");
@@ -1034,4 +1009,18 @@ fn fsbench_fio_runs_jobs_without_stonewall_together_each_with_its_figures() {
     let groups: Vec<u64> =
         v["jobs"].as_array().unwrap().iter().map(|j| j["groupid"].as_u64().unwrap()).collect();
     assert_eq!(groups, [0, 0, 1]);
+}
+
+/// fio 3.33's JSON of `args` (slices of its command line, joined), run in a directory of its
+/// own.
+fn fio_json(args: &[&[&str]]) -> serde_json::Value {
+    let fio_dir = TestDir::new();
+    let o = std::process::Command::new("fio")
+        .arg(format!("--directory={}", fio_dir.path().display()))
+        .arg("--output-format=json")
+        .args(args.concat())
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("fio's JSON")
 }

@@ -210,9 +210,8 @@ fn submitted_and_synced(log: &Path, dir: &Path) -> BTreeMap<String, usize> {
 /// fdatasync=8 on a libaio write of 60 blocks: 60 IOCB_CMD_PWRITE through io_submit and 7
 /// fdatasync(2) calls made by the worker itself, none submitted as AIO: fio 3.33's libaio
 /// engine does every sync so (synchronously, once nothing is left unsubmitted), and fio 3.33 on
-/// the same job, when installed, makes the same calls. (60, not 64: fio issues a sync before
-/// the write after the Nth, so it makes none after a last write at a multiple of N, where
-/// fsbench syncs after it, for every engine alike.)
+/// the same job, when installed, makes the same calls. (60 writes: a sync after the 8th, 16th, ... 56th; at a
+/// multiple of N neither tool syncs after the last write, see tests/cli/fio_sync.rs.)
 #[test]
 fn a_libaio_jobs_fdatasync_is_a_system_call_of_its_own_as_in_fio() {
     if !have("strace") {

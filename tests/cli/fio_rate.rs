@@ -9,10 +9,10 @@ use std::process::Command;
 
 const JOB: &str = "[mix]\nrw=randrw\nbs=4k\nsize=16m\ntime_based\nruntime=2\nRATE\n";
 
-/// Read and write bytes per second of the one job of `fsbench fio` (or fio) on `rate`.
-fn rates(fio: bool, rate: &str) -> (f64, f64) {
+/// The JSON of `fsbench fio` (or fio) on the job file `job`, each in a directory of its own.
+fn run_job(fio: bool, job: &str) -> serde_json::Value {
     let work = TestDir::new();
-    let file = work.write("job.fio", &JOB.replace("RATE", rate));
+    let file = work.write("job.fio", job);
     let data = TestDir::new();
     let dir = format!("--directory={}", data.path().display());
     let o = if fio {
@@ -25,8 +25,12 @@ fn rates(fio: bool, rate: &str) -> (f64, f64) {
     }
     .expect("run");
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)))
+}
+
+/// Read and write bytes per second of the one job of `fsbench fio` (or fio) on `rate`.
+fn rates(fio: bool, rate: &str) -> (f64, f64) {
+    let v = run_job(fio, &JOB.replace("RATE", rate));
     let bw = |d: &str| v["jobs"][0][d]["bw_bytes"].as_f64().unwrap_or_else(|| panic!("{v}"));
     (bw("read"), bw("write"))
 }
@@ -71,21 +75,7 @@ fn a_mixed_jobs_reads_and_writes_each_keep_their_rate() {
 
 /// The ops and run time (ms) of the one job of `fsbench fio` (or fio) on `job`.
 fn ops_and_runtime(fio: bool, job: &str) -> (u64, u64) {
-    let work = TestDir::new();
-    let file = work.write("job.fio", job);
-    let data = TestDir::new();
-    let dir = format!("--directory={}", data.path().display());
-    let o = if fio {
-        Command::new("fio").args([dir.as_str(), "--output-format=json"]).arg(&file).output()
-    } else {
-        command()
-            .args(["fio", dir.as_str(), "--output-format=json", "--no-store"])
-            .arg(&file)
-            .output()
-    }
-    .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = run_job(fio, job);
     let r = &v["jobs"][0]["read"];
     (r["total_ios"].as_u64().unwrap(), r["runtime"].as_u64().unwrap())
 }
