@@ -463,7 +463,7 @@ pub struct DirRates {
 
 /// A thread's place in a flow (fio's `flow_id`, `flow`, `flow_sleep`): the threads of every
 /// job with the same id keep their op counts in the ratio of their weights; a thread ahead of
-/// its share waits (`sleep_nanos`, or yields when 0) before its next op.
+/// its share waits (`sleep_nanos`, or spins when 0) before its next op.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flow {
     /// The flow's id (fio's `flow_id`, default 0).
@@ -472,7 +472,7 @@ pub struct Flow {
     /// This job's weight (fio's `flow`), 1 or more.
     pub weight: u32,
     /// How long a thread ahead of its share waits before it tries again, ns (fio's
-    /// `flow_sleep`, µs); 0: it yields the CPU and tries again.
+    /// `flow_sleep`, µs); 0: it keeps its CPU and tries again at once (fio's loop).
     #[serde(default)]
     pub sleep_nanos: u64,
 }

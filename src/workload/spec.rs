@@ -403,7 +403,7 @@ pub struct RoleSpec {
     /// The flow's id (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_id: Option<u32>,
-    /// Microseconds a thread ahead of its share waits (default 0: it yields).
+    /// Microseconds a thread ahead of its share waits (default 0: it spins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_sleep: Option<u64>,
     /// Start once these are done (fio's `wait_for`): the test's id (its own threads) or the name
@@ -595,7 +595,7 @@ pub struct PhaseSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_id: Option<u32>,
     /// Microseconds a thread ahead of its flow share waits (fio's `flow_sleep`; default 0: it
-    /// yields and tries again).
+    /// spins and tries again at once, as fio's job loop does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_sleep: Option<u64>,
     /// Steady-state criterion: `"iops:5%"`, `"iops_slope:0.5%"`, `"bw:5%"`, `"bw_slope:1%"`.
