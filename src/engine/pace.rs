@@ -43,7 +43,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct PacePlan {
     /// Nanoseconds between scheduled starts; 0: not paced by a rate.
     pub period_nanos: u64,
-    /// This worker's first start after the release, so a test's threads do not issue in step.
+    /// This worker's first start after the release: its share of one period when the rate is
+    /// the test's, split over its threads (so they do not issue in step); 0 otherwise.
     pub offset_nanos: u64,
     /// Think time, ns (0: none).
     pub think_nanos: u64,
@@ -56,7 +57,8 @@ pub struct PacePlan {
     /// Nanoseconds between a mixed phase's scheduled reads and writes (`[read, write]`), each
     /// direction on its own schedule ([`DirPacer`]); 0: that direction is not limited.
     pub dir_period_nanos: [u64; 2],
-    /// This worker's first scheduled read and write after the release (`[read, write]`).
+    /// This worker's first scheduled read and write after the release (`[read, write]`), as
+    /// `offset_nanos`.
     pub dir_offset_nanos: [u64; 2],
     /// The phase's time from the worker's start (a time-based amount, or the time cap beside
     /// a size): a wait that would pass it waits only until then, and the worker ends there,
@@ -77,12 +79,14 @@ impl PacePlan {
         };
         let dir = load.dir_ops_per_s.unwrap_or_default();
         let dir_period_nanos = [period(dir.read), period(dir.write)];
-        let share = |p: u64| p * k as u64 / threads.max(1) as u64;
+        // Only a test's rate split over its threads spreads their starts over one period;
+        // each thread's own rate starts at once (fio's jobs and clones do).
+        let share = |p: u64| if load.staggered { p * k as u64 / threads.max(1) as u64 } else { 0 };
         PacePlan {
             dir_period_nanos,
             dir_offset_nanos: [share(dir_period_nanos[0]), share(dir_period_nanos[1])],
             period_nanos,
-            offset_nanos: period_nanos * k as u64 / threads.max(1) as u64,
+            offset_nanos: share(period_nanos),
             think_nanos: load.think_nanos,
             think_every: if load.think_nanos > 0 { load.think_every.max(1) } else { 0 },
             poisson: load.poisson && period_nanos > 0,
@@ -280,7 +284,7 @@ pub struct DirPacer<'a> {
     period: [u64; 2],
     /// `[read, write]` next scheduled starts.
     next: [u64; 2],
-    /// This worker's share of a period, so a test's threads do not issue in step.
+    /// This worker's first scheduled starts after the release (`PacePlan::dir_offset_nanos`).
     stagger: [u64; 2],
     /// The phase's stop flag: a long wait for the next start ends when it is set.
     stop: &'a AtomicBool,
@@ -425,12 +429,16 @@ mod tests {
         assert!((25_000_000..29_000_000).contains(&at), "waited until {at} ns, not 30 ms");
     }
 
+    /// A test's rate split over its threads spreads their first starts over one period; each
+    /// thread's own rate (fio's) starts every thread at once.
     #[test]
-    fn threads_are_staggered_over_one_period() {
-        let l = load(Some(1000.0), 0, 0);
+    fn threads_are_staggered_over_one_period_only_under_a_tests_rate() {
+        let l = Load { staggered: true, ..load(Some(1000.0), 0, 0) };
         assert_eq!(PacePlan::of(&l, 0, 4).offset_nanos, 0);
         assert_eq!(PacePlan::of(&l, 2, 4).offset_nanos, 500_000);
         assert_eq!(PacePlan::of(&l, 2, 4).period_nanos, 1_000_000);
+        let own = load(Some(1000.0), 0, 0);
+        assert_eq!(PacePlan::of(&own, 2, 4).offset_nanos, 0);
         assert!(PacePlan::of(&load(None, 0, 0), 0, 1).is_closed());
     }
 
@@ -509,7 +517,7 @@ mod tests {
     /// fio's rate_ddir on the schedule alone: the drawn direction goes when due; ahead, the
     /// other goes if due or not limited (only in a mixed job); both ahead, the earlier one
     /// after the wait (or reap first with ops in flight). Each direction's starts step by its
-    /// own period, staggered by thread.
+    /// own period, from the start for every thread (each thread's own rate, fio's).
     #[test]
     fn each_direction_keeps_its_own_schedule_and_an_op_ahead_goes_the_other_way() {
         let dir = |r: Option<f64>, w: Option<f64>| Load {
@@ -519,7 +527,7 @@ mod tests {
         let plan = PacePlan::of(&dir(Some(1000.0), Some(500.0)), 1, 2);
         assert_eq!(
             (plan.dir_period_nanos, plan.dir_offset_nanos),
-            ([1_000_000, 2_000_000], [500_000, 1_000_000])
+            ([1_000_000, 2_000_000], [0, 0])
         );
         assert!(plan.is_closed(), "the worker's one schedule is off");
         let stop = AtomicBool::new(false);

@@ -193,7 +193,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "threads",
         kind: Kind::Count, aliases: &[], meaning: "checked, no effect, as in fio 3.33: there it is the tiobench profile's thread count, which does nothing without profile=tiobench (the jobs still run as processes, not threads; `thread` makes them threads), and fsbench runs threads either way (noted)" },
     FioOption { name: "rate",
-        kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); the job's direction's value; on a mixed job (randrw, rw) R,W limits reads and writes each on its own schedule as fio (`rate_read`/`rate_write`; one value both, a missing one not limited: rate=,W limits only the writes; refused with reads and writes of different sizes)" },
+        kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in bytes per second of each thread, open loop (the phase's `rate`: latency from each op's schedule); every thread (each numjobs clone) issues its first op at the start, as fio's; the job's direction's value; on a mixed job (randrw, rw) R,W limits reads and writes each on its own schedule as fio (`rate_read`/`rate_write`; one value both, a missing one not limited: rate=,W limits only the writes; refused with reads and writes of different sizes)" },
     FioOption { name: "rate_iops",
         kind: Kind::Sizes, aliases: &[], meaning: "fixed rate in ops per second of each thread, as rate (the phase's `rate_iops`); on a mixed job R,W in bytes as fio makes them (ops times bs: `rate_read`/`rate_write`; refused with several sizes)" },
     FioOption { name: "rate_min",

@@ -447,6 +447,12 @@ pub struct Load {
     /// keeps its share of the flow's ops at its weight's share of the flow's weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// The rate is the test's, split over its threads (`rate_per = "test"`): each thread's
+    /// schedule starts its share of one period later, so the test's ops come evenly spaced.
+    /// Otherwise each thread has its own rate and issues its first op at the start, as each
+    /// of fio's jobs and clones does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub staggered: bool,
 }
 
 /// Each direction's rate of a mixed phase (fio's `rate=R,W`, `rate_iops=R,W`): ops per second

@@ -326,7 +326,7 @@ const OWN_KEYS: &[Key] = &[
     key(Phase, "rate_iops", Float, "fixed rate (open loop), ops per second of each thread (or of the test, `rate_per = \"test\"`): each op has a scheduled start and its latency is measured from it, so a stall counts the ops it held back (coordinated omission); the worker sleeps when ahead; the phase reports the rate asked and achieved and says when it fell short. Timed phases; fio's `rate_iops`"),
     key(Phase, "rate", Size, "fixed rate in bytes per second (`\"100M\"`), paced as `rate_iops` at the pattern's mean transfer size; not with `rate_iops`. fio's `rate`"),
     with_values(
-        with_default(key(Phase, "rate_per", Choice, "whose rate `rate_iops`/`rate` is: each thread's (fio's) or the test's, split evenly over its threads"), "thread"),
+        with_default(key(Phase, "rate_per", Choice, "whose rate `rate_iops`/`rate` is: each thread's (fio's: every thread issues its first op at the start, so threads at one rate issue in step, as fio's clones do) or the test's, split evenly over its threads, each thread's schedule starting its share of one period later so the test's ops come evenly spaced"), "thread"),
         &["thread", "test"],
     ),
     with_values(

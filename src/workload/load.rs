@@ -138,6 +138,7 @@ pub fn resolve(
         poisson,
         dir_ops_per_s,
         flow,
+        staggered: per_test && thread_ops_per_s.is_some(),
     })
 }
 

@@ -95,3 +95,18 @@ fn a_rate_limited_job_starts_no_op_after_its_runtime() {
     }
     assert_eq!(ops_and_runtime(true, job).0, 2, "fio's");
 }
+
+/// Each numjobs clone has its own rate and issues its first op at the start, as fio's clones
+/// do: 3 clones at one 4 KiB read a second for 1.2 s make 2 ops each, 6 in all (fsbench
+/// started clone k k/3 of a period late, and made 4).
+#[test]
+fn each_clone_of_a_rate_limited_job_starts_at_once() {
+    let job = "[r]\nrw=read\nbs=4k\nsize=1m\nrate=4k\nruntime=1200ms\nnumjobs=3\ngroup_reporting\n";
+    let (ops, ms) = ops_and_runtime(false, job);
+    assert_eq!(ops, 6, "{ms} ms");
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's ops checked alone");
+        return;
+    }
+    assert_eq!(ops_and_runtime(true, job).0, 6, "fio's");
+}
