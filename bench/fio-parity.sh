@@ -9,7 +9,9 @@ point, `--output-format=json`) in alternating order, the mount point emptied and
 dropped before each run, /sys/block/DEV/stat read around each run. Both JSONs are read through
 the same field paths (fio's). Per file: bytes moved per direction, the median over rounds of the
 per-round ratios fsbench/fio of IOPS, bandwidth, p50 and p99 completion latency, and device
-bytes read+written. Timing figures on a shared VM are noisy: the ratios are paired per round.
+bytes read+written. Timing figures on a shared VM are noisy: the ratios are paired per round,
+their range is shown beside each tool's own spread over the rounds, and a file is judged to
+agree, to be within noise (a tool differs from itself as much as from the other) or to differ.
 
 Job files are never copied into the repository: point DIR at a checkout of fio's examples, e.g.
   git -C /work/.mirror/axboe+fio/repo archive HEAD examples | tar -x -C /tmp/fio-ex
@@ -254,6 +256,28 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def spread(xs):
+    """A tool's own run-to-run spread over the rounds: its largest IOPS over its smallest."""
+    xs = [x for x in xs if x > 0]
+    return max(xs) / min(xs) if len(xs) > 1 else float("nan")
+
+
+def verdict(rs, fs, fi):
+    """`agrees`: the median IOPS ratio is within 0.9-1.1. `within noise`: it is not, but one
+    tool's own rounds differ from each other at least as much (max/min) as fsbench differs from
+    fio, so the rounds cannot tell the tools apart. `differs`: a gap larger than both tools'
+    own spreads. `-`: too few rounds to tell."""
+    m = med(rs)
+    if m != m:
+        return "-"
+    if 0.9 <= m <= 1.1:
+        return "agrees"
+    own = max((x for x in (spread(fs), spread(fi)) if x == x), default=float("nan"))
+    if own != own:
+        return "-"
+    return "within noise" if own >= max(m, 1 / m) else "differs"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -344,20 +368,30 @@ def main():
         "",
         f"Accepted: {len(accepted)} of {len(files)} job files.",
         "",
-        "| job file | accepted | read MiB fsbench/fio | write MiB fsbench/fio | IOPS | BW | p50 | p99 | device bytes | notes |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "IOPS rounds: the per-round ratios' range. Own spread: each tool's largest IOPS over its"
+        " smallest across the rounds (fsbench, fio). Verdict: `agrees` (median IOPS ratio in"
+        " 0.9-1.1), `within noise` (outside, but a tool's own rounds differ at least as much),"
+        " `differs` (a gap larger than both tools' own spreads).",
+        "",
+        "| job file | accepted | read MiB fsbench/fio | write MiB fsbench/fio | IOPS | IOPS rounds | own spread | verdict | BW | p50 | p99 | device bytes | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, (per, errs) in sorted(results.items()):
         fs, fi = per["fsbench"], per["fio"]
         pairs = list(zip(fs, fi))
         mib = lambda xs, k: "%.1f" % (med([x[k] for x in xs]) / 1048576) if xs else "-"
         cell = lambda k: "%.2f" % med([ratio(x[k], y[k]) for x, y in pairs]) if pairs else "-"
+        rs = [ratio(x["iops"], y["iops"]) for x, y in pairs]
+        rs_ok = [r for r in rs if r == r]
+        rng = "%.2f-%.2f" % (min(rs_ok), max(rs_ok)) if rs_ok else "-"
+        own = "%.2f, %.2f" % (spread([x["iops"] for x in fs]), spread([x["iops"] for x in fi]))
+        judged = verdict(rs, [x["iops"] for x in fs], [x["iops"] for x in fi])
         lines.append(
             f"| {name} | yes | {mib(fs, 'read')}/{mib(fi, 'read')} | {mib(fs, 'write')}/{mib(fi, 'write')} "
-            f"| {cell('iops')} | {cell('bw')} | {cell('p50')} | {cell('p99')} | {cell('dev')} "
+            f"| {cell('iops')} | {rng} | {own} | {judged} | {cell('bw')} | {cell('p50')} | {cell('p99')} | {cell('dev')} "
             f"| {'; '.join(sorted(set(errs) | short(fs, fi)))[:160]} |")
     for name, status, why in rows:
-        lines.append(f"| {name} | no | | | | | | | | {why.replace('|', '/').replace(str(tmpdir), '')} |")
+        lines.append(f"| {name} | no | | | | | | | | | | | {why.replace('|', '/').replace(str(tmpdir), '')} |")
     text = "\n".join(lines) + "\n"
     if a.out:
         Path(a.out).write_text(text)
