@@ -148,12 +148,34 @@ impl ExitPlan {
             let list = g.jobs.iter().map(|&i| format!("[{}]", jobs[i].name)).collect::<Vec<_>>();
             notes.push(format!("{} (exitall): when the first thread of a job ends, fsbench stops the jobs its exit_what names (group: those of its groupid; stonewall, all: every job of the group) within a few ms; each reports the work it did", list.join(", ")));
         }
+        if let Some(i) = self.stopped_in_a_sleep(g, jobs, places) {
+            let d = crate::fio::options::difference("exit-during-wait");
+            test.notes.push(format!("fio job file: [{}] {d}", jobs[i].name));
+        }
         if let Some((_, by)) = self.stops_from.filter(|(from, _)| *from == gi + 1) {
             test.notes.push(format!(
                 "fio job file: [{}] exit_what=all: the later jobs never run, in fio and fsbench (`fsbench fio` lists them with no I/O, as fio)",
                 jobs[by].name,
             ));
         }
+    }
+}
+
+impl ExitPlan {
+    /// A job of run group `g` (jobs at `places`) that sleeps between ops (a rate, thinktime)
+    /// and that another job's end, or a clone's, stops: fio notices the stop only when its
+    /// sleep ends (`exit-during-wait`).
+    fn stopped_in_a_sleep(&self, g: &Group, jobs: &[Job], places: &[JobPlace]) -> Option<usize> {
+        let sleeps =
+            |i: usize| ["rate", "rate_iops", "thinktime"].iter().any(|k| jobs[i].get(k).is_some());
+        let members = || g.jobs.iter().copied().zip(places);
+        let stopped = |x: usize, px: &JobPlace| {
+            let clones = jobs[x].int("numjobs").ok().flatten().is_some_and(|(n, _)| n > 1);
+            clones
+                || members()
+                    .any(|(y, py)| y != x && (self.what[y] != What::Group || py.group == px.group))
+        };
+        members().find(|&(x, px)| sleeps(x) && stopped(x, px)).map(|(x, _)| x)
     }
 }
 
@@ -194,6 +216,25 @@ mod tests {
 
     fn tr(text: &str) -> Result<super::super::Translation, super::FioError> {
         translate(text, "t.fio", "t", &env)
+    }
+
+    /// A job that sleeps between ops (a rate) and that another job's end stops is a stated
+    /// difference (fio notices the stop only after its sleep); a sleeping job nothing stops
+    /// (its own end stops only its groupid, the other job is in another) is none.
+    #[test]
+    fn a_job_stopped_while_it_sleeps_for_its_rate_is_a_difference() {
+        let text = "[global]\nsize=1m\nexitall=1\n\
+            [slow1]\nrw=read\nnumber_ios=10\nthinktime=2000\nexit_what=stonewall\n\
+            [fast1]\nnew_group=1\nrw=randrw\nrate=300,300\n";
+        let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+        let n = &t.spec.tests[0].notes;
+        assert!(n.iter().any(|n| n.contains("[fast1]") && n.contains("exit-during-wait")), "{n:?}");
+        assert!(t.check_strict().is_err());
+        let text = "[global]\nsize=1m\nexitall=1\n\
+            [slow1]\nrw=read\nnumber_ios=10\nthinktime=2000\n\
+            [fast1]\nnew_group=1\nrw=randread\n";
+        let t = tr(text).unwrap_or_else(|e| panic!("{e}"));
+        assert!(t.check_strict().is_ok(), "{:?}", t.spec.tests[0].notes);
     }
 
     /// exitall in [global]: every job gets fio's stop by its exit_what; `group` names its
