@@ -18,8 +18,9 @@
 //!
 //! Poisson arrivals (`rate_process = "poisson"`, fio's): the gap to the next scheduled start
 //! is drawn from an exponential distribution with the period as its mean (`-ln(u) × period`,
-//! `u` uniform in (0, 1] from the worker's own xorshift generator, seeded by its index, so a
-//! run repeats). The cost per op is one logarithm and a few integer operations; nothing is
+//! `u` uniform in (0, 1] from the worker's own xorshift generator, seeded from the worker's
+//! seed ([`PacePlan::seeded`]: its own per phase, role and thread), so a run repeats and two
+//! jobs do not draw the same arrivals). The cost per op is one logarithm and a few integer operations; nothing is
 //! allocated or locked. The schedule stays absolute, so the mean rate is the one asked.
 //!
 //! Think time (`thinktime`, `thinktime_blocks`, fio's): after every `think_every` ops the
@@ -93,6 +94,14 @@ impl PacePlan {
             seed: splitmix64(0x5eed_0000 + k as u64),
             limit_nanos: None,
         }
+    }
+
+    /// The same plan with the gaps' generator seeded from the worker's own seed (which
+    /// differs per phase, role and thread, and follows the run's `--seed`, fio's `randseed`),
+    /// so two jobs' Poisson arrivals are not the same draw.
+    pub fn seeded(mut self, worker_seed: u64) -> PacePlan {
+        self.seed = splitmix64(worker_seed ^ 0x5eed_0000);
+        self
     }
 
     /// The same plan, limited to `phase`'s time: its seconds, or its time cap.
@@ -508,6 +517,10 @@ mod tests {
         // Each worker its own draw; the same worker the same draw (a run repeats).
         assert_ne!(g[..50], gaps(PacePlan::of(&l, 1, 2), 50)[..]);
         assert_eq!(g[..50], gaps(plan, 50)[..]);
+        // Thread 0 of a role and of the phase have their own workers' seeds: their own draws.
+        let (a, b) = (PacePlan::of(&l, 0, 1).seeded(7), PacePlan::of(&l, 0, 1).seeded(8));
+        assert_ne!(gaps(a, 50), gaps(b, 50));
+        assert_eq!(gaps(a, 50), gaps(PacePlan::of(&l, 0, 1).seeded(7), 50));
         // Poisson without a rate is no pacing.
         let none = Load { poisson: true, ..Load::default() };
         assert!(PacePlan::of(&none, 0, 1).is_closed());

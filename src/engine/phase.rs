@@ -169,14 +169,15 @@ impl WithEngine for Workers<'_> {
         let origin = AtomicU64::new(0);
         let series = series_plan(phase, opts, &origin);
         let plans = shares.into_iter().enumerate().map(|(k, (work, ctr))| {
+            let seed = seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let pace = if phase.timed {
-                PacePlan::of(&phase.load, k as u32, test.threads).limited_to(phase)
+                PacePlan::of(&phase.load, k as u32, test.threads).seeded(seed).limited_to(phase)
             } else {
                 PacePlan::default()
             };
             let plan = WorkerPlan {
                 phase,
-                seed: seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                seed,
                 compress_percent: opts.compress_percent,
                 iodepth: test.iodepth,
                 work,

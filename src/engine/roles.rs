@@ -163,12 +163,13 @@ pub fn beside<T>(
     let mut plans: Vec<(usize, &Path, WorkerPlan<'_>)> = Vec::with_capacity(n);
     for (ri, (r, files)) in test.roles.iter().zip(paths).enumerate() {
         for (k, path) in files.iter().enumerate() {
+            let seed = seed ^ 0x5eed_0000 ^ ((ri as u64) << 8) ^ k as u64;
             plans.push((
                 ri,
                 path,
                 WorkerPlan {
                     phase: &r.phase,
-                    seed: seed ^ 0x5eed_0000 ^ ((ri as u64) << 8) ^ k as u64,
+                    seed,
                     compress_percent,
                     iodepth: r.iodepth,
                     work: Work::File(FileWork {
@@ -186,6 +187,7 @@ pub fn beside<T>(
                         series: None,
                         flow: flows.plan(r.phase.load.flow),
                         pace: super::pace::PacePlan::of(&r.phase.load, k as u32, r.threads)
+                            .seeded(seed)
                             .limited_to(&r.phase),
                     },
                 },
