@@ -5,7 +5,9 @@
 //! one key `fsbench` (JSON) or after fio's text, so a fio script reads the rest unchanged.
 //!
 //! Units as fio's: `bw` in KiB/s, `bw_bytes` in B/s, `runtime` and `job_runtime` in ms,
-//! latencies in ns (`*_ns`), `usr_cpu`/`sys_cpu` in percent of the job's run time. A
+//! latencies in ns (`*_ns`), `usr_cpu`/`sys_cpu` in percent of `job_runtime`, which is the
+//! job's threads' run times added up, as fio's (a `group_reporting` job of 4 threads that ran
+//! 2 s each: 8000 ms, and CPU percentages of one thread's scale). A
 //! synchronous fsbench operation is timed from its call to its return, which is fio's
 //! completion latency of a synchronous engine: `clat_ns` and `lat_ns` carry it, and `slat_ns`
 //! is zero with `N` 0, as fio reports for psync.
@@ -228,6 +230,9 @@ struct Job<'a> {
     trim: Dir,
     /// Its run time: the longest of its parts' (ns).
     wall: u64,
+    /// Its threads' run times added up (ns): fio's `job_runtime` of a job of several threads
+    /// (`group_reporting`), and what its CPU percentages are of.
+    thread_wall: u64,
     usr: u64,
     sys: u64,
     /// A part failed.
@@ -246,6 +251,8 @@ struct Figures<'p> {
     bytes_read: u64,
     bytes_written: u64,
     wall_nanos: u64,
+    /// Its threads' run times added up.
+    thread_nanos: u64,
     usr: u64,
     sys: u64,
     latency: Lat<'p>,
@@ -263,6 +270,7 @@ impl<'p> Figures<'p> {
             bytes_read: t.bytes_read,
             bytes_written: t.bytes_written,
             wall_nanos: t.wall_nanos,
+            thread_nanos: t.wall_nanos,
             usr: t.cpu_user_nanos,
             sys: t.cpu_sys_nanos,
             latency: Lat::Thread(&t.latency),
@@ -313,6 +321,7 @@ impl<'a> Job<'a> {
                     bytes_read: p.bytes_read,
                     bytes_written: p.bytes_written,
                     wall_nanos: p.wall_nanos,
+                    thread_nanos: thread_nanos(&p.per_thread, p.wall_nanos, test.threads),
                     usr: p.cpu_user_nanos,
                     sys: p.cpu_sys_nanos,
                     latency: Lat::Merged(&p.latency),
@@ -325,6 +334,7 @@ impl<'a> Job<'a> {
                         bytes_read: r.bytes_read,
                         bytes_written: r.bytes_written,
                         wall_nanos: r.wall_nanos,
+                        thread_nanos: thread_nanos(&r.per_thread, r.wall_nanos, r.threads),
                         usr: r.cpu_user_nanos,
                         sys: r.cpu_sys_nanos,
                         latency: Lat::Merged(&r.latency),
@@ -347,10 +357,21 @@ impl<'a> Job<'a> {
                 }
             }
             wall += f.wall_nanos;
+            self.thread_wall += f.thread_nanos;
             self.usr += f.usr;
             self.sys += f.sys;
         }
         self.wall = self.wall.max(wall);
+    }
+}
+
+/// The run times of a phase's (or role's) threads added up: each thread's as recorded, or the
+/// phase's for each of its `threads` when the record has none per thread.
+fn thread_nanos(per_thread: &[ThreadResult], wall: u64, threads: u32) -> u64 {
+    if per_thread.is_empty() {
+        wall.saturating_mul(u64::from(threads.max(1)))
+    } else {
+        per_thread.iter().map(|t| t.wall_nanos).sum()
     }
 }
 
@@ -568,9 +589,9 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
                 "total_ios": j.sync.ops,
                 "lat_ns": j.sync.lat_json(true),
             },
-            "job_runtime": wall / 1_000_000,
-            "usr_cpu": pct(j.usr, wall),
-            "sys_cpu": pct(j.sys, wall),
+            "job_runtime": j.thread_wall / 1_000_000,
+            "usr_cpu": pct(j.usr, j.thread_wall),
+            "sys_cpu": pct(j.sys, j.thread_wall),
             "ctx": 0,
             "majf": 0,
             "minf": 0,
@@ -735,8 +756,8 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
         let _ = writeln!(
             o,
             "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
-            pct(j.usr, j.wall),
-            pct(j.sys, j.wall)
+            pct(j.usr, j.thread_wall),
+            pct(j.sys, j.thread_wall)
         );
         for (t, _) in &j.parts {
             if let TestStatus::Failed { reason } = &t.status {

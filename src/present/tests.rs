@@ -355,7 +355,8 @@ fn passes_above_one_are_said_in_the_description() {
 
 /// `fsbench fio`'s JSON of a group of fio jobs run as one test: one `jobs[]` entry per job with
 /// its own bytes, ops and fio's `groupid` (the test's own threads, then each role), and with
-/// `group_reporting` one entry for the group, its bytes summed and its run time the longest.
+/// `group_reporting` one entry for the group, its bytes summed, its run time the longest and
+/// its `job_runtime` its threads' run times added up (fio's).
 #[test]
 fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     use crate::fio::JobPlace;
@@ -409,12 +410,11 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     assert_eq!(jobs[1]["write"]["io_bytes"], 8 << 20);
     assert_eq!(jobs[1]["write"]["total_ios"], 2048);
     assert_eq!(jobs[1]["read"]["io_bytes"], 0);
-    assert_eq!(jobs[1]["job_runtime"], 3000, "the role's own run time");
-    // The role's own CPU, in percent of its run time (it was 0 for a role reported merged).
-    assert_eq!(
-        (jobs[1]["usr_cpu"].as_f64(), jobs[1]["sys_cpu"].as_f64()),
-        (Some(10.0), Some(20.0))
-    );
+    // fio's job_runtime of a job reported as one: its two threads' run times added up.
+    assert_eq!(jobs[1]["job_runtime"], 6000, "the role's threads' run times");
+    assert_eq!(jobs[1]["write"]["runtime"], 3000, "the role's own run time");
+    // The role's own CPU, in percent of that (it was 0 for a role reported merged).
+    assert_eq!((jobs[1]["usr_cpu"].as_f64(), jobs[1]["sys_cpu"].as_f64()), (Some(5.0), Some(10.0)));
     assert_eq!(jobs[1]["fsbench"]["role"], "w");
     let v = fio_json(&r, &ctx(true));
     let jobs = v["jobs"].as_array().unwrap();
@@ -424,7 +424,8 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         (jobs[0]["read"]["io_bytes"].as_u64(), jobs[0]["write"]["io_bytes"].as_u64()),
         (Some(4 << 20), Some(8 << 20))
     );
-    assert_eq!(jobs[0]["job_runtime"], 3000, "the group's longest job");
+    assert_eq!(jobs[0]["write"]["runtime"], 3000, "the group's longest job");
+    assert_eq!(jobs[0]["job_runtime"], 2000 + 2 * 3000, "its threads' run times, as fio's");
     assert_eq!(jobs[0]["fsbench"]["parts"].as_array().map(|p| p.len()), Some(2));
     let text = fio_text(&r, &ctx(false));
     assert!(
