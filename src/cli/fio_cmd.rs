@@ -81,6 +81,19 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
+    // fio would use a file of a plain name it finds in the directory; fsbench makes its own.
+    for name in &t.plain_files {
+        let p = dir.join(name);
+        if p.symlink_metadata().is_ok() {
+            eprintln!(
+                "fsbench: note: {}: filename={name}: {} exists; fio would run on it as it is (its data and layout) and keep it, fsbench runs on a file of its own in the directory, laid out for the run and removed after it, and leaves {} as it is. To run on that file, name it by its path: filename={}",
+                t.file,
+                p.display(),
+                p.display(),
+                p.display()
+            );
+        }
+    }
     // The same arguments `fsbench run --dir DIR` has, at their defaults.
     // --min-time 0: fio moves the size once, however short that is.
     let mut argv = vec![

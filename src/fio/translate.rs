@@ -51,6 +51,9 @@ pub struct Translation {
     /// The jobs that never run (after a job with `exit_what=all`), in the file's order: not in
     /// `spec` or `jobs`, and listed by `fsbench fio` with no I/O, as fio lists them.
     pub unrun: Vec<UnrunJob>,
+    /// The plain `filename`s (no path) of the jobs: fsbench's own files in the run directory,
+    /// where fio uses `DIRECTORY/NAME` as it finds it.
+    pub plain_files: Vec<String>,
 }
 
 /// A fio job that never runs: a job of an earlier run group has `exit_what=all` (with
@@ -439,6 +442,7 @@ pub fn from_parsed(
         directory: directory.map(|(d, _)| d),
         jobs: places,
         unrun,
+        plain_files: filenames.into_keys().collect(),
     })
 }
 

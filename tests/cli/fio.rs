@@ -715,6 +715,28 @@ fn fsbench_fio_text_output_file_parse_only_and_refusals() {
     assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
 }
 
+/// A plain `filename` that exists in the directory: fio would run on it; fsbench runs on its own
+/// file and says so, leaving the user's file as it was.
+#[test]
+fn fsbench_fio_says_when_a_plain_filename_exists_in_the_directory() {
+    let work = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let job = ["fio", &d, "--name=r", "--filename=data", "--size=64k", "--no-store"];
+    let o = fsbench(&job);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("exists; fio would"), "no file, no note: {}", stderr(&o));
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+    let mine = work.write("data", "the user's own data\n");
+    let o = fsbench(&job);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    let path = mine.display().to_string();
+    assert!(e.contains(&format!("filename=data: {path} exists; fio would run on it")), "{e}");
+    assert!(e.contains(&format!("name it by its path: filename={path}")), "{e}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "the user's own data\n");
+    assert_eq!(work.entries(), ["data"], "only the user's file is left");
+}
+
 #[test]
 fn job_files_with_includes_comments_and_every_problem_at_once() {
     let dir = TestDir::new();
