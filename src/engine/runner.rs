@@ -192,7 +192,7 @@ pub fn run_test_keeping(
     let lengthens = min_time::applies(test, opts);
     for rep in reps {
         let opts = &fixed;
-        let seed = opts.seed ^ (test_index << 32) ^ ((rep as u64) << 16);
+        let seed = test.seed.unwrap_or(opts.seed) ^ (test_index << 32) ^ ((rep as u64) << 16);
         let role_paths = super::roles::paths(test, dir, opts.share.map(|s| s.index));
         let env = RepEnv { target, devices, opts, roles: &role_paths };
         let at = PhasePoint { target: &target.label, test, rep, phase: "" };

@@ -180,6 +180,8 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Text, aliases: &[], meaning: "random, zipf:θ[:center], pareto:h[:center], normal:dev[:center], zoned:A/S:..., zoned_abs:A/SIZE:... (the test's random_distribution): fio's law, drawn with replacement (no random map, as fio); zipf, pareto and normal spread hot blocks by a hash, so the hit count per block is fio's and which blocks are hot is fsbench's own; one bs; fio 3.33 refuses gauss, zoned_abs=, a set per direction and sequence, and so does fsbench; no effect on sequential jobs" },
     FioOption { name: "randrepeat",
         kind: Kind::Flag, aliases: &[], meaning: "1: the same offsets each run (fsbench's fixed --seed)" },
+    FioOption { name: "randseed",
+        kind: Kind::Count, aliases: &[], meaning: "the job's seed (the test's `seed`, instead of the run's --seed): its random offsets, sizes and Poisson arrivals are drawn from it, so the same randseed repeats the same operations and another gives another draw, as fio's documentation says and fio 3.35 and later do (fio 3.33 uses randseed only with randrepeat=0: checked under strace, randseed=1, 2 and 12345 read the same offsets; fio's commit 95282650 fixed it); the sequences are fsbench's generators', not fio's. A job run at the same time as its group's first job takes the group's seed (randseed-group)" },
     FioOption { name: "rw_sequencer",
         kind: Kind::Text, aliases: &[], meaning: "identical: a random job's `:N` I/Os at one offset (a random op, then N-1 at its offset); sequential (fio's default): no effect without `:N` or on a sequential job, and refused with a random `:N` (fio goes on sequentially from each random offset; fsbench cannot)" },
     FioOption { name: "offset",
@@ -328,6 +330,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "fill-capped", options: &["fill_device", "size"], what: "fill_device with size: fio writes the size (its file not fallocated), and a filesystem that fills up first ends the job at ENOSPC without an error; fsbench writes the size as any write job, and refuses before any I/O a run whose files do not fit" },
     Difference { id: "layout-serial", options: &["create_serialize"], what: "create_serialize=0 with several files (numjobs > 1, each thread its own file, a job that reads): fio's clones lay out their files at the same time, so their extents may interleave on disk; fsbench lays them out one after another before the test (fio's default), untimed either way" },
     Difference { id: "exit-during-wait", options: &["exitall", "exit_what"], what: "a job that another job's end stops (exitall) while it waits for its rate's next op or its thinktime: fsbench stops it within a few ms; fio 3.33 notices at the end of its current sleep, which it sleeps in steps of 1 to 2 s (the whole wait when under 1 s is left), so fio's job runs on for up to 2 s and its runtime (its group's, with group_reporting) is longer and its IOPS lower (exitwhat.fio: fio's 300 B/s jobs ran 4.0 s after the job that stopped them ended at 2.0 s; fsbench's 2.0 s)" },
+    Difference { id: "randseed-group", options: &["randseed"], what: "a job that runs at the same time as its group's first job (no stonewall) with another randseed: fsbench draws the whole group from the first job's seed, so that job's own randseed does not change its draw" },
     Difference { id: "filename-reuse", options: &["filename"], what: "a job that runs at the same time as its group's first job (no stonewall) and names a plain `filename` other jobs name too gets a file of its own in fsbench's work directory, where fio's jobs share the one file (jobs run one after another share it as fio's, and a `filename` with a path is always shared)" },
 ];
 
@@ -371,7 +374,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("nice", "fsbench runs its threads at the default priority"),
     ("prio", "fsbench runs its threads at the default priority"),
     ("prioclass", "fsbench runs its threads at the default priority"),
-    ("randseed", "fsbench's offsets come from its own seed (--seed)"),
     ("percentage_random", "a job is all sequential or all random in fsbench"),
     ("unlink_each_loop", "fsbench removes the files it makes after each job"),
     ("create_on_open", "fsbench creates its files before the timed phase"),

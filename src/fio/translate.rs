@@ -646,6 +646,7 @@ fn translate_job(
         min_time: None,
         random_map: random_map.then_some(true),
         verify: check.on.then_some(true),
+        seed: job.int("randseed").map_err(|e| vec![e])?.map(|(s, _)| s),
         random_distribution: skew,
         engine_keys,
         figure: None,

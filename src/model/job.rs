@@ -67,6 +67,10 @@ pub struct TestDef {
     /// fio job's `verify=`). Records made before the key existed read as `false`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify: bool,
+    /// The test's own seed (`seed`, fio's `randseed`): its offsets, sizes and arrivals are
+    /// drawn from it instead of the run's `--seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// The set of files the test works on.
     pub files: FileSet,
     /// Phases in order.

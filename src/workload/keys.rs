@@ -282,6 +282,7 @@ const OWN_KEYS: &[Key] = &[
     DIRECT,
     with_default(key(Test, "min_time", Bool, "`false`: `--min-time` never runs this test's phases again, whatever their length: each repetition does the test's work once (a peer's test, such as bonnie++'s, whose figures are of one pass)"), "true"),
     RANDOM_MAP,
+    key(Test, "seed", Int, "the test's own seed for its random offsets, sizes and Poisson arrivals, instead of the run's `--seed` (fio's `randseed`): the same seed, the same operations; another seed, another draw"),
     with_default(key(Test, "verify", Bool, "fsbench's data check for this test alone, as `--verify` does for every test: written blocks carry their file, offset, seed and a CRC-32, and after each repetition the test's files are read back and every block checked (a bad block fails the test, naming its file and offset); a translated fio job with `verify=` sets it. Allowed with `file.path`: the file is then checked as written by fsbench's own check (a file of other content fails)"), "false"),
     RANDOM_DISTRIBUTION,
     key(Test, "file.size", Size, "file size, or `\"freemem/N\"` (MemAvailable / N when the suite is loaded); required in `file`"),

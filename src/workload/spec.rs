@@ -85,6 +85,9 @@ pub struct TestSpec {
     /// fsbench's data check for this test, as `--verify` (default false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
+    /// The test's own seed instead of the run's `--seed` (fio's `randseed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// fio's `random_distribution`, in fio's syntax (`"zipf:1.2"`, `"zoned:60/10:40/90"`):
     /// random offsets drawn from a skewed law (default uniform).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -248,6 +251,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
             min_time: None,
             random_map: None,
             verify: None,
+            seed: None,
             random_distribution: None,
             engine_keys: EngineKeys::default(),
             file: None,
@@ -287,6 +291,7 @@ impl<'de> serde::de::Visitor<'de> for TestVisitor {
                 TestField::Own("min_time") => t.min_time = Some(m.next_value()?),
                 TestField::Own("random_map") => t.random_map = Some(m.next_value()?),
                 TestField::Own("verify") => t.verify = Some(m.next_value()?),
+                TestField::Own("seed") => t.seed = Some(m.next_value()?),
                 TestField::Own("random_distribution") => {
                     t.random_distribution = Some(m.next_value()?)
                 }
@@ -810,7 +815,7 @@ mod tests {
                 _ => match super::super::engines::owner_of(k).map(|(_, key)| key.ty) {
                     Some(crate::workload::keys::Type::Int) => "1",
                     Some(crate::workload::keys::Type::Bool) => "true",
-                    _ if ["threads", "iodepth"].contains(&k) => "1",
+                    _ if ["threads", "iodepth", "seed"].contains(&k) => "1",
                     _ if ["direct", "random_map", "verify"].contains(&k) => "true",
                     _ => "\"x\"",
                 },

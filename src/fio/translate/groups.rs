@@ -148,6 +148,10 @@ pub(super) fn one_group(
             errs.push(job.err("verify", job.line("verify"), format!("in [{}], which runs at the same time as [{}]: fsbench checks the data of a group's first job only; add `stonewall` before [{}], or verify in the group's first job", job.name, fjob.name, job.name)));
             continue;
         }
+        if t.seed != test.seed {
+            let d = crate::fio::options::difference("randseed-group");
+            test.notes.push(format!("fio job file: [{}] {d}", job.name));
+        }
         let share = shared_files.share_of(job, &t);
         let on_shared = share != super::shared::Share::Own;
         let on_run_file = shared_files.on_first_jobs(share);

@@ -405,6 +405,7 @@ fn every_supported_option_and_alias_is_read() {
             t.random_distribution.as_deref() == Some("zipf:1.2") && t.random_map.is_none()
         }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
+        ("randseed", "rw=randread\nrandseed=5\n", |t, _, _| t.seed == Some(5)),
         ("rw_sequencer", "rw=randread:4\nrw_sequencer=identical\n", |t, _, _| {
             op(t, 0, 1).offset.as_deref() == Some("last") && op(t, 0, 1).repeat == Some(3)
         }),
@@ -1408,4 +1409,27 @@ fn jobs_sharing_a_file_count_it_once() {
     let suite = loaded(&t);
     assert_eq!(suite.tests[0].roles.len(), 1);
     assert_eq!(suite.tests[0].footprint_bytes(), 1 << 20);
+}
+
+/// `randseed` is the test's own seed (its draws come from it instead of the run's --seed);
+/// a job run beside the group's first with another randseed is a stated difference (the
+/// group draws from the first job's seed), with the same one none.
+#[test]
+fn randseed_is_the_tests_seed_and_a_group_draws_from_its_first_jobs() {
+    let (t, _) = one("[j]\nrw=randread\nsize=1m\nrandseed=7\n");
+    assert_eq!(t.seed, Some(7));
+    assert_eq!(
+        loaded(&tr("[j]\nrw=randread\nsize=1m\nrandseed=7\n").unwrap()).tests[0].seed,
+        Some(7)
+    );
+    let (t, _) = one("[j]\nrw=randread\nsize=1m\n");
+    assert_eq!(t.seed, None, "the run's --seed");
+    assert!(err("[j]\nrw=randread\nsize=1m\nrandseed=x\n").contains("t.fio:4"));
+    let t = tr("[a]\nrw=randread\nsize=1m\nrandseed=1\n[b]\nrw=randread\nsize=1m\nrandseed=2\n")
+        .unwrap();
+    assert!(is_diff(&t.spec.tests[0], "[b]", "randseed-group"), "{:?}", t.spec.tests[0].notes);
+    assert!(t.check_strict().is_err());
+    let t =
+        tr("[global]\nrandseed=3\n[a]\nrw=randread\nsize=1m\n[b]\nrw=randread\nsize=1m\n").unwrap();
+    assert!(t.check_strict().is_ok(), "{:?}", t.spec.tests[0].notes);
 }
