@@ -19,7 +19,9 @@ pub mod options;
 pub mod translate;
 pub mod value;
 
-pub use translate::{from_parsed, translate, translate_with, JobPlace, Translation, UnrunJob};
+pub use translate::{
+    from_parsed, translate, translate_with, JobPlace, LatPercentiles, Translation, UnrunJob,
+};
 
 use crate::model::job::Suite;
 use crate::workload::{self, ResolveCtx};

@@ -237,9 +237,9 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "disable_slat",
         kind: Kind::Flag, aliases: &[], meaning: "reporting only, as gtod_reduce" },
     FioOption { name: "clat_percentiles",
-        kind: Kind::Flag, aliases: &[], meaning: "reporting only: fsbench reports completion-latency percentiles either way" },
+        kind: Kind::Flag, aliases: &[], meaning: "1 (default): `fsbench fio` reports completion-latency percentiles (JSON `clat_ns.percentile`, the text's `clat percentiles`); 0, or disable_clat=1: none, as fio's" },
     FioOption { name: "lat_percentiles",
-        kind: Kind::Flag, aliases: &[], meaning: "reporting only: fsbench reports total-latency percentiles either way" },
+        kind: Kind::Flag, aliases: &[], meaning: "1: `fsbench fio` reports total-latency percentiles too (JSON `lat_ns.percentile`, the text's `lat percentiles`), as fio's; fsbench's total latency is its completion latency (no submission step timed apart), so the values are the same; 0 (default), or disable_lat=1: none" },
     FioOption { name: "group_reporting",
         kind: Kind::Flag, aliases: &[], meaning: "`fsbench fio` reports each group as one job (its jobs and their numjobs clones merged, as fio's); without it, each job and each of its clones is a job of its own, as fio's" },
     FioOption {

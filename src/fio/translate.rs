@@ -89,6 +89,38 @@ pub struct JobPlace {
     pub group_reporting: bool,
     /// Threads (`numjobs`).
     pub threads: u32,
+    /// Which latencies `fsbench fio` reports percentiles of (`clat_percentiles`,
+    /// `lat_percentiles`).
+    pub percentiles: LatPercentiles,
+}
+
+/// fio's `clat_percentiles` (default on) and `lat_percentiles` (default off), each off with
+/// its `disable_clat`/`disable_lat`: which of a job's latencies its report gives percentiles
+/// of (fio's JSON `clat_ns.percentile`, `lat_ns.percentile`; a sync's with either).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LatPercentiles {
+    /// Completion latency (`clat_ns`).
+    pub clat: bool,
+    /// Total latency (`lat_ns`).
+    pub lat: bool,
+}
+
+impl Default for LatPercentiles {
+    fn default() -> LatPercentiles {
+        LatPercentiles { clat: true, lat: false }
+    }
+}
+
+impl LatPercentiles {
+    /// The job's, as fio 3.33 sets them (`init.c`: `disable_clat` turns `clat_percentiles`
+    /// off, `disable_lat` `lat_percentiles`). A bad value is reported by the translation.
+    fn of(job: &Job) -> LatPercentiles {
+        let flag = |k: &str| job.bool(k).ok().flatten();
+        LatPercentiles {
+            clat: flag("clat_percentiles").unwrap_or(true) && flag("disable_clat") != Some(true),
+            lat: flag("lat_percentiles").unwrap_or(false) && flag("disable_lat") != Some(true),
+        }
+    }
 }
 
 impl Translation {

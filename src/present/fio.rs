@@ -19,6 +19,7 @@
 //! figures summed, and its `fsbench.clones_merged` says so.
 
 use super::Exporter;
+use crate::fio::LatPercentiles;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
 use crate::model::result::{
@@ -194,7 +195,7 @@ impl Dir {
         v
     }
 
-    fn json(&self) -> Value {
+    fn json(&self, pct: LatPercentiles) -> Value {
         json!({
             "io_bytes": self.bytes,
             "io_kbytes": self.bytes / 1024,
@@ -206,8 +207,8 @@ impl Dir {
             "short_ios": 0,
             "drop_ios": 0,
             "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-            "clat_ns": self.lat_json(true),
-            "lat_ns": self.lat_json(false),
+            "clat_ns": self.lat_json(pct.clat),
+            "lat_ns": self.lat_json(pct.lat),
         })
     }
 }
@@ -244,6 +245,8 @@ struct Job<'a> {
     /// Its threads are reported together although fio would list each (the record has no
     /// figures per thread).
     clones_merged: bool,
+    /// Which latencies get percentiles (the job's `clat_percentiles`, `lat_percentiles`).
+    pct: LatPercentiles,
 }
 
 /// One timed phase's figures of a job: the phase's or role's own, or one thread's.
@@ -443,7 +446,11 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
             }
             _ => {
                 let split = !merged.contains(&p.group);
+                let first = out.len();
                 push_job(&mut out, &p.name, p.group, p.threads, split, t, role);
+                for j in &mut out[first..] {
+                    j.pct = p.percentiles;
+                }
             }
         }
     }
@@ -582,12 +589,12 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
             "eta": 0,
             "elapsed": wall / 1_000_000_000,
             "job options": {},
-            "read": j.read.json(),
-            "write": j.write.json(),
-            "trim": j.trim.json(),
+            "read": j.read.json(j.pct),
+            "write": j.write.json(j.pct),
+            "trim": j.trim.json(j.pct),
             "sync": {
                 "total_ios": j.sync.ops,
-                "lat_ns": j.sync.lat_json(true),
+                "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat),
             },
             "job_runtime": j.thread_wall / 1_000_000,
             "usr_cpu": pct(j.usr, j.thread_wall),
@@ -651,10 +658,10 @@ fn unrun_json(j: &Job<'_>, by: &str) -> Value {
         "eta": 0,
         "elapsed": 0,
         "job options": {},
-        "read": j.read.json(),
-        "write": j.write.json(),
-        "trim": j.trim.json(),
-        "sync": { "total_ios": 0, "lat_ns": j.sync.lat_json(true) },
+        "read": j.read.json(j.pct),
+        "write": j.write.json(j.pct),
+        "trim": j.trim.json(j.pct),
+        "sync": { "total_ios": 0, "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat) },
         "job_runtime": 0,
         "usr_cpu": 0.0,
         "sys_cpu": 0.0,
@@ -742,14 +749,22 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                     us(f.mean),
                     us(f.stddev)
                 );
-                let _ = writeln!(o, "    clat percentiles (usec):");
-                let at: Vec<(&f64, &u64)> = FIO_PERCENTILES.iter().zip(&f.percentiles).collect();
-                for row in at.chunks(4) {
-                    let cells: Vec<String> = row
-                        .iter()
-                        .map(|(q, v)| format!("{q:5.2}th=[{:>6}]", (*v + 500) / 1000))
-                        .collect();
-                    let _ = writeln!(o, "     | {},", cells.join(", "));
+                // fsbench's clat is its lat (no submission step is timed apart): one table,
+                // under each name the job asks for, as fio names them.
+                for (on, kind) in [(j.pct.clat, "clat"), (j.pct.lat, "lat")] {
+                    if !on {
+                        continue;
+                    }
+                    let _ = writeln!(o, "    {kind} percentiles (usec):");
+                    let at: Vec<(&f64, &u64)> =
+                        FIO_PERCENTILES.iter().zip(&f.percentiles).collect();
+                    for row in at.chunks(4) {
+                        let cells: Vec<String> = row
+                            .iter()
+                            .map(|(q, v)| format!("{q:5.2}th=[{:>6}]", (*v + 500) / 1000))
+                            .collect();
+                        let _ = writeln!(o, "     | {},", cells.join(", "));
+                    }
                 }
             }
         }

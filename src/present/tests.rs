@@ -395,6 +395,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         group: 0,
         group_reporting: reporting,
         threads,
+        percentiles: Default::default(),
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, 1, reporting), place("w", Some("w"), 2, reporting)],
@@ -416,6 +417,19 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
     // The role's own CPU, in percent of that (it was 0 for a role reported merged).
     assert_eq!((jobs[1]["usr_cpu"].as_f64(), jobs[1]["sys_cpu"].as_f64()), (Some(5.0), Some(10.0)));
     assert_eq!(jobs[1]["fsbench"]["role"], "w");
+    // fio's default: completion-latency percentiles, none of the total latency.
+    assert!(jobs[1]["write"]["clat_ns"].get("percentile").is_some(), "{}", jobs[1]);
+    assert!(jobs[1]["write"]["lat_ns"].get("percentile").is_none(), "{}", jobs[1]);
+    // clat_percentiles=0, lat_percentiles=1 on [w]: the other way round, as fio's.
+    let mut c = ctx(false);
+    c.jobs[1].percentiles = crate::fio::LatPercentiles { clat: false, lat: true };
+    let v = fio_json(&r, &c);
+    let w = &v["jobs"][1]["write"];
+    assert!(
+        w["clat_ns"].get("percentile").is_none() && w["lat_ns"].get("percentile").is_some(),
+        "{w}"
+    );
+    assert!(fio_text(&r, &c).contains("    lat percentiles (usec):"));
     let v = fio_json(&r, &ctx(true));
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 1, "one entry for the group: {v}");
@@ -505,6 +519,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         group: 0,
         group_reporting: reporting,
         threads: 2,
+        percentiles: Default::default(),
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, reporting), place("w", Some("w"), reporting)],
@@ -597,6 +612,7 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
             group: 0,
             group_reporting: false,
             threads: 1,
+            percentiles: Default::default(),
         }],
         unrun: vec![unrun("a", 1, true, 2), unrun("b", 1, false, 1), unrun("c", 2, false, 1)],
         ..FioContext::default()

@@ -715,6 +715,40 @@ fn fsbench_fio_text_output_file_parse_only_and_refusals() {
     assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
 }
 
+/// `clat_percentiles=0` and `lat_percentiles=1`: the read's `lat_ns` has percentiles and its
+/// `clat_ns` none, in fsbench's JSON as in fio 3.33's on the same command line; by default the
+/// other way round.
+#[test]
+fn fsbench_fio_gives_the_latency_percentiles_the_job_asks_for() {
+    let work = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let keys = |fio: bool, more: &[&str]| {
+        let mut args = vec![d.as_str(), "--name=r", "--size=64k", "--output-format=json"];
+        args.extend_from_slice(more);
+        let o = if fio {
+            std::process::Command::new("fio").args(&args).output().unwrap()
+        } else {
+            let mut a = vec!["fio", "--no-store"];
+            a.extend_from_slice(&args);
+            fsbench(&a)
+        };
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = &v["jobs"][0]["read"];
+        let has = |k: &str| r[k].get("percentile").is_some();
+        (has("clat_ns"), has("lat_ns"))
+    };
+    let asked = ["--clat_percentiles=0", "--lat_percentiles=1"];
+    assert_eq!(keys(false, &[]), (true, false), "fio's default");
+    assert_eq!(keys(false, &asked), (false, true));
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's keys checked alone");
+        return;
+    }
+    assert_eq!(keys(true, &[]), (true, false), "fio 3.33's default");
+    assert_eq!(keys(true, &asked), (false, true), "fio 3.33's");
+}
+
 /// A plain `filename` that exists in the directory: fio would run on it; fsbench runs on its own
 /// file and says so, leaving the user's file as it was.
 #[test]

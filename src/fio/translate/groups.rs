@@ -115,6 +115,7 @@ pub(super) fn one_group(
         group: report,
         group_reporting: reporting(fjob, &mut errs),
         threads: test.threads,
+        percentiles: super::LatPercentiles::of(fjob),
     }];
     let rest: Vec<_> = it.collect();
     if rest.is_empty() {
@@ -184,6 +185,7 @@ pub(super) fn one_group(
             group: report,
             group_reporting: reporting(job, &mut errs),
             threads,
+            percentiles: super::LatPercentiles::of(job),
         });
         names.push(job.name.clone());
     }

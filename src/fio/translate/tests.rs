@@ -1433,3 +1433,18 @@ fn randseed_is_the_tests_seed_and_a_group_draws_from_its_first_jobs() {
         tr("[global]\nrandseed=3\n[a]\nrw=randread\nsize=1m\n[b]\nrw=randread\nsize=1m\n").unwrap();
     assert!(t.check_strict().is_ok(), "{:?}", t.spec.tests[0].notes);
 }
+
+/// `clat_percentiles` (default 1) and `lat_percentiles` (default 0) reach the job's report;
+/// `disable_clat`/`disable_lat` turn them off, as fio's init.c does.
+#[test]
+fn latency_percentile_options_reach_the_jobs_report() {
+    use super::LatPercentiles;
+    let pct = |text: &str| tr(text).unwrap_or_else(|e| panic!("{e}")).jobs[0].percentiles;
+    let l = |clat, lat| LatPercentiles { clat, lat };
+    assert_eq!(pct("[j]\nsize=1m\n"), l(true, false));
+    assert_eq!(pct("[j]\nsize=1m\nclat_percentiles=0\nlat_percentiles=1\n"), l(false, true));
+    assert_eq!(
+        pct("[j]\nsize=1m\nlat_percentiles=1\ndisable_lat=1\ndisable_clat=1\n"),
+        l(false, false)
+    );
+}
