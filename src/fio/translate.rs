@@ -1393,9 +1393,20 @@ fn phases(
     sync: SyncSpec,
     notes: &mut Vec<String>,
 ) -> Result<Vec<PhaseSpec>, FioError> {
-    let invalidate = job.bool("invalidate")?.unwrap_or(true);
-    let cache =
-        if rw.reads() && !direct && invalidate { CacheReq::Uncached } else { CacheReq::Any };
+    // fio's pre_read reads the job's files into the page cache before its I/O and turns
+    // invalidate off (init.c); fsbench's `cached` precondition reads them and checks they stayed.
+    let pre_read = job.bool("pre_read")?.unwrap_or(false);
+    if pre_read && direct {
+        return Err(job.err("pre_read", job.line("pre_read"), "with direct=1: fio 3.33 fails such a job (its pre-read reads the O_DIRECT file into an unaligned buffer and exits 1), and O_DIRECT reads bypass the cache anyway; drop pre_read or direct"));
+    }
+    let invalidate = !pre_read && job.bool("invalidate")?.unwrap_or(true);
+    let cache = if pre_read {
+        CacheReq::Cached
+    } else if rw.reads() && !direct && invalidate {
+        CacheReq::Uncached
+    } else {
+        CacheReq::Any
+    };
     // A time-based job wraps at the end of its file (or of its random map's pass), and fio
     // drops a buffered file's pages each time (invalidate=1), so every pass reads the device.
     let loops = job.int("loops")?.map_or(1, |(n, _)| n);

@@ -426,6 +426,9 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
+        ("pre_read", "rw=read\npre_read=1\n", |t, _, _| {
+            t.phases[0].cache == CacheReq::Cached && !t.phases[0].invalidate_each_pass
+        }),
         ("fadvise_hint", "fadvise_hint=0\n", |t, _, _| !t.phases[0].fadvise_hint),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
         ("exitall", "exitall\n", |t, _, _| {
@@ -1447,4 +1450,18 @@ fn latency_percentile_options_reach_the_jobs_report() {
         pct("[j]\nsize=1m\nlat_percentiles=1\ndisable_lat=1\ndisable_clat=1\n"),
         l(false, false)
     );
+}
+
+/// `pre_read` is refused with `direct=1` (fio 3.33 fails the job) and in a job that runs beside
+/// its group's first (fsbench pre-reads the first job's files only); a time-based buffered job
+/// with it keeps its pages at each pass (fio turns invalidate off).
+#[test]
+fn pre_read_is_cached_and_refused_where_fsbench_cannot_do_it() {
+    let e = err("[j]\nrw=read\nsize=1m\ndirect=1\npre_read=1\n");
+    assert!(e.contains("t.fio:5") && e.contains("direct=1"), "{e}");
+    let e = err("[a]\nrw=read\nsize=1m\n[b]\nrw=read\nsize=1m\npre_read=1\n");
+    assert!(e.contains("t.fio:7") && e.contains("first job only"), "{e}");
+    let (t, _) = one("[j]\nrw=read\nsize=1m\ntime_based\nruntime=1\npre_read=1\n");
+    assert_eq!(t.phases[0].cache, CacheReq::Cached);
+    assert!(!t.phases[0].invalidate_each_pass);
 }
