@@ -39,6 +39,10 @@ fn fio_fallocate_lays_out_a_write_jobs_file_as_fio() {
     assert_eq!(calls, ["ftruncate(1048576) = 0"]);
     let calls = layout_calls("[w]\nrw=write\nbs=4k\nsize=1m\nfallocate=none\n", false);
     assert!(calls.is_empty(), "{calls:?}");
+    // create_on_open: no lay-out, whatever fallocate says.
+    let on_open = "[w]\nrw=write\nbs=4k\nsize=1m\nfallocate=native\ncreate_on_open=1\n";
+    let calls = layout_calls(on_open, false);
+    assert!(calls.is_empty(), "{calls:?}");
     let calls = layout_calls("[r]\nrw=randread\nbs=4k\nsize=1m\n", false);
     assert!(calls.iter().all(|c| !c.starts_with("fallocate")), "{calls:?}");
     if !have("fio") {
@@ -49,6 +53,7 @@ fn fio_fallocate_lays_out_a_write_jobs_file_as_fio() {
         "[w]\nrw=randwrite\nbs=4k\nsize=1m\nnumjobs=2\n",
         "[w]\nrw=write\nbs=4k\nsize=1m\nfallocate=keep\n",
         "[w]\nrw=write\nbs=4k\nsize=1m\nfallocate=none\n",
+        on_open,
     ] {
         let (ours, fios) = (layout_calls(job, false), layout_calls(job, true));
         assert_eq!(ours, fios, "{job}");

@@ -73,6 +73,15 @@ pub(super) fn preallocate(
             ))
         }
     };
+    // fio's create_on_open: no lay-out at all; the job's open creates the file (O_CREAT, no
+    // O_TRUNC) and its writes fill it. A job that reads would read an empty file: fio 3.33
+    // fails it.
+    if job.bool("create_on_open")? == Some(true) {
+        if rw.reads() {
+            return Err(job.err("create_on_open", job.line("create_on_open"), "with a job that reads: the file is not laid out, so it is empty when the job reads it; fio 3.33 fails such a job (exit 1); remove create_on_open"));
+        }
+        return Ok(None);
+    }
     if rw.reads() {
         return Ok(None);
     }

@@ -426,6 +426,9 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("group_reporting", "group_reporting\n", |t, _, _| t.threads == 1),
         ("invalidate", "invalidate=0\n", |t, _, _| t.phases[0].cache == CacheReq::Any),
+        ("create_on_open", "rw=write\ncreate_on_open=1\n", |t, _, _| {
+            t.file.as_ref().is_some_and(|f| f.preallocate.is_none() && !f.prefill)
+        }),
         ("pre_read", "rw=read\npre_read=1\n", |t, _, _| {
             t.phases[0].cache == CacheReq::Cached && !t.phases[0].invalidate_each_pass
         }),
@@ -1464,4 +1467,16 @@ fn pre_read_is_cached_and_refused_where_fsbench_cannot_do_it() {
     let (t, _) = one("[j]\nrw=read\nsize=1m\ntime_based\nruntime=1\npre_read=1\n");
     assert_eq!(t.phases[0].cache, CacheReq::Cached);
     assert!(!t.phases[0].invalidate_each_pass);
+}
+
+/// `create_on_open`: a write job's file is not laid out (fallocate ignored); a job that reads
+/// is refused (fio 3.33 fails it).
+#[test]
+fn create_on_open_lays_nothing_out_and_refuses_a_reader() {
+    let (t, _) = one("[w]\nrw=write\nsize=1m\nfallocate=native\ncreate_on_open=1\n");
+    assert_eq!(t.file.as_ref().map(|f| f.preallocate.clone()), Some(None));
+    let (t, _) = one("[w]\nrw=write\nsize=1m\n");
+    assert!(t.file.as_ref().is_some_and(|f| f.preallocate.is_some()), "fio's default lays out");
+    let e = err("[r]\nrw=randrw\nsize=1m\ncreate_on_open=1\n");
+    assert!(e.contains("t.fio:4") && e.contains("create_on_open"), "{e}");
 }
