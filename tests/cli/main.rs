@@ -15,6 +15,7 @@ mod fio_fill;
 mod fio_libaio;
 mod fio_persist;
 mod fio_rate;
+mod fio_sched;
 mod fio_sem;
 mod fio_seq;
 mod fio_share;
