@@ -145,3 +145,31 @@ fn a_refused_nice_fails_the_test_with_its_reason() {
         assert!(reason.contains(want), "{want}: {reason}");
     }
 }
+
+/// A CPU this machine does not have is refused before anything runs, with the job file's line
+/// and exit code 2 (bad input), as fio refuses it ("CPU N too large"); so is a nice outside
+/// fio's -20 to 19.
+#[test]
+fn a_cpu_not_on_this_machine_is_refused_with_its_line() {
+    let cpus = fsbench::sys::sched::configured_cpus();
+    let d = TestDir::new();
+    for (text, want) in [
+        (
+            format!("[a]\nrw=read\nsize=1m\ncpus_allowed={cpus}\n"),
+            format!("CPU {cpus} is not on this machine"),
+        ),
+        ("[a]\nrw=read\nsize=1m\nnice=-21\n".to_string(), "-20 to 19".to_string()),
+    ] {
+        let job = d.write("c.fio", &text);
+        let o = command()
+            .args(["run", "--fio"])
+            .arg(&job)
+            .args(["--no-store", "--dir"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("c.fio:4") && e.contains(&want), "{e}");
+    }
+}
