@@ -23,6 +23,8 @@
 //!   trait, one file per engine (`psync`, `null`, `mmap`, `io_uring`), and the dispatch from a
 //!   test's engine to its code.
 //! - [`roles`]: threads with a file and pattern of their own beside each timed phase.
+//! - [`sched`]: a worker thread's nice value, I/O priority and CPUs, set on itself before the
+//!   start barrier.
 //! - [`buffer`]: aligned buffers and the (incompressible by default) data written.
 //! - [`hooks`]: what the engine calls before and after each phase (the suite driver passes
 //!   them; a multi-client run's barrier and clock live there).
@@ -50,6 +52,7 @@ pub mod rep;
 pub mod results;
 pub mod roles;
 pub mod runner;
+pub mod sched;
 pub mod series;
 pub mod skew;
 pub mod steady;

@@ -180,6 +180,7 @@ impl WithEngine for Workers<'_> {
                 seed,
                 compress_percent: opts.compress_percent,
                 iodepth: test.iodepth,
+                thread_index: k as u32,
                 work,
                 over_time: OverTime {
                     series,

@@ -172,6 +172,7 @@ pub fn beside<T>(
                     seed,
                     compress_percent,
                     iodepth: r.iodepth,
+                    thread_index: k as u32,
                     work: Work::File(FileWork {
                         path,
                         file_size: r.file_bytes,

@@ -77,6 +77,7 @@ fn ops_of(job: &str) -> Vec<(bool, u64)> {
         iodepth: 1,
         work: Work::File(work),
         over_time: Default::default(),
+        thread_index: 0,
     };
     LOG.with(|l| l.borrow_mut().clear());
     let out = worker::run::<OpLog>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);

@@ -144,6 +144,7 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             iodepth: 16,
             work: Work::File(work),
             over_time: Default::default(),
+            thread_index: 0,
         };
         let out = worker::run::<Counting>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
@@ -281,6 +282,7 @@ fn fileset_paths_are_absolute_or_relative_to_the_sets_directory() {
                 iodepth: 1,
                 work: Work::Slots(work),
                 over_time: Default::default(),
+                thread_index: 0,
             };
             let out = worker::run::<PathsSeen>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
             assert!(out.error.is_none(), "{mode}: {:?}", out.error.map(|e| e.to_string()));
@@ -465,6 +467,7 @@ fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
         iodepth: 1,
         work: Work::File(work),
         over_time: Default::default(),
+        thread_index: 0,
     };
     READ_OFFSETS.lock().unwrap().clear();
     let out = worker::run::<Offsets>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
@@ -544,6 +547,7 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
             iodepth: 1,
             work: Work::File(work),
             over_time: Default::default(),
+            thread_index: 0,
         };
         let out = worker::run::<Null>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));

@@ -56,6 +56,9 @@ pub struct WorkerPlan<'a> {
     pub compress_percent: u8,
     /// Requests kept in flight (the test's `iodepth`).
     pub iodepth: u32,
+    /// Its index among its phase's (or role's) threads: which CPU it takes with
+    /// `cpus_policy = "split"` ([`crate::model::sched::CpuAffinity::of_thread`]).
+    pub thread_index: u32,
     /// The files it works on.
     pub work: Work<'a>,
     /// Its interval series and pacing ([`OverTime::default`]: neither).
@@ -267,6 +270,12 @@ pub fn run<E: IoEngine>(
 ) -> WorkerOutput {
     let (phase, seed, compress_percent) = (plan.phase, plan.seed, plan.compress_percent);
     let ot = plan.over_time;
+    // fio's nice, prio and cpus_allowed: set on this thread once, before the barrier.
+    if !phase.sched.is_none() {
+        if let Err(e) = super::sched::apply(&phase.sched, plan.thread_index) {
+            return failed(e, barrier, stop, ot.flow);
+        }
+    }
     match &mut plan.work {
         Work::File(f) => {
             let depth = plan.iodepth.max(1);
@@ -303,6 +312,18 @@ fn setup_failed<E: IoEngine>(
     stop: &StopFlags<'_>,
     flow: Option<super::flow::FlowPlan<'_>>,
 ) -> WorkerOutput {
+    failed(engine_setup_error(E::NAME, &e), barrier, stop, flow)
+}
+
+/// A worker that could not be set up (its engine, or its scheduling): wait with the others,
+/// then fail the phase with `error` (and leave its flow, whose other threads would wait for it
+/// to start).
+fn failed(
+    error: EngineError,
+    barrier: &Barrier,
+    stop: &StopFlags<'_>,
+    flow: Option<super::flow::FlowPlan<'_>>,
+) -> WorkerOutput {
     barrier.wait();
     if let Some(f) = flow {
         f.never_started();
@@ -313,7 +334,7 @@ fn setup_failed<E: IoEngine>(
     WorkerOutput {
         end: Instant::now(),
         cpu: CpuSample::thread_now().since(cpu0),
-        error: Some(engine_setup_error(E::NAME, &e)),
+        error: Some(error),
         ..WorkerOutput::at(start)
     }
 }

@@ -264,6 +264,18 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Count, aliases: &[], meaning: "the flow a job's `flow` weight counts in (default 0); no effect without flow, as in fio" },
     FioOption { name: "flow_sleep",
         kind: Kind::Count, aliases: &[], meaning: "microseconds a thread ahead of its flow share waits (after its requests in flight complete) before it tries again; 0 (default): it keeps its CPU and tries again at once, as fio's job loop does (a busy wait, which takes CPU from the kernel's I/O work as fio's does); no effect without flow" },
+    FioOption { name: "nice",
+        kind: Kind::Text, aliases: &[], meaning: "-20 to 19: each thread of the job (each numjobs clone) calls `nice(N)` on itself once when it starts, before the job's clock, as fio's job process does (glibc's nice: getpriority, then setpriority(PRIO_PROCESS, 0, value + N), which Linux applies to the calling thread only; the phase's `nice`); a negative value without CAP_SYS_NICE fails the job before its first op" },
+    FioOption { name: "prio",
+        kind: Kind::Count, aliases: &[], meaning: "0 to 7: each thread sets its I/O priority level once when it starts, `ioprio_set(IOPRIO_WHO_PROCESS, 0, class << 13 | prio)` as fio (the calling thread's; the phase's `ioprio`), in prioclass's class, best effort without it as fio" },
+    FioOption { name: "prioclass",
+        kind: Kind::Count, aliases: &[], meaning: "1 realtime (needs CAP_SYS_ADMIN), 2 best effort, 3 idle (0: best effort, as fio): the class of prio's `ioprio_set` (level 0 without prio); the I/O scheduler decides what it does" },
+    FioOption { name: "cpus_allowed",
+        kind: Kind::Text, aliases: &[], meaning: "fio's CPU list (`0,2-3`): each thread of the job calls `sched_setaffinity(0, sizeof(cpu_set_t), set)` on itself once when it starts (the phase's `cpus`); a CPU this machine does not have is refused, as fio refuses it" },
+    FioOption { name: "cpumask",
+        kind: Kind::Text, aliases: &[], meaning: "a bit mask of CPUs 0 to 31 (decimal or 0x hex), as cpus_allowed (the later of the two counts, as in fio)" },
+    FioOption { name: "cpus_allowed_policy",
+        kind: Kind::Text, aliases: &[], meaning: "shared (default): every thread on the whole set; split: each thread on one CPU of the set in turn (the phase's `cpus_policy`), as fio's clones; fio deals them by thread number across the job file, fsbench from each job's first thread (noted where they differ); no effect without cpus_allowed or cpumask, as in fio" },
     FioOption { name: "stonewall",
         kind: Kind::Flag, aliases: &["wait_for_previous"], meaning: "start a new group: run after every job before it (jobs without it run at the same time as the ones before, in one test: the group's first job is the test's own threads, the others roles beside it, each with its own engine, depth, file, amount and figures)" },
     FioOption { name: "new_group",
@@ -335,6 +347,7 @@ pub const DIFFERENCES: &[Difference] = &[
     Difference { id: "layout-serial", options: &["create_serialize"], what: "create_serialize=0 with several files (numjobs > 1, each thread its own file, a job that reads): fio's clones lay out their files at the same time, so their extents may interleave on disk; fsbench lays them out one after another before the test (fio's default), untimed either way" },
     Difference { id: "exit-during-wait", options: &["exitall", "exit_what"], what: "a job that another job's end stops (exitall) while it waits for its rate's next op or its thinktime: fsbench stops it within a few ms; fio 3.33 notices at the end of its current sleep, which it sleeps in steps of 1 to 2 s (the whole wait when under 1 s is left), so fio's job runs on for up to 2 s and its runtime (its group's, with group_reporting) is longer and its IOPS lower (exitwhat.fio: fio's 300 B/s jobs ran 4.0 s after the job that stopped them ended at 2.0 s; fsbench's 2.0 s)" },
     Difference { id: "randseed-group", options: &["randseed"], what: "a job that runs at the same time as its group's first job (no stonewall) with another randseed: fsbench draws the whole group from the first job's seed, so that job's own randseed does not change its draw" },
+    Difference { id: "cpus-split", options: &["cpus_allowed_policy"], what: "cpus_allowed_policy=split in a job after others: fio gives its clone the CPU of its thread number across the whole job file (the first clone takes the CPU after the previous job's last clone's), fsbench deals the job's CPUs from its own first thread, so a job's threads may sit on other CPUs of the set than fio's (each still on one CPU of it)" },
     Difference { id: "filename-reuse", options: &["filename"], what: "a job that runs at the same time as its group's first job (no stonewall) and names a plain `filename` other jobs name too gets a file of its own in fsbench's work directory, where fio's jobs share the one file (jobs run one after another share it as fio's, and a `filename` with a path is always shared)" },
 ];
 
@@ -373,11 +386,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("disable_bw_measurement", "fsbench always measures bandwidth"),
     ("percentile_list", "fsbench reports its own percentile list"),
     ("zonemode", "fsbench runs on files in a filesystem, not on zoned devices"),
-    ("cpus_allowed", "fsbench does not pin its threads"),
-    ("cpumask", "fsbench does not pin its threads"),
-    ("nice", "fsbench runs its threads at the default priority"),
-    ("prio", "fsbench runs its threads at the default priority"),
-    ("prioclass", "fsbench runs its threads at the default priority"),
     ("percentage_random", "a job is all sequential or all random in fsbench"),
     ("unlink_each_loop", "fsbench removes the files it makes after each job"),
     ("bs_unaligned", "fsbench aligns every operation to its block size"),
@@ -500,7 +508,7 @@ mod tests {
         assert_eq!(closest("iodeph"), Some("iodepth"));
         assert_eq!(closest("rwmixred"), Some("rwmixread"));
         assert_eq!(closest("ioengin"), Some("ioengine"));
-        assert_eq!(closest("cpus_allowed"), None);
+        assert_eq!(closest("openfiles"), None);
         assert_eq!(closest("zonemode"), None);
         assert_eq!(closest("zonesize"), None, "a different real option is no misspelling");
         assert_eq!(closest("bs"), Some("bs"));

@@ -423,6 +423,7 @@ pub fn from_parsed(
         }
     }
     run_file::share_plain_files(&jobs, &mut translated, &filenames, &mut notes);
+    sched::split_order(&jobs, &mut translated, &mut notes);
     let mut tests = Vec::new();
     let mut places = Vec::new();
     let mut unrun = Vec::new();
@@ -660,6 +661,7 @@ fn translate_job(
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
         flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
     }
+    sched::sched(job, &mut phases, &mut notes).map_err(|e| vec![e])?;
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
     if let Some(b) = &blocks {
         direct::note(direct, rw, b, &mut notes);
@@ -1568,6 +1570,7 @@ mod libaio;
 mod misc;
 mod rate;
 mod run_file;
+mod sched;
 mod sequence;
 mod shared;
 mod verify;

@@ -644,6 +644,11 @@ pub struct PhaseDef {
     /// off, which is what they did).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fadvise_hint: bool,
+    /// Each worker thread's CPU nice value, I/O priority and CPUs (fio's `nice`, `prio`,
+    /// `prioclass`, `cpus_allowed`), set by the thread on itself before the start barrier.
+    /// None by default (results of older versions: none, which is what they did).
+    #[serde(default, skip_serializing_if = "crate::model::sched::ThreadSched::is_none")]
+    pub sched: crate::model::sched::ThreadSched,
     /// Pacing (fixed rate, think time) and a steady-state end; closed loop by default.
     #[serde(default)]
     pub load: crate::model::series::Load,

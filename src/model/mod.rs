@@ -4,8 +4,8 @@
 //! found ([`result`]: the one result type every output is made from; [`failure`]: why a test
 //! failed), what was observed around it ([`host`], [`facts`], [`memory`], [`extents`],
 //! [`trace`]), what a comparison decided ([`verdict`], [`explanation`], [`report`]), what it ran
-//! on ([`testbed`], [`cluster`]), where its time went ([`time`]), how a stored run ended
-//! ([`run`]), and the words for units ([`units`]).
+//! on ([`testbed`], [`cluster`]), how its threads are scheduled ([`sched`]), where its time
+//! went ([`time`]), how a stored run ended ([`run`]), and the words for units ([`units`]).
 //!
 //! This layer imports only [`crate::sys`], [`crate::state`] and [`crate::stats`] (the layer
 //! order is in `docs/design/architecture.md` and is checked by a test); code that *produces*
@@ -28,6 +28,7 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod scale;
+pub mod sched;
 pub mod series;
 pub mod skew;
 pub mod testbed;

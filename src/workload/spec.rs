@@ -429,6 +429,20 @@ pub struct RoleSpec {
     /// fio's `exitall`, as a test's: when the role's first thread ends, the jobs it stops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exitall: Option<ExitSpec>,
+    /// Raise each thread's CPU nice value by this much, -20 to 19 (fio's `nice`), as a phase's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
+    /// Each thread's I/O priority, `CLASS[:LEVEL]`: `"be:4"`, `"idle"`, `"rt:0"` (fio's
+    /// `prioclass` and `prio`), as a phase's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioprio: Option<String>,
+    /// The CPUs each thread may run on, `"0,2-3"` (fio's `cpus_allowed`), as a phase's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// `shared` (default: every thread on all of `cpus`) or `split` (thread k on the k-th CPU of
+    /// `cpus` alone, in turn; fio's `cpus_allowed_policy`), as a phase's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_policy: Option<String>,
 }
 
 fn one() -> u32 {
@@ -603,6 +617,20 @@ pub struct PhaseSpec {
     /// spins and tries again at once, as fio's job loop does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_sleep: Option<u64>,
+    /// Raise each thread's CPU nice value by this much, -20 to 19 (fio's `nice`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
+    /// Each thread's I/O priority, `CLASS[:LEVEL]`: `"be:4"`, `"idle"`, `"rt:0"` (fio's
+    /// `prioclass` and `prio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioprio: Option<String>,
+    /// The CPUs each thread may run on, `"0,2-3"` (fio's `cpus_allowed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// `shared` (default: every thread on all of `cpus`) or `split` (thread k on the k-th CPU of
+    /// `cpus` alone, in turn; fio's `cpus_allowed_policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_policy: Option<String>,
     /// Steady-state criterion: `"iops:5%"`, `"iops_slope:0.5%"`, `"bw:5%"`, `"bw_slope:1%"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ss: Option<String>,

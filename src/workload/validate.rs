@@ -17,6 +17,7 @@ use super::spec::{
 use super::WorkloadError;
 use crate::model::job::*;
 use crate::model::scale::Scale;
+use crate::model::sched::{parse_cpu_list, CpuAffinity, IoPrio, ThreadSched};
 use crate::model::units::fmt_bytes;
 
 /// What resolution needs from the outside world.
@@ -567,6 +568,10 @@ fn resolve_role(
         flow: r.flow,
         flow_id: r.flow_id,
         flow_sleep: r.flow_sleep,
+        nice: r.nice,
+        ioprio: r.ioprio.clone(),
+        cpus: r.cpus.clone(),
+        cpus_policy: r.cpus_policy.clone(),
         ..PhaseSpec::default()
     };
     let mut phase = resolve_phase(&spec, Kind::Data, &files, 1, ctx, (raw_size, size), &loc)?;
@@ -848,10 +853,45 @@ fn resolve_phase(
         random_distribution: None,
         invalidate_each_pass: p.invalidate_each_pass,
         fadvise_hint: p.fadvise_hint,
+        sched: thread_sched(p, loc)?,
         load,
         max_seconds: time_cap(&p.amount),
         curve,
     })
+}
+
+/// A phase's `nice`, `ioprio`, `cpus` and `cpus_policy`: what each of its threads sets on
+/// itself when it starts (fio's `nice`, `prio`/`prioclass`, `cpus_allowed`). A CPU that this
+/// machine does not have is refused here, before any test runs.
+fn thread_sched(p: &PhaseSpec, loc: &Loc<'_>) -> Result<ThreadSched, WorkloadError> {
+    if let Some(n) = p.nice.filter(|n| !(-20..=19).contains(n)) {
+        return Err(loc.err(format!("nice = {n}: give -20 (highest priority) to 19 (lowest)")));
+    }
+    let ioprio = match p.ioprio.as_deref() {
+        Some(t) => Some(IoPrio::parse(t).map_err(|m| loc.err(format!("ioprio = {m}")))?),
+        None => None,
+    };
+    let split = match p.cpus_policy.as_deref() {
+        None | Some("shared") => false,
+        Some("split") => true,
+        Some(o) => {
+            return Err(loc.err(format!(
+                "cpus_policy = \"{o}\": write \"shared\" (every thread on all of cpus) or \"split\" (one CPU each, in turn)"
+            )))
+        }
+    };
+    let cpus = match p.cpus.as_deref() {
+        Some(t) => {
+            let limit = crate::sys::sched::configured_cpus();
+            let cpus = parse_cpu_list(t, limit).map_err(|m| loc.err(format!("cpus = {m}")))?;
+            Some(CpuAffinity { cpus, split })
+        }
+        None if p.cpus_policy.is_some() => {
+            return Err(loc.err("cpus_policy without cpus: give the CPUs (`cpus = \"0-3\"`)"))
+        }
+        None => None,
+    };
+    Ok(ThreadSched { nice: p.nice, ioprio, cpus })
 }
 
 /// A phase's pattern, by kind (data ops, or fileset entries), each entry repeated `repeat`
@@ -1752,6 +1792,7 @@ fn meta_syncs(
 mod fileset_tests {
     use crate::model::job::*;
     use crate::model::scale::Scale;
+    use crate::model::sched::CpuAffinity;
     use crate::workload::{spec, validate, ResolveCtx};
 
     fn load(text: &str, scale: Scale) -> Result<Suite, String> {
@@ -1764,6 +1805,42 @@ mod fileset_tests {
         format!(
             "[[test]]\nid = \"m\"\nname = \"m\"\nfileset = {fileset}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {amount}\n"
         )
+    }
+
+    /// A phase's (and a role's) `nice`, `ioprio`, `cpus` and `cpus_policy` resolve to what each
+    /// thread sets; values out of range, a CPU this machine lacks and a policy without CPUs are
+    /// refused before anything runs.
+    #[test]
+    fn thread_scheduling_keys_resolve_and_are_checked() {
+        let data = |keys: &str| {
+            format!("[[test]]\nid = \"d\"\nname = \"d\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ bytes = \"1M\" }}\n{keys}\n[[test.role]]\nname = \"w\"\nfile = {{ size = \"1M\" }}\npattern = [{{ op = \"write\", size = \"4K\" }}]\nioprio = \"idle\"\n")
+        };
+        let s = load(
+            &data("nice = -2\nioprio = \"be:5\"\ncpus = \"0\"\ncpus_policy = \"split\""),
+            Scale::Paper,
+        )
+        .unwrap();
+        let p = &s.tests[0].phases[0].sched;
+        assert_eq!(p.nice, Some(-2));
+        assert_eq!(p.ioprio.map(|i| i.value()), Some(2 << 13 | 5));
+        assert_eq!(p.cpus, Some(CpuAffinity { cpus: vec![0], split: true }));
+        let r = &s.tests[0].roles[0].phase.sched;
+        assert_eq!(r.ioprio.map(|i| i.value()), Some(3 << 13));
+        assert!(r.nice.is_none() && r.cpus.is_none());
+        let none = load(&data(""), Scale::Paper).unwrap();
+        assert!(none.tests[0].phases[0].sched.is_none());
+        let beyond = crate::sys::sched::configured_cpus();
+        for (keys, want) in [
+            ("nice = 20".to_string(), "nice = 20: give -20"),
+            ("ioprio = \"be:8\"".into(), "the level is 0"),
+            ("ioprio = \"top\"".into(), "the class is rt, be or idle"),
+            (format!("cpus = \"{beyond}\""), "is not on this machine"),
+            ("cpus_policy = \"split\"".into(), "cpus_policy without cpus"),
+            ("cpus = \"0\"\ncpus_policy = \"half\"".into(), "write \"shared\""),
+        ] {
+            let e = load(&data(&keys), Scale::Paper).unwrap_err().to_string();
+            assert!(e.contains(want), "{keys}: {e}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod fio_libaio;
 mod fio_persist;
 mod fio_pre_read;
 mod fio_rate;
+mod fio_sched;
 mod fio_seed;
 mod fio_sem;
 mod fio_seq;

@@ -309,6 +309,10 @@ fn into_role(
         flow: phase.flow,
         flow_id: phase.flow_id,
         flow_sleep: phase.flow_sleep,
+        nice: phase.nice,
+        ioprio: phase.ioprio,
+        cpus: phase.cpus,
+        cpus_policy: phase.cpus_policy,
     };
     let mut notes = t.notes;
     if run_file && !on_run_file {

@@ -434,6 +434,14 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("fadvise_hint", "fadvise_hint=0\n", |t, _, _| !t.phases[0].fadvise_hint),
         ("stonewall", "stonewall\n", |t, _, _| t.file.is_some()),
+        ("nice", "nice=5\n", |t, _, _| t.phases[0].nice == Some(5)),
+        ("prio", "prio=3\n", |t, _, _| t.phases[0].ioprio.as_deref() == Some("be:3")),
+        ("prioclass", "prioclass=3\n", |t, _, _| t.phases[0].ioprio.as_deref() == Some("idle:0")),
+        ("cpus_allowed", "cpus_allowed=0\n", |t, _, _| t.phases[0].cpus.as_deref() == Some("0")),
+        ("cpumask", "cpumask=0x1\n", |t, _, _| t.phases[0].cpus.as_deref() == Some("0")),
+        ("cpus_allowed_policy", "cpus_allowed=0\ncpus_allowed_policy=split\n", |t, _, _| {
+            t.phases[0].cpus_policy.as_deref() == Some("split")
+        }),
         ("exitall", "exitall\n", |t, _, _| {
             t.exitall.as_ref().is_some_and(|e| e.stops == "group" && e.group == Some(0))
         }),
@@ -1479,4 +1487,105 @@ fn create_on_open_lays_nothing_out_and_refuses_a_reader() {
     assert!(t.file.as_ref().is_some_and(|f| f.preallocate.is_some()), "fio's default lays out");
     let e = err("[r]\nrw=randrw\nsize=1m\ncreate_on_open=1\n");
     assert!(e.contains("t.fio:4") && e.contains("create_on_open"), "{e}");
+}
+
+/// fio's `nice`, `prio`/`prioclass` and `cpus_allowed`/`cpumask` with `cpus_allowed_policy`
+/// become every phase's (a ramp's too) and a role's `nice`, `ioprio`, `cpus` and `cpus_policy`,
+/// with fio's defaults: class best effort when only prio is given, level 0 when only the class
+/// is, class 0 as best effort; the later of cpus_allowed and cpumask counts.
+#[test]
+fn scheduling_options_reach_each_phase_and_role() {
+    let (t, _) = one("[a]\nrw=read\nsize=1m\nramp_time=1\nnice=-3\nprio=6\nprioclass=1\n");
+    assert_eq!(t.phases.len(), 2);
+    for p in &t.phases {
+        assert_eq!((p.nice, p.ioprio.as_deref()), (Some(-3), Some("rt:6")), "{}", p.name);
+    }
+    let (t, _) = one("[a]\nrw=read\nsize=1m\nprioclass=0\nprio=2\n");
+    assert_eq!(t.phases[0].ioprio.as_deref(), Some("be:2"));
+    let (t, _) = one("[a]\nrw=read\nsize=1m\n");
+    let p = &t.phases[0];
+    assert!(p.nice.is_none() && p.ioprio.is_none() && p.cpus.is_none() && p.cpus_policy.is_none());
+    let (t, _) =
+        one("[a]\nrw=read\nsize=1m\ncpus_allowed=0\ncpumask=1\ncpus_allowed_policy=shared\n");
+    assert_eq!(
+        (t.phases[0].cpus.as_deref(), t.phases[0].cpus_policy.as_deref()),
+        (Some("0"), None)
+    );
+    let (_, notes) = one("[a]\nrw=read\nsize=1m\ncpus_allowed_policy=split\n");
+    assert!(
+        notes.iter().any(|n| n.contains("cpus_allowed_policy without cpus_allowed")),
+        "{notes:?}"
+    );
+    // A job of the same group runs as a role: it takes its own settings.
+    let (t, _) = one("[a]\nrw=read\nsize=1m\n[b]\nrw=read\nsize=1m\nnice=4\nprio=1\ncpus_allowed=0\ncpus_allowed_policy=split\n");
+    let r = &t.roles[0];
+    assert_eq!(
+        (r.nice, r.ioprio.as_deref(), r.cpus.as_deref(), r.cpus_policy.as_deref()),
+        (Some(4), Some("be:1"), Some("0"), Some("split"))
+    );
+    assert!(t.phases[0].nice.is_none());
+}
+
+/// Values fio 3.33 refuses are refused with their file and line (exit 2 as bad input), and so
+/// is a CPU this machine does not have (fio: "CPU N too large").
+#[test]
+fn bad_scheduling_values_are_refused_with_their_line() {
+    let beyond = crate::sys::sched::configured_cpus();
+    let cases = [
+        ("nice=20\n", "t.fio:4", "-20 to 19"),
+        ("nice=-21\n", "t.fio:4", "-20 to 19"),
+        ("nice=x\n", "t.fio:4", "not a whole number"),
+        ("prio=8\n", "t.fio:4", "0 (highest) to 7"),
+        ("prioclass=4\n", "t.fio:4", "prioclass is 1"),
+        ("cpus_allowed_policy=spread\n", "t.fio:4", "not shared or split"),
+        ("cpus_allowed=2-1\n", "t.fio:4", "is empty"),
+        ("cpus_allowed=zero\n", "t.fio:4", "not a CPU number"),
+        ("cpumask=0\n", "t.fio:4", "at least one bit"),
+        ("cpumask=0x100000000\n", "t.fio:4", "CPUs 0 to 31"),
+    ];
+    for (line, at, want) in cases {
+        let e = tr(&format!("[a]\nrw=read\nsize=1m\n{line}")).unwrap_err();
+        assert!(crate::sys::classify::Classify::is_bad_input(&e), "{line}: {e}");
+        let m = e.to_string();
+        assert!(m.contains(at) && m.contains(want), "{line}: {m}");
+    }
+    let m = err(&format!("[a]\nrw=read\nsize=1m\n\ncpus_allowed=0,{beyond}\n"));
+    assert!(
+        m.contains("t.fio:5") && m.contains(&format!("CPU {beyond} is not on this machine")),
+        "{m}"
+    );
+    if beyond < 32 {
+        let m = err(&format!("[a]\nrw=read\nsize=1m\ncpumask={}\n", 1u64 << beyond));
+        assert!(
+            m.contains("t.fio:4") && m.contains(&format!("CPU {beyond} is not on this machine")),
+            "{m}"
+        );
+    }
+}
+
+/// fio deals split CPUs by thread number over the file: a job whose earlier jobs' threads are
+/// not a multiple of its CPUs is noted as a difference; the first job, or one after a multiple,
+/// is not.
+#[test]
+fn split_after_other_jobs_is_a_noted_difference() {
+    let job = "[a]\nrw=read\nsize=1m\nstonewall\n[b]\nrw=read\nsize=1m\nstonewall\ncpus_allowed=0\ncpus_allowed_policy=split\n";
+    let t = tr(job).unwrap();
+    assert!(!t.spec.tests[1].notes.iter().any(|n| n.contains("cpus-split")), "one CPU: the same");
+    if crate::sys::sched::configured_cpus() >= 2 {
+        let t = tr(&job.replace("cpus_allowed=0\n", "cpus_allowed=0-1\n")).unwrap();
+        assert!(
+            is_diff(&t.spec.tests[1], "cpus_allowed_policy", "cpus-split"),
+            "{:?}",
+            t.spec.tests[1].notes
+        );
+        assert!(!t.spec.tests[0].notes.iter().any(|n| n.contains("cpus-split")));
+        let two = job
+            .replace("[a]\n", "[a]\nnumjobs=2\n")
+            .replace("cpus_allowed=0\n", "cpus_allowed=0-1\n");
+        let t = tr(&two).unwrap();
+        assert!(
+            !t.spec.tests[1].notes.iter().any(|n| n.contains("cpus-split")),
+            "2 threads before, 2 CPUs"
+        );
+    }
 }

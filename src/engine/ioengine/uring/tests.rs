@@ -462,6 +462,7 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
         iodepth: 4,
         work: Work::File(work),
         over_time: Default::default(),
+        thread_index: 0,
     };
     let ctr = PaddedCounter::default();
     let opts = UringOpts::default();
