@@ -74,7 +74,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "bsrange",
         kind: Kind::Text,
         aliases: &["blocksize_range"],
-        meaning: "only `A-A` (one size): fio draws multiples of the minimum, which fsbench cannot",
+        meaning: "`MIN-MAX` (`R,W` per direction): sizes drawn per op by fio 3.33's law (MIN + MAX × u rounded down to a multiple of MIN, at most MAX: 4k-16k draws 4k, 8k, 12k and 16k a quarter each; 4k-10k 4k and 8k 40% each, 10k 20%), as the workload's size = { split = [...] }, so at most 16 sizes; random offsets aligned to MIN and drawn with replacement, as with bssplit (noted); `A-A` is one size",
     },
     FioOption { name: "bssplit",
         kind: Kind::Text, aliases: &[], meaning: "sizes drawn by percentage per op (`4k/60:64k/40`, `R,W` per direction; a blank percentage shares what is left), up to 16 sizes: the workload's size = { split = [...] }; random offsets aligned to the smallest size, drawn with replacement (noted)" },

@@ -19,8 +19,8 @@
 
 use super::ini::{self, Entry, Inputs};
 use super::options::{self, Kind};
-use super::value::{one_size_range, parse_size_expr, size_split, split_rw};
 pub use super::value::{parse_size, parse_time, ValueError};
+use super::value::{parse_size_expr, size_range, size_split, split_rw};
 use super::FioError;
 use crate::model::job::{OptValue, SizeDist};
 use crate::workload::engines::uring;
@@ -768,7 +768,7 @@ struct Blocks {
     write_align: u64,
 }
 
-/// `bs`, or a one-size `bsrange`, or a `bssplit`; then `blockalign`.
+/// `bs`, or a `bsrange` (fio's law over its sizes), or a `bssplit`; then `blockalign`.
 fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, FioError> {
     let given: Vec<&str> =
         ["bs", "bsrange", "bssplit"].into_iter().filter(|k| job.get(k).is_some()).collect();
@@ -784,7 +784,7 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
     let (read_dist, write_dist) = if let Some((v, line)) = job.str("bs")? {
         fixed(split_rw(v, 4096, parse_size_expr).map_err(|m| job.err("bs", line, m))?)
     } else if let Some((v, line)) = job.str("bsrange")? {
-        fixed(split_rw(v, 4096, one_size_range).map_err(|m| job.err("bsrange", line, m))?)
+        split_rw(v, SizeDist::Fixed(4096), size_range).map_err(|m| job.err("bsrange", line, m))?
     } else if let Some((v, line)) = job.str("bssplit")? {
         split_rw(v, SizeDist::Fixed(4096), size_split).map_err(|m| job.err("bssplit", line, m))?
     } else {

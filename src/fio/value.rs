@@ -57,8 +57,8 @@ pub enum ValueError {
     /// A `bsrange` part without a `-`.
     #[error("`{0}` is not a range such as 4k-4k")]
     NotARange(String),
-    /// A `bsrange` of several sizes.
-    #[error("`{range}`: fio draws sizes that are multiples of the minimum from a range, which fsbench cannot express; use one size (bs={bs}) or a fsbench workload with size = {{ uniform = [...] }}")]
+    /// A `bsrange` that is not MIN-MAX with MIN at most MAX, or of more sizes than a split has.
+    #[error("`{range}`: give MIN-MAX with MIN at most MAX and at most 16 multiples of MIN up to MAX (fio draws multiples of the minimum; fsbench draws them as a split of at most 16 sizes); or one size (bs={bs})")]
     SizeRange {
         /// The range as written.
         range: String,
@@ -154,17 +154,49 @@ pub(super) fn split_rw<T: Copy>(
     Ok((r_val, w_val))
 }
 
-/// One part of `bsrange`: `A-A`, one size.
-pub(super) fn one_size_range(p: &str) -> Result<u64, ValueError> {
+/// One part of `bsrange`, `MIN-MAX`, as fio 3.33 draws from it (`io_u.c`,
+/// `get_next_buflen`): `MIN + MAX × u` bytes for `u` uniform in [0, 1), rounded down to a
+/// multiple of MIN, and MAX at most. So each multiple `k × MIN` up to MAX is drawn with the
+/// weight of the MIN bytes of `MAX × u` that round to it, and MAX takes what rounds past it
+/// (`MAX mod MIN` bytes when MAX is not a multiple, all of the last step's when it is): 4k-16k
+/// draws 4k, 8k, 12k and 16k a quarter each; 4k-10k draws 4k and 8k 40% each, 10k 20%. A
+/// range of more than [`crate::model::job::MAX_SPLIT`] sizes is refused.
+pub(super) fn size_range(p: &str) -> Result<SizeDist, ValueError> {
     let (lo, hi) = p.split_once('-').ok_or_else(|| ValueError::NotARange(p.to_string()))?;
-    let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
-    if lo != hi {
-        return Err(ValueError::SizeRange {
-            range: p.to_string(),
-            bs: fmt_bytes(lo).to_lowercase(),
-        });
+    let (lo, hi) = (parse_size(lo.trim())?, parse_size(hi.trim())?);
+    if lo == hi || lo == 0 {
+        return Ok(SizeDist::Fixed(lo));
     }
-    Ok(lo)
+    let range_err =
+        || ValueError::SizeRange { range: p.to_string(), bs: fmt_bytes(lo.min(hi)).to_lowercase() };
+    if lo > hi {
+        return Err(range_err());
+    }
+    // The bytes of MAX × u that give each size: MIN for each whole step, then the rest.
+    let mut entries: Vec<(u64, u64)> = Vec::new();
+    let mut at = 0u64;
+    while at < hi {
+        let size = (lo + at - at % lo).min(hi);
+        let w = lo.min(hi - at);
+        match entries.last_mut() {
+            Some(e) if e.0 == size => e.1 += w,
+            _ => entries.push((size, w)),
+        }
+        at += lo;
+    }
+    // Weights in the smallest unit that divides them all (so they fit the split's u32).
+    let g = entries.iter().fold(0, |g, e| gcd(g, e.1)).max(1);
+    let weights: Vec<(u64, u32)> =
+        entries.iter().map(|&(s, w)| (s, u32::try_from(w / g).unwrap_or(u32::MAX))).collect();
+    SizeDist::split(&weights).ok_or_else(range_err)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// One part of `bssplit`: one entry, `4k` or `4k/100`.

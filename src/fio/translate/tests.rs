@@ -223,7 +223,8 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ),
         ("[a]\nsize=1m\nbssplit=4k/50:64k/60\n", "t.fio:3: `bssplit`", "at most 100"),
         ("[a]\nsize=1m\nbssplit=4k/0\n", "t.fio:3: `bssplit`", "above 0%"),
-        ("[a]\nsize=1m\nbsrange=4k-16k\n", "t.fio:3: `bsrange`", "multiples of the minimum"),
+        ("[a]\nsize=1m\nbsrange=4k-128k\n", "t.fio:3: `bsrange`", "at most 16 multiples"),
+        ("[a]\nsize=1m\nbsrange=16k-4k\n", "t.fio:3: `bsrange`", "MIN at most MAX"),
         ("[a]\nsize=1m\nbs=4k\nbsrange=4k-4k\n", "t.fio:4: `bsrange`", "one of bs"),
         ("[a]\nsize=1m\nrw=rw\nbs=4k,8k\n", "t.fio:4: `bs`", "one size"),
         ("[a]\nsize=1m\nrw=randread:8\n", "t.fio:3: `rw`", "rw_sequencer=identical"),
@@ -1588,4 +1589,21 @@ fn split_after_other_jobs_is_a_noted_difference() {
             "2 threads before, 2 CPUs"
         );
     }
+}
+
+/// `bsrange` draws fio 3.33's law over the multiples of its minimum: 4k-16k a quarter each,
+/// 4k-10k 40/40/20 (10k past the last whole step), each direction its own; `A-A` one size.
+#[test]
+fn bsrange_draws_fios_law_over_the_multiples_of_its_minimum() {
+    let shares = |o: &OpSpec| -> Vec<(u64, f64)> {
+        let Some(SizeDistSpec::Split { split }) = &o.size else { panic!("not a split: {o:?}") };
+        let total: u32 = split.iter().map(|e| e.weight).sum();
+        split.iter().map(|e| (e.size.0, f64::from(e.weight) / f64::from(total))).collect()
+    };
+    let (t, _) = one("[a]\nsize=1m\nrw=randrw\nbsrange=4k-16k,4k-10k\n");
+    assert_eq!(shares(op(&t, 0, 0)), [(4096, 0.25), (8192, 0.25), (12288, 0.25), (16384, 0.25)]);
+    assert_eq!(shares(op(&t, 0, 1)), [(4096, 0.4), (8192, 0.4), (10240, 0.2)]);
+    assert_eq!(op(&t, 0, 0).align.map(|b| b.0), Some(4096), "aligned to the minimum");
+    let (t, _) = one("[a]\nsize=1m\nbsrange=8k-8k\n");
+    assert_eq!(fixed(op(&t, 0, 0)), 8192);
 }
