@@ -244,6 +244,8 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Flag, aliases: &[], meaning: "1 (default): `fsbench fio` reports completion-latency percentiles (JSON `clat_ns.percentile`, the text's `clat percentiles`); 0, or disable_clat=1: none, as fio's" },
     FioOption { name: "lat_percentiles",
         kind: Kind::Flag, aliases: &[], meaning: "1: `fsbench fio` reports total-latency percentiles too (JSON `lat_ns.percentile`, the text's `lat percentiles`), as fio's; fsbench's total latency is its completion latency (no submission step timed apart), so the values are the same; 0 (default), or disable_lat=1: none" },
+    FioOption { name: "percentile_list",
+        kind: Kind::Text, aliases: &[], meaning: "the percentiles `fsbench fio` reports (JSON `clat_ns.percentile` keys and the text's table), up to 20 in [0, 100] separated by `:`, sorted, as fio's; computed from the job's latency histogram. With numjobs > 1 it needs group_reporting (a clone reported on its own keeps fio's default list only)" },
     FioOption { name: "group_reporting",
         kind: Kind::Flag, aliases: &[], meaning: "`fsbench fio` reports each group as one job (its jobs and their numjobs clones merged, as fio's); without it, each job and each of its clones is a job of its own, as fio's" },
     FioOption {
@@ -384,7 +386,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("log_avg_msec", "fsbench has no per-interval logs in fio's format"),
     ("per_job_logs", "fsbench has no per-interval logs in fio's format"),
     ("disable_bw_measurement", "fsbench always measures bandwidth"),
-    ("percentile_list", "fsbench reports its own percentile list"),
     ("zonemode", "fsbench runs on files in a filesystem, not on zoned devices"),
     ("percentage_random", "a job is all sequential or all random in fsbench"),
     ("unlink_each_loop", "fsbench removes the files it makes after each job"),

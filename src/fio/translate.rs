@@ -92,6 +92,8 @@ pub struct JobPlace {
     /// Which latencies `fsbench fio` reports percentiles of (`clat_percentiles`,
     /// `lat_percentiles`).
     pub percentiles: LatPercentiles,
+    /// `percentile_list`, sorted (None: fio's default list).
+    pub percentile_list: Option<Vec<f64>>,
 }
 
 /// fio's `clat_percentiles` (default on) and `lat_percentiles` (default off), each off with
@@ -1267,6 +1269,7 @@ fn offsets_and_checks(
     for k in ["thread", "group_reporting", "clat_percentiles", "lat_percentiles"] {
         job.bool(k)?;
     }
+    percentile_list(job)?;
     let mut off = Vec::new();
     for k in ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat"] {
         if job.bool(k)? == Some(true) {
@@ -1577,3 +1580,40 @@ mod verify;
 
 #[cfg(test)]
 mod tests;
+
+/// The job's `percentile_list` (fio's syntax: up to 20 values in [0, 100] separated by `:`, a
+/// 0 ending the list), sorted as fio sorts it; None without one. A clone reported on its own
+/// keeps only fio's default list, so with `numjobs` > 1 it needs `group_reporting`.
+fn percentile_list(job: &Job) -> Result<Option<Vec<f64>>, FioError> {
+    let Some((v, line)) = job.str("percentile_list")? else { return Ok(None) };
+    let mut list = Vec::new();
+    for part in v.split(':') {
+        let x: f64 = part.trim().parse().map_err(|_| {
+            job.err(
+                "percentile_list",
+                line,
+                format!("`{part}` is not a number: write percentiles such as 50:99:99.9"),
+            )
+        })?;
+        if !(0.0..=100.0).contains(&x) {
+            return Err(job.err(
+                "percentile_list",
+                line,
+                format!("{x}: a percentile is between 0 and 100"),
+            ));
+        }
+        if x == 0.0 {
+            break;
+        }
+        list.push(x);
+    }
+    if list.len() > 20 {
+        return Err(job.err("percentile_list", line, "at most 20 percentiles, as fio"));
+    }
+    let threads = job.int("numjobs")?.map_or(1, |(n, _)| n);
+    if threads > 1 && job.bool("group_reporting")? != Some(true) {
+        return Err(job.err("percentile_list", line, format!("with numjobs={threads} and no group_reporting: fsbench keeps each clone's percentiles at fio's default list only; add group_reporting, or remove percentile_list")));
+    }
+    list.sort_by(f64::total_cmp);
+    Ok(Some(list))
+}

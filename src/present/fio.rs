@@ -89,7 +89,9 @@ struct LatFigures {
     max: u64,
     mean: f64,
     stddev: f64,
-    /// At [`FIO_PERCENTILES`].
+    /// The percentiles asked for (the job's `percentile_list`, else [`FIO_PERCENTILES`]).
+    quantiles: Vec<f64>,
+    /// At `quantiles`, in order.
     percentiles: Vec<u64>,
     /// Ops in each of fio's buckets ([`crate::model::latency::fio_buckets`]).
     buckets: Vec<u64>,
@@ -126,8 +128,10 @@ impl Dir {
         }
     }
 
-    /// Its latency figures, when it has operations and a record of their latency.
-    fn figures(&self) -> Option<LatFigures> {
+    /// Its latency figures, when it has operations and a record of their latency, with the
+    /// percentiles at `list` (a clone's summary has fio's default list only, which the
+    /// translation ensures is the one asked for).
+    fn figures(&self, list: &[f64]) -> Option<LatFigures> {
         if self.ops == 0 {
             return None;
         }
@@ -138,10 +142,8 @@ impl Dir {
                 max: self.max,
                 mean: h.mean(),
                 stddev: h.stdev(),
-                percentiles: FIO_PERCENTILES
-                    .iter()
-                    .map(|q| h.value_at_quantile(q / 100.0))
-                    .collect(),
+                quantiles: list.to_vec(),
+                percentiles: list.iter().map(|q| h.value_at_quantile(q / 100.0)).collect(),
                 buckets: crate::model::latency::fio_buckets(h),
             });
         }
@@ -151,6 +153,7 @@ impl Dir {
             max: s.max_nanos,
             mean: s.mean_nanos,
             stddev: s.stddev_nanos,
+            quantiles: FIO_PERCENTILES.to_vec(),
             percentiles: s.percentiles_nanos.clone(),
             buckets: s.fio_buckets.clone(),
         })
@@ -177,15 +180,16 @@ impl Dir {
     }
 
     /// fio's `{min, max, mean, stddev, N, percentile}` of a latency, in ns.
-    fn lat_json(&self, percentiles: bool) -> Value {
-        let Some(f) = self.figures() else {
+    fn lat_json(&self, percentiles: bool, list: &[f64]) -> Value {
+        let Some(f) = self.figures(list) else {
             return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
         };
         let mut v = json!({
             "min": f.min, "max": f.max, "mean": f.mean, "stddev": f.stddev, "N": f.n,
         });
         if percentiles {
-            let p: Map<String, Value> = FIO_PERCENTILES
+            let p: Map<String, Value> = f
+                .quantiles
                 .iter()
                 .zip(&f.percentiles)
                 .map(|(q, v)| (format!("{q:.6}"), json!(v)))
@@ -195,7 +199,7 @@ impl Dir {
         v
     }
 
-    fn json(&self, pct: LatPercentiles) -> Value {
+    fn json(&self, pct: LatPercentiles, list: &[f64]) -> Value {
         json!({
             "io_bytes": self.bytes,
             "io_kbytes": self.bytes / 1024,
@@ -207,8 +211,8 @@ impl Dir {
             "short_ios": 0,
             "drop_ios": 0,
             "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-            "clat_ns": self.lat_json(pct.clat),
-            "lat_ns": self.lat_json(pct.lat),
+            "clat_ns": self.lat_json(pct.clat, list),
+            "lat_ns": self.lat_json(pct.lat, list),
         })
     }
 }
@@ -247,6 +251,15 @@ struct Job<'a> {
     clones_merged: bool,
     /// Which latencies get percentiles (the job's `clat_percentiles`, `lat_percentiles`).
     pct: LatPercentiles,
+    /// The job's `percentile_list` (None: fio's default).
+    plist: Option<Vec<f64>>,
+}
+
+impl Job<'_> {
+    /// The percentiles its report gives: its `percentile_list`, or fio's default.
+    fn quantiles(&self) -> &[f64] {
+        self.plist.as_deref().unwrap_or(&FIO_PERCENTILES)
+    }
 }
 
 /// One timed phase's figures of a job: the phase's or role's own, or one thread's.
@@ -450,6 +463,7 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
                 push_job(&mut out, &p.name, p.group, p.threads, split, t, role);
                 for j in &mut out[first..] {
                     j.pct = p.percentiles;
+                    j.plist.clone_from(&p.percentile_list);
                 }
             }
         }
@@ -537,7 +551,9 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
         let wall = j.wall;
         // Reads' and writes' buckets together, as fio's.
         let mut all: Vec<u64> = Vec::new();
-        for f in [j.read.figures(), j.write.figures()].into_iter().flatten() {
+        for f in
+            [j.read.figures(j.quantiles()), j.write.figures(j.quantiles())].into_iter().flatten()
+        {
             all.resize(f.buckets.len().max(all.len()), 0);
             for (a, n) in all.iter_mut().zip(&f.buckets) {
                 *a += n;
@@ -589,12 +605,12 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
             "eta": 0,
             "elapsed": wall / 1_000_000_000,
             "job options": {},
-            "read": j.read.json(j.pct),
-            "write": j.write.json(j.pct),
-            "trim": j.trim.json(j.pct),
+            "read": j.read.json(j.pct, j.quantiles()),
+            "write": j.write.json(j.pct, j.quantiles()),
+            "trim": j.trim.json(j.pct, j.quantiles()),
             "sync": {
                 "total_ios": j.sync.ops,
-                "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat),
+                "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat, j.quantiles()),
             },
             "job_runtime": j.thread_wall / 1_000_000,
             "usr_cpu": pct(j.usr, j.thread_wall),
@@ -658,10 +674,10 @@ fn unrun_json(j: &Job<'_>, by: &str) -> Value {
         "eta": 0,
         "elapsed": 0,
         "job options": {},
-        "read": j.read.json(j.pct),
-        "write": j.write.json(j.pct),
-        "trim": j.trim.json(j.pct),
-        "sync": { "total_ios": 0, "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat) },
+        "read": j.read.json(j.pct, j.quantiles()),
+        "write": j.write.json(j.pct, j.quantiles()),
+        "trim": j.trim.json(j.pct, j.quantiles()),
+        "sync": { "total_ios": 0, "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat, j.quantiles()) },
         "job_runtime": 0,
         "usr_cpu": 0.0,
         "sys_cpu": 0.0,
@@ -739,7 +755,7 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                 d.bytes as f64 / 1048576.0,
                 d.runtime_ms()
             );
-            if let Some(f) = d.figures() {
+            if let Some(f) = d.figures(j.quantiles()) {
                 let us = |n: f64| n / 1000.0;
                 let _ = writeln!(
                     o,
@@ -756,8 +772,7 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                         continue;
                     }
                     let _ = writeln!(o, "    {kind} percentiles (usec):");
-                    let at: Vec<(&f64, &u64)> =
-                        FIO_PERCENTILES.iter().zip(&f.percentiles).collect();
+                    let at: Vec<(&f64, &u64)> = f.quantiles.iter().zip(&f.percentiles).collect();
                     for row in at.chunks(4) {
                         let cells: Vec<String> = row
                             .iter()

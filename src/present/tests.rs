@@ -396,6 +396,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         group_reporting: reporting,
         threads,
         percentiles: Default::default(),
+        percentile_list: None,
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, 1, reporting), place("w", Some("w"), 2, reporting)],
@@ -430,6 +431,12 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         "{w}"
     );
     assert!(fio_text(&r, &c).contains("    lat percentiles (usec):"));
+    // percentile_list=50:99.5: those keys, as fio writes them.
+    c.jobs[1].percentile_list = Some(vec![50.0, 99.5]);
+    let v = fio_json(&r, &c);
+    let p = v["jobs"][1]["write"]["lat_ns"]["percentile"].as_object().unwrap();
+    assert_eq!(p.keys().collect::<Vec<_>>(), ["50.000000", "99.500000"], "{p:?}");
+    assert!(fio_text(&r, &c).contains("99.50th=["));
     let v = fio_json(&r, &ctx(true));
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 1, "one entry for the group: {v}");
@@ -520,6 +527,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         group_reporting: reporting,
         threads: 2,
         percentiles: Default::default(),
+        percentile_list: None,
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, reporting), place("w", Some("w"), reporting)],
@@ -613,6 +621,7 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
             group_reporting: false,
             threads: 1,
             percentiles: Default::default(),
+            percentile_list: None,
         }],
         unrun: vec![unrun("a", 1, true, 2), unrun("b", 1, false, 1), unrun("c", 2, false, 1)],
         ..FioContext::default()

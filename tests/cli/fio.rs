@@ -749,6 +749,36 @@ fn fsbench_fio_gives_the_latency_percentiles_the_job_asks_for() {
     assert_eq!(keys(true, &asked), (false, true), "fio 3.33's");
 }
 
+/// `percentile_list=99.9:50:90`: the read's `clat_ns.percentile` has those keys, sorted, written
+/// as fio 3.33 writes them, in fsbench's JSON as in fio's.
+#[test]
+fn fsbench_fio_reports_the_percentile_list_with_fios_keys() {
+    let work = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let args = [
+        d.as_str(),
+        "--name=r",
+        "--size=64k",
+        "--output-format=json",
+        "--percentile_list=99.9:50:90",
+    ];
+    let keys = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let p = v["jobs"][0]["read"]["clat_ns"]["percentile"].as_object().cloned();
+        p.map(|p| p.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()
+    };
+    let mut ours = vec!["fio", "--no-store"];
+    ours.extend_from_slice(&args);
+    let want = ["50.000000", "90.000000", "99.900000"];
+    assert_eq!(keys(fsbench(&ours)), want);
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's keys checked alone");
+        return;
+    }
+    assert_eq!(keys(std::process::Command::new("fio").args(args).output().unwrap()), want);
+}
+
 /// A plain `filename` that exists in the directory: fio would run on it; fsbench runs on its own
 /// file and says so, leaving the user's file as it was.
 #[test]

@@ -116,6 +116,7 @@ pub(super) fn one_group(
         group_reporting: reporting(fjob, &mut errs),
         threads: test.threads,
         percentiles: super::LatPercentiles::of(fjob),
+        percentile_list: super::percentile_list(fjob).ok().flatten(),
     }];
     let rest: Vec<_> = it.collect();
     if rest.is_empty() {
@@ -186,6 +187,7 @@ pub(super) fn one_group(
             group_reporting: reporting(job, &mut errs),
             threads,
             percentiles: super::LatPercentiles::of(job),
+            percentile_list: super::percentile_list(job).ok().flatten(),
         });
         names.push(job.name.clone());
     }

@@ -407,6 +407,9 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
         ("randseed", "rw=randread\nrandseed=5\n", |t, _, _| t.seed == Some(5)),
+        ("percentile_list", "percentile_list=99:50\n", |_, _, tr| {
+            tr.jobs[0].percentile_list == Some(vec![50.0, 99.0])
+        }),
         ("rw_sequencer", "rw=randread:4\nrw_sequencer=identical\n", |t, _, _| {
             op(t, 0, 1).offset.as_deref() == Some("last") && op(t, 0, 1).repeat == Some(3)
         }),
@@ -1606,4 +1609,27 @@ fn bsrange_draws_fios_law_over_the_multiples_of_its_minimum() {
     assert_eq!(op(&t, 0, 0).align.map(|b| b.0), Some(4096), "aligned to the minimum");
     let (t, _) = one("[a]\nsize=1m\nbsrange=8k-8k\n");
     assert_eq!(fixed(op(&t, 0, 0)), 8192);
+}
+
+/// `percentile_list`: fio's syntax (`:`-separated, sorted, a 0 ends it, up to 20), to the job's
+/// report; refused out of range, and with clones reported one by one.
+#[test]
+fn percentile_list_reaches_the_report_sorted_and_is_refused_where_fsbench_cannot() {
+    let list =
+        |text: &str| tr(text).unwrap_or_else(|e| panic!("{e}")).jobs[0].percentile_list.clone();
+    assert_eq!(list("[j]\nsize=1m\n"), None);
+    assert_eq!(list("[j]\nsize=1m\npercentile_list=99.9:50:90\n"), Some(vec![50.0, 90.0, 99.9]));
+    assert_eq!(list("[j]\nsize=1m\npercentile_list=50:0:99\n"), Some(vec![50.0]));
+    assert_eq!(
+        list("[j]\nsize=1m\nnumjobs=2\ngroup_reporting\npercentile_list=50\n"),
+        Some(vec![50.0])
+    );
+    for (text, why) in [
+        ("[j]\nsize=1m\npercentile_list=101\n", "between 0 and 100"),
+        ("[j]\nsize=1m\npercentile_list=a\n", "not a number"),
+        ("[j]\nsize=1m\nnumjobs=2\npercentile_list=50\n", "group_reporting"),
+    ] {
+        let e = err(text);
+        assert!(e.contains("`percentile_list`") && e.contains(why), "{text}: {e}");
+    }
 }
