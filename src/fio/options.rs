@@ -244,6 +244,10 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Flag, aliases: &[], meaning: "1 (default): `fsbench fio` reports completion-latency percentiles (JSON `clat_ns.percentile`, the text's `clat percentiles`); 0, or disable_clat=1: none, as fio's" },
     FioOption { name: "lat_percentiles",
         kind: Kind::Flag, aliases: &[], meaning: "1: `fsbench fio` reports total-latency percentiles too (JSON `lat_ns.percentile`, the text's `lat percentiles`), as fio's; fsbench's total latency is its completion latency (no submission step timed apart), so the values are the same; 0 (default), or disable_lat=1: none" },
+    FioOption { name: "openfiles",
+        kind: Kind::Count, aliases: &[], meaning: "how many of a job's files may be open at once: no effect with one file per job (nrfiles=1, the only count fsbench takes), as in fio; noted" },
+    FioOption { name: "file_service_type",
+        kind: Kind::Text, aliases: &[], meaning: "which of a job's files the next I/O goes to (random, roundrobin, sequential, zipf, pareto, normal, gauss, each with :N): no effect with one file per job (nrfiles=1, the only count fsbench takes), as in fio; checked and noted" },
     FioOption { name: "percentile_list",
         kind: Kind::Text, aliases: &[], meaning: "the percentiles `fsbench fio` reports (JSON `clat_ns.percentile` keys and the text's table), up to 20 in [0, 100] separated by `:`, sorted, as fio's; computed from the job's latency histogram. With numjobs > 1 it needs group_reporting (a clone reported on its own keeps fio's default list only)" },
     FioOption { name: "group_reporting",
@@ -377,8 +381,6 @@ pub fn is_difference(note: &str) -> bool {
 pub const REFUSED: &[(&str, &str)] = &[
     ("exitall_on_error", "a failed job fails its whole group (one test) in fsbench"),
     ("filename_format", "fsbench names its own files in the run directory"),
-    ("openfiles", "fsbench runs a job on one file per thread (or one shared file)"),
-    ("file_service_type", "fsbench runs a job on one file per thread (or one shared file)"),
     ("write_lat_log", "fsbench keeps a latency histogram per operation, not fio's per-I/O log"),
     ("write_bw_log", "fsbench has no per-interval bandwidth log in fio's format"),
     ("write_iops_log", "fsbench has no per-interval IOPS log in fio's format"),
@@ -509,7 +511,7 @@ mod tests {
         assert_eq!(closest("iodeph"), Some("iodepth"));
         assert_eq!(closest("rwmixred"), Some("rwmixread"));
         assert_eq!(closest("ioengin"), Some("ioengine"));
-        assert_eq!(closest("openfiles"), None);
+        assert_eq!(closest("filename_format"), None);
         assert_eq!(closest("zonemode"), None);
         assert_eq!(closest("zonesize"), None, "a different real option is no misspelling");
         assert_eq!(closest("bs"), Some("bs"));

@@ -669,6 +669,7 @@ fn translate_job(
         direct::note(direct, rw, b, &mut notes);
     }
     misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
+    misc::one_file_options(job, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
         id,
         name,

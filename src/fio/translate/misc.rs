@@ -112,6 +112,35 @@ pub(super) fn tiobench_threads(job: &Job, notes: &mut Vec<String>) -> Result<(),
     Ok(())
 }
 
+/// fio's `openfiles` and `file_service_type`: how many of a job's files are open at once and
+/// which one the next I/O goes to. A job has one file in fsbench (nrfiles=1), where both have
+/// no effect in fio either; the values are checked as fio reads them.
+pub(super) fn one_file_options(job: &Job, notes: &mut Vec<String>) -> Result<(), FioError> {
+    if let Some((n, line)) = job.int("openfiles")? {
+        if n == 0 {
+            return Err(job.err(
+                "openfiles",
+                line,
+                "0: give how many files may be open at once, at least 1",
+            ));
+        }
+        notes.push(format!("openfiles={n}: no effect with one file per job, as in fio"));
+    }
+    if let Some((v, line)) = job.str("file_service_type")? {
+        let kind = v.split(':').next().unwrap_or("").trim();
+        let known = ["random", "roundrobin", "sequential", "zipf", "pareto", "normal", "gauss"];
+        if !known.contains(&kind) {
+            return Err(job.err(
+                "file_service_type",
+                line,
+                format!("`{v}`: fio takes {}, each with an optional :N", known.join(", ")),
+            ));
+        }
+        notes.push(format!("file_service_type={v}: no effect with one file per job, as in fio"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use crate::fio::translate::translate;

@@ -407,6 +407,12 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
         ("randseed", "rw=randread\nrandseed=5\n", |t, _, _| t.seed == Some(5)),
+        ("openfiles", "openfiles=4\n", |_, n, _| {
+            n.iter().any(|n| n.contains("openfiles=4: no effect"))
+        }),
+        ("file_service_type", "file_service_type=random:4\n", |_, n, _| {
+            n.iter().any(|n| n.contains("file_service_type=random:4: no effect"))
+        }),
         ("percentile_list", "percentile_list=99:50\n", |_, _, tr| {
             tr.jobs[0].percentile_list == Some(vec![50.0, 99.0])
         }),
@@ -1632,4 +1638,14 @@ fn percentile_list_reaches_the_report_sorted_and_is_refused_where_fsbench_cannot
         let e = err(text);
         assert!(e.contains("`percentile_list`") && e.contains(why), "{text}: {e}");
     }
+}
+
+/// `openfiles` and `file_service_type` are checked as fio reads them (no effect on one file).
+#[test]
+fn one_file_options_are_checked() {
+    assert!(err("[j]\nsize=1m\nopenfiles=0\n").contains("t.fio:3"));
+    let e = err("[j]\nsize=1m\nfile_service_type=best\n");
+    assert!(e.contains("t.fio:3") && e.contains("roundrobin"), "{e}");
+    let (t, _) = one("[j]\nsize=1m\nfile_service_type=roundrobin\nopenfiles=1\n");
+    assert!(!t.notes.iter().any(|n| n.contains("[differs from fio")), "{:?}", t.notes);
 }
