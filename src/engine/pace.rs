@@ -20,8 +20,9 @@
 //! is drawn from an exponential distribution with the period as its mean (`-ln(u) × period`,
 //! `u` uniform in (0, 1] from the worker's own xorshift generator, seeded from the worker's
 //! seed ([`PacePlan::seeded`]: its own per phase, role and thread), so a run repeats and two
-//! jobs do not draw the same arrivals). The cost per op is one logarithm and a few integer operations; nothing is
-//! allocated or locked. The schedule stays absolute, so the mean rate is the one asked.
+//! jobs do not draw the same arrivals). The cost per op is one logarithm and a few integer
+//! operations; nothing is allocated or locked. The schedule stays absolute, so the mean rate
+//! is the one asked.
 //!
 //! Think time (`thinktime`, `thinktime_blocks`, fio's): after every `think_every` ops the
 //! worker waits until nothing is in flight, then pauses; the pause is in no op's latency.
