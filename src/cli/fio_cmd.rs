@@ -156,7 +156,13 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
         recording.outcome()?;
     }
     written?;
-    write_logs(&t.logs, &report)?;
+    // A run that failed or was stopped may have no series to log: said, and its exit status kept.
+    match write_logs(&t.logs, &report) {
+        Err(e) if status != crate::model::run::RunStatus::Ok => {
+            eprintln!("fsbench: warning: {e:#}");
+        }
+        r => r?,
+    }
     Ok(ExitCode::of(status))
 }
 

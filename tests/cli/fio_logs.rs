@@ -143,3 +143,28 @@ fn logs_fsbench_cannot_write_exit_2_with_the_line() {
     );
     assert_eq!(work.entries(), ["job.fio"], "nothing left behind");
 }
+
+/// A job that is not time-based and outlasts the series' 200 windows has its series widened:
+/// `fsbench fio` still reports, writes no log at the wrong window, and exits 1 saying why.
+#[test]
+fn a_widened_series_writes_no_log_and_exits_1() {
+    let work = TestDir::new();
+    let data = TestDir::new();
+    // 600 reads at 200 a second: 3 s, 300 windows of 10 ms.
+    let file = work.write(
+        "job.fio",
+        "[j]\nrw=read\nbs=4k\nsize=2400k\nrate_iops=200\nlog_avg_msec=10\nwrite_iops_log=p\n",
+    );
+    let o = command()
+        .args(["fio", "--no-store", "--output-format=json"])
+        .arg(format!("--directory={}", data.path().display()))
+        .arg(&file)
+        .current_dir(work.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not log_avg_msec=10"), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 600, "{v}");
+    assert_eq!(work.entries(), ["job.fio"], "no log file");
+}
