@@ -39,6 +39,13 @@ pub enum LogError {
     },
 }
 
+impl crate::sys::classify::Classify for LogError {
+    /// The job ran: what is missing is in its records, after the run (exit 1).
+    fn is_bad_input(&self) -> bool {
+        false
+    }
+}
+
 /// The log files of every request in `logs`, from `tests` (a run's results): each file's name
 /// and text, in the requests' order.
 pub fn log_files(
