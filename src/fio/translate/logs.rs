@@ -84,6 +84,11 @@ pub(super) fn plan(
         for (key, kind, suffix) in
             [("write_bw_log", LogKind::Bw, "bw"), ("write_iops_log", LogKind::Iops, "iops")]
         {
+            // The option alone: the job's name is the prefix, as fio's.
+            if let Some(super::Val { value: None, line, .. }) = job.get(key) {
+                asked.push((key, kind, suffix, job.name.as_str(), *line));
+                continue;
+            }
             match job.str(key) {
                 Ok(Some((prefix, line))) => asked.push((key, kind, suffix, prefix, line)),
                 Ok(None) => {}
@@ -212,6 +217,9 @@ mod tests {
         );
         assert_eq!((l[0].file.as_str(), l[0].line), ("t.fio", 16));
         assert_eq!(l[1].files, vec![(LogKind::Iops, "r_iops.log".to_string())]);
+        // The option alone: the job's name is the prefix (fio 3.33: `myjob_iops.1.log`).
+        let l = logs(&format!("[myjob]\n{JOB}log_avg_msec=100\nwrite_iops_log\n"));
+        assert_eq!(l[0].files, vec![(LogKind::Iops, "myjob_iops.1.log".to_string())]);
         // log_avg_msec alone asks for nothing, as in fio.
         assert!(logs(&format!("[a]\n{JOB}log_avg_msec=500\n")).is_empty());
     }
