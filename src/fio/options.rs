@@ -385,7 +385,7 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("filename_format", "fsbench names its own files in the run directory"),
     ("openfiles", "fsbench runs a job on one file per thread (or one shared file)"),
     ("file_service_type", "fsbench runs a job on one file per thread (or one shared file)"),
-    ("write_lat_log", "fsbench keeps a latency histogram per operation, not fio's per-I/O log"),
+    ("write_lat_log", "fsbench's series keeps latency percentiles per window, not fio's mean per window and direction (nor clat and slat apart); write_bw_log and write_iops_log are taken"),
     ("write_hist_log", "fsbench has no histogram log in fio's format"),
     ("log_offset", "fsbench writes fio's averaged logs (log_avg_msec), whose lines have no offset"),
     ("log_prio", "fsbench writes fio's averaged logs (log_avg_msec), whose lines have no priority"),

@@ -247,7 +247,7 @@ mod tests {
         assert!(e.contains("t.fio:17") && e.contains("one series interval per run"), "{e}");
         // Still refused: the latency logs, the histogram log, offsets, priorities, compression.
         for (opt, why) in [
-            ("write_lat_log=p", "per-I/O log"),
+            ("write_lat_log=p", "mean per window"),
             ("write_hist_log=p", "histogram log"),
             ("log_offset=1", "no offset"),
             ("log_prio=1", "no priority"),
