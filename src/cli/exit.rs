@@ -116,6 +116,7 @@ fn classified<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Cl
         crate::cluster::ClusterError,
         crate::present::html::ReportError,
         crate::present::html::charts::ChartError,
+        crate::present::fio_log::LogError,
     );
     None
 }

@@ -106,6 +106,12 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     if own.no_store {
         argv.push("--no-store".into());
     }
+    // fio's averaged logs are the timed phases' series at log_avg_msec (one for the run: the
+    // translation checks that every job with a log gives the same).
+    if let Some(l) = t.logs.first() {
+        argv.push("--interval".into());
+        argv.push(format!("{}ms", l.avg_msec));
+    }
     let m = super::run::RunArgs::augment_args(clap::Command::new("run"))
         .try_get_matches_from(&argv)
         .context("building the run's options")?;
@@ -150,5 +156,28 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
         recording.outcome()?;
     }
     written?;
+    // A run that failed or was stopped may have no series to log: said, and its exit status kept.
+    match write_logs(&t.logs, &report) {
+        Err(e) if status != crate::model::run::RunStatus::Ok => {
+            eprintln!("fsbench: warning: {e:#}");
+        }
+        r => r?,
+    }
     Ok(ExitCode::of(status))
+}
+
+/// fio's averaged log files of `logs` (`write_bw_log`, `write_iops_log`), in the current
+/// directory as fio writes them (not `directory=`), each replacing a file of its name as fio's.
+fn write_logs(
+    logs: &[crate::fio::JobLogs],
+    report: &crate::model::report::Report,
+) -> anyhow::Result<()> {
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let tests = report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
+    for (name, text) in crate::present::fio_log::log_files(logs, tests)? {
+        std::fs::write(&name, text).with_context(|| format!("writing fio log file {name}"))?;
+    }
+    Ok(())
 }

@@ -139,6 +139,17 @@ impl SuiteArgs {
             if self.fio_strict {
                 t.check_strict()?;
             }
+            // fio's log files are `fsbench fio`'s output; a run here would not write them.
+            if let Some(l) = t.logs.first() {
+                let option = l.files.first().map_or("write_bw_log", |(k, _)| k.option());
+                return Err(crate::fio::FioError::Value {
+                    file: l.file.clone(),
+                    line: l.line,
+                    option: option.into(),
+                    message: "fio's log files are written by `fsbench fio JOBFILE`, not by `run --fio`: run the job file with `fsbench fio`, or remove the option (the run's series is in its JSON with --interval)".into(),
+                }
+                .into());
+            }
             for n in &t.notes {
                 eprintln!("fsbench: note: {}: {n}", t.file);
             }

@@ -316,6 +316,14 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Flag, aliases: &[], meaning: "ignored: fsbench names the bad block in its error and dumps no files" },
     FioOption { name: "verify_async",
         kind: Kind::Count, aliases: &[], meaning: "ignored: fsbench checks after the job, in its own thread" },
+    FioOption { name: "write_bw_log",
+        kind: Kind::Text, aliases: &[], meaning: "with log_avg_msec: `fsbench fio` writes fio 3.33's averaged bandwidth log, PREFIX_bw.N.log (N the job's number, as fio; PREFIX_bw.log with per_job_logs=0; the option alone: the job's name as PREFIX, as fio) in the current directory, one line `time_ms, KiB/s, ddir, 0, 0` per window and direction with I/O, from the job's series at that interval (windows counted by fsbench's clock from the release of the timed phase's workers, fio's from the job's start; only windows that end before the phase does, as fio's; bs and offset 0, as fio 3.33's averaged lines); a job that is not time_based keeps 200 windows at most (100 s at 500 ms): a longer one's series is widened and `fsbench fio` writes no log for it and exits 1 after its report; `run --fio` refuses it; refused without log_avg_msec (fio's per-I/O log), with numjobs > 1, ramp_time, or beside other jobs of its group" },
+    FioOption { name: "write_iops_log",
+        kind: Kind::Text, aliases: &[], meaning: "with log_avg_msec: fio's averaged IOPS log, PREFIX_iops.N.log, I/Os per second per window and direction, as write_bw_log" },
+    FioOption { name: "log_avg_msec",
+        kind: Kind::Count, aliases: &[], meaning: "the window of write_bw_log and write_iops_log in ms (at least 10; the run's series interval, so every job with a log gives the same); no effect without them, as in fio" },
+    FioOption { name: "per_job_logs",
+        kind: Kind::Flag, aliases: &[], meaning: "1 (default): the job's number in its log file names, as fio; 0: PREFIX_bw.log" },
 ];
 
 /// Where fsbench runs a job it accepts with a meaning that differs from fio's: one entry per
@@ -381,12 +389,11 @@ pub fn is_difference(note: &str) -> bool {
 pub const REFUSED: &[(&str, &str)] = &[
     ("exitall_on_error", "a failed job fails its whole group (one test) in fsbench"),
     ("filename_format", "fsbench names its own files in the run directory"),
-    ("write_lat_log", "fsbench keeps a latency histogram per operation, not fio's per-I/O log"),
-    ("write_bw_log", "fsbench has no per-interval bandwidth log in fio's format"),
-    ("write_iops_log", "fsbench has no per-interval IOPS log in fio's format"),
+    ("write_lat_log", "fsbench's series keeps latency percentiles per window, not fio's mean per window and direction (nor clat and slat apart); write_bw_log and write_iops_log are taken"),
     ("write_hist_log", "fsbench has no histogram log in fio's format"),
-    ("log_avg_msec", "fsbench has no per-interval logs in fio's format"),
-    ("per_job_logs", "fsbench has no per-interval logs in fio's format"),
+    ("log_offset", "fsbench writes fio's averaged logs (log_avg_msec), whose lines have no offset"),
+    ("log_prio", "fsbench writes fio's averaged logs (log_avg_msec), whose lines have no priority"),
+    ("log_compression", "fsbench writes its logs as plain text"),
     ("disable_bw_measurement", "fsbench always measures bandwidth"),
     ("zonemode", "fsbench runs on files in a filesystem, not on zoned devices"),
     ("percentage_random", "a job is all sequential or all random in fsbench"),

@@ -31,6 +31,7 @@ use crate::workload::spec::{
     TestSpec,
 };
 use groups::{one_group, run_groups};
+pub use logs::{JobLogs, LogKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -54,6 +55,9 @@ pub struct Translation {
     /// The plain `filename`s (no path) of the jobs: fsbench's own files in the run directory,
     /// where fio uses `DIRECTORY/NAME` as it finds it.
     pub plain_files: Vec<String>,
+    /// fio's averaged logs (`write_bw_log`, `write_iops_log` with `log_avg_msec`) the jobs ask
+    /// for, in the file's order: `fsbench fio` writes them after the run.
+    pub logs: Vec<JobLogs>,
 }
 
 /// A fio job that never runs: a job of an earlier run group has `exit_what=all` (with
@@ -429,6 +433,8 @@ pub fn from_parsed(
     let mut tests = Vec::new();
     let mut places = Vec::new();
     let mut unrun = Vec::new();
+    // The test of each job that runs alone in its group (the only ones a log can be of).
+    let mut solo: BTreeMap<usize, String> = BTreeMap::new();
     for (gi, g) in groups.iter().enumerate() {
         if let Some(by) = exits.never_runs(gi, g, &jobs, &mut notes) {
             let threads = |i: usize| translated[i].as_ref().map_or(1, |t| t.threads);
@@ -451,12 +457,16 @@ pub fn from_parsed(
         match one_group(&jobs, &sub, members, &mut notes) {
             Ok((mut test, mut p)) => {
                 exits.apply(gi, &sub, &jobs, &mut test, &p, &mut notes);
+                if let [only] = sub.jobs[..] {
+                    solo.insert(only, test.id.clone());
+                }
                 tests.push(test);
                 places.append(&mut p);
             }
             Err(e) => errors.extend(e),
         }
     }
+    let logs = logs::plan(&jobs, &groups, &solo, &mut errors);
     if !errors.is_empty() {
         return Err(FioError::problems(file, errors));
     }
@@ -478,6 +488,7 @@ pub fn from_parsed(
         jobs: places,
         unrun,
         plain_files: filenames.into_keys().collect(),
+        logs,
     })
 }
 
@@ -1571,6 +1582,7 @@ mod flow;
 mod groups;
 mod layout;
 mod libaio;
+mod logs;
 mod misc;
 mod rate;
 mod run_file;

@@ -11,6 +11,7 @@ pub mod csv;
 pub mod curve;
 pub mod diff;
 pub mod fio;
+pub mod fio_log;
 pub mod frame;
 pub mod history;
 pub mod host;

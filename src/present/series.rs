@@ -1,8 +1,6 @@
 //! A phase over time in text: a one-line sparkline per timed phase for `--details`
 //! ([`details_lines`]), the notes a paced or steady-state phase adds under the table
-//! ([`load_notes`]), and fio's per-interval log files written from a series ([`fio_log`]), so
-//! the fio front end's `write_bw_log`/`write_iops_log`/`write_lat_log` give files fio's own
-//! tools read.
+//! ([`load_notes`]). fio's per-interval log files are [`super::fio_log`]'s.
 
 use crate::model::result::{PhaseResult, TestResult};
 use crate::model::series::PhaseSeries;
@@ -128,56 +126,6 @@ pub fn load_notes(t: &TestResult) -> Vec<String> {
     out
 }
 
-/// Which of fio's logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FioLog {
-    /// `write_bw_log`: KiB/s.
-    Bw,
-    /// `write_iops_log`: ops/s.
-    Iops,
-    /// `write_lat_log` (`_lat`): mean latency is not kept per interval; the median stands in,
-    /// in nanoseconds (fio's `log_unix_epoch=0`, `log_prio=0` layout).
-    Lat,
-}
-
-/// fio's log file format from a series: one line per interval and direction that moved,
-/// `time_ms, value, direction, block size, offset` (direction 0 read, 1 write; block size 0:
-/// averaged; offset 0), as fio writes with `log_avg_msec` set to the series' interval. `Lat`
-/// gives each interval's p50 in ns under direction 0 (reads and writes are not split there).
-pub fn fio_log(s: &PhaseSeries, kind: FioLog) -> String {
-    let ms = s.interval_nanos / 1_000_000;
-    let secs = s.interval_nanos as f64 / 1e9;
-    let mut out = String::new();
-    for i in 0..s.len() {
-        let t = (i as u64 + 1) * ms;
-        let at = |v: &Vec<u64>| v.get(i).copied().unwrap_or(0);
-        match kind {
-            FioLog::Bw | FioLog::Iops => {
-                let dirs = [
-                    (0, at(&s.read_bytes), at(&s.read_ops)),
-                    (1, at(&s.write_bytes), at(&s.write_ops)),
-                ];
-                for (dir, bytes, ops) in dirs {
-                    if ops == 0 && bytes == 0 {
-                        continue;
-                    }
-                    let v = match kind {
-                        FioLog::Bw => (bytes as f64 / 1024.0 / secs).round() as u64,
-                        _ => (ops as f64 / secs).round() as u64,
-                    };
-                    out.push_str(&format!("{t}, {v}, {dir}, 0, 0\n"));
-                }
-            }
-            FioLog::Lat => {
-                if at(&s.ops) > 0 {
-                    out.push_str(&format!("{t}, {}, 0, 0, 0\n", at(&s.p50_nanos)));
-                }
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,24 +135,5 @@ mod tests {
         assert_eq!(sparkline(&[0.0, 1.0, 2.0, 4.0, 8.0], 10), " ▂▃▅█");
         assert_eq!(sparkline(&[8.0, 8.0, 0.0, 0.0], 2), "█ ");
         assert_eq!(sparkline(&[], 5), "");
-    }
-
-    #[test]
-    fn fio_log_lines_per_interval_and_direction() {
-        let s = PhaseSeries {
-            interval_nanos: 500_000_000,
-            read_bytes: vec![1 << 20, 0],
-            write_bytes: vec![0, 2 << 20],
-            read_ops: vec![256, 0],
-            write_ops: vec![0, 512],
-            ops: vec![256, 512],
-            p50_nanos: vec![1000, 2000],
-            p99_nanos: vec![0, 0],
-            max_nanos: vec![0, 0],
-            ..PhaseSeries::default()
-        };
-        assert_eq!(fio_log(&s, FioLog::Bw), "500, 2048, 0, 0, 0\n1000, 4096, 1, 0, 0\n");
-        assert_eq!(fio_log(&s, FioLog::Iops), "500, 512, 0, 0, 0\n1000, 1024, 1, 0, 0\n");
-        assert_eq!(fio_log(&s, FioLog::Lat), "500, 1000, 0, 0, 0\n1000, 2000, 0, 0, 0\n");
     }
 }

@@ -14,6 +14,7 @@ mod fio_fallocate;
 mod fio_file;
 mod fio_fill;
 mod fio_libaio;
+mod fio_logs;
 mod fio_persist;
 mod fio_pre_read;
 mod fio_rate;

@@ -536,6 +536,18 @@ fn every_supported_option_and_alias_is_read() {
         }),
         ("verify_dump", "verify=md5\nverify_dump=1\n", |t, _, _| t.verify == Some(true)),
         ("verify_async", "verify=md5\nverify_async=4\n", |t, _, _| t.verify == Some(true)),
+        ("write_bw_log", "write_bw_log=p\nlog_avg_msec=100\n", |_, _, tr| {
+            tr.logs[0].files == [(LogKind::Bw, "p_bw.1.log".to_string())]
+        }),
+        ("write_iops_log", "write_iops_log=p\nlog_avg_msec=100\n", |_, _, tr| {
+            tr.logs[0].files == [(LogKind::Iops, "p_iops.1.log".to_string())]
+        }),
+        ("log_avg_msec", "write_iops_log=p\nlog_avg_msec=250\n", |_, _, tr| {
+            tr.logs[0].avg_msec == 250
+        }),
+        ("per_job_logs", "write_iops_log=p\nlog_avg_msec=100\nper_job_logs=0\n", |_, _, tr| {
+            tr.logs[0].files == [(LogKind::Iops, "p_iops.log".to_string())]
+        }),
         ("fallocate", "rw=write\nfallocate=keep\n", |t, _, _| {
             t.file.as_ref().and_then(|f| f.preallocate.as_deref()) == Some("keep-size")
         }),

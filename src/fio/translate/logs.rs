@@ -1,0 +1,263 @@
+//! fio's averaged logs: `write_bw_log=PREFIX` and `write_iops_log=PREFIX` with
+//! `log_avg_msec=N`. fsbench already keeps a series of each timed phase (one point per
+//! interval, [`crate::model::series::PhaseSeries`]); `fsbench fio` runs with that interval set to
+//! `log_avg_msec` and writes each window's figures in fio's log format after the run
+//! ([`crate::present::fio_log`]). This module decides, at translation, which jobs get which
+//! files and refuses what the series cannot give with the option's line:
+//! - no `log_avg_msec`: fio's per-I/O log would need a record per operation in the hot loop;
+//! - `numjobs` > 1: the series is the test's, not each clone's;
+//! - a job that runs beside others in its group: the test's series counts them together;
+//! - `ramp_time`: fio's time stamps count from the job's start, fsbench's series from its timed
+//!   phase;
+//! - jobs whose `log_avg_msec` differ: one run has one series interval.
+//!
+//! File names follow fio 3.33's `init.c`: `PREFIX_bw.N.log` and `PREFIX_iops.N.log`, N the
+//! job's thread number (1 + the `numjobs` of every job before it in the file), or
+//! `PREFIX_bw.log` with `per_job_logs=0`; relative to the current directory, not `directory=`
+//! (checked with fio 3.33).
+
+use super::groups::Group;
+use super::{FioError, Job};
+use crate::model::series::MIN_INTERVAL_NANOS;
+use std::collections::BTreeMap;
+
+/// Which of fio's averaged logs a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    /// `write_bw_log`: KiB/s per window and direction.
+    Bw,
+    /// `write_iops_log`: I/Os per second per window and direction.
+    Iops,
+}
+
+impl LogKind {
+    /// The fio option that asks for it.
+    pub fn option(self) -> &'static str {
+        match self {
+            LogKind::Bw => "write_bw_log",
+            LogKind::Iops => "write_iops_log",
+        }
+    }
+}
+
+/// The log files one fio job asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobLogs {
+    /// fio's job name.
+    pub job: String,
+    /// The test the job runs as (alone in its group).
+    pub test_id: String,
+    /// `log_avg_msec`: the window length in milliseconds.
+    pub avg_msec: u64,
+    /// Each file: its kind and its name (relative to the current directory).
+    pub files: Vec<(LogKind, String)>,
+    /// The job file and line of the job's first `write_*_log` (for messages).
+    pub file: String,
+    /// See `file`.
+    pub line: usize,
+}
+
+/// The log requests of `jobs`: `solo` maps a job's index to its test id when it runs alone in
+/// its group (other jobs that run have no test of their own). Problems go to `errors`.
+pub(super) fn plan(
+    jobs: &[Job],
+    groups: &[Group],
+    solo: &BTreeMap<usize, String>,
+    errors: &mut Vec<FioError>,
+) -> Vec<JobLogs> {
+    let mut out: Vec<JobLogs> = Vec::new();
+    // fio's thread number of each job: its clones count too.
+    let mut number = 1u64;
+    for (i, job) in jobs.iter().enumerate() {
+        let threads = job.int("numjobs").ok().flatten().map_or(1, |(n, _)| n.max(1));
+        let this = number;
+        number += threads;
+        // Read for every job, so a bad value is reported whether or not a log is asked for.
+        let (avg, per_job) = match (job.int("log_avg_msec"), job.bool("per_job_logs")) {
+            (Ok(a), Ok(p)) => (a.map(|(n, _)| n), p.unwrap_or(true)),
+            (a, p) => {
+                errors.extend(a.err().into_iter().chain(p.err()));
+                continue;
+            }
+        };
+        let mut asked = Vec::new();
+        for (key, kind, suffix) in
+            [("write_bw_log", LogKind::Bw, "bw"), ("write_iops_log", LogKind::Iops, "iops")]
+        {
+            // The option alone: the job's name is the prefix, as fio's.
+            if let Some(super::Val { value: None, line, .. }) = job.get(key) {
+                asked.push((key, kind, suffix, job.name.as_str(), *line));
+                continue;
+            }
+            match job.str(key) {
+                Ok(Some((prefix, line))) => asked.push((key, kind, suffix, prefix, line)),
+                Ok(None) => {}
+                Err(e) => errors.push(e),
+            }
+        }
+        let Some(&(first_key, _, _, _, line)) = asked.first() else {
+            continue;
+        };
+        match check(job, avg, i, threads, groups, first_key, line) {
+            Ok(avg_msec) => {
+                if let Some(prev) = out.iter().find(|l| l.avg_msec != avg_msec) {
+                    errors.push(job.err(
+                        "log_avg_msec",
+                        job.line("log_avg_msec"),
+                        format!("{avg_msec} differs from job `{}`'s {}: fsbench keeps one series interval per run; give every job with a log the same log_avg_msec", prev.job, prev.avg_msec),
+                    ));
+                    continue;
+                }
+                // A job that never runs (exit_what) has no test and gets no file.
+                let Some(test_id) = solo.get(&i) else {
+                    continue;
+                };
+                let files = asked
+                    .iter()
+                    .map(|&(_, kind, suffix, prefix, _)| {
+                        (kind, file_name(prefix, suffix, per_job.then_some(this)))
+                    })
+                    .collect();
+                out.push(JobLogs {
+                    job: job.name.clone(),
+                    test_id: test_id.clone(),
+                    avg_msec,
+                    files,
+                    file: job.file.to_string(),
+                    line,
+                });
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    out
+}
+
+/// fio's name of a log file: `PREFIX_bw.N.log`, or `PREFIX_bw.log` without a job number.
+pub fn file_name(prefix: &str, suffix: &str, number: Option<u64>) -> String {
+    match number {
+        Some(n) => format!("{prefix}_{suffix}.{n}.log"),
+        None => format!("{prefix}_{suffix}.log"),
+    }
+}
+
+/// The job's `log_avg_msec`, or why its log cannot be written.
+fn check(
+    job: &Job,
+    avg: Option<u64>,
+    index: usize,
+    threads: u64,
+    groups: &[Group],
+    key: &str,
+    line: usize,
+) -> Result<u64, FioError> {
+    let avg = match avg {
+        Some(n) if n > 0 => n,
+        _ => {
+            return Err(job.err(key, line, "needs log_avg_msec=N (N > 0): without it fio logs every I/O, which would put a record per operation in fsbench's hot loop; fsbench writes fio's averaged log (one line per window and direction)"));
+        }
+    };
+    if avg * 1_000_000 < MIN_INTERVAL_NANOS {
+        return Err(job.err(
+            "log_avg_msec",
+            job.line("log_avg_msec"),
+            format!(
+                "{avg} ms is below {} ms, the shortest series interval fsbench keeps",
+                MIN_INTERVAL_NANOS / 1_000_000
+            ),
+        ));
+    }
+    if threads > 1 {
+        return Err(job.err(key, line, format!("with numjobs={threads}: fsbench's series is the job's, not each clone's (fio writes one file per clone); use numjobs=1")));
+    }
+    if groups.iter().any(|g| g.jobs.contains(&index) && g.jobs.len() > 1) {
+        return Err(job.err(key, line, "on a job that runs at the same time as other jobs: fsbench's series counts its group's jobs together; separate it with stonewall"));
+    }
+    if job.seconds("ramp_time")?.is_some_and(|(s, _)| s > 0.0) {
+        return Err(job.err(key, line, "with ramp_time: fio's time stamps count from the job's start, fsbench's series from the end of its ramp; leave ramp_time out"));
+    }
+    Ok(avg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::translate;
+    use super::{JobLogs, LogKind};
+
+    fn env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn logs(text: &str) -> Vec<JobLogs> {
+        translate(text, "t.fio", "t", &env).unwrap_or_else(|e| panic!("{e}")).logs
+    }
+
+    fn err(text: &str) -> String {
+        translate(text, "t.fio", "t", &env).unwrap_err().to_string()
+    }
+
+    const JOB: &str = "rw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=2\n";
+
+    /// fio 3.33's names: the job's thread number counts every clone of the jobs before it;
+    /// per_job_logs=0 leaves it out; each asked log gets its file, of the job's own test.
+    #[test]
+    fn files_are_named_as_fio_names_them() {
+        let text = format!(
+            "[a]\n{JOB}numjobs=3\n[b]\nstonewall\n{JOB}log_avg_msec=500\nwrite_bw_log=p\nwrite_iops_log=q\n[c]\nstonewall\n{JOB}log_avg_msec=500\nwrite_iops_log=r\nper_job_logs=0\n"
+        );
+        let l = logs(&text);
+        assert_eq!(l.len(), 2);
+        assert_eq!((l[0].job.as_str(), l[0].test_id.as_str(), l[0].avg_msec), ("b", "b", 500));
+        assert_eq!(
+            l[0].files,
+            vec![
+                (LogKind::Bw, "p_bw.4.log".to_string()),
+                (LogKind::Iops, "q_iops.4.log".to_string())
+            ]
+        );
+        assert_eq!((l[0].file.as_str(), l[0].line), ("t.fio", 16));
+        assert_eq!(l[1].files, vec![(LogKind::Iops, "r_iops.log".to_string())]);
+        // The option alone: the job's name is the prefix (fio 3.33: `myjob_iops.1.log`).
+        let l = logs(&format!("[myjob]\n{JOB}log_avg_msec=100\nwrite_iops_log\n"));
+        assert_eq!(l[0].files, vec![(LogKind::Iops, "myjob_iops.1.log".to_string())]);
+        // log_avg_msec alone asks for nothing, as in fio.
+        assert!(logs(&format!("[a]\n{JOB}log_avg_msec=500\n")).is_empty());
+    }
+
+    /// What the series cannot give is refused at the option's line, with why.
+    #[test]
+    fn logs_the_series_cannot_give_are_refused() {
+        let e = err(&format!("[a]\n{JOB}write_bw_log=p\n"));
+        assert!(e.contains("t.fio:7") && e.contains("needs log_avg_msec"), "{e}");
+        let e = err(&format!("[a]\n{JOB}write_iops_log=p\nlog_avg_msec=0\n"));
+        assert!(e.contains("t.fio:7") && e.contains("needs log_avg_msec"), "{e}");
+        let e = err(&format!("[a]\n{JOB}write_iops_log=p\nlog_avg_msec=5\n"));
+        assert!(e.contains("t.fio:8") && e.contains("below 10 ms"), "{e}");
+        let e = err(&format!("[a]\n{JOB}numjobs=2\nwrite_iops_log=p\nlog_avg_msec=100\n"));
+        assert!(e.contains("t.fio:8") && e.contains("numjobs=2"), "{e}");
+        let e = err(&format!("[a]\n{JOB}[b]\n{JOB}write_iops_log=p\nlog_avg_msec=100\n"));
+        assert!(e.contains("t.fio:13") && e.contains("same time as other jobs"), "{e}");
+        let e = err(&format!("[a]\n{JOB}write_iops_log=p\nlog_avg_msec=100\n[b]\n{JOB}"));
+        assert!(e.contains("t.fio:7") && e.contains("same time as other jobs"), "{e}");
+        let e = err(&format!("[a]\n{JOB}ramp_time=1\nwrite_iops_log=p\nlog_avg_msec=100\n"));
+        assert!(e.contains("t.fio:8") && e.contains("ramp_time"), "{e}");
+        let e = err(&format!(
+            "[a]\n{JOB}write_iops_log=p\nlog_avg_msec=100\n[b]\nstonewall\n{JOB}write_iops_log=q\nlog_avg_msec=200\n"
+        ));
+        assert!(e.contains("t.fio:17") && e.contains("one series interval per run"), "{e}");
+        // Still refused: the latency logs, the histogram log, offsets, priorities, compression.
+        for (opt, why) in [
+            ("write_lat_log=p", "mean per window"),
+            ("write_hist_log=p", "histogram log"),
+            ("log_offset=1", "no offset"),
+            ("log_prio=1", "no priority"),
+            ("log_compression=1m", "plain text"),
+        ] {
+            let e = err(&format!("[a]\n{JOB}log_avg_msec=100\n{opt}\n"));
+            assert!(
+                e.contains("t.fio:8") && e.contains("not supported") && e.contains(why),
+                "{opt}: {e}"
+            );
+        }
+    }
+}

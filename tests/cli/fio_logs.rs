@@ -1,0 +1,170 @@
+//! fio's averaged logs (`write_bw_log`, `write_iops_log` with `log_avg_msec`): `fsbench fio`
+//! and fio 3.33 run the same paced job file, each with its own current directory, and their
+//! log files are read by the same code: the same file names (the job's number counting an
+//! earlier job's clones), written in the current directory and not in `directory=`, the same
+//! columns, line counts within one (fio's timer thread may take a window late or not at all),
+//! and IOPS near the job's `rate_iops=200` in both (timing: a busy machine can fall short).
+
+use crate::util::*;
+use std::path::Path;
+use std::process::Command;
+
+/// A first job of two clones (so the logged job is fio's thread 3), then the paced one.
+const JOB: &str = "[first]\nrw=read\nbs=4k\nsize=256k\nnumjobs=2\n\
+[paced]\nstonewall\nrw=randread\nbs=4k\nsize=4m\nrate_iops=200\ntime_based\nruntime=2\n\
+log_avg_msec=500\nwrite_bw_log=pfx\nwrite_iops_log=pfx\n";
+
+/// One line of a log: time (ms), value, direction, block size, offset.
+type Line = [u64; 5];
+
+/// A log file's lines, each checked to have fio's five comma-separated whole numbers.
+fn parse(path: &Path) -> Vec<Line> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            let v: Vec<u64> = l
+                .split(", ")
+                .map(|f| f.parse().unwrap_or_else(|_| panic!("{}: `{l}`", path.display())))
+                .collect();
+            v.try_into().unwrap_or_else(|_| panic!("{}: not 5 columns: `{l}`", path.display()))
+        })
+        .collect()
+}
+
+/// The log files `fsbench fio` (or fio) writes for `JOB`: name and lines, sorted by name.
+fn logs_of(fio: bool) -> Vec<(String, Vec<Line>)> {
+    let work = TestDir::new();
+    let file = work.write("job.fio", JOB);
+    let data = TestDir::new();
+    let dir = format!("--directory={}", data.path().display());
+    let o = if fio {
+        Command::new("fio")
+            .args([dir.as_str(), "--output-format=json"])
+            .arg(&file)
+            .current_dir(work.path())
+            .output()
+    } else {
+        command()
+            .args(["fio", dir.as_str(), "--output-format=json", "--no-store"])
+            .arg(&file)
+            .current_dir(work.path())
+            .output()
+    }
+    .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let who = if fio { "fio" } else { "fsbench" };
+    assert!(
+        data.entries().iter().all(|e| !e.ends_with(".log")),
+        "{who}: a log in directory=: {:?}",
+        data.entries()
+    );
+    work.entries()
+        .into_iter()
+        .filter(|e| e != "job.fio")
+        .map(|e| {
+            let lines = parse(&work.path().join(&e));
+            (e, lines)
+        })
+        .collect()
+}
+
+/// The same files from both tools, fio's columns, one line per 500 ms window of reads at
+/// about 200 IOPS (800 KiB/s).
+#[test]
+fn fsbench_fio_writes_fios_averaged_logs() {
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's log files not compared");
+    }
+    let mut counts = Vec::new();
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let logs = logs_of(fio);
+        let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["pfx_bw.3.log", "pfx_iops.3.log"], "{who}");
+        let (bw, iops) = (&logs[0].1, &logs[1].1);
+        // 2 s of 500 ms windows: 4, or 3 when the window the job ends in is left out (fio).
+        assert!((3..=4).contains(&iops.len()), "{who}: {iops:?}");
+        assert_eq!(bw.len(), iops.len(), "{who}: {bw:?} {iops:?}");
+        for (b, i) in bw.iter().zip(iops) {
+            // Reads only; averaged lines carry 0 for bs and offset.
+            assert_eq!((i[2], i[3], i[4]), (0, 0, 0), "{who}: {i:?}");
+            assert_eq!((b[0], b[2], b[3], b[4]), (i[0], 0, 0, 0), "{who}: {b:?} {i:?}");
+            assert!((150..=230).contains(&i[1]), "{who}: {i:?} is not near 200 IOPS");
+            // 4 KiB ops: KiB/s is four times the IOPS (whole-number rounding of each aside).
+            assert!(b[1].abs_diff(4 * i[1]) <= 4, "{who}: {b:?} against {i:?}");
+        }
+        // Window ends, increasing; fsbench's are exact multiples of log_avg_msec.
+        assert!(iops.windows(2).all(|w| w[0][0] < w[1][0]), "{who}: {iops:?}");
+        if !fio {
+            let times: Vec<u64> = iops.iter().map(|l| l[0]).collect();
+            assert_eq!(times, [500, 1000, 1500, 2000][..times.len()], "{who}");
+        }
+        counts.push(iops.len());
+    }
+    if let [ours, fios] = counts[..] {
+        assert!(ours.abs_diff(fios) <= 1, "fsbench {ours} lines, fio {fios}");
+    }
+}
+
+/// What fsbench cannot write is refused before any I/O, exit 2, with the job file's line: a
+/// log without log_avg_msec (fio's per-I/O log), and any log under `run --fio`.
+#[test]
+fn logs_fsbench_cannot_write_exit_2_with_the_line() {
+    let work = TestDir::new();
+    let file = work.write("job.fio", "[j]\nrw=read\nsize=1m\nwrite_iops_log=p\n");
+    let o = command()
+        .args(["fio", "--no-store"])
+        .arg(&file)
+        .current_dir(work.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("job.fio:4") && stderr(&o).contains("log_avg_msec"),
+        "{}",
+        stderr(&o)
+    );
+    let file = work.write("job.fio", "[j]\nrw=read\nsize=1m\nwrite_iops_log=p\nlog_avg_msec=100\n");
+    let o = command()
+        .args(["run", "--no-store", "--fio"])
+        .arg(&file)
+        .arg("--dir")
+        .arg(work.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("job.fio:4") && stderr(&o).contains("fsbench fio"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(work.entries(), ["job.fio"], "nothing left behind");
+}
+
+/// A job that is not time-based and outlasts the series' 200 windows has its series widened:
+/// `fsbench fio` still reports, writes no log at the wrong window, and exits 1 saying why.
+#[test]
+fn a_widened_series_writes_no_log_and_exits_1() {
+    let work = TestDir::new();
+    let data = TestDir::new();
+    // 600 reads at 200 a second: 3 s, 300 windows of 10 ms.
+    let file = work.write(
+        "job.fio",
+        "[j]\nrw=read\nbs=4k\nsize=2400k\nrate_iops=200\nlog_avg_msec=10\nwrite_iops_log=p\n",
+    );
+    let o = command()
+        .args(["fio", "--no-store", "--output-format=json"])
+        .arg(format!("--directory={}", data.path().display()))
+        .arg(&file)
+        .current_dir(work.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not log_avg_msec=10"), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 600, "{v}");
+    assert_eq!(work.entries(), ["job.fio"], "no log file");
+}
