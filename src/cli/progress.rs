@@ -23,6 +23,16 @@ pub struct Bar {
     started: Instant,
 }
 
+/// A test as progress names it: its id, then its name when that says more (a fio job's test
+/// has its job's name as both).
+fn test_words(test: &TestDef) -> String {
+    if test.name == test.id {
+        test.id.clone()
+    } else {
+        format!("{} {}", test.id, test.name)
+    }
+}
+
 impl Bar {
     /// A bar for `total_tests` tests of `repeat` repetitions.
     pub fn new(total_tests: usize, repeat: u32) -> Bar {
@@ -99,9 +109,8 @@ impl Bar {
                 // Not eprintln!: a closed stderr must not end the run before its teardown.
                 let _ = writeln!(
                     std::io::stderr().lock(),
-                    "fsbench: [{of}] {on}test {} {} ({}:{:02} elapsed)",
-                    test.id,
-                    test.name,
+                    "fsbench: [{of}] {on}test {} ({}:{:02} elapsed)",
+                    test_words(test),
                     s / 60,
                     s % 60
                 );
@@ -128,7 +137,7 @@ impl Bar {
         } else {
             String::new()
         };
-        pb.set_prefix(format!("[{of}] test {} {}{rep} {phase}", test.id, test.name));
+        pb.set_prefix(format!("[{of}] test {}{rep} {phase}", test_words(test)));
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(pb);
     }
 }

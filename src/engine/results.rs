@@ -5,7 +5,7 @@ use super::phase::PhaseRun;
 use super::worker::WorkerOutput;
 use crate::model::job::{Amount, OpKind, PhaseDef, TestDef};
 use crate::model::latency::OpHistograms;
-use crate::model::result::{CacheCheck, PhaseResult, RepResult, ThreadResult};
+use crate::model::result::{CacheCheck, PhaseResult, RepResult, RusageCounts, ThreadResult};
 use std::time::Instant;
 
 /// `ended_by` of a timed phase that the stonewall stopped.
@@ -39,6 +39,7 @@ pub fn phase_result(
         data_ops: outs.iter().map(|o| o.data_ops).sum(),
         cpu_user_nanos: outs.iter().map(|o| o.cpu.user_nanos).sum(),
         cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
+        rusage: rusage(outs.iter()),
         latency: run.hist.summaries(),
         cache,
         engine: test.engine.name().to_string(),
@@ -74,6 +75,13 @@ pub fn phase_result(
     pr
 }
 
+/// The workers' context switches and page faults added up.
+pub fn rusage<'o>(outs: impl Iterator<Item = &'o WorkerOutput>) -> RusageCounts {
+    let mut c = RusageCounts::default();
+    outs.for_each(|o| c.add(&o.rusage));
+    c
+}
+
 /// Each worker's own figures, in worker order, when there is more than one (fio reports each
 /// of a job's `numjobs` clones as a job of its own). The workers' histograms are summarised
 /// here, after the phase: nothing changes in the hot loop.
@@ -89,6 +97,7 @@ pub fn per_thread(outs: &[&WorkerOutput]) -> Vec<ThreadResult> {
             data_ops: o.data_ops,
             cpu_user_nanos: o.cpu.user_nanos,
             cpu_sys_nanos: o.cpu.sys_nanos,
+            rusage: o.rusage,
             latency: o.hist.thread_latencies(),
         })
         .collect()

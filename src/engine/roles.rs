@@ -432,6 +432,7 @@ fn role_result(r: &RoleDef, outs: &[&WorkerOutput]) -> RoleResult {
         per_thread: super::results::per_thread(outs),
         cpu_user_nanos: outs.iter().map(|o| o.cpu.user_nanos).sum(),
         cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
+        rusage: super::results::rusage(outs.iter().copied()),
     }
 }
 

@@ -32,7 +32,7 @@ use crate::model::job::{
     Wrap,
 };
 use crate::model::latency::OpHistograms;
-use crate::sys::rusage::{CpuSample, CpuTime};
+use crate::sys::rusage::{CpuSample, CpuTime, RusageCounts};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -147,6 +147,8 @@ pub struct WorkerOutput {
     pub end: Instant,
     /// CPU consumed between the two.
     pub cpu: CpuTime,
+    /// Context switches and page faults between the two.
+    pub rusage: RusageCounts,
     /// Set when the worker failed: what failed (the op, where) and why.
     pub error: Option<EngineError>,
     /// Set when a stop flag ended the worker early.
@@ -160,6 +162,13 @@ pub struct WorkerOutput {
 }
 
 impl WorkerOutput {
+    /// Record the thread's CPU time, context switches and page faults since `cpu0`.
+    fn usage_since(&mut self, cpu0: CpuSample) {
+        let now = CpuSample::thread_now();
+        self.cpu = now.since(cpu0);
+        self.rusage = now.counts_since(cpu0);
+    }
+
     /// Nothing done yet, released at `start`.
     pub fn at(start: Instant) -> WorkerOutput {
         WorkerOutput {
@@ -177,6 +186,7 @@ impl WorkerOutput {
             start,
             end: start,
             cpu: CpuTime::default(),
+            rusage: RusageCounts::default(),
             error: None,
             interrupted: false,
             invalidations: 0,
@@ -331,9 +341,11 @@ fn failed(
     stop.phase.store(true, Ordering::Relaxed);
     let start = Instant::now();
     let cpu0 = CpuSample::thread_now();
+    let cpu1 = CpuSample::thread_now();
     WorkerOutput {
         end: Instant::now(),
-        cpu: CpuSample::thread_now().since(cpu0),
+        cpu: cpu1.since(cpu0),
+        rusage: cpu1.counts_since(cpu0),
         error: Some(error),
         ..WorkerOutput::at(start)
     }
@@ -398,7 +410,7 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     let Some(mut t0) = src.begin(start_ns, &mut out) else {
         stop.phase.store(true, Ordering::Relaxed);
         out.end = Instant::now();
-        out.cpu = CpuSample::thread_now().since(cpu0);
+        out.usage_since(cpu0);
         return out;
     };
     let mut inflight = 0usize;
@@ -484,7 +496,7 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     out.series = series;
     out.paced_ops = pacer.issued;
     out.end = Instant::now();
-    out.cpu = CpuSample::thread_now().since(cpu0);
+    out.usage_since(cpu0);
     out
 }
 

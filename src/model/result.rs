@@ -8,6 +8,7 @@
 
 use crate::model::job::{CacheReq, OpKind, TestDef};
 use crate::stats::summary::{stats, Stats};
+pub use crate::sys::rusage::RusageCounts;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -531,6 +532,10 @@ pub struct PhaseResult {
     pub cpu_user_nanos: u64,
     /// System CPU, all threads.
     pub cpu_sys_nanos: u64,
+    /// Context switches and page faults of its threads, from their release to their end (zero
+    /// in records made before fsbench read them).
+    #[serde(default, skip_serializing_if = "RusageCounts::is_zero")]
+    pub rusage: RusageCounts,
     /// Latency per op kind.
     pub latency: Vec<OpLatency>,
     /// The cache state checked before the phase.
@@ -634,6 +639,9 @@ pub struct ThreadResult {
     pub cpu_user_nanos: u64,
     /// System CPU of the thread.
     pub cpu_sys_nanos: u64,
+    /// Context switches and page faults of the thread.
+    #[serde(default, skip_serializing_if = "RusageCounts::is_zero")]
+    pub rusage: RusageCounts,
     /// fio's figures of its reads, writes and syncs (the kinds it recorded).
     pub latency: Vec<ThreadLatency>,
 }
@@ -696,6 +704,9 @@ pub struct RoleResult {
     /// System CPU time of the role's threads, ns (0 in records made before this field existed).
     #[serde(default)]
     pub cpu_sys_nanos: u64,
+    /// Context switches and page faults of the role's threads.
+    #[serde(default, skip_serializing_if = "RusageCounts::is_zero")]
+    pub rusage: RusageCounts,
 }
 
 impl RoleResult {
@@ -785,6 +796,7 @@ impl PhaseResult {
         self.data_ops += o.data_ops;
         self.cpu_user_nanos += o.cpu_user_nanos;
         self.cpu_sys_nanos += o.cpu_sys_nanos;
+        self.rusage.add(&o.rusage);
         self.sync_nanos += o.sync_nanos;
         self.file_ops += o.file_ops;
         self.skipped_ops += o.skipped_ops;

@@ -23,7 +23,8 @@ use crate::fio::LatPercentiles;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
 use crate::model::result::{
-    OpLatency, PhaseResult, RepResult, TestResult, TestStatus, ThreadLatency, ThreadResult,
+    OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus, ThreadLatency,
+    ThreadResult,
 };
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -240,6 +241,8 @@ struct Job<'a> {
     thread_wall: u64,
     usr: u64,
     sys: u64,
+    /// Its threads' context switches and page faults (fio's `ctx`, `majf`, `minf`).
+    rusage: RusageCounts,
     /// A part failed.
     failed: bool,
     /// It never ran: the job whose `exit_what=all` stopped it before it started.
@@ -271,6 +274,7 @@ struct Figures<'p> {
     thread_nanos: u64,
     usr: u64,
     sys: u64,
+    rusage: RusageCounts,
     latency: Lat<'p>,
 }
 
@@ -289,6 +293,7 @@ impl<'p> Figures<'p> {
             thread_nanos: t.wall_nanos,
             usr: t.cpu_user_nanos,
             sys: t.cpu_sys_nanos,
+            rusage: t.rusage,
             latency: Lat::Thread(&t.latency),
         }
     }
@@ -340,6 +345,7 @@ impl<'a> Job<'a> {
                     thread_nanos: thread_nanos(&p.per_thread, p.wall_nanos, test.threads),
                     usr: p.cpu_user_nanos,
                     sys: p.cpu_sys_nanos,
+                    rusage: p.rusage,
                     latency: Lat::Merged(&p.latency),
                 },
                 (None, Some(name)) => {
@@ -353,6 +359,7 @@ impl<'a> Job<'a> {
                         thread_nanos: thread_nanos(&r.per_thread, r.wall_nanos, r.threads),
                         usr: r.cpu_user_nanos,
                         sys: r.cpu_sys_nanos,
+                        rusage: r.rusage,
                         latency: Lat::Merged(&r.latency),
                     }
                 }
@@ -376,6 +383,7 @@ impl<'a> Job<'a> {
             self.thread_wall += f.thread_nanos;
             self.usr += f.usr;
             self.sys += f.sys;
+            self.rusage.add(&f.rusage);
         }
         self.wall = self.wall.max(wall);
     }
@@ -615,9 +623,9 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
             "job_runtime": j.thread_wall / 1_000_000,
             "usr_cpu": pct(j.usr, j.thread_wall),
             "sys_cpu": pct(j.sys, j.thread_wall),
-            "ctx": 0,
-            "majf": 0,
-            "minf": 0,
+            "ctx": j.rusage.switches(),
+            "majf": j.rusage.major_faults,
+            "minf": j.rusage.minor_faults,
             "iodepth_level": {},
             "latency_ns": ns,
             "latency_us": us,
@@ -785,9 +793,12 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
         }
         let _ = writeln!(
             o,
-            "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
+            "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}",
             pct(j.usr, j.thread_wall),
-            pct(j.sys, j.thread_wall)
+            pct(j.sys, j.thread_wall),
+            j.rusage.switches(),
+            j.rusage.major_faults,
+            j.rusage.minor_faults
         );
         for (t, _) in &j.parts {
             if let TestStatus::Failed { reason } = &t.status {
@@ -865,6 +876,12 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                     d.write_bytes as f64 / 1048576.0,
                     d.busy_ms
                 );
+                if d.shared {
+                    let _ = writeln!(o, "      (device-wide: the target is a directory on a device fsbench did not make, so these count other processes' I/O too)");
+                }
+                if d.busy_overcounted {
+                    let _ = writeln!(o, "      (busy time not measured: the kernel's io_ticks took in time from outside the phase)");
+                }
             }
         }
         for d in ctx.differences.get(&t.id).into_iter().flatten() {

@@ -213,6 +213,7 @@ fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
             per_thread: Vec::new(),
             cpu_user_nanos: 0,
             cpu_sys_nanos: 0,
+            rusage: Default::default(),
         }];
     }
     let r = build_report(vec![c], &opts(), 0, false);
@@ -386,6 +387,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         per_thread: Vec::new(),
         cpu_user_nanos: 300_000_000,
         cpu_sys_nanos: 600_000_000,
+        rusage: Default::default(),
     }];
     let r = build_report(vec![c], &opts(), 0, false);
     let place = |name: &str, role: Option<&str>, threads, reporting| JobPlace {
@@ -481,6 +483,13 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         data_ops: ops,
         cpu_user_nanos: wall_ms * 100_000,
         cpu_sys_nanos: wall_ms * 200_000,
+        // Made-up counts that differ per thread: ops switches, one major fault, ms minor.
+        rusage: crate::model::result::RusageCounts {
+            voluntary_switches: ops - 1,
+            involuntary_switches: 1,
+            major_faults: 1,
+            minor_faults: wall_ms,
+        },
         latency: vec![crate::model::latency::thread_latency(op, &hist(ops, nanos))],
     };
     let mut c = config("ext4", &[100.0], 0);
@@ -510,7 +519,9 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         ],
         cpu_user_nanos: 0,
         cpu_sys_nanos: 0,
+        rusage: crate::model::result::RusageCounts { voluntary_switches: 30, ..Default::default() },
     }];
+    p.rusage.voluntary_switches = 400;
     let old = {
         let mut o = c.clone();
         let p = &mut o.run.tests[0].reps[0].phases[0];
@@ -551,6 +562,10 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         );
         assert_eq!(j["read"]["iops"].as_f64().map(f64::round), Some((ops * 1000 / ms) as f64));
         assert_eq!((j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()), (Some(usr), Some(sys)));
+        assert_eq!(
+            (j["ctx"].as_u64(), j["majf"].as_u64(), j["minf"].as_u64()),
+            (Some(ops), Some(1), Some(ms))
+        );
         assert_eq!(j["fsbench"]["clone"], serde_json::json!({"index": i, "of": 2}));
     }
     assert_eq!(
@@ -565,6 +580,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
     // fio's range of the clones' rates: 100 ops of 4 KiB in 1 s, 300 in 2 s.
     assert!(text.contains(", 400.0KiB/s-600.0KiB/s (409.6kB/s-614.4kB/s), io="), "{text}");
     assert!(!text.contains("reported as one job"), "{text}");
+    assert!(text.contains("sys=20.00%, ctx=300, majf=1, minf=2000\n"), "{text}");
 
     // group_reporting: one entry, the sums (as before).
     let v = fio_json(&r, &ctx(true));
@@ -573,6 +589,8 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
     assert_eq!(jobs[0]["read"]["total_ios"], 400);
     assert_eq!(jobs[0]["write"]["total_ios"], 30);
     assert!(jobs[0]["fsbench"].get("clones_merged").is_none(), "{v}");
+    // The group's counts: the phase's threads' and the role's added up.
+    assert_eq!(jobs[0]["ctx"], 400 + 30, "{v}");
 
     // An older record, without figures per thread: merged, and said so.
     let v = fio_json(&old, &ctx(false));
@@ -672,6 +690,7 @@ fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::
             per_thread: Vec::new(),
             cpu_user_nanos: 0,
             cpu_sys_nanos: 0,
+            rusage: Default::default(),
         }];
     }
     c

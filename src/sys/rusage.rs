@@ -5,6 +5,9 @@
 //! scheduler ticks (4 ms at HZ=250): the total is exact, the split is the tick ratio, as the
 //! kernel itself does for `/proc/PID/stat`. A phase shorter than one tick may have no sampled
 //! split; its CPU is then counted as system time (I/O work is almost all system time).
+//!
+//! The same `getrusage` call gives the thread's context switches and page faults
+//! ([`RusageCounts`]): fio's `ctx`, `majf` and `minf`, and how often a thread blocked.
 
 /// CPU time consumed by the calling thread, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -15,12 +18,47 @@ pub struct CpuTime {
     pub sys_nanos: u64,
 }
 
-/// A raw reading, diffed by [`CpuSample::since`].
+/// What the kernel counted for a thread between two readings besides its CPU time
+/// (`getrusage(RUSAGE_THREAD)`'s `ru_nvcsw`, `ru_nivcsw`, `ru_majflt`, `ru_minflt`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RusageCounts {
+    /// Times the thread gave up the CPU to wait (for I/O, a lock, a sleep).
+    pub voluntary_switches: u64,
+    /// Times the scheduler took the CPU from it.
+    pub involuntary_switches: u64,
+    /// Page faults that needed I/O.
+    pub major_faults: u64,
+    /// Page faults served without I/O.
+    pub minor_faults: u64,
+}
+
+impl RusageCounts {
+    /// Every context switch, voluntary or not: fio's `ctx`.
+    pub fn switches(&self) -> u64 {
+        self.voluntary_switches + self.involuntary_switches
+    }
+
+    /// Add another thread's (or pass's) counts.
+    pub fn add(&mut self, o: &RusageCounts) {
+        self.voluntary_switches += o.voluntary_switches;
+        self.involuntary_switches += o.involuntary_switches;
+        self.major_faults += o.major_faults;
+        self.minor_faults += o.minor_faults;
+    }
+
+    /// Nothing counted (or not read: records made before fsbench read them).
+    pub fn is_zero(&self) -> bool {
+        *self == RusageCounts::default()
+    }
+}
+
+/// A raw reading, diffed by [`CpuSample::since`] and [`CpuSample::counts_since`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuSample {
     total_nanos: u64,
     ru_user_nanos: u64,
     ru_sys_nanos: u64,
+    counts: RusageCounts,
 }
 
 impl CpuSample {
@@ -33,7 +71,28 @@ impl CpuSample {
         let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
         let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
         let (u, s) = if rc == 0 { (tv(ru.ru_utime), tv(ru.ru_stime)) } else { (0, 0) };
-        CpuSample { total_nanos, ru_user_nanos: u, ru_sys_nanos: s }
+        let n = |v: libc::c_long| u64::try_from(v).unwrap_or(0);
+        let counts = match rc {
+            0 => RusageCounts {
+                voluntary_switches: n(ru.ru_nvcsw),
+                involuntary_switches: n(ru.ru_nivcsw),
+                major_faults: n(ru.ru_majflt),
+                minor_faults: n(ru.ru_minflt),
+            },
+            _ => RusageCounts::default(),
+        };
+        CpuSample { total_nanos, ru_user_nanos: u, ru_sys_nanos: s, counts }
+    }
+
+    /// Context switches and page faults between `earlier` and `self`.
+    pub fn counts_since(self, earlier: CpuSample) -> RusageCounts {
+        let (a, b) = (self.counts, earlier.counts);
+        RusageCounts {
+            voluntary_switches: a.voluntary_switches.saturating_sub(b.voluntary_switches),
+            involuntary_switches: a.involuntary_switches.saturating_sub(b.involuntary_switches),
+            major_faults: a.major_faults.saturating_sub(b.major_faults),
+            minor_faults: a.minor_faults.saturating_sub(b.minor_faults),
+        }
     }
 
     /// CPU consumed between `earlier` and `self`.
@@ -107,6 +166,24 @@ mod tests {
         assert!(b.user_nanos >= a.user_nanos && b.sys_nanos >= a.sys_nanos, "{a:?} {b:?}");
         // This thread's 20 ms are the process's too (other test threads only add to it).
         assert!(b.total_nanos() - a.total_nanos() >= 15_000_000, "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn a_sleep_is_a_voluntary_switch_and_touched_pages_are_minor_faults() {
+        let a = CpuSample::thread_now();
+        for _ in 0..3 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // 64 fresh pages, each touched once: a fault each (the allocator maps them lazily).
+        let mut v = vec![0u8; 64 << 12];
+        for i in (0..v.len()).step_by(4096) {
+            v[i] = 1;
+        }
+        std::hint::black_box(&v);
+        let c = CpuSample::thread_now().counts_since(a);
+        assert!(c.voluntary_switches >= 3, "{c:?}");
+        assert!(c.switches() >= c.voluntary_switches, "{c:?}");
+        assert!(c.minor_faults >= 32, "{c:?}");
     }
 
     #[test]

@@ -1110,3 +1110,39 @@ fn fio_json(args: &[&[&str]]) -> serde_json::Value {
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).expect("fio's JSON")
 }
+
+/// `ctx`, `majf` and `minf` are the job's threads' own counts (`getrusage(RUSAGE_THREAD)` over
+/// the I/O, as fio's): 300 O_DIRECT reads each wait for the device, so each is a context switch
+/// at least, in fsbench's JSON and text as in fio 3.33's on the same command line (they were
+/// always 0 in fsbench's).
+#[test]
+fn fsbench_fio_counts_the_jobs_context_switches_as_fio_does() {
+    let work = TestDir::new();
+    let d = format!("--directory={}", work.path().display());
+    let job =
+        ["--name=r", "--rw=randread", "--bs=4k", "--size=4m", "--direct=1", "--number_ios=300"];
+    let counts = |v: &serde_json::Value| {
+        let j = &v["jobs"][0];
+        assert_eq!(j["read"]["total_ios"], 300, "{j}");
+        let n = |k: &str| j[k].as_u64().unwrap_or_else(|| panic!("no {k} in {j}"));
+        (n("ctx"), n("majf"), n("minf"))
+    };
+    let mut args = vec!["fio", "--no-store", d.as_str(), "--output-format=json"];
+    args.extend(job);
+    let o = fsbench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (ctx, _, minf) = counts(&serde_json::from_slice(&o.stdout).unwrap());
+    assert!((270..3000).contains(&ctx), "fsbench's ctx {ctx} for 300 waits");
+    assert!(minf < 10_000, "fsbench's minf {minf}: the loop allocates nothing per op");
+    args[3] = "--output-format=normal";
+    let o = fsbench(&args);
+    let text = stdout(&o);
+    assert!(text.contains(", ctx=") && !text.contains("ctx=0,"), "{text}");
+    assert_eq!(work.entries(), Vec::<String>::new(), "fsbench left files behind");
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's counts checked alone");
+        return;
+    }
+    let (ctx, _, _) = counts(&fio_json(&[&job]));
+    assert!((270..3000).contains(&ctx), "fio 3.33's ctx {ctx} for 300 waits");
+}
