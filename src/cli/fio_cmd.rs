@@ -137,11 +137,7 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     // Stage 3: output, in fio's shapes.
     let context = FioContext {
         run_id: recording.run_id(),
-        global_options: cmd
-            .globals
-            .iter()
-            .map(|(k, v, _)| (k.clone(), v.clone().unwrap_or_default()))
-            .collect(),
+        global_options: t.global_options.clone(),
         differences: t.differences(),
         jobs: t.jobs.clone(),
         unrun: t.unrun.clone(),

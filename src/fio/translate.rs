@@ -58,6 +58,9 @@ pub struct Translation {
     /// fio's averaged logs (`write_bw_log`, `write_iops_log` with `log_avg_msec`) the jobs ask
     /// for, in the file's order: `fsbench fio` writes them after the run.
     pub logs: Vec<JobLogs>,
+    /// The `[global]` sections' options given with a value (the command line's, then the job
+    /// files'), by fio's name, as fio's JSON lists them under `global options`.
+    pub global_options: Vec<(String, String)>,
 }
 
 /// A fio job that never runs: a job of an earlier run group has `exit_what=all` (with
@@ -75,6 +78,8 @@ pub struct UnrunJob {
     pub threads: u32,
     /// The job whose `exit_what=all` stopped it.
     pub stopped_by: String,
+    /// Its own options ([`JobPlace::options`]).
+    pub options: Vec<(String, String)>,
 }
 
 /// Where one fio job runs: the test (a group of jobs that run at the same time is one test),
@@ -98,6 +103,10 @@ pub struct JobPlace {
     pub percentiles: LatPercentiles,
     /// `percentile_list`, sorted (None: fio's default list).
     pub percentile_list: Option<Vec<f64>>,
+    /// The options of its own section given with a value, by fio's name (`readwrite` is
+    /// `rw`), in order, as fio's JSON lists them under `job options` (bare flags such as
+    /// `thread` are not listed, as in fio's).
+    pub options: Vec<(String, String)>,
 }
 
 /// fio's `clat_percentiles` (default on) and `lat_percentiles` (default off), each off with
@@ -196,6 +205,8 @@ struct Job<'a> {
     /// Options given with a value that named an unset `${VAR}` (reported already): counted as
     /// given, so no later check asks for them again.
     unset: BTreeSet<&'static str>,
+    /// Its own section's options given with a value ([`JobPlace::options`]).
+    own: Vec<(String, String)>,
 }
 
 impl Job<'_> {
@@ -344,9 +355,11 @@ pub fn from_parsed(
     let mut globals: BTreeMap<&'static str, Val> = BTreeMap::new();
     let mut global_unset: BTreeSet<&'static str> = BTreeSet::new();
     let mut jobs: Vec<Job> = Vec::new();
+    let mut global_options = Vec::new();
     for s in &parsed.sections {
         let mut own = BTreeMap::new();
         let mut own_unset = BTreeSet::new();
+        let mut given = Vec::new();
         for Entry { key, value, file: in_file, line, unset } in &s.entries {
             match options::lookup(key) {
                 Some(opt) if *unset => {
@@ -357,6 +370,9 @@ pub fn from_parsed(
                         opt.name,
                         Val { value: value.clone(), file: in_file.clone(), line: *line },
                     );
+                    if let Some(v) = value {
+                        given.push((opt.name.to_string(), v.clone()));
+                    }
                 }
                 None => errors.push(options::unsupported(key, in_file, *line)),
             }
@@ -364,12 +380,14 @@ pub fn from_parsed(
         if s.name == "global" {
             globals.extend(own);
             global_unset.extend(own_unset);
+            global_options.append(&mut given);
         } else {
             let mut opts = globals.clone();
             opts.extend(own);
             let mut unset = global_unset.clone();
             unset.extend(own_unset);
-            jobs.push(Job { name: s.name.clone(), line: s.line, file: &s.file, opts, unset });
+            let (name, line, file) = (s.name.clone(), s.line, s.file.as_str());
+            jobs.push(Job { name, line, file, opts, unset, own: given });
         }
     }
     if jobs.is_empty() && errors.is_empty() {
@@ -489,6 +507,7 @@ pub fn from_parsed(
         unrun,
         plain_files: filenames.into_keys().collect(),
         logs,
+        global_options,
     })
 }
 

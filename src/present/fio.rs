@@ -39,7 +39,7 @@ pub struct FioContext {
     pub run_id: Option<i64>,
     /// The job options of the command line's and job files' `[global]`, as fio's
     /// `global options`.
-    pub global_options: BTreeMap<String, String>,
+    pub global_options: Vec<(String, String)>,
     /// Per test id: where fsbench's meaning differs from fio's (the translation's notes).
     pub differences: BTreeMap<String, Vec<String>>,
     /// Each fio job: its test, its role there (None: the test's own threads), its `groupid`
@@ -256,6 +256,8 @@ struct Job<'a> {
     pct: LatPercentiles,
     /// The job's `percentile_list` (None: fio's default).
     plist: Option<Vec<f64>>,
+    /// Its own section's options (fio's `job options`; a merged group's: its first job's).
+    options: &'a [(String, String)],
 }
 
 impl Job<'_> {
@@ -472,6 +474,7 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
                 for j in &mut out[first..] {
                     j.pct = p.percentiles;
                     j.plist.clone_from(&p.percentile_list);
+                    j.options = &p.options;
                 }
             }
         }
@@ -495,6 +498,7 @@ fn unrun_jobs<'a>(out: &mut Vec<Job<'a>>, ctx: &'a FioContext) {
                 group: u.group,
                 threads: u.threads,
                 unrun: Some(&u.stopped_by),
+                options: &u.options,
                 ..Job::default()
             }),
         }
@@ -519,6 +523,12 @@ fn buckets(counts: &[u64]) -> (Value, Value, Value) {
     ms.insert("2000".into(), json!(share(30)));
     ms.insert(">=2000".into(), json!(share(31)));
     (Value::Object(scale(0)), Value::Object(scale(10)), Value::Object(ms))
+}
+
+/// fio's `global options` or `job options`: each option's value by its name (a later one of
+/// the same name wins, as in fio).
+fn options_json(options: &[(String, String)]) -> Value {
+    Value::Object(options.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
 }
 
 /// The percentage of `nanos` of `wall`.
@@ -552,90 +562,15 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
         }
     }
     for j in fio_jobs(tests, ctx) {
-        if let Some(by) = j.unrun {
-            jobs.push(unrun_json(&j, by));
-            continue;
-        }
-        let wall = j.wall;
-        // Reads' and writes' buckets together, as fio's.
-        let mut all: Vec<u64> = Vec::new();
-        for f in
-            [j.read.figures(j.quantiles()), j.write.figures(j.quantiles())].into_iter().flatten()
-        {
-            all.resize(f.buckets.len().max(all.len()), 0);
-            for (a, n) in all.iter_mut().zip(&f.buckets) {
-                *a += n;
-            }
-        }
-        let (ns, us, ms) = buckets(&all);
-        let parts: Vec<Value> = j
-            .parts
-            .iter()
-            .map(|(t, role)| {
-                let phases: Vec<Value> = shown(t)
-                    .into_iter()
-                    .flat_map(|r| r.phases.iter())
-                    .map(|p| {
-                        json!({
-                            "name": p.name, "timed": p.timed, "engine": p.engine, "iodepth": p.iodepth,
-                            "direct": p.direct, "cache": serde_json::to_value(&p.cache).unwrap_or(Value::Null),
-                            "device": serde_json::to_value(&p.device).unwrap_or(Value::Null),
-                            "bytes_read": p.bytes_read, "bytes_written": p.bytes_written,
-                        })
-                    })
-                    .collect();
-                json!({
-                    "test_id": t.id,
-                    "role": role,
-                    "status": serde_json::to_value(&t.status).unwrap_or(Value::Null),
-                    "threads": t.threads,
-                    "differences": ctx.differences.get(&t.id).cloned().unwrap_or_default(),
-                    "warnings": serde_json::to_value(&t.warnings).unwrap_or(Value::Null),
-                    "phases": phases,
-                })
-            })
-            .collect();
-        // One part: its facts at the top of `fsbench` (as before groups); a merged group: each.
-        let mut facts = match <[Value; 1]>::try_from(parts) {
-            Ok([one]) => one,
-            Err(parts) => json!({ "parts": parts }),
+        let facts = match j.unrun {
+            Some(by) => json!({
+                "ran": false,
+                "why": format!("[{by}] has exit_what=all (with exitall): fio stops every job not started yet, so this one never ran"),
+                "threads": j.threads,
+            }),
+            None => job_facts(&j, ctx),
         };
-        if let Some((i, n)) = j.clone {
-            facts["clone"] = json!({ "index": i, "of": n });
-        }
-        if j.clones_merged {
-            facts["clones_merged"] = json!(merged_words(j.threads));
-        }
-        jobs.push(json!({
-            "jobname": j.name,
-            "groupid": j.group,
-            "error": u8::from(j.failed),
-            "eta": 0,
-            "elapsed": wall / 1_000_000_000,
-            "job options": {},
-            "read": j.read.json(j.pct, j.quantiles()),
-            "write": j.write.json(j.pct, j.quantiles()),
-            "trim": j.trim.json(j.pct, j.quantiles()),
-            "sync": {
-                "total_ios": j.sync.ops,
-                "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat, j.quantiles()),
-            },
-            "job_runtime": j.thread_wall / 1_000_000,
-            "usr_cpu": pct(j.usr, j.thread_wall),
-            "sys_cpu": pct(j.sys, j.thread_wall),
-            "ctx": j.rusage.switches(),
-            "majf": j.rusage.major_faults,
-            "minf": j.rusage.minor_faults,
-            "iodepth_level": {},
-            "latency_ns": ns,
-            "latency_us": us,
-            "latency_ms": ms,
-            "latency_depth": 1,
-            "latency_target": 0,
-            "latency_percentile": 100.0,
-            "latency_window": 0,
-            "fsbench": facts,
-        }));
+        jobs.push(job_json(&j, facts));
     }
     let disk_util: Vec<Value> = disks
         .iter()
@@ -654,7 +589,7 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
         "timestamp": started,
         "timestamp_ms": started * 1000,
         "time": crate::model::units::utc(started),
-        "global options": ctx.global_options,
+        "global options": options_json(&ctx.global_options),
         "jobs": jobs,
         "disk_util": disk_util,
         "fsbench": {
@@ -671,37 +606,100 @@ fn merged_words(threads: u32) -> String {
     format!("its {threads} threads are reported as one job, their figures summed, where fio lists each clone: this record has no figures per thread of one timed phase (made before fsbench kept them, with --min-time passes added up, or with several timed phases)")
 }
 
-/// fio 3.33's entry of a job that never ran: its name and group, every figure zero (the
-/// latency target keys left out, as fio leaves them out), and `fsbench` saying why.
-fn unrun_json(j: &Job<'_>, by: &str) -> Value {
-    let (ns, us, ms) = buckets(&[]);
-    json!({
+/// fsbench's own facts of a job that ran (its `fsbench` key): of its one part, or of each part
+/// of a merged group.
+fn job_facts(j: &Job<'_>, ctx: &FioContext) -> Value {
+    let parts: Vec<Value> = j
+        .parts
+        .iter()
+        .map(|(t, role)| {
+            let phases: Vec<Value> = shown(t)
+                .into_iter()
+                .flat_map(|r| r.phases.iter())
+                .map(|p| {
+                    json!({
+                        "name": p.name, "timed": p.timed, "engine": p.engine, "iodepth": p.iodepth,
+                        "direct": p.direct, "cache": serde_json::to_value(&p.cache).unwrap_or(Value::Null),
+                        "device": serde_json::to_value(&p.device).unwrap_or(Value::Null),
+                        "bytes_read": p.bytes_read, "bytes_written": p.bytes_written,
+                    })
+                })
+                .collect();
+            json!({
+                "test_id": t.id,
+                "role": role,
+                "status": serde_json::to_value(&t.status).unwrap_or(Value::Null),
+                "threads": t.threads,
+                "differences": ctx.differences.get(&t.id).cloned().unwrap_or_default(),
+                "warnings": serde_json::to_value(&t.warnings).unwrap_or(Value::Null),
+                "phases": phases,
+            })
+        })
+        .collect();
+    // One part: its facts at the top of `fsbench` (as before groups); a merged group: each.
+    let mut facts = match <[Value; 1]>::try_from(parts) {
+        Ok([one]) => one,
+        Err(parts) => json!({ "parts": parts }),
+    };
+    if let Some((i, n)) = j.clone {
+        facts["clone"] = json!({ "index": i, "of": n });
+    }
+    if j.clones_merged {
+        facts["clones_merged"] = json!(merged_words(j.threads));
+    }
+    facts
+}
+
+/// fio 3.33's entry of a job, with `facts` under `fsbench`. A job that never ran has every
+/// figure zero and no latency target keys, as fio leaves them out.
+fn job_json(j: &Job<'_>, facts: Value) -> Value {
+    // Reads' and writes' buckets together, as fio's.
+    let mut all: Vec<u64> = Vec::new();
+    for f in [j.read.figures(j.quantiles()), j.write.figures(j.quantiles())].into_iter().flatten() {
+        all.resize(f.buckets.len().max(all.len()), 0);
+        for (a, n) in all.iter_mut().zip(&f.buckets) {
+            *a += n;
+        }
+    }
+    let (ns, us, ms) = buckets(&all);
+    let mut v = json!({
         "jobname": j.name,
         "groupid": j.group,
-        "error": 0,
+        "error": u8::from(j.failed),
         "eta": 0,
-        "elapsed": 0,
-        "job options": {},
+        "elapsed": j.wall / 1_000_000_000,
+        "job options": options_json(j.options),
         "read": j.read.json(j.pct, j.quantiles()),
         "write": j.write.json(j.pct, j.quantiles()),
         "trim": j.trim.json(j.pct, j.quantiles()),
-        "sync": { "total_ios": 0, "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat, j.quantiles()) },
-        "job_runtime": 0,
-        "usr_cpu": 0.0,
-        "sys_cpu": 0.0,
-        "ctx": 0,
-        "majf": 0,
-        "minf": 0,
+        "sync": {
+            "total_ios": j.sync.ops,
+            "lat_ns": j.sync.lat_json(j.pct.clat || j.pct.lat, j.quantiles()),
+        },
+        "job_runtime": j.thread_wall / 1_000_000,
+        "usr_cpu": pct(j.usr, j.thread_wall),
+        "sys_cpu": pct(j.sys, j.thread_wall),
+        "ctx": j.rusage.switches(),
+        "majf": j.rusage.major_faults,
+        "minf": j.rusage.minor_faults,
         "iodepth_level": {},
         "latency_ns": ns,
         "latency_us": us,
         "latency_ms": ms,
-        "fsbench": {
-            "ran": false,
-            "why": format!("[{by}] has exit_what=all (with exitall): fio stops every job not started yet, so this one never ran"),
-            "threads": j.threads,
-        },
-    })
+        "latency_depth": 1,
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
+        "fsbench": facts,
+    });
+    if j.unrun.is_some() {
+        if let Some(o) = v.as_object_mut() {
+            for k in ["latency_depth", "latency_target", "latency_percentile", "latency_window"] {
+                o.remove(k);
+            }
+        }
+    }
+    v
 }
 
 /// fio's size words: `1.5MiB/s (1573kB/s)`-style with binary and decimal units.

@@ -399,6 +399,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         threads,
         percentiles: Default::default(),
         percentile_list: None,
+        options: Vec::new(),
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, 1, reporting), place("w", Some("w"), 2, reporting)],
@@ -539,6 +540,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         threads: 2,
         percentiles: Default::default(),
         percentile_list: None,
+        options: Vec::new(),
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, reporting), place("w", Some("w"), reporting)],
@@ -629,6 +631,7 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
         group_reporting,
         threads,
         stopped_by: "r".into(),
+        options: vec![("size".into(), format!("{threads}m"))],
     };
     let ctx = FioContext {
         jobs: vec![JobPlace {
@@ -640,6 +643,7 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
             threads: 1,
             percentiles: Default::default(),
             percentile_list: None,
+            options: vec![("rw".into(), "write".into()), ("bs".into(), "8k".into())],
         }],
         unrun: vec![unrun("a", 1, true, 2), unrun("b", 1, false, 1), unrun("c", 2, false, 1)],
         ..FioContext::default()
@@ -650,6 +654,10 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
     assert_eq!(names, ["r", "a", "c"], "{v}");
     assert!(jobs[0]["write"]["io_bytes"].as_u64() > Some(0), "{v}");
     assert!(jobs[0]["fsbench"].get("ran").is_none(), "a job that ran: {v}");
+    assert_eq!(jobs[0]["job options"], serde_json::json!({"rw": "write", "bs": "8k"}), "{v}");
+    assert_eq!(jobs[0]["latency_target"], 0, "{v}");
+    // A merged group's options are its first job's.
+    assert_eq!(jobs[1]["job options"], serde_json::json!({"size": "2m"}), "{v}");
     for (j, group, threads) in [(&jobs[1], 1, 3), (&jobs[2], 2, 1)] {
         assert_eq!(j["groupid"], group, "{j}");
         assert_eq!(j["error"], 0, "{j}");
@@ -661,6 +669,7 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
         }
         assert_eq!((j["job_runtime"].as_u64(), j["usr_cpu"].as_f64()), (Some(0), Some(0.0)));
         assert_eq!(j["fsbench"]["ran"], false, "{j}");
+        assert!(j.get("latency_target").is_none(), "fio 3.33 leaves it out: {j}");
         assert_eq!(j["fsbench"]["threads"], threads, "{j}");
         assert!(j["fsbench"]["why"].as_str().unwrap().starts_with("[r] has exit_what=all"));
     }

@@ -1146,3 +1146,37 @@ fn fsbench_fio_counts_the_jobs_context_switches_as_fio_does() {
     let (ctx, _, _) = counts(&fio_json(&[&job]));
     assert!((270..3000).contains(&ctx), "fio 3.33's ctx {ctx} for 300 waits");
 }
+
+/// fio's `global options` and `job options`: the `[global]` sections' and each job's own
+/// options given with a value, by fio's name (`readwrite` is `rw`), comments cut, bare flags
+/// left out; fio 3.33's JSON of the same command line and file has the same objects.
+#[test]
+fn fsbench_fio_lists_global_and_job_options_as_fio_does() {
+    let work = TestDir::new();
+    let file = work.write(
+        "g.fio",
+        "[global]\nbs=8k\nthread\n[a]\nreadwrite=read\nsize=1m   ; a comment\ntime_based=0\n",
+    );
+    let data = TestDir::new();
+    let d = format!("--directory={}", data.path().display());
+    let file = file.display().to_string();
+    let options =
+        |v: &serde_json::Value| (v["global options"].clone(), v["jobs"][0]["job options"].clone());
+    let o = fsbench(&["fio", "--no-store", d.as_str(), "--output-format=json", file.as_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = options(&serde_json::from_slice(&o.stdout).unwrap());
+    let want_global =
+        serde_json::json!({"directory": data.path().display().to_string(), "bs": "8k"});
+    let want_job = serde_json::json!({"rw": "read", "size": "1m", "time_based": "0"});
+    assert_eq!(ours, (want_global.clone(), want_job.clone()));
+    if !have("fio") {
+        skip("fio not installed (apt-get install fio): fsbench's options checked alone");
+        return;
+    }
+    let o = std::process::Command::new("fio")
+        .args([d.as_str(), "--output-format=json", file.as_str()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(options(&serde_json::from_slice(&o.stdout).unwrap()), (want_global, want_job));
+}

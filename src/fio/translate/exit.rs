@@ -200,6 +200,7 @@ pub(super) fn unrun(
             group_reporting: group_reporting.unwrap_or(false),
             threads: threads(i),
             stopped_by: jobs[by].name.clone(),
+            options: jobs[i].own.clone(),
         });
     }
     out
@@ -274,6 +275,8 @@ mod tests {
             group_reporting: true,
             threads: 3,
             stopped_by: "slow2".into(),
+            // Its own section's options with a value, by fio's name (no bare flags).
+            options: vec![("rw".into(), "read".into()), ("numjobs".into(), "3".into())],
         };
         assert_eq!(t.unrun, [later]);
         assert!(

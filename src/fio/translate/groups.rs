@@ -117,6 +117,7 @@ pub(super) fn one_group(
         threads: test.threads,
         percentiles: super::LatPercentiles::of(fjob),
         percentile_list: super::percentile_list(fjob).ok().flatten(),
+        options: fjob.own.clone(),
     }];
     let rest: Vec<_> = it.collect();
     if rest.is_empty() {
@@ -188,6 +189,7 @@ pub(super) fn one_group(
             threads,
             percentiles: super::LatPercentiles::of(job),
             percentile_list: super::percentile_list(job).ok().flatten(),
+            options: job.own.clone(),
         });
         names.push(job.name.clone());
     }
