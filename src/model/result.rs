@@ -900,6 +900,17 @@ pub struct DeviceDelta {
     pub write_bytes: u64,
     /// Time the device was busy (io_ticks), milliseconds; at most the time between the readings.
     pub busy_ms: u64,
+    /// Milliseconds the reads took from issue to completion, added up over them (`read ticks`:
+    /// divided by `reads_completed`, the device's mean read time); 0 in records made before
+    /// fsbench read it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_ticks_ms: u64,
+    /// The writes' (`write ticks`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub write_ticks_ms: u64,
+    /// Milliseconds of requests in flight, weighted by how many were (`time_in_queue`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queue_ms: u64,
     /// `io_ticks` grew by more than the time between the readings on some device: the kernel's
     /// counter took in time from outside the phase, so `busy_ms` (capped) is not a measurement
     /// and nothing is explained by it.
@@ -924,6 +935,9 @@ impl DeviceDelta {
         self.writes_merged += o.writes_merged;
         self.write_bytes += o.write_bytes;
         self.busy_ms += o.busy_ms;
+        self.read_ticks_ms += o.read_ticks_ms;
+        self.write_ticks_ms += o.write_ticks_ms;
+        self.queue_ms += o.queue_ms;
         self.busy_overcounted |= o.busy_overcounted;
         self.shared |= o.shared;
     }

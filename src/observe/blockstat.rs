@@ -16,14 +16,20 @@ pub struct BlockStat {
     pub read_merges: u64,
     /// 512-byte sectors read.
     pub read_sectors: u64,
+    /// Milliseconds reads spent from issue to completion, added up over the reads.
+    pub read_ticks: u64,
     /// Writes completed.
     pub writes: u64,
     /// Writes merged.
     pub write_merges: u64,
     /// 512-byte sectors written.
     pub write_sectors: u64,
+    /// Milliseconds writes spent, added up.
+    pub write_ticks: u64,
     /// Milliseconds the device had I/O in flight.
     pub io_ticks: u64,
+    /// Milliseconds of I/O in flight weighted by how many were (`time_in_queue`).
+    pub queue_ticks: u64,
 }
 
 impl BlockStat {
@@ -37,10 +43,13 @@ impl BlockStat {
             reads: v[0],
             read_merges: v[1],
             read_sectors: v[2],
+            read_ticks: v[3],
             writes: v[4],
             write_merges: v[5],
             write_sectors: v[6],
+            write_ticks: v[7],
             io_ticks: v[9],
+            queue_ticks: v[10],
         })
     }
 
@@ -93,6 +102,9 @@ impl Snapshot {
             d.writes_completed += b.writes.saturating_sub(a.writes);
             d.writes_merged += b.write_merges.saturating_sub(a.write_merges);
             d.write_bytes += b.write_sectors.saturating_sub(a.write_sectors) * 512;
+            d.read_ticks_ms += b.read_ticks.saturating_sub(a.read_ticks);
+            d.write_ticks_ms += b.write_ticks.saturating_sub(a.write_ticks);
+            d.queue_ms += b.queue_ticks.saturating_sub(a.queue_ticks);
             let busy = b.io_ticks.saturating_sub(a.io_ticks);
             if busy > window_ms + TICK_SLACK_MS {
                 d.busy_overcounted = true;
@@ -134,6 +146,10 @@ mod tests {
         assert_eq!(d.writes_merged, 2);
         assert_eq!(d.write_bytes, 240 * 512);
         assert_eq!(d.busy_ms, 20);
+        assert_eq!((d.read_ticks_ms, d.write_ticks_ms, d.queue_ms), (0, 0, 0));
+        let c = BlockStat::parse("15 1 120 9 30 4 400 19 0 50 52 0 0 0 0").unwrap();
+        let d = s1.delta_within(&Snapshot(vec![("x".into(), c)], now), 1000).unwrap();
+        assert_eq!((d.read_ticks_ms, d.write_ticks_ms, d.queue_ms), (4, 12, 12));
         assert!(BlockStat::parse("1 2 3").is_none());
         // 20 ms of io_ticks between readings 5 ms apart: within the slack (jiffies).
         assert!(!s1.delta_within(&s2, 5).unwrap().busy_overcounted);

@@ -23,8 +23,8 @@ use crate::fio::LatPercentiles;
 use crate::model::job::OpKind;
 use crate::model::report::Report;
 use crate::model::result::{
-    OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus, ThreadLatency,
-    ThreadResult,
+    DeviceDelta, OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus,
+    ThreadLatency, ThreadResult,
 };
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -540,27 +540,30 @@ fn pct(nanos: u64, wall: u64) -> f64 {
     }
 }
 
+/// fio's disk stats: per device of the timed phases, its counters over them and their run
+/// time (ms), by the device's name.
+fn disk_stats(tests: &[TestResult]) -> BTreeMap<String, (DeviceDelta, u64)> {
+    let mut disks: BTreeMap<String, (DeviceDelta, u64)> = BTreeMap::new();
+    for t in tests {
+        for p in timed(shown(t)) {
+            if let Some(d) = &p.device {
+                for dev in &d.devices {
+                    let e = disks.entry(dev.trim_start_matches("/dev/").to_string()).or_default();
+                    e.0.add(d);
+                    e.1 += p.wall_nanos / 1_000_000;
+                }
+            }
+        }
+    }
+    disks
+}
+
 /// fio's JSON of the report's first configuration (a `fsbench fio` run has one).
 pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
     let run = report.configs.first().map(|c| &c.run);
     let tests: &[TestResult] = run.map(|r| r.tests.as_slice()).unwrap_or(&[]);
     let mut jobs = Vec::new();
-    let mut disks: BTreeMap<String, (u64, u64, u64, u64, u64, u64)> = BTreeMap::new();
-    for t in tests {
-        for p in timed(shown(t)) {
-            if let Some(d) = &p.device {
-                for dev in &d.devices {
-                    let e = disks.entry(dev.clone()).or_default();
-                    e.0 += d.reads_completed;
-                    e.1 += d.writes_completed;
-                    e.2 += d.reads_merged;
-                    e.3 += d.writes_merged;
-                    e.4 += d.busy_ms;
-                    e.5 += p.wall_nanos / 1_000_000;
-                }
-            }
-        }
-    }
+    let disks = disk_stats(tests);
     for j in fio_jobs(tests, ctx) {
         let facts = match j.unrun {
             Some(by) => json!({
@@ -574,12 +577,14 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
     }
     let disk_util: Vec<Value> = disks
         .iter()
-        .map(|(name, (r, w, rm, wm, busy, wall))| {
+        .map(|(name, (d, wall_ms))| {
             json!({
-                "name": name.trim_start_matches("/dev/"),
-                "read_ios": r, "write_ios": w, "read_merges": rm, "write_merges": wm,
-                "read_ticks": 0, "write_ticks": 0, "in_queue": 0,
-                "util": pct(*busy, *wall).min(100.0),
+                "name": name,
+                "read_ios": d.reads_completed, "write_ios": d.writes_completed,
+                "read_merges": d.reads_merged, "write_merges": d.writes_merged,
+                "read_ticks": d.read_ticks_ms, "write_ticks": d.write_ticks_ms,
+                "in_queue": d.queue_ms,
+                "util": pct(d.busy_ms, *wall_ms).min(100.0),
             })
         })
         .collect();
@@ -836,6 +841,24 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                 bw_range(lo, hi),
                 bytes as f64 / 1048576.0,
                 longest / 1_000_000
+            );
+        }
+    }
+    let disks = disk_stats(tests);
+    if !disks.is_empty() {
+        let _ = writeln!(o, "\nDisk stats (read/write):");
+        for (name, (d, wall_ms)) in &disks {
+            let _ = writeln!(
+                o,
+                "  {name}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+                d.reads_completed,
+                d.writes_completed,
+                d.reads_merged,
+                d.writes_merged,
+                d.read_ticks_ms,
+                d.write_ticks_ms,
+                d.queue_ms,
+                pct(d.busy_ms, *wall_ms).min(100.0)
             );
         }
     }

@@ -750,3 +750,43 @@ fn a_role_whose_throughput_fell_is_named_beside_the_win_and_the_draw() {
     let r = build_report(configs, &opts(), 0, false);
     assert!(r.tests[0].why[1].is_empty(), "{:?}", r.tests[0].why[1]);
 }
+
+/// fio's disk stats come from the timed phases' device counters: `disk_util[]` in the JSON
+/// (read and write ticks and time in queue from `/sys/block/DEV/stat`, no longer 0) and the
+/// `Disk stats (read/write):` block of the text, in fio's words.
+#[test]
+fn fio_disk_stats_are_the_phases_device_counters() {
+    use crate::model::result::DeviceDelta;
+    use crate::present::fio::{fio_json, fio_text, FioContext};
+    let mut c = config("ext4", &[100.0], 0);
+    c.run.tests[0].reps[0].phases[0].device = Some(DeviceDelta {
+        devices: vec!["loop3".into()],
+        reads_completed: 100,
+        writes_completed: 7,
+        reads_merged: 2,
+        writes_merged: 3,
+        read_ticks_ms: 50,
+        write_ticks_ms: 9,
+        queue_ms: 61,
+        busy_ms: 500,
+        ..Default::default()
+    });
+    let r = build_report(vec![c], &opts(), 0, false);
+    let v = fio_json(&r, &FioContext::default());
+    let d = &v["disk_util"][0];
+    assert_eq!(d["name"], "loop3", "{v}");
+    let n = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{k}: {d}"));
+    assert_eq!(
+        [n("read_ios"), n("write_ios"), n("read_merges"), n("write_merges")],
+        [100, 7, 2, 3]
+    );
+    assert_eq!([n("read_ticks"), n("write_ticks"), n("in_queue")], [50, 9, 61]);
+    assert_eq!(d["util"].as_f64(), Some(50.0), "500 ms busy of a 1 s phase");
+    let text = fio_text(&r, &FioContext::default());
+    assert!(
+        text.contains(
+            "Disk stats (read/write):\n  loop3: ios=100/7, merge=2/3, ticks=50/9, in_queue=61, util=50.00%\n"
+        ),
+        "{text}"
+    );
+}
