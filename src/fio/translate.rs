@@ -359,7 +359,11 @@ pub fn from_parsed(
     for s in &parsed.sections {
         let mut own = BTreeMap::new();
         let mut own_unset = BTreeSet::new();
-        let mut given = Vec::new();
+        // fio reads a command line's `--name=X` as an option of the job, and lists it.
+        let mut given = match s.file == super::cmdline::COMMAND_LINE && s.name != "global" {
+            true => vec![("name".to_string(), s.name.clone())],
+            false => Vec::new(),
+        };
         for Entry { key, value, file: in_file, line, unset } in &s.entries {
             match options::lookup(key) {
                 Some(opt) if *unset => {

@@ -1179,4 +1179,23 @@ fn fsbench_fio_lists_global_and_job_options_as_fio_does() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(options(&serde_json::from_slice(&o.stdout).unwrap()), (want_global, want_job));
+
+    // A command line's job lists its name too, as fio reads `--name` as one of its options.
+    let job = ["--bs=8k", "--name=x", "--size=1m", "--numjobs=2", "--group_reporting"];
+    let want = (
+        serde_json::json!({"directory": data.path().display().to_string(), "bs": "8k"}),
+        serde_json::json!({"name": "x", "size": "1m", "numjobs": "2"}),
+    );
+    let mut args = vec!["fio", "--no-store", d.as_str(), "--output-format=json"];
+    args.extend(job);
+    let o = fsbench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(options(&serde_json::from_slice(&o.stdout).unwrap()), want);
+    let o = std::process::Command::new("fio")
+        .args([d.as_str(), "--output-format=json"])
+        .args(job)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(options(&serde_json::from_slice(&o.stdout).unwrap()), want);
 }
