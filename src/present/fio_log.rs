@@ -146,18 +146,26 @@ pub fn render(series: &PhaseSeries, kind: LogKind, wall_nanos: u64) -> String {
     o
 }
 
-/// A latency log's text: per window and direction with ops, the window's end (the phase's end
-/// for the last, partial window) in ms and the mean latency of its ops in ns.
+/// A latency log's text: per window and direction with ops, the window's end in ms and the
+/// mean latency of its ops in ns. The last, partial window ends with the phase, and is stamped
+/// at least a ms after its start, so that stamps increase (the phase's wall time is taken from
+/// the workers' release a little after the series' origin: a phase that ends a fraction of a
+/// ms into a window would otherwise stamp it as the window before).
 fn render_lat(series: &PhaseSeries, wall_nanos: u64) -> String {
     let mut o = String::new();
     let interval = series.interval_nanos.max(1);
     let points = series.read_ops.len().max(series.write_ops.len());
     for i in 0..points {
         let start = i as u64 * interval;
-        let end = (start + interval).min(wall_nanos.max(start));
+        let end = start + interval;
+        let ms = if end <= wall_nanos {
+            end / 1_000_000
+        } else {
+            (wall_nanos / 1_000_000).max(start / 1_000_000 + 1)
+        };
         for (ddir, write) in [(0, false), (1, true)] {
             if let Some(mean) = series.mean_lat_nanos(i, write) {
-                let _ = writeln!(o, "{}, {mean}, {ddir}, 0, 0", end / 1_000_000);
+                let _ = writeln!(o, "{ms}, {mean}, {ddir}, 0, 0");
             }
         }
     }
@@ -215,6 +223,10 @@ mod tests {
         );
         assert_eq!(render(&s, LogKind::Clat, wall), lat);
         assert_eq!(render(&s, LogKind::Slat, wall), "");
+        // A phase whose wall time ends a fraction of a ms into its last window: stamped a ms
+        // after the window's start, after the window before.
+        let late = render(&s, LogKind::Lat, 1_500_300_000);
+        assert!(late.ends_with("1500, 200000, 0, 0, 0\n1501, 90001, 0, 0, 0\n"), "{late}");
         // Without the sums (a series stored before fsbench kept them) no mean is made up.
         let logs = vec![JobLogs {
             job: "j".into(),
