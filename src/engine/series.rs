@@ -4,9 +4,10 @@
 //! Why this shape: a phase total hides when the work slowed, but the hot loop may not pay for
 //! the answer. Each worker owns a [`SeriesRecorder`], allocated before the start barrier: an
 //! inline coarse histogram for the interval in progress and a fixed ring of closed intervals.
-//! Per op it costs one bucket increment and a max ([`SeriesRecorder::record`]; the bucket is a
-//! `leading_zeros`, a shift and a mask), and per reap one comparison of the clock already read
-//! against the next interval boundary. Bytes and ops per direction are not counted per op at
+//! Per op it costs one bucket increment, a max and an add of the latency to its kind's sum
+//! ([`SeriesRecorder::record`]; the bucket is a `leading_zeros`, a shift and a mask; the sums
+//! give each interval's exact mean latency per direction, fio's averaged latency log), and per
+//! reap one comparison of the clock already read against the next interval boundary. Bytes and ops per direction are not counted per op at
 //! all: when an interval closes ([`SeriesRecorder::roll`], out of line, once per interval) the
 //! worker's cumulative counters are differenced. No allocation, lock or formatting.
 //!
@@ -22,7 +23,7 @@
 //! within 12.5% of the true value. The maximum is exact.
 
 use super::worker::WorkerOutput;
-use crate::model::job::OpKind;
+use crate::model::job::{OpKind, OP_KINDS};
 use crate::model::latency::OpHistograms;
 use crate::model::series::{PhaseSeries, MIN_INTERVAL_NANOS};
 use crate::observe::blockstat::BlockStat;
@@ -129,6 +130,9 @@ struct Point {
     write_ops: u64,
     ops: u64,
     max: u64,
+    /// Sums of the reads' and the writes' latencies, ns.
+    read_lat: u64,
+    write_lat: u64,
 }
 
 impl Point {
@@ -139,6 +143,8 @@ impl Point {
         self.write_ops += o.write_ops;
         self.ops += o.ops;
         self.max = self.max.max(o.max);
+        self.read_lat += o.read_lat;
+        self.write_lat += o.write_lat;
     }
 }
 
@@ -153,6 +159,9 @@ pub struct SeriesRecorder {
     /// The interval in progress.
     hist: [u32; BUCKETS],
     max: u64,
+    /// Sum of the latencies of each kind of op, ns (indexed as [`OpKind::index`]: a branch-free
+    /// add; only reads and writes are kept when the interval closes).
+    lat_sum: [u64; OP_KINDS],
     last: Cum,
     /// Closed intervals: `cap` points and `cap * BUCKETS` counts.
     points: Box<[Point]>,
@@ -170,6 +179,7 @@ impl Default for SeriesRecorder {
             cur: 0,
             hist: [0; BUCKETS],
             max: 0,
+            lat_sum: [0; OP_KINDS],
             last: Cum::default(),
             points: Box::default(),
             hists: Box::default(),
@@ -206,9 +216,10 @@ impl SeriesRecorder {
 
     /// Record one op's latency in the interval in progress.
     #[inline(always)]
-    pub fn record(&mut self, nanos: u64) {
+    pub fn record(&mut self, kind: OpKind, nanos: u64) {
         self.hist[bucket(nanos)] += 1;
         self.max = self.max.max(nanos);
+        self.lat_sum[kind.index()] += nanos;
     }
 
     /// The clock `t` reached the next boundary ([`Self::due`]): close every interval that ended
@@ -241,12 +252,15 @@ impl SeriesRecorder {
             write_ops: now.write_ops - self.last.write_ops,
             ops: self.hist.iter().map(|c| *c as u64).sum(),
             max: self.max,
+            read_lat: self.lat_sum[OpKind::Read.index()],
+            write_lat: self.lat_sum[OpKind::Write.index()],
         };
         self.points[self.cur] = p;
         let at = self.cur * BUCKETS;
         self.hists[at..at + BUCKETS].copy_from_slice(&self.hist);
         self.hist = [0; BUCKETS];
         self.max = 0;
+        self.lat_sum = [0; OP_KINDS];
         self.last = now;
     }
 
@@ -417,6 +431,15 @@ pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[Sample]) -> Option<Pha
         s.p50_nanos.push(quantile(&h, p.ops, 0.50));
         s.p99_nanos.push(quantile(&h, p.ops, 0.99));
         s.max_nanos.push(p.max);
+        s.read_lat_sum_nanos.push(p.read_lat);
+        s.write_lat_sum_nanos.push(p.write_lat);
+    }
+    // A direction without ops keeps no sums (compact JSON); with `*_ops` they give the mean.
+    if s.read_ops.iter().all(|n| *n == 0) {
+        s.read_lat_sum_nanos.clear();
+    }
+    if s.write_ops.iter().all(|n| *n == 0) {
+        s.write_lat_sum_nanos.clear();
     }
     let mem: Vec<(u64, (u64, u64))> =
         samples.iter().filter_map(|x| Some((x.at_nanos, x.memory?))).collect();
@@ -512,7 +535,7 @@ mod tests {
         }
         out.hist.record(OpKind::Read, lat);
         out.bytes_read += len;
-        r.record(lat);
+        r.record(OpKind::Read, lat);
     }
 
     #[test]
@@ -537,6 +560,58 @@ mod tests {
         assert_eq!(s.max_nanos, vec![1000, 0, 0, 0, 35 * ms]);
         assert!((s.p99_nanos[4] as f64 / (35 * ms) as f64 - 1.0).abs() <= 0.125);
         assert_eq!(s.stalls(), vec![(1, 3)]);
+    }
+
+    /// Each interval keeps the exact sum of its reads' and its writes' latencies apart (a sync
+    /// counts in neither), through a ring that merges pairs and a merge of two workers; a
+    /// direction without ops keeps no sums.
+    #[test]
+    fn latency_sums_per_direction_give_each_intervals_exact_mean() {
+        let origin = AtomicU64::new(0);
+        let t0 = 1_000_000_000;
+        let ms = 1_000_000;
+        let (mut a, mut oa) = worker(&origin, 4);
+        let (mut b, mut ob) = worker(&origin, 200);
+        // a: in each 10 ms a read of 1000 ns and one of 2001 ns, a write of 7 µs, a fsync of
+        // 1 ms; for 60 ms, so its ring of 4 merges pairs (20 ms intervals).
+        for i in 0..6 {
+            let t = t0 + i * 10 * ms;
+            read(&mut a, &mut oa, t + ms, 1000, 4096);
+            read(&mut a, &mut oa, t + 2 * ms, 2001, 4096);
+            oa.hist.record(OpKind::Write, 7000);
+            oa.bytes_written += 4096;
+            a.record(OpKind::Write, 7000);
+            oa.hist.record(OpKind::Fsync, ms);
+            a.record(OpKind::Fsync, ms);
+        }
+        // b: reads only, 10 µs each, one per 10 ms for 20 ms.
+        for i in 0..2 {
+            read(&mut b, &mut ob, t0 + i * 10 * ms + 5 * ms, 10_000, 4096);
+        }
+        a.finish(t0 + 60 * ms, &oa);
+        b.finish(t0 + 20 * ms, &ob);
+        let s = merge(&mut [&mut a, &mut b], &[]).expect("a series");
+        assert_eq!(s.interval_nanos, 20 * ms);
+        assert_eq!(s.read_ops, vec![6, 4, 4]);
+        assert_eq!(s.read_lat_sum_nanos, vec![2 * 3001 + 20_000, 2 * 3001, 2 * 3001]);
+        assert_eq!(s.write_ops, vec![2, 2, 2]);
+        assert_eq!(s.write_lat_sum_nanos, vec![14_000, 14_000, 14_000]);
+        // (6002 + 20000) / 6 = 4333.67; 6002 / 4 = 1500.5, half up.
+        assert_eq!(s.mean_lat_nanos(0, false), Some(4334));
+        assert_eq!(s.mean_lat_nanos(1, false), Some(1501));
+        assert_eq!(s.mean_lat_nanos(2, true), Some(7000));
+        // Reads only: no write sums, and none in the JSON.
+        let (mut c, mut oc) = worker(&AtomicU64::new(0), 200);
+        for i in 0..2 {
+            read(&mut c, &mut oc, t0 + i * 10 * ms + 5 * ms, 10_000, 4096);
+        }
+        c.finish(t0 + 20 * ms, &oc);
+        let s = merge(&mut [&mut c], &[]).expect("a series");
+        assert_eq!(s.read_lat_sum_nanos, vec![10_000, 10_000]);
+        assert!(s.write_lat_sum_nanos.is_empty());
+        let json = serde_json::to_string(&s).expect("json");
+        assert!(json.contains("\"read_lat_sum_nanos\":[10000,10000]"), "{json}");
+        assert!(!json.contains("write_lat_sum_nanos"), "{json}");
     }
 
     #[test]

@@ -1035,7 +1035,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         }
         let d = t1.saturating_sub(s.stamp);
         out.hist.record(s.kind, d);
-        out.series.record(d);
+        out.series.record(s.kind, d);
         match s.kind {
             OpKind::Read => {
                 out.data_ops += 1;

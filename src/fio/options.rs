@@ -320,8 +320,10 @@ pub const OPTIONS: &[FioOption] = &[
         kind: Kind::Text, aliases: &[], meaning: "with log_avg_msec: `fsbench fio` writes fio 3.33's averaged bandwidth log, PREFIX_bw.N.log (N the job's number, as fio; PREFIX_bw.log with per_job_logs=0; the option alone: the job's name as PREFIX, as fio) in the current directory, one line `time_ms, KiB/s, ddir, 0, 0` per window and direction with I/O, from the job's series at that interval (windows counted by fsbench's clock from the release of the timed phase's workers, fio's from the job's start; only windows that end before the phase does, as fio's; bs and offset 0, as fio 3.33's averaged lines); a job that is not time_based keeps 200 windows at most (100 s at 500 ms): a longer one's series is widened and `fsbench fio` writes no log for it and exits 1 after its report; `run --fio` refuses it; refused without log_avg_msec (fio's per-I/O log), with numjobs > 1, ramp_time, or beside other jobs of its group" },
     FioOption { name: "write_iops_log",
         kind: Kind::Text, aliases: &[], meaning: "with log_avg_msec: fio's averaged IOPS log, PREFIX_iops.N.log, I/Os per second per window and direction, as write_bw_log" },
+    FioOption { name: "write_lat_log",
+        kind: Kind::Text, aliases: &[], meaning: "with log_avg_msec: fio's averaged latency logs, PREFIX_lat.N.log, PREFIX_slat.N.log and PREFIX_clat.N.log (each left out by its disable_lat, disable_slat, disable_clat, or by gtod_reduce, as fio), named and refused as write_bw_log; one line `time_ms, mean_ns, ddir, 0, 0` per window and direction with I/O: the window's mean latency in ns (the sum of its ops' latencies over their count, rounded half up, as fio's), every window with I/O including the last, partial one (stamped with the phase's end), as fio's. fsbench times each op once, from its start (its call, or its scheduled start under a rate) to its completion: fio's total latency (lat), except that under a rate fio's counts from after its rate wait, so a late wake-up (tens to hundreds of µs on a busy machine, more than a cached write takes) is in fsbench's and not in fio's; with a synchronous engine (psync, sync, pvsync, mmap, null) the clat file carries the same time (fio's leaves out the op's preparation, under a microsecond) and the slat file is empty, as fio's (no submission step); with io_uring or libaio, whose submission and completion fio times apart and fsbench does not, refused unless disable_slat=1 and disable_clat=1 leave the lat file alone" },
     FioOption { name: "log_avg_msec",
-        kind: Kind::Count, aliases: &[], meaning: "the window of write_bw_log and write_iops_log in ms (at least 10; the run's series interval, so every job with a log gives the same); no effect without them, as in fio" },
+        kind: Kind::Count, aliases: &[], meaning: "the window of write_bw_log, write_iops_log and write_lat_log in ms (at least 10; the run's series interval, so every job with a log gives the same); no effect without them, as in fio" },
     FioOption { name: "per_job_logs",
         kind: Kind::Flag, aliases: &[], meaning: "1 (default): the job's number in its log file names, as fio; 0: PREFIX_bw.log" },
 ];
@@ -389,7 +391,6 @@ pub fn is_difference(note: &str) -> bool {
 pub const REFUSED: &[(&str, &str)] = &[
     ("exitall_on_error", "a failed job fails its whole group (one test) in fsbench"),
     ("filename_format", "fsbench names its own files in the run directory"),
-    ("write_lat_log", "fsbench's series keeps latency percentiles per window, not fio's mean per window and direction (nor clat and slat apart); write_bw_log and write_iops_log are taken"),
     ("write_hist_log", "fsbench has no histogram log in fio's format"),
     ("log_offset", "fsbench writes fio's averaged logs (log_avg_msec), whose lines have no offset"),
     ("log_prio", "fsbench writes fio's averaged logs (log_avg_msec), whose lines have no priority"),

@@ -50,6 +50,14 @@ pub struct PhaseSeries {
     /// Longest latency (exact).
     #[serde(default)]
     pub max_nanos: Vec<u64>,
+    /// Sum of the latencies of the reads completed in each interval (ns), so that with
+    /// `read_ops` a window's mean is exact ([`PhaseSeries::mean_lat_nanos`]); empty when the
+    /// phase completed no read, and in runs stored before fsbench kept it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_lat_sum_nanos: Vec<u64>,
+    /// Sum of the latencies of the writes, as `read_lat_sum_nanos`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_lat_sum_nanos: Vec<u64>,
     /// `Dirty` of `/proc/meminfo`, sampled by the phase's runner thread (empty when unread).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dirty_bytes: Vec<u64>,
@@ -108,6 +116,21 @@ impl PhaseSeries {
             .collect()
     }
 
+    /// The mean latency of the reads (`write` false) or writes completed in point `i`, ns,
+    /// rounded half up: the sum of their latencies over their count, in whole numbers. `None`
+    /// when none completed, or the series keeps no latency sums (stored before it did).
+    pub fn mean_lat_nanos(&self, i: usize, write: bool) -> Option<u64> {
+        let (sums, ops) = if write {
+            (&self.write_lat_sum_nanos, &self.write_ops)
+        } else {
+            (&self.read_lat_sum_nanos, &self.read_ops)
+        };
+        let n = *ops.get(i).filter(|n| **n > 0)? as u128;
+        let sum = *sums.get(i)? as u128;
+        // (sum / n + 1/2), truncated, without floating point.
+        Some(((2 * sum + n) / (2 * n)) as u64)
+    }
+
     /// Stalls: runs of consecutive intervals in which no op completed, between intervals that
     /// had completions (so ops were in flight), as (first interval, length in intervals).
     pub fn stalls(&self) -> Vec<(usize, usize)> {
@@ -134,9 +157,9 @@ impl PhaseSeries {
 /// Several ranks' series of one phase on the common clock (a multi-client run): `parts` are
 /// each rank's series and its release after the earliest one's, in ns. Each is brought to the
 /// coarsest interval (intervals are the base doubled, so they nest) and shifted by its start;
-/// bytes and ops add up, `max` is the largest, and p50/p99 are the largest of the ranks' (an
-/// upper bound: ranks keep no per-interval histograms to merge). Dirty and writeback bytes
-/// add up over `hosts`' first rank (the host-wide counters of each host once).
+/// bytes, ops and latency sums add up, `max` is the largest, and p50/p99 are the largest of the
+/// ranks' (an upper bound: ranks keep no per-interval histograms to merge). Dirty and writeback
+/// bytes add up over `hosts`' first rank (the host-wide counters of each host once).
 pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
     let interval = parts.iter().map(|p| p.0.interval_nanos).max().filter(|i| *i > 0)?;
     let mut out = PhaseSeries { interval_nanos: interval, ..PhaseSeries::default() };
@@ -150,6 +173,8 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
     let mem = widened.iter().any(|(s, _, f)| *f && !s.dirty_bytes.is_empty());
     let dev = widened.iter().any(|(s, _, f)| *f && !s.device_busy_nanos.is_empty());
     let cpu = widened.iter().any(|(s, _, _)| !s.cpu_user_nanos.is_empty());
+    let read_lat = widened.iter().any(|(s, _, _)| !s.read_lat_sum_nanos.is_empty());
+    let write_lat = widened.iter().any(|(s, _, _)| !s.write_lat_sum_nanos.is_empty());
     let grow = |v: &mut Vec<u64>| v.resize(n, 0);
     for v in [
         &mut out.read_bytes,
@@ -176,6 +201,12 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
         grow(&mut out.cpu_user_nanos);
         grow(&mut out.cpu_sys_nanos);
     }
+    if read_lat {
+        grow(&mut out.read_lat_sum_nanos);
+    }
+    if write_lat {
+        grow(&mut out.write_lat_sum_nanos);
+    }
     for (s, off, first) in &widened {
         for i in 0..s.len() {
             let j = i + off;
@@ -188,6 +219,13 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
             out.p50_nanos[j] = out.p50_nanos[j].max(at(&s.p50_nanos));
             out.p99_nanos[j] = out.p99_nanos[j].max(at(&s.p99_nanos));
             out.max_nanos[j] = out.max_nanos[j].max(at(&s.max_nanos));
+            // Each rank's latencies add up, as its ops do.
+            if read_lat {
+                out.read_lat_sum_nanos[j] += at(&s.read_lat_sum_nanos);
+            }
+            if write_lat {
+                out.write_lat_sum_nanos[j] += at(&s.write_lat_sum_nanos);
+            }
             if mem && *first {
                 out.dirty_bytes[j] += at(&s.dirty_bytes);
                 out.writeback_bytes[j] += at(&s.writeback_bytes);
@@ -211,8 +249,8 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
 
 impl PhaseSeries {
     /// This series at `interval` (a multiple by a power of two of its own): pairs of points
-    /// merged (sums, device and CPU time too; the larger percentile and max; the later memory
-    /// sample).
+    /// merged (sums, latency sums, device and CPU time too; the larger percentile and max; the
+    /// later memory sample).
     pub fn widen(&self, interval: u64) -> PhaseSeries {
         let mut s = self.clone();
         while s.interval_nanos > 0 && s.interval_nanos < interval {
@@ -231,6 +269,8 @@ impl PhaseSeries {
                 p50_nanos: max(&s.p50_nanos),
                 p99_nanos: max(&s.p99_nanos),
                 max_nanos: max(&s.max_nanos),
+                read_lat_sum_nanos: sum(&s.read_lat_sum_nanos),
+                write_lat_sum_nanos: sum(&s.write_lat_sum_nanos),
                 dirty_bytes: last(&s.dirty_bytes),
                 writeback_bytes: last(&s.writeback_bytes),
                 device_read_requests: sum(&s.device_read_requests),
@@ -777,6 +817,46 @@ mod tests {
         // gap (2 points) too short to call a period.
         let s = writer(|i| if i % 2 == 0 { 500 } else { 0 });
         assert_eq!(s.writeback_bursts(true), None);
+    }
+
+    /// The mean latency of a window and direction is its sum over its count, rounded half up
+    /// in whole numbers (fio's `mean + 0.5`, truncated); no mean without ops or without sums.
+    #[test]
+    fn mean_latency_is_the_sum_over_the_count_rounded_half_up() {
+        let s = PhaseSeries {
+            interval_nanos: 500_000_000,
+            ops: vec![6, 1, 3, 2, 1],
+            read_ops: vec![4, 0, 3, 2, 1],
+            read_lat_sum_nanos: vec![4_000_002, 0, 1_000, 5, 7],
+            write_ops: vec![2, 1],
+            ..PhaseSeries::default()
+        };
+        // 1_000_000.5 rounds up; 333.33 down; 2.5 up; one op is its own latency.
+        assert_eq!(s.mean_lat_nanos(0, false), Some(1_000_001));
+        assert_eq!(s.mean_lat_nanos(1, false), None, "no reads in the window");
+        assert_eq!(s.mean_lat_nanos(2, false), Some(333));
+        assert_eq!(s.mean_lat_nanos(3, false), Some(3));
+        assert_eq!(s.mean_lat_nanos(4, false), Some(7));
+        assert_eq!(s.mean_lat_nanos(5, false), None, "past the last point");
+        // A sum near u64::MAX does not overflow the rounding.
+        let big = PhaseSeries {
+            read_ops: vec![1, 3],
+            read_lat_sum_nanos: vec![u64::MAX, u64::MAX],
+            ..PhaseSeries::default()
+        };
+        assert_eq!(big.mean_lat_nanos(0, false), Some(u64::MAX));
+        assert_eq!(big.mean_lat_nanos(1, false), Some(u64::MAX / 3));
+        // Writes without sums (a series stored before fsbench kept them): no mean, not 0.
+        assert_eq!(s.mean_lat_nanos(0, true), None);
+        // Widened, pairs of sums and counts add up, so the mean stays exact.
+        let w = s.widen(1_000_000_000);
+        assert_eq!(w.read_lat_sum_nanos, [4_000_002, 1_005, 7]);
+        assert_eq!(w.read_ops, [4, 5, 1]);
+        assert_eq!(w.mean_lat_nanos(1, false), Some(201));
+        // Ranks' sums add up on the common clock.
+        let m = merge_ranks(&[(&s, 0, true), (&s, 0, false)]).expect("merged");
+        assert_eq!(m.read_lat_sum_nanos[0], 8_000_004);
+        assert_eq!(m.mean_lat_nanos(0, false), Some(1_000_001));
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! fio's averaged logs (`write_bw_log`, `write_iops_log` with `log_avg_msec`): `fsbench fio`
-//! and fio 3.33 run the same paced job file, each with its own current directory, and their
-//! log files are read by the same code: the same file names (the job's number counting an
-//! earlier job's clones), written in the current directory and not in `directory=`, the same
-//! columns, line counts within one (fio's timer thread may take a window late or not at all),
-//! and IOPS near the job's `rate_iops=200` in both (timing: a busy machine can fall short).
+//! fio's averaged logs (`write_bw_log`, `write_iops_log`, `write_lat_log` with `log_avg_msec`):
+//! `fsbench fio` and fio 3.33 run the same paced job file, each with its own current
+//! directory, and their log files are read by the same code: the same file names (the job's
+//! number counting an earlier job's clones), written in the current directory and not in
+//! `directory=`, the same columns, line counts within one (fio's timer thread may take a
+//! window late or not at all), and IOPS near the job's `rate_iops=200` in both (timing: a busy
+//! machine can fall short); mean latencies in ns, of the same order in both (timing again:
+//! only a broad factor is asserted, which still tells ns from µs).
 
 use crate::util::*;
 use std::path::Path;
@@ -31,10 +33,10 @@ fn parse(path: &Path) -> Vec<Line> {
         .collect()
 }
 
-/// The log files `fsbench fio` (or fio) writes for `JOB`: name and lines, sorted by name.
-fn logs_of(fio: bool) -> Vec<(String, Vec<Line>)> {
+/// The log files `fsbench fio` (or fio) writes for `job`: name and lines, sorted by name.
+fn logs_of(job: &str, fio: bool) -> Vec<(String, Vec<Line>)> {
     let work = TestDir::new();
-    let file = work.write("job.fio", JOB);
+    let file = work.write("job.fio", job);
     let data = TestDir::new();
     let dir = format!("--directory={}", data.path().display());
     let o = if fio {
@@ -81,7 +83,7 @@ fn fsbench_fio_writes_fios_averaged_logs() {
     let mut counts = Vec::new();
     for fio in tools {
         let who = if fio { "fio" } else { "fsbench" };
-        let logs = logs_of(fio);
+        let logs = logs_of(JOB, fio);
         let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["pfx_bw.3.log", "pfx_iops.3.log"], "{who}");
         let (bw, iops) = (&logs[0].1, &logs[1].1);
@@ -109,8 +111,62 @@ fn fsbench_fio_writes_fios_averaged_logs() {
     }
 }
 
+/// A paced psync job's latency logs: 2 s of reads at 200 a second in 500 ms windows.
+const LAT_JOB: &str = "[paced]\nrw=randread\nbs=4k\nsize=4m\nrate_iops=200\ntime_based\n\
+runtime=2\nlog_avg_msec=500\nwrite_lat_log=x\n";
+
+/// The same three files from both tools (a synchronous engine's slat log empty in both), fio's
+/// columns, one line per 500 ms window of reads with the window's mean latency in ns; the two
+/// tools' mean latencies within a broad factor of each other (a ns/µs mix-up is 1000).
+#[test]
+fn fsbench_fio_writes_fios_averaged_latency_logs() {
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's latency logs not compared");
+    }
+    let mut runs = Vec::new();
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let logs = logs_of(LAT_JOB, fio);
+        let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["x_clat.1.log", "x_lat.1.log", "x_slat.1.log"], "{who}");
+        let (clat, lat, slat) = (&logs[0].1, &logs[1].1, &logs[2].1);
+        assert!(slat.is_empty(), "{who}: a psync job's slat log has no line: {slat:?}");
+        // 2 s of 500 ms windows, the last one partial (written at the job's end, by both).
+        assert!((3..=5).contains(&lat.len()), "{who}: {lat:?}");
+        assert_eq!(clat.len(), lat.len(), "{who}: {clat:?} {lat:?}");
+        for (c, l) in clat.iter().zip(lat) {
+            // Reads only; averaged lines carry 0 for bs and offset.
+            assert_eq!((l[2], l[3], l[4]), (0, 0, 0), "{who}: {l:?}");
+            assert_eq!((c[0], c[2], c[3], c[4]), (l[0], 0, 0, 0), "{who}: {c:?} {l:?}");
+            // A mean 4 KiB read in ns: above 100 ns, below a second; clat within lat.
+            assert!((100..1_000_000_000).contains(&l[1]), "{who}: {l:?} is not a latency in ns");
+            assert!(c[1] > 0 && c[1] <= l[1], "{who}: clat {c:?} against lat {l:?}");
+        }
+        // Window ends, increasing, the first one at log_avg_msec (fio: at the first read
+        // after it).
+        assert!(lat.windows(2).all(|w| w[0][0] < w[1][0]), "{who}: {lat:?}");
+        assert!((500..600).contains(&lat[0][0]), "{who}: {lat:?}");
+        if !fio {
+            let times: Vec<u64> = lat.iter().take(3).map(|l| l[0]).collect();
+            assert_eq!(times, [500, 1000, 1500], "{who}");
+        }
+        let mean = lat.iter().map(|l| l[1] as f64).sum::<f64>() / lat.len() as f64;
+        eprintln!("{who}: {} lines, mean latency {mean:.0} ns: {lat:?}", lat.len());
+        runs.push((lat.len(), mean));
+    }
+    if let [(ours, ours_ns), (fios, fios_ns)] = runs[..] {
+        assert!(ours.abs_diff(fios) <= 1, "fsbench {ours} lines, fio {fios}");
+        let ratio = ours_ns / fios_ns;
+        assert!((0.05..=20.0).contains(&ratio), "fsbench {ours_ns} ns, fio {fios_ns} ns");
+    }
+}
+
 /// What fsbench cannot write is refused before any I/O, exit 2, with the job file's line: a
-/// log without log_avg_msec (fio's per-I/O log), and any log under `run --fio`.
+/// log without log_avg_msec (fio's per-I/O log), an asynchronous engine's latency logs, and
+/// any log under `run --fio`.
 #[test]
 fn logs_fsbench_cannot_write_exit_2_with_the_line() {
     let work = TestDir::new();
@@ -124,6 +180,23 @@ fn logs_fsbench_cannot_write_exit_2_with_the_line() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("job.fio:4") && stderr(&o).contains("log_avg_msec"),
+        "{}",
+        stderr(&o)
+    );
+    // An asynchronous engine's slat and clat logs, which fsbench does not time apart.
+    let file = work.write(
+        "job.fio",
+        "[j]\nrw=read\nsize=1m\nioengine=libaio\nlog_avg_msec=100\nwrite_lat_log=p\n",
+    );
+    let o = command()
+        .args(["fio", "--no-store"])
+        .arg(&file)
+        .current_dir(work.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("job.fio:6") && stderr(&o).contains("disable_slat=1"),
         "{}",
         stderr(&o)
     );

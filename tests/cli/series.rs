@@ -46,6 +46,14 @@ fn a_fixed_rate_is_held_and_the_series_counts_every_op() {
     for k in ["p50_nanos", "p99_nanos", "max_nanos", "dirty_bytes", "writeback_bytes"] {
         assert_eq!(nums(&s[k]).len(), ops.len(), "{k}");
     }
+    // Every read's latency in its interval's sum: their mean is the phase's (whose histogram
+    // keeps it within 0.1%); no writes, no write sums.
+    let sums = nums(&s["read_lat_sum_nanos"]);
+    assert_eq!(sums.len(), ops.len());
+    let mean = sums.iter().sum::<u64>() as f64 / ops.iter().sum::<u64>() as f64;
+    let phase_mean = lat(p, "read").expect("read latency")["mean_nanos"].as_f64().unwrap();
+    assert!((mean / phase_mean - 1.0).abs() < 0.01, "series {mean} ns, phase {phase_mean} ns");
+    assert!(s.get("write_lat_sum_nanos").is_none(), "{s}");
     // The process's CPU per interval, sampled by the runner thread: some in every second of a
     // phase reading 500 times a second, and no more than the two CPUs a point could use.
     let interval = s["interval_nanos"].as_u64().unwrap();

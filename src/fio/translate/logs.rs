@@ -1,20 +1,23 @@
-//! fio's averaged logs: `write_bw_log=PREFIX` and `write_iops_log=PREFIX` with
-//! `log_avg_msec=N`. fsbench already keeps a series of each timed phase (one point per
-//! interval, [`crate::model::series::PhaseSeries`]); `fsbench fio` runs with that interval set to
-//! `log_avg_msec` and writes each window's figures in fio's log format after the run
-//! ([`crate::present::fio_log`]). This module decides, at translation, which jobs get which
-//! files and refuses what the series cannot give with the option's line:
+//! fio's averaged logs: `write_bw_log=PREFIX`, `write_iops_log=PREFIX` and
+//! `write_lat_log=PREFIX` with `log_avg_msec=N`. fsbench already keeps a series of each timed
+//! phase (one point per interval, [`crate::model::series::PhaseSeries`]); `fsbench fio` runs
+//! with that interval set to `log_avg_msec` and writes each window's figures in fio's log
+//! format after the run ([`crate::present::fio_log`]). This module decides, at translation,
+//! which jobs get which files and refuses what the series cannot give with the option's line:
 //! - no `log_avg_msec`: fio's per-I/O log would need a record per operation in the hot loop;
 //! - `numjobs` > 1: the series is the test's, not each clone's;
 //! - a job that runs beside others in its group: the test's series counts them together;
 //! - `ramp_time`: fio's time stamps count from the job's start, fsbench's series from its timed
 //!   phase;
-//! - jobs whose `log_avg_msec` differ: one run has one series interval.
+//! - jobs whose `log_avg_msec` differ: one run has one series interval;
+//! - `write_lat_log`'s `slat` and `clat` files with an asynchronous engine (io_uring, libaio):
+//!   fio times submission and completion apart, fsbench times each op once ([`lat_files`]).
 //!
-//! File names follow fio 3.33's `init.c`: `PREFIX_bw.N.log` and `PREFIX_iops.N.log`, N the
-//! job's thread number (1 + the `numjobs` of every job before it in the file), or
-//! `PREFIX_bw.log` with `per_job_logs=0`; relative to the current directory, not `directory=`
-//! (checked with fio 3.33).
+//! File names follow fio 3.33's `init.c`: `PREFIX_bw.N.log`, `PREFIX_iops.N.log` and
+//! `PREFIX_lat.N.log`, `PREFIX_slat.N.log`, `PREFIX_clat.N.log`, N the job's thread number
+//! (1 + the `numjobs` of every job before it in the file), or `PREFIX_bw.log` with
+//! `per_job_logs=0`; relative to the current directory, not `directory=` (checked with fio
+//! 3.33).
 
 use super::groups::Group;
 use super::{FioError, Job};
@@ -28,6 +31,14 @@ pub enum LogKind {
     Bw,
     /// `write_iops_log`: I/Os per second per window and direction.
     Iops,
+    /// `write_lat_log`'s `_lat` file: the mean total latency (ns) per window and direction.
+    Lat,
+    /// `write_lat_log`'s `_clat` file: the mean completion latency (ns); a synchronous
+    /// engine's only (there it is fsbench's one latency, as `Lat`).
+    Clat,
+    /// `write_lat_log`'s `_slat` file: a synchronous engine's, which has no submission step
+    /// and no line, as fio's own.
+    Slat,
 }
 
 impl LogKind {
@@ -36,6 +47,7 @@ impl LogKind {
         match self {
             LogKind::Bw => "write_bw_log",
             LogKind::Iops => "write_iops_log",
+            LogKind::Lat | LogKind::Clat | LogKind::Slat => "write_lat_log",
         }
     }
 }
@@ -81,9 +93,11 @@ pub(super) fn plan(
             }
         };
         let mut asked = Vec::new();
-        for (key, kind, suffix) in
-            [("write_bw_log", LogKind::Bw, "bw"), ("write_iops_log", LogKind::Iops, "iops")]
-        {
+        for (key, kind, suffix) in [
+            ("write_bw_log", LogKind::Bw, "bw"),
+            ("write_iops_log", LogKind::Iops, "iops"),
+            ("write_lat_log", LogKind::Lat, "lat"),
+        ] {
             // The option alone: the job's name is the prefix, as fio's.
             if let Some(super::Val { value: None, line, .. }) = job.get(key) {
                 asked.push((key, kind, suffix, job.name.as_str(), *line));
@@ -108,16 +122,37 @@ pub(super) fn plan(
                     ));
                     continue;
                 }
+                // write_lat_log's files, as the job's engine and disable_* allow.
+                let lat = match asked.iter().find(|a| a.1 == LogKind::Lat) {
+                    Some(&(_, _, _, _, line)) => match lat_files(job, line) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            errors.push(e);
+                            continue;
+                        }
+                    },
+                    None => Vec::new(),
+                };
                 // A job that never runs (exit_what) has no test and gets no file.
                 let Some(test_id) = solo.get(&i) else {
                     continue;
                 };
-                let files = asked
+                let files: Vec<(LogKind, String)> = asked
                     .iter()
-                    .map(|&(_, kind, suffix, prefix, _)| {
-                        (kind, file_name(prefix, suffix, per_job.then_some(this)))
+                    .flat_map(|&(_, kind, suffix, prefix, _)| {
+                        let kinds = match kind {
+                            LogKind::Lat => lat.clone(),
+                            _ => vec![(kind, suffix)],
+                        };
+                        kinds.into_iter().map(move |(kind, suffix)| {
+                            (kind, file_name(prefix, suffix, per_job.then_some(this)))
+                        })
                     })
                     .collect();
+                // write_lat_log with every latency disabled: no file, as fio.
+                if files.is_empty() {
+                    continue;
+                }
                 out.push(JobLogs {
                     job: job.name.clone(),
                     test_id: test_id.clone(),
@@ -139,6 +174,40 @@ pub fn file_name(prefix: &str, suffix: &str, number: Option<u64>) -> String {
         Some(n) => format!("{prefix}_{suffix}.{n}.log"),
         None => format!("{prefix}_{suffix}.log"),
     }
+}
+
+/// The files of `write_lat_log` (written at `line`), in fio 3.33's order (`init.c`: lat,
+/// slat, clat) and each left out by its `disable_lat`/`disable_slat`/`disable_clat` (or by
+/// `gtod_reduce`, which sets all three unless the job gives one itself), or why the job's
+/// engine cannot have them. fsbench times each op once, from its start (its call, or its
+/// scheduled start under a rate) to its completion: fio's total latency (`lat`). A synchronous
+/// engine has no submission step: fio's `clat` is the same time but for the op's preparation,
+/// and its `slat` file has no line (fio 3.33 writes it empty). An asynchronous engine's
+/// submission and completion fio times apart, and fsbench does not.
+fn lat_files(job: &Job, line: usize) -> Result<Vec<(LogKind, &'static str)>, FioError> {
+    let reduce = job.bool("gtod_reduce")?.unwrap_or(false);
+    let mut kept = Vec::new();
+    for (kind, off, suffix) in [
+        (LogKind::Lat, "disable_lat", "lat"),
+        (LogKind::Slat, "disable_slat", "slat"),
+        (LogKind::Clat, "disable_clat", "clat"),
+    ] {
+        if !job.bool(off)?.unwrap_or(reduce) {
+            kept.push((kind, suffix));
+        }
+    }
+    let engine = job.str("ioengine")?.map_or("psync", |(e, _)| e);
+    let depth = job.int("iodepth")?.map_or(1, |(d, _)| d);
+    // fio's null engine is synchronous at iodepth=1 (`null_init`), else it queues.
+    let asynchronous = match engine {
+        "io_uring" | "libaio" => true,
+        "null" => depth > 1,
+        _ => false,
+    };
+    if asynchronous && kept.iter().any(|(k, _)| *k != LogKind::Lat) {
+        return Err(job.err("write_lat_log", line, format!("with ioengine={engine}: fio times an asynchronous engine's submission (slat) and completion (clat) apart, fsbench times each op once, from its start to its completion (fio's total latency); add disable_slat=1 and disable_clat=1 to write PREFIX_lat.N.log alone, or use a synchronous engine (psync)")));
+    }
+    Ok(kept)
 }
 
 /// The job's `log_avg_msec`, or why its log cannot be written.
@@ -224,6 +293,62 @@ mod tests {
         assert!(logs(&format!("[a]\n{JOB}log_avg_msec=500\n")).is_empty());
     }
 
+    /// write_lat_log: fio 3.33's three files in its order (lat, slat, clat), numbered as the
+    /// others, each left out by its disable_* or by gtod_reduce (unless the job turns it back
+    /// on); with every latency disabled, no file and no log request.
+    #[test]
+    fn latency_logs_are_named_and_left_out_as_fio_does() {
+        let l = logs(&format!(
+            "[a]\n{JOB}numjobs=2\n[b]\nstonewall\n{JOB}log_avg_msec=500\nwrite_lat_log=x\nwrite_iops_log=x\n"
+        ));
+        assert_eq!(
+            l[0].files,
+            vec![
+                (LogKind::Iops, "x_iops.3.log".to_string()),
+                (LogKind::Lat, "x_lat.3.log".to_string()),
+                (LogKind::Slat, "x_slat.3.log".to_string()),
+                (LogKind::Clat, "x_clat.3.log".to_string()),
+            ]
+        );
+        assert_eq!(LogKind::Slat.option(), "write_lat_log");
+        let files = |extra: &str| -> Vec<String> {
+            let l = logs(&format!("[j]\n{JOB}log_avg_msec=100\nwrite_lat_log\n{extra}"));
+            l.first().map(|l| l.files.iter().map(|f| f.1.clone()).collect()).unwrap_or_default()
+        };
+        assert_eq!(files("per_job_logs=0\n"), ["j_lat.log", "j_slat.log", "j_clat.log"]);
+        assert_eq!(files("disable_slat=1\n"), ["j_lat.1.log", "j_clat.1.log"]);
+        assert_eq!(files("disable_lat=1\ndisable_clat=1\n"), ["j_slat.1.log"]);
+        assert_eq!(files("gtod_reduce=1\ndisable_clat=0\n"), ["j_clat.1.log"]);
+        assert!(files("gtod_reduce=1\n").is_empty());
+        // Synchronous engines (fio's FIO_SYNCIO): all three.
+        for engine in ["psync", "sync", "pvsync", "mmap", "null"] {
+            assert_eq!(files(&format!("ioengine={engine}\n")).len(), 3, "{engine}");
+        }
+    }
+
+    /// An asynchronous engine's submission and completion latencies, which fio logs apart and
+    /// fsbench does not time apart, are refused at write_lat_log's line; its total latency
+    /// alone is written.
+    #[test]
+    fn an_asynchronous_engine_gets_its_total_latency_log_alone() {
+        for engine in ["io_uring", "libaio"] {
+            let job = format!(
+                "[j]\n{JOB}ioengine={engine}\niodepth=4\nlog_avg_msec=100\nwrite_lat_log=x\n"
+            );
+            let e = err(&job);
+            assert!(
+                e.contains("t.fio:10")
+                    && e.contains(&format!("ioengine={engine}"))
+                    && e.contains("disable_slat=1 and disable_clat=1"),
+                "{e}"
+            );
+            let e = err(&format!("{job}disable_slat=1\n"));
+            assert!(e.contains("t.fio:10") && e.contains("(clat)"), "{e}");
+            let l = logs(&format!("{job}disable_slat=1\ndisable_clat=1\n"));
+            assert_eq!(l[0].files, vec![(LogKind::Lat, "x_lat.1.log".to_string())], "{engine}");
+        }
+    }
+
     /// What the series cannot give is refused at the option's line, with why.
     #[test]
     fn logs_the_series_cannot_give_are_refused() {
@@ -245,9 +370,8 @@ mod tests {
             "[a]\n{JOB}write_iops_log=p\nlog_avg_msec=100\n[b]\nstonewall\n{JOB}write_iops_log=q\nlog_avg_msec=200\n"
         ));
         assert!(e.contains("t.fio:17") && e.contains("one series interval per run"), "{e}");
-        // Still refused: the latency logs, the histogram log, offsets, priorities, compression.
+        // Still refused: the histogram log, offsets, priorities, compression.
         for (opt, why) in [
-            ("write_lat_log=p", "mean per window"),
             ("write_hist_log=p", "histogram log"),
             ("log_offset=1", "no offset"),
             ("log_prio=1", "no priority"),

@@ -542,6 +542,10 @@ fn every_supported_option_and_alias_is_read() {
         ("write_iops_log", "write_iops_log=p\nlog_avg_msec=100\n", |_, _, tr| {
             tr.logs[0].files == [(LogKind::Iops, "p_iops.1.log".to_string())]
         }),
+        ("write_lat_log", "write_lat_log=p\nlog_avg_msec=100\ndisable_slat=1\n", |_, _, tr| {
+            tr.logs[0].files
+                == [(LogKind::Lat, "p_lat.1.log".into()), (LogKind::Clat, "p_clat.1.log".into())]
+        }),
         ("log_avg_msec", "write_iops_log=p\nlog_avg_msec=250\n", |_, _, tr| {
             tr.logs[0].avg_msec == 250
         }),
