@@ -315,8 +315,9 @@ fn rmdir<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpRes
 /// fio's `filecreate` open: `O_CREAT|O_RDWR`, mode 0600 (no `O_EXCL`, no `O_TRUNC`).
 const FIO_CREATE_FLAGS: OFlags = OFlags::CREATE.union(OFlags::RDWR);
 const FIO_CREATE_MODE: Mode = Mode::from_raw_mode(0o600);
-/// fio's `dircreate` passes `S_IFDIR` as the mode: the kernel keeps no permission bit of it.
-const FIO_DIR_MODE: Mode = Mode::from_raw_mode(0o040000);
+/// fio's `dircreate` passes `S_IFDIR` as the mode, of which mkdir(2) keeps no bit: the
+/// directory's mode is 0, as with this.
+const FIO_DIR_MODE: Mode = Mode::empty();
 
 /// `opencreate` (fio's `filecreate`): open a free slot's file `O_CREAT|O_RDWR` (0600), close
 /// it; only the open is timed, as fio records the open alone and closes the file afterwards.

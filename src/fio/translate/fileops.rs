@@ -401,3 +401,188 @@ pub(super) fn one_group(
     }
     Ok((test, places))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{translate, FioError, Translation};
+    use crate::model::job::OpKind;
+
+    fn tr(text: &str) -> Result<Translation, FioError> {
+        translate(text, "t.fio", "t", &|_| None)
+    }
+
+    fn err(text: &str) -> String {
+        tr(text).unwrap_err().to_string()
+    }
+
+    /// The ops of each phase: (name, timed, op, passes).
+    fn phases(t: &Translation) -> Vec<(String, bool, String, u32)> {
+        t.spec.tests[0]
+            .phases
+            .iter()
+            .map(|p| {
+                let op = p.pattern[0].op.clone().unwrap_or_default();
+                (p.name.clone(), p.timed, op, p.amount.passes.unwrap_or(0))
+            })
+            .collect()
+    }
+
+    const G: &str = "[global]\nfilesize=4k\nnrfiles=20\n";
+
+    /// Each engine is the fileset test of its calls: setup where fio sets up, the timed op,
+    /// nrfiles files per thread by absolute path, and the job's report in fio's direction.
+    #[test]
+    fn each_engine_is_a_fileset_test_of_its_call() {
+        // (engine lines, prefill, its phases: (name, timed, op))
+        type Case = (&'static str, bool, &'static [(&'static str, bool, &'static str)]);
+        let cases: [Case; 6] = [
+            (
+                "filecreate\ncreate_on_open=1\nopenfiles=1",
+                false,
+                &[("filecreate", true, "opencreate")],
+            ),
+            ("filestat", true, &[("filestat", true, "stat")]),
+            ("filedelete", true, &[("filedelete", true, "unlink")]),
+            ("dircreate\ncreate_on_open=1", false, &[("dircreate", true, "mkdirslot")]),
+            ("dirstat", false, &[("setup", false, "mkdirslot"), ("dirstat", true, "stat")]),
+            (
+                "dirdelete",
+                false,
+                &[("setup", false, "mkdirslot"), ("dirdelete", true, "rmdirslot")],
+            ),
+        ];
+        for (engine, prefill, want) in cases {
+            let t = tr(&format!("{G}ioengine={engine}\nnumjobs=3\n[j]\n"))
+                .unwrap_or_else(|e| panic!("{engine}: {e}"));
+            let test = &t.spec.tests[0];
+            let fs = test.fileset.as_ref().expect("a fileset test");
+            assert_eq!(
+                (fs.count, fs.flat, fs.prefill),
+                (Some(60), Some(true), prefill),
+                "{engine}"
+            );
+            assert_eq!(fs.paths.as_deref(), Some("absolute"), "{engine}");
+            assert!(test.file.is_none() && test.threads == 3, "{engine}");
+            let got: Vec<(String, bool, String, u32)> = phases(&t);
+            let want: Vec<(String, bool, String, u32)> = want
+                .iter()
+                .map(|(n, timed, op)| (n.to_string(), *timed, op.to_string(), 1))
+                .collect();
+            assert_eq!(got, want, "{engine}");
+            let r = t.jobs[0].fileop.expect("reported as fio's fake I/O");
+            assert!(!r.write && r.bytes == 4096, "{engine}: {r:?}");
+        }
+        // rw=write: fio records the call as a write.
+        let t = tr(&format!("{G}ioengine=filestat\nrw=write\n[j]\n")).unwrap();
+        assert!(t.jobs[0].fileop.is_some_and(|r| r.write && r.op == OpKind::Stat));
+    }
+
+    /// stat_type picks the call; loops repeats a stat engine's pass.
+    #[test]
+    fn stat_type_and_loops() {
+        for (st, op) in [("stat", "stat"), ("lstat", "lstat"), ("statx", "statx")] {
+            let t = tr(&format!("{G}ioengine=dirstat\nstat_type={st}\nloops=3\n[j]\n")).unwrap();
+            assert_eq!(phases(&t)[1].2, op);
+            assert_eq!(phases(&t)[1].3, 3);
+        }
+        let t = tr(&format!("{G}ioengine=filestat\nstat_type=statx\n[j]\n")).unwrap();
+        assert!(
+            t.notes.iter().any(|n| n.contains("[differs from fio: statx-realpath]")),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    /// The jobs of one group are one test: their threads in turn, each job's place a range of
+    /// them, the files nrfiles per thread; notes said once.
+    #[test]
+    fn a_group_of_jobs_is_one_test_of_their_threads() {
+        let t =
+            tr(&format!("{G}ioengine=filestat\n[a]\nnumjobs=2\n[b]\n[c]\nnumjobs=3\n")).unwrap();
+        assert_eq!(t.spec.tests.len(), 1);
+        let test = &t.spec.tests[0];
+        assert_eq!(test.threads, 6);
+        assert_eq!(test.fileset.as_ref().and_then(|f| f.count), Some(120));
+        let places: Vec<(&str, u32, u32)> =
+            t.jobs.iter().map(|p| (p.name.as_str(), p.first_thread, p.threads)).collect();
+        assert_eq!(places, [("a", 0, 2), ("b", 2, 1), ("c", 3, 3)]);
+        assert!(t.jobs.iter().all(|p| p.role.is_none() && p.test_id == test.id));
+        let named = t.notes.iter().filter(|n| n.contains("fileops-names")).count();
+        assert_eq!(named, 1, "{:?}", t.notes);
+        // After a stonewall, a test of its own.
+        let t = tr(&format!("{G}ioengine=filestat\n[a]\n[b]\nstonewall\n")).unwrap();
+        assert_eq!(t.spec.tests.len(), 2);
+        assert_eq!(t.jobs[1].first_thread, 0);
+    }
+
+    /// What fsbench cannot run as fio does is refused at its line, saying why.
+    #[test]
+    fn refusals_name_the_line_and_the_reason() {
+        let cases: [(&str, &str, &str); 13] = [
+            (
+                "ioengine=filestat\nfilesize=8k\nnrfiles=2\n[j]\n",
+                "t.fio:3: `filesize`",
+                "equal to bs",
+            ),
+            ("ioengine=filestat\nnrfiles=2\n[j]\n", "t.fio:4: `[j]`", "needs filesize"),
+            (
+                "ioengine=filestat\nfilesize=4k\nstat_type=fstat\n[j]\n",
+                "t.fio:4: `stat_type`",
+                "stat, lstat or statx",
+            ),
+            (
+                "ioengine=filedelete\nfilesize=4k\nstat_type=lstat\n[j]\n",
+                "t.fio:4: `stat_type`",
+                "filestat and dirstat",
+            ),
+            ("ioengine=filecreate\nfilesize=4k\n[j]\n", "`create_on_open`", "create_on_open=1"),
+            (
+                "ioengine=dircreate\nfilesize=4k\ncreate_on_open=0\n[j]\n",
+                "t.fio:4: `create_on_open`",
+                "timed run",
+            ),
+            (
+                "ioengine=filecreate\nfilesize=4k\ncreate_on_open=1\nnrfiles=4\n[j]\n",
+                "`openfiles`",
+                "openfiles=1",
+            ),
+            (
+                "ioengine=filecreate\nfilesize=4k\ncreate_on_open=1\nnrfiles=4\nopenfiles=2\n[j]\n",
+                "t.fio:6: `openfiles`",
+                "closes each at once",
+            ),
+            (
+                "ioengine=filedelete\nfilesize=4k\nloops=2\n[j]\n",
+                "t.fio:4: `loops`",
+                "only filestat and dirstat",
+            ),
+            (
+                "ioengine=filestat\nfilesize=4k\nruntime=5\n[j]\n",
+                "t.fio:4: `runtime`",
+                "not taken with ioengine=filestat",
+            ),
+            (
+                "ioengine=filestat\nfilesize=4k\nsize=1m\n[j]\n",
+                "t.fio:3: `filesize`",
+                "nrfiles × filesize",
+            ),
+            (
+                "filesize=4k\n[a]\nioengine=filestat\n[b]\nioengine=filedelete\n",
+                "t.fio:5: `[b]`",
+                "same operation",
+            ),
+            (
+                "filesize=4k\n[a]\nioengine=filestat\n[b]\nsize=1m\n",
+                "t.fio:5: `[b]`",
+                "cannot run beside a job on a data file",
+            ),
+        ];
+        for (body, at, why) in cases {
+            let e = err(&format!("[global]\n{body}"));
+            assert!(e.contains(at) && e.contains(why), "{body}: {e}");
+        }
+        // A data job first, a file-operation job beside it: refused too.
+        let e = err("[global]\nfilesize=4k\n[a]\nsize=1m\n[b]\nioengine=filestat\n");
+        assert!(e.contains("`[b]`") && e.contains("stonewall"), "{e}");
+    }
+}
