@@ -318,15 +318,15 @@ fn threads_of<'p>(p: &'p PhaseResult, role: Option<&str>) -> Option<&'p [ThreadR
 /// record of each in the one timed phase of the shown repetition (a fio job has one; a
 /// thread's latency summaries of two phases would not add up).
 fn clones_kept(test: &TestResult, role: Option<&str>, threads: u32) -> bool {
-    threads > 1 && threads_kept(test, role, 0, threads)
+    threads > 1 && threads_kept(test, role, |n| n == threads as usize)
 }
 
-/// Whether the shown repetition of `test` has one timed phase with a record of each of the
-/// threads `first..first + threads` of `role`.
-fn threads_kept(test: &TestResult, role: Option<&str>, first: u32, threads: u32) -> bool {
+/// Whether the shown repetition of `test` has one timed phase whose record of `role`'s
+/// threads has a count that `enough` takes (a slice of a test's threads, `first..first + n`:
+/// at least `first + n`).
+fn threads_kept(test: &TestResult, role: Option<&str>, enough: impl Fn(usize) -> bool) -> bool {
     let phases: Vec<&PhaseResult> = timed(shown(test)).collect();
-    let n = (first + threads) as usize;
-    matches!(phases[..], [p] if threads_of(p, role).is_some_and(|t| t.len() == n || (first > 0 || t.len() > n) && t.len() >= n))
+    matches!(phases[..], [p] if threads_of(p, role).is_some_and(|t| enough(t.len())))
 }
 
 fn timed(rep: Option<&RepResult>) -> impl Iterator<Item = &PhaseResult> {
@@ -453,8 +453,8 @@ fn push_job<'a>(
     // A job that is some of its test's threads (a group of file-operation jobs) is reported
     // from those threads' own records, one by one.
     let slice = role.is_none() && (first > 0 || threads < test.threads);
-    let kept =
-        clones_kept(test, role, threads) || slice && threads_kept(test, role, first, threads);
+    let kept = clones_kept(test, role, threads)
+        || slice && threads_kept(test, role, |n| n >= (first + threads) as usize);
     if split && kept {
         for i in 0..threads as usize {
             let mut j = Job {
