@@ -97,11 +97,15 @@ const TAKEN: &[&str] = &[
     "clat_percentiles",
     "lat_percentiles",
     "percentile_list",
-    "disable_lat",
-    "disable_clat",
     "disable_slat",
-    "gtod_reduce",
 ];
+
+/// The options of [`TAKEN`] that shape the job, as the refusal of another lists them.
+const SHAPING: &str = "nrfiles, filesize (or size), bs, rw, numjobs, thread, directory, create_on_open, openfiles, fallocate, unlink, stat_type and loops";
+
+/// Options that leave fio's file-operation engines no latency to report: the engine records
+/// its call only when latencies are kept (fio's example job files say not to set them).
+const NO_LATENCY: &[&str] = &["disable_lat", "disable_clat", "gtod_reduce"];
 
 /// The job's file-operation engine, if its `ioengine` names one.
 pub(super) fn engine_of(job: &Job) -> Option<FileOp> {
@@ -164,8 +168,14 @@ fn kind_of(job: &Job, op: FileOp) -> Result<OpKind, FioError> {
 fn shape(job: &Job, op: FileOp, notes: &mut Vec<String>) -> Result<Shape, FioError> {
     let engine = op.name();
     for (name, v) in &job.opts {
+        if NO_LATENCY.contains(name) {
+            if job.bool(name)? == Some(false) {
+                continue;
+            }
+            return Err(job.err(name, v.line, format!("with ioengine={engine}: fio then records no latency of the call, which is all the engine reports; leave {name} out")));
+        }
         if !TAKEN.contains(name) {
-            return Err(job.err(name, v.line, format!("is not taken with ioengine={engine}: fsbench runs fio's file operations as a fileset test, with {}", TAKEN[2..17].join(", "))));
+            return Err(job.err(name, v.line, format!("is not taken with ioengine={engine}: fsbench runs fio's file operations as a fileset test, with {}", SHAPING)));
         }
     }
     let kind = kind_of(job, op)?;
@@ -518,7 +528,7 @@ mod tests {
     /// What fsbench cannot run as fio does is refused at its line, saying why.
     #[test]
     fn refusals_name_the_line_and_the_reason() {
-        let cases: [(&str, &str, &str); 13] = [
+        let cases: [(&str, &str, &str); 14] = [
             (
                 "ioengine=filestat\nfilesize=8k\nnrfiles=2\n[j]\n",
                 "t.fio:3: `filesize`",
@@ -565,6 +575,11 @@ mod tests {
                 "ioengine=filestat\nfilesize=4k\nsize=1m\n[j]\n",
                 "t.fio:3: `filesize`",
                 "nrfiles × filesize",
+            ),
+            (
+                "ioengine=filedelete\nfilesize=4k\ngtod_reduce=1\n[j]\n",
+                "t.fio:4: `gtod_reduce`",
+                "records no latency",
             ),
             (
                 "filesize=4k\n[a]\nioengine=filestat\n[b]\nioengine=filedelete\n",
