@@ -1,5 +1,5 @@
 //! The names of every option fio 3.33 knows (`fio --cmdhelp=all`, the options of the engines
-//! fsbench maps (`fio --enghelp=io_uring`, ...) and the aliases in fio's `options.c`): an option
+//! fsbench maps (`fio --enghelp=io_uring`, `fio --enghelp=filestat`, ...) and the aliases in fio's `options.c`): an option
 //! outside fsbench's table that is in this list is a real fio option fsbench does not support,
 //! and is named as such; only a name in neither list is a misspelling worth a "did you mean".
 //! `docs/reference/fio.md` lists each of them, which a test checks.
@@ -209,6 +209,7 @@ pub const FIO_OPTION_NAMES: &[&str] = &[
     "ss_interval",
     "ss_ramp",
     "startdelay",
+    "stat_type",
     "stats",
     "steadystate",
     "steadystate_duration",

@@ -20,8 +20,8 @@ pub mod translate;
 pub mod value;
 
 pub use translate::{
-    from_parsed, translate, translate_with, JobLogs, JobPlace, LatPercentiles, LogKind,
-    Translation, UnrunJob,
+    from_parsed, translate, translate_with, FileOpReport, JobLogs, JobPlace, LatPercentiles,
+    LogKind, Translation, UnrunJob,
 };
 
 use crate::model::job::Suite;

@@ -107,6 +107,24 @@ pub struct JobPlace {
     /// `rw`), in order, as fio's JSON lists them under `job options` (bare flags such as
     /// `thread` are not listed, as in fio's).
     pub options: Vec<(String, String)>,
+    /// Its first thread among the test's own: a group of fio's file-operation jobs is one test
+    /// whose threads are the jobs' in turn (0 for any other job).
+    pub first_thread: u32,
+    /// A job of fio's file-operation engines (`filecreate`, ...): what its report shows.
+    pub fileop: Option<FileOpReport>,
+}
+
+/// How `fsbench fio` reports a job of fio's file-operation engines ([`fileops`]): the timed
+/// op as fio's fake I/O, one per file, in the direction fio records it (`read` for a job that
+/// reads, the default, else `write`), each of `bytes` (the job's `bs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileOpReport {
+    /// The op fsbench times (fio's completion latency).
+    pub op: crate::model::job::OpKind,
+    /// Reported as writes (else reads).
+    pub write: bool,
+    /// Bytes of each fake I/O (fio's `io_bytes` per op).
+    pub bytes: u64,
 }
 
 /// fio's `clat_percentiles` (default on) and `lat_percentiles` (default off), each off with
@@ -610,6 +628,9 @@ fn translate_job(
             }
         };
     }
+    if let Some(op) = fileops::engine_of(job) {
+        return fileops::translate(job, op, id);
+    }
     let engine = keep!(engine(job, &mut notes));
     let check = keep!(verify::verify(job, named_in(job), &mut notes));
     // `verify_only` reads what the job would write, in its order, and writes nothing.
@@ -1085,7 +1106,7 @@ fn engine(job: &Job, notes: &mut Vec<String>) -> Result<Engine, FioError> {
                 "ioengine",
                 line,
                 format!(
-                "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio, mmap or null"
+                "`{e}` is not supported; use psync, sync, pvsync, io_uring, libaio, mmap, null, or fio's file operations filecreate, filestat, filedelete, dircreate, dirstat, dirdelete"
             ),
             ))
         }
@@ -1601,6 +1622,7 @@ mod direct;
 mod distribution;
 mod exit;
 mod file_size;
+mod fileops;
 mod flow;
 mod groups;
 mod layout;

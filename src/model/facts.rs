@@ -172,7 +172,12 @@ impl TimeSplit {
                     | OpKind::Rename
                     | OpKind::Replace
                     | OpKind::Append
-                    | OpKind::Readwhole => &mut t.meta_nanos,
+                    | OpKind::Readwhole
+                    | OpKind::Opencreate
+                    | OpKind::Lstat
+                    | OpKind::Statx
+                    | OpKind::Mkdirslot
+                    | OpKind::Rmdirslot => &mut t.meta_nanos,
                 };
                 *slot += ns;
             }

@@ -741,11 +741,25 @@ pub enum OpKind {
     Fsyncdir,
     /// `syncfs(2)` of the filesystem under the test.
     Syncfs,
+    /// fio's `filecreate`: open(O_CREAT|O_RDWR, 0600) of a free slot, no data, close; only
+    /// the open is timed, as fio times it (no O_EXCL, no write, unlike `create`).
+    Opencreate,
+    /// `lstat(2)` (`fstatat` with `AT_SYMLINK_NOFOLLOW`): fio's `filestat` with
+    /// `stat_type=lstat`.
+    Lstat,
+    /// `statx(2)` with `STATX_ALL`: fio's `filestat` with `stat_type=statx`.
+    Statx,
+    /// A free slot made a directory (`mkdir(2)`): fio's `dircreate` (unlike `mkdir`, which
+    /// makes the directories of a tree).
+    Mkdirslot,
+    /// A slot's directory removed (`rmdir(2)`): fio's `dirdelete` (unlike `rmdir`, which
+    /// removes the directories of a tree).
+    Rmdirslot,
 }
 
 impl OpKind {
     /// Every kind, in the order histograms are indexed.
-    pub const ALL: [OpKind; 18] = [
+    pub const ALL: [OpKind; 23] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::Fsync,
@@ -764,6 +778,11 @@ impl OpKind {
         OpKind::Readwhole,
         OpKind::Fsyncdir,
         OpKind::Syncfs,
+        OpKind::Opencreate,
+        OpKind::Lstat,
+        OpKind::Statx,
+        OpKind::Mkdirslot,
+        OpKind::Rmdirslot,
     ];
 
     /// Index into per-kind arrays.
@@ -792,6 +811,11 @@ impl OpKind {
             OpKind::Readwhole => "readwhole",
             OpKind::Fsyncdir => "fsyncdir",
             OpKind::Syncfs => "syncfs",
+            OpKind::Opencreate => "opencreate",
+            OpKind::Lstat => "lstat",
+            OpKind::Statx => "statx",
+            OpKind::Mkdirslot => "mkdirslot",
+            OpKind::Rmdirslot => "rmdirslot",
         }
     }
 
@@ -803,6 +827,22 @@ impl OpKind {
     /// Whether the op is a pattern operation of fileset tests.
     pub fn is_fileset(self) -> bool {
         (self as usize) >= OpKind::Create as usize && self != OpKind::Syncfs
+    }
+
+    /// Whether the op is one fio's file-operation engines time (`filecreate`, `filestat`,
+    /// `filedelete`, `dircreate`, `dirstat`, `dirdelete`): `fsbench fio` reports it per thread,
+    /// as fio reports each clone.
+    pub fn fio_fake_io(self) -> bool {
+        matches!(
+            self,
+            OpKind::Opencreate
+                | OpKind::Stat
+                | OpKind::Lstat
+                | OpKind::Statx
+                | OpKind::Unlink
+                | OpKind::Mkdirslot
+                | OpKind::Rmdirslot
+        )
     }
 
     /// Whether the op moves data (counts toward bytes and the main throughput).

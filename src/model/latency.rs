@@ -66,11 +66,14 @@ impl OpHistograms {
     }
 
     /// fio's figures ([`thread_latency`]) of the data and sync kinds that were recorded (what
-    /// fio reports of a job: reads, writes, fsync/fdatasync).
+    /// fio reports of a job: reads, writes, fsync/fdatasync), and of the ops fio's
+    /// file-operation engines time ([`OpKind::fio_fake_io`]).
     pub fn thread_latencies(&self) -> Vec<ThreadLatency> {
         OpKind::ALL
             .iter()
-            .filter(|k| k.is_data() || matches!(k, OpKind::Fsync | OpKind::Fdatasync))
+            .filter(|k| {
+                k.is_data() || matches!(k, OpKind::Fsync | OpKind::Fdatasync) || k.fio_fake_io()
+            })
             .filter(|k| !self.0[k.index()].is_empty())
             .map(|k| thread_latency(*k, &self.0[k.index()]))
             .collect()

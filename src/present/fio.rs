@@ -81,6 +81,9 @@ struct Dir {
     summary: Option<ThreadLatency>,
     min: u64,
     max: u64,
+    /// fio's file-operation engines: the op is recorded as completion latency alone (fio's
+    /// `lat_ns` has `N` 0 for them).
+    clat_only: bool,
 }
 
 /// A direction's latency as fio reports it.
@@ -213,7 +216,11 @@ impl Dir {
             "drop_ios": 0,
             "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
             "clat_ns": self.lat_json(pct.clat, list),
-            "lat_ns": self.lat_json(pct.lat, list),
+            "lat_ns": if self.clat_only {
+                json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0})
+            } else {
+                self.lat_json(pct.lat, list)
+            },
         })
     }
 }
@@ -249,6 +256,11 @@ struct Job<'a> {
     unrun: Option<&'a str>,
     /// One of the job's clones: `(index, clones)`; its figures are that thread's alone.
     clone: Option<(usize, u32)>,
+    /// The job's first thread among its test's (a group of fio's file-operation jobs is one
+    /// test, each job a range of its threads); its clone `i` is the test's thread `first + i`.
+    first: usize,
+    /// A job of fio's file-operation engines: its op reported as fio's fake I/O.
+    fileop: Option<crate::fio::FileOpReport>,
     /// Its threads are reported together although fio would list each (the record has no
     /// figures per thread).
     clones_merged: bool,
@@ -313,9 +325,15 @@ fn threads_of<'p>(p: &'p PhaseResult, role: Option<&str>) -> Option<&'p [ThreadR
 /// record of each in the one timed phase of the shown repetition (a fio job has one; a
 /// thread's latency summaries of two phases would not add up).
 fn clones_kept(test: &TestResult, role: Option<&str>, threads: u32) -> bool {
+    threads > 1 && threads_kept(test, role, |n| n == threads as usize)
+}
+
+/// Whether the shown repetition of `test` has one timed phase whose record of `role`'s
+/// threads has a count that `enough` takes (a slice of a test's threads, `first..first + n`:
+/// at least `first + n`).
+fn threads_kept(test: &TestResult, role: Option<&str>, enough: impl Fn(usize) -> bool) -> bool {
     let phases: Vec<&PhaseResult> = timed(shown(test)).collect();
-    threads > 1
-        && matches!(phases[..], [p] if threads_of(p, role).is_some_and(|t| t.len() == threads as usize))
+    matches!(phases[..], [p] if threads_of(p, role).is_some_and(|t| enough(t.len())))
 }
 
 fn timed(rep: Option<&RepResult>) -> impl Iterator<Item = &PhaseResult> {
@@ -336,10 +354,12 @@ impl<'a> Job<'a> {
         let mut wall = 0;
         for p in timed(shown(test)) {
             let f = match (self.clone, role) {
-                (Some((i, _)), _) => match threads_of(p, role).and_then(|t| t.get(i)) {
-                    Some(t) => Figures::of_thread(t),
-                    None => continue,
-                },
+                (Some((i, _)), _) => {
+                    match threads_of(p, role).and_then(|t| t.get(self.first + i)) {
+                        Some(t) => Figures::of_thread(t),
+                        None => continue,
+                    }
+                }
                 (None, None) => Figures {
                     bytes_read: p.bytes_read,
                     bytes_written: p.bytes_written,
@@ -367,18 +387,22 @@ impl<'a> Job<'a> {
                 }
             };
             let (r, w, t) = (f.bytes_read, f.bytes_written, f.wall_nanos);
-            match f.latency {
-                Lat::Merged(l) => {
-                    let lat = |k: OpKind| l.iter().find(|l| l.op == k);
-                    self.read.add(r, t, lat(OpKind::Read));
-                    self.write.add(w, t, lat(OpKind::Write));
-                    self.sync.add(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
-                }
-                Lat::Thread(l) => {
-                    let lat = |k: OpKind| l.iter().find(|l| l.op == k);
-                    self.read.add_thread(r, t, lat(OpKind::Read));
-                    self.write.add_thread(w, t, lat(OpKind::Write));
-                    self.sync.add_thread(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+            if let Some(op) = self.fileop {
+                self.add_fileop(op, &f);
+            } else {
+                match f.latency {
+                    Lat::Merged(l) => {
+                        let lat = |k: OpKind| l.iter().find(|l| l.op == k);
+                        self.read.add(r, t, lat(OpKind::Read));
+                        self.write.add(w, t, lat(OpKind::Write));
+                        self.sync.add(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+                    }
+                    Lat::Thread(l) => {
+                        let lat = |k: OpKind| l.iter().find(|l| l.op == k);
+                        self.read.add_thread(r, t, lat(OpKind::Read));
+                        self.write.add_thread(w, t, lat(OpKind::Write));
+                        self.sync.add_thread(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+                    }
                 }
             }
             wall += f.wall_nanos;
@@ -388,6 +412,27 @@ impl<'a> Job<'a> {
             self.rusage.add(&f.rusage);
         }
         self.wall = self.wall.max(wall);
+    }
+}
+
+impl Job<'_> {
+    /// A file-operation job's figures: its op's count and latency as fio's fake I/O, one per
+    /// file of `bytes`, in the direction fio records it (`clat_ns` the op, `iops` ops per
+    /// second of the job's run time, `io_bytes` ops × bs).
+    fn add_fileop(&mut self, op: crate::fio::FileOpReport, f: &Figures<'_>) {
+        let dir = if op.write { &mut self.write } else { &mut self.read };
+        dir.clat_only = true;
+        let t = f.wall_nanos;
+        match f.latency {
+            Lat::Merged(l) => {
+                let l = l.iter().find(|l| l.op == op.op);
+                dir.add(l.map_or(0, |l| l.count * op.bytes), t, l);
+            }
+            Lat::Thread(l) => {
+                let l = l.iter().find(|l| l.op == op.op);
+                dir.add_thread(l.map_or(0, |l| l.count * op.bytes), t, l);
+            }
+        }
     }
 }
 
@@ -404,6 +449,7 @@ fn thread_nanos(per_thread: &[ThreadResult], wall: u64, threads: u32) -> u64 {
 /// Push `role` of `test` (None: the test's own threads) as a job of `threads` threads: with
 /// `split` (no `group_reporting`), one job per thread as fio lists its clones when the record
 /// has each thread's figures, else one job with their figures summed (said so).
+#[allow(clippy::too_many_arguments)]
 fn push_job<'a>(
     out: &mut Vec<Job<'a>>,
     name: &str,
@@ -412,14 +458,22 @@ fn push_job<'a>(
     split: bool,
     test: &'a TestResult,
     role: Option<&'a str>,
+    (first, fileop): (u32, Option<crate::fio::FileOpReport>),
 ) {
-    if split && clones_kept(test, role, threads) {
+    // A job that is some of its test's threads (a group of file-operation jobs) is reported
+    // from those threads' own records, one by one.
+    let slice = role.is_none() && (first > 0 || threads < test.threads);
+    let kept = clones_kept(test, role, threads)
+        || slice && threads_kept(test, role, |n| n >= (first + threads) as usize);
+    if split && kept {
         for i in 0..threads as usize {
             let mut j = Job {
                 name: name.to_string(),
                 group,
                 threads: 1,
                 clone: Some((i, threads)),
+                first: first as usize,
+                fileop,
                 ..Job::default()
             };
             j.add(test, role);
@@ -432,6 +486,7 @@ fn push_job<'a>(
         group,
         threads,
         clones_merged: split && threads > 1,
+        fileop,
         ..Job::default()
     };
     j.add(test, role);
@@ -451,7 +506,7 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
     let mut out: Vec<Job<'a>> = Vec::new();
     if ctx.jobs.is_empty() {
         for (i, t) in tests.iter().enumerate() {
-            push_job(&mut out, &t.name, i as u32, t.threads, true, t, None);
+            push_job(&mut out, &t.name, i as u32, t.threads, true, t, None, (0, None));
         }
         return out;
     }
@@ -465,12 +520,16 @@ fn ran_jobs<'a>(tests: &'a [TestResult], ctx: &'a FioContext) -> Vec<Job<'a>> {
         match out.last_mut() {
             Some(j) if merged.contains(&p.group) && j.group == p.group => {
                 j.threads += p.threads;
-                j.add(t, role);
+                // The jobs of a group of file-operation jobs are one test: added once.
+                if !j.parts.iter().any(|(pt, pr)| pt.id == t.id && *pr == role) {
+                    j.add(t, role);
+                }
             }
             _ => {
                 let split = !merged.contains(&p.group);
                 let first = out.len();
-                push_job(&mut out, &p.name, p.group, p.threads, split, t, role);
+                let part = (p.first_thread, p.fileop);
+                push_job(&mut out, &p.name, p.group, p.threads, split, t, role, part);
                 for j in &mut out[first..] {
                     j.pct = p.percentiles;
                     j.plist.clone_from(&p.percentile_list);
@@ -646,7 +705,7 @@ fn job_facts(j: &Job<'_>, ctx: &FioContext) -> Value {
         Ok([one]) => one,
         Err(parts) => json!({ "parts": parts }),
     };
-    if let Some((i, n)) = j.clone {
+    if let Some((i, n)) = j.clone.filter(|(_, n)| *n > 1) {
         facts["clone"] = json!({ "index": i, "of": n });
     }
     if j.clones_merged {

@@ -400,6 +400,8 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         percentiles: Default::default(),
         percentile_list: None,
         options: Vec::new(),
+        first_thread: 0,
+        fileop: None,
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, 1, reporting), place("w", Some("w"), 2, reporting)],
@@ -541,6 +543,8 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         percentiles: Default::default(),
         percentile_list: None,
         options: Vec::new(),
+        first_thread: 0,
+        fileop: None,
     };
     let ctx = |reporting| FioContext {
         jobs: vec![place("r", None, reporting), place("w", Some("w"), reporting)],
@@ -644,6 +648,8 @@ fn fio_json_lists_jobs_that_never_ran_with_zeros() {
             percentiles: Default::default(),
             percentile_list: None,
             options: vec![("rw".into(), "write".into()), ("bs".into(), "8k".into())],
+            first_thread: 0,
+            fileop: None,
         }],
         unrun: vec![unrun("a", 1, true, 2), unrun("b", 1, false, 1), unrun("c", 2, false, 1)],
         ..FioContext::default()

@@ -195,10 +195,10 @@ pub const OFFSET: Key = with_values(
 );
 /// `op` of a fileset pattern entry.
 pub const FILESET_OP: Key = with_values(
-    key(FilesetEntry, "op", Choice, "`create` (open O_CREAT\\|O_EXCL, write its size, close), `unlink`, `stat`, `readdir` (open a leaf directory, read all entries with getdents64, close), `mkdir`, `rmdir`, `rename` (to a free slot), `replace` (durable replace: write `fN.tmp` beside `fN`, fsync, rename over it), `append` (open O_APPEND, write, close), `readwhole` (open, read to EOF, close), `fsyncdir` (fsync a leaf directory)"),
+    key(FilesetEntry, "op", Choice, "`create` (open O_CREAT\\|O_EXCL, write its size, close), `unlink`, `stat`, `readdir` (open a leaf directory, read all entries with getdents64, close), `mkdir`, `rmdir`, `rename` (to a free slot), `replace` (durable replace: write `fN.tmp` beside `fN`, fsync, rename over it), `append` (open O_APPEND, write, close), `readwhole` (open, read to EOF, close), `fsyncdir` (fsync a leaf directory); fio's file operations: `opencreate` (open O_CREAT\\|O_RDWR 0600, close, no data; the open timed), `lstat`, `statx`, `mkdirslot` (a free slot made a directory), `rmdirslot` (a slot's directory removed)"),
     &[
         "create", "unlink", "stat", "readdir", "mkdir", "rmdir", "rename", "replace", "append",
-        "readwhole", "fsyncdir",
+        "readwhole", "fsyncdir", "opencreate", "lstat", "statx", "mkdirslot", "rmdirslot",
     ],
 );
 /// `paths` of a fileset.

@@ -752,9 +752,15 @@ fn uses_files(phase: &PhaseDef) -> (Option<OpKind>, bool) {
                 | OpKind::Replace
                 | OpKind::Append
                 | OpKind::Readwhole
+                | OpKind::Lstat
+                | OpKind::Statx
+                | OpKind::Rmdirslot
         )
     });
-    (needs, ops.iter().any(|k| matches!(k, OpKind::Write | OpKind::Create)))
+    let makes = |k: &OpKind| {
+        matches!(k, OpKind::Write | OpKind::Create | OpKind::Opencreate | OpKind::Mkdirslot)
+    };
+    (needs, ops.iter().any(makes))
 }
 
 /// One phase of either kind: name, timing, cache precondition, open flags, the pattern (its
@@ -1765,10 +1771,13 @@ fn meta_syncs(
                 | OpKind::Replace
                 | OpKind::Mkdir
                 | OpKind::Rmdir
+                | OpKind::Opencreate
+                | OpKind::Mkdirslot
+                | OpKind::Rmdirslot
         )
     {
         return Err(loc.err(
-            "fsync_dir = true applies to create, unlink, rename, replace, mkdir and rmdir (ops that change a directory)",
+            "fsync_dir = true applies to create, opencreate, unlink, rename, replace, mkdir, rmdir, mkdirslot and rmdirslot (ops that change a directory)",
         ));
     }
     if matches!(kind, OpKind::Mkdir | OpKind::Rmdir) {

@@ -490,16 +490,16 @@ fn an_end_fsync_write_runs_equal_passes_on_every_configuration_each_on_a_new_fil
 /// What a script reads from fio's JSON, by fio's field paths; any missing field fails. The same
 /// function reads fsbench's and fio 3.33's output.
 #[derive(Debug)]
-struct FioView {
-    jobname: String,
-    read_bytes: u64,
-    write_bytes: u64,
-    read_ios: u64,
-    read_clat_n: u64,
-    read_p99_ns: u64,
+pub(crate) struct FioView {
+    pub(crate) jobname: String,
+    pub(crate) read_bytes: u64,
+    pub(crate) write_bytes: u64,
+    pub(crate) read_ios: u64,
+    pub(crate) read_clat_n: u64,
+    pub(crate) read_p99_ns: u64,
 }
 
-fn fio_view(v: &serde_json::Value) -> Vec<FioView> {
+pub(crate) fn fio_view(v: &serde_json::Value) -> Vec<FioView> {
     let num = |x: &serde_json::Value, path: &str| -> f64 {
         let mut at = x;
         for k in path.split('/') {
@@ -1099,7 +1099,7 @@ fn fsbench_fio_runs_jobs_without_stonewall_together_each_with_its_figures() {
 
 /// fio 3.33's JSON of `args` (slices of its command line, joined), run in a directory of its
 /// own.
-fn fio_json(args: &[&[&str]]) -> serde_json::Value {
+pub(crate) fn fio_json(args: &[&[&str]]) -> serde_json::Value {
     let fio_dir = TestDir::new();
     let o = std::process::Command::new("fio")
         .arg(format!("--directory={}", fio_dir.path().display()))

@@ -12,6 +12,7 @@ mod fio_exit;
 mod fio_fadvise;
 mod fio_fallocate;
 mod fio_file;
+mod fio_fileops;
 mod fio_fill;
 mod fio_libaio;
 mod fio_logs;

@@ -547,7 +547,12 @@ pub fn remove_set(root_path: &Path, root: &OwnedFd, fs: &FileSet, states: &[Slot
     for (k, st) in states.iter().enumerate() {
         for s in st.iter_live() {
             map.file(&mut p, k as u64 + s * t);
-            let _ = rustix::fs::unlinkat(root, p.c_str(), AtFlags::empty());
+            // A slot of `mkdirslot` holds a directory (fio's dircreate).
+            if let Err(rustix::io::Errno::ISDIR) =
+                rustix::fs::unlinkat(root, p.c_str(), AtFlags::empty())
+            {
+                let _ = rustix::fs::unlinkat(root, p.c_str(), AtFlags::REMOVEDIR);
+            }
             done += 1;
             if done % 1024 == 0 && last.elapsed() >= Duration::from_secs(1) {
                 last = Instant::now();

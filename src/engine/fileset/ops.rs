@@ -1,6 +1,8 @@
 //! A fileset's operations, one function each: [`create`], [`unlink`], [`stat`],
 //! [`readwhole`], [`append`], [`replace`], [`rename`], [`readdir`], [`fsyncdir`], [`mkdir`],
-//! [`rmdir`]. What they share is done once: picking a slot in the right state and naming its
+//! [`rmdir`], and fio's file operations ([`opencreate`], [`lstat`], [`statx`], [`mkdirslot`],
+//! [`rmdirslot`]: the calls of fio's `filecreate`, `filestat`, `dircreate` and `dirdelete`
+//! engines, timed as fio times them). What they share is done once: picking a slot in the right state and naming its
 //! file ([`file_slot`]), picking a directory ([`dir_index`]), timing ([`record`]), the optional
 //! fsync of the parent ([`fsync_parent_if`]), whole-file writes and verified reads.
 //!
@@ -120,6 +122,11 @@ pub(super) fn do_op<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_
         OpKind::Fsyncdir => fsyncdir(cx, op, pk),
         OpKind::Mkdir => mkdir(cx, op, pk),
         OpKind::Rmdir => rmdir(cx, op, pk),
+        OpKind::Opencreate => opencreate(cx, op, pk),
+        OpKind::Lstat => lstat(cx, op, pk),
+        OpKind::Statx => statx(cx, op, pk),
+        OpKind::Mkdirslot => mkdirslot(cx, op, pk),
+        OpKind::Rmdirslot => rmdirslot(cx, op, pk),
         _ => unreachable!("validation admits only fileset ops in a fileset pattern"),
     }
 }
@@ -302,6 +309,72 @@ fn rmdir<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpRes
         Err(e) => return Err(OpErr::Fail("rmdir", e)),
     }
     record(cx, OpKind::Rmdir, t0, 0);
+    fsync_parent_if(cx, op)
+}
+
+/// fio's `filecreate` open: `O_CREAT|O_RDWR`, mode 0600 (no `O_EXCL`, no `O_TRUNC`).
+const FIO_CREATE_FLAGS: OFlags = OFlags::CREATE.union(OFlags::RDWR);
+const FIO_CREATE_MODE: Mode = Mode::from_raw_mode(0o600);
+/// fio's `dircreate` passes `S_IFDIR` as the mode, of which mkdir(2) keeps no bit: the
+/// directory's mode is 0, as with this.
+const FIO_DIR_MODE: Mode = Mode::empty();
+
+/// `opencreate` (fio's `filecreate`): open a free slot's file `O_CREAT|O_RDWR` (0600), close
+/// it; only the open is timed, as fio records the open alone and closes the file afterwards.
+fn opencreate<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpResult {
+    let (s, g) = file_slot(cx, op, pk, false)?;
+    let t0 = Instant::now();
+    let fd = cx
+        .eng
+        .openat(cx.root, cx.path.c_str(), FIO_CREATE_FLAGS, FIO_CREATE_MODE)
+        .map_err(fail("create"))?;
+    record(cx, OpKind::Opencreate, t0, 0);
+    cx.eng.close(fd).map_err(fail("close"))?;
+    cx.slots.set(s, true);
+    cx.slots.set_content(s, Content { file: g, size: 0 });
+    cx.creates += 1;
+    fsync_parent_if(cx, op)
+}
+
+/// `lstat`: a slot's metadata without following a symbolic link (fio's `stat_type=lstat`).
+fn lstat<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpResult {
+    file_slot(cx, op, pk, true)?;
+    let t0 = Instant::now();
+    let st = cx.eng.lstatat(cx.root, cx.path.c_str()).map_err(fail("lstat"))?;
+    record(cx, OpKind::Lstat, t0, 0);
+    std::hint::black_box(st);
+    Ok(())
+}
+
+/// `statx`: a slot's metadata, every field asked for (fio's `stat_type=statx`).
+fn statx<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpResult {
+    file_slot(cx, op, pk, true)?;
+    let t0 = Instant::now();
+    let st = cx.eng.statxat(cx.root, cx.path.c_str()).map_err(fail("statx"))?;
+    record(cx, OpKind::Statx, t0, 0);
+    std::hint::black_box(st);
+    Ok(())
+}
+
+/// `mkdirslot` (fio's `dircreate`): a free slot made a directory, with fio's mode.
+fn mkdirslot<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpResult {
+    let (s, g) = file_slot(cx, op, pk, false)?;
+    let t0 = Instant::now();
+    cx.eng.mkdirat(cx.root, cx.path.c_str(), FIO_DIR_MODE).map_err(fail("mkdir"))?;
+    record(cx, OpKind::Mkdirslot, t0, 0);
+    cx.slots.set(s, true);
+    cx.slots.set_content(s, Content { file: g, size: 0 });
+    cx.creates += 1;
+    fsync_parent_if(cx, op)
+}
+
+/// `rmdirslot` (fio's `dirdelete`): a slot's directory removed.
+fn rmdirslot<E: IoEngine>(cx: &mut Ctx<'_, E>, op: &MetaOp, pk: Picker<'_>) -> OpResult {
+    let (s, _) = file_slot(cx, op, pk, true)?;
+    let t0 = Instant::now();
+    cx.eng.unlinkat(cx.root, cx.path.c_str(), AtFlags::REMOVEDIR).map_err(fail("rmdir"))?;
+    record(cx, OpKind::Rmdirslot, t0, 0);
+    cx.slots.set(s, false);
     fsync_parent_if(cx, op)
 }
 

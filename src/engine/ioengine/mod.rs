@@ -310,6 +310,20 @@ pub trait IoEngine: Send + Sized {
         rustix::fs::statat(dir, path, AtFlags::empty()).map(|s| s.st_size as u64)
     }
 
+    /// `fstatat(2)` with `AT_SYMLINK_NOFOLLOW` (`lstat`); returns the size.
+    #[inline(always)]
+    fn lstatat(&mut self, dir: BorrowedFd<'_>, path: &CStr) -> Result<u64, Errno> {
+        rustix::fs::statat(dir, path, AtFlags::SYMLINK_NOFOLLOW).map(|s| s.st_size as u64)
+    }
+
+    /// `statx(2)` asking for every field (`STATX_ALL`, flags 0, as fio's `stat_type=statx`);
+    /// returns the size.
+    #[inline(always)]
+    fn statxat(&mut self, dir: BorrowedFd<'_>, path: &CStr) -> Result<u64, Errno> {
+        rustix::fs::statx(dir, path, AtFlags::empty(), rustix::fs::StatxFlags::ALL)
+            .map(|s| s.stx_size)
+    }
+
     /// `mkdirat(2)`.
     #[inline(always)]
     fn mkdirat(&mut self, dir: BorrowedFd<'_>, path: &CStr, mode: Mode) -> Result<(), Errno> {

@@ -91,6 +91,9 @@ pub(super) fn one_group(
     members: Vec<(usize, TestSpec)>,
     notes: &mut Vec<String>,
 ) -> Result<(TestSpec, Vec<JobPlace>), Vec<FioError>> {
+    if members.iter().any(|(_, t)| t.fileset.is_some()) {
+        return super::fileops::one_group(jobs, g, members, notes);
+    }
     let mut errs = Vec::new();
     let mut it = members.into_iter().zip(g.report.iter().copied());
     let Some(((first, mut test), report)) = it.next() else {
@@ -118,6 +121,8 @@ pub(super) fn one_group(
         percentiles: super::LatPercentiles::of(fjob),
         percentile_list: super::percentile_list(fjob).ok().flatten(),
         options: fjob.own.clone(),
+        first_thread: 0,
+        fileop: None,
     }];
     let rest: Vec<_> = it.collect();
     if rest.is_empty() {
@@ -190,6 +195,8 @@ pub(super) fn one_group(
             percentiles: super::LatPercentiles::of(job),
             percentile_list: super::percentile_list(job).ok().flatten(),
             options: job.own.clone(),
+            first_thread: 0,
+            fileop: None,
         });
         names.push(job.name.clone());
     }

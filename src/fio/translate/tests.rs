@@ -555,6 +555,11 @@ fn every_supported_option_and_alias_is_read() {
         ("fallocate", "rw=write\nfallocate=keep\n", |t, _, _| {
             t.file.as_ref().and_then(|f| f.preallocate.as_deref()) == Some("keep-size")
         }),
+        (
+            "stat_type",
+            "ioengine=filestat\nfilesize=4k\nnrfiles=256\nstat_type=lstat\n",
+            |t, _, _| t.phases.last().and_then(|p| p.pattern[0].op.as_deref()) == Some("lstat"),
+        ),
     ];
     for (name, lines, check) in cases {
         let text = format!("[job]\nsize=1m\n{lines}");
