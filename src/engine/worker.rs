@@ -611,6 +611,12 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     fill: bool,
     /// A mixed phase's reads and writes each on its own schedule (fio's `rate=R,W`).
     dir_pace: Option<DirPacer<'a>>,
+    /// The phase's `random_percent` (fio's `percentage_random`), `[reads, writes]`: 100 draws
+    /// nothing.
+    random_percent: [u8; 2],
+    /// Where the thread's last read (`[0]`) and write (`[1]`) ended, in the file (fio's
+    /// `last_pos`): a random-offset op drawn sequential by `random_percent` starts there.
+    last_end: [u64; 2],
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -682,6 +688,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             random_bytes: 0,
             fill: matches!(phase.amount, Amount::Fill(_)),
             dir_pace: None,
+            random_percent: phase.random_percent.unwrap_or([100; 2]),
+            last_end: [work.random_span().0; 2],
         }
     }
 
@@ -769,6 +777,27 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             return Issue::End;
         }
         Issue::Queued
+    }
+}
+
+/// Where a random-offset op that `random_percent` made sequential starts, and whether it
+/// starts over: where the thread's previous op of its direction ended, `at` (fio's
+/// `last_pos`); past the region's end fio draws a random offset instead (`None`), or, in a
+/// time-based phase, starts over at the region's start (a pass, as fio's `loop_cache_invalidate`
+/// there).
+#[inline(always)]
+pub(super) fn continue_at(
+    at: u64,
+    size: u64,
+    (base, span): (u64, u64),
+    timed: bool,
+) -> Option<(u64, bool)> {
+    if at >= base && at + size <= base + span {
+        Some((at, false))
+    } else if timed && size <= span {
+        Some((base, true))
+    } else {
+        None
     }
 }
 
@@ -874,6 +903,8 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 Pick::Reap | Pick::Stopped => return Issue::Wait,
             }
         }
+        // A random-offset op that `random_percent` made sequential, and where it starts.
+        let mut sequential = None;
         let (kind, len, off, buf, stamp) = match op_kind {
             OpKind::Read | OpKind::Write => {
                 let mut size = match op.size {
@@ -890,15 +921,26 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                     }
                     OffsetMode::Random => {
                         let (base, span) = self.work.random_span();
-                        base + match &mut self.map {
-                            Some(m) => m.next_offset(),
-                            None => match &self.skew {
-                                Some(s) => s.next_slot(&mut self.rng) * op.align,
-                                None => {
-                                    let slots = (span - size) / op.align;
-                                    self.rng.u64(0..=slots) * op.align
-                                }
-                            },
+                        let d = usize::from(op_kind == OpKind::Write);
+                        let share = self.random_percent[d];
+                        // fio's percentage_random: one draw, only when some ops are sequential.
+                        if share < 100 && self.rng.u8(0..100) >= share {
+                            let timed = matches!(self.phase.amount, Amount::Seconds(_));
+                            sequential = continue_at(self.last_end[d], size, (base, span), timed);
+                        }
+                        if let Some((at, _)) = sequential {
+                            at
+                        } else {
+                            base + match &mut self.map {
+                                Some(m) => m.next_offset(),
+                                None => match &self.skew {
+                                    Some(s) => s.next_slot(&mut self.rng) * op.align,
+                                    None => {
+                                        let slots = (span - size) / op.align;
+                                        self.rng.u64(0..=slots) * op.align
+                                    }
+                                },
+                            }
                         }
                     }
                     OffsetMode::Last => self.last_off,
@@ -952,6 +994,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         if op.kind.is_data() {
             self.issued_bytes += len as u64;
             self.last_off = off;
+            self.last_end[usize::from(op_kind == OpKind::Write)] = off + len as u64;
             let wrapped = match op.offset {
                 OffsetMode::Sequential => {
                     let d = seq_index(op, op_kind);
@@ -969,6 +1012,10 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                         self.passes += 1;
                     }
                     wrap == Wrap::End
+                }
+                // Sequential by `random_percent`: a pass ends only when it starts over.
+                OffsetMode::Random if sequential.is_some() => {
+                    sequential.is_some_and(|(_, over)| over)
                 }
                 OffsetMode::Random => match &self.map {
                     Some(m) => m.pass_done(),

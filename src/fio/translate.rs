@@ -675,6 +675,7 @@ fn translate_job(
         flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
     }
     sched::sched(job, &mut phases, &mut notes).map_err(|e| vec![e])?;
+    percentage::percentage_random(job, rw, &mut phases, &mut notes).map_err(|e| vec![e])?;
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
     if let Some(b) = &blocks {
         direct::note(direct, rw, b, &mut notes);
@@ -1584,6 +1585,7 @@ mod layout;
 mod libaio;
 mod logs;
 mod misc;
+mod percentage;
 mod rate;
 mod run_file;
 mod sched;

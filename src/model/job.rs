@@ -644,6 +644,14 @@ pub struct PhaseDef {
     /// off, which is what they did).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fadvise_hint: bool,
+    /// fio's `percentage_random` (the phase's `random_percent`), `[reads, writes]`: each
+    /// random-offset op of the phase is random with this probability (one draw from the
+    /// thread's generator), and otherwise starts where the thread's previous op of its
+    /// direction ended (fio's `last_pos`), or at the region's start before the first; such a
+    /// sequential op takes nothing from the random map. `None`: every one random (results of
+    /// older versions: what they did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<[u8; 2]>,
     /// Each worker thread's CPU nice value, I/O priority and CPUs (fio's `nice`, `prio`,
     /// `prioclass`, `cpus_allowed`), set by the thread on itself before the start barrier.
     /// None by default (results of older versions: none, which is what they did).

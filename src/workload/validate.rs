@@ -491,6 +491,42 @@ fn random_distribution(
     Ok(dist)
 }
 
+/// A phase's `random_percent` (fio's `percentage_random`) as `[reads, writes]`: each share 0 to
+/// 100, one for both directions or a list of two; only a data phase with random-offset ops
+/// has something to share out. 100 for both (the default) is `None`: every random op random.
+fn random_percent(
+    spec: Option<&super::spec::RandomPercent>,
+    kind: Kind,
+    pattern: &[OpDef],
+    loc: &Loc<'_>,
+) -> Result<Option<[u8; 2]>, WorkloadError> {
+    use super::spec::RandomPercent;
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let both = match spec {
+        RandomPercent::Both(n) => [*n, *n],
+        RandomPercent::PerDirection(v) => match v[..] {
+            [r, w] => [r, w],
+            _ => {
+                return Err(loc.err(format!(
+                    "random_percent = {v:?}: give one share (30) or [reads, writes] ([30, 60])"
+                )))
+            }
+        },
+    };
+    if let Some(bad) = both.iter().find(|&&n| n > 100) {
+        return Err(loc.err(format!("random_percent = {bad}: a share is 0 to 100 percent")));
+    }
+    if kind == Kind::Fileset {
+        return Err(loc.err("random_percent applies to data tests (random offsets in a file)"));
+    }
+    if !pattern.iter().any(|o| o.offset == OffsetMode::Random && o.kind.is_data()) {
+        return Err(loc.err("random_percent shares out the phase's random-offset ops, and it has none: add offset = \"random\" to an entry or remove random_percent"));
+    }
+    Ok((both != [100, 100]).then(|| both.map(|n| n as u8)))
+}
+
 /// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
 /// (reported as `direct`), and `direct` needs O_DIRECT.
 fn direct_cache(direct: bool, cache: CacheReq, loc: &Loc<'_>) -> Result<CacheReq, WorkloadError> {
@@ -558,6 +594,7 @@ fn resolve_role(
         sync: r.sync.clone(),
         invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
         fadvise_hint: r.fadvise_hint.unwrap_or(false),
+        random_percent: r.random_percent.clone(),
         rate_iops: r.rate_iops,
         rate: r.rate,
         rate_process: r.rate_process.clone(),
@@ -828,6 +865,7 @@ fn resolve_phase(
     if p.fadvise_hint && kind == Kind::Fileset {
         return Err(loc.err("fadvise_hint applies to data tests (one open data file)"));
     }
+    let random_percent = random_percent(p.random_percent.as_ref(), kind, &pattern, loc)?;
     if p.invalidate_each_pass && kind == Kind::Fileset {
         return Err(loc.err("invalidate_each_pass applies to data tests (a pass over a data file); a fileset phase takes cache = \"uncached\" before it"));
     }
@@ -853,6 +891,7 @@ fn resolve_phase(
         random_distribution: None,
         invalidate_each_pass: p.invalidate_each_pass,
         fadvise_hint: p.fadvise_hint,
+        random_percent,
         sched: thread_sched(p, loc)?,
         load,
         max_seconds: time_cap(&p.amount),
@@ -2144,6 +2183,45 @@ mod engine_tests {
         // A job that stops the test is still in its group, for the others' group stops.
         let s = load("", "exitall = { stops = \"test\", group = 1 }").unwrap();
         assert_eq!(s.tests[0].roles[0].exitall, Some(ExitAll { stops: ExitStops::Test, group: 1 }));
+    }
+
+    /// `random_percent` (fio's `percentage_random`) resolves to `[reads, writes]` on a data
+    /// phase with random ops (one value both, 100 none), on a role too, and is refused, saying
+    /// why, out of range, as a list of other than two, without random ops and on a fileset.
+    #[test]
+    fn random_percent_is_a_share_per_direction_of_random_ops() {
+        let load = |keys: &str, pattern: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {{ ops = 1 }}\n{keys}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx)
+                .map_err(|e| e.to_string())
+        };
+        let rand = "[{ op = \"read\", size = \"4K\", offset = \"random\", write_percent = 50 }]";
+        let share = |keys: &str| load(keys, rand).map(|s| s.tests[0].phases[0].random_percent);
+        assert_eq!(share("random_percent = 30"), Ok(Some([30, 30])));
+        assert_eq!(share("random_percent = [0, 60]"), Ok(Some([0, 60])));
+        assert_eq!(share("random_percent = 100"), Ok(None));
+        assert_eq!(share(""), Ok(None));
+        for (keys, why) in [
+            ("random_percent = 101", "random_percent = 101: a share is 0 to 100"),
+            ("random_percent = [30, 120]", "random_percent = 120"),
+            ("random_percent = [30]", "give one share (30) or [reads, writes]"),
+            ("random_percent = [1, 2, 3]", "give one share (30) or [reads, writes]"),
+        ] {
+            let e = share(keys).unwrap_err();
+            assert!(e.contains(why), "{keys}: {e}");
+        }
+        let seq = "[{ op = \"read\", size = \"4K\" }]";
+        let e = load("random_percent = 30", seq).unwrap_err();
+        assert!(e.contains("it has none: add offset = \"random\""), "{e}");
+        let text = "[[test]]\nid = \"f\"\nname = \"f\"\nfileset = { count = 10, flat = true, size = \"4K\", prefill = true }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"stat\", pick = \"random\" }]\namount = { ops = 1 }\nrandom_percent = 30\n";
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let e =
+            validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
+        assert!(e.to_string().contains("random_percent applies to data tests"), "{e}");
+        let role = "[[test]]\nid = \"d\"\nname = \"d\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { bytes = \"1M\" }\n[[test.role]]\nname = \"w\"\nfile = { size = \"1M\" }\npattern = [{ op = \"write\", size = \"4K\", offset = \"random\" }]\nrandom_percent = [100, 25]\n";
+        let s = validate::resolve(&spec::parse(role, "w.toml").unwrap(), "w.toml", &ctx).unwrap();
+        assert_eq!(s.tests[0].roles[0].phase.random_percent, Some([100, 25]));
     }
 
     /// `random_map` maps the random ops of a data phase that all have one fixed size and one

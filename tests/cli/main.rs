@@ -17,6 +17,7 @@ mod fio_libaio;
 mod fio_logs;
 mod fio_persist;
 mod fio_pre_read;
+mod fio_random_share;
 mod fio_rate;
 mod fio_sched;
 mod fio_seed;

@@ -388,6 +388,7 @@ fn prefill_phase() -> PhaseDef {
         random_distribution: None,
         invalidate_each_pass: false,
         fadvise_hint: false,
+        random_percent: None,
         sched: Default::default(),
         load: Default::default(),
         max_seconds: None,

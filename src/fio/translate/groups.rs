@@ -295,6 +295,7 @@ fn into_role(
         uncached: (phase.cache == CacheReq::Uncached).then_some(true),
         invalidate_each_pass: phase.invalidate_each_pass.then_some(true),
         fadvise_hint: phase.fadvise_hint.then_some(true),
+        random_percent: phase.random_percent,
         random_map: t.random_map,
         random_distribution: t.random_distribution,
         registerfiles,

@@ -405,6 +405,9 @@ fn every_supported_option_and_alias_is_read() {
         ("random_distribution", "rw=randread\nrandom_distribution=zipf:1.2\n", |t, _, _| {
             t.random_distribution.as_deref() == Some("zipf:1.2") && t.random_map.is_none()
         }),
+        ("percentage_random", "rw=randread\npercentage_random=30\n", |t, _, _| {
+            t.phases[0].random_percent == Some(crate::workload::spec::RandomPercent::Both(30))
+        }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
         ("randseed", "rw=randread\nrandseed=5\n", |t, _, _| t.seed == Some(5)),
         ("openfiles", "openfiles=4\n", |_, n, _| {
