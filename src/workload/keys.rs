@@ -353,7 +353,7 @@ const OWN_KEYS: &[Key] = &[
     with_default(key(Phase, "curve_step_time", Str, "time of one curve step (`\"500ms\"`, `\"2s\"`; at least 100ms; `--scale quick`: 1s)"), "2s"),
     with_default(key(Phase, "curve_knee", Float, "the knee: the highest achieved rate before the first step whose p99 exceeds this multiple of the unloaded p99 (the lowest step's)"), "3"),
     DATA_OP,
-    key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` or `{ split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] }` (fio's bssplit, up to 16 sizes) drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
+    key(Entry, "size", SizeDist, "`\"8K\"`, or `{ uniform = [\"1K\", \"8K\"] }` or `{ split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] }` (fio's bssplit, up to 16 sizes) or `{ unaligned_range = [\"4K\", \"16K\"] }` (fio's bsrange with bs_unaligned: min + ⌊max × u⌋ bytes, at most max, any byte count: every size from 4096 to 16383 bytes 1/16384 each and 16384 a quarter of the time) drawn per operation; defaults to the previous entry's for `offset = \"last\"`"),
     OFFSET,
     with_default(key(Entry, "align", Size, "alignment of random offsets (1: unaligned)"), "1"),
     with_default(key(Entry, "write_percent", Int, "a read entry's ops are writes instead with this probability, drawn per op (fio's `randrw` with `rwmixread`; on a sequential entry fio's `rw=rw`: reads and writes each keep their own position, as fio's)"), "0"),

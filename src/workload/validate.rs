@@ -1222,6 +1222,20 @@ fn resolve_size_dist(spec: &SizeDistSpec, loc: &Loc<'_>) -> Result<SizeDist, Wor
                 ))
             })?
         }
+        SizeDistSpec::UnalignedRange { unaligned_range: [lo, hi] } => {
+            if lo.0 == 0 || lo.0 > hi.0 {
+                return Err(loc.err(format!(
+                    "unaligned_range [{}, {}]: write [min, max] with 1 <= min <= max",
+                    fmt_bytes(lo.0),
+                    fmt_bytes(hi.0)
+                )));
+            }
+            if lo.0 == hi.0 {
+                SizeDist::Fixed(lo.0)
+            } else {
+                SizeDist::UnalignedRange { min: lo.0, max: hi.0 }
+            }
+        }
     })
 }
 
@@ -2183,6 +2197,32 @@ mod engine_tests {
         // A job that stops the test is still in its group, for the others' group stops.
         let s = load("", "exitall = { stops = \"test\", group = 1 }").unwrap();
         assert_eq!(s.tests[0].roles[0].exitall, Some(ExitAll { stops: ExitStops::Test, group: 1 }));
+    }
+
+    /// `{ unaligned_range = [MIN, MAX] }` (fio's bsrange with bs_unaligned) resolves to the
+    /// model's law, one size when MIN = MAX, and is refused reversed or from 0.
+    #[test]
+    fn an_unaligned_range_resolves_and_is_checked() {
+        let load = |size: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = [{{ op = \"read\", size = {size} }}]\namount = {{ ops = 1 }}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            spec::parse(&text, "w.toml")
+                .map_err(|e| e.to_string())
+                .and_then(|s| validate::resolve(&s, "w.toml", &ctx).map_err(|e| e.to_string()))
+                .map(|s| s.tests[0].phases[0].pattern.data()[0].size)
+        };
+        assert_eq!(
+            load("{ unaligned_range = [\"4K\", \"16K\"] }"),
+            Ok(crate::model::job::SizeDist::UnalignedRange { min: 4096, max: 16384 })
+        );
+        assert_eq!(
+            load("{ unaligned_range = [\"4K\", \"4K\"] }"),
+            Ok(crate::model::job::SizeDist::Fixed(4096))
+        );
+        for bad in ["[\"16K\", \"4K\"]", "[0, \"4K\"]"] {
+            let e = load(&format!("{{ unaligned_range = {bad} }}")).unwrap_err();
+            assert!(e.contains("write [min, max] with 1 <= min <= max"), "{bad}: {e}");
+        }
     }
 
     /// `random_percent` (fio's `percentage_random`) resolves to `[reads, writes]` on a data

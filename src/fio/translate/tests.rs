@@ -405,6 +405,12 @@ fn every_supported_option_and_alias_is_read() {
         ("random_distribution", "rw=randread\nrandom_distribution=zipf:1.2\n", |t, _, _| {
             t.random_distribution.as_deref() == Some("zipf:1.2") && t.random_map.is_none()
         }),
+        ("bs_unaligned", "bsrange=4k-8k\nbs_unaligned\n", |t, _, _| {
+            matches!(op(t, 0, 0).size, Some(SizeDistSpec::UnalignedRange { .. }))
+        }),
+        ("blocksize_unaligned", "bsrange=4k-8k\nblocksize_unaligned=1\n", |t, _, _| {
+            matches!(op(t, 0, 0).size, Some(SizeDistSpec::UnalignedRange { .. }))
+        }),
         ("percentage_random", "rw=randread\npercentage_random=30\n", |t, _, _| {
             t.phases[0].random_percent == Some(crate::workload::spec::RandomPercent::Both(30))
         }),
