@@ -604,6 +604,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     done: bool,
     /// A pass ended and `invalidate_each_pass` asks for its file's pages to be dropped.
     drop_due: bool,
+    /// A pass ended and `unlink_each_pass` asks for the file to be unlinked and opened again.
+    reopen_due: bool,
     /// Bytes of random ops since the last pass ended (`invalidate_each_pass` without a map).
     random_bytes: u64,
     /// A fill phase (`Amount::Fill`, fio's `fill_device`): sequential writes go on past the
@@ -685,6 +687,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             i: 0,
             done: false,
             drop_due: false,
+            reopen_due: false,
             random_bytes: 0,
             fill: matches!(phase.amount, Amount::Fill(_)),
             dir_pace: None,
@@ -715,6 +718,47 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
                 EngineError::io("fadvise(DONTNEED)", Some(self.work.path.into()), &e.into())
             })?;
             out.invalidations += 1;
+        }
+        Ok(now_ns())
+    }
+
+    /// `unlink_each_pass` (fio's `unlink_each_loop`): after a pass, once its ops have
+    /// completed, close the file, unlink it and open it again with `O_CREAT` (empty, not laid
+    /// out), then drop its pages (`invalidate_each_pass`) and give the hint (`fadvise_hint`),
+    /// in fio's order. Once per pass, out of the per-op path. Returns the clock after it: the
+    /// next op starts then, so none of it is in an op's latency.
+    #[cold]
+    #[inline(never)]
+    fn reopen(&mut self, out: &mut WorkerOutput) -> Result<u64, EngineError> {
+        self.reopen_due = false;
+        let path = self.work.path;
+        if let Some(file) = self.file.take() {
+            self.engine.close(file).map_err(|e| {
+                EngineError::io("close", Some(path.into()), &std::io::Error::from(e))
+            })?;
+        }
+        rustix::fs::unlink(path)
+            .map_err(|e| EngineError::io("unlink", Some(path.into()), &e.into()))?;
+        let mut options = self.options.clone();
+        options.create(true);
+        let file = self
+            .engine
+            .open(path, &options)
+            .map_err(|e| EngineError::io("open", Some(path.into()), &e))?;
+        self.fd = file.as_raw_fd();
+        self.file = Some(file);
+        if self.drop_due {
+            self.drop_cache(out)?;
+        }
+        if self.phase.fadvise_hint {
+            let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
+            let advice =
+                if random { rustix::fs::Advice::Random } else { rustix::fs::Advice::Sequential };
+            if let Some(file) = self.file.as_ref() {
+                rustix::fs::fadvise(file, 0, None, advice).map_err(|e| {
+                    EngineError::io("fadvise(RANDOM or SEQUENTIAL)", Some(path.into()), &e.into())
+                })?;
+            }
         }
         Ok(now_ns())
     }
@@ -868,6 +912,18 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             return Issue::End;
         }
         let mut t0 = t0;
+        if self.reopen_due {
+            if inflight > 0 {
+                return Issue::Wait;
+            }
+            match self.reopen(out) {
+                Ok(t) => t0 = t,
+                Err(e) => {
+                    out.error = Some(e);
+                    return Issue::End;
+                }
+            }
+        }
         if self.drop_due {
             if inflight > 0 {
                 return Issue::Wait;
@@ -1020,7 +1076,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 OffsetMode::Random => match &self.map {
                     Some(m) => m.pass_done(),
                     // Without a map a pass is the file's size in bytes (as fio counts it).
-                    None if self.phase.invalidate_each_pass => {
+                    None if self.phase.invalidate_each_pass || self.phase.unlink_each_pass => {
                         self.random_bytes += len as u64;
                         let wrap = self.random_bytes >= self.work.random_span().1;
                         if wrap {
@@ -1034,6 +1090,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             };
             // Done before the next op, once the pass's ops have completed.
             self.drop_due = wrapped && self.phase.invalidate_each_pass;
+            self.reopen_due = wrapped && self.phase.unlink_each_pass;
         }
         let done = match self.phase.amount {
             Amount::Bytes(b) => self.issued_bytes >= b,

@@ -129,6 +129,9 @@ impl<'p> Ops<'p> {
                 "its pattern has syncs between operations (fio syncs by count: fsync=N)".into(),
             );
         }
+        if p.unlink_each_pass {
+            why.push("it unlinks and remakes its file after each pass (unlink_each_pass: fio's unlink_each_loop works per loop, and the export writes no loops)".into());
+        }
         let reads: Vec<&OpDef> = data.iter().copied().filter(|o| o.kind == OpKind::Read).collect();
         let mut writes: Vec<&OpDef> =
             data.iter().copied().filter(|o| o.kind == OpKind::Write).collect();

@@ -674,6 +674,8 @@ fn translate_job(
     if let Some(timed) = phases.last_mut() {
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
         flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
+        unlink_loop::unlink_each_loop(job, rw, &files, &engine, timed, &mut notes)
+            .map_err(|e| vec![e])?;
     }
     sched::sched(job, &mut phases, &mut notes).map_err(|e| vec![e])?;
     percentage::percentage_random(job, rw, &mut phases, &mut notes).map_err(|e| vec![e])?;
@@ -1601,6 +1603,7 @@ mod sched;
 mod sequence;
 mod shared;
 mod unaligned;
+mod unlink_loop;
 mod verify;
 
 #[cfg(test)]

@@ -652,6 +652,12 @@ pub struct PhaseDef {
     /// older versions: what they did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_percent: Option<[u8; 2]>,
+    /// `unlink_each_pass` (fio's `unlink_each_loop`): each time a thread completes a pass over
+    /// its file (as `invalidate_each_pass` counts them) and more work is left, it closes the
+    /// file, unlinks it and opens it again with `O_CREAT`: an empty file, not laid out. Off
+    /// unless the phase sets it (results of older versions: off, which is what they did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink_each_pass: bool,
     /// Each worker thread's CPU nice value, I/O priority and CPUs (fio's `nice`, `prio`,
     /// `prioclass`, `cpus_allowed`), set by the thread on itself before the start barrier.
     /// None by default (results of older versions: none, which is what they did).

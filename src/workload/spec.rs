@@ -588,6 +588,10 @@ pub struct PhaseSpec {
     /// continue sequentially from the previous op of their direction (default 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_percent: Option<RandomPercent>,
+    /// Unlink the file and open it again, empty, after each pass over it (fio's
+    /// `unlink_each_loop`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink_each_pass: bool,
     /// Fixed rate, ops per second (open loop; see [`super::load`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,

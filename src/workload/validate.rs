@@ -376,6 +376,7 @@ fn resolve_phases(
             random_distribution(t.random_distribution.as_deref(), kind, &phase, &ploc)?;
         phase.open.direct |= direct;
         phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
+        check_unlink_each_pass(t, engine, &phase, &ploc)?;
         if kind == Kind::Data {
             check_caps(engine, iodepth, &phase, &ploc)?;
             check_data_fill(t, engine, &phase, &ploc)?;
@@ -525,6 +526,38 @@ fn random_percent(
         return Err(loc.err("random_percent shares out the phase's random-offset ops, and it has none: add offset = \"random\" to an entry or remove random_percent"));
     }
     Ok((both != [100, 100]).then(|| both.map(|n| n as u8)))
+}
+
+/// A phase's `unlink_each_pass` (fio's `unlink_each_loop`): only a data test's own file, one
+/// per thread (threads sharing a file would unlink it under each other), written and never
+/// read (the file opened again is empty), through an engine that names the file by its
+/// descriptor in each request (psync, libaio: io_uring may have registered the old file, mmap
+/// has mapped it).
+fn check_unlink_each_pass(
+    t: &TestSpec,
+    engine: &EngineKind,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<(), WorkloadError> {
+    if !phase.unlink_each_pass {
+        return Ok(());
+    }
+    let Some(file) = t.file.as_ref() else {
+        return Err(loc.err("unlink_each_pass applies to data tests (file = { ... })"));
+    };
+    if file.path.is_some() {
+        return Err(loc.err("unlink_each_pass with file.path: fsbench unlinks only files it makes; leave file.path out"));
+    }
+    if file.shared && t.threads > 1 {
+        return Err(loc.err("unlink_each_pass with a file the threads share: each would unlink it under the others; give each thread its own file (file.shared = false)"));
+    }
+    if phase.pattern.data().iter().any(|o| o.issues(OpKind::Read)) {
+        return Err(loc.err("unlink_each_pass with reads: the file opened again after each pass is empty; write only"));
+    }
+    if !matches!(engine.name(), "psync" | "libaio") {
+        return Err(loc.err(format!("unlink_each_pass with engine = \"{}\": take psync or libaio, which name the file by its descriptor in each request (io_uring may have registered the old file, mmap has mapped it)", engine.name())));
+    }
+    Ok(())
 }
 
 /// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
@@ -892,6 +925,7 @@ fn resolve_phase(
         invalidate_each_pass: p.invalidate_each_pass,
         fadvise_hint: p.fadvise_hint,
         random_percent,
+        unlink_each_pass: p.unlink_each_pass,
         sched: thread_sched(p, loc)?,
         load,
         max_seconds: time_cap(&p.amount),
@@ -2197,6 +2231,39 @@ mod engine_tests {
         // A job that stops the test is still in its group, for the others' group stops.
         let s = load("", "exitall = { stops = \"test\", group = 1 }").unwrap();
         assert_eq!(s.tests[0].roles[0].exitall, Some(ExitAll { stops: ExitStops::Test, group: 1 }));
+    }
+
+    /// `unlink_each_pass` (fio's `unlink_each_loop`) is taken on a data test whose threads each
+    /// write their own file of the run through psync or libaio, and refused, saying why, with
+    /// reads, a shared file, a path, another engine or a fileset.
+    #[test]
+    fn unlink_each_pass_needs_writes_to_own_files_by_descriptor() {
+        let load = |test_keys: &str, file: &str, pattern: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {{ size = \"1M\"{file} }}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {{ bytes = \"3M\" }}\nunlink_each_pass = true\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            spec::parse(&text, "w.toml")
+                .map_err(|e| e.to_string())
+                .and_then(|s| validate::resolve(&s, "w.toml", &ctx).map_err(|e| e.to_string()))
+        };
+        let write = "[{ op = \"write\", size = \"4K\" }]";
+        let s = load("threads = 2", ", shared = false", write).unwrap();
+        assert!(s.tests[0].phases[0].unlink_each_pass);
+        assert!(load("engine = \"libaio\"", "", write).is_ok());
+        for (keys, file, pattern, why) in [
+            ("", "", "[{ op = \"read\", size = \"4K\" }]", "with reads"),
+            ("threads = 2", ", shared = true", write, "a file the threads share"),
+            ("", ", path = \"/tmp/fsbench-never\"", write, "unlinks only files it makes"),
+            ("engine = \"io_uring\"", "", write, "engine = \"io_uring\""),
+            ("engine = \"mmap\"", ", prefill = true", write, "engine = \"mmap\""),
+        ] {
+            let e = load(keys, file, pattern).unwrap_err();
+            assert!(e.contains(why), "{keys} {file}: {e}");
+        }
+        let text = "[[test]]\nid = \"f\"\nname = \"f\"\nfileset = { count = 10, flat = true, size = \"4K\", prefill = true }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"stat\", pick = \"random\" }]\namount = { ops = 1 }\nunlink_each_pass = true\n";
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let e =
+            validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
+        assert!(e.to_string().contains("unlink_each_pass applies to data tests"), "{e}");
     }
 
     /// `{ unaligned_range = [MIN, MAX] }` (fio's bsrange with bs_unaligned) resolves to the

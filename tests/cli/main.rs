@@ -26,6 +26,7 @@ mod fio_seq;
 mod fio_share;
 mod fio_sync;
 mod fio_unaligned;
+mod fio_unlink_loop;
 mod fio_verify;
 mod fsruns;
 mod gaps;

@@ -389,6 +389,7 @@ fn prefill_phase() -> PhaseDef {
         invalidate_each_pass: false,
         fadvise_hint: false,
         random_percent: None,
+        unlink_each_pass: false,
         sched: Default::default(),
         load: Default::default(),
         max_seconds: None,

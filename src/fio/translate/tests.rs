@@ -411,6 +411,9 @@ fn every_supported_option_and_alias_is_read() {
         ("blocksize_unaligned", "bsrange=4k-8k\nblocksize_unaligned=1\n", |t, _, _| {
             matches!(op(t, 0, 0).size, Some(SizeDistSpec::UnalignedRange { .. }))
         }),
+        ("unlink_each_loop", "rw=write\nloops=2\nunlink_each_loop=1\n", |t, _, _| {
+            t.phases[0].unlink_each_pass
+        }),
         ("percentage_random", "rw=randread\npercentage_random=30\n", |t, _, _| {
             t.phases[0].random_percent == Some(crate::workload::spec::RandomPercent::Both(30))
         }),
