@@ -73,3 +73,33 @@ fn a_bad_percentage_random_exits_2_with_its_line() {
     let e = stderr(&o);
     assert!(e.contains("bad.fio:4: ") && e.contains("150 is above 100"), "{e}");
 }
+
+/// With percentage_random=0 a time-based random job reads on from the last read and starts
+/// over at the file's start when it reaches the end (fio's `get_next_seq_offset`): the same
+/// block sequence 0, 1, ... 15, 0, 1, ... in both tools.
+#[test]
+fn a_time_based_job_starts_over_at_the_end_as_fio() {
+    if !have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return;
+    }
+    let job = "[r]\nrw=randread\nbs=4k\nsize=64k\npercentage_random=0\ntime_based\nruntime=1\n";
+    let want: Vec<u64> = (0..40).map(|i| i % 16).collect();
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (apt-get install fio): fsbench's offsets checked alone");
+    }
+    for fio in tools {
+        let log = strace_fio_job(job, fio, "pread64");
+        let blocks: Vec<u64> = log
+            .lines()
+            .filter(|l| l.contains(" pread64(") && l.ends_with("= 4096"))
+            .filter_map(|l| l.rsplit_once(") = ")?.0.rsplit(", ").next()?.parse::<u64>().ok())
+            .map(|o| o / 4096)
+            .take(40)
+            .collect();
+        assert_eq!(blocks, want, "{}", if fio { "fio" } else { "fsbench" });
+    }
+}
