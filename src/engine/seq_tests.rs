@@ -142,3 +142,65 @@ fn rw_mixes_within_2_percent_each_direction_with_its_own_position() {
         );
     }
 }
+
+/// fio's `percentage_random=0` on a random job: every read starts where the previous one
+/// ended, from the file's start (fio's `last_pos`), so a size-bound job reads the file in
+/// order, as fio 3.33 does.
+#[test]
+fn percentage_random_0_reads_on_from_the_last_read() {
+    let ops = ops_of("[a]\nsize=64k\nbs=4k\nrw=randread\npercentage_random=0\n");
+    assert_eq!(blocks(&ops), (0..16).collect::<Vec<u64>>());
+}
+
+/// `percentage_random=R,W` per direction: with 0,100 a randrw's reads each start where the
+/// previous read ended (whatever writes came between, fio's `last_pos[ddir]`), and its writes
+/// are all random (the random map: each block at most once).
+#[test]
+fn percentage_random_shares_are_per_direction() {
+    let ops = ops_of("[a]\nsize=1m\nbs=4k\nrw=randrw\npercentage_random=0,100\n");
+    assert_eq!(ops.len(), 256);
+    let reads: Vec<u64> = ops.iter().filter(|o| !o.0).map(|o| o.1 / 4096).collect();
+    let mut writes: Vec<u64> = ops.iter().filter(|o| o.0).map(|o| o.1 / 4096).collect();
+    assert!(reads.len() > 90 && writes.len() > 90, "{} reads", reads.len());
+    assert_eq!(reads, (0..reads.len() as u64).collect::<Vec<u64>>());
+    let in_order = writes.windows(2).filter(|w| w[1] == w[0] + 1).count();
+    assert!(in_order < 10, "{in_order} of {} writes follow the previous one", writes.len());
+    writes.sort();
+    let n = writes.len();
+    writes.dedup();
+    assert_eq!(writes.len(), n, "a write block twice: not from the random map");
+}
+
+/// At the end of the file a sequential draw of a size-bound job takes a random offset instead
+/// (fio's `get_next_block` with no position left), and goes on from there: with loops=3 (one
+/// amount of 3 × 64 KiB in fsbench, where fio starts each loop over: the difference
+/// `random-share-loops`) every read continues the previous one but those after a read of the
+/// file's last block.
+#[test]
+fn percentage_random_falls_back_to_random_at_the_end() {
+    let b = blocks(&ops_of("[a]\nsize=64k\nbs=4k\nrw=randread\npercentage_random=0\nloops=3\n"));
+    assert_eq!(b.len(), 48);
+    let mut restarts = 0;
+    for w in b.windows(2) {
+        if w[0] == 15 {
+            restarts += 1;
+        } else {
+            assert_eq!(w[1], w[0] + 1, "{b:?}");
+        }
+    }
+    assert!(restarts >= 2, "{b:?}");
+}
+
+/// Where a sequential draw starts: the previous end while the op fits in the region; past
+/// its end a random offset (`None`), or in a time-based phase the region's start again (a pass).
+#[test]
+fn a_sequential_draw_starts_at_the_last_end_or_over() {
+    use super::worker::continue_at;
+    let region = (8192, 65536);
+    assert_eq!(continue_at(8192, 4096, region, false), Some((8192, false)));
+    assert_eq!(continue_at(69632, 4096, region, false), Some((69632, false)));
+    assert_eq!(continue_at(73728, 4096, region, false), None);
+    assert_eq!(continue_at(73728, 4096, region, true), Some((8192, true)));
+    assert_eq!(continue_at(71680, 4096, region, true), Some((8192, true)), "no room for the op");
+    assert_eq!(continue_at(0, 4096, region, false), None, "before the region");
+}

@@ -616,6 +616,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     done: bool,
     /// A pass ended and `invalidate_each_pass` asks for its file's pages to be dropped.
     drop_due: bool,
+    /// A pass ended and `unlink_each_pass` asks for the file to be unlinked and opened again.
+    reopen_due: bool,
     /// Bytes of random ops since the last pass ended (`invalidate_each_pass` without a map).
     random_bytes: u64,
     /// A fill phase (`Amount::Fill`, fio's `fill_device`): sequential writes go on past the
@@ -623,6 +625,12 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     fill: bool,
     /// A mixed phase's reads and writes each on its own schedule (fio's `rate=R,W`).
     dir_pace: Option<DirPacer<'a>>,
+    /// The phase's `random_percent` (fio's `percentage_random`), `[reads, writes]`: 100 draws
+    /// nothing.
+    random_percent: [u8; 2],
+    /// Where the thread's last read (`[0]`) and write (`[1]`) ended, in the file (fio's
+    /// `last_pos`): a random-offset op drawn sequential by `random_percent` starts there.
+    last_end: [u64; 2],
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -691,9 +699,12 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             i: 0,
             done: false,
             drop_due: false,
+            reopen_due: false,
             random_bytes: 0,
             fill: matches!(phase.amount, Amount::Fill(_)),
             dir_pace: None,
+            random_percent: phase.random_percent.unwrap_or([100; 2]),
+            last_end: [work.random_span().0; 2],
         }
     }
 
@@ -719,6 +730,47 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
                 EngineError::io("fadvise(DONTNEED)", Some(self.work.path.into()), &e.into())
             })?;
             out.invalidations += 1;
+        }
+        Ok(now_ns())
+    }
+
+    /// `unlink_each_pass` (fio's `unlink_each_loop`): after a pass, once its ops have
+    /// completed, close the file, unlink it and open it again with `O_CREAT` (empty, not laid
+    /// out), then drop its pages (`invalidate_each_pass`) and give the hint (`fadvise_hint`),
+    /// in fio's order. Once per pass, out of the per-op path. Returns the clock after it: the
+    /// next op starts then, so none of it is in an op's latency.
+    #[cold]
+    #[inline(never)]
+    fn reopen(&mut self, out: &mut WorkerOutput) -> Result<u64, EngineError> {
+        self.reopen_due = false;
+        let path = self.work.path;
+        if let Some(file) = self.file.take() {
+            self.engine.close(file).map_err(|e| {
+                EngineError::io("close", Some(path.into()), &std::io::Error::from(e))
+            })?;
+        }
+        rustix::fs::unlink(path)
+            .map_err(|e| EngineError::io("unlink", Some(path.into()), &e.into()))?;
+        let mut options = self.options.clone();
+        options.create(true);
+        let file = self
+            .engine
+            .open(path, &options)
+            .map_err(|e| EngineError::io("open", Some(path.into()), &e))?;
+        self.fd = file.as_raw_fd();
+        self.file = Some(file);
+        if self.drop_due {
+            self.drop_cache(out)?;
+        }
+        if self.phase.fadvise_hint {
+            let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
+            let advice =
+                if random { rustix::fs::Advice::Random } else { rustix::fs::Advice::Sequential };
+            if let Some(file) = self.file.as_ref() {
+                rustix::fs::fadvise(file, 0, None, advice).map_err(|e| {
+                    EngineError::io("fadvise(RANDOM or SEQUENTIAL)", Some(path.into()), &e.into())
+                })?;
+            }
         }
         Ok(now_ns())
     }
@@ -781,6 +833,27 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             return Issue::End;
         }
         Issue::Queued
+    }
+}
+
+/// Where a random-offset op that `random_percent` made sequential starts, and whether it
+/// starts over: where the thread's previous op of its direction ended, `at` (fio's
+/// `last_pos`); past the region's end fio draws a random offset instead (`None`), or, in a
+/// time-based phase, starts over at the region's start (a pass, as fio's `loop_cache_invalidate`
+/// there).
+#[inline(always)]
+pub(super) fn continue_at(
+    at: u64,
+    size: u64,
+    (base, span): (u64, u64),
+    timed: bool,
+) -> Option<(u64, bool)> {
+    if at >= base && at + size <= base + span {
+        Some((at, false))
+    } else if timed && size <= span {
+        Some((base, true))
+    } else {
+        None
     }
 }
 
@@ -851,6 +924,18 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             return Issue::End;
         }
         let mut t0 = t0;
+        if self.reopen_due {
+            if inflight > 0 {
+                return Issue::Wait;
+            }
+            match self.reopen(out) {
+                Ok(t) => t0 = t,
+                Err(e) => {
+                    out.error = Some(e);
+                    return Issue::End;
+                }
+            }
+        }
         if self.drop_due {
             if inflight > 0 {
                 return Issue::Wait;
@@ -886,6 +971,8 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 Pick::Reap | Pick::Stopped => return Issue::Wait,
             }
         }
+        // A random-offset op that `random_percent` made sequential, and where it starts.
+        let mut sequential = None;
         let (kind, len, off, buf, stamp) = match op_kind {
             OpKind::Read | OpKind::Write => {
                 let mut size = match op.size {
@@ -902,15 +989,26 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                     }
                     OffsetMode::Random => {
                         let (base, span) = self.work.random_span();
-                        base + match &mut self.map {
-                            Some(m) => m.next_offset(),
-                            None => match &self.skew {
-                                Some(s) => s.next_slot(&mut self.rng) * op.align,
-                                None => {
-                                    let slots = (span - size) / op.align;
-                                    self.rng.u64(0..=slots) * op.align
-                                }
-                            },
+                        let d = usize::from(op_kind == OpKind::Write);
+                        let share = self.random_percent[d];
+                        // fio's percentage_random: one draw, only when some ops are sequential.
+                        if share < 100 && self.rng.u8(0..100) >= share {
+                            let timed = matches!(self.phase.amount, Amount::Seconds(_));
+                            sequential = continue_at(self.last_end[d], size, (base, span), timed);
+                        }
+                        if let Some((at, _)) = sequential {
+                            at
+                        } else {
+                            base + match &mut self.map {
+                                Some(m) => m.next_offset(),
+                                None => match &self.skew {
+                                    Some(s) => s.next_slot(&mut self.rng) * op.align,
+                                    None => {
+                                        let slots = (span - size) / op.align;
+                                        self.rng.u64(0..=slots) * op.align
+                                    }
+                                },
+                            }
                         }
                     }
                     OffsetMode::Last => self.last_off,
@@ -964,6 +1062,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         if op.kind.is_data() {
             self.issued_bytes += len as u64;
             self.last_off = off;
+            self.last_end[usize::from(op_kind == OpKind::Write)] = off + len as u64;
             let wrapped = match op.offset {
                 OffsetMode::Sequential => {
                     let d = seq_index(op, op_kind);
@@ -982,10 +1081,14 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                     }
                     wrap == Wrap::End
                 }
+                // Sequential by `random_percent`: a pass ends only when it starts over.
+                OffsetMode::Random if sequential.is_some() => {
+                    sequential.is_some_and(|(_, over)| over)
+                }
                 OffsetMode::Random => match &self.map {
                     Some(m) => m.pass_done(),
                     // Without a map a pass is the file's size in bytes (as fio counts it).
-                    None if self.phase.invalidate_each_pass => {
+                    None if self.phase.invalidate_each_pass || self.phase.unlink_each_pass => {
                         self.random_bytes += len as u64;
                         let wrap = self.random_bytes >= self.work.random_span().1;
                         if wrap {
@@ -999,6 +1102,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             };
             // Done before the next op, once the pass's ops have completed.
             self.drop_due = wrapped && self.phase.invalidate_each_pass;
+            self.reopen_due = wrapped && self.phase.unlink_each_pass;
         }
         let done = match self.phase.amount {
             Amount::Bytes(b) => self.issued_bytes >= b,

@@ -112,6 +112,8 @@ struct Ops<'p> {
     random_map: bool,
     /// fio's `random_distribution` (a skewed law), in fio's syntax.
     dist: Option<String>,
+    /// fio's `percentage_random`, `[reads, writes]` (the phase's `random_percent`).
+    random_percent: Option<[u8; 2]>,
     /// fio's `rw`.
     rw: &'static str,
     /// The one entry is a read whose ops are writes with this probability (fio's randrw).
@@ -126,6 +128,9 @@ impl<'p> Ops<'p> {
             why.push(
                 "its pattern has syncs between operations (fio syncs by count: fsync=N)".into(),
             );
+        }
+        if p.unlink_each_pass {
+            why.push("it unlinks and remakes its file after each pass (unlink_each_pass: fio's unlink_each_loop works per loop, and the export writes no loops)".into());
         }
         let reads: Vec<&OpDef> = data.iter().copied().filter(|o| o.kind == OpKind::Read).collect();
         let mut writes: Vec<&OpDef> =
@@ -187,7 +192,18 @@ impl<'p> Ops<'p> {
             }
         };
         let dist = p.random_distribution.as_ref().map(|d| d.fio_text());
-        Ops { reads, writes, rbs, wbs, random, random_map: p.random_map, dist, rw, write_percent }
+        Ops {
+            reads,
+            writes,
+            rbs,
+            wbs,
+            random,
+            random_map: p.random_map,
+            dist,
+            random_percent: p.random_percent,
+            rw,
+            write_percent,
+        }
     }
 }
 
@@ -251,6 +267,11 @@ fn block_lines(ops: &Ops<'_>, why: &mut Vec<String>, comments: &mut Vec<String>)
         }
         if let Some(d) = &ops.dist {
             job.push_str(&format!("random_distribution={d}\n"));
+        }
+        match ops.random_percent {
+            Some([r, w]) if r == w => job.push_str(&format!("percentage_random={r}\n")),
+            Some([r, w]) => job.push_str(&format!("percentage_random={r},{w}\n")),
+            None => {}
         }
     }
     if let (Some(wp), "randrw") = (ops.write_percent, ops.rw) {
@@ -334,6 +355,28 @@ fn cache_lines(p: &PhaseDef, comments: &mut Vec<String>) -> String {
         CacheReq::Cached => {
             comments.push("fsbench reads the file into the cache first and checks it; fio only keeps what is cached (after laying the file out it usually is)".into());
             "invalidate=0\n".into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A phase's `random_percent` is written back as fio's `percentage_random` (one value when
+    /// reads and writes share it), so the exported job draws as the test does.
+    #[test]
+    fn random_percent_is_exported_as_percentage_random() {
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        };
+        for (share, want) in
+            [("30,60", "percentage_random=30,60\n"), ("25", "percentage_random=25\n")]
+        {
+            let text = format!("[a]\nrw=randrw\nsize=1m\npercentage_random={share}\n");
+            let t = crate::fio::translate::translate(&text, "t.fio", "t", &|_| None).unwrap();
+            let suite = crate::workload::validate::resolve(&t.spec, "t.fio", &ctx).unwrap();
+            let job = super::suite_to_fio(&suite);
+            assert!(job.contains(want), "{job}");
         }
     }
 }

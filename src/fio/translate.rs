@@ -8,7 +8,8 @@
 //!   suffixes are powers of 1000 (fio's default `kb_base=1024` inverts the IEC meaning);
 //! - jobs run *at the same time* unless a `stonewall` separates them: such a group is one test,
 //!   its first job the test's own threads and each other job a role beside them ([`groups`]);
-//! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum;
+//! - `blockalign` defaults to the block size; `bsrange` draws multiples of its minimum, and
+//!   `bssplit` sizes are rounded down to one, unless `bs_unaligned` ([`unaligned`]);
 //! - without `norandommap` fio touches each block once per pass (its random map), and so does
 //!   fsbench (the test's `random_map`), in an order of its own; `random_generator=lfsr` walks
 //!   every block once even with `norandommap`;
@@ -717,12 +718,16 @@ fn translate_job(
     if let Some(timed) = phases.last_mut() {
         pacing(job, rw, timed, &mut notes).map_err(|e| vec![e])?;
         flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
+        unlink_loop::unlink_each_loop(job, rw, &files, &engine, timed, &mut notes)
+            .map_err(|e| vec![e])?;
     }
     sched::sched(job, &mut phases, &mut notes).map_err(|e| vec![e])?;
+    percentage::percentage_random(job, rw, &mut phases, &mut notes).map_err(|e| vec![e])?;
     misc::content(job, &mut notes).map_err(|e| vec![e])?;
     if let Some(b) = &blocks {
         direct::note(direct, rw, b, &mut notes);
     }
+    unaligned::check_direct(job, direct).map_err(|e| vec![e])?;
     misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
     misc::one_file_options(job, &mut notes).map_err(|e| vec![e])?;
     let test = TestSpec {
@@ -848,6 +853,9 @@ fn block_sizes(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<Blocks, Fi
     } else {
         fixed((4096, 4096))
     };
+    // fio rounds drawn sizes down to a multiple of the smallest, unless bs_unaligned.
+    let (read_dist, write_dist) =
+        unaligned::sizes(job, rw, given.first().copied(), (read_dist, write_dist), notes)?;
     // fio aligns random offsets to the smallest size (blockalign's default, min_bs).
     let (read, write) = (read_dist.min(), write_dist.min());
     let bs_opt = given.first().copied().unwrap_or("bs");
@@ -1401,10 +1409,14 @@ fn pattern(
     Ok(pattern)
 }
 
-/// A size as the workload writes it: fixed, or a split (fio's `bssplit`).
+/// A size as the workload writes it: fixed, a split (fio's `bssplit`), or fio's unaligned
+/// `bsrange`.
 fn size_spec(d: SizeDist) -> SizeDistSpec {
     match d {
         SizeDist::Fixed(n) => SizeDistSpec::Fixed(Bytes(n)),
+        SizeDist::UnalignedRange { min, max } => {
+            SizeDistSpec::UnalignedRange { unaligned_range: [Bytes(min), Bytes(max)] }
+        }
         d => SizeDistSpec::Split {
             split: d
                 .entries()
@@ -1629,11 +1641,14 @@ mod layout;
 mod libaio;
 mod logs;
 mod misc;
+mod percentage;
 mod rate;
 mod run_file;
 mod sched;
 mod sequence;
 mod shared;
+mod unaligned;
+mod unlink_loop;
 mod verify;
 
 #[cfg(test)]

@@ -644,6 +644,20 @@ pub struct PhaseDef {
     /// off, which is what they did).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fadvise_hint: bool,
+    /// fio's `percentage_random` (the phase's `random_percent`), `[reads, writes]`: each
+    /// random-offset op of the phase is random with this probability (one draw from the
+    /// thread's generator), and otherwise starts where the thread's previous op of its
+    /// direction ended (fio's `last_pos`), or at the region's start before the first; such a
+    /// sequential op takes nothing from the random map. `None`: every one random (results of
+    /// older versions: what they did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<[u8; 2]>,
+    /// `unlink_each_pass` (fio's `unlink_each_loop`): each time a thread completes a pass over
+    /// its file (as `invalidate_each_pass` counts them) and more work is left, it closes the
+    /// file, unlinks it and opens it again with `O_CREAT`: an empty file, not laid out. Off
+    /// unless the phase sets it (results of older versions: off, which is what they did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink_each_pass: bool,
     /// Each worker thread's CPU nice value, I/O priority and CPUs (fio's `nice`, `prio`,
     /// `prioclass`, `cpus_allowed`), set by the thread on itself before the start barrier.
     /// None by default (results of older versions: none, which is what they did).
@@ -955,6 +969,17 @@ pub enum SizeDist {
         /// Cumulative weights.
         cum: [u32; MAX_SPLIT],
     },
+    /// fio's `bsrange=MIN-MAX` with `bs_unaligned` (`io_u.c`, `get_next_buflen`): `min + ⌊max × u⌋`
+    /// bytes for `u` uniform in [0, 1), at most `max`, not rounded to a multiple of `min`. So
+    /// each byte count from `min` to `max - 1` has probability `1 / max` and `max` takes the
+    /// rest, `min / max` (4k-16k: every size from 4096 to 16383 bytes, and 16384 a quarter of
+    /// the time).
+    UnalignedRange {
+        /// Smallest size, bytes (≥ 1).
+        min: u64,
+        /// Largest size, bytes (> `min`).
+        max: u64,
+    },
 }
 
 /// Most sizes of a [`SizeDist::Split`].
@@ -1012,6 +1037,7 @@ impl SizeDist {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(lo, _) => lo,
             SizeDist::LogNormal { min, .. } => min,
+            SizeDist::UnalignedRange { min, .. } => min,
             SizeDist::Split { n, sizes, .. } => {
                 sizes[..n as usize].iter().copied().min().unwrap_or(0)
             }
@@ -1024,6 +1050,7 @@ impl SizeDist {
             SizeDist::Fixed(n) => n,
             SizeDist::Uniform(_, hi) => hi,
             SizeDist::LogNormal { max, .. } => max,
+            SizeDist::UnalignedRange { max, .. } => max,
             SizeDist::Split { n, sizes, .. } => {
                 sizes[..n as usize].iter().copied().max().unwrap_or(0)
             }
@@ -1052,6 +1079,11 @@ impl SizeDist {
                 let total: f64 = e.iter().map(|x| x.1 as f64).sum();
                 e.iter().map(|(s, w)| *s as f64 * *w as f64).sum::<f64>() / total.max(1.0)
             }
+            // The sizes min..max-1, 1/max each, and max with min/max.
+            SizeDist::UnalignedRange { min, max } => {
+                let (lo, hi) = (min as f64, max.max(1) as f64);
+                (lo + hi - 1.0) * (hi - lo) / 2.0 / hi + lo
+            }
         }
     }
 
@@ -1079,6 +1111,7 @@ impl SizeDist {
                 }
                 sizes[i]
             }
+            SizeDist::UnalignedRange { min, max } => (min + rng.u64(0..max.max(1))).min(max),
         }
     }
 
@@ -1276,6 +1309,28 @@ mod tests {
         let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
         assert!((mean - d.mean()).abs() / d.mean() < 0.01, "mean {mean} vs {}", d.mean());
         assert!((d.mass_in_bounds() - 0.8745).abs() < 0.005, "{}", d.mass_in_bounds());
+    }
+
+    /// fio's unaligned bsrange law: every byte count from MIN to MAX - 1 about equally often
+    /// (1/MAX each), MAX with MIN/MAX, the mean as [`SizeDist::mean`] says.
+    #[test]
+    fn an_unaligned_range_draws_fios_law() {
+        let d = SizeDist::UnalignedRange { min: 4096, max: 16384 };
+        let mut rng = fastrand::Rng::with_seed(3);
+        let v: Vec<u64> = (0..400_000).map(|_| d.sample(&mut rng)).collect();
+        assert!(v.iter().all(|x| (4096..=16384).contains(x)));
+        let at_max = v.iter().filter(|&&x| x == 16384).count() as f64 / v.len() as f64;
+        assert!((at_max - 0.25).abs() < 0.005, "{at_max}");
+        // Not rounded: most sizes are not multiples of 512.
+        let odd = v.iter().filter(|&&x| x % 512 != 0).count() as f64 / v.len() as f64;
+        assert!(odd > 0.70, "{odd}");
+        // Each quarter of [4096, 16384) gets a quarter of 75%.
+        let q = v.iter().filter(|&&x| (4096..7168).contains(&x)).count() as f64 / v.len() as f64;
+        assert!((q - 0.1875).abs() < 0.005, "{q}");
+        let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
+        assert!((mean - d.mean()).abs() < 20.0, "{mean} vs {}", d.mean());
+        assert!((d.mean() - 11_775.625).abs() < 0.01, "{}", d.mean());
+        assert_eq!((d.min(), d.max(), d.granule()), (4096, 16384, None));
     }
 
     #[test]

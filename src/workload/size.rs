@@ -191,6 +191,12 @@ pub enum SizeDistSpec {
         /// The entries.
         split: Vec<SplitSpec>,
     },
+    /// `{ unaligned_range = ["4K", "16K"] }`: fio's `bsrange` with `bs_unaligned`, `min +
+    /// ⌊max × u⌋` bytes, at most `max` (any byte count, not a multiple of `min`).
+    UnalignedRange {
+        /// `[min, max]`.
+        unaligned_range: [Bytes; 2],
+    },
 }
 
 /// One size of a split and its weight.
@@ -217,7 +223,7 @@ pub struct LogNormalSpec {
     pub max: Bytes,
 }
 
-const SIZE_FORMS: &str = "a size such as \"8K\", { uniform = [\"1K\", \"8K\"] }, { lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } } or { split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] }";
+const SIZE_FORMS: &str = "a size such as \"8K\", { uniform = [\"1K\", \"8K\"] }, { lognormal = { median = \"20K\", sigma = 0.6, min = \"10K\", max = \"150K\" } } { split = [{ size = \"4K\", weight = 60 }, { size = \"64K\", weight = 40 }] } or { unaligned_range = [\"4K\", \"16K\"] }";
 
 impl<'de> Deserialize<'de> for SizeDistSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -250,6 +256,9 @@ impl<'de> Deserialize<'de> for SizeDistSpec {
                     "uniform" => SizeDistSpec::Uniform { uniform: m.next_value()? },
                     "lognormal" => SizeDistSpec::LogNormal { lognormal: m.next_value()? },
                     "split" => SizeDistSpec::Split { split: m.next_value()? },
+                    "unaligned_range" => {
+                        SizeDistSpec::UnalignedRange { unaligned_range: m.next_value()? }
+                    }
                     other => {
                         return Err(A::Error::custom(format!(
                             "unknown size distribution `{other}`; write {SIZE_FORMS}"

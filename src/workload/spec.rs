@@ -373,6 +373,9 @@ pub struct RoleSpec {
     /// `fadvise_hint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fadvise_hint: Option<bool>,
+    /// The share of its random-offset ops that are random (as a phase's `random_percent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<RandomPercent>,
     /// Random offsets from fio's random map, each block once per pass (as a test's `random_map`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_map: Option<bool>,
@@ -580,6 +583,15 @@ pub struct PhaseSpec {
     /// opening the file, as fio's `fadvise_hint=1` (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fadvise_hint: bool,
+    /// The share of the random-offset ops that are random, in percent (fio's
+    /// `percentage_random`): one for reads and writes, or `[reads, writes]`; the others
+    /// continue sequentially from the previous op of their direction (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<RandomPercent>,
+    /// Unlink the file and open it again, empty, after each pass over it (fio's
+    /// `unlink_each_loop`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink_each_pass: bool,
     /// Fixed rate, ops per second (open loop; see [`super::load`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,
@@ -650,6 +662,16 @@ pub struct PhaseSpec {
     /// The knee's p99 limit, a multiple of the unloaded p99 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve_knee: Option<f64>,
+}
+
+/// `random_percent = 30` (reads and writes) or `random_percent = [30, 60]` (reads, writes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RandomPercent {
+    /// One share for both directions.
+    Both(u64),
+    /// `[reads, writes]`.
+    PerDirection(Vec<u64>),
 }
 
 /// `curve_steps = 10` (10%, 20%, ... 100%) or `curve_steps = [25, 50, 75, 100]`.

@@ -376,6 +376,7 @@ fn resolve_phases(
             random_distribution(t.random_distribution.as_deref(), kind, &phase, &ploc)?;
         phase.open.direct |= direct;
         phase.cache = direct_cache(phase.open.direct, phase.cache, &ploc)?;
+        check_unlink_each_pass(t, engine, &phase, &ploc)?;
         if kind == Kind::Data {
             check_caps(engine, iodepth, &phase, &ploc)?;
             check_data_fill(t, engine, &phase, &ploc)?;
@@ -491,6 +492,74 @@ fn random_distribution(
     Ok(dist)
 }
 
+/// A phase's `random_percent` (fio's `percentage_random`) as `[reads, writes]`: each share 0 to
+/// 100, one for both directions or a list of two; only a data phase with random-offset ops
+/// has something to share out. 100 for both (the default) is `None`: every random op random.
+fn random_percent(
+    spec: Option<&super::spec::RandomPercent>,
+    kind: Kind,
+    pattern: &[OpDef],
+    loc: &Loc<'_>,
+) -> Result<Option<[u8; 2]>, WorkloadError> {
+    use super::spec::RandomPercent;
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let both = match spec {
+        RandomPercent::Both(n) => [*n, *n],
+        RandomPercent::PerDirection(v) => match v[..] {
+            [r, w] => [r, w],
+            _ => {
+                return Err(loc.err(format!(
+                    "random_percent = {v:?}: give one share (30) or [reads, writes] ([30, 60])"
+                )))
+            }
+        },
+    };
+    if let Some(bad) = both.iter().find(|&&n| n > 100) {
+        return Err(loc.err(format!("random_percent = {bad}: a share is 0 to 100 percent")));
+    }
+    if kind == Kind::Fileset {
+        return Err(loc.err("random_percent applies to data tests (random offsets in a file)"));
+    }
+    if !pattern.iter().any(|o| o.offset == OffsetMode::Random && o.kind.is_data()) {
+        return Err(loc.err("random_percent shares out the phase's random-offset ops, and it has none: add offset = \"random\" to an entry or remove random_percent"));
+    }
+    Ok((both != [100, 100]).then(|| both.map(|n| n as u8)))
+}
+
+/// A phase's `unlink_each_pass` (fio's `unlink_each_loop`): only a data test's own file, one
+/// per thread (threads sharing a file would unlink it under each other), written and never
+/// read (the file opened again is empty), through an engine that names the file by its
+/// descriptor in each request (psync, libaio: io_uring may have registered the old file, mmap
+/// has mapped it).
+fn check_unlink_each_pass(
+    t: &TestSpec,
+    engine: &EngineKind,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<(), WorkloadError> {
+    if !phase.unlink_each_pass {
+        return Ok(());
+    }
+    let Some(file) = t.file.as_ref() else {
+        return Err(loc.err("unlink_each_pass applies to data tests (file = { ... })"));
+    };
+    if file.path.is_some() {
+        return Err(loc.err("unlink_each_pass with file.path: fsbench unlinks only files it makes; leave file.path out"));
+    }
+    if file.shared && t.threads > 1 {
+        return Err(loc.err("unlink_each_pass with a file the threads share: each would unlink it under the others; give each thread its own file (file.shared = false)"));
+    }
+    if phase.pattern.data().iter().any(|o| o.issues(OpKind::Read)) {
+        return Err(loc.err("unlink_each_pass with reads: the file opened again after each pass is empty; write only"));
+    }
+    if !matches!(engine.name(), "psync" | "libaio") {
+        return Err(loc.err(format!("unlink_each_pass with engine = \"{}\": take psync or libaio, which name the file by its descriptor in each request (io_uring may have registered the old file, mmap has mapped it)", engine.name())));
+    }
+    Ok(())
+}
+
 /// A phase's cache precondition given whether it is O_DIRECT: direct I/O has none to prepare
 /// (reported as `direct`), and `direct` needs O_DIRECT.
 fn direct_cache(direct: bool, cache: CacheReq, loc: &Loc<'_>) -> Result<CacheReq, WorkloadError> {
@@ -558,6 +627,7 @@ fn resolve_role(
         sync: r.sync.clone(),
         invalidate_each_pass: r.invalidate_each_pass.unwrap_or(false),
         fadvise_hint: r.fadvise_hint.unwrap_or(false),
+        random_percent: r.random_percent.clone(),
         rate_iops: r.rate_iops,
         rate: r.rate,
         rate_process: r.rate_process.clone(),
@@ -834,6 +904,7 @@ fn resolve_phase(
     if p.fadvise_hint && kind == Kind::Fileset {
         return Err(loc.err("fadvise_hint applies to data tests (one open data file)"));
     }
+    let random_percent = random_percent(p.random_percent.as_ref(), kind, &pattern, loc)?;
     if p.invalidate_each_pass && kind == Kind::Fileset {
         return Err(loc.err("invalidate_each_pass applies to data tests (a pass over a data file); a fileset phase takes cache = \"uncached\" before it"));
     }
@@ -859,6 +930,8 @@ fn resolve_phase(
         random_distribution: None,
         invalidate_each_pass: p.invalidate_each_pass,
         fadvise_hint: p.fadvise_hint,
+        random_percent,
+        unlink_each_pass: p.unlink_each_pass,
         sched: thread_sched(p, loc)?,
         load,
         max_seconds: time_cap(&p.amount),
@@ -1188,6 +1261,20 @@ fn resolve_size_dist(spec: &SizeDistSpec, loc: &Loc<'_>) -> Result<SizeDist, Wor
                     entries.len()
                 ))
             })?
+        }
+        SizeDistSpec::UnalignedRange { unaligned_range: [lo, hi] } => {
+            if lo.0 == 0 || lo.0 > hi.0 {
+                return Err(loc.err(format!(
+                    "unaligned_range [{}, {}]: write [min, max] with 1 <= min <= max",
+                    fmt_bytes(lo.0),
+                    fmt_bytes(hi.0)
+                )));
+            }
+            if lo.0 == hi.0 {
+                SizeDist::Fixed(lo.0)
+            } else {
+                SizeDist::UnalignedRange { min: lo.0, max: hi.0 }
+            }
         }
     })
 }
@@ -2153,6 +2240,104 @@ mod engine_tests {
         // A job that stops the test is still in its group, for the others' group stops.
         let s = load("", "exitall = { stops = \"test\", group = 1 }").unwrap();
         assert_eq!(s.tests[0].roles[0].exitall, Some(ExitAll { stops: ExitStops::Test, group: 1 }));
+    }
+
+    /// `unlink_each_pass` (fio's `unlink_each_loop`) is taken on a data test whose threads each
+    /// write their own file of the run through psync or libaio, and refused, saying why, with
+    /// reads, a shared file, a path, another engine or a fileset.
+    #[test]
+    fn unlink_each_pass_needs_writes_to_own_files_by_descriptor() {
+        let load = |test_keys: &str, file: &str, pattern: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\n{test_keys}\nfile = {{ size = \"1M\"{file} }}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {{ bytes = \"3M\" }}\nunlink_each_pass = true\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            spec::parse(&text, "w.toml")
+                .map_err(|e| e.to_string())
+                .and_then(|s| validate::resolve(&s, "w.toml", &ctx).map_err(|e| e.to_string()))
+        };
+        let write = "[{ op = \"write\", size = \"4K\" }]";
+        let s = load("threads = 2", ", shared = false", write).unwrap();
+        assert!(s.tests[0].phases[0].unlink_each_pass);
+        assert!(load("engine = \"libaio\"", "", write).is_ok());
+        for (keys, file, pattern, why) in [
+            ("", "", "[{ op = \"read\", size = \"4K\" }]", "with reads"),
+            ("threads = 2", ", shared = true", write, "a file the threads share"),
+            ("", ", path = \"/tmp/fsbench-never\"", write, "unlinks only files it makes"),
+            ("engine = \"io_uring\"", "", write, "engine = \"io_uring\""),
+            ("engine = \"mmap\"", ", prefill = true", write, "engine = \"mmap\""),
+        ] {
+            let e = load(keys, file, pattern).unwrap_err();
+            assert!(e.contains(why), "{keys} {file}: {e}");
+        }
+        let text = "[[test]]\nid = \"f\"\nname = \"f\"\nfileset = { count = 10, flat = true, size = \"4K\", prefill = true }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"stat\", pick = \"random\" }]\namount = { ops = 1 }\nunlink_each_pass = true\n";
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let e =
+            validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
+        assert!(e.to_string().contains("unlink_each_pass applies to data tests"), "{e}");
+    }
+
+    /// `{ unaligned_range = [MIN, MAX] }` (fio's bsrange with bs_unaligned) resolves to the
+    /// model's law, one size when MIN = MAX, and is refused reversed or from 0.
+    #[test]
+    fn an_unaligned_range_resolves_and_is_checked() {
+        let load = |size: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = [{{ op = \"read\", size = {size} }}]\namount = {{ ops = 1 }}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            spec::parse(&text, "w.toml")
+                .map_err(|e| e.to_string())
+                .and_then(|s| validate::resolve(&s, "w.toml", &ctx).map_err(|e| e.to_string()))
+                .map(|s| s.tests[0].phases[0].pattern.data()[0].size)
+        };
+        assert_eq!(
+            load("{ unaligned_range = [\"4K\", \"16K\"] }"),
+            Ok(crate::model::job::SizeDist::UnalignedRange { min: 4096, max: 16384 })
+        );
+        assert_eq!(
+            load("{ unaligned_range = [\"4K\", \"4K\"] }"),
+            Ok(crate::model::job::SizeDist::Fixed(4096))
+        );
+        for bad in ["[\"16K\", \"4K\"]", "[0, \"4K\"]"] {
+            let e = load(&format!("{{ unaligned_range = {bad} }}")).unwrap_err();
+            assert!(e.contains("write [min, max] with 1 <= min <= max"), "{bad}: {e}");
+        }
+    }
+
+    /// `random_percent` (fio's `percentage_random`) resolves to `[reads, writes]` on a data
+    /// phase with random ops (one value both, 100 none), on a role too, and is refused, saying
+    /// why, out of range, as a list of other than two, without random ops and on a fileset.
+    #[test]
+    fn random_percent_is_a_share_per_direction_of_random_ops() {
+        let load = |keys: &str, pattern: &str| {
+            let text = format!("[[test]]\nid = \"e\"\nname = \"e\"\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\npattern = {pattern}\namount = {{ ops = 1 }}\n{keys}\n");
+            let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+            validate::resolve(&spec::parse(&text, "w.toml").unwrap(), "w.toml", &ctx)
+                .map_err(|e| e.to_string())
+        };
+        let rand = "[{ op = \"read\", size = \"4K\", offset = \"random\", write_percent = 50 }]";
+        let share = |keys: &str| load(keys, rand).map(|s| s.tests[0].phases[0].random_percent);
+        assert_eq!(share("random_percent = 30"), Ok(Some([30, 30])));
+        assert_eq!(share("random_percent = [0, 60]"), Ok(Some([0, 60])));
+        assert_eq!(share("random_percent = 100"), Ok(None));
+        assert_eq!(share(""), Ok(None));
+        for (keys, why) in [
+            ("random_percent = 101", "random_percent = 101: a share is 0 to 100"),
+            ("random_percent = [30, 120]", "random_percent = 120"),
+            ("random_percent = [30]", "give one share (30) or [reads, writes]"),
+            ("random_percent = [1, 2, 3]", "give one share (30) or [reads, writes]"),
+        ] {
+            let e = share(keys).unwrap_err();
+            assert!(e.contains(why), "{keys}: {e}");
+        }
+        let seq = "[{ op = \"read\", size = \"4K\" }]";
+        let e = load("random_percent = 30", seq).unwrap_err();
+        assert!(e.contains("it has none: add offset = \"random\""), "{e}");
+        let text = "[[test]]\nid = \"f\"\nname = \"f\"\nfileset = { count = 10, flat = true, size = \"4K\", prefill = true }\n[[test.phase]]\nname = \"p\"\npattern = [{ op = \"stat\", pick = \"random\" }]\namount = { ops = 1 }\nrandom_percent = 30\n";
+        let ctx = ResolveCtx { scale: Scale::Paper, free_memory: 1 << 30 };
+        let e =
+            validate::resolve(&spec::parse(text, "w.toml").unwrap(), "w.toml", &ctx).unwrap_err();
+        assert!(e.to_string().contains("random_percent applies to data tests"), "{e}");
+        let role = "[[test]]\nid = \"d\"\nname = \"d\"\nfile = { size = \"1M\" }\n[[test.phase]]\nname = \"r\"\npattern = [{ op = \"read\", size = \"4K\" }]\namount = { bytes = \"1M\" }\n[[test.role]]\nname = \"w\"\nfile = { size = \"1M\" }\npattern = [{ op = \"write\", size = \"4K\", offset = \"random\" }]\nrandom_percent = [100, 25]\n";
+        let s = validate::resolve(&spec::parse(role, "w.toml").unwrap(), "w.toml", &ctx).unwrap();
+        assert_eq!(s.tests[0].roles[0].phase.random_percent, Some([100, 25]));
     }
 
     /// `random_map` maps the random ops of a data phase that all have one fixed size and one

@@ -388,6 +388,8 @@ fn prefill_phase() -> PhaseDef {
         random_distribution: None,
         invalidate_each_pass: false,
         fadvise_hint: false,
+        random_percent: None,
+        unlink_each_pass: false,
         sched: Default::default(),
         load: Default::default(),
         max_seconds: None,

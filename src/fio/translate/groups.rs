@@ -236,6 +236,9 @@ fn into_role(
     if t.phases.len() != 1 {
         errs.push(job.err("ramp_time", job.line("ramp_time"), format!("{beside}: fsbench runs a group of jobs as one timed phase, without a ramp; remove ramp_time, or add `stonewall` to [{}]", job.name)));
     }
+    if t.phases.iter().any(|p| p.unlink_each_pass) {
+        errs.push(job.err("unlink_each_loop", job.line("unlink_each_loop"), format!("{beside}: fsbench unlinks and remakes the file after each loop for a group's first job only; add `stonewall` to [{}]", job.name)));
+    }
     if t.phases.iter().any(|p| p.cache == CacheReq::Cached) {
         errs.push(job.err("pre_read", job.line("pre_read"), format!("{beside}: fsbench reads a group's files into the cache (and checks they stay) for its first job only; add `stonewall` to [{}], or pre_read in the group's first job", job.name)));
     }
@@ -304,6 +307,7 @@ fn into_role(
         uncached: (phase.cache == CacheReq::Uncached).then_some(true),
         invalidate_each_pass: phase.invalidate_each_pass.then_some(true),
         fadvise_hint: phase.fadvise_hint.then_some(true),
+        random_percent: phase.random_percent,
         random_map: t.random_map,
         random_distribution: t.random_distribution,
         registerfiles,

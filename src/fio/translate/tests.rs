@@ -405,6 +405,18 @@ fn every_supported_option_and_alias_is_read() {
         ("random_distribution", "rw=randread\nrandom_distribution=zipf:1.2\n", |t, _, _| {
             t.random_distribution.as_deref() == Some("zipf:1.2") && t.random_map.is_none()
         }),
+        ("bs_unaligned", "bsrange=4k-8k\nbs_unaligned\n", |t, _, _| {
+            matches!(op(t, 0, 0).size, Some(SizeDistSpec::UnalignedRange { .. }))
+        }),
+        ("blocksize_unaligned", "bsrange=4k-8k\nblocksize_unaligned=1\n", |t, _, _| {
+            matches!(op(t, 0, 0).size, Some(SizeDistSpec::UnalignedRange { .. }))
+        }),
+        ("unlink_each_loop", "rw=write\nloops=2\nunlink_each_loop=1\n", |t, _, _| {
+            t.phases[0].unlink_each_pass
+        }),
+        ("percentage_random", "rw=randread\npercentage_random=30\n", |t, _, _| {
+            t.phases[0].random_percent == Some(crate::workload::spec::RandomPercent::Both(30))
+        }),
         ("randrepeat", "randrepeat=0\n", |_, n, _| n.iter().any(|n| n.contains("randrepeat=0"))),
         ("randseed", "rw=randread\nrandseed=5\n", |t, _, _| t.seed == Some(5)),
         ("openfiles", "openfiles=4\n", |_, n, _| {
