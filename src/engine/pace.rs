@@ -66,6 +66,9 @@ pub struct PacePlan {
     /// a size): a wait that would pass it waits only until then, and the worker ends there,
     /// as fio's job does not start an op after its runtime. `None`: no time limit.
     pub limit_nanos: Option<u64>,
+    /// A paced op is timed from when it is issued (the clock after any wait for its start),
+    /// as fio's, instead of from its scheduled start.
+    pub from_issue: bool,
 }
 
 impl PacePlan {
@@ -94,6 +97,7 @@ impl PacePlan {
             poisson: load.poisson && period_nanos > 0,
             seed: splitmix64(0x5eed_0000 + k as u64),
             limit_nanos: None,
+            from_issue: load.latency_from_issue,
         }
     }
 
@@ -243,8 +247,11 @@ impl<'a> Pacer<'a> {
             return Some(t0);
         }
         let due = self.next;
+        // When the op is issued: now, read only when the schedule is ahead of the last reap.
+        let mut at = t0;
         if due > t0 {
             let now = now_ns();
+            at = now;
             if due > now {
                 if inflight > 0 {
                     return None;
@@ -252,9 +259,12 @@ impl<'a> Pacer<'a> {
                 if !self.wait_until(due) {
                     return None;
                 }
+                if self.plan.from_issue {
+                    at = now_ns();
+                }
             }
         }
-        Some(due)
+        Some(if self.plan.from_issue { at } else { due })
     }
 
     /// An op was issued at the start [`Self::next_start`] gave.
@@ -298,6 +308,8 @@ pub struct DirPacer<'a> {
     stagger: [u64; 2],
     /// The phase's stop flag: a long wait for the next start ends when it is set.
     stop: &'a AtomicBool,
+    /// Ops are timed from when they are issued, not their scheduled start ([`PacePlan`]).
+    from_issue: bool,
 }
 
 /// What [`DirPacer::pick`] says.
@@ -323,7 +335,8 @@ impl<'a> DirPacer<'a> {
         if period == [0, 0] {
             return None;
         }
-        Some(DirPacer { period, next: [0; 2], stagger: plan.dir_offset_nanos, stop })
+        let (next, stagger, from_issue) = ([0; 2], plan.dir_offset_nanos, plan.from_issue);
+        Some(DirPacer { period, next, stagger, stop, from_issue })
     }
 
     /// The phase starts at `start_ns`: both schedules count from here.
@@ -345,28 +358,35 @@ impl<'a> DirPacer<'a> {
         if self.period[d] == 0 {
             return Pick::Go { write, stamp: t0 };
         }
+        // Behind its schedule, an op is issued at once: at `t0` by fio's clock.
+        let behind = |due: u64| if self.from_issue { t0 } else { due };
         if self.next[d] <= t0 {
-            return Pick::Go { write, stamp: self.next[d] };
+            return Pick::Go { write, stamp: behind(self.next[d]) };
         }
         if mixed {
             if self.period[o] == 0 {
                 return Pick::Go { write: !write, stamp: t0 };
             }
             if self.next[o] <= t0 {
-                return Pick::Go { write: !write, stamp: self.next[o] };
+                return Pick::Go { write: !write, stamp: behind(self.next[o]) };
             }
         }
         let c = if mixed && self.next[o] < self.next[d] { o } else { d };
         let due = self.next[c];
-        if due > now_ns() {
+        let now = now_ns();
+        let mut at = now;
+        if due > now {
             if inflight > 0 {
                 return Pick::Reap;
             }
             if !self.wait(due) {
                 return Pick::Stopped;
             }
+            if self.from_issue {
+                at = now_ns();
+            }
         }
-        Pick::Go { write: c == 1, stamp: due }
+        Pick::Go { write: c == 1, stamp: if self.from_issue { at } else { due } }
     }
 
     /// An op in direction `write` was issued at the start [`Self::pick`] gave.
@@ -477,6 +497,56 @@ mod tests {
         q.start(now_ns());
         q.issued();
         assert_eq!(q.next_start(now_ns(), 1), None);
+    }
+
+    /// `latency_from = "issue"` (fio's): an op is stamped with the clock when it is issued,
+    /// after its wait (not its slot), and behind schedule with the clock at the last reap (not
+    /// its slot in the past); the schedule itself is the same. Per direction too.
+    #[test]
+    fn from_issue_stamps_an_op_when_it_is_issued_not_at_its_slot() {
+        let l = Load { latency_from_issue: true, ..load(Some(2000.0), 0, 0) };
+        let mut p = Pacer::new(PacePlan::of(&l, 0, 1));
+        let t = now_ns();
+        p.start(t);
+        for k in 0..5u64 {
+            let s = p.next_start(now_ns(), 0).expect("nothing in flight: it sleeps");
+            assert!(s >= t + k * 500_000, "op {k}: stamped {s} before its slot");
+            p.issued();
+        }
+        // Behind schedule by 5 ms: stamped with the clock the caller passes (its last reap),
+        // so the 5 ms are in no op's latency.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let now = now_ns();
+        assert_eq!(p.next_start(now, 0), Some(now));
+        p.issued();
+        assert_eq!(p.next, t + 6 * 500_000, "the schedule is the same");
+
+        let stop = AtomicBool::new(false);
+        let d = Load {
+            dir_ops_per_s: Some(crate::model::series::DirRates { read: Some(2000.0), write: None }),
+            latency_from_issue: true,
+            ..Load::default()
+        };
+        let mut dp = DirPacer::of(&PacePlan::of(&d, 0, 1), &stop).expect("a limited direction");
+        let t = now_ns();
+        dp.start(t);
+        dp.issued(false);
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let now = now_ns();
+        assert_eq!(dp.pick(false, false, now, 0), Pick::Go { write: false, stamp: now });
+        dp.issued(false);
+        dp.issued(false);
+        dp.issued(false);
+        dp.issued(false);
+        dp.issued(false);
+        dp.issued(false);
+        // Its slot is t + 3.5 ms: ahead, it waits and is stamped after it; behind (a slow
+        // machine), with the clock passed, which is past the slot too.
+        let before = now_ns();
+        match dp.pick(false, false, before, 0) {
+            Pick::Go { write: false, stamp } => assert!(stamp >= t + 3_500_000 && stamp >= before),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// The gaps between the scheduled starts of `n` ops (no sleeping: the schedule only).

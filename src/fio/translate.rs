@@ -1563,6 +1563,11 @@ fn pacing(
     }
     timed.rate_iops = iops.map(|n| n as f64);
     timed.rate = bytes.map(SizeExpr::Bytes);
+    // fio times a paced op from when it is issued, after its wait for the rate.
+    let paced = timed.rate_iops.is_some() || timed.rate.is_some();
+    if paced || timed.rate_read.is_some() || timed.rate_write.is_some() {
+        timed.latency_from = Some("issue".into());
+    }
     for k in ["rate_min", "rate_iops_min"] {
         if let Some((v, line)) = job.str(k)? {
             let (r, w) = split_rw(v, 0, parse_size_expr).map_err(|m| job.err(k, line, m))?;

@@ -493,6 +493,10 @@ pub struct Load {
     /// of fio's jobs and clones does.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub staggered: bool,
+    /// A paced op's latency starts when it is issued, after any wait for its start
+    /// (`latency_from = "issue"`, fio's), not at its scheduled start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency_from_issue: bool,
 }
 
 /// Each direction's rate of a mixed phase (fio's `rate=R,W`, `rate_iops=R,W`): ops per second

@@ -333,6 +333,10 @@ const OWN_KEYS: &[Key] = &[
         &["thread", "test"],
     ),
     with_values(
+        with_default(key(Phase, "latency_from", Choice, "under a fixed rate, where each op's latency starts: `schedule`, its scheduled start, so an op held back by a slow one counts the time it waited (no coordinated omission); or `issue`, when it is issued, after any wait for its start (fio's meaning, which `fsbench fio` and `run --fio` use)"), "schedule"),
+        &["schedule", "issue"],
+    ),
+    with_values(
         with_default(key(Phase, "rate_process", Choice, "how a fixed rate's starts are spaced: `linear`, one fixed period, or `poisson`, gaps drawn from an exponential distribution with the same mean (each thread's own seeded draw; the coefficient of variation of the gaps is 1), so arrivals come in bursts as real request streams do. fio's `rate_process`"), "linear"),
         &["linear", "poisson"],
     ),

@@ -128,6 +128,16 @@ pub fn resolve(
             return Err(format!("rate_process = \"{o}\": write \"linear\" (a fixed period) or \"poisson\" (exponential gaps)"))
         }
     };
+    let latency_from_issue = match p.latency_from.as_deref() {
+        None | Some("schedule") => false,
+        Some("issue") if thread_ops_per_s.is_none() && dir_ops_per_s.is_none() => {
+            return Err("latency_from = \"issue\" without a rate: a closed loop's ops are timed from when they are issued anyway; add rate_iops or rate, or remove it".into())
+        }
+        Some("issue") => true,
+        Some(o) => {
+            return Err(format!("latency_from = \"{o}\": write \"schedule\" (from each op's scheduled start) or \"issue\" (from when it is issued, fio's)"))
+        }
+    };
     let flow = resolve_flow(p)?;
     Ok(Load {
         thread_ops_per_s,
@@ -139,6 +149,7 @@ pub fn resolve(
         dir_ops_per_s,
         flow,
         staggered: per_test && thread_ops_per_s.is_some(),
+        latency_from_issue,
     })
 }
 
@@ -406,6 +417,22 @@ mod tests {
         let zero = PhaseSpec { rate_write: Some(SizeExpr::Bytes(0)), ..p };
         let e = resolve(&zero, &Amount::Seconds(4.0), 1, Some(4096.0)).unwrap_err();
         assert!(e.contains("rate_write = 0"), "{e}");
+    }
+
+    /// `latency_from`: `schedule` (the default) or `issue` with a rate; `issue` without a rate
+    /// and other words are refused, saying why.
+    #[test]
+    fn latency_from_is_schedule_or_issue_under_a_rate() {
+        let at = |p: &PhaseSpec| resolve(p, &Amount::Seconds(1.0), 1, Some(4096.0));
+        let rated = PhaseSpec { rate_iops: Some(100.0), ..spec() };
+        assert!(!at(&rated).unwrap().latency_from_issue);
+        let from = |w: &str| PhaseSpec { latency_from: Some(w.into()), ..rated.clone() };
+        assert!(!at(&from("schedule")).unwrap().latency_from_issue);
+        assert!(at(&from("issue")).unwrap().latency_from_issue);
+        let e = at(&from("start")).unwrap_err();
+        assert!(e.contains("\"schedule\"") && e.contains("\"issue\""), "{e}");
+        let closed = PhaseSpec { latency_from: Some("issue".into()), ..spec() };
+        assert!(at(&closed).unwrap_err().contains("without a rate"));
     }
 
     /// `flow` is a weight of 1 to 1000 with its id (default 0) and sleep (µs to ns); `flow_id`

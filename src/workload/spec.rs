@@ -392,6 +392,9 @@ pub struct RoleSpec {
     /// How the rate's starts are spaced, as a phase's `rate_process`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_process: Option<String>,
+    /// Where a paced op's latency starts, as a phase's `latency_from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_from: Option<String>,
     /// Reads per second in bytes of each thread, as a phase's `rate_read`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_read: Option<SizeExpr>,
@@ -605,6 +608,11 @@ pub struct PhaseSpec {
     /// (exponential gaps with the same mean; fio's `rate_process`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_process: Option<String>,
+    /// Under a rate, where each op's latency starts: `schedule` (its scheduled start, the
+    /// default: an op held back by a slow one counts the time it waited) or `issue` (when it
+    /// is issued, after any wait: fio's meaning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_from: Option<String>,
     /// Each thread's reads per second in bytes, on their own schedule (fio's `rate=R,W`): one
     /// entry that mixes reads and writes (`write_percent`); not with `rate` or `rate_iops`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -631,6 +631,7 @@ fn resolve_role(
         rate_iops: r.rate_iops,
         rate: r.rate,
         rate_process: r.rate_process.clone(),
+        latency_from: r.latency_from.clone(),
         rate_read: r.rate_read,
         rate_write: r.rate_write,
         thinktime: r.thinktime.clone(),

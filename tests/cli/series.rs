@@ -1,5 +1,5 @@
 //! Over time: the interval series of a timed phase, fixed-rate load (asked against achieved,
-//! latency from the schedule), think time, steady state, and their bad input.
+//! latency from the schedule or, fio's, from the issue), think time, steady state, and their bad input.
 
 use crate::util::*;
 use std::process::Stdio;
@@ -156,6 +156,19 @@ fn an_injected_stall_shows_in_the_series_and_only_the_fixed_rate_p99_counts_the_
     let (p99, max) = (l["p99_nanos"].as_u64().unwrap(), l["max_nanos"].as_u64().unwrap());
     assert!(max >= 300_000_000, "the op in flight during the stall took {max} ns");
     assert!(p99 < 20_000_000, "closed-loop p99 {p99} ns: the held-back ops were never issued");
+
+    // Open loop timed from each op's issue (fio's meaning, `fsbench fio`'s): the held-back
+    // ops go out at once after the stall and each is timed from then, so, as in fio, the
+    // p99 stays low; the thread was most likely waiting for its next start when stopped, so
+    // no op need show the stall at all. Only the series does.
+    let issue = run_with_stall(
+        &reads("{ seconds = 3 }", "rate_iops = 1000\nlatency_from = \"issue\""),
+        stall,
+    );
+    let p = phase(&issue);
+    assert!(longest_gap(p) >= 300_000_000, "the series shows the stall");
+    let p99 = lat(p, "read").unwrap()["p99_nanos"].as_u64().unwrap();
+    assert!(p99 < 20_000_000, "p99 {p99} ns from the ops' issue");
 }
 
 #[test]

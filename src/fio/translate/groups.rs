@@ -316,6 +316,7 @@ fn into_role(
         rate_iops: phase.rate_iops,
         rate: phase.rate,
         rate_process: phase.rate_process,
+        latency_from: phase.latency_from,
         rate_read: phase.rate_read,
         rate_write: phase.rate_write,
         thinktime: phase.thinktime,

@@ -475,8 +475,15 @@ fn every_supported_option_and_alias_is_read() {
         ("rate_iops_min", "rate_iops=9\nrate_iops_min=5\n", |t, _, _| {
             is_diff(t, "rate_iops_min=5", "rate-min")
         }),
-        ("rate", "rate=1m\n", |t, _, _| t.phases[0].rate == Some(SizeExpr::Bytes(1 << 20))),
-        ("rate_iops", "rate_iops=,500\nrw=write\n", |t, _, _| t.phases[0].rate_iops == Some(500.0)),
+        // A paced op's latency from when it is issued, after its wait, as fio's.
+        ("rate", "rate=1m\n", |t, _, _| {
+            let p = &t.phases[0];
+            p.rate == Some(SizeExpr::Bytes(1 << 20)) && p.latency_from.as_deref() == Some("issue")
+        }),
+        ("rate_iops", "rate_iops=,500\nrw=write\n", |t, _, _| {
+            let p = &t.phases[0];
+            p.rate_iops == Some(500.0) && p.latency_from.as_deref() == Some("issue")
+        }),
         ("rate_process", "rate_iops=100\nrate_process=linear\n", |t, _, _| {
             t.phases[0].rate_iops == Some(100.0)
         }),
