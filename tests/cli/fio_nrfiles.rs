@@ -1,0 +1,147 @@
+//! fio's `nrfiles` for a data job through the real binary, side by side with fio 3.33 under
+//! strace: a 64 KiB read job of 4 KiB blocks on 4 files reads 16 blocks, each file's 4 once,
+//! the file changing after each read (`file_service_type=roundrobin`, the default) or after
+//! each file's 4 (`sequential`), each file's offsets in order (`rw=read`) or each block once
+//! in any order (`randread` with the random map), in both tools.
+
+use crate::util::*;
+
+/// The strace log's calls with each `<unfinished ...>` call joined to its `<... resumed>` end
+/// (strace -f splits a call that another thread's call interrupts), in order of completion.
+fn calls(log: &str) -> Vec<String> {
+    let mut pending = std::collections::HashMap::<String, String>::new();
+    let mut out = Vec::new();
+    for l in log.lines() {
+        let (pid, rest) = l.split_once(' ').unwrap_or(("", l));
+        let rest = rest.trim_start();
+        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid.to_string(), head.to_string());
+        } else if rest.starts_with("<... ") {
+            let tail = rest.split_once("resumed>").map_or("", |x| x.1);
+            out.push(format!("{}{tail}", pending.remove(pid).unwrap_or_default()));
+        } else {
+            out.push(rest.to_string());
+        }
+    }
+    out
+}
+
+/// The job's 4 KiB reads, in order, as (file, offset): `file` numbers the job's files as
+/// their names sort (fio's `j.0.0` to `j.0.3`, fsbench's `tj.0.0.dat` to `tj.0.3.dat`), each
+/// read's descriptor resolved by the open that returned it last.
+fn reads(job: &str, fio: bool) -> Vec<(usize, u64)> {
+    let log = strace_fio_job(job, fio, "openat,pread64");
+    let mut fds = std::collections::HashMap::<String, String>::new();
+    let mut out = Vec::new();
+    for c in calls(&log) {
+        if c.starts_with("openat(") {
+            let name = c.split('"').nth(1).unwrap_or("").rsplit('/').next().unwrap_or("");
+            let ours = name.starts_with("j.") || name.ends_with(".dat");
+            if let (true, Some(fd)) = (ours, c.rsplit("= ").next()) {
+                fds.insert(fd.trim().to_string(), name.to_string());
+            }
+        } else if c.starts_with("pread64(") && c.ends_with("= 4096") {
+            let fd = c["pread64(".len()..].split(',').next().unwrap_or("").to_string();
+            let Some(name) = fds.get(&fd) else { continue };
+            // pread64(fd, buf, 4096, OFFSET) = 4096
+            let head = c.rsplit_once(") = ").map_or("", |x| x.0);
+            let off: u64 = head.rsplit(", ").next().unwrap_or("").trim().parse().unwrap();
+            out.push((name.clone(), off));
+        }
+    }
+    let mut names: Vec<String> = out.iter().map(|r| r.0.clone()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 4, "{}: files read: {names:?}", if fio { "fio" } else { "fsbench" });
+    out.iter().map(|(n, o)| (names.iter().position(|x| x == n).unwrap(), *o)).collect()
+}
+
+/// The tools to compare: fsbench, and fio 3.33 when installed.
+fn tools() -> Option<Vec<bool>> {
+    if !have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return None;
+    }
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (apt-get install fio): fsbench's calls checked alone");
+    }
+    Some(tools)
+}
+
+const JOB: &str = "[j]\nbs=4k\nsize=64k\nnrfiles=4\nioengine=psync\n";
+
+/// Each file's offsets, in the order they were read.
+fn per_file(r: &[(usize, u64)]) -> Vec<Vec<u64>> {
+    (0..4).map(|f| r.iter().filter(|x| x.0 == f).map(|x| x.1).collect()).collect()
+}
+
+#[test]
+fn nrfiles_round_robin_reads_each_file_in_turn_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=read\n"), fio);
+        assert_eq!(r.len(), 16, "{who}: {r:?}");
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        // The file changes after each read, in order, from whichever comes first.
+        let first = order[0];
+        let want: Vec<usize> = (0..16).map(|i| (first + i) % 4).collect();
+        assert_eq!(order, want, "{who}: files in turn");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            assert_eq!(offs, &[0, 4096, 8192, 12288], "{who}: file {f} in order");
+        }
+    }
+}
+
+#[test]
+fn nrfiles_sequential_service_reads_one_file_then_the_next_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=read\nfile_service_type=sequential\n"), fio);
+        assert_eq!(r.len(), 16, "{who}: {r:?}");
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        let want: Vec<usize> = (0..16).map(|i| (order[0] + i / 4) % 4).collect();
+        assert_eq!(order, want, "{who}: 4 reads of one file, then the next");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            assert_eq!(offs, &[0, 4096, 8192, 12288], "{who}: file {f} in order");
+        }
+    }
+}
+
+#[test]
+fn nrfiles_random_reads_with_the_map_read_each_block_of_each_file_once_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=randread\n"), fio);
+        assert_eq!(r.len(), 16, "{who}: {r:?}");
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        let want: Vec<usize> = (0..16).map(|i| (order[0] + i) % 4).collect();
+        assert_eq!(order, want, "{who}: files in turn");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            let mut o = offs.clone();
+            o.sort();
+            assert_eq!(o, [0, 4096, 8192, 12288], "{who}: file {f}'s blocks once each");
+        }
+        // Random: some file's blocks out of order (a fixed seed in each tool).
+        let sorted = per_file(&r).iter().all(|o| o.windows(2).all(|w| w[0] < w[1]));
+        assert!(!sorted, "{who}: random offsets in order: {r:?}");
+    }
+}
+
+/// `roundrobin:2` moves on after two reads of a file, in fsbench as in fio.
+#[test]
+fn nrfiles_round_robin_of_two_reads_each_file_twice_in_turn() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=read\nfile_service_type=roundrobin:2\n"), fio);
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        let want: Vec<usize> = (0..16).map(|i| (order[0] + i / 2) % 4).collect();
+        assert_eq!(order, want, "{who}: two reads per file in turn");
+    }
+}
