@@ -30,6 +30,11 @@ fn calls(log: &str) -> Vec<String> {
 /// their names sort (fio's `j.0.0` to `j.0.3`, fsbench's `tj.0.0.dat` to `tj.0.3.dat`), each
 /// read's descriptor resolved by the open that returned it last.
 fn reads(job: &str, fio: bool) -> Vec<(usize, u64)> {
+    reads_of(job, fio, 4)
+}
+
+/// [`reads`] of a job of `files` files in all (its threads' together).
+fn reads_of(job: &str, fio: bool, files: usize) -> Vec<(usize, u64)> {
     let log = strace_fio_job(job, fio, "openat,pread64");
     let mut fds = std::collections::HashMap::<String, String>::new();
     let mut out = Vec::new();
@@ -52,7 +57,12 @@ fn reads(job: &str, fio: bool) -> Vec<(usize, u64)> {
     let mut names: Vec<String> = out.iter().map(|r| r.0.clone()).collect();
     names.sort();
     names.dedup();
-    assert_eq!(names.len(), 4, "{}: files read: {names:?}", if fio { "fio" } else { "fsbench" });
+    assert_eq!(
+        names.len(),
+        files,
+        "{}: files read: {names:?}",
+        if fio { "fio" } else { "fsbench" }
+    );
     out.iter().map(|(n, o)| (names.iter().position(|x| x == n).unwrap(), *o)).collect()
 }
 
@@ -143,5 +153,45 @@ fn nrfiles_round_robin_of_two_reads_each_file_twice_in_turn() {
         let order: Vec<usize> = r.iter().map(|x| x.0).collect();
         let want: Vec<usize> = (0..16).map(|i| (order[0] + i / 2) % 4).collect();
         assert_eq!(order, want, "{who}: two reads per file in turn");
+    }
+}
+
+/// `random:2`: each draw picks a file uniformly and reads two blocks of it, so the reads come
+/// in pairs of one file and each file gets about a quarter of them (1024 reads, 512 draws: a
+/// file's share is 256 ± 20 at one standard deviation); fio's, whose files with the map are
+/// each done after their 256 blocks, likewise. Round robin would alternate in a fixed order.
+#[test]
+fn nrfiles_random_service_draws_files_uniformly_as_fio() {
+    let Some(tools) = tools() else { return };
+    let job =
+        "[j]\nbs=4k\nsize=4m\nnrfiles=4\nioengine=psync\nrw=randread\nfile_service_type=random:2\n";
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(job, fio);
+        assert_eq!(r.len(), 1024, "{who}");
+        let counts: Vec<usize> = (0..4).map(|f| r.iter().filter(|x| x.0 == f).count()).collect();
+        assert!(counts.iter().all(|&c| (150..=362).contains(&c)), "{who}: {counts:?}");
+        // Not in a fixed order: some draw repeats the file before it, or skips one.
+        let pairs: Vec<usize> = r.chunks(2).map(|p| p[0].0).collect();
+        let in_turn = pairs.windows(2).all(|w| w[1] == (w[0] + 1) % 4);
+        assert!(!in_turn, "{who}: files in a fixed turn");
+        if !fio {
+            assert!(r.chunks(2).all(|p| p[0].0 == p[1].0), "{who}: two reads per draw");
+        }
+    }
+}
+
+/// With numjobs=2 each clone reads its own 4 files (8 in all), each file's 4 blocks in order.
+#[test]
+fn nrfiles_with_numjobs_gives_each_clone_its_own_files_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads_of(&format!("{JOB}rw=read\nnumjobs=2\nthread\n"), fio, 8);
+        assert_eq!(r.len(), 32, "{who}");
+        for f in 0..8 {
+            let offs: Vec<u64> = r.iter().filter(|x| x.0 == f).map(|x| x.1).collect();
+            assert_eq!(offs, [0, 4096, 8192, 12288], "{who}: file {f} in order");
+        }
     }
 }
