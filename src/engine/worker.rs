@@ -577,7 +577,8 @@ fn sync_io(call: SyncCall) -> IoKind {
     }
 }
 
-/// A data file's ops: reads, writes and syncs queued on one open file.
+/// A data file's ops: reads, writes and syncs queued on one open file (or on the one of a
+/// worker's several files the service picks for each op, fio's `nrfiles`).
 ///
 /// Amounts are counted as ops are queued (bytes, ops, passes) or completed (seconds), so a
 /// deeper queue does the same work. A sync (periodic or in the pattern) waits until the queue

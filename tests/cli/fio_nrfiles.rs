@@ -195,3 +195,35 @@ fn nrfiles_with_numjobs_gives_each_clone_its_own_files_as_fio() {
         }
     }
 }
+
+/// A write job lays out each of its files before the job as fio does (one
+/// `fallocate(fd, 0, 0, 16384)` per file: size=32k over 2 files), then writes them in turn,
+/// each file's blocks in order, in both tools.
+#[test]
+fn nrfiles_write_lays_out_each_file_and_writes_them_in_turn_as_fio() {
+    let Some(tools) = tools() else { return };
+    let job = "[j]\nbs=4k\nsize=32k\nnrfiles=2\nioengine=psync\nrw=write\n";
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let log = strace_fio_job(job, fio, "openat,pwrite64,fallocate");
+        let c = calls(&log);
+        let laid = c.iter().filter(|l| l.starts_with("fallocate(") && l.contains(", 0, 0, 16384)"));
+        assert_eq!(laid.count(), 2, "{who}: one fallocate per file");
+        let writes: Vec<(String, u64)> = c
+            .iter()
+            .filter(|l| l.starts_with("pwrite64(") && l.ends_with("= 4096"))
+            .map(|l| {
+                let fd = l["pwrite64(".len()..].split(',').next().unwrap_or("").to_string();
+                let head = l.rsplit_once(") = ").map_or("", |x| x.0);
+                (fd, head.rsplit(", ").next().unwrap_or("").trim().parse().unwrap())
+            })
+            .collect();
+        assert_eq!(writes.len(), 8, "{who}: {writes:?}");
+        let fds: Vec<&str> = writes.iter().map(|w| w.0.as_str()).collect();
+        assert!(fds[0] != fds[1], "{who}: {fds:?}");
+        for (i, w) in writes.iter().enumerate() {
+            assert_eq!(w.0, fds[i % 2], "{who}: files in turn: {fds:?}");
+            assert_eq!(w.1, (i as u64 / 2) * 4096, "{who}: each file in order: {writes:?}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! A data test's files: one file shared by every thread (each taking its own region for
-//! sequential ops), or one per thread; opened by each phase's workers and read and written at
+//! sequential ops), or one per thread, or several per thread (fio's `nrfiles`, thread-major
+//! in `paths`); opened by each phase's workers and read and written at
 //! offsets through the engine's queue.
 //!
 //! The file is fsbench's own, named and removed by it in its work directory, or one the job
