@@ -654,10 +654,8 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     service: FileService,
     /// Ops left on the current file before the service picks the next (round robin, random).
     left: u32,
-    /// Bytes issued on the current file since it became current (sequential service).
-    on_file: u64,
-    /// Bytes issued on all the files since the last pass over them ended.
-    pass_bytes: u64,
+    /// Files done in this pass (each has had its size of ops).
+    done_files: usize,
 }
 
 /// One of a worker's several files: its open file and where its ops are, kept while another
@@ -667,6 +665,9 @@ struct OneFile {
     fd: RawFd,
     seq_pos: [u64; 2],
     map: Option<RandomMap>,
+    /// Bytes issued on it in this pass: it is done at its size (fio's `fio_file_done`), and
+    /// the service passes it over until every file is.
+    bytes: u64,
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -748,8 +749,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
                 Some(FileService::RoundRobin(n) | FileService::Random(n)) => n,
                 _ => 1,
             },
-            on_file: 0,
-            pass_bytes: 0,
+            done_files: 0,
         }
     }
 
@@ -1159,15 +1159,12 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 },
                 OffsetMode::Last => false,
             };
-            // Several files: a pass is every file's size of ops (as fio's loop over a job's
-            // files ends when each is done).
-            let wrapped = if self.files.is_empty() { wrapped } else { self.files_pass(len as u64) };
+            // Several files: the next op's file, and a pass is every file done (as fio's loop
+            // over a job's files ends when each is done).
+            let wrapped = if self.files.is_empty() { wrapped } else { self.next_file(len as u64) };
             // Done before the next op, once the pass's ops have completed.
             self.drop_due = wrapped && self.phase.invalidate_each_pass;
             self.reopen_due = wrapped && self.phase.unlink_each_pass;
-            if !self.files.is_empty() {
-                self.next_file(len as u64);
-            }
         }
         let done = match self.phase.amount {
             Amount::Bytes(b) => self.issued_bytes >= b,
@@ -1357,48 +1354,59 @@ impl<E: IoEngine> FileOps<'_, E> {
         t0
     }
 
-    /// Several files: after a data op of `len` bytes, whether the service moves on, and to
-    /// which file (fio's `get_next_file`): round robin and random after their N ops on the
-    /// file, sequential once the file has had its size of ops. An index update and an array
-    /// lookup (and one draw for random); no allocation.
+    /// Several files: after a data op of `len` bytes on the current file, which file the next
+    /// op goes to (fio's `get_next_file`): the current one until it has had its N ops (round
+    /// robin, random) or is done (its size of ops in this pass; sequential: only then), then
+    /// the next file in order that is not done, or a uniform draw among those not done
+    /// (random). When every file is done the pass ends (`true`) and all start again. An index
+    /// update and an array lookup (a draw for random); no allocation.
     #[inline(always)]
-    fn next_file(&mut self, len: u64) {
+    fn next_file(&mut self, len: u64) -> bool {
         let n = self.files.len();
-        let next = match self.service {
-            FileService::Sequential => {
-                self.on_file += len;
-                if self.on_file < self.work.file_size {
-                    return;
-                }
-                self.on_file = 0;
-                (self.cur + 1) % n
-            }
-            FileService::RoundRobin(k) | FileService::Random(k) => {
+        let size = self.work.file_size;
+        let f = &mut self.files[self.cur];
+        let was_done = f.bytes >= size;
+        f.bytes += len;
+        let done = f.bytes >= size;
+        if done && !was_done {
+            self.done_files += 1;
+        }
+        let stay = match self.service {
+            FileService::Sequential => !done,
+            FileService::RoundRobin(_) | FileService::Random(_) => {
                 self.left -= 1;
-                if self.left > 0 {
-                    return;
-                }
-                self.left = k;
-                match self.service {
-                    FileService::Random(_) => self.rng.usize(0..n),
-                    _ => (self.cur + 1) % n,
-                }
+                self.left > 0 && !done
             }
         };
-        self.switch_file(next);
-    }
-
-    /// Several files: whether the op of `len` bytes ends a pass over all of them (their sizes'
-    /// sum in bytes, counted across files).
-    #[inline(always)]
-    fn files_pass(&mut self, len: u64) -> bool {
-        self.pass_bytes += len;
-        let all = self.work.file_size.saturating_mul(self.files.len() as u64);
-        let wrap = self.pass_bytes >= all;
-        if wrap {
-            self.pass_bytes = 0;
+        if stay {
+            return false;
         }
-        wrap
+        if let FileService::RoundRobin(k) | FileService::Random(k) = self.service {
+            self.left = k;
+        }
+        let pass = self.done_files == n;
+        if pass {
+            // Every file is done: a new pass over all of them.
+            for f in self.files.iter_mut() {
+                f.bytes = 0;
+            }
+            self.done_files = 0;
+        }
+        let mut next = match self.service {
+            FileService::Random(_) => self.rng.usize(0..n),
+            _ => (self.cur + 1) % n,
+        };
+        // Pass over the files done in this pass (one is not: the pass would have ended).
+        while self.files[next].bytes >= size {
+            next = match self.service {
+                FileService::Random(_) => self.rng.usize(0..n),
+                _ => (next + 1) % n,
+            };
+        }
+        if next != self.cur {
+            self.switch_file(next);
+        }
+        pass
     }
 
     /// Make file `next` current: the current one's sequential positions and random map go
@@ -1427,6 +1435,7 @@ fn more_files(work: &FileWork<'_>, pattern: &[OpDef], mapped: bool, seed: u64) -
             file: None,
             fd: -1,
             seq_pos: [0; 2],
+            bytes: 0,
             map: random.filter(|_| mapped && i > 0).map(|o| {
                 let s = seed ^ 0x7a9_3a9 ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
                 RandomMap::new(work.random_span().1, o.size.max(), o.align, s)

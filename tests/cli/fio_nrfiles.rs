@@ -156,12 +156,12 @@ fn nrfiles_round_robin_of_two_reads_each_file_twice_in_turn() {
     }
 }
 
-/// `random:2`: each draw picks a file uniformly and reads two blocks of it, so the reads come
-/// in pairs of one file and each file gets about a quarter of them (1024 reads, 512 draws: a
-/// file's share is 256 ± 20 at one standard deviation); fio's, whose files with the map are
-/// each done after their 256 blocks, likewise. Round robin would alternate in a fixed order.
+/// `random:2`: each draw picks a file uniformly among those not done and reads two blocks of
+/// it, so the reads come in pairs of one file, not in a fixed turn, and with the random map
+/// each file's 256 blocks are read once each (a file done is passed over, as fio's
+/// `get_next_file` passes over a file `fio_file_done`), in both tools.
 #[test]
-fn nrfiles_random_service_draws_files_uniformly_as_fio() {
+fn nrfiles_random_service_draws_among_files_not_done_as_fio() {
     let Some(tools) = tools() else { return };
     let job =
         "[j]\nbs=4k\nsize=4m\nnrfiles=4\nioengine=psync\nrw=randread\nfile_service_type=random:2\n";
@@ -169,15 +169,17 @@ fn nrfiles_random_service_draws_files_uniformly_as_fio() {
         let who = if fio { "fio" } else { "fsbench" };
         let r = reads(job, fio);
         assert_eq!(r.len(), 1024, "{who}");
-        let counts: Vec<usize> = (0..4).map(|f| r.iter().filter(|x| x.0 == f).count()).collect();
-        assert!(counts.iter().all(|&c| (150..=362).contains(&c)), "{who}: {counts:?}");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            let mut o = offs.clone();
+            o.sort();
+            let want: Vec<u64> = (0..256).map(|k| k * 4096).collect();
+            assert_eq!(o, want, "{who}: file {f}'s blocks once each");
+        }
+        assert!(r.chunks(2).all(|p| p[0].0 == p[1].0), "{who}: two reads per draw");
         // Not in a fixed order: some draw repeats the file before it, or skips one.
         let pairs: Vec<usize> = r.chunks(2).map(|p| p[0].0).collect();
         let in_turn = pairs.windows(2).all(|w| w[1] == (w[0] + 1) % 4);
         assert!(!in_turn, "{who}: files in a fixed turn");
-        if !fio {
-            assert!(r.chunks(2).all(|p| p[0].0 == p[1].0), "{who}: two reads per draw");
-        }
     }
 }
 
