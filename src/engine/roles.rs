@@ -182,6 +182,7 @@ pub fn beside<T>(
                         // The job's own named file, as the test's threads open it.
                         nofollow: r.same_file == Some(RoleWait::Test) && test.files.named.is_some(),
                         random_in_region: false,
+                        more: None,
                     }),
                     // No series of its own; its rate and think time (fio's) as a phase's.
                     over_time: super::worker::OverTime {

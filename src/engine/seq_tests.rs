@@ -68,6 +68,7 @@ fn ops_of(job: &str) -> Vec<(bool, u64)> {
         verify: None,
         nofollow: false,
         random_in_region: false,
+        more: None,
     };
     let phase = t.phases.last().unwrap();
     let mut plan = WorkerPlan {

@@ -136,6 +136,7 @@ fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
             verify: None,
             nofollow: false,
             random_in_region: false,
+            more: None,
         };
         let mut plan = WorkerPlan {
             phase,
@@ -459,6 +460,7 @@ fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
         verify: None,
         nofollow: false,
         random_in_region: false,
+        more: None,
     };
     let mut plan = WorkerPlan {
         phase,
@@ -539,6 +541,7 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
             verify: None,
             nofollow: false,
             random_in_region: false,
+            more: None,
         };
         let mut plan = WorkerPlan {
             phase,

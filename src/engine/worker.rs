@@ -28,15 +28,15 @@ use super::series::{SeriesPlan, SeriesRecorder};
 use super::skew::Skew;
 use crate::model::failure::EngineError;
 use crate::model::job::{
-    next_sequential, Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
-    Wrap,
+    next_sequential, Amount, FileService, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist,
+    SyncCall, Wrap,
 };
 use crate::model::latency::OpHistograms;
 use crate::sys::rusage::{CpuSample, CpuTime, RusageCounts};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Instant;
@@ -102,6 +102,18 @@ pub struct FileWork<'a> {
     /// Random offsets fall in the region too (fio's `offset`/`offset_increment`: a job's I/O
     /// stays in `[offset, offset + size)`); otherwise in the whole file.
     pub random_in_region: bool,
+    /// The worker's several files (fio's `nrfiles` > 1; `path` is the first), each worked on
+    /// whole as the one file is; `None`: the one file at `path`.
+    pub more: Option<MoreFiles<'a>>,
+}
+
+/// A worker's several files (fio's `nrfiles` > 1) and which one each next op goes to.
+#[derive(Clone, Copy)]
+pub struct MoreFiles<'a> {
+    /// Every file of the worker, in order (at least 2), each `FileWork::file_size` bytes.
+    pub paths: &'a [PathBuf],
+    /// Which file the next op goes to (fio's `file_service_type`).
+    pub service: FileService,
 }
 
 impl FileWork<'_> {
@@ -565,7 +577,8 @@ fn sync_io(call: SyncCall) -> IoKind {
     }
 }
 
-/// A data file's ops: reads, writes and syncs queued on one open file.
+/// A data file's ops: reads, writes and syncs queued on one open file (or on the one of a
+/// worker's several files the service picks for each op, fio's `nrfiles`).
 ///
 /// Amounts are counted as ops are queued (bytes, ops, passes) or completed (seconds), so a
 /// deeper queue does the same work. A sync (periodic or in the pattern) waits until the queue
@@ -631,6 +644,30 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     /// Where the thread's last read (`[0]`) and write (`[1]`) ended, in the file (fio's
     /// `last_pos`): a random-offset op drawn sequential by `random_percent` starts there.
     last_end: [u64; 2],
+    /// The worker's files when it has several (fio's `nrfiles`; empty with one): the current
+    /// one's `fd`, sequential positions and random map are the fields above, the others'
+    /// wait here ([`FileOps::switch_file`]).
+    files: Box<[OneFile]>,
+    /// Index of the current file in `files`.
+    cur: usize,
+    /// Which file the next op goes to.
+    service: FileService,
+    /// Ops left on the current file before the service picks the next (round robin, random).
+    left: u32,
+    /// Files done in this pass (each has had its size of ops).
+    done_files: usize,
+}
+
+/// One of a worker's several files: its open file and where its ops are, kept while another
+/// file is current.
+struct OneFile {
+    file: Option<OwnedFd>,
+    fd: RawFd,
+    seq_pos: [u64; 2],
+    map: Option<RandomMap>,
+    /// Bytes issued on it in this pass: it is done at its size (fio's `fio_file_done`), and
+    /// the service passes it over until every file is.
+    bytes: u64,
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -705,6 +742,14 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             dir_pace: None,
             random_percent: phase.random_percent.unwrap_or([100; 2]),
             last_end: [work.random_span().0; 2],
+            files: more_files(work, pattern, phase.random_map, seed),
+            cur: 0,
+            service: work.more.map_or(FileService::RoundRobin(1), |m| m.service),
+            left: match work.more.map(|m| m.service) {
+                Some(FileService::RoundRobin(n) | FileService::Random(n)) => n,
+                _ => 1,
+            },
+            done_files: 0,
         }
     }
 
@@ -729,6 +774,17 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed).map_err(|e| {
                 EngineError::io("fadvise(DONTNEED)", Some(self.work.path.into()), &e.into())
             })?;
+            out.invalidations += 1;
+        }
+        // Several files: every one's pages, one invalidation.
+        if let Some(more) = self.work.more {
+            for (f, path) in self.files.iter().zip(more.paths) {
+                if let Some(file) = f.file.as_ref() {
+                    rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed).map_err(
+                        |e| EngineError::io("fadvise(DONTNEED)", Some(path.clone()), &e.into()),
+                    )?;
+                }
+            }
             out.invalidations += 1;
         }
         Ok(now_ns())
@@ -875,6 +931,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
     }
 
     fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
+        if !self.files.is_empty() {
+            return self.open_files(start_ns, out);
+        }
         let file = match self.engine.open(self.work.path, &self.options) {
             Ok(f) => f,
             Err(e) => {
@@ -1100,6 +1159,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 },
                 OffsetMode::Last => false,
             };
+            // Several files: the next op's file, and a pass is every file done (as fio's loop
+            // over a job's files ends when each is done).
+            let wrapped = if self.files.is_empty() { wrapped } else { self.next_file(len as u64) };
             // Done before the next op, once the pass's ops have completed.
             self.drop_due = wrapped && self.phase.invalidate_each_pass;
             self.reopen_due = wrapped && self.phase.unlink_each_pass;
@@ -1166,12 +1228,31 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         }
     }
 
-    fn finish(&mut self, mut t0: u64, clean: bool, out: &mut WorkerOutput) -> u64 {
+    fn finish(&mut self, t0: u64, clean: bool, out: &mut WorkerOutput) -> u64 {
+        if !self.files.is_empty() {
+            return self.close_files(t0, clean, out);
+        }
         let Some(file) = self.file.take() else { return t0 };
-        if let (true, Some(call)) = (clean, self.phase.sync.at_end) {
+        let t0 = if clean { self.end_sync(self.fd, t0, out) } else { t0 };
+        // close() is part of the timed phase: NFS and some FUSE filesystems flush on close.
+        let close_err = self.engine.close(file);
+        let end = now_ns();
+        out.hist.record(OpKind::Close, end.saturating_sub(t0));
+        if let (None, Err(e)) = (&out.error, close_err) {
+            out.error = Some(EngineError::io("close", None, &std::io::Error::from(e)));
+        }
+        end
+    }
+}
+
+impl<E: IoEngine> FileOps<'_, E> {
+    /// The phase's end-of-phase sync (`sync.at_end`, fio's `end_fsync`) of the file `fd`, if
+    /// it asks for one: queued alone, reaped, and timed from `t0`. Returns the clock after it.
+    fn end_sync(&mut self, fd: RawFd, mut t0: u64, out: &mut WorkerOutput) -> u64 {
+        if let Some(call) = self.phase.sync.at_end {
             let io = Io {
                 kind: sync_io(call),
-                fd: self.fd,
+                fd,
                 buf: std::ptr::null_mut(),
                 len: 0,
                 offset: 0,
@@ -1199,15 +1280,168 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 Err(e) => out.error = Some(sync_error(call, e)),
             }
         }
-        // close() is part of the timed phase: NFS and some FUSE filesystems flush on close.
-        let close_err = self.engine.close(file);
-        let end = now_ns();
-        out.hist.record(OpKind::Close, end.saturating_sub(t0));
-        if let (None, Err(e)) = (&out.error, close_err) {
-            out.error = Some(EngineError::io("close", None, &std::io::Error::from(e)));
-        }
-        end
+        t0
     }
+
+    /// Several files (fio's `nrfiles`): open each in order at the timed start, each open
+    /// timed on its own (and advised, with `fadvise_hint`, outside its time), as the one file
+    /// is; the first is current. `None` after setting `out.error` (the files opened so far are
+    /// closed when the source is dropped).
+    #[cold]
+    #[inline(never)]
+    fn open_files(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
+        let more = self.work.more?; // `files` is not empty only with `more`
+        let mut t0 = start_ns;
+        for (f, path) in self.files.iter_mut().zip(more.paths) {
+            let file = match self.engine.open(path, &self.options) {
+                Ok(file) => file,
+                Err(e) => {
+                    out.error = Some(EngineError::io("open", Some(path.clone()), &e));
+                    return None;
+                }
+            };
+            let t1 = now_ns();
+            out.hist.record(OpKind::Open, t1.saturating_sub(t0));
+            t0 = t1;
+            if self.phase.fadvise_hint {
+                let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
+                let advice = if random {
+                    rustix::fs::Advice::Random
+                } else {
+                    rustix::fs::Advice::Sequential
+                };
+                if let Err(e) = rustix::fs::fadvise(&file, 0, None, advice) {
+                    out.error = Some(EngineError::io(
+                        "fadvise(RANDOM or SEQUENTIAL)",
+                        Some(path.clone()),
+                        &e.into(),
+                    ));
+                    return None;
+                }
+                t0 = now_ns();
+            }
+            f.fd = file.as_raw_fd();
+            f.file = Some(file);
+        }
+        self.fd = self.files[0].fd;
+        if let Amount::Seconds(s) = self.phase.amount {
+            self.deadline = start_ns.saturating_add((s * 1e9) as u64);
+        }
+        if let Some(p) = self.dir_pace.as_mut() {
+            p.start(start_ns);
+        }
+        Some(t0)
+    }
+
+    /// Several files: each file's end-of-phase sync when the phase ends cleanly (fio's
+    /// `end_fsync` syncs each of a job's files), and each one's close, in order, each timed.
+    #[cold]
+    #[inline(never)]
+    fn close_files(&mut self, mut t0: u64, clean: bool, out: &mut WorkerOutput) -> u64 {
+        for i in 0..self.files.len() {
+            let Some(file) = self.files[i].file.take() else { continue };
+            if clean {
+                t0 = self.end_sync(file.as_raw_fd(), t0, out);
+            }
+            let close_err = self.engine.close(file);
+            let end = now_ns();
+            out.hist.record(OpKind::Close, end.saturating_sub(t0));
+            t0 = end;
+            if let (None, Err(e)) = (&out.error, close_err) {
+                out.error = Some(EngineError::io("close", None, &std::io::Error::from(e)));
+            }
+        }
+        t0
+    }
+
+    /// Several files: after a data op of `len` bytes on the current file, which file the next
+    /// op goes to (fio's `get_next_file`): the current one until it has had its N ops (round
+    /// robin, random) or is done (its size of ops in this pass; sequential: only then), then
+    /// the next file in order that is not done, or a uniform draw among those not done
+    /// (random). When every file is done the pass ends (`true`) and all start again. An index
+    /// update and an array lookup (a draw for random); no allocation.
+    #[inline(always)]
+    fn next_file(&mut self, len: u64) -> bool {
+        let n = self.files.len();
+        let size = self.work.file_size;
+        let f = &mut self.files[self.cur];
+        let was_done = f.bytes >= size;
+        f.bytes += len;
+        let done = f.bytes >= size;
+        if done && !was_done {
+            self.done_files += 1;
+        }
+        let stay = match self.service {
+            FileService::Sequential => !done,
+            FileService::RoundRobin(_) | FileService::Random(_) => {
+                self.left -= 1;
+                self.left > 0 && !done
+            }
+        };
+        if stay {
+            return false;
+        }
+        if let FileService::RoundRobin(k) | FileService::Random(k) = self.service {
+            self.left = k;
+        }
+        let pass = self.done_files == n;
+        if pass {
+            // Every file is done: a new pass over all of them.
+            for f in self.files.iter_mut() {
+                f.bytes = 0;
+            }
+            self.done_files = 0;
+        }
+        let mut next = match self.service {
+            FileService::Random(_) => self.rng.usize(0..n),
+            _ => (self.cur + 1) % n,
+        };
+        // Pass over the files done in this pass (one is not: the pass would have ended).
+        while self.files[next].bytes >= size {
+            next = match self.service {
+                FileService::Random(_) => self.rng.usize(0..n),
+                _ => (next + 1) % n,
+            };
+        }
+        if next != self.cur {
+            self.switch_file(next);
+        }
+        pass
+    }
+
+    /// Make file `next` current: the current one's sequential positions and random map go
+    /// back to its slot, `next`'s come out of its (a swap of plain values, no allocation).
+    #[inline(always)]
+    fn switch_file(&mut self, next: usize) {
+        let cur = self.cur;
+        self.files[cur].seq_pos = self.seq_pos;
+        std::mem::swap(&mut self.map, &mut self.files[cur].map);
+        let f = &mut self.files[next];
+        self.fd = f.fd;
+        self.seq_pos = f.seq_pos;
+        std::mem::swap(&mut self.map, &mut f.map);
+        self.cur = next;
+    }
+}
+
+/// The slots of a worker's several files ([`FileWork::more`]; empty for one file), made
+/// before the barrier: none open yet, each at its start, each but the first with a random map
+/// of its own when the phase has one (the first's is [`FileOps::map`], current).
+fn more_files(work: &FileWork<'_>, pattern: &[OpDef], mapped: bool, seed: u64) -> Box<[OneFile]> {
+    let Some(more) = work.more else { return Box::default() };
+    let random = pattern.iter().find(|o| o.offset == OffsetMode::Random);
+    (0..more.paths.len())
+        .map(|i| OneFile {
+            file: None,
+            fd: -1,
+            seq_pos: [0; 2],
+            bytes: 0,
+            map: random.filter(|_| mapped && i > 0).map(|o| {
+                let s = seed ^ 0x7a9_3a9 ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                RandomMap::new(work.random_span().1, o.size.max(), o.align, s)
+            }),
+        })
+        .collect()
 }
 
 impl<E: IoEngine> FileOps<'_, E> {

@@ -296,7 +296,17 @@ fn amount_lines(t: &TestDef, p: &PhaseDef, ramp: Option<f64>, why: &mut Vec<Stri
     if t.files.shared {
         job.push_str(&format!("filename=fsbench-{}.dat\n", t.id));
     }
-    job.push_str(&format!("size={}\n", size(t.files.size_bytes())));
+    match t.files.per_thread {
+        // fio's size is the job's, over its files: each file size/nrfiles.
+        Some(pt) => {
+            let all = t.files.size_bytes().saturating_mul(u64::from(pt.files));
+            job.push_str(&format!("size={}\nnrfiles={}\n", size(all), pt.files));
+            if pt.service != crate::model::job::FileService::RoundRobin(1) {
+                job.push_str(&format!("file_service_type={}\n", pt.service.name()));
+            }
+        }
+        None => job.push_str(&format!("size={}\n", size(t.files.size_bytes()))),
+    }
     match p.amount {
         Amount::Bytes(b) => job.push_str(&format!("io_size={}\n", size(b))),
         Amount::Seconds(s) => job.push_str(&format!("time_based\nruntime={s}\n")),
@@ -377,6 +387,32 @@ mod tests {
             let suite = crate::workload::validate::resolve(&t.spec, "t.fio", &ctx).unwrap();
             let job = super::suite_to_fio(&suite);
             assert!(job.contains(want), "{job}");
+        }
+    }
+
+    /// Several files per thread are exported as fio's nrfiles (size over all of them) and a
+    /// service other than the default as file_service_type, so the job reads back the same.
+    #[test]
+    fn several_files_per_thread_are_exported_as_nrfiles() {
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 30,
+        };
+        for (fst, want) in
+            [("", ""), ("file_service_type=random:2\n", "file_service_type=random:2\n")]
+        {
+            let text = format!("[a]\nrw=read\nbs=4k\nsize=64k\nnrfiles=4\n{fst}");
+            let t = crate::fio::translate::translate(&text, "t.fio", "t", &|_| None).unwrap();
+            let suite = crate::workload::validate::resolve(&t.spec, "t.fio", &ctx).unwrap();
+            let job = super::suite_to_fio(&suite);
+            assert!(job.contains("size=64k\nnrfiles=4\n") && job.contains(want), "{job}");
+            assert_eq!(job.contains("file_service_type"), !want.is_empty(), "{job}");
+            let back = crate::fio::translate::translate(&job, "e.fio", "e", &|_| None).unwrap();
+            let f = back.spec.tests[0].file.as_ref().unwrap();
+            assert_eq!(
+                (f.per_thread, f.service.as_deref()),
+                (Some(4), want.strip_prefix("file_service_type=").map(|w| w.trim()))
+            );
         }
     }
 }

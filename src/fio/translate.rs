@@ -729,7 +729,12 @@ fn translate_job(
     }
     unaligned::check_direct(job, direct).map_err(|e| vec![e])?;
     misc::tiobench_threads(job, &mut notes).map_err(|e| vec![e])?;
-    misc::one_file_options(job, &mut notes).map_err(|e| vec![e])?;
+    let service = if files.nrfiles > 1 {
+        nrfiles::check(job, files.nrfiles, &engine).map_err(|e| vec![e])?
+    } else {
+        misc::one_file_options(job, &mut notes).map_err(|e| vec![e])?;
+        None
+    };
     let test = TestSpec {
         id,
         name,
@@ -763,6 +768,8 @@ fn translate_job(
             take_size: files.take.map(Bytes),
             verify_writes: None,
             preallocate: preallocate.map(|p| p.name().to_string()),
+            per_thread: (files.nrfiles > 1).then_some(files.nrfiles),
+            service,
         }),
         fileset: None,
         phases,
@@ -894,6 +901,8 @@ struct Files {
     /// Without `size` on a plain filename an earlier job fills: the size is the file's when
     /// the test starts, rounded down to this block (`file_bytes` is then nominal).
     take: Option<u64>,
+    /// `nrfiles`: files of each thread (each `file_bytes`), 1 but for [`nrfiles`]'s jobs.
+    nrfiles: u32,
 }
 
 /// `numjobs`, `nrfiles`, `offset`, `filename` and the sizes; without `size`, the size of the
@@ -914,11 +923,7 @@ fn files(
             return Err(job.err("numjobs", line, format!("{n}: fsbench runs 1 to 1024 threads")))
         }
     };
-    if let Some((n, line)) = job.int("nrfiles")? {
-        if n != 1 {
-            return Err(job.err("nrfiles", line, format!("{n}: fsbench runs a job on one file (per thread); use nrfiles=1 or a fsbench fileset workload")));
-        }
-    }
+    let nrfiles = nrfiles::count(job)?;
     let (offset, increment) = sequence::offsets(job)?;
     let mut named = None;
     let shared = match job.str("filename")? {
@@ -938,6 +943,9 @@ fn files(
     let size = job.size("size")?.map(|v| v.0);
     let filesize = job.size("filesize")?.map(|v| v.0);
     let io_size = job.size("io_size")?.map(|v| v.0);
+    // fio's files of nrfiles > 1: size/nrfiles each, or filesize; the job moves size, at most
+    // the files' sum (their sum without size).
+    let (size, filesize) = nrfiles::sizes(job, nrfiles, size, filesize)?;
     // A plain filename an earlier job fills: its size is the fill's, taken when the job starts.
     let take = match filesize.or(size) {
         None if engine_ok && file_size::taken_at_run(job, named.as_deref(), laid) => {
@@ -960,7 +968,19 @@ fn files(
         return Err(job.job_err("size 0: give the file a size"));
     }
     let unlink = job.bool("unlink")?.unwrap_or(false);
-    Ok(Files { threads, shared, file_bytes, size, io_size, named, unlink, offset, increment, take })
+    Ok(Files {
+        threads,
+        shared,
+        file_bytes,
+        size,
+        io_size,
+        named,
+        unlink,
+        offset,
+        increment,
+        take,
+        nrfiles,
+    })
 }
 
 /// Whether `filename` names a file by a path (see [`named_path`]), as [`files`] decides.
@@ -1646,6 +1666,7 @@ mod layout;
 mod libaio;
 mod logs;
 mod misc;
+mod nrfiles;
 mod percentage;
 mod rate;
 mod run_file;

@@ -355,6 +355,74 @@ pub struct FileSet {
     /// (fio's `fallocate` for a write job's file); `None`: the test's first write creates it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preallocate: Option<Preallocate>,
+    /// A data test's files per thread when more than one (fio's `nrfiles`): each thread opens
+    /// its own, and each op goes to the one the service picks (results of older versions and
+    /// one file per thread: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_thread: Option<PerThread>,
+}
+
+/// A data test's several files per thread (fio's `nrfiles` > 1): how many, and which of them
+/// each next op goes to. Each file is laid out as a thread's one file is, `FileSet::size`
+/// bytes, with its own sequential position and random map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerThread {
+    /// Files of each thread (at least 2).
+    pub files: u32,
+    /// Which file the next op goes to (fio's `file_service_type`).
+    pub service: FileService,
+}
+
+/// Which of a thread's files the next op goes to (fio's `file_service_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileService {
+    /// The next file in order after every `n` ops (fio's `roundrobin:N`, default 1).
+    RoundRobin(u32),
+    /// One file until it has had a file's size of ops, then the next (fio's `sequential`).
+    Sequential,
+    /// A file drawn uniformly after every `n` ops (fio's `random:N`, default 1).
+    Random(u32),
+}
+
+impl FileService {
+    /// Parse the workload's (and fio's) words: `roundrobin`, `roundrobin:N`, `sequential`,
+    /// `random`, `random:N` (N ≥ 1).
+    pub fn parse(text: &str) -> Result<FileService, String> {
+        let (kind, n) = match text.split_once(':') {
+            Some((k, n)) => (k.trim(), Some(n.trim())),
+            None => (text.trim(), None),
+        };
+        let n = match n {
+            None => 1,
+            Some(n) => match n.parse::<u32>() {
+                Ok(v) if v >= 1 => v,
+                _ => {
+                    return Err(format!(
+                        "`{n}`: give the ops per file as a whole number, at least 1"
+                    ))
+                }
+            },
+        };
+        match kind {
+            "roundrobin" => Ok(FileService::RoundRobin(n)),
+            "random" => Ok(FileService::Random(n)),
+            "sequential" if n == 1 => Ok(FileService::Sequential),
+            "sequential" => Err("sequential takes no :N (one file until it is done)".into()),
+            _ => Err(format!("`{kind}`: give roundrobin, sequential or random (roundrobin and random with an optional :N)")),
+        }
+    }
+
+    /// The workload's word for it.
+    pub fn name(self) -> String {
+        match self {
+            FileService::RoundRobin(1) => "roundrobin".into(),
+            FileService::RoundRobin(n) => format!("roundrobin:{n}"),
+            FileService::Sequential => "sequential".into(),
+            FileService::Random(1) => "random".into(),
+            FileService::Random(n) => format!("random:{n}"),
+        }
+    }
 }
 
 /// How a data file that is not prefilled is laid out before the test (fio lays out a write

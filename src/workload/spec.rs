@@ -508,6 +508,15 @@ pub struct FileSpec {
     /// "keep-size" or "truncate" (fio's `fallocate` for a write job's file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preallocate: Option<String>,
+    /// With `shared = false`: files of each thread (fio's `nrfiles`), each `size` bytes, each
+    /// op going to the one `service` picks (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_thread: Option<u32>,
+    /// With `per_thread`: which of a thread's files each next op goes to (fio's
+    /// `file_service_type`): "roundrobin" (default), "roundrobin:N", "sequential", "random",
+    /// "random:N".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
 }
 
 fn yes() -> bool {

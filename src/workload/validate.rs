@@ -323,8 +323,10 @@ fn resolve_files(
             // With regions the file reaches the end of the last thread's.
             let file_bytes = region.map_or(size_bytes, |r| r.start(t.threads as u64 - 1) + r.len);
             // One file that every thread works on, or one per thread.
+            let per_thread = per_thread(t, f, loc)?;
+            let files_each = per_thread.map_or(1, |p| u64::from(p.files));
             let set = FileSet {
-                count: if f.shared { 1 } else { t.threads as u64 },
+                count: if f.shared { 1 } else { t.threads as u64 * files_each },
                 shared: f.shared,
                 layout: Layout::Flat,
                 size: SizeDist::Fixed(file_bytes),
@@ -337,6 +339,7 @@ fn resolve_files(
                 region,
                 run_file: run_file(f, loc)?,
                 preallocate: preallocate(f, loc)?,
+                per_thread,
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -380,6 +383,7 @@ fn resolve_phases(
         if kind == Kind::Data {
             check_caps(engine, iodepth, &phase, &ploc)?;
             check_data_fill(t, engine, &phase, &ploc)?;
+            check_per_thread(files.set.per_thread, engine, &phase, &ploc)?;
         }
         let (needs, makes) = uses_files(&phase);
         // A fileset phase may create the files it then uses; a data phase's reads need data
@@ -423,6 +427,86 @@ fn check_data_fill(
     }
     if t.verify == Some(true) {
         return Err(loc.err("amount.fill with verify: fsbench checks a file of the test's size after the phase, and a fill's size is known only when ENOSPC ends it; leave verify out"));
+    }
+    Ok(())
+}
+
+/// `file.per_thread` and `file.service` (fio's `nrfiles` and `file_service_type`): several
+/// files of each thread's own, each laid out as a thread's one file. Only fsbench's own files
+/// in its work directory, one set per thread, without regions (a region is of one file), and
+/// without the test-wide checks that read one file per thread (`verify`) or roles (whose
+/// threads open one file each). `None`: one file per thread (or a shared file).
+fn per_thread(
+    t: &TestSpec,
+    f: &FileSpec,
+    loc: &Loc<'_>,
+) -> Result<Option<PerThread>, WorkloadError> {
+    let n = f.per_thread.unwrap_or(1);
+    if n == 0 {
+        return Err(loc.err("file.per_thread = 0: give at least 1 file per thread"));
+    }
+    if n > 4096 {
+        return Err(
+            loc.err(format!("file.per_thread = {n}: fsbench opens at most 4096 files per thread"))
+        );
+    }
+    let service = match f.service.as_deref() {
+        None => FileService::RoundRobin(1),
+        Some(text) => FileService::parse(text)
+            .map_err(|e| loc.err(format!("file.service = \"{text}\": {e}")))?,
+    };
+    if n == 1 {
+        return Ok(None);
+    }
+    let refuse = |what: &str| {
+        loc.err(format!("file.per_thread = {n} with {what}: several files per thread are fsbench's own files, one set per thread, each worked on whole; leave {what} out or set file.per_thread = 1"))
+    };
+    if f.shared {
+        return Err(refuse("file.shared = true (the default)"));
+    }
+    for (set, what) in [
+        (f.path.is_some(), "file.path"),
+        (f.run_file.is_some(), "file.run_file"),
+        (f.offset.is_some() || f.offset_increment.is_some(), "file.offset"),
+        (f.take_size.is_some(), "file.take_size"),
+        (f.verify_writes == Some(true), "file.verify_writes"),
+        (t.verify == Some(true), "verify (the check reads one file per thread)"),
+        (!t.roles.is_empty(), "roles (a role's threads open one file each)"),
+        (t.random_distribution.is_some(), "random_distribution"),
+    ] {
+        if set {
+            return Err(refuse(what));
+        }
+    }
+    Ok(Some(PerThread { files: n, service }))
+}
+
+/// A phase of a test with several files per thread: each op goes to the file the service
+/// picks, so what is kept for one file (a random-percent run's last position, a skewed law,
+/// passes over the file, an op at the last offset) and an engine that maps one file at a
+/// time (`mmap`, which would map anew at every switch) are refused.
+fn check_per_thread(
+    per_thread: Option<PerThread>,
+    engine: &EngineKind,
+    phase: &PhaseDef,
+    loc: &Loc<'_>,
+) -> Result<(), WorkloadError> {
+    let Some(p) = per_thread else { return Ok(()) };
+    let last = phase.pattern.data().iter().any(|o| o.offset == OffsetMode::Last);
+    for (set, what) in [
+        (engine.name() == "mmap", "engine mmap (one mapping at a time)"),
+        (matches!(phase.amount, Amount::Passes(_)), "amount.passes"),
+        (matches!(phase.amount, Amount::Fill(_)), "amount.fill"),
+        (phase.unlink_each_pass, "unlink_each_pass"),
+        (phase.random_percent.is_some(), "random_percent"),
+        (last, "an op at offset = \"last\""),
+    ] {
+        if set {
+            return Err(loc.err(format!(
+                "file.per_thread = {} with {what}: not supported with several files per thread; set file.per_thread = 1",
+                p.files
+            )));
+        }
     }
     Ok(())
 }
@@ -613,7 +697,13 @@ fn resolve_role(
         region: None,
         run_file: None,
         preallocate: preallocate(&r.file, &loc)?,
+        per_thread: None,
     };
+    if r.file.per_thread.is_some_and(|n| n != 1) || r.file.service.is_some() {
+        return Err(loc.err(
+            "file.per_thread and file.service are a test's: a role's threads have one file each",
+        ));
+    }
     // Without an amount of its own a role runs until the foreground is done: its amount is
     // only a bound.
     let bound = AmountSpec { seconds: Some(ROLE_BOUND_SECONDS), ..Default::default() };
@@ -1494,6 +1584,7 @@ fn resolve_fileset(
         region: None,
         run_file: None,
         preallocate: None,
+        per_thread: None,
     })
 }
 
@@ -1937,6 +2028,50 @@ mod fileset_tests {
         ] {
             let e = load(&data(&keys), Scale::Paper).unwrap_err().to_string();
             assert!(e.contains(want), "{keys}: {e}");
+        }
+    }
+
+    /// `file.per_thread` and `file.service`: several files of each thread's own (the set is
+    /// threads × files), the service parsed; what several files cannot do is refused, with
+    /// the key that asks for it.
+    #[test]
+    fn several_files_per_thread_resolve_and_are_checked() {
+        let data = |file: &str, test: &str, phase: &str| {
+            format!("[[test]]\nid = \"d\"\nname = \"d\"\nthreads = 2\n{test}\nfile = {{ size = \"64K\"{file} }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\", offset = \"random\" }}]\namount = {{ bytes = \"64K\" }}\n{phase}\n")
+        };
+        let s = load(
+            &data(", shared = false, per_thread = 4, service = \"random:2\"", "", ""),
+            Scale::Paper,
+        )
+        .unwrap();
+        let f = &s.tests[0].files;
+        assert_eq!((f.count, f.size_bytes()), (8, 65536));
+        assert_eq!(f.per_thread, Some(PerThread { files: 4, service: FileService::Random(2) }));
+        let one = load(&data(", shared = false, per_thread = 1", "", ""), Scale::Paper).unwrap();
+        assert_eq!((one.tests[0].files.count, one.tests[0].files.per_thread), (2, None));
+        for (file, test, phase, want) in [
+            (", shared = false, per_thread = 0", "", "", "at least 1 file"),
+            (
+                ", shared = false, per_thread = 2, service = \"zipf\"",
+                "",
+                "",
+                "give roundrobin, sequential or random",
+            ),
+            (", shared = false, per_thread = 2, service = \"sequential:2\"", "", "", "takes no :N"),
+            (", per_thread = 2, shared = true", "", "", "file.shared = true"),
+            (", shared = false, per_thread = 2, offset = \"4K\"", "", "", "with file.offset"),
+            (", shared = false, per_thread = 2", "verify = true", "", "with verify"),
+            (
+                ", shared = false, per_thread = 2",
+                "random_distribution = \"zipf:1.2\"",
+                "",
+                "random_distribution",
+            ),
+            (", shared = false, per_thread = 2", "engine = \"mmap\"", "", "engine mmap"),
+            (", shared = false, per_thread = 2", "", "random_percent = 50", "random_percent"),
+        ] {
+            let e = load(&data(file, test, phase), Scale::Paper).unwrap_err().to_string();
+            assert!(e.contains(want), "{file} {test} {phase}: {e}");
         }
     }
 

@@ -16,6 +16,7 @@ mod fio_fileops;
 mod fio_fill;
 mod fio_libaio;
 mod fio_logs;
+mod fio_nrfiles;
 mod fio_persist;
 mod fio_pre_read;
 mod fio_random_share;

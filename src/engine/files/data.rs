@@ -1,5 +1,6 @@
 //! A data test's files: one file shared by every thread (each taking its own region for
-//! sequential ops), or one per thread; opened by each phase's workers and read and written at
+//! sequential ops), or one per thread, or several per thread (fio's `nrfiles`, thread-major
+//! in `paths`); opened by each phase's workers and read and written at
 //! offsets through the engine's queue.
 //!
 //! The file is fsbench's own, named and removed by it in its work directory, or one the job
@@ -9,7 +10,7 @@
 
 use super::{removes_files, SetUp, TestFiles, WorkerShare};
 use crate::engine::runner::{EngineOptions, Progress};
-use crate::engine::worker::{FileWork, PaddedCounter, Work};
+use crate::engine::worker::{FileWork, MoreFiles, PaddedCounter, Work};
 use crate::model::failure::EngineError;
 use crate::model::job::{Amount, NamedFile, PhaseDef, Preallocate, TestDef};
 use crate::model::result::{PhaseResult, RepResult, Warning};
@@ -67,6 +68,18 @@ impl DataFiles {
         }
         let paths: Vec<PathBuf> = if test.files.shared {
             vec![one_file(test, dir)]
+        } else if let Some(p) = test.files.per_thread {
+            // Several files per thread (fio's nrfiles): thread k's file j, thread-major.
+            if opts.verify {
+                return Err(EngineError::unsupported(
+                    "--verify with several files per thread (file.per_thread): the check reads one file per thread; leave --verify out or set file.per_thread = 1".to_string(),
+                ));
+            }
+            let r = opts.share.map(|s| format!("r{}.", s.index)).unwrap_or_default();
+            (0..test.threads)
+                .flat_map(|k| (0..p.files).map(move |j| (k, j)))
+                .map(|(k, j)| dir.join(format!("t{}.{r}{k}.{j}.dat", test.id)))
+                .collect()
         } else if let Some(s) = opts.share {
             let i = s.index;
             (0..test.threads).map(|k| dir.join(format!("t{}.r{i}.{k}.dat", test.id))).collect()
@@ -210,9 +223,16 @@ impl TestFiles for DataFiles {
                     // The last thread takes the remainder.
                     let len = if g == all - 1 { size - per * g as u64 } else { per };
                     (&paths[0], per * g as u64, len)
+                } else if let Some(p) = test.files.per_thread {
+                    (&paths[k * p.files as usize], 0, size)
                 } else {
                     (&paths[k], 0, size)
                 };
+                // Several files per thread: thread k's, in order.
+                let more = test.files.per_thread.map(|p| {
+                    let n = p.files as usize;
+                    MoreFiles { paths: &paths[k * n..(k + 1) * n], service: p.service }
+                });
                 // A shared file is file 0; otherwise thread k's file is file k.
                 let file = if test.files.shared { 0 } else { k as u64 };
                 let verify = opts.verify.then_some((opts.seed, file));
@@ -226,6 +246,7 @@ impl TestFiles for DataFiles {
                     verify,
                     nofollow,
                     random_in_region,
+                    more,
                 };
                 (Work::File(work), &counters[k].0)
             })

@@ -134,6 +134,9 @@ pub(super) fn one_group(
     if test.phases.len() > 1 {
         errs.push(fjob.err("ramp_time", fjob.line("ramp_time"), format!("in [{}], which runs at the same time as other jobs: fsbench runs a group of jobs as one timed phase, without a ramp; remove ramp_time, or add `stonewall` to the jobs after it", fjob.name)));
     }
+    if test.file.as_ref().is_some_and(|f| f.per_thread.is_some()) {
+        errs.push(fjob.err("nrfiles", fjob.line("nrfiles"), format!("in [{}], which runs at the same time as other jobs: fsbench runs several files per thread for a job on its own; add `stonewall` to the jobs after it, or remove nrfiles", fjob.name)));
+    }
     let mut names = vec![fjob.name.clone()];
     // The files the group's jobs name, and who lays each out.
     let mut shared_files = super::shared::Files::first(fjob, &test);
@@ -255,10 +258,15 @@ fn into_role(
         take_size: None,
         verify_writes: None,
         preallocate: None,
+        per_thread: None,
+        service: None,
     });
     if file.offset.is_some() || file.offset_increment.is_some() {
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
         errs.push(job.err(k, job.line(k), format!("{beside}: the jobs after the first of a group work from the start of their files; remove {k}, or add `stonewall` to [{}] to run it on its own", job.name)));
+    }
+    if file.per_thread.is_some() {
+        errs.push(job.err("nrfiles", job.line("nrfiles"), format!("{beside}: fsbench gives each thread of a group's later job one file; remove nrfiles, or add `stonewall` to [{}] to run it on its own", job.name)));
     }
     if !on_shared && (file.path.is_some() || (file.shared && t.threads > 1)) {
         errs.push(job.err("filename", job.line("filename"), format!("{beside}: fsbench gives this job files of its own (one per thread, in its work directory), where fio's share the named file; remove filename, or add `stonewall` to [{}] to run it on its own", job.name)));

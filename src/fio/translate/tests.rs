@@ -250,7 +250,7 @@ fn combinations_fsbench_cannot_express_are_refused() {
         ("[a]\nsize=1m\nrw=randrw\nbs=4k,8k\nnumber_ios=9\n", "t.fio:5: `number_ios`", "one size"),
         ("[a]\nsize=1m\ntime_based\n", "t.fio:3: `time_based`", "runtime"),
         ("[a]\nsize=1m\niodepth=16\n", "t.fio:3: `iodepth`", "io_uring"),
-        ("[a]\nsize=1m\nnrfiles=4\n", "t.fio:3: `nrfiles`", "nrfiles=1"),
+        ("[a]\nsize=1m\nnrfiles=4\nopenfiles=2\n", "t.fio:4: `openfiles`", "openfiles=4"),
         ("[a]\nsize=1m\noffset=10%\n", "t.fio:3: `offset`", "percentage"),
         ("[a]\nsize=1m\n[b]\nsize=1m\noffset=4k\n", "t.fio:5: `offset`", "start of their files"),
         ("[a]\nsize=1m\nfilename=/dev/sda\n", "t.fio:3: `filename`", "block devices it made"),

@@ -454,6 +454,7 @@ fn an_eio_completion_fails_the_workers_phase_with_the_reason() {
         verify: None,
         nofollow: false,
         random_in_region: false,
+        more: None,
     };
     let mut plan = WorkerPlan {
         phase: &suite.tests[0].phases[0],

@@ -1,0 +1,231 @@
+//! fio's `nrfiles` for a data job through the real binary, side by side with fio 3.33 under
+//! strace: a 64 KiB read job of 4 KiB blocks on 4 files reads 16 blocks, each file's 4 once,
+//! the file changing after each read (`file_service_type=roundrobin`, the default) or after
+//! each file's 4 (`sequential`), each file's offsets in order (`rw=read`) or each block once
+//! in any order (`randread` with the random map), in both tools.
+
+use crate::util::*;
+
+/// The strace log's calls with each `<unfinished ...>` call joined to its `<... resumed>` end
+/// (strace -f splits a call that another thread's call interrupts), in order of completion.
+fn calls(log: &str) -> Vec<String> {
+    let mut pending = std::collections::HashMap::<String, String>::new();
+    let mut out = Vec::new();
+    for l in log.lines() {
+        let (pid, rest) = l.split_once(' ').unwrap_or(("", l));
+        let rest = rest.trim_start();
+        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid.to_string(), head.to_string());
+        } else if rest.starts_with("<... ") {
+            let tail = rest.split_once("resumed>").map_or("", |x| x.1);
+            out.push(format!("{}{tail}", pending.remove(pid).unwrap_or_default()));
+        } else {
+            out.push(rest.to_string());
+        }
+    }
+    out
+}
+
+/// The job's 4 KiB reads, in order, as (file, offset): `file` numbers the job's files as
+/// their names sort (fio's `j.0.0` to `j.0.3`, fsbench's `tj.0.0.dat` to `tj.0.3.dat`), each
+/// read's descriptor resolved by the open that returned it last.
+fn reads(job: &str, fio: bool) -> Vec<(usize, u64)> {
+    reads_of(job, fio, 4)
+}
+
+/// [`reads`] of a job of `files` files in all (its threads' together).
+fn reads_of(job: &str, fio: bool, files: usize) -> Vec<(usize, u64)> {
+    let log = strace_fio_job(job, fio, "openat,pread64");
+    let mut fds = std::collections::HashMap::<String, String>::new();
+    let mut out = Vec::new();
+    for c in calls(&log) {
+        if c.starts_with("openat(") {
+            let name = c.split('"').nth(1).unwrap_or("").rsplit('/').next().unwrap_or("");
+            let ours = name.starts_with("j.") || name.ends_with(".dat");
+            if let (true, Some(fd)) = (ours, c.rsplit("= ").next()) {
+                fds.insert(fd.trim().to_string(), name.to_string());
+            }
+        } else if c.starts_with("pread64(") && c.ends_with("= 4096") {
+            let fd = c["pread64(".len()..].split(',').next().unwrap_or("").to_string();
+            let Some(name) = fds.get(&fd) else { continue };
+            // pread64(fd, buf, 4096, OFFSET) = 4096
+            let head = c.rsplit_once(") = ").map_or("", |x| x.0);
+            let off: u64 = head.rsplit(", ").next().unwrap_or("").trim().parse().unwrap();
+            out.push((name.clone(), off));
+        }
+    }
+    let mut names: Vec<String> = out.iter().map(|r| r.0.clone()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        files,
+        "{}: files read: {names:?}",
+        if fio { "fio" } else { "fsbench" }
+    );
+    out.iter().map(|(n, o)| (names.iter().position(|x| x == n).unwrap(), *o)).collect()
+}
+
+/// The tools to compare: fsbench, and fio 3.33 when installed.
+fn tools() -> Option<Vec<bool>> {
+    if !have("strace") {
+        skip("strace not installed (apt-get install strace)");
+        return None;
+    }
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (apt-get install fio): fsbench's calls checked alone");
+    }
+    Some(tools)
+}
+
+const JOB: &str = "[j]\nbs=4k\nsize=64k\nnrfiles=4\nioengine=psync\n";
+
+/// Each file's offsets, in the order they were read.
+fn per_file(r: &[(usize, u64)]) -> Vec<Vec<u64>> {
+    (0..4).map(|f| r.iter().filter(|x| x.0 == f).map(|x| x.1).collect()).collect()
+}
+
+#[test]
+fn nrfiles_round_robin_reads_each_file_in_turn_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=read\n"), fio);
+        assert_eq!(r.len(), 16, "{who}: {r:?}");
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        // The file changes after each read, in order, from whichever comes first.
+        let first = order[0];
+        let want: Vec<usize> = (0..16).map(|i| (first + i) % 4).collect();
+        assert_eq!(order, want, "{who}: files in turn");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            assert_eq!(offs, &[0, 4096, 8192, 12288], "{who}: file {f} in order");
+        }
+    }
+}
+
+#[test]
+fn nrfiles_sequential_service_reads_one_file_then_the_next_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=read\nfile_service_type=sequential\n"), fio);
+        assert_eq!(r.len(), 16, "{who}: {r:?}");
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        let want: Vec<usize> = (0..16).map(|i| (order[0] + i / 4) % 4).collect();
+        assert_eq!(order, want, "{who}: 4 reads of one file, then the next");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            assert_eq!(offs, &[0, 4096, 8192, 12288], "{who}: file {f} in order");
+        }
+    }
+}
+
+#[test]
+fn nrfiles_random_reads_with_the_map_read_each_block_of_each_file_once_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=randread\n"), fio);
+        assert_eq!(r.len(), 16, "{who}: {r:?}");
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        let want: Vec<usize> = (0..16).map(|i| (order[0] + i) % 4).collect();
+        assert_eq!(order, want, "{who}: files in turn");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            let mut o = offs.clone();
+            o.sort();
+            assert_eq!(o, [0, 4096, 8192, 12288], "{who}: file {f}'s blocks once each");
+        }
+        // Random: some file's blocks out of order (a fixed seed in each tool).
+        let sorted = per_file(&r).iter().all(|o| o.windows(2).all(|w| w[0] < w[1]));
+        assert!(!sorted, "{who}: random offsets in order: {r:?}");
+    }
+}
+
+/// `roundrobin:2` moves on after two reads of a file, in fsbench as in fio.
+#[test]
+fn nrfiles_round_robin_of_two_reads_each_file_twice_in_turn() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(&format!("{JOB}rw=read\nfile_service_type=roundrobin:2\n"), fio);
+        let order: Vec<usize> = r.iter().map(|x| x.0).collect();
+        let want: Vec<usize> = (0..16).map(|i| (order[0] + i / 2) % 4).collect();
+        assert_eq!(order, want, "{who}: two reads per file in turn");
+    }
+}
+
+/// `random:2`: each draw picks a file uniformly among those not done and reads two blocks of
+/// it, so the reads come in pairs of one file, not in a fixed turn, and with the random map
+/// each file's 256 blocks are read once each (a file done is passed over, as fio's
+/// `get_next_file` passes over a file `fio_file_done`), in both tools.
+#[test]
+fn nrfiles_random_service_draws_among_files_not_done_as_fio() {
+    let Some(tools) = tools() else { return };
+    let job =
+        "[j]\nbs=4k\nsize=4m\nnrfiles=4\nioengine=psync\nrw=randread\nfile_service_type=random:2\n";
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads(job, fio);
+        assert_eq!(r.len(), 1024, "{who}");
+        for (f, offs) in per_file(&r).iter().enumerate() {
+            let mut o = offs.clone();
+            o.sort();
+            let want: Vec<u64> = (0..256).map(|k| k * 4096).collect();
+            assert_eq!(o, want, "{who}: file {f}'s blocks once each");
+        }
+        assert!(r.chunks(2).all(|p| p[0].0 == p[1].0), "{who}: two reads per draw");
+        // Not in a fixed order: some draw repeats the file before it, or skips one.
+        let pairs: Vec<usize> = r.chunks(2).map(|p| p[0].0).collect();
+        let in_turn = pairs.windows(2).all(|w| w[1] == (w[0] + 1) % 4);
+        assert!(!in_turn, "{who}: files in a fixed turn");
+    }
+}
+
+/// With numjobs=2 each clone reads its own 4 files (8 in all), each file's 4 blocks in order.
+#[test]
+fn nrfiles_with_numjobs_gives_each_clone_its_own_files_as_fio() {
+    let Some(tools) = tools() else { return };
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let r = reads_of(&format!("{JOB}rw=read\nnumjobs=2\nthread\n"), fio, 8);
+        assert_eq!(r.len(), 32, "{who}");
+        for f in 0..8 {
+            let offs: Vec<u64> = r.iter().filter(|x| x.0 == f).map(|x| x.1).collect();
+            assert_eq!(offs, [0, 4096, 8192, 12288], "{who}: file {f} in order");
+        }
+    }
+}
+
+/// A write job lays out each of its files before the job as fio does (one
+/// `fallocate(fd, 0, 0, 16384)` per file: size=32k over 2 files), then writes them in turn,
+/// each file's blocks in order, in both tools.
+#[test]
+fn nrfiles_write_lays_out_each_file_and_writes_them_in_turn_as_fio() {
+    let Some(tools) = tools() else { return };
+    let job = "[j]\nbs=4k\nsize=32k\nnrfiles=2\nioengine=psync\nrw=write\n";
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let log = strace_fio_job(job, fio, "openat,pwrite64,fallocate");
+        let c = calls(&log);
+        let laid = c.iter().filter(|l| l.starts_with("fallocate(") && l.contains(", 0, 0, 16384)"));
+        assert_eq!(laid.count(), 2, "{who}: one fallocate per file");
+        let writes: Vec<(String, u64)> = c
+            .iter()
+            .filter(|l| l.starts_with("pwrite64(") && l.ends_with("= 4096"))
+            .map(|l| {
+                let fd = l["pwrite64(".len()..].split(',').next().unwrap_or("").to_string();
+                let head = l.rsplit_once(") = ").map_or("", |x| x.0);
+                (fd, head.rsplit(", ").next().unwrap_or("").trim().parse().unwrap())
+            })
+            .collect();
+        assert_eq!(writes.len(), 8, "{who}: {writes:?}");
+        let fds: Vec<&str> = writes.iter().map(|w| w.0.as_str()).collect();
+        assert!(fds[0] != fds[1], "{who}: {fds:?}");
+        for (i, w) in writes.iter().enumerate() {
+            assert_eq!(w.0, fds[i % 2], "{who}: files in turn: {fds:?}");
+            assert_eq!(w.1, (i as u64 / 2) * 4096, "{who}: each file in order: {writes:?}");
+        }
+    }
+}
