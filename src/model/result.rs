@@ -644,6 +644,10 @@ pub struct ThreadResult {
     pub rusage: RusageCounts,
     /// fio's figures of its reads, writes and syncs (the kinds it recorded).
     pub latency: Vec<ThreadLatency>,
+    /// Its bytes and ops per window of the phase's series, with a fixed `--interval` (fio's
+    /// bandwidth and IOPS samples of each clone); empty otherwise.
+    #[serde(default, skip_serializing_if = "crate::model::series::ThreadWindows::is_empty")]
+    pub windows: crate::model::series::ThreadWindows,
 }
 
 /// What fio reports of one thread's latency of one op kind: a summary, not a histogram, to
