@@ -1013,7 +1013,9 @@ fn group_aggs(jobs: &[Job<'_>]) -> BTreeMap<u32, [u64; 2]> {
     }
     parts
         .into_iter()
-        .map(|(g, p)| (g, p.map(|(bytes, ms)| if ms == 0 { 0 } else { bytes * 1000 / ms })))
+        .map(|(g, p)| {
+            (g, p.map(|(bytes, ms)| bytes.saturating_mul(1000).checked_div(ms).unwrap_or(0)))
+        })
         .collect()
 }
 

@@ -1,8 +1,9 @@
-//! fio's bandwidth and IOPS samples: `bwavgtime` and `iopsavgtime` (ms, 500 by default; fio's `bw_avg_time`, `iops_avg_time`),
-//! the window of each sample behind fio's `bw_min`, `bw_mean`, ..., `iops_samples`. fsbench
-//! tells them from the timed phase's series ([`crate::model::series::RateSamples`]), whose
-//! interval `fsbench fio` sets for the run, so this module decides one window for the run
-//! and refuses what one series cannot give, with the option's line:
+//! fio's bandwidth and IOPS samples: `bwavgtime` and `iopsavgtime` (ms, 500 by default; fio's
+//! `bw_avg_time` and `iops_avg_time`), the window of each sample behind fio's `bw_min`,
+//! `bw_mean`, ..., `iops_samples`. fsbench tells them from the timed phase's series
+//! ([`crate::model::series::RateSamples`]), whose interval `fsbench fio` sets for the run, so
+//! this module decides one window for the run and refuses what one series cannot give, with
+//! the option's line:
 //! - `bwavgtime` and `iopsavgtime` that differ (fio keeps two clocks; the series has one);
 //! - jobs whose windows differ: one run has one series interval;
 //! - with a log (`log_avg_msec`, which sets the series interval, [`super::logs`]): a window
