@@ -333,7 +333,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "log_avg_msec",
         kind: Kind::Count, aliases: &[], meaning: "the window of write_bw_log, write_iops_log and write_lat_log in ms (at least 10; the run's series interval, so every job with a log gives the same); no effect without them, as in fio" },
     FioOption { name: "bwavgtime",
-        kind: Kind::Count, aliases: &[], meaning: "the window of the bandwidth samples behind `fsbench fio`'s bw_min, bw_max, bw_agg, bw_mean, bw_dev, bw_samples and its text's `bw (KiB/s):` line, in ms (fio's bw_avg_time; default 500, at least 10): the run's series interval, so every job gives the same, and equal to iopsavgtime; with a log, a multiple of log_avg_msec (its windows added up)" },
+        kind: Kind::Count, aliases: &[], meaning: "the window of the bandwidth samples behind `fsbench fio`'s bw_min, bw_max, bw_agg, bw_mean, bw_dev, bw_samples and its text's `bw (KiB/s):` line, in ms (fio's bw_avg_time; default 500, at least 10): the run's series interval, so every job gives the same, and equal to iopsavgtime; with a log, a multiple of log_avg_msec when given (its windows added up; at fio's default beside a log_avg_msec that does not divide 500, the samples are the log's windows, said so in the job's `fsbench.rate_samples`)" },
     FioOption { name: "iopsavgtime",
         kind: Kind::Count, aliases: &[], meaning: "the window of the IOPS samples (iops_min, iops_max, iops_mean, iops_stddev, iops_samples and the text's `iops:` line), as bwavgtime, which it must equal" },
     FioOption { name: "per_job_logs",

@@ -988,8 +988,8 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
         if j.clones_merged {
             let _ = writeln!(o, "  {}: {}", j.name, merged_words(j.threads));
         }
-        if j.unrun.is_none() && job_rates(j, ctx.sample_window_ms).is_none() {
-            let _ = writeln!(o, "  {}: {}", j.name, NO_RATE_SAMPLES);
+        if let Some(note) = rate_note(j, ctx.sample_window_ms) {
+            let _ = writeln!(o, "  {}: {note}", j.name);
         }
     }
     o
@@ -1117,7 +1117,7 @@ fn rates_json(r: &RateSamples, agg: u64) -> Map<String, Value> {
 }
 
 /// Add the sample keys to a job's `read`, `write` and `trim` (always none: fsbench does not
-/// trim) of `v`, and say so under `fsbench` when the record has no windows for the job.
+/// trim) of `v`, and say under `fsbench` where they differ ([`rate_note`]).
 fn add_rates_json(v: &mut Value, j: &Job<'_>, ctx: &FioContext, agg: [u64; 2]) {
     let rates = job_rates(j, ctx.sample_window_ms);
     let r = rates.unwrap_or_default();
@@ -1128,9 +1128,34 @@ fn add_rates_json(v: &mut Value, j: &Job<'_>, ctx: &FioContext, agg: [u64; 2]) {
             d.extend(rates_json(r, agg));
         }
     }
-    if rates.is_none() && j.unrun.is_none() {
-        v["fsbench"]["rate_samples"] = json!(NO_RATE_SAMPLES);
+    if let Some(note) = rate_note(j, ctx.sample_window_ms) {
+        v["fsbench"]["rate_samples"] = json!(note);
     }
+}
+
+/// What differs in a job's rate samples, if anything: none kept ([`NO_RATE_SAMPLES`]), or
+/// samples of other windows than `bwavgtime`'s: the series' own, when its interval does not
+/// divide the window (a log's `log_avg_msec` such as 300 or 1000 beside fio's default, or a
+/// series widened past it: a job that is not `time_based` keeps 200 windows at most, 100 s at
+/// 500 ms).
+fn rate_note(j: &Job<'_>, window_ms: u64) -> Option<String> {
+    if j.unrun.is_some() {
+        return None;
+    }
+    if job_rates(j, window_ms).is_none() {
+        return Some(NO_RATE_SAMPLES.to_string());
+    }
+    let window_ms = if window_ms == 0 { crate::fio::DEFAULT_SAMPLE_WINDOW_MS } else { window_ms };
+    let widest = j
+        .parts
+        .iter()
+        .flat_map(|(t, _)| timed(shown(t)))
+        .filter_map(|p| p.series.as_ref())
+        .map(|s| s.interval_nanos / 1_000_000)
+        .max()?;
+    (widest > window_ms || window_ms % widest.max(1) != 0).then(|| {
+        format!("bandwidth and IOPS samples of {widest} ms windows, not bwavgtime's {window_ms} ms: the job's series is at {widest} ms (a log's log_avg_msec that does not divide bwavgtime, or a series widened to fit a job that is not time_based: 200 windows at most)")
+    })
 }
 
 /// fio's text lines of a direction's samples (`bw (  KiB/s): ...`, `iops        : ...`), as

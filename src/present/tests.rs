@@ -926,4 +926,23 @@ fn fio_json_and_text_have_fios_rate_samples() {
     let text = fio_text(&r, &ctx1);
     assert!(!text.contains("iops        :") && !text.contains("bw ("), "{text}");
     assert!(!text.contains("no bandwidth or IOPS samples"), "{text}");
+    assert!(v["jobs"][0]["fsbench"].get("rate_samples").is_none(), "{v}");
+    // A series widened past bwavgtime (a long job that is not time_based): samples of its
+    // windows, said so. Without windows per thread: zeros, said so.
+    let mut wide = c.clone();
+    let p = &mut wide.run.tests[0].reps[0].phases[0];
+    p.series.as_mut().expect("set above").interval_nanos = 1_000_000_000;
+    let r = build_report(vec![wide.clone()], &opts(), 0, false);
+    let v = fio_json(&r, &ctx(true));
+    let note = v["jobs"][0]["fsbench"]["rate_samples"].as_str().unwrap_or("");
+    assert!(note.contains("of 1000 ms windows, not bwavgtime's 500 ms"), "{v}");
+    // A: 3 full windows read as 1 s (100, 101, 0: one without I/O), B: 1.
+    assert_eq!(v["jobs"][0]["read"]["iops_samples"], 2 + 1, "{v}");
+    wide.run.tests[0].reps[0].phases[0].per_thread[1].windows = ThreadWindows::default();
+    let r = build_report(vec![wide], &opts(), 0, false);
+    let v = fio_json(&r, &ctx(true));
+    assert_eq!(v["jobs"][0]["read"]["iops_samples"], 0, "{v}");
+    let note = v["jobs"][0]["fsbench"]["rate_samples"].as_str().unwrap_or("");
+    assert!(note.starts_with("no bandwidth or IOPS samples"), "{v}");
+    assert!(fio_text(&r, &ctx(true)).contains("r: no bandwidth or IOPS samples"));
 }

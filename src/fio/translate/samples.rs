@@ -7,8 +7,11 @@
 //! - `bwavgtime` and `iopsavgtime` that differ (fio keeps two clocks; the series has one);
 //! - jobs whose windows differ: one run has one series interval;
 //! - with a log (`log_avg_msec`, which sets the series interval, [`super::logs`]): a window
-//!   that is not a whole multiple of `log_avg_msec`. A multiple is exact: its samples add up
-//!   that many log windows (fio keeps the two apart; fsbench resamples the log's series).
+//!   given that is not a whole multiple of `log_avg_msec`. A multiple is exact: its samples
+//!   add up that many log windows (fio keeps the two apart; fsbench resamples the log's
+//!   series). fio's default (500) beside a log that does not divide it is not refused (such
+//!   files ran before fsbench reported samples): the samples are of the log's windows then,
+//!   and `fsbench fio` says so for the job.
 
 use super::logs::JobLogs;
 use super::{FioError, Job};
@@ -30,6 +33,8 @@ pub(super) fn plan(jobs: &[Job], logs: &[JobLogs], errors: &mut Vec<FioError>) -
                 continue;
             }
         };
+        // Given (else fio's default): only a given window is refused for a log's interval.
+        let given = bw.is_some() || iops.is_some();
         let window = match (bw, iops) {
             (Some((b, _)), Some((i, line))) if b != i => {
                 errors.push(job.err("iopsavgtime", line, format!("{i} differs from bwavgtime={b}: fsbench tells both samples from one series, at one interval; give the two the same value")));
@@ -39,7 +44,7 @@ pub(super) fn plan(jobs: &[Job], logs: &[JobLogs], errors: &mut Vec<FioError>) -
             (None, None) => (DEFAULT_WINDOW_MS, job.line("bwavgtime")),
         };
         let (ms, line) = window;
-        let key = if job.get("bwavgtime").is_some() { "bwavgtime" } else { "iopsavgtime" };
+        let key = if bw.is_none() && iops.is_some() { "iopsavgtime" } else { "bwavgtime" };
         if ms * 1_000_000 < MIN_INTERVAL_NANOS {
             errors.push(job.err(
                 key,
@@ -58,7 +63,10 @@ pub(super) fn plan(jobs: &[Job], logs: &[JobLogs], errors: &mut Vec<FioError>) -
             Some(_) => {}
             None => first = Some((ms, job.name.as_str())),
         }
-        if let Some(l) = logs.iter().find(|l| l.avg_msec > 0 && ms % l.avg_msec != 0) {
+        // fio's default beside a log that does not divide it (log_avg_msec=300, 1000): the
+        // samples are of the log's windows, and `fsbench fio` says so for the job.
+        let log = logs.iter().find(|l| l.avg_msec > 0 && ms % l.avg_msec != 0);
+        if let Some(l) = log.filter(|_| given) {
             errors.push(job.err(key, line, format!("{ms} is not a multiple of log_avg_msec={} (job `{}`), which sets the run's series interval: fsbench adds whole log windows up into each sample; give a multiple of it", l.avg_msec, l.job)));
         }
     }
@@ -101,7 +109,12 @@ mod tests {
         assert!(e.contains("t.fio:13") && e.contains("job `a`'s 500"), "{e}");
         let e = err(&format!("[a]\n{JOB}bwavgtime=5\n"));
         assert!(e.contains("t.fio:7") && e.contains("below 10 ms"), "{e}");
-        let e = err(&format!("[a]\n{JOB}log_avg_msec=300\nwrite_bw_log=p\n"));
-        assert!(e.contains("500 is not a multiple of log_avg_msec=300"), "{e}");
+        let e = err(&format!("[a]\n{JOB}log_avg_msec=300\nwrite_bw_log=p\nbwavgtime=500\n"));
+        assert!(
+            e.contains("t.fio:9") && e.contains("500 is not a multiple of log_avg_msec=300"),
+            "{e}"
+        );
+        // fio's default beside such a log is taken (the samples are the log's windows then).
+        assert_eq!(window(&format!("[a]\n{JOB}log_avg_msec=300\nwrite_bw_log=p\n")), 500);
     }
 }
