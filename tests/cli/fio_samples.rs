@@ -13,8 +13,13 @@ const JOB: &str = "[paced]\nrw=randread\nbs=4k\nsize=4m\nrate_iops=200\ntime_bas
 
 /// The job's output from `fsbench fio` (or fio) in `format`.
 fn run(format: &str, fio: bool) -> String {
+    run_job(JOB, format, fio)
+}
+
+/// `job`'s output from `fsbench fio` (or fio) in `format`.
+fn run_job(job: &str, format: &str, fio: bool) -> String {
     let work = TestDir::new();
-    let file = work.write("job.fio", JOB);
+    let file = work.write("job.fio", job);
     let dir = format!("--directory={}", work.path().display());
     let fmt = format!("--output-format={format}");
     let o = if fio {
@@ -87,4 +92,43 @@ fn fsbench_fio_reports_fios_rate_samples() {
     assert!(bw.contains(", per=100.00%, avg=") && bw.contains(", samples="), "{bw}");
     let iops = line("   iops        : min=");
     assert!(iops.contains(", avg=") && iops.contains(", stdev="), "{iops}");
+}
+
+/// Two clones at 200 reads a second each for 2 s: without `group_reporting` each clone's entry
+/// has its own thread's samples (3-4 of 500 ms, a mean near 200 IOPS); with it, one entry
+/// whose statistics are the clones' added up as fio adds them (the samples counted together,
+/// the mean near 400: the group's rate). The same code reads fio 3.33's JSON when installed.
+#[test]
+fn each_clone_has_its_threads_samples_and_group_reporting_adds_them_up() {
+    let job =
+        "[paced]\nrw=randread\nbs=4k\nsize=4m\nrate_iops=200\ntime_based\nruntime=2\nnumjobs=2\n";
+    let grouped = format!("{job}group_reporting\n");
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's clones not compared");
+    }
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let v: serde_json::Value = serde_json::from_str(&run_job(job, "json", fio)).expect("JSON");
+        let jobs = v["jobs"].as_array().expect("jobs");
+        assert_eq!(jobs.len(), 2, "{who}: one entry per clone");
+        for j in jobs {
+            let (_, _, mean, n, _, _) =
+                samples(&serde_json::json!({ "jobs": [j] }).to_string(), who);
+            let r = &j["read"];
+            assert!((3..=4).contains(&n), "{who}: a clone's {n} samples in 2 s of 500 ms: {r}");
+            assert!((150.0..=250.0).contains(&mean), "{who}: a clone's iops_mean {mean}");
+            // Its mean bandwidth is about half its group's aggregate.
+            let agg = r["bw_agg"].as_f64().unwrap_or(0.0);
+            assert!((35.0..=65.0).contains(&agg), "{who}: a clone's bw_agg {agg}");
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(&run_job(&grouped, "json", fio)).expect("JSON");
+        let (_, _, mean, n, _, _) = samples(&v.to_string(), who);
+        let r = &v["jobs"][0]["read"];
+        assert!((6..=8).contains(&n), "{who}: both clones' samples counted: {r}");
+        assert!((300.0..=500.0).contains(&mean), "{who}: the clones' means added: {mean}");
+    }
 }
