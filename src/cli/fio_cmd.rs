@@ -107,10 +107,13 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
         argv.push("--no-store".into());
     }
     // fio's averaged logs are the timed phases' series at log_avg_msec (one for the run: the
-    // translation checks that every job with a log gives the same).
-    if let Some(l) = t.logs.first() {
-        argv.push("--interval".into());
-        argv.push(format!("{}ms", l.avg_msec));
+    // translation checks that every job with a log gives the same); without a log, the series
+    // is at bw_avg_time, the window of fio's bandwidth and IOPS samples (whole log windows
+    // make one sample with a log: the translation checks it divides).
+    argv.push("--interval".into());
+    match t.logs.first() {
+        Some(l) => argv.push(format!("{}ms", l.avg_msec)),
+        None => argv.push(format!("{}ms", t.sample_window_ms)),
     }
     let m = super::run::RunArgs::augment_args(clap::Command::new("run"))
         .try_get_matches_from(&argv)
@@ -141,6 +144,7 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
         differences: t.differences(),
         jobs: t.jobs.clone(),
         unrun: t.unrun.clone(),
+        sample_window_ms: t.sample_window_ms,
     };
     let json = matches!(cmd.format, OutputFormat::Json | OutputFormat::JsonPlus);
     let bytes = FioExporter { json, context }.export(&report)?;

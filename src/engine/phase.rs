@@ -23,7 +23,7 @@ use crate::model::failure::EngineError;
 use crate::model::job::{Amount, PhaseDef, TestDef};
 use crate::model::latency::OpHistograms;
 use crate::model::result::FillPoint;
-use crate::model::series::{PhaseSeries, SteadyOutcome, MIN_INTERVAL_NANOS};
+use crate::model::series::{PhaseSeries, SteadyOutcome, ThreadWindows, MIN_INTERVAL_NANOS};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -295,7 +295,11 @@ impl WithEngine for Workers<'_> {
             let mut recs: Vec<&mut SeriesRecorder> =
                 run.outs.iter_mut().map(|o| &mut o.series).collect();
             run.over_time = super::series::merge(&mut recs, &samples);
+            // With a fixed --interval, each worker's own windows (fio's per-thread rate
+            // samples, `fsbench fio`): a few numbers per interval, taken after the phase.
+            let fixed = opts.interval.is_some();
             for o in &mut run.outs {
+                o.windows = if fixed { o.series.windows() } else { ThreadWindows::default() };
                 o.series = SeriesRecorder::default(); // its ring is no longer needed
             }
         }

@@ -99,6 +99,7 @@ pub fn per_thread(outs: &[&WorkerOutput]) -> Vec<ThreadResult> {
             cpu_sys_nanos: o.cpu.sys_nanos,
             rusage: o.rusage,
             latency: o.hist.thread_latencies(),
+            windows: o.windows.clone(),
         })
         .collect()
 }

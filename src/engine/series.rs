@@ -25,7 +25,7 @@
 use super::worker::WorkerOutput;
 use crate::model::job::{OpKind, OP_KINDS};
 use crate::model::latency::OpHistograms;
-use crate::model::series::{PhaseSeries, MIN_INTERVAL_NANOS};
+use crate::model::series::{PhaseSeries, ThreadWindows, MIN_INTERVAL_NANOS};
 use crate::observe::blockstat::BlockStat;
 use crate::sys::rusage::CpuTime;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -322,6 +322,19 @@ impl SeriesRecorder {
             }
             self.len = n;
             self.interval *= 2;
+        }
+    }
+
+    /// Its own bytes and ops per direction in each window (at the interval it is at: after
+    /// [`merge`], the phase's), for fio's per-thread rate samples; the last may be partial.
+    pub fn windows(&self) -> ThreadWindows {
+        let pts = &self.points[..self.len.min(self.points.len())];
+        let col = |f: fn(&Point) -> u64| pts.iter().map(f).collect::<Vec<u64>>();
+        ThreadWindows {
+            read_bytes: col(|p| p.read_bytes),
+            read_ops: col(|p| p.read_ops),
+            write_bytes: col(|p| p.write_bytes),
+            write_ops: col(|p| p.write_ops),
         }
     }
 

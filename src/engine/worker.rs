@@ -32,6 +32,7 @@ use crate::model::job::{
     SyncCall, Wrap,
 };
 use crate::model::latency::OpHistograms;
+use crate::model::series::ThreadWindows;
 use crate::sys::rusage::{CpuSample, CpuTime, RusageCounts};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -171,6 +172,9 @@ pub struct WorkerOutput {
     pub series: SeriesRecorder,
     /// Ops issued under a fixed rate or think time (0 in the closed loop).
     pub paced_ops: u64,
+    /// Its own windows of the series, kept after the phase's merge with a fixed `--interval`
+    /// (fio's per-thread rate samples); empty otherwise.
+    pub windows: ThreadWindows,
 }
 
 impl WorkerOutput {
@@ -204,6 +208,7 @@ impl WorkerOutput {
             invalidations: 0,
             series: SeriesRecorder::default(),
             paced_ops: 0,
+            windows: ThreadWindows::default(),
         }
     }
 }

@@ -21,7 +21,7 @@ pub mod value;
 
 pub use translate::{
     from_parsed, translate, translate_with, FileOpReport, JobLogs, JobPlace, LatPercentiles,
-    LogKind, Translation, UnrunJob,
+    LogKind, Translation, UnrunJob, DEFAULT_SAMPLE_WINDOW_MS,
 };
 
 use crate::model::job::Suite;

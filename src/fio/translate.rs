@@ -33,6 +33,7 @@ use crate::workload::spec::{
 };
 use groups::{one_group, run_groups};
 pub use logs::{JobLogs, LogKind};
+pub use samples::DEFAULT_WINDOW_MS as DEFAULT_SAMPLE_WINDOW_MS;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -59,6 +60,9 @@ pub struct Translation {
     /// fio's averaged logs (`write_bw_log`, `write_iops_log` with `log_avg_msec`) the jobs ask
     /// for, in the file's order: `fsbench fio` writes them after the run.
     pub logs: Vec<JobLogs>,
+    /// fio's `bw_avg_time` (= `iops_avg_time`) of every job, ms: the window of the rate
+    /// samples `fsbench fio` reports ([`samples`]).
+    pub sample_window_ms: u64,
     /// The `[global]` sections' options given with a value (the command line's, then the job
     /// files'), by fio's name, as fio's JSON lists them under `global options`.
     pub global_options: Vec<(String, String)>,
@@ -508,6 +512,7 @@ pub fn from_parsed(
         }
     }
     let logs = logs::plan(&jobs, &groups, &solo, &mut errors);
+    let sample_window_ms = samples::plan(&jobs, &logs, &mut errors);
     if !errors.is_empty() {
         return Err(FioError::problems(file, errors));
     }
@@ -530,6 +535,7 @@ pub fn from_parsed(
         unrun,
         plain_files: filenames.into_keys().collect(),
         logs,
+        sample_window_ms,
         global_options,
     })
 }
@@ -1670,6 +1676,7 @@ mod nrfiles;
 mod percentage;
 mod rate;
 mod run_file;
+mod samples;
 mod sched;
 mod sequence;
 mod shared;

@@ -624,7 +624,9 @@ pub struct PhaseResult {
 }
 
 /// What one thread of a phase (or of a role) did, for a report per thread (fio's clones):
-/// about 0.5 KB of JSON a thread for one data op kind, 0.9 KB for reads and writes.
+/// about 0.5 KB of JSON a thread for one data op kind, 0.9 KB for reads and writes, and with a
+/// fixed `--interval` (`fsbench fio`) its windows: four numbers per window (a 60 s job at
+/// 500 ms, about 2 KB more).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ThreadResult {
     /// From the thread's release to its end (after its last completion and close).
@@ -644,6 +646,10 @@ pub struct ThreadResult {
     pub rusage: RusageCounts,
     /// fio's figures of its reads, writes and syncs (the kinds it recorded).
     pub latency: Vec<ThreadLatency>,
+    /// Its bytes and ops per window of the phase's series, with a fixed `--interval` (fio's
+    /// bandwidth and IOPS samples of each clone); empty otherwise.
+    #[serde(default, skip_serializing_if = "crate::model::series::ThreadWindows::is_empty")]
+    pub windows: crate::model::series::ThreadWindows,
 }
 
 /// What fio reports of one thread's latency of one op kind: a summary, not a histogram, to

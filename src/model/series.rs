@@ -527,6 +527,146 @@ pub struct Flow {
     pub sleep_nanos: u64,
 }
 
+/// One thread's bytes and ops of each direction in each window of its phase's series
+/// ([`PhaseSeries::interval_nanos`]), kept with a fixed `--interval` (as `fsbench fio` runs)
+/// so that fio's per-thread bandwidth and IOPS samples can be told ([`RateSamples`]); empty
+/// otherwise, and in records made before fsbench kept it. The last window may be partial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadWindows {
+    /// Bytes read in each window.
+    #[serde(default)]
+    pub read_bytes: Vec<u64>,
+    /// Reads completed.
+    #[serde(default)]
+    pub read_ops: Vec<u64>,
+    /// Bytes written.
+    #[serde(default)]
+    pub write_bytes: Vec<u64>,
+    /// Writes completed.
+    #[serde(default)]
+    pub write_ops: Vec<u64>,
+}
+
+impl ThreadWindows {
+    /// No window kept.
+    pub fn is_empty(&self) -> bool {
+        self.read_ops.is_empty() && self.write_ops.is_empty()
+    }
+}
+
+/// Statistics of a list of whole-number samples as fio keeps them (its `struct io_stat`):
+/// count, smallest, largest, mean and the sum of squared deviations from the mean (Welford's
+/// streaming method, which fio uses), so that the standard deviation is the sample one,
+/// `sqrt(S / (n - 1))`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SampleStats {
+    /// Samples.
+    pub samples: u64,
+    /// Smallest sample (0 without samples).
+    pub min: u64,
+    /// Largest sample.
+    pub max: u64,
+    /// Their mean.
+    pub mean: f64,
+    /// Sum of squared deviations from the mean.
+    pub sq_dev_sum: f64,
+}
+
+impl SampleStats {
+    /// The statistics of `values`.
+    pub fn of(values: impl IntoIterator<Item = u64>) -> SampleStats {
+        let mut s = SampleStats::default();
+        for v in values {
+            s.samples += 1;
+            s.min = if s.samples == 1 { v } else { s.min.min(v) };
+            s.max = s.max.max(v);
+            let delta = v as f64 - s.mean;
+            s.mean += delta / s.samples as f64;
+            s.sq_dev_sum += delta * (v as f64 - s.mean);
+        }
+        s
+    }
+
+    /// The sample standard deviation (0 with fewer than two samples, as fio's).
+    pub fn stddev(&self) -> f64 {
+        if self.samples < 2 {
+            0.0
+        } else {
+            (self.sq_dev_sum / (self.samples - 1) as f64).sqrt()
+        }
+    }
+
+    /// fio's `group_reporting` merge of two threads' rate statistics (`sum_stat` with
+    /// `pure_sum`): counts, minimums, maximums, means and squared deviations are added, so
+    /// the merged mean is the threads' mean rates added up (the group's rate) and min and max
+    /// the sums of the threads'. A side without samples adds nothing.
+    pub fn summed(&self, o: &SampleStats) -> SampleStats {
+        if o.samples == 0 {
+            return *self;
+        }
+        if self.samples == 0 {
+            return *o;
+        }
+        SampleStats {
+            samples: self.samples + o.samples,
+            min: self.min + o.min,
+            max: self.max + o.max,
+            mean: self.mean + o.mean,
+            sq_dev_sum: self.sq_dev_sum + o.sq_dev_sum,
+        }
+    }
+}
+
+/// fio's bandwidth and IOPS samples of one direction: one sample per full window of
+/// `bw_avg_time` in which the direction moved data (a window without any is no sample, as in
+/// fio's `__add_samples`), bandwidth in KiB/s and IOPS in ops/s, each a whole number truncated
+/// as fio computes it (`bytes * 1000 / window_ms / 1024`, `ops * 1000 / window_ms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RateSamples {
+    /// KiB/s of each window.
+    pub kib_per_s: SampleStats,
+    /// Ops/s of each window.
+    pub iops: SampleStats,
+}
+
+impl RateSamples {
+    /// The samples of one thread's direction from its series windows of `interval_ms`:
+    /// `bytes[i]`, `ops[i]`, of which the first `full` ended before the thread did (a partial
+    /// last window is no sample, as fio takes none at a thread's end). `group` consecutive
+    /// windows make one sample window (`bw_avg_time` a multiple of the series interval, as
+    /// when a log's `log_avg_msec` sets it); a partial group is left out too.
+    pub fn of_windows(
+        interval_ms: u64,
+        group: usize,
+        full: usize,
+        bytes: &[u64],
+        ops: &[u64],
+    ) -> RateSamples {
+        let group = group.max(1);
+        let window_ms = (interval_ms * group as u64).max(1);
+        let n = full.min(bytes.len()).min(ops.len()) / group;
+        let sums: Vec<(u64, u64)> = (0..n)
+            .map(|k| {
+                let r = k * group..(k + 1) * group;
+                (bytes[r.clone()].iter().sum::<u64>(), ops[r].iter().sum::<u64>())
+            })
+            .filter(|(b, _)| *b > 0)
+            .collect();
+        RateSamples {
+            kib_per_s: SampleStats::of(sums.iter().map(|(b, _)| b * 1000 / window_ms / 1024)),
+            iops: SampleStats::of(sums.iter().map(|(_, o)| o * 1000 / window_ms)),
+        }
+    }
+
+    /// fio's `group_reporting` merge ([`SampleStats::summed`]).
+    pub fn summed(&self, o: &RateSamples) -> RateSamples {
+        RateSamples {
+            kib_per_s: self.kib_per_s.summed(&o.kib_per_s),
+            iops: self.iops.summed(&o.iops),
+        }
+    }
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -881,5 +1021,45 @@ mod tests {
         let s: PhaseSeries = serde_json::from_str(old).unwrap();
         assert!(s.device_busy_nanos.is_empty() && s.cpu_user_nanos.is_empty());
         assert_eq!(serde_json::to_string(&s).unwrap(), old);
+    }
+
+    #[test]
+    fn rate_samples_are_fios_per_window_figures() {
+        // 500 ms windows: 100, 101, 0 (no sample), 99 reads of 4 KiB, then a partial window.
+        let ops = [100, 101, 0, 99, 40];
+        let bytes: Vec<u64> = ops.iter().map(|n| n * 4096).collect();
+        let r = RateSamples::of_windows(500, 1, 4, &bytes, &ops);
+        // IOPS: 200, 202, 198 (ops * 1000 / 500); KiB/s: 800, 808, 792.
+        assert_eq!((r.iops.samples, r.iops.min, r.iops.max), (3, 198, 202));
+        assert_eq!(r.iops.mean, 200.0);
+        assert_eq!(r.iops.stddev(), 2.0, "sqrt((4 + 0 + 4) / (3 - 1))");
+        assert_eq!((r.kib_per_s.samples, r.kib_per_s.min, r.kib_per_s.max), (3, 792, 808));
+        assert_eq!(r.kib_per_s.mean, 800.0);
+        assert_eq!(r.kib_per_s.stddev(), 8.0);
+        // Truncated as fio's integer arithmetic: 1000 bytes in 300 ms is 3333 B/s, 3 KiB/s.
+        let t = RateSamples::of_windows(300, 1, 1, &[1000], &[1]);
+        assert_eq!((t.kib_per_s.min, t.iops.min), (3, 3));
+        // Five 100 ms windows make one 500 ms sample; the partial group is left out.
+        let g = RateSamples::of_windows(100, 5, 7, &[4096; 7], &[1; 7]);
+        assert_eq!((g.iops.samples, g.iops.min, g.kib_per_s.min), (1, 10, 40));
+        // No full window: no sample, everything 0 (fio's short job).
+        let none = RateSamples::of_windows(500, 1, 0, &[4096], &[1]);
+        assert_eq!(none, RateSamples::default());
+        assert_eq!(none.iops.stddev(), 0.0);
+        // One sample: standard deviation 0, as fio's.
+        assert_eq!(RateSamples::of_windows(500, 1, 1, &[4096], &[1]).iops.stddev(), 0.0);
+    }
+
+    #[test]
+    fn group_reporting_adds_threads_rate_statistics_up() {
+        let a = SampleStats::of([200, 202, 198]);
+        let b = SampleStats::of([100, 104]);
+        let s = a.summed(&b);
+        assert_eq!((s.samples, s.min, s.max), (5, 298, 306));
+        assert_eq!(s.mean, 302.0);
+        // S: 8 + 8; over 5 - 1.
+        assert_eq!(s.stddev(), 2.0);
+        assert_eq!(SampleStats::default().summed(&b), b);
+        assert_eq!(a.summed(&SampleStats::default()), a);
     }
 }

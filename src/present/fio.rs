@@ -26,6 +26,7 @@ use crate::model::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus,
     ThreadLatency, ThreadResult,
 };
+use crate::model::series::{RateSamples, ThreadWindows};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -48,6 +49,9 @@ pub struct FioContext {
     /// The fio jobs that never ran (after a job with `exit_what=all`): listed after the others
     /// with no I/O, as fio lists them, and `fsbench.ran` false.
     pub unrun: Vec<crate::fio::UnrunJob>,
+    /// fio's `bw_avg_time` (= `iops_avg_time`) of the jobs, ms: the window of the bandwidth
+    /// and IOPS samples (0: fio's default, 500).
+    pub sample_window_ms: u64,
 }
 
 /// The text or JSON format of `fsbench fio`.
@@ -623,16 +627,20 @@ pub fn fio_json(report: &Report, ctx: &FioContext) -> Value {
     let tests: &[TestResult] = run.map(|r| r.tests.as_slice()).unwrap_or(&[]);
     let mut jobs = Vec::new();
     let disks = disk_stats(tests);
-    for j in fio_jobs(tests, ctx) {
+    let all = fio_jobs(tests, ctx);
+    let aggs = group_aggs(&all);
+    for j in &all {
         let facts = match j.unrun {
             Some(by) => json!({
                 "ran": false,
                 "why": format!("[{by}] has exit_what=all (with exitall): fio stops every job not started yet, so this one never ran"),
                 "threads": j.threads,
             }),
-            None => job_facts(&j, ctx),
+            None => job_facts(j, ctx),
         };
-        jobs.push(job_json(&j, facts));
+        let mut v = job_json(j, facts);
+        add_rates_json(&mut v, j, ctx, aggs.get(&j.group).copied().unwrap_or_default());
+        jobs.push(v);
     }
     let disk_util: Vec<Value> = disks
         .iter()
@@ -802,6 +810,7 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
     let tests: &[TestResult] =
         report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
     let all = fio_jobs(tests, ctx);
+    let aggs = group_aggs(&all);
     // A job that never ran has no block of its own (as in fio's text); its group's line stays.
     for j in all.iter().filter(|j| j.unrun.is_none()) {
         let err = u8::from(j.failed);
@@ -852,6 +861,10 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
                     }
                 }
             }
+            let agg = aggs.get(&j.group).copied().unwrap_or_default();
+            let rates = job_rates(j, ctx.sample_window_ms).unwrap_or_default();
+            let k = usize::from(word == "write");
+            o.push_str(&rate_lines(&rates[k], agg[k]));
         }
         let _ = writeln!(
             o,
@@ -975,6 +988,207 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
         if j.clones_merged {
             let _ = writeln!(o, "  {}: {}", j.name, merged_words(j.threads));
         }
+        if let Some(note) = rate_note(j, ctx.sample_window_ms) {
+            let _ = writeln!(o, "  {}: {note}", j.name);
+        }
+    }
+    o
+}
+
+/// Why a job has no bandwidth and IOPS samples where fio would have some.
+const NO_RATE_SAMPLES: &str = "no bandwidth or IOPS samples (bw_*, iops_* are 0): this record keeps no series windows of the job's threads (a job that runs as a role beside its group's first job, a record made before fsbench kept them, or a run without a fixed --interval)";
+
+/// Each group's aggregate bandwidth per direction (reads, writes), B/s, as fio's `agg`: the
+/// group's bytes over its longest job's run time in whole ms.
+fn group_aggs(jobs: &[Job<'_>]) -> BTreeMap<u32, [u64; 2]> {
+    let mut parts: BTreeMap<u32, [(u64, u64); 2]> = BTreeMap::new();
+    for j in jobs.iter().filter(|j| j.unrun.is_none()) {
+        let e = parts.entry(j.group).or_default();
+        for (k, d) in [&j.read, &j.write].into_iter().enumerate() {
+            if d.bytes > 0 {
+                e[k].0 += d.bytes;
+                e[k].1 = e[k].1.max(d.runtime_ms());
+            }
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(g, p)| {
+            (g, p.map(|(bytes, ms)| bytes.saturating_mul(1000).checked_div(ms).unwrap_or(0)))
+        })
+        .collect()
+}
+
+/// fio's rate samples (reads, writes) of one thread's `windows` of `interval_nanos`: its full
+/// windows (those that end within its `wall_nanos`), `window_ms` / interval of them to a
+/// sample (one, when the series interval does not divide the window: a series widened past
+/// it).
+fn thread_rates(
+    w: &ThreadWindows,
+    interval_nanos: u64,
+    wall_nanos: u64,
+    window_ms: u64,
+) -> [RateSamples; 2] {
+    let interval_ms = (interval_nanos / 1_000_000).max(1);
+    let group = if window_ms >= interval_ms && window_ms % interval_ms == 0 {
+        (window_ms / interval_ms) as usize
+    } else {
+        1
+    };
+    let full = (wall_nanos / interval_nanos.max(1)) as usize;
+    [
+        RateSamples::of_windows(interval_ms, group, full, &w.read_bytes, &w.read_ops),
+        RateSamples::of_windows(interval_ms, group, full, &w.write_bytes, &w.write_ops),
+    ]
+}
+
+/// fio's bandwidth and IOPS samples of a job (reads, writes), from its timed phases' series:
+/// a clone's from its thread's windows, a job of one thread from the phase's series, a job of
+/// several threads (`group_reporting`) its threads' added up as fio adds them
+/// ([`RateSamples::summed`]). `None` when the record has no windows for it
+/// ([`NO_RATE_SAMPLES`]).
+fn job_rates(j: &Job<'_>, window_ms: u64) -> Option<[RateSamples; 2]> {
+    let window_ms = if window_ms == 0 { crate::fio::DEFAULT_SAMPLE_WINDOW_MS } else { window_ms };
+    let mut acc = [RateSamples::default(); 2];
+    let mut add = |r: [RateSamples; 2]| {
+        for (a, r) in acc.iter_mut().zip(r) {
+            *a = a.summed(&r);
+        }
+    };
+    for (test, role) in &j.parts {
+        if role.is_some() {
+            return None;
+        }
+        for p in timed(shown(test)) {
+            let s = p.series.as_ref()?;
+            let rates = |t: &ThreadResult| {
+                (!t.windows.is_empty())
+                    .then(|| thread_rates(&t.windows, s.interval_nanos, t.wall_nanos, window_ms))
+            };
+            match j.clone {
+                Some((i, _)) => add(rates(p.per_thread.get(j.first + i)?)?),
+                None if p.per_thread.is_empty() => {
+                    let w = ThreadWindows {
+                        read_bytes: s.read_bytes.clone(),
+                        read_ops: s.read_ops.clone(),
+                        write_bytes: s.write_bytes.clone(),
+                        write_ops: s.write_ops.clone(),
+                    };
+                    add(thread_rates(&w, s.interval_nanos, p.wall_nanos, window_ms));
+                }
+                None => {
+                    for t in &p.per_thread {
+                        add(rates(t)?);
+                    }
+                }
+            }
+        }
+    }
+    Some(acc)
+}
+
+/// fio's `bw_agg` (`per=`): a direction's mean sample (truncated to whole KiB/s, as fio's)
+/// in percent of its group's aggregate bandwidth `agg` (B/s), at most 100; 100 when the
+/// aggregate is 1 KiB/s or less, 0 without samples.
+fn bw_agg(r: &RateSamples, agg: u64) -> f64 {
+    if r.kib_per_s.samples == 0 {
+        return 0.0;
+    }
+    if agg <= 1024 {
+        return 100.0;
+    }
+    (r.kib_per_s.mean.trunc() * 100.0 / (agg as f64 / 1024.0)).min(100.0)
+}
+
+/// fio 3.33's sample keys of one direction (`bw_min` ... `iops_samples`), zero without samples
+/// as fio writes them.
+fn rates_json(r: &RateSamples, agg: u64) -> Map<String, Value> {
+    let (b, i) = (&r.kib_per_s, &r.iops);
+    let v = json!({
+        "bw_min": b.min, "bw_max": b.max, "bw_agg": bw_agg(r, agg), "bw_mean": b.mean,
+        "bw_dev": b.stddev(), "bw_samples": b.samples,
+        "iops_min": i.min, "iops_max": i.max, "iops_mean": i.mean,
+        "iops_stddev": i.stddev(), "iops_samples": i.samples,
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Add the sample keys to a job's `read`, `write` and `trim` (always none: fsbench does not
+/// trim) of `v`, and say under `fsbench` where they differ ([`rate_note`]).
+fn add_rates_json(v: &mut Value, j: &Job<'_>, ctx: &FioContext, agg: [u64; 2]) {
+    let rates = job_rates(j, ctx.sample_window_ms);
+    let r = rates.unwrap_or_default();
+    for (key, r, agg) in
+        [("read", &r[0], agg[0]), ("write", &r[1], agg[1]), ("trim", &RateSamples::default(), 0)]
+    {
+        if let Some(d) = v.get_mut(key).and_then(Value::as_object_mut) {
+            d.extend(rates_json(r, agg));
+        }
+    }
+    if let Some(note) = rate_note(j, ctx.sample_window_ms) {
+        v["fsbench"]["rate_samples"] = json!(note);
+    }
+}
+
+/// What differs in a job's rate samples, if anything: none kept ([`NO_RATE_SAMPLES`]), or
+/// samples of other windows than `bwavgtime`'s: the series' own, when its interval does not
+/// divide the window (a log's `log_avg_msec` such as 300 or 1000 beside fio's default, or a
+/// series widened past it: a job that is not `time_based` keeps 200 windows at most, 100 s at
+/// 500 ms).
+fn rate_note(j: &Job<'_>, window_ms: u64) -> Option<String> {
+    if j.unrun.is_some() {
+        return None;
+    }
+    if job_rates(j, window_ms).is_none() {
+        return Some(NO_RATE_SAMPLES.to_string());
+    }
+    let window_ms = if window_ms == 0 { crate::fio::DEFAULT_SAMPLE_WINDOW_MS } else { window_ms };
+    let widest = j
+        .parts
+        .iter()
+        .flat_map(|(t, _)| timed(shown(t)))
+        .filter_map(|p| p.series.as_ref())
+        .map(|s| s.interval_nanos / 1_000_000)
+        .max()?;
+    (widest > window_ms || window_ms % widest.max(1) != 0).then(|| {
+        format!("bandwidth and IOPS samples of {widest} ms windows, not bwavgtime's {window_ms} ms: the job's series is at {widest} ms (a log's log_avg_msec that does not divide bwavgtime, or a series widened to fit a job that is not time_based: 200 windows at most)")
+    })
+}
+
+/// fio's text lines of a direction's samples (`bw (  KiB/s): ...`, `iops        : ...`), as
+/// `show_ddir_status` prints them: none without samples; in MiB/s when the mean passes
+/// 1 GiB/s.
+fn rate_lines(r: &RateSamples, agg: u64) -> String {
+    let mut o = String::new();
+    let b = &r.kib_per_s;
+    if b.samples > 0 {
+        let (mut min, mut max, mut mean, mut dev, mut unit) =
+            (b.min as f64, b.max as f64, b.mean, b.stddev(), "KiB");
+        if mean > 1024.0 * 1024.0 {
+            (min, max, mean, dev, unit) =
+                (min / 1024.0, max / 1024.0, mean / 1024.0, dev / 1024.0, "MiB");
+        }
+        o.push_str(&format!(
+            "   bw ({unit:>5}/s): min={:5}, max={:5}, per={:3.2}%, avg={mean:5.2}, stdev={dev:5.2}, samples={}\n",
+            min as u64,
+            max as u64,
+            bw_agg(r, agg),
+            b.samples
+        ));
+    }
+    let i = &r.iops;
+    if i.samples > 0 {
+        o.push_str(&format!(
+            "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}\n",
+            i.min,
+            i.max,
+            i.mean,
+            i.stddev(),
+            i.samples
+        ));
     }
     o
 }

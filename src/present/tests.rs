@@ -494,6 +494,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
             minor_faults: wall_ms,
         },
         latency: vec![crate::model::latency::thread_latency(op, &hist(ops, nanos))],
+        windows: Default::default(),
     };
     let mut c = config("ext4", &[100.0], 0);
     c.run.tests[0].threads = 2;
@@ -795,4 +796,153 @@ fn fio_disk_stats_are_the_phases_device_counters() {
         ),
         "{text}"
     );
+}
+
+/// fio's bandwidth and IOPS samples from made-up series windows of 500 ms: each clone's from
+/// its thread's full windows (a window without I/O and the partial last one are no sample),
+/// `group_reporting` adds the threads' statistics up as fio does, a job of one thread reads
+/// the phase's series, and a job with no full window writes zeros and no text line.
+#[test]
+fn fio_json_and_text_have_fios_rate_samples() {
+    use crate::fio::JobPlace;
+    use crate::model::result::ThreadResult;
+    use crate::model::series::{PhaseSeries, ThreadWindows};
+    use crate::present::fio::{fio_json, fio_text, FioContext};
+    let win = |ops: &[u64]| ThreadWindows {
+        read_bytes: ops.iter().map(|n| n * 4096).collect(),
+        read_ops: ops.to_vec(),
+        ..ThreadWindows::default()
+    };
+    // A: 3.0 s, 6 full windows (one without I/O), then a partial one; B: 1.2 s, 2 full.
+    let (a, b) = ([100, 101, 0, 99, 100, 100, 7], [50, 52, 10]);
+    let thread = |ops: &[u64], wall_ms: u64| ThreadResult {
+        wall_nanos: wall_ms * 1_000_000,
+        bytes_read: ops.iter().sum::<u64>() * 4096,
+        data_ops: ops.iter().sum(),
+        windows: win(ops),
+        latency: vec![crate::model::latency::thread_latency(crate::model::job::OpKind::Read, &{
+            let mut h = crate::stats::latency::new_histogram();
+            h.record_n(50_000, ops.iter().sum()).expect("in range");
+            h
+        })],
+        ..ThreadResult::default()
+    };
+    let mut c = config("ext4", &[100.0], 0);
+    c.run.tests[0].threads = 2;
+    let p = &mut c.run.tests[0].reps[0].phases[0];
+    p.threads = 2;
+    p.bytes_read = (507 + 112) * 4096;
+    p.bytes_written = 0;
+    p.wall_nanos = 3_000_000_000;
+    p.per_thread = vec![thread(&a, 3000), thread(&b, 1200)];
+    p.series = Some(PhaseSeries {
+        interval_nanos: 500_000_000,
+        read_bytes: vec![0; 7],
+        read_ops: vec![0; 7],
+        ..PhaseSeries::default()
+    });
+    let place = |reporting| JobPlace {
+        name: "r".into(),
+        test_id: "1".into(),
+        role: None,
+        group: 0,
+        group_reporting: reporting,
+        threads: 2,
+        percentiles: Default::default(),
+        percentile_list: None,
+        options: Vec::new(),
+        first_thread: 0,
+        fileop: None,
+    };
+    let ctx = |reporting| FioContext {
+        jobs: vec![place(reporting)],
+        sample_window_ms: 500,
+        ..FioContext::default()
+    };
+    let r = build_report(vec![c.clone()], &opts(), 0, false);
+    let v = fio_json(&r, &ctx(false));
+    let (ja, jb) = (&v["jobs"][0]["read"], &v["jobs"][1]["read"]);
+    // A: 200, 202, 198, 200, 200 IOPS (800, 808, 792, 800, 800 KiB/s).
+    assert_eq!(
+        (ja["iops_samples"].as_u64(), ja["iops_min"].as_u64()),
+        (Some(5), Some(198)),
+        "{ja}"
+    );
+    assert_eq!((ja["iops_max"].as_u64(), ja["iops_mean"].as_f64()), (Some(202), Some(200.0)));
+    assert_eq!(ja["iops_stddev"].as_f64(), Some(2f64.sqrt()));
+    assert_eq!((ja["bw_samples"].as_u64(), ja["bw_min"].as_u64()), (Some(5), Some(792)));
+    assert_eq!((ja["bw_max"].as_u64(), ja["bw_mean"].as_f64()), (Some(808), Some(800.0)));
+    assert_eq!(ja["bw_dev"].as_f64(), Some(32f64.sqrt()));
+    // per=: 800 KiB/s of the group's (507 + 112) * 4 KiB over its longest job's 3000 ms.
+    let agg = ((507 + 112) * 4096 * 1000 / 3000u64) as f64 / 1024.0;
+    assert_eq!(ja["bw_agg"].as_f64(), Some(800.0 * 100.0 / agg));
+    assert_eq!((jb["iops_samples"].as_u64(), jb["iops_mean"].as_f64()), (Some(2), Some(102.0)));
+    assert_eq!(v["jobs"][0]["trim"]["bw_samples"], 0);
+    let text = fio_text(&r, &ctx(false));
+    assert!(
+        text.contains(
+            "   iops        : min=  198, max=  202, avg=200.00, stdev= 1.41, samples=5\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(&format!("   bw (  KiB/s): min=  792, max=  808, per={:.2}%, avg=800.00, stdev= 5.66, samples=5\n", 800.0 * 100.0 / agg)), "{text}");
+    // group_reporting: counts, min, max, means and squared deviations added up (fio's).
+    let v = fio_json(&r, &ctx(true));
+    let g = &v["jobs"][0]["read"];
+    assert_eq!((g["iops_samples"].as_u64(), g["iops_min"].as_u64()), (Some(7), Some(298)), "{g}");
+    assert_eq!((g["iops_max"].as_u64(), g["iops_mean"].as_f64()), (Some(306), Some(302.0)));
+    assert_eq!(g["iops_stddev"].as_f64(), Some((16f64 / 6.0).sqrt()));
+    assert_eq!(g["bw_agg"].as_f64(), Some(100.0), "the summed mean is capped at 100%");
+    // One thread: the phase's series; a job shorter than a window: zeros and no line.
+    let mut one = c.clone();
+    one.run.tests[0].threads = 1;
+    let p = &mut one.run.tests[0].reps[0].phases[0];
+    p.threads = 1;
+    p.bytes_read = 507 * 4096;
+    p.per_thread.clear();
+    let w = win(&a);
+    p.series = Some(PhaseSeries {
+        interval_nanos: 500_000_000,
+        read_bytes: w.read_bytes,
+        read_ops: w.read_ops,
+        ..PhaseSeries::default()
+    });
+    let single = |p: &JobPlace| JobPlace { threads: 1, ..p.clone() };
+    let ctx1 = FioContext { jobs: vec![single(&place(false))], ..ctx(false) };
+    let r = build_report(vec![one.clone()], &opts(), 0, false);
+    let v = fio_json(&r, &ctx1);
+    assert_eq!(v["jobs"][0]["read"]["iops_samples"], 5, "{v}");
+    assert_eq!(v["jobs"][0]["read"]["bw_agg"], 100.0);
+    one.run.tests[0].reps[0].phases[0].wall_nanos = 400_000_000;
+    let r = build_report(vec![one], &opts(), 0, false);
+    let v = fio_json(&r, &ctx1);
+    let z = &v["jobs"][0]["read"];
+    for k in ["bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples"] {
+        assert_eq!(z[k], 0, "{k}: {z}");
+    }
+    for k in ["bw_agg", "bw_mean", "bw_dev", "iops_mean", "iops_stddev"] {
+        assert_eq!(z[k], 0.0, "{k}: {z}");
+    }
+    let text = fio_text(&r, &ctx1);
+    assert!(!text.contains("iops        :") && !text.contains("bw ("), "{text}");
+    assert!(!text.contains("no bandwidth or IOPS samples"), "{text}");
+    assert!(v["jobs"][0]["fsbench"].get("rate_samples").is_none(), "{v}");
+    // A series widened past bwavgtime (a long job that is not time_based): samples of its
+    // windows, said so. Without windows per thread: zeros, said so.
+    let mut wide = c.clone();
+    let p = &mut wide.run.tests[0].reps[0].phases[0];
+    p.series.as_mut().expect("set above").interval_nanos = 1_000_000_000;
+    let r = build_report(vec![wide.clone()], &opts(), 0, false);
+    let v = fio_json(&r, &ctx(true));
+    let note = v["jobs"][0]["fsbench"]["rate_samples"].as_str().unwrap_or("");
+    assert!(note.contains("of 1000 ms windows, not bwavgtime's 500 ms"), "{v}");
+    // A: 3 full windows read as 1 s (100, 101, 0: one without I/O), B: 1.
+    assert_eq!(v["jobs"][0]["read"]["iops_samples"], 2 + 1, "{v}");
+    wide.run.tests[0].reps[0].phases[0].per_thread[1].windows = ThreadWindows::default();
+    let r = build_report(vec![wide], &opts(), 0, false);
+    let v = fio_json(&r, &ctx(true));
+    assert_eq!(v["jobs"][0]["read"]["iops_samples"], 0, "{v}");
+    let note = v["jobs"][0]["fsbench"]["rate_samples"].as_str().unwrap_or("");
+    assert!(note.starts_with("no bandwidth or IOPS samples"), "{v}");
+    assert!(fio_text(&r, &ctx(true)).contains("r: no bandwidth or IOPS samples"));
 }

@@ -21,6 +21,7 @@ mod fio_persist;
 mod fio_pre_read;
 mod fio_random_share;
 mod fio_rate;
+mod fio_samples;
 mod fio_sched;
 mod fio_seed;
 mod fio_sem;

@@ -568,6 +568,8 @@ fn every_supported_option_and_alias_is_read() {
         ("log_avg_msec", "write_iops_log=p\nlog_avg_msec=250\n", |_, _, tr| {
             tr.logs[0].avg_msec == 250
         }),
+        ("bwavgtime", "bwavgtime=250\n", |_, _, tr| tr.sample_window_ms == 250),
+        ("iopsavgtime", "iopsavgtime=1000\n", |_, _, tr| tr.sample_window_ms == 1000),
         ("per_job_logs", "write_iops_log=p\nlog_avg_msec=100\nper_job_logs=0\n", |_, _, tr| {
             tr.logs[0].files == [(LogKind::Iops, "p_iops.log".to_string())]
         }),
