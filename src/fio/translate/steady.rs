@@ -102,6 +102,10 @@ pub(super) fn steady(
     else {
         return Err(job.err("steadystate", line, "on a job that is not time_based: fsbench ends a time-based phase early at steady state (fio 3.33 also ends a size-bound job at its size first); add time_based=1 and runtime=SECONDS (the longest it may run), or remove steadystate_duration"));
     };
+    let a = &timed.amount;
+    if a.bytes.is_some() || a.ops.is_some() || a.passes.is_some() || a.fill.is_some() {
+        return Err(job.err("steadystate", line, "with number_ios (the job ends at its op count or its runtime): fsbench ends at steady state a phase bound by time alone; remove number_ios or steadystate_duration"));
+    }
     if ramp + dur > runtime {
         return Err(dur_err(format!("ss_ramp + ss_dur = {} s is longer than runtime={runtime}: fio 3.33 would never attain steady state and runs its runtime; fsbench refuses a criterion that cannot be judged: shorten ss_dur or lengthen runtime", ramp + dur)));
     }
@@ -207,6 +211,7 @@ mod tests {
             ("ss=iops:5%\nss_dur=5\nramp_time=2\n", 6, "ramp_time"),
             ("ss=iops:5%\nss_dur=5\nbssplit=4k/50:64k/50\n", 6, "bw or bw_slope"),
             ("ss_dur=5\nbsrange=4k-16k\n", 6, "iops_slope: fsbench samples bytes"),
+            ("ss=bw:5%\nss_dur=5\nnumber_ios=100\n", 6, "remove number_ios"),
         ] {
             let e = err(&format!("{TIMED}{extra}"));
             assert!(e.contains(&format!("t.fio:{line}")) && e.contains(says), "{extra}: {e}");
