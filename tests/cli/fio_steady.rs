@@ -102,3 +102,20 @@ fn a_criterion_never_met_runs_the_whole_runtime_and_says_so_as_fios() {
         assert!(c.ends_with('%') && c != "0.000000%", "{who}: criterion {c}");
     }
 }
+
+/// `numjobs=2` with `group_reporting`, each clone at 100 IOPS: fio 3.33 judges the group's sum
+/// (200 IOPS a second) and so does fsbench (the test's threads together); one `jobs[]` entry
+/// whose window has the sum, not one clone's 100.
+#[test]
+fn a_group_is_judged_on_its_sum_as_fios() {
+    let job = "[j]\nrw=randread\nbs=4k\nsize=16m\ntime_based\nruntime=30\nrate_iops=100\nnumjobs=2\ngroup_reporting\nss=iops:20%\nss_dur=3\n";
+    for fio in tools() {
+        let who = if fio { "fio 3.33" } else { "fsbench" };
+        let (v, _) = run_job(fio, job);
+        assert_eq!(v["jobs"].as_array().map(Vec::len), Some(1), "{who}: {v}");
+        let s = steady(&v);
+        assert_eq!((s.duration, s.attained, s.samples), (3, 1, 3), "{who}: {s:?}");
+        assert!((150..=250).contains(&s.iops_mean), "{who}: the sum of two 100/s clones: {s:?}");
+        assert!(s.runtime_ms < 15_000, "{who}: ran {} ms of its 30 s: {s:?}", s.runtime_ms);
+    }
+}
