@@ -33,6 +33,25 @@ fn run_job(fio: bool, job: &str) -> (serde_json::Value, Duration) {
     (v, took)
 }
 
+/// The normal text of `fsbench fio` (or fio) on the job file `job`.
+fn run_text(fio: bool, job: &str) -> String {
+    let work = TestDir::new();
+    let file = work.write("job.fio", job);
+    let data = TestDir::new();
+    let dir = format!("--directory={}", data.path().display());
+    let o = if fio {
+        Command::new("fio").args([dir.as_str(), "--output-format=normal"]).arg(&file).output()
+    } else {
+        command()
+            .args(["fio", dir.as_str(), "--output-format=normal", "--no-store"])
+            .arg(&file)
+            .output()
+    }
+    .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
 /// What a script reads of a job's steady state, at fio 3.33's paths.
 #[derive(Debug)]
 struct Steady {
@@ -83,6 +102,15 @@ fn a_paced_job_attains_steady_state_and_ends_early_as_fios() {
         assert!((150..=250).contains(&s.iops_mean), "{who}: {s:?}");
         assert!(s.runtime_ms < 15_000, "{who}: ran {} ms of its 30 s: {s:?}", s.runtime_ms);
         assert!(took < Duration::from_secs(20), "{who}: took {took:?}");
+        // fio's text line, with the criterion's name and value.
+        let text = run_text(fio, job);
+        let line = text
+            .lines()
+            .find(|l| l.contains("steadystate  :"))
+            .unwrap_or_else(|| panic!("{who}: {text}"));
+        assert!(line.starts_with("  steadystate  : attained=yes, bw="), "{who}: {line}");
+        assert!(line.contains(", iops=") && line.contains(", iops mean dev="), "{who}: {line}");
+        assert!(line.ends_with('%'), "{who}: {line}");
     }
 }
 
