@@ -6,9 +6,10 @@
 //! The criteria, as fio 3.33's `steadystate.c` computes them: `iops:N%` / `bw:N%`: the
 //! largest distance of a sample of the window from the window's mean is less than N% of the
 //! mean; `iops_slope:N%` / `bw_slope:N%`: the least-squares slope of the window's samples
-//! (per second) is less than N% of its mean in size (strictly less, as fio's `<`). Both are relative to the mean, so they
-//! are checked on bytes per second; ops per second is the same series divided by the op size
-//! (exactly so for fixed sizes; with mixed sizes the byte rate stands in for it). Samples come
+//! (per second) is less than N% of its mean in size (strictly less, as fio's `<`). Both are
+//! relative to the mean, so they are checked on bytes per second; ops per second is the same
+//! series divided by the op size (exactly so for fixed sizes; with mixed sizes the byte rate
+//! stands in for it, and `fsbench fio` refuses fio's iops criteria there). Samples come
 //! from the workers' progress counters (already published per reap), so the hot loop pays
 //! nothing for them.
 
