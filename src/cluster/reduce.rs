@@ -181,7 +181,8 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> Re
             p.wall_nanos = ps.iter().map(|x| x.wall_nanos).max().unwrap_or(0);
         }
         // A paced phase's rate over every rank: asked and achieved add up.
-        let rates: Vec<_> = ps.iter().filter_map(|x| x.load.and_then(|l| l.rate)).collect();
+        let rates: Vec<_> =
+            ps.iter().filter_map(|x| x.load.as_ref().and_then(|l| l.rate)).collect();
         if let (Some(l), false) = (p.load.as_mut(), rates.is_empty()) {
             l.rate = Some(crate::model::series::RateOutcome {
                 asked_ops_per_s: rates.iter().map(|r| r.asked_ops_per_s).sum(),

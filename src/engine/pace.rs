@@ -442,7 +442,7 @@ mod tests {
 
     /// A paced worker does not start an op after its phase's time, as fio's job does not
     /// after its runtime: at 100 ops/s for 25 ms, ops at 0, 10 and 20 ms, then the wait for
-    /// the fourth (30 ms) stops at 25 ms and the pacer has expired.
+    /// the fourth (30 ms) stops at the limit and the pacer has expired.
     #[test]
     fn no_op_starts_after_the_phases_time() {
         let plan = PacePlan::of(&load(Some(100.0), 0, 0), 0, 1).limited(Some(0.025));
@@ -453,10 +453,13 @@ mod tests {
             assert_eq!(p.next_start(now_ns(), 0), Some(t + k * 10_000_000));
             p.issued();
         }
+        // The wait for the fourth op ends at the limit: expired, with no op (had it waited for
+        // the 30 ms slot, it would give that op). A loaded machine may wake it late, so only
+        // the lower bound is a check of time.
         assert_eq!(p.next_start(now_ns(), 0), None);
         assert!(p.expired);
         let at = now_ns() - t;
-        assert!((25_000_000..29_000_000).contains(&at), "waited until {at} ns, not 30 ms");
+        assert!(at >= 25_000_000, "gave up at {at} ns, before the phase's 25 ms");
     }
 
     /// A test's rate split over its threads spreads their first starts over one period; each

@@ -154,6 +154,8 @@ impl WithEngine for Workers<'_> {
         let mut run = PhaseRun::default();
         let mut samples: Vec<Sample> = Vec::new();
         let mut held_at: Option<f64> = None;
+        // The steady-state window last judged (fio's `data`).
+        let mut steady_window: Vec<f64> = Vec::new();
         // The phase's own time cap (fio's size and runtime together) acts as a stonewall.
         let cap = phase.max_seconds.and_then(|s| Duration::try_from_secs_f64(s).ok());
         let stonewall = if phase.timed {
@@ -250,14 +252,13 @@ impl WithEngine for Workers<'_> {
                 if series.is_some() && sample_due(&samples, opts.interval.is_some()) {
                     samples.push(Sample::take(devices));
                 }
-                if let Some(w) = watch.as_mut() {
+                if let Some(w) = watch.as_mut().filter(|_| held_at.is_none()) {
                     let secs = w.seconds() as u64 + 1;
                     if Instant::now() >= released + Duration::from_secs(secs) {
                         let bytes = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
                         if w.sample(bytes) {
                             held_at = Some(secs as f64);
                             phase_stop.store(true, Ordering::Relaxed);
-                            watch = None;
                         }
                     }
                 }
@@ -267,10 +268,17 @@ impl WithEngine for Workers<'_> {
                 // The state at the end, whatever the thinning left out.
                 samples.push(Sample::take(devices));
             }
+            if let Some(w) = &watch {
+                steady_window = w.window();
+            }
             handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
         });
         if let (true, Some(c)) = (phase.timed, phase.load.steady) {
-            run.steady = Some(SteadyOutcome { criterion: c, held_at_secs: held_at });
+            run.steady = Some(SteadyOutcome {
+                criterion: c,
+                held_at_secs: held_at,
+                window_bytes_per_s: steady_window,
+            });
         }
         // Stopped by another job's end: asked to, and a worker saw it before its amount was done.
         run.exited = exit.is_some_and(|x| x.exited.load(Ordering::Acquire))

@@ -117,7 +117,7 @@ fn load_outcome(
         let achieved = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
         crate::model::series::RateOutcome { asked_ops_per_s: asked, achieved_ops_per_s: achieved }
     });
-    let steady = run.steady;
+    let steady = run.steady.clone();
     (rate.is_some() || steady.is_some())
         .then_some(crate::model::series::LoadOutcome { rate, steady })
 }
@@ -134,7 +134,7 @@ fn ended_by(phase: &PhaseDef, run: &PhaseRun) -> Option<String> {
             "no free file slot: every slot holds a file; raise the fileset's count to fill further"
                 .to_string(),
         ),
-        _ => run.steady.and_then(|s| s.held_at_secs.map(|_| s.words())),
+        _ => run.steady.as_ref().and_then(|s| s.held_at_secs.map(|_| s.words())),
     }
 }
 

@@ -3,15 +3,17 @@
 //! the phase ends as soon as the last `ss_dur` seconds meet the criterion, or runs its time and
 //! says the criterion never held.
 //!
-//! The criteria, as fio states them: `iops:N%` / `bw:N%`: every sample of the window within
-//! N% of the window's mean; `iops_slope:N%` / `bw_slope:N%`: the least-squares slope of the
-//! window's samples (per second) within N% of its mean. Both are relative to the mean, so they
-//! are checked on bytes per second; ops per second is the same series divided by the op size
-//! (exactly so for fixed sizes; with mixed sizes the byte rate stands in for it). Samples come
+//! The criteria, as fio 3.33's `steadystate.c` computes them: `iops:N%` / `bw:N%`: the
+//! largest distance of a sample of the window from the window's mean is less than N% of the
+//! mean; `iops_slope:N%` / `bw_slope:N%`: the least-squares slope of the window's samples
+//! (per second) is less than N% of its mean in size (strictly less, as fio's `<`). Both are
+//! relative to the mean, so they are checked on bytes per second; ops per second is the same
+//! series divided by the op size (exactly so for fixed sizes; with mixed sizes the byte rate
+//! stands in for it, and `fsbench fio` refuses fio's iops criteria there). Samples come
 //! from the workers' progress counters (already published per reap), so the hot loop pays
 //! nothing for them.
 
-use crate::model::series::{Steady, SteadyMetric};
+use crate::model::series::{Steady, SteadyMeasures};
 
 /// The runner's view of a steady-state criterion during a phase.
 pub struct SteadyWatch {
@@ -32,6 +34,14 @@ impl SteadyWatch {
         self.rates.len()
     }
 
+    /// The last window (fio's): the last `window_secs` samples after the ramp, fewer when
+    /// fewer were taken; bytes per second, oldest first.
+    pub fn window(&self) -> Vec<f64> {
+        let w = self.criterion.window_secs.max(2) as usize;
+        let after = self.rates.get(self.criterion.ramp_secs as usize..).unwrap_or(&[]);
+        after[after.len().saturating_sub(w)..].to_vec()
+    }
+
     /// The workers had completed `bytes` when second `rates.len() + 1` ended; `true` when the
     /// criterion now holds.
     pub fn sample(&mut self, bytes: u64) -> bool {
@@ -47,31 +57,20 @@ pub fn holds(rates: &[f64], c: &Steady) -> bool {
     if rates.len() < c.ramp_secs as usize + w {
         return false;
     }
-    let win = &rates[rates.len() - w..];
-    let mean = win.iter().sum::<f64>() / w as f64;
-    if mean <= 0.0 {
+    let Some(m) = SteadyMeasures::of(&rates[rates.len() - w..]) else {
+        return false;
+    };
+    if m.mean <= 0.0 {
         return false;
     }
-    let limit = c.limit_percent / 100.0 * mean;
-    match c.metric {
-        SteadyMetric::Iops | SteadyMetric::Bw => win.iter().all(|r| (r - mean).abs() <= limit),
-        SteadyMetric::IopsSlope | SteadyMetric::BwSlope => {
-            // Least squares over x = 0..w.
-            let xm = (w as f64 - 1.0) / 2.0;
-            let (mut sxy, mut sxx) = (0.0, 0.0);
-            for (i, r) in win.iter().enumerate() {
-                let dx = i as f64 - xm;
-                sxy += dx * (r - mean);
-                sxx += dx * dx;
-            }
-            (sxy / sxx).abs() <= limit
-        }
-    }
+    // fio: `criterion < limit` (a NaN, from a zero mean, never holds).
+    m.criterion_percent(c.metric).abs() < c.limit_percent
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::series::SteadyMetric;
 
     fn c(metric: SteadyMetric, pct: f64, window: u32, ramp: u32) -> Steady {
         Steady { metric, limit_percent: pct, window_secs: window, ramp_secs: ramp }
@@ -108,5 +107,35 @@ mod tests {
         assert!(w.sample(2000));
         assert_eq!(w.seconds(), 2);
         assert!(!w.sample(5000));
+        assert_eq!(w.window(), vec![1000.0, 3000.0]);
+    }
+
+    #[test]
+    fn a_deviation_or_slope_equal_to_the_limit_does_not_hold_as_in_fio() {
+        // Mean 100, largest deviation 10: 10% is not below a 10% limit (fio's `<`).
+        let edge = [90.0, 110.0, 100.0, 100.0];
+        assert!(!holds(&edge, &c(SteadyMetric::Iops, 10.0, 4, 0)));
+        assert!(holds(&edge, &c(SteadyMetric::Iops, 10.001, 4, 0)));
+        // Slope 10/s on a mean of 100 (90, 100, 110): exactly 10%.
+        let rising = [90.0, 100.0, 110.0];
+        assert!(!holds(&rising, &c(SteadyMetric::BwSlope, 10.0, 3, 0)));
+        assert!(holds(&rising, &c(SteadyMetric::BwSlope, 10.001, 3, 0)));
+        // A falling series is judged on the slope's size.
+        let falling = [110.0, 100.0, 90.0];
+        assert!(holds(&falling, &c(SteadyMetric::IopsSlope, 10.001, 3, 0)));
+    }
+
+    #[test]
+    fn the_window_skips_the_ramp_and_keeps_the_last_seconds() {
+        let mut w = SteadyWatch::new(c(SteadyMetric::Bw, 0.5, 3, 2));
+        for b in [100, 300, 600, 1000, 1500] {
+            w.sample(b);
+        }
+        // Samples 100, 200, 300, 400, 500; the ramp's two skipped, the last three kept.
+        assert_eq!(w.window(), vec![300.0, 400.0, 500.0]);
+        let mut short = SteadyWatch::new(c(SteadyMetric::Bw, 0.5, 4, 1));
+        short.sample(10);
+        short.sample(30);
+        assert_eq!(short.window(), vec![20.0]);
     }
 }

@@ -434,6 +434,7 @@ pub fn from_parsed(
     let mut laid = file_size::Laid::default();
     let exits = exit::plan(&jobs, &groups, &mut errors, &mut notes);
     flow::check_groups(&jobs, &groups, &mut errors);
+    steady::check_groups(&jobs, &groups, &mut errors);
     // Each job as a test of its own first; a group of several becomes one test below.
     let mut translated: Vec<Option<TestSpec>> = Vec::with_capacity(jobs.len());
     for job in &jobs {
@@ -726,6 +727,15 @@ fn translate_job(
         flow::flow(job, timed, &mut notes).map_err(|e| vec![e])?;
         unlink_loop::unlink_each_loop(job, rw, &files, &engine, timed, &mut notes)
             .map_err(|e| vec![e])?;
+        let one_size = blocks.as_ref().is_some_and(|b| {
+            let used: Vec<&SizeDist> = [(rw.reads(), &b.read_dist), (rw.writes(), &b.write_dist)]
+                .into_iter()
+                .filter_map(|(on, d)| on.then_some(d))
+                .collect();
+            matches!(used[..], [SizeDist::Fixed(_)])
+                || matches!(used[..], [SizeDist::Fixed(r), SizeDist::Fixed(w)] if r == w)
+        });
+        steady::steady(job, one_size, files.threads, timed, &mut notes).map_err(|e| vec![e])?;
     }
     sched::sched(job, &mut phases, &mut notes).map_err(|e| vec![e])?;
     percentage::percentage_random(job, rw, &mut phases, &mut notes).map_err(|e| vec![e])?;
@@ -1680,6 +1690,7 @@ mod samples;
 mod sched;
 mod sequence;
 mod shared;
+mod steady;
 mod unaligned;
 mod unlink_loop;
 mod verify;

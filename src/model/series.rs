@@ -682,10 +682,10 @@ impl Load {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SteadyMetric {
-    /// Every 1 s sample of ops/s within the limit of the window's mean.
+    /// Every 1 s sample of ops/s less than the limit away from the window's mean.
     Iops,
-    /// The least-squares slope of ops/s over the window, per second, within the limit of the
-    /// mean.
+    /// The least-squares slope of ops/s over the window, per second, less than the limit (of
+    /// the mean) in size.
     IopsSlope,
     /// As `Iops`, on bytes per second.
     Bw,
@@ -755,12 +755,61 @@ impl RateOutcome {
 }
 
 /// A steady-state criterion's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SteadyOutcome {
     /// The criterion.
     pub criterion: Steady,
     /// Seconds into the phase at which it held (the phase ended there); `None`: it never did.
     pub held_at_secs: Option<f64>,
+    /// The last window the criterion was judged on (the one that held, else the phase's last
+    /// `window_secs` seconds after the ramp, fewer if it ran out first): the bytes completed
+    /// in each second, oldest first (fio's `data.bw`). Empty in records made before fsbench
+    /// kept it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window_bytes_per_s: Vec<f64>,
+}
+
+/// fio's steady-state measures of a window of 1 s samples (fio 3.33's `steadystate.c`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyMeasures {
+    /// The samples' mean.
+    pub mean: f64,
+    /// The largest distance of a sample from the mean (the `iops`/`bw` criteria).
+    pub max_deviation: f64,
+    /// The least-squares slope over x = 0, 1, ..., per second (the `*_slope` criteria), fio's
+    /// closed form with equally spaced samples.
+    pub slope: f64,
+}
+
+impl SteadyMeasures {
+    /// The measures of `window` (`None` when it is empty).
+    pub fn of(window: &[f64]) -> Option<SteadyMeasures> {
+        if window.is_empty() {
+            return None;
+        }
+        let n = window.len() as f64;
+        let mean = window.iter().sum::<f64>() / n;
+        let max_deviation = window.iter().map(|r| (r - mean).abs()).fold(0.0, f64::max);
+        let xm = (n - 1.0) / 2.0;
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for (i, r) in window.iter().enumerate() {
+            let dx = i as f64 - xm;
+            sxy += dx * (r - mean);
+            sxx += dx * dx;
+        }
+        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        Some(SteadyMeasures { mean, max_deviation, slope })
+    }
+
+    /// fio's criterion value for `metric`, in percent of the mean: the slope's (signed, as
+    /// fio reports it) or the largest deviation's. NaN when the mean is 0, as fio's.
+    pub fn criterion_percent(&self, metric: SteadyMetric) -> f64 {
+        let v = match metric {
+            SteadyMetric::Iops | SteadyMetric::Bw => self.max_deviation,
+            SteadyMetric::IopsSlope | SteadyMetric::BwSlope => self.slope,
+        };
+        100.0 * v / self.mean
+    }
 }
 
 impl SteadyOutcome {
@@ -781,7 +830,7 @@ impl SteadyOutcome {
 }
 
 /// What a paced or steady-state phase reports about its load.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadOutcome {
     /// The fixed rate, asked and achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]

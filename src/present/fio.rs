@@ -26,7 +26,7 @@ use crate::model::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus,
     ThreadLatency, ThreadResult,
 };
-use crate::model::series::{RateSamples, ThreadWindows};
+use crate::model::series::{RateSamples, SteadyMeasures, SteadyMetric, ThreadWindows};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -771,7 +771,114 @@ fn job_json(j: &Job<'_>, facts: Value) -> Value {
             }
         }
     }
+    if let (Some(ss), Some(o)) = (steady_of(j), v.as_object_mut()) {
+        o.insert("steadystate".into(), ss.json());
+    }
     v
+}
+
+/// A job's steady state in fio 3.33's terms (`stat.c`'s `steadystate` object and text line):
+/// the window's samples in bytes and ops per second, fio's criterion value, and its measures
+/// in the criterion's unit (ops or bytes per second).
+struct FioSteady {
+    /// `iops:20.000000%`.
+    ss: String,
+    duration: u32,
+    attained: bool,
+    metric: SteadyMetric,
+    /// fio's criterion value, percent (0 while fio's window was not yet full).
+    criterion: f64,
+    max_deviation: f64,
+    slope: f64,
+    bw: Vec<u64>,
+    iops: Vec<u64>,
+}
+
+impl FioSteady {
+    /// fio's mean of a window: the sum over the duration, in whole units.
+    fn mean(&self, v: &[u64]) -> u64 {
+        v.iter().sum::<u64>() / u64::from(self.duration.max(1))
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "ss": self.ss,
+            "duration": self.duration,
+            "attained": u8::from(self.attained),
+            "criterion": format!("{:.6}%", self.criterion as f32),
+            "max_deviation": self.max_deviation,
+            "slope": self.slope,
+            "data": {
+                "bw_mean": self.mean(&self.bw),
+                "iops_mean": self.mean(&self.iops),
+                "iops": self.iops,
+                "bw": self.bw,
+            },
+        })
+    }
+
+    /// `  steadystate  : attained=yes, bw=800KiB/s (819kB/s), iops=200, iops mean dev=0.000%`.
+    fn line(&self) -> String {
+        let (what, how) = match self.metric {
+            SteadyMetric::Iops => ("iops", "mean dev"),
+            SteadyMetric::IopsSlope => ("iops", "slope"),
+            SteadyMetric::Bw => ("bw", "mean dev"),
+            SteadyMetric::BwSlope => ("bw", "slope"),
+        };
+        let iops = self.mean(&self.iops) as f64;
+        let (n, unit) = scale(iops, 1000.0, &["", "k", "M", "G"]);
+        let iops = if unit.is_empty() { format!("{n:.0}") } else { format!("{n:.1}{unit}") };
+        format!(
+            "  steadystate  : attained={}, bw={}, iops={iops}, {what} {how}={:.3}%",
+            if self.attained { "yes" } else { "no" },
+            bw_words(self.mean(&self.bw)),
+            self.criterion
+        )
+    }
+}
+
+/// The steady state of a job of one part (a translated fio job with steadystate is alone in
+/// its group and its threads are judged together: `fio::translate`'s steady module), from
+/// its timed phase's outcome; ops per second are the bytes over the phase's mean op size.
+fn steady_of(j: &Job<'_>) -> Option<FioSteady> {
+    let [(test, None)] = j.parts[..] else {
+        return None;
+    };
+    let (p, s) = timed(shown(test)).find_map(|p| Some((p, p.load.as_ref()?.steady.as_ref()?)))?;
+    let c = &s.criterion;
+    let bytes = p.bytes_read + p.bytes_written;
+    let op = if p.data_ops > 0 { bytes as f64 / p.data_ops as f64 } else { 0.0 };
+    let duration = c.window_secs;
+    let mut bw: Vec<u64> = s.window_bytes_per_s.iter().map(|b| *b as u64).collect();
+    let mut iops: Vec<u64> = s
+        .window_bytes_per_s
+        .iter()
+        .map(|b| if op > 0.0 { (b / op).round() as u64 } else { 0 })
+        .collect();
+    // fio's window not yet full: its criterion and measures stay 0, its unfilled samples 0.
+    let full = bw.len() >= duration as usize;
+    bw.resize(duration as usize, 0);
+    iops.resize(duration as usize, 0);
+    let on_iops = matches!(c.metric, SteadyMetric::Iops | SteadyMetric::IopsSlope);
+    let series: Vec<f64> = if on_iops { &iops } else { &bw }.iter().map(|v| *v as f64).collect();
+    let m = SteadyMeasures::of(&series).filter(|_| full);
+    let slope_metric = matches!(c.metric, SteadyMetric::IopsSlope | SteadyMetric::BwSlope);
+    let (criterion, max_deviation, slope) = match m {
+        Some(m) if slope_metric => (m.criterion_percent(c.metric), 0.0, m.slope),
+        Some(m) => (m.criterion_percent(c.metric), m.max_deviation, 0.0),
+        None => (0.0, 0.0, 0.0),
+    };
+    Some(FioSteady {
+        ss: format!("{}:{:.6}%", c.metric.name(), c.limit_percent as f32),
+        duration,
+        attained: s.held_at_secs.is_some(),
+        metric: c.metric,
+        criterion: if criterion.is_finite() { criterion } else { 0.0 },
+        max_deviation,
+        slope,
+        bw,
+        iops,
+    })
 }
 
 /// fio's size words: `1.5MiB/s (1573kB/s)`-style with binary and decimal units.
@@ -875,6 +982,9 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             j.rusage.major_faults,
             j.rusage.minor_faults
         );
+        if let Some(ss) = steady_of(j) {
+            let _ = writeln!(o, "{}", ss.line());
+        }
         for (t, _) in &j.parts {
             if let TestStatus::Failed { reason } = &t.status {
                 let _ = writeln!(o, "  error: {reason}");

@@ -946,3 +946,68 @@ fn fio_json_and_text_have_fios_rate_samples() {
     assert!(note.starts_with("no bandwidth or IOPS samples"), "{v}");
     assert!(fio_text(&r, &ctx(true)).contains("r: no bandwidth or IOPS samples"));
 }
+
+/// `fsbench fio`'s `steadystate` object and text line, as fio 3.33's `stat.c` writes them:
+/// the criterion as fio prints it, the window's samples in bytes and ops per second (ops over
+/// the phase's op size), fio's means (the sum over the duration, whole units), the criterion
+/// value in percent and the one measure the metric uses (the other 0); a window that never
+/// filled keeps fio's zeros.
+#[test]
+fn fio_json_has_fios_steadystate_object_and_text_line() {
+    use crate::model::series::{LoadOutcome, Steady, SteadyMetric, SteadyOutcome};
+    use crate::present::fio::{fio_json, fio_text, FioContext};
+    let with = |metric, held: Option<f64>, window: Vec<f64>| {
+        let mut c = config("ext4", &[100.0], 0);
+        let p = &mut c.run.tests[0].reps[0].phases[0];
+        assert!(p.timed);
+        p.bytes_read = 4096 * 600;
+        p.bytes_written = 0;
+        p.data_ops = 600;
+        p.load = Some(LoadOutcome {
+            rate: None,
+            steady: Some(SteadyOutcome {
+                criterion: Steady { metric, limit_percent: 20.0, window_secs: 3, ramp_secs: 0 },
+                held_at_secs: held,
+                window_bytes_per_s: window,
+            }),
+        });
+        build_report(vec![c], &opts(), 0, false)
+    };
+    let r = with(SteadyMetric::Iops, Some(3.0), vec![819200.0, 4096.0 * 210.0, 4096.0 * 190.0]);
+    let v = fio_json(&r, &FioContext::default());
+    let ss = &v["jobs"][0]["steadystate"];
+    assert_eq!(ss["ss"], "iops:20.000000%", "{ss}");
+    assert_eq!((ss["duration"].as_u64(), ss["attained"].as_u64()), (Some(3), Some(1)));
+    assert_eq!(ss["criterion"], "5.000000%", "{ss}");
+    assert_eq!((ss["max_deviation"].as_f64(), ss["slope"].as_f64()), (Some(10.0), Some(0.0)));
+    assert_eq!(ss["data"]["iops"], serde_json::json!([200, 210, 190]));
+    assert_eq!(ss["data"]["bw"], serde_json::json!([819200, 860160, 778240]));
+    assert_eq!(
+        (ss["data"]["iops_mean"].as_u64(), ss["data"]["bw_mean"].as_u64()),
+        (Some(200), Some(819200))
+    );
+    let text = fio_text(&r, &FioContext::default());
+    assert!(
+        text.contains("  steadystate  : attained=yes, bw=800.0KiB/s (819.2kB/s), iops=200, iops mean dev=5.000%"),
+        "{text}"
+    );
+    // A falling slope that never held: fio's signed criterion, the slope in the metric's unit.
+    let r = with(SteadyMetric::BwSlope, None, vec![3000.0, 2000.0, 1000.0]);
+    let ss = &fio_json(&r, &FioContext::default())["jobs"][0]["steadystate"];
+    assert_eq!((ss["attained"].as_u64(), ss["criterion"].as_str()), (Some(0), Some("-50.000000%")));
+    assert_eq!((ss["max_deviation"].as_f64(), ss["slope"].as_f64()), (Some(0.0), Some(-1000.0)));
+    assert!(fio_text(&r, &FioContext::default())
+        .contains("attained=no, bw=2.0KiB/s (2.0kB/s), iops=0, bw slope=-50.000%"));
+    // A window cut short by the end of the phase: fio's zeros, no criterion yet.
+    let r = with(SteadyMetric::Iops, None, vec![4096.0 * 100.0]);
+    let ss = &fio_json(&r, &FioContext::default())["jobs"][0]["steadystate"];
+    assert_eq!(ss["data"]["iops"], serde_json::json!([100, 0, 0]));
+    assert_eq!(
+        (ss["criterion"].as_str(), ss["data"]["iops_mean"].as_u64()),
+        (Some("0.000000%"), Some(33))
+    );
+    // A phase without a criterion has no steadystate object, as fio's job without ss_dur.
+    let c = config("ext4", &[100.0], 0);
+    let v = fio_json(&build_report(vec![c], &opts(), 0, false), &FioContext::default());
+    assert!(v["jobs"][0].get("steadystate").is_none(), "{}", v["jobs"][0]);
+}

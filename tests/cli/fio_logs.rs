@@ -94,10 +94,14 @@ fn fsbench_fio_writes_fios_averaged_logs() {
             // Reads only; averaged lines carry 0 for bs and offset.
             assert_eq!((i[2], i[3], i[4]), (0, 0, 0), "{who}: {i:?}");
             assert_eq!((b[0], b[2], b[3], b[4]), (i[0], 0, 0, 0), "{who}: {b:?} {i:?}");
-            assert!((150..=230).contains(&i[1]), "{who}: {i:?} is not near 200 IOPS");
+            // A rate per second, not a count per window (100), though a window a loaded
+            // machine delayed and the one that caught up may each be well off 200.
+            assert!((40..=400).contains(&i[1]), "{who}: {i:?} is not a rate near 200 IOPS");
             // 4 KiB ops: KiB/s is four times the IOPS (whole-number rounding of each aside).
             assert!(b[1].abs_diff(4 * i[1]) <= 4, "{who}: {b:?} against {i:?}");
         }
+        let mean = iops.iter().map(|i| i[1]).sum::<u64>() / iops.len() as u64;
+        assert!((150..=250).contains(&mean), "{who}: {iops:?}: a mean of {mean} IOPS, not 200");
         // Window ends, increasing; fsbench's are exact multiples of log_avg_msec.
         assert!(iops.windows(2).all(|w| w[0][0] < w[1][0]), "{who}: {iops:?}");
         if !fio {

@@ -396,6 +396,32 @@ fn every_supported_option_and_alias_is_read() {
             t.phases[0].amount.seconds == Some(60.0)
         }),
         ("ramp_time", "ramp_time=1\n", |t, _, _| t.phases.len() == 2 && !t.phases[0].timed),
+        (
+            "steadystate",
+            "time_based\nruntime=10\nsteadystate=bw:5%\nss_dur=4\nss_ramp=1\n",
+            |t, _, _| t.phases.last().and_then(|p| p.ss.as_deref()) == Some("bw:5%"),
+        ),
+        (
+            "ss",
+            "time_based\nruntime=10\nss=bw:5%\nsteadystate_duration=4\nss_ramp=1\n",
+            |t, _, _| t.phases.last().and_then(|p| p.ss.as_deref()) == Some("bw:5%"),
+        ),
+        (
+            "steadystate_duration",
+            "time_based\nruntime=10\nss=bw:5%\nsteadystate_duration=4\n",
+            |t, _, _| t.phases.last().and_then(|p| p.ss_dur) == Some(4.0),
+        ),
+        ("ss_dur", "time_based\nruntime=10\nss=bw:5%\nss_dur=4\n", |t, _, _| {
+            t.phases.last().and_then(|p| p.ss_dur) == Some(4.0)
+        }),
+        (
+            "steadystate_ramp_time",
+            "time_based\nruntime=10\nss=bw:5%\nss_dur=4\nsteadystate_ramp_time=2\n",
+            |t, _, _| t.phases.last().and_then(|p| p.ss_ramp) == Some(2.0),
+        ),
+        ("ss_ramp", "time_based\nruntime=10\nss=bw:5%\nss_dur=4\nss_ramp=2\n", |t, _, _| {
+            t.phases.last().and_then(|p| p.ss_ramp) == Some(2.0)
+        }),
         ("norandommap", "rw=randread\nnorandommap\n", |t, n, _| {
             t.random_map.is_none() && !n.iter().any(|n| n.contains("random map"))
         }),
