@@ -70,6 +70,7 @@ pub fn phase_result(
         } else {
             Vec::new()
         },
+        submission: super::submit::SplitRecorder::of(outs.iter().map(|o| o.split.as_deref())),
     };
     super::ioengine::record(&test.engine, &test.engine_options, &mut pr);
     pr
@@ -99,6 +100,7 @@ pub fn per_thread(outs: &[&WorkerOutput]) -> Vec<ThreadResult> {
             cpu_sys_nanos: o.cpu.sys_nanos,
             rusage: o.rusage,
             latency: o.hist.thread_latencies(),
+            submission: o.split.as_ref().map(|r| r.thread_splits()).unwrap_or_default(),
         })
         .collect()
 }

@@ -26,6 +26,7 @@ use super::pace::{DirPacer, PacePlan, Pacer, Pick};
 use super::random_map::RandomMap;
 use super::series::{SeriesPlan, SeriesRecorder};
 use super::skew::Skew;
+use super::submit::SplitRecorder;
 use crate::model::failure::EngineError;
 use crate::model::job::{
     next_sequential, Amount, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist, SyncCall,
@@ -159,6 +160,9 @@ pub struct WorkerOutput {
     pub series: SeriesRecorder,
     /// Ops issued under a fixed rate or think time (0 in the closed loop).
     pub paced_ops: u64,
+    /// Engines that submit apart (io_uring, libaio), data files: its reads' and writes'
+    /// submission and completion latency apart ([`super::submit`]); `None` otherwise.
+    pub split: Option<Box<SplitRecorder>>,
 }
 
 impl WorkerOutput {
@@ -192,6 +196,7 @@ impl WorkerOutput {
             invalidations: 0,
             series: SeriesRecorder::default(),
             paced_ops: 0,
+            split: None,
         }
     }
 }
@@ -242,6 +247,13 @@ pub(super) trait OpSource<E: IoEngine> {
 
     /// Requests kept in flight (1 for sources whose ops complete inside `issue`).
     fn depth(&self) -> usize;
+
+    /// Whether its ops' submission and completion latency are recorded apart (a data file's,
+    /// with an engine that submits apart): [`drive`] then makes the recorder before the
+    /// barrier.
+    fn splits_latency(&self) -> bool {
+        false
+    }
 
     /// The timed start (a data file is opened here). `start_ns` is the release from the
     /// barrier; returns the clock at the end, or `None` after setting `out.error`.
@@ -395,6 +407,9 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if let Some(sp) = ot.series {
         out.series = SeriesRecorder::new(sp.interval_nanos, sp.cap);
     }
+    if src.splits_latency() {
+        out.split = Some(Box::default());
+    }
     let mut pacer = Pacer::new(ot.pace).with_flow(ot.flow);
 
     barrier.wait();
@@ -542,6 +557,9 @@ struct InFlight {
     off: u64,
     /// When it was queued (ns): its latency runs from here to the reap that returned it.
     stamp: u64,
+    /// Engines that submit apart: when the call that submitted it returned (ns; `stamp` until
+    /// then).
+    sub: u64,
 }
 
 /// Where a data file's periodic sync is.
@@ -631,6 +649,11 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     /// Where the thread's last read (`[0]`) and write (`[1]`) ended, in the file (fio's
     /// `last_pos`): a random-offset op drawn sequential by `random_percent` starts there.
     last_end: [u64; 2],
+    /// Engines that submit apart: the tags of the requests queued and not yet known to be
+    /// submitted, oldest first (a ring of `sub_len` tags from `sub_head`; empty otherwise).
+    sub_fifo: Box<[u32]>,
+    sub_head: usize,
+    sub_len: usize,
 }
 
 impl<'a, E: IoEngine> FileOps<'a, E> {
@@ -682,7 +705,11 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             rng: fastrand::Rng::with_seed(seed),
             map,
             skew,
-            slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0 }; depth].into(),
+            slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0, sub: 0 }; depth]
+                .into(),
+            sub_fifo: vec![0; if E::SUBMITS_APART { depth } else { 0 }].into(),
+            sub_head: 0,
+            sub_len: 0,
             free: (0..depth as u32).rev().collect(),
             nfree: depth,
             progress,
@@ -817,7 +844,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         };
         self.sync_state = SyncState::Alone;
         let tag = self.take_tag();
-        self.slots[tag as usize] = InFlight { kind: call.kind(), len: 0, off: 0, stamp: t0 };
+        self.slots[tag as usize] =
+            InFlight { kind: call.kind(), len: 0, off: 0, stamp: t0, sub: t0 };
         let io = Io {
             kind: sync_io(call),
             fd: self.fd,
@@ -832,7 +860,37 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             self.put_tag(tag);
             return Issue::End;
         }
+        if E::SUBMITS_APART {
+            self.queued(tag);
+        }
         Issue::Queued
+    }
+
+    /// Engines that submit apart: request `tag` was queued; if the call submitted requests,
+    /// read the clock once and stamp them.
+    #[inline(always)]
+    fn queued(&mut self, tag: u32) {
+        let cap = self.sub_fifo.len();
+        self.sub_fifo[(self.sub_head + self.sub_len) % cap] = tag;
+        self.sub_len += 1;
+        if self.engine.unsubmitted() < self.sub_len {
+            self.submitted(now_ns());
+        }
+    }
+
+    /// Engines that submit apart: stamp the requests the last call submitted (the oldest of
+    /// those not yet stamped, as many as the engine no longer holds unsubmitted) with `t`,
+    /// the clock after that call's return.
+    #[inline(always)]
+    fn submitted(&mut self, t: u64) {
+        let cap = self.sub_fifo.len();
+        let k = self.sub_len.saturating_sub(self.engine.unsubmitted());
+        for _ in 0..k {
+            let tag = self.sub_fifo[self.sub_head];
+            self.slots[tag as usize].sub = t;
+            self.sub_head = (self.sub_head + 1) % cap;
+        }
+        self.sub_len -= k;
     }
 }
 
@@ -872,6 +930,10 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
 
     fn depth(&self) -> usize {
         self.slots.len()
+    }
+
+    fn splits_latency(&self) -> bool {
+        E::SUBMITS_APART
     }
 
     fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
@@ -1043,7 +1105,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             _ => unreachable!("validation admits only data and sync ops in a data pattern"),
         };
         let tag = self.take_tag();
-        self.slots[tag as usize] = InFlight { kind: op_kind, len, off, stamp };
+        self.slots[tag as usize] = InFlight { kind: op_kind, len, off, stamp, sub: stamp };
         let io = Io { kind, fd: self.fd, buf, len, offset: off, tag };
         // SAFETY: `buf` is slot `tag`'s part of `rbuf` (reads) or a window of `pool` (writes,
         // never written to while in flight), both alive and unmoved until the source is
@@ -1053,6 +1115,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             out.error = Some(queue_error(op_kind, len, off, &e));
             self.put_tag(tag);
             return Issue::End;
+        }
+        if E::SUBMITS_APART {
+            self.queued(tag);
         }
         self.i += 1;
         if self.i == self.pattern.len() {
@@ -1121,6 +1186,11 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
 
     #[inline(always)]
     fn complete(&mut self, c: Completion, t1: u64, out: &mut WorkerOutput) -> bool {
+        if E::SUBMITS_APART && self.sub_len > 0 {
+            // Submitted inside the commit or reap that returned this completion (io_uring at
+            // depth 1 submits with the wait): its return is the clock read after it.
+            self.submitted(t1);
+        }
         let s = self.slots[c.tag as usize];
         self.put_tag(c.tag);
         if out.error.is_some() {
@@ -1140,6 +1210,13 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         let d = t1.saturating_sub(s.stamp);
         out.hist.record(s.kind, d);
         out.series.record(s.kind, d);
+        if let (true, Some(r)) = (E::SUBMITS_APART && s.kind.is_data(), out.split.as_deref_mut()) {
+            r.record(
+                s.kind == OpKind::Write,
+                s.sub.saturating_sub(s.stamp),
+                t1.saturating_sub(s.sub),
+            );
+        }
         match s.kind {
             OpKind::Read => {
                 out.data_ops += 1;

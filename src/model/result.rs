@@ -621,6 +621,12 @@ pub struct PhaseResult {
     /// figures then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_thread: Vec<ThreadResult>,
+    /// Asynchronous engines (io_uring, libaio): each data op kind's submission latency and
+    /// completion latency from the submission's return, apart (fio's `slat` and `clat`;
+    /// `latency` is their sum, fio's `lat`). Empty for synchronous engines and in records made
+    /// before fsbench timed them apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission: Vec<crate::model::submit::SplitLatency>,
 }
 
 /// What one thread of a phase (or of a role) did, for a report per thread (fio's clones):
@@ -644,6 +650,10 @@ pub struct ThreadResult {
     pub rusage: RusageCounts,
     /// fio's figures of its reads, writes and syncs (the kinds it recorded).
     pub latency: Vec<ThreadLatency>,
+    /// Asynchronous engines: its reads' and writes' submission and completion latency apart
+    /// ([`PhaseResult::submission`]); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission: Vec<crate::model::submit::ThreadSplit>,
 }
 
 /// What fio reports of one thread's latency of one op kind: a summary, not a histogram, to
@@ -707,6 +717,10 @@ pub struct RoleResult {
     /// Context switches and page faults of the role's threads.
     #[serde(default, skip_serializing_if = "RusageCounts::is_zero")]
     pub rusage: RusageCounts,
+    /// Asynchronous engines: submission and completion latency apart
+    /// ([`PhaseResult::submission`]); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission: Vec<crate::model::submit::SplitLatency>,
 }
 
 impl RoleResult {
@@ -802,6 +816,7 @@ impl PhaseResult {
         self.skipped_ops += o.skipped_ops;
         self.files_created += o.files_created;
         self.passes = self.passes() + o.passes();
+        crate::model::submit::merge_splits(&mut self.submission, &o.submission);
         // A thread's passes are not kept apart: its figures would be one pass's.
         self.per_thread.clear();
         if !o.cache.met && self.cache.met {

@@ -376,6 +376,7 @@ impl Pending {
 
 impl<R: Ring + Send> IoEngine for Uring<R> {
     const SPEC: &'static EngineSpec = &crate::workload::engines::uring::SPEC;
+    const SUBMITS_APART: bool = true;
     type Options = UringOpts;
 
     fn options(o: &EngineOptions) -> UringOpts {
@@ -429,6 +430,14 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
             self.unsubmitted = 0;
         }
         Ok(())
+    }
+
+    /// Entries pushed since the last submission. A reap always ends with nothing unsubmitted
+    /// (its resubmissions of short transfers included), so after a `queue` these are the
+    /// worker's own requests.
+    #[inline(always)]
+    fn unsubmitted(&self) -> usize {
+        self.unsubmitted
     }
 
     #[inline(always)]
