@@ -562,6 +562,10 @@ struct InFlight {
     sub: u64,
 }
 
+/// [`InFlight::sub`] of a request submitted by the call that also waited for completions:
+/// its submission's return is not known apart, and no submission latency is recorded.
+const NOT_APART: u64 = u64::MAX;
+
 /// Where a data file's periodic sync is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SyncState {
@@ -1187,9 +1191,10 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
     #[inline(always)]
     fn complete(&mut self, c: Completion, t1: u64, out: &mut WorkerOutput) -> bool {
         if E::SUBMITS_APART && self.sub_len > 0 {
-            // Submitted inside the commit or reap that returned this completion (io_uring at
-            // depth 1 submits with the wait): its return is the clock read after it.
-            self.submitted(t1);
+            // Submitted inside the commit or reap that returned this completion: its return is
+            // the clock read after it, unknown when the submission went in with the wait.
+            let t = if self.engine.submitted_with_wait() { NOT_APART } else { t1 };
+            self.submitted(t);
         }
         let s = self.slots[c.tag as usize];
         self.put_tag(c.tag);
@@ -1210,7 +1215,8 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         let d = t1.saturating_sub(s.stamp);
         out.hist.record(s.kind, d);
         out.series.record(s.kind, d);
-        if let (true, Some(r)) = (E::SUBMITS_APART && s.kind.is_data(), out.split.as_deref_mut()) {
+        let apart = E::SUBMITS_APART && s.kind.is_data() && s.sub != NOT_APART;
+        if let (true, Some(r)) = (apart, out.split.as_deref_mut()) {
             r.record(
                 s.kind == OpKind::Write,
                 s.sub.saturating_sub(s.stamp),

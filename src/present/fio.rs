@@ -26,6 +26,7 @@ use crate::model::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus,
     ThreadLatency, ThreadResult,
 };
+use crate::model::submit::{SplitLatency, ThreadSplit};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -84,6 +85,12 @@ struct Dir {
     /// fio's file-operation engines: the op is recorded as completion latency alone (fio's
     /// `lat_ns` has `N` 0 for them).
     clat_only: bool,
+    /// Engines that submit apart (io_uring, libaio): the submission latency (fio's `slat`) of
+    /// the parts that have it.
+    slat: crate::model::submit::Moments,
+    /// And their completion latency from the submission's return (fio's `clat`); the
+    /// direction's own latency is then fio's `lat`.
+    clat: Option<Box<Dir>>,
 }
 
 /// A direction's latency as fio reports it.
@@ -118,6 +125,31 @@ impl Dir {
                 }
             }
         }
+    }
+
+    /// A part's submission and completion latency apart (engines that submit apart).
+    fn add_split(&mut self, s: Option<&SplitLatency>) {
+        if let Some(s) = s {
+            self.slat.merge(&s.slat);
+            self.clat.get_or_insert_with(Box::default).add(0, 0, Some(&s.clat));
+        }
+    }
+
+    /// A thread's submission and completion latency apart.
+    fn add_thread_split(&mut self, s: Option<&ThreadSplit>) {
+        if let Some(s) = s {
+            self.slat.merge(&s.slat);
+            self.clat.get_or_insert_with(Box::default).add_thread(0, 0, Some(&s.clat));
+        }
+    }
+
+    /// Its submission latency and completion latency apart, when every op of it has them
+    /// (fio's `slat` and `clat` of an engine that submits apart); `None`: a synchronous
+    /// engine, whose one latency is fio's `clat` and `lat` both.
+    fn split(&self) -> Option<(&crate::model::submit::Moments, &Dir)> {
+        let c = self.clat.as_deref()?;
+        (self.ops > 0 && c.ops == self.ops && self.slat.count == self.ops)
+            .then_some((&self.slat, c))
     }
 
     /// One thread's figures (a clone has one timed phase: [`clones_kept`]).
@@ -214,8 +246,17 @@ impl Dir {
             "total_ios": self.ops,
             "short_ios": 0,
             "drop_ios": 0,
-            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-            "clat_ns": self.lat_json(pct.clat, list),
+            "slat_ns": match self.split() {
+                Some((m, _)) => json!({
+                    "min": m.min_nanos, "max": m.max_nanos, "mean": m.mean_nanos,
+                    "stddev": m.stddev_nanos, "N": m.count,
+                }),
+                None => json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}),
+            },
+            "clat_ns": match self.split() {
+                Some((_, c)) => c.lat_json(pct.clat, list),
+                None => self.lat_json(pct.clat, list),
+            },
             "lat_ns": if self.clat_only {
                 json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0})
             } else {
@@ -290,6 +331,14 @@ struct Figures<'p> {
     sys: u64,
     rusage: RusageCounts,
     latency: Lat<'p>,
+    /// Engines that submit apart: submission and completion latency apart.
+    split: Split<'p>,
+}
+
+/// A phase's or role's split latencies ([`SplitLatency`]), or a thread's.
+enum Split<'p> {
+    Merged(&'p [SplitLatency]),
+    Thread(&'p [ThreadSplit]),
 }
 
 /// A phase's or role's latency histograms, or a thread's summaries.
@@ -309,6 +358,7 @@ impl<'p> Figures<'p> {
             sys: t.cpu_sys_nanos,
             rusage: t.rusage,
             latency: Lat::Thread(&t.latency),
+            split: Split::Thread(&t.submission),
         }
     }
 }
@@ -369,6 +419,7 @@ impl<'a> Job<'a> {
                     sys: p.cpu_sys_nanos,
                     rusage: p.rusage,
                     latency: Lat::Merged(&p.latency),
+                    split: Split::Merged(&p.submission),
                 },
                 (None, Some(name)) => {
                     let Some(r) = p.roles.iter().find(|r| r.name == name) else {
@@ -383,6 +434,7 @@ impl<'a> Job<'a> {
                         sys: r.cpu_sys_nanos,
                         rusage: r.rusage,
                         latency: Lat::Merged(&r.latency),
+                        split: Split::Merged(&r.submission),
                     }
                 }
             };
@@ -402,6 +454,18 @@ impl<'a> Job<'a> {
                         self.read.add_thread(r, t, lat(OpKind::Read));
                         self.write.add_thread(w, t, lat(OpKind::Write));
                         self.sync.add_thread(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
+                    }
+                }
+                match f.split {
+                    Split::Merged(l) => {
+                        let at = |k: OpKind| l.iter().find(|l| l.op == k);
+                        self.read.add_split(at(OpKind::Read));
+                        self.write.add_split(at(OpKind::Write));
+                    }
+                    Split::Thread(l) => {
+                        let at = |k: OpKind| l.iter().find(|l| l.op == k);
+                        self.read.add_thread_split(at(OpKind::Read));
+                        self.write.add_thread_split(at(OpKind::Write));
                     }
                 }
             }
@@ -827,20 +891,43 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             );
             if let Some(f) = d.figures(j.quantiles()) {
                 let us = |n: f64| n / 1000.0;
-                let _ = writeln!(
-                    o,
-                    "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
-                    us(f.min as f64),
-                    us(f.max as f64),
-                    us(f.mean),
-                    us(f.stddev)
-                );
-                // fsbench's clat is its lat (no submission step is timed apart): one table,
-                // under each name the job asks for, as fio names them.
+                let line = |o: &mut String, kind: &str, min: u64, max: u64, mean: f64, sd: f64| {
+                    let _ = writeln!(
+                        o,
+                        "    {kind:>4} (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
+                        us(min as f64),
+                        us(max as f64),
+                        us(mean),
+                        us(sd)
+                    );
+                };
+                // An engine that submits apart: fio's three lines, and the clat table from
+                // the completion latency; otherwise fsbench's clat is its lat (no submission
+                // step is timed apart): one table, under each name the job asks for.
+                let clat = d.split().and_then(|(m, c)| Some((m, c.figures(j.quantiles())?)));
+                match &clat {
+                    Some((m, c)) => {
+                        line(
+                            &mut o,
+                            "slat",
+                            m.min_nanos,
+                            m.max_nanos,
+                            m.mean_nanos,
+                            m.stddev_nanos,
+                        );
+                        line(&mut o, "clat", c.min, c.max, c.mean, c.stddev);
+                        line(&mut o, "lat", f.min, f.max, f.mean, f.stddev);
+                    }
+                    None => line(&mut o, "clat", f.min, f.max, f.mean, f.stddev),
+                }
                 for (on, kind) in [(j.pct.clat, "clat"), (j.pct.lat, "lat")] {
                     if !on {
                         continue;
                     }
+                    let f = match (&clat, kind) {
+                        (Some((_, c)), "clat") => c,
+                        _ => &f,
+                    };
                     let _ = writeln!(o, "    {kind} percentiles (usec):");
                     let at: Vec<(&f64, &u64)> = f.quantiles.iter().zip(&f.percentiles).collect();
                     for row in at.chunks(4) {

@@ -25,6 +25,7 @@ mod fio_seed;
 mod fio_sem;
 mod fio_seq;
 mod fio_share;
+mod fio_slat;
 mod fio_sync;
 mod fio_unaligned;
 mod fio_unlink_loop;

@@ -255,6 +255,15 @@ pub trait IoEngine: Send + Sized {
         0
     }
 
+    /// Whether the last `reap` handed the worker's queued requests to the kernel in the same
+    /// call that waited for completions (io_uring at depth 1, where the request goes in with
+    /// the wait for it): their submission's return is then not known apart from a
+    /// completion's, and the worker records no submission latency for them. Clears the mark.
+    #[inline(always)]
+    fn submitted_with_wait(&mut self) -> bool {
+        false
+    }
+
     /// Open a data file by path, with `std`'s flags (`openat(AT_FDCWD, path, flags|O_CLOEXEC,
     /// 0666)`, exactly the call `std::fs::OpenOptions::open` makes).
     fn open(

@@ -290,6 +290,9 @@ pub struct Uring<R: Ring = KernelRing> {
     ready: Vec<Completion>,
     /// Submit once this many are pushed (0: at each reap).
     batch_submit: usize,
+    /// A reap submitted requests in the call that waited for completions
+    /// ([`IoEngine::submitted_with_wait`]).
+    joined: bool,
     /// Wait for at least this many completions per reap.
     batch_complete: usize,
     /// Polled completions: an EOPNOTSUPP completion means the device cannot poll.
@@ -398,6 +401,7 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
             unsubmitted: 0,
             ready: Vec::with_capacity(depth as usize),
             batch_submit: o.batch_submit as usize,
+            joined: false,
             batch_complete: o.batch_complete.max(1) as usize,
             iopoll: o.iopoll,
             fixedbufs: o.fixedbufs,
@@ -441,6 +445,11 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
     }
 
     #[inline(always)]
+    fn submitted_with_wait(&mut self) -> bool {
+        std::mem::take(&mut self.joined)
+    }
+
+    #[inline(always)]
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize> {
         // iodepth_batch_complete: wait for more than one when asked (never more than in flight).
         let min = if min > 0 {
@@ -476,6 +485,7 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
                 return Ok(n);
             }
             // One system call: submit what is queued and wait for a completion.
+            self.joined |= self.unsubmitted > 0;
             self.ring.submit_and_wait(1)?;
             self.unsubmitted = 0;
         }
