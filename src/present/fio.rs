@@ -10,7 +10,10 @@
 //! 2 s each: 8000 ms, and CPU percentages of one thread's scale). A
 //! synchronous fsbench operation is timed from its call to its return, which is fio's
 //! completion latency of a synchronous engine: `clat_ns` and `lat_ns` carry it, and `slat_ns`
-//! is zero with `N` 0, as fio reports for psync.
+//! is zero with `N` 0, as fio reports for psync. An engine that submits apart (io_uring,
+//! libaio) has its submission timed apart too ([`crate::model::submit`]): `slat_ns` to the
+//! return of the call that submitted the op, `clat_ns` from there, `lat_ns` the op's whole
+//! time, as fio's (and the text's `slat`, `clat` and `lat` lines).
 //!
 //! A job of `numjobs` threads without `group_reporting` is one `jobs[]` entry (and one text
 //! block) per thread, as fio reports each clone: same name and group, each from its thread's
