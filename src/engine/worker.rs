@@ -1217,11 +1217,10 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         out.series.record(s.kind, d);
         let apart = E::SUBMITS_APART && s.kind.is_data() && s.sub != NOT_APART;
         if let (true, Some(r)) = (apart, out.split.as_deref_mut()) {
-            r.record(
-                s.kind == OpKind::Write,
-                s.sub.saturating_sub(s.stamp),
-                t1.saturating_sub(s.sub),
-            );
+            let (write, slat, clat) =
+                (s.kind == OpKind::Write, s.sub.saturating_sub(s.stamp), t1.saturating_sub(s.sub));
+            r.record(write, slat, clat);
+            out.series.record_split(write, slat, clat);
         }
         match s.kind {
             OpKind::Read => {
