@@ -953,7 +953,15 @@ fn an_engine_that_submits_apart_records_each_ops_submission_and_completion_laten
     let sum = r.slat.mean_nanos + r.clat.mean_nanos;
     assert!((lat.mean_nanos - sum).abs() <= 0.002 * lat.mean_nanos + 2.0, "{lat:?} {r:?}");
     assert!(r.slat.max_nanos <= lat.max_nanos + lat.max_nanos / 500, "{lat:?} {r:?}");
-    // The null engine, synchronous: nothing apart.
+    // fio's depth counts: 312 rounds of 16 requests queued at depths 1 to 16 and one of 8
+    // (5000 in all); each batch of 4 one submit call; each reap takes what is done (all of a
+    // round).
+    let d = &out.depths;
+    assert_eq!(d.level, [313, 626, 1252, 2497, 312, 0, 0], "{d:?}");
+    assert_eq!(d.submit, [0, 1250, 0, 0, 0, 0, 0], "{d:?}");
+    assert_eq!(d.complete, [0, 0, 1, 312, 0, 0, 0], "{d:?}");
+    // The null engine, synchronous: nothing apart; each op a submission of one.
     let out = worker::run::<Null>(&mut plan(work()), &(), &Barrier::new(1), &stop, &ctr.0);
     assert!(out.error.is_none() && out.split.is_none());
+    assert_eq!(out.depths.submit, [0, 5000, 0, 0, 0, 0, 0], "{:?}", out.depths);
 }

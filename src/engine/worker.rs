@@ -33,6 +33,7 @@ use crate::model::job::{
     Wrap,
 };
 use crate::model::latency::OpHistograms;
+use crate::model::submit::DepthCounts;
 use crate::sys::rusage::{CpuSample, CpuTime, RusageCounts};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -163,6 +164,9 @@ pub struct WorkerOutput {
     /// Engines that submit apart (io_uring, libaio), data files: its reads' and writes'
     /// submission and completion latency apart ([`super::submit`]); `None` otherwise.
     pub split: Option<Box<SplitRecorder>>,
+    /// fio's queue-depth distributions: requests by the depth at their queueing, submit calls
+    /// by what they submitted, reaps by what they reaped.
+    pub depths: DepthCounts,
 }
 
 impl WorkerOutput {
@@ -197,6 +201,7 @@ impl WorkerOutput {
             series: SeriesRecorder::default(),
             paced_ops: 0,
             split: None,
+            depths: DepthCounts::default(),
         }
     }
 }
@@ -454,6 +459,11 @@ fn drive<E: IoEngine, S: OpSource<E>>(
             match src.issue(inflight, stamp, &mut out) {
                 Issue::Queued => {
                     inflight += 1;
+                    out.depths.level[DepthCounts::level_bucket(inflight)] += 1;
+                    if !E::SUBMITS_APART {
+                        // fio's engines without a commit: each op one submission of one.
+                        out.depths.submit[1] += 1;
+                    }
                     if pacer.on {
                         pacer.issued();
                     }
@@ -486,6 +496,7 @@ fn drive<E: IoEngine, S: OpSource<E>>(
             }
         };
         let t1 = now_ns();
+        out.depths.complete[DepthCounts::count_bucket(n)] += 1;
         if out.series.due(t1) {
             out.series.roll(t1, out.bytes_read, out.bytes_written, &out.hist);
         }
@@ -865,7 +876,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             return Issue::End;
         }
         if E::SUBMITS_APART {
-            self.queued(tag);
+            self.queued(tag, out);
         }
         Issue::Queued
     }
@@ -873,12 +884,12 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
     /// Engines that submit apart: request `tag` was queued; if the call submitted requests,
     /// read the clock once and stamp them.
     #[inline(always)]
-    fn queued(&mut self, tag: u32) {
+    fn queued(&mut self, tag: u32, out: &mut WorkerOutput) {
         let cap = self.sub_fifo.len();
         self.sub_fifo[(self.sub_head + self.sub_len) % cap] = tag;
         self.sub_len += 1;
         if self.engine.unsubmitted() < self.sub_len {
-            self.submitted(now_ns());
+            self.submitted(now_ns(), out);
         }
     }
 
@@ -886,9 +897,12 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
     /// those not yet stamped, as many as the engine no longer holds unsubmitted) with `t`,
     /// the clock after that call's return.
     #[inline(always)]
-    fn submitted(&mut self, t: u64) {
+    fn submitted(&mut self, t: u64, out: &mut WorkerOutput) {
         let cap = self.sub_fifo.len();
         let k = self.sub_len.saturating_sub(self.engine.unsubmitted());
+        if k > 0 {
+            out.depths.submit[DepthCounts::count_bucket(k)] += 1;
+        }
         for _ in 0..k {
             let tag = self.sub_fifo[self.sub_head];
             self.slots[tag as usize].sub = t;
@@ -1121,7 +1135,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             return Issue::End;
         }
         if E::SUBMITS_APART {
-            self.queued(tag);
+            self.queued(tag, out);
         }
         self.i += 1;
         if self.i == self.pattern.len() {
@@ -1194,7 +1208,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             // Submitted inside the commit or reap that returned this completion: its return is
             // the clock read after it, unknown when the submission went in with the wait.
             let t = if self.engine.submitted_with_wait() { NOT_APART } else { t1 };
-            self.submitted(t);
+            self.submitted(t, out);
         }
         let s = self.slots[c.tag as usize];
         self.put_tag(c.tag);

@@ -627,6 +627,10 @@ pub struct PhaseResult {
     /// before fsbench timed them apart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub submission: Vec<crate::model::submit::SplitLatency>,
+    /// fio's queue-depth distributions over its threads (`iodepth_level`, `iodepth_submit`,
+    /// `iodepth_complete`); absent in records made before fsbench counted them.
+    #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
+    pub depths: crate::model::submit::DepthCounts,
 }
 
 /// What one thread of a phase (or of a role) did, for a report per thread (fio's clones):
@@ -654,6 +658,9 @@ pub struct ThreadResult {
     /// ([`PhaseResult::submission`]); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub submission: Vec<crate::model::submit::ThreadSplit>,
+    /// Its queue-depth distributions ([`PhaseResult::depths`]).
+    #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
+    pub depths: crate::model::submit::DepthCounts,
 }
 
 /// What fio reports of one thread's latency of one op kind: a summary, not a histogram, to
@@ -721,6 +728,9 @@ pub struct RoleResult {
     /// ([`PhaseResult::submission`]); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub submission: Vec<crate::model::submit::SplitLatency>,
+    /// Its threads' queue-depth distributions ([`PhaseResult::depths`]).
+    #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
+    pub depths: crate::model::submit::DepthCounts,
 }
 
 impl RoleResult {
@@ -817,6 +827,7 @@ impl PhaseResult {
         self.files_created += o.files_created;
         self.passes = self.passes() + o.passes();
         crate::model::submit::merge_splits(&mut self.submission, &o.submission);
+        self.depths.add(&o.depths);
         // A thread's passes are not kept apart: its figures would be one pass's.
         self.per_thread.clear();
         if !o.cache.met && self.cache.met {

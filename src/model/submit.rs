@@ -137,6 +137,74 @@ fn merge_op_latency(a: &OpLatency, b: &OpLatency) -> OpLatency {
     }
 }
 
+/// fio's queue-depth distributions of a job (`iodepth_level`, `iodepth_submit`,
+/// `iodepth_complete`), counted as fio's `io_u_mark_depth`, `io_u_mark_submit` and
+/// `io_u_mark_complete` count them: seven buckets each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepthCounts {
+    /// Requests issued, by the requests in flight once each was queued (itself included):
+    /// 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more (fio's `io_u_map`).
+    pub level: [u64; 7],
+    /// Calls that submitted requests, by how many they submitted: 0, 1-4, 5-8, 9-16, 17-32,
+    /// 33-64, more (fio's `io_u_submit`; a synchronous engine's op is one call of one).
+    pub submit: [u64; 7],
+    /// Calls that reaped completions, by how many they reaped, in the same buckets (fio's
+    /// `io_u_complete`).
+    pub complete: [u64; 7],
+}
+
+impl DepthCounts {
+    /// `level`'s bucket of a depth (fio's `io_u_mark_depth`).
+    #[inline(always)]
+    pub fn level_bucket(depth: usize) -> usize {
+        // 1 → 0, 2-3 → 1, 4-7 → 2, ..., 64 and more → 6.
+        (usize::BITS - depth.max(1).leading_zeros() - 1).min(6) as usize
+    }
+
+    /// `submit`'s and `complete`'s bucket of a count (fio's `__io_u_mark_map`).
+    #[inline(always)]
+    pub fn count_bucket(n: usize) -> usize {
+        // 0 → 0, 1-4 → 1, 5-8 → 2, 9-16 → 3, 17-32 → 4, 33-64 → 5, more → 6.
+        if n == 0 {
+            0
+        } else if n <= 4 {
+            1
+        } else {
+            ((usize::BITS - (n - 1).leading_zeros()) as usize - 1).min(6)
+        }
+    }
+
+    /// Add another's counts.
+    pub fn add(&mut self, o: &DepthCounts) {
+        for i in 0..7 {
+            self.level[i] += o.level[i];
+            self.submit[i] += o.submit[i];
+            self.complete[i] += o.complete[i];
+        }
+    }
+
+    /// Nothing counted (a record made before fsbench counted them).
+    pub fn is_empty(&self) -> bool {
+        self.level.iter().chain(&self.submit).chain(&self.complete).all(|n| *n == 0)
+    }
+
+    /// fio's percentages of `map` over `total` (`stat_calc_dist`): a bucket with counts below
+    /// 0.1% shows 0.1.
+    pub fn percents(map: &[u64; 7], total: u64) -> [f64; 7] {
+        let mut out = [0.0; 7];
+        if total == 0 {
+            return out;
+        }
+        for (o, n) in out.iter_mut().zip(map) {
+            *o = *n as f64 / total as f64 * 100.0;
+            if *o < 0.1 && *n > 0 {
+                *o = 0.1;
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +244,20 @@ mod tests {
         assert_eq!(e, want);
         e.merge(&Moments::default());
         assert_eq!(e, want);
+    }
+
+    /// fio's buckets (io_u.c): depths 1, 2-3, 4-7, ... 64+; counts 0, 1-4, 5-8, ... 65+.
+    #[test]
+    fn depth_and_count_buckets_are_fios() {
+        let lv: Vec<usize> =
+            [1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 4096].map(DepthCounts::level_bucket).into();
+        assert_eq!(lv, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+        let c: Vec<usize> =
+            [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 4096].map(DepthCounts::count_bucket).into();
+        assert_eq!(c, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+        let p = DepthCounts::percents(&[1, 2, 4, 1993, 0, 0, 0], 2000);
+        assert_eq!(p[..4], [0.1, 0.1, 0.2, 99.65]);
+        assert_eq!(DepthCounts::percents(&[1, 0, 0, 0, 0, 0, 0], 0), [0.0; 7]);
     }
 
     #[test]

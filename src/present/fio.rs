@@ -29,7 +29,7 @@ use crate::model::result::{
     DeviceDelta, OpLatency, PhaseResult, RepResult, RusageCounts, TestResult, TestStatus,
     ThreadLatency, ThreadResult,
 };
-use crate::model::submit::{SplitLatency, ThreadSplit};
+use crate::model::submit::{DepthCounts, SplitLatency, ThreadSplit};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -314,6 +314,9 @@ struct Job<'a> {
     plist: Option<Vec<f64>>,
     /// Its own section's options (fio's `job options`; a merged group's: its first job's).
     options: &'a [(String, String)],
+    /// Its threads' queue-depth counts (fio's `iodepth_level`, `iodepth_submit`,
+    /// `iodepth_complete`).
+    depths: DepthCounts,
 }
 
 impl Job<'_> {
@@ -336,6 +339,8 @@ struct Figures<'p> {
     latency: Lat<'p>,
     /// Engines that submit apart: submission and completion latency apart.
     split: Split<'p>,
+    /// fio's queue-depth distributions.
+    depths: DepthCounts,
 }
 
 /// A phase's or role's split latencies ([`SplitLatency`]), or a thread's.
@@ -362,6 +367,7 @@ impl<'p> Figures<'p> {
             rusage: t.rusage,
             latency: Lat::Thread(&t.latency),
             split: Split::Thread(&t.submission),
+            depths: t.depths,
         }
     }
 }
@@ -423,6 +429,7 @@ impl<'a> Job<'a> {
                     rusage: p.rusage,
                     latency: Lat::Merged(&p.latency),
                     split: Split::Merged(&p.submission),
+                    depths: p.depths,
                 },
                 (None, Some(name)) => {
                     let Some(r) = p.roles.iter().find(|r| r.name == name) else {
@@ -438,6 +445,7 @@ impl<'a> Job<'a> {
                         rusage: r.rusage,
                         latency: Lat::Merged(&r.latency),
                         split: Split::Merged(&r.submission),
+                        depths: r.depths,
                     }
                 }
             };
@@ -473,6 +481,7 @@ impl<'a> Job<'a> {
                 }
             }
             wall += f.wall_nanos;
+            self.depths.add(&f.depths);
             self.thread_wall += f.thread_nanos;
             self.usr += f.usr;
             self.sys += f.sys;
@@ -823,6 +832,18 @@ fn job_json(j: &Job<'_>, facts: Value) -> Value {
         "latency_window": 0,
         "fsbench": facts,
     });
+    if !j.depths.is_empty() {
+        let d = &j.depths;
+        let keys = |names: [&str; 7], map: &[u64; 7], total: u64| -> Value {
+            let p = DepthCounts::percents(map, total);
+            Value::Object(names.iter().zip(p).map(|(k, v)| (k.to_string(), json!(v))).collect())
+        };
+        const LEVEL: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+        const COUNT: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+        v["iodepth_level"] = keys(LEVEL, &d.level, j.read.ops + j.write.ops);
+        v["iodepth_submit"] = keys(COUNT, &d.submit, d.submit.iter().sum());
+        v["iodepth_complete"] = keys(COUNT, &d.complete, d.complete.iter().sum());
+    }
     if j.unrun.is_some() {
         if let Some(o) = v.as_object_mut() {
             for k in ["latency_depth", "latency_target", "latency_percentile", "latency_window"] {

@@ -215,6 +215,7 @@ fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
             cpu_sys_nanos: 0,
             rusage: Default::default(),
             submission: Vec::new(),
+            depths: Default::default(),
         }];
     }
     let r = build_report(vec![c], &opts(), 0, false);
@@ -390,6 +391,7 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         cpu_sys_nanos: 600_000_000,
         rusage: Default::default(),
         submission: Vec::new(),
+        depths: Default::default(),
     }];
     let r = build_report(vec![c], &opts(), 0, false);
     let place = |name: &str, role: Option<&str>, threads, reporting| JobPlace {
@@ -497,6 +499,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         },
         latency: vec![crate::model::latency::thread_latency(op, &hist(ops, nanos))],
         submission: Vec::new(),
+        depths: Default::default(),
     };
     let mut c = config("ext4", &[100.0], 0);
     c.run.tests[0].threads = 2;
@@ -527,6 +530,7 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         cpu_sys_nanos: 0,
         rusage: crate::model::result::RusageCounts { voluntary_switches: 30, ..Default::default() },
         submission: Vec::new(),
+        depths: Default::default(),
     }];
     p.rusage.voluntary_switches = 400;
     let old = {
@@ -711,6 +715,7 @@ fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::
             cpu_sys_nanos: 0,
             rusage: Default::default(),
             submission: Vec::new(),
+            depths: Default::default(),
         }];
     }
     c

@@ -1,8 +1,9 @@
 //! fio's three latencies of an engine that submits apart (libaio, io_uring): `slat_ns` from an
 //! op's start to the return of the call that submitted it, `clat_ns` from there to its
 //! completion, `lat_ns` the two together; a synchronous engine (psync) has no submission step
-//! and `slat_ns.N` 0. The same jobs run by `fsbench fio` and by fio 3.33 (when installed), and
-//! both JSONs read by the same code.
+//! and `slat_ns.N` 0. And fio's queue-depth distributions (`iodepth_level`, `iodepth_submit`,
+//! `iodepth_complete`). The same jobs run by `fsbench fio` and by fio 3.33 (when installed),
+//! and both JSONs read by the same code.
 
 use crate::util::*;
 
@@ -152,4 +153,53 @@ fn the_text_has_fios_three_latency_lines_for_libaio() {
     let text = stdout(&o);
     assert!(text.contains("    clat (usec): min="), "{text}");
     assert!(!text.contains("slat (usec)") && !text.contains(" lat (usec): min="), "{text}");
+}
+
+/// A job's `iodepth_level`, `iodepth_submit` or `iodepth_complete`: key and percent.
+fn dist(v: &serde_json::Value, key: &str) -> Vec<(String, f64)> {
+    let o = v["jobs"][0][key].as_object().unwrap_or_else(|| panic!("no {key} in {v}"));
+    o.iter().map(|(k, p)| (k.clone(), p.as_f64().unwrap_or_else(|| panic!("{key}.{k}")))).collect()
+}
+
+/// fio's queue-depth distributions, in both tools: psync keeps one request in flight and
+/// submits and reaps one at a time ("1": 100, "4": 100, "4": 100); direct libaio at iodepth
+/// 16 queues almost every request with 16 in flight (all but the 15 of the ramp up), one
+/// io_submit of one each, in both.
+#[test]
+fn iodepth_distributions_are_fios_for_psync_and_direct_libaio() {
+    let level = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let count = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let psync = ["--name=p", "--rw=randread", "--bs=4k", "--size=1m"];
+    let aio = [
+        "--name=a",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=4m",
+        "--ioengine=libaio",
+        "--iodepth=16",
+        "--direct=1",
+    ];
+    for fio in tools() {
+        let who = if fio { "fio 3.33" } else { "fsbench" };
+        let work = TestDir::new();
+        let v = run(fio, work.path(), &psync);
+        let l = dist(&v, "iodepth_level");
+        assert_eq!(l.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), level, "{who}");
+        assert_eq!(l[0].1, 100.0, "{who}: {l:?}");
+        let s = dist(&v, "iodepth_submit");
+        assert_eq!(s.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), count, "{who}");
+        assert_eq!(s[1].1, 100.0, "{who}: {s:?}");
+        assert_eq!(dist(&v, "iodepth_complete")[1].1, 100.0, "{who}");
+        let v = run(fio, work.path(), &aio);
+        let l = dist(&v, "iodepth_level");
+        // 1024 requests, the first 15 at depths 1 to 15: 1, 2, 4 and 8 of them.
+        let want = [1.0 / 1024.0, 2.0 / 1024.0, 4.0 / 1024.0, 8.0 / 1024.0, 1009.0 / 1024.0];
+        for (i, w) in want.iter().enumerate() {
+            let w = (w * 100.0f64).max(0.1);
+            assert!((l[i].1 - w).abs() < 1e-3, "{who}: {} {l:?}", level[i]);
+        }
+        assert_eq!(dist(&v, "iodepth_submit")[1].1, 100.0, "{who}: one request per io_submit");
+        let c = dist(&v, "iodepth_complete");
+        assert!(c[1].1 > 99.0, "{who}: io_getevents one at a time: {c:?}");
+    }
 }
