@@ -973,6 +973,26 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             j.rusage.major_faults,
             j.rusage.minor_faults
         );
+        if !j.depths.is_empty() {
+            // fio's three lines of its depth distributions, one decimal.
+            let d = &j.depths;
+            let line = |names: [&str; 7], map: &[u64; 7], total: u64| -> String {
+                let p = DepthCounts::percents(map, total);
+                names
+                    .iter()
+                    .zip(p)
+                    .map(|(k, v)| format!("{k}={v:.1}%"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let level = ["1", "2", "4", "8", "16", "32", ">=64"];
+            let count = ["0", "4", "8", "16", "32", "64", ">=64"];
+            let (ops, subs, comps) =
+                (j.read.ops + j.write.ops, d.submit.iter().sum(), d.complete.iter().sum());
+            let _ = writeln!(o, "  IO depths    : {}", line(level, &d.level, ops));
+            let _ = writeln!(o, "     submit    : {}", line(count, &d.submit, subs));
+            let _ = writeln!(o, "     complete  : {}", line(count, &d.complete, comps));
+        }
         for (t, _) in &j.parts {
             if let TestStatus::Failed { reason } = &t.status {
                 let _ = writeln!(o, "  error: {reason}");

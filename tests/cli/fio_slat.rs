@@ -131,7 +131,8 @@ fn psync_has_no_submission_latency_in_both_tools() {
 }
 
 /// `fsbench fio`'s text gives an asynchronous job fio's slat, clat and lat lines, in fio's
-/// order, and a psync job its clat line alone.
+/// order, and a psync job its clat line alone; and fio's `IO depths`, `submit` and `complete`
+/// lines.
 #[test]
 fn the_text_has_fios_three_latency_lines_for_libaio() {
     let work = TestDir::new();
@@ -152,6 +153,15 @@ fn the_text_has_fios_three_latency_lines_for_libaio() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("    clat (usec): min="), "{text}");
+    // fio's depth lines: one request in flight, submitted and reaped one at a time.
+    assert!(
+        text.contains(
+            "  IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("     submit    : 0=0.0%, 4=100.0%, 8=0.0%,"), "{text}");
+    assert!(text.contains("     complete  : 0=0.0%, 4=100.0%, 8=0.0%,"), "{text}");
     assert!(!text.contains("slat (usec)") && !text.contains(" lat (usec): min="), "{text}");
 }
 
