@@ -13,6 +13,9 @@
 //! clock once per reap, and hand each completion to the source
 //! ([`OpSource::complete`]: one histogram increment, counters, a relaxed store of the progress
 //! counter). At depth 1 the end of one op is the start of the next, so one clock read per op.
+//! An engine that submits apart (io_uring, libaio) also gets one clock read after each call
+//! that submitted requests, which stamps them (their submission and completion latency apart,
+//! [`super::submit`]); fio's depth counts are three integer increments per op and reap.
 //! No allocation, no lock, no formatting (except when building an error, once).
 //!
 //! Everything is generic over the engine and the source, so it is monomorphised and inlined per
