@@ -143,6 +143,13 @@ fn reduce_rep(parts: &[(&RankReport, &TestResult)], label: &str, k: usize) -> Re
         p.skipped_ops = ps.iter().map(|x| x.skipped_ops).sum();
         p.files_created = ps.iter().map(|x| x.files_created).sum();
         p.latency = merge_latency(ps.iter().map(|x| &x.latency[..]));
+        // Submission and completion latency apart, and the depth counts, of every rank.
+        p.submission = Vec::new();
+        p.depths = Default::default();
+        for x in &ps {
+            crate::model::submit::merge_splits(&mut p.submission, &x.submission);
+            p.depths.add(&x.depths);
+        }
         // Each thread's own figures are a local run's (the first rank's alone would mislead).
         p.per_thread.clear();
         p.cache.met = ps.iter().all(|x| x.cache.met);
@@ -488,6 +495,39 @@ mod tests {
         assert_eq!(c.per_host[0].phases[0].phase, "write");
         let m = r.phases[0].memory.unwrap();
         assert_eq!((m.before.dirty_bytes, m.after.dirty_bytes), (2 << 20, 12 << 20));
+    }
+
+    /// Every rank's submission latencies and depth counts are in the merged phase, not the
+    /// first rank's alone.
+    #[test]
+    fn split_latency_and_depth_counts_add_up_over_ranks() {
+        use crate::model::submit::{DepthCounts, Moments, SplitLatency};
+        let with = |n: u64, mean: f64| {
+            let mut p = phase(4 << 20, 1_000_000_000, &[100], None);
+            let mut clat = p.latency[0].clone();
+            clat.count = n;
+            p.submission = vec![SplitLatency {
+                op: OpKind::Write,
+                slat: Moments {
+                    count: n,
+                    min_nanos: 5,
+                    max_nanos: 50,
+                    mean_nanos: mean,
+                    stddev_nanos: 0.0,
+                },
+                clat,
+            }];
+            p.depths = DepthCounts { level: [0, 0, 0, n, 0, 0, 0], ..Default::default() };
+            p
+        };
+        let ranks =
+            vec![rank(0, "a", with(1, 10.0), 10.0, 11.0), rank(1, "b", with(3, 30.0), 10.0, 11.0)];
+        let t = &reduce(&ranks, 0, false)[0];
+        let p = &t.reps[0].phases[0];
+        assert_eq!(p.submission.len(), 1);
+        assert_eq!(p.submission[0].slat.count, 4);
+        assert!((p.submission[0].slat.mean_nanos - 25.0).abs() < 1e-9);
+        assert_eq!(p.depths.level[3], 4);
     }
 
     #[test]

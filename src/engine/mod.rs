@@ -56,6 +56,7 @@ pub mod sched;
 pub mod series;
 pub mod skew;
 pub mod steady;
+pub mod submit;
 mod target;
 pub mod verify;
 pub mod worker;

@@ -70,9 +70,20 @@ pub fn phase_result(
         } else {
             Vec::new()
         },
+        submission: super::submit::SplitRecorder::of(outs.iter().map(|o| o.split.as_deref())),
+        depths: depths(outs.iter()),
     };
     super::ioengine::record(&test.engine, &test.engine_options, &mut pr);
     pr
+}
+
+/// The workers' queue-depth counts added up.
+pub fn depths<'o>(
+    outs: impl Iterator<Item = &'o WorkerOutput>,
+) -> crate::model::submit::DepthCounts {
+    let mut c = crate::model::submit::DepthCounts::default();
+    outs.for_each(|o| c.add(&o.depths));
+    c
 }
 
 /// The workers' context switches and page faults added up.
@@ -100,6 +111,8 @@ pub fn per_thread(outs: &[&WorkerOutput]) -> Vec<ThreadResult> {
             rusage: o.rusage,
             latency: o.hist.thread_latencies(),
             windows: o.windows.clone(),
+            submission: o.split.as_ref().map(|r| r.thread_splits()).unwrap_or_default(),
+            depths: o.depths,
         })
         .collect()
 }

@@ -434,6 +434,8 @@ fn role_result(r: &RoleDef, outs: &[&WorkerOutput]) -> RoleResult {
         cpu_user_nanos: outs.iter().map(|o| o.cpu.user_nanos).sum(),
         cpu_sys_nanos: outs.iter().map(|o| o.cpu.sys_nanos).sum(),
         rusage: super::results::rusage(outs.iter().copied()),
+        submission: super::submit::SplitRecorder::of(outs.iter().map(|o| o.split.as_deref())),
+        depths: super::results::depths(outs.iter().copied()),
     }
 }
 

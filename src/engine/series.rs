@@ -133,6 +133,10 @@ struct Point {
     /// Sums of the reads' and the writes' latencies, ns.
     read_lat: u64,
     write_lat: u64,
+    /// Engines that submit apart: sums of the submission (`[0]` reads, `[1]` writes) and
+    /// completion latencies.
+    slat: [u64; 2],
+    clat: [u64; 2],
 }
 
 impl Point {
@@ -145,6 +149,10 @@ impl Point {
         self.max = self.max.max(o.max);
         self.read_lat += o.read_lat;
         self.write_lat += o.write_lat;
+        for d in 0..2 {
+            self.slat[d] += o.slat[d];
+            self.clat[d] += o.clat[d];
+        }
     }
 }
 
@@ -162,6 +170,11 @@ pub struct SeriesRecorder {
     /// Sum of the latencies of each kind of op, ns (indexed as [`OpKind::index`]: a branch-free
     /// add; only reads and writes are kept when the interval closes).
     lat_sum: [u64; OP_KINDS],
+    /// Engines that submit apart: the interval's sums of submission and completion latencies
+    /// (`[0]` reads, `[1]` writes), and whether any was recorded.
+    slat_sum: [u64; 2],
+    clat_sum: [u64; 2],
+    split: bool,
     last: Cum,
     /// Closed intervals: `cap` points and `cap * BUCKETS` counts.
     points: Box<[Point]>,
@@ -180,6 +193,9 @@ impl Default for SeriesRecorder {
             hist: [0; BUCKETS],
             max: 0,
             lat_sum: [0; OP_KINDS],
+            slat_sum: [0; 2],
+            clat_sum: [0; 2],
+            split: false,
             last: Cum::default(),
             points: Box::default(),
             hists: Box::default(),
@@ -222,6 +238,16 @@ impl SeriesRecorder {
         self.lat_sum[kind.index()] += nanos;
     }
 
+    /// Record one data op's submission and completion latency (engines that submit apart),
+    /// beside its latency ([`Self::record`]).
+    #[inline(always)]
+    pub fn record_split(&mut self, write: bool, slat: u64, clat: u64) {
+        let d = usize::from(write);
+        self.slat_sum[d] += slat;
+        self.clat_sum[d] += clat;
+        self.split = true;
+    }
+
     /// The clock `t` reached the next boundary ([`Self::due`]): close every interval that ended
     /// by `t`, with the worker's counters as they were before the completions read at `t`.
     #[inline(always)]
@@ -254,6 +280,8 @@ impl SeriesRecorder {
             max: self.max,
             read_lat: self.lat_sum[OpKind::Read.index()],
             write_lat: self.lat_sum[OpKind::Write.index()],
+            slat: self.slat_sum,
+            clat: self.clat_sum,
         };
         self.points[self.cur] = p;
         let at = self.cur * BUCKETS;
@@ -261,6 +289,8 @@ impl SeriesRecorder {
         self.hist = [0; BUCKETS];
         self.max = 0;
         self.lat_sum = [0; OP_KINDS];
+        self.slat_sum = [0; 2];
+        self.clat_sum = [0; 2];
         self.last = now;
     }
 
@@ -426,6 +456,7 @@ pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[Sample]) -> Option<Pha
     }
     let n = live.iter().map(|r| r.len).max().unwrap_or(0);
     let mut s = PhaseSeries { interval_nanos: interval, ..PhaseSeries::default() };
+    let mut split = live.iter().any(|r| r.split).then(crate::model::series::SplitSums::default);
     let mut h = vec![0u32; BUCKETS];
     for i in 0..n {
         let mut p = Point::default();
@@ -446,7 +477,24 @@ pub fn merge(recs: &mut [&mut SeriesRecorder], samples: &[Sample]) -> Option<Pha
         s.max_nanos.push(p.max);
         s.read_lat_sum_nanos.push(p.read_lat);
         s.write_lat_sum_nanos.push(p.write_lat);
+        if let Some(x) = split.as_mut() {
+            x.read_slat_sum_nanos.push(p.slat[0]);
+            x.write_slat_sum_nanos.push(p.slat[1]);
+            x.read_clat_sum_nanos.push(p.clat[0]);
+            x.write_clat_sum_nanos.push(p.clat[1]);
+        }
     }
+    if let Some(x) = split.as_mut() {
+        if s.read_ops.iter().all(|n| *n == 0) {
+            x.read_slat_sum_nanos.clear();
+            x.read_clat_sum_nanos.clear();
+        }
+        if s.write_ops.iter().all(|n| *n == 0) {
+            x.write_slat_sum_nanos.clear();
+            x.write_clat_sum_nanos.clear();
+        }
+    }
+    s.split = split;
     // A direction without ops keeps no sums (compact JSON); with `*_ops` they give the mean.
     if s.read_ops.iter().all(|n| *n == 0) {
         s.read_lat_sum_nanos.clear();
@@ -625,6 +673,46 @@ mod tests {
         let json = serde_json::to_string(&s).expect("json");
         assert!(json.contains("\"read_lat_sum_nanos\":[10000,10000]"), "{json}");
         assert!(!json.contains("write_lat_sum_nanos"), "{json}");
+        assert!(s.split.is_none() && !json.contains("split"), "no split recorded: {json}");
+    }
+
+    /// An engine that submits apart: each interval keeps the sums of its reads' submission and
+    /// completion latencies, through a ring that merges pairs and a merge with a worker that
+    /// recorded none; a direction without ops keeps none.
+    #[test]
+    fn split_sums_per_interval_give_each_intervals_slat_and_clat_means() {
+        let origin = AtomicU64::new(0);
+        let t0 = 1_000_000_000;
+        let ms = 1_000_000;
+        let (mut a, mut oa) = worker(&origin, 4);
+        let (mut b, mut ob) = worker(&origin, 200);
+        // a: one read per 10 ms for 60 ms (its ring of 4 merges pairs: 20 ms intervals), each
+        // 3000 ns: 1000 submitting, 2000 from there.
+        for i in 0..6 {
+            read(&mut a, &mut oa, t0 + i * 10 * ms + ms, 3000, 4096);
+            a.record_split(false, 1000, 2000);
+        }
+        // b: a synchronous engine's reads, no split.
+        read(&mut b, &mut ob, t0 + 5 * ms, 10_000, 4096);
+        a.finish(t0 + 60 * ms, &oa);
+        b.finish(t0 + 20 * ms, &ob);
+        let s = merge(&mut [&mut a, &mut b], &[]).expect("a series");
+        assert_eq!(s.interval_nanos, 20 * ms);
+        assert_eq!(s.read_ops, vec![3, 2, 2]);
+        let x = s.split.as_ref().expect("split sums");
+        assert_eq!(x.read_slat_sum_nanos, vec![2000, 2000, 2000]);
+        assert_eq!(x.read_clat_sum_nanos, vec![4000, 4000, 4000]);
+        assert!(x.write_slat_sum_nanos.is_empty() && x.write_clat_sum_nanos.is_empty());
+        assert_eq!(s.mean_split_nanos(1, false, true), Some(1000));
+        assert_eq!(s.mean_split_nanos(1, false, false), Some(2000));
+        assert_eq!(s.mean_split_nanos(1, true, true), None);
+        // Widened, and merged as ranks (a cluster run's), the sums add up.
+        let w = s.widen(40 * ms);
+        assert_eq!(w.split.as_ref().unwrap().read_slat_sum_nanos, vec![4000, 2000]);
+        let m = crate::model::series::merge_ranks(&[(&s, 0, true), (&s, 0, false)]).unwrap();
+        let ms = m.split.as_ref().unwrap();
+        assert_eq!(ms.read_clat_sum_nanos, vec![8000, 8000, 8000]);
+        assert!(ms.write_slat_sum_nanos.is_empty(), "{ms:?}");
     }
 
     #[test]

@@ -869,3 +869,103 @@ after = "second"
     // 0.2 s of the test's threads, then 0.2 s of the second, then the third: one after another.
     assert!(took >= 0.4, "the roles waited for nothing: {took} s");
 }
+
+/// The null engine submitting apart in batches of 4, each submission taking at least
+/// [`BATCH_NANOS`] (a spin): fio's libaio with `iodepth_batch_submit=4`, with a known cost.
+struct Batching {
+    inner: Null,
+    unsubmitted: usize,
+}
+
+/// How long each batch's submission takes, at least.
+const BATCH_NANOS: u64 = 100_000;
+
+impl IoEngine for Batching {
+    const SPEC: &'static EngineSpec = &test_spec("batching");
+    const SUBMITS_APART: bool = true;
+    type Options = ();
+    fn options(_: &crate::model::job::EngineOptions) {}
+    fn setup(depth: u32, _: &()) -> std::io::Result<Self> {
+        Ok(Batching { inner: Null::setup(depth, &())?, unsubmitted: 0 })
+    }
+    unsafe fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.inner.queue(io)? };
+        self.unsubmitted += 1;
+        if self.unsubmitted == 4 {
+            let t = std::time::Instant::now();
+            while t.elapsed().as_nanos() < u128::from(BATCH_NANOS) {
+                std::hint::spin_loop();
+            }
+            self.unsubmitted = 0;
+        }
+        Ok(())
+    }
+    fn unsubmitted(&self) -> usize {
+        self.unsubmitted
+    }
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> std::io::Result<usize> {
+        self.unsubmitted = 0;
+        self.inner.reap(min, out)
+    }
+}
+
+/// An engine that submits apart gets each op's submission latency (start to the return of the
+/// call that submitted it) and completion latency (from there) recorded apart, once per op,
+/// beside its latency, which is their sum; a synchronous engine records none.
+#[test]
+fn an_engine_that_submits_apart_records_each_ops_submission_and_completion_latency() {
+    let s = suite(QD16);
+    let phase = &s.tests[0].phases[0];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
+    let stop_phase = AtomicBool::new(false);
+    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+    let ctr = PaddedCounter::default();
+    let work = || FileWork {
+        path: &path,
+        file_size: 4 << 20,
+        region_start: 0,
+        region_len: 4 << 20,
+        verify: None,
+        nofollow: false,
+        random_in_region: false,
+        more: None,
+    };
+    let plan = |w| WorkerPlan {
+        phase,
+        seed: 7,
+        compress_percent: 0,
+        iodepth: 16,
+        work: Work::File(w),
+        over_time: Default::default(),
+        thread_index: 0,
+    };
+    let out = worker::run::<Batching>(&mut plan(work()), &(), &Barrier::new(1), &stop, &ctr.0);
+    assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+    assert_eq!(out.data_ops, 5000);
+    let split = out.split.as_ref().expect("a recorder for an engine that submits apart");
+    let reads = split.splits();
+    assert_eq!(reads.len(), 1, "reads only");
+    let r = &reads[0];
+    assert_eq!((r.op, r.slat.count, r.clat.count), (OpKind::Read, 5000, 5000));
+    // Every op waited at least for its batch's submission.
+    assert!(r.slat.min_nanos >= BATCH_NANOS, "{:?}", r.slat);
+    // lat = slat + clat for every op, so for the means (histograms within 0.1%).
+    let lat = &out.hist.summaries().into_iter().find(|l| l.op == OpKind::Read).unwrap();
+    let sum = r.slat.mean_nanos + r.clat.mean_nanos;
+    assert!((lat.mean_nanos - sum).abs() <= 0.002 * lat.mean_nanos + 2.0, "{lat:?} {r:?}");
+    assert!(r.slat.max_nanos <= lat.max_nanos + lat.max_nanos / 500, "{lat:?} {r:?}");
+    // fio's depth counts: 312 rounds of 16 requests queued at depths 1 to 16 and one of 8
+    // (5000 in all); each batch of 4 one submit call; each reap takes what is done (all of a
+    // round).
+    let d = &out.depths;
+    assert_eq!(d.level, [313, 626, 1252, 2497, 312, 0, 0], "{d:?}");
+    assert_eq!(d.submit, [0, 1250, 0, 0, 0, 0, 0], "{d:?}");
+    assert_eq!(d.complete, [0, 0, 1, 312, 0, 0, 0], "{d:?}");
+    // The null engine, synchronous: nothing apart; each op a submission of one.
+    let out = worker::run::<Null>(&mut plan(work()), &(), &Barrier::new(1), &stop, &ctr.0);
+    assert!(out.error.is_none() && out.split.is_none());
+    assert_eq!(out.depths.submit, [0, 5000, 0, 0, 0, 0, 0], "{:?}", out.depths);
+}

@@ -13,6 +13,9 @@
 //! clock once per reap, and hand each completion to the source
 //! ([`OpSource::complete`]: one histogram increment, counters, a relaxed store of the progress
 //! counter). At depth 1 the end of one op is the start of the next, so one clock read per op.
+//! An engine that submits apart (io_uring, libaio) also gets one clock read after each call
+//! that submitted requests, which stamps them (their submission and completion latency apart,
+//! [`super::submit`]); fio's depth counts are three integer increments per op and reap.
 //! No allocation, no lock, no formatting (except when building an error, once).
 //!
 //! Everything is generic over the engine and the source, so it is monomorphised and inlined per
@@ -26,6 +29,7 @@ use super::pace::{DirPacer, PacePlan, Pacer, Pick};
 use super::random_map::RandomMap;
 use super::series::{SeriesPlan, SeriesRecorder};
 use super::skew::Skew;
+use super::submit::SplitRecorder;
 use crate::model::failure::EngineError;
 use crate::model::job::{
     next_sequential, Amount, FileService, OffsetMode, OpDef, OpKind, OpenFlags, PhaseDef, SizeDist,
@@ -33,6 +37,7 @@ use crate::model::job::{
 };
 use crate::model::latency::OpHistograms;
 use crate::model::series::ThreadWindows;
+use crate::model::submit::DepthCounts;
 use crate::sys::rusage::{CpuSample, CpuTime, RusageCounts};
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -175,6 +180,12 @@ pub struct WorkerOutput {
     /// Its own windows of the series, kept after the phase's merge with a fixed `--interval`
     /// (fio's per-thread rate samples); empty otherwise.
     pub windows: ThreadWindows,
+    /// Engines that submit apart (io_uring, libaio), data files: its reads' and writes'
+    /// submission and completion latency apart ([`super::submit`]); `None` otherwise.
+    pub split: Option<Box<SplitRecorder>>,
+    /// fio's queue-depth distributions: requests by the depth at their queueing, submit calls
+    /// by what they submitted, reaps by what they reaped.
+    pub depths: DepthCounts,
 }
 
 impl WorkerOutput {
@@ -209,6 +220,8 @@ impl WorkerOutput {
             series: SeriesRecorder::default(),
             paced_ops: 0,
             windows: ThreadWindows::default(),
+            split: None,
+            depths: DepthCounts::default(),
         }
     }
 }
@@ -259,6 +272,13 @@ pub(super) trait OpSource<E: IoEngine> {
 
     /// Requests kept in flight (1 for sources whose ops complete inside `issue`).
     fn depth(&self) -> usize;
+
+    /// Whether its ops' submission and completion latency are recorded apart (a data file's,
+    /// with an engine that submits apart): [`drive`] then makes the recorder before the
+    /// barrier.
+    fn splits_latency(&self) -> bool {
+        false
+    }
 
     /// The timed start (a data file is opened here). `start_ns` is the release from the
     /// barrier; returns the clock at the end, or `None` after setting `out.error`.
@@ -412,6 +432,9 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if let Some(sp) = ot.series {
         out.series = SeriesRecorder::new(sp.interval_nanos, sp.cap);
     }
+    if src.splits_latency() {
+        out.split = Some(Box::default());
+    }
     let mut pacer = Pacer::new(ot.pace).with_flow(ot.flow);
 
     barrier.wait();
@@ -456,6 +479,11 @@ fn drive<E: IoEngine, S: OpSource<E>>(
             match src.issue(inflight, stamp, &mut out) {
                 Issue::Queued => {
                     inflight += 1;
+                    out.depths.level[DepthCounts::level_bucket(inflight)] += 1;
+                    if !E::SUBMITS_APART {
+                        // fio's engines without a commit: each op one submission of one.
+                        out.depths.submit[1] += 1;
+                    }
                     if pacer.on {
                         pacer.issued();
                     }
@@ -488,6 +516,7 @@ fn drive<E: IoEngine, S: OpSource<E>>(
             }
         };
         let t1 = now_ns();
+        out.depths.complete[DepthCounts::count_bucket(n)] += 1;
         if out.series.due(t1) {
             out.series.roll(t1, out.bytes_read, out.bytes_written, &out.hist);
         }
@@ -559,7 +588,14 @@ struct InFlight {
     off: u64,
     /// When it was queued (ns): its latency runs from here to the reap that returned it.
     stamp: u64,
+    /// Engines that submit apart: when the call that submitted it returned (ns; `stamp` until
+    /// then).
+    sub: u64,
 }
+
+/// [`InFlight::sub`] of a request submitted by the call that also waited for completions:
+/// its submission's return is not known apart, and no submission latency is recorded.
+const NOT_APART: u64 = u64::MAX;
 
 /// Where a data file's periodic sync is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -661,6 +697,11 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     left: u32,
     /// Files done in this pass (each has had its size of ops).
     done_files: usize,
+    /// Engines that submit apart: the tags of the requests queued and not yet known to be
+    /// submitted, oldest first (a ring of `sub_len` tags from `sub_head`; empty otherwise).
+    sub_fifo: Box<[u32]>,
+    sub_head: usize,
+    sub_len: usize,
 }
 
 /// One of a worker's several files: its open file and where its ops are, kept while another
@@ -724,7 +765,11 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             rng: fastrand::Rng::with_seed(seed),
             map,
             skew,
-            slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0 }; depth].into(),
+            slots: vec![InFlight { kind: OpKind::Read, len: 0, off: 0, stamp: 0, sub: 0 }; depth]
+                .into(),
+            sub_fifo: vec![0; if E::SUBMITS_APART { depth } else { 0 }].into(),
+            sub_head: 0,
+            sub_len: 0,
             free: (0..depth as u32).rev().collect(),
             nfree: depth,
             progress,
@@ -878,7 +923,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         };
         self.sync_state = SyncState::Alone;
         let tag = self.take_tag();
-        self.slots[tag as usize] = InFlight { kind: call.kind(), len: 0, off: 0, stamp: t0 };
+        self.slots[tag as usize] =
+            InFlight { kind: call.kind(), len: 0, off: 0, stamp: t0, sub: t0 };
         let io = Io {
             kind: sync_io(call),
             fd: self.fd,
@@ -893,7 +939,40 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             self.put_tag(tag);
             return Issue::End;
         }
+        if E::SUBMITS_APART {
+            self.queued(tag, out);
+        }
         Issue::Queued
+    }
+
+    /// Engines that submit apart: request `tag` was queued; if the call submitted requests,
+    /// read the clock once and stamp them.
+    #[inline(always)]
+    fn queued(&mut self, tag: u32, out: &mut WorkerOutput) {
+        let cap = self.sub_fifo.len();
+        self.sub_fifo[(self.sub_head + self.sub_len) % cap] = tag;
+        self.sub_len += 1;
+        if self.engine.unsubmitted() < self.sub_len {
+            self.submitted(now_ns(), out);
+        }
+    }
+
+    /// Engines that submit apart: stamp the requests the last call submitted (the oldest of
+    /// those not yet stamped, as many as the engine no longer holds unsubmitted) with `t`,
+    /// the clock after that call's return.
+    #[inline(always)]
+    fn submitted(&mut self, t: u64, out: &mut WorkerOutput) {
+        let cap = self.sub_fifo.len();
+        let k = self.sub_len.saturating_sub(self.engine.unsubmitted());
+        if k > 0 {
+            out.depths.submit[DepthCounts::count_bucket(k)] += 1;
+        }
+        for _ in 0..k {
+            let tag = self.sub_fifo[self.sub_head];
+            self.slots[tag as usize].sub = t;
+            self.sub_head = (self.sub_head + 1) % cap;
+        }
+        self.sub_len -= k;
     }
 }
 
@@ -933,6 +1012,10 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
 
     fn depth(&self) -> usize {
         self.slots.len()
+    }
+
+    fn splits_latency(&self) -> bool {
+        E::SUBMITS_APART
     }
 
     fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
@@ -1107,7 +1190,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             _ => unreachable!("validation admits only data and sync ops in a data pattern"),
         };
         let tag = self.take_tag();
-        self.slots[tag as usize] = InFlight { kind: op_kind, len, off, stamp };
+        self.slots[tag as usize] = InFlight { kind: op_kind, len, off, stamp, sub: stamp };
         let io = Io { kind, fd: self.fd, buf, len, offset: off, tag };
         // SAFETY: `buf` is slot `tag`'s part of `rbuf` (reads) or a window of `pool` (writes,
         // never written to while in flight), both alive and unmoved until the source is
@@ -1117,6 +1200,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             out.error = Some(queue_error(op_kind, len, off, &e));
             self.put_tag(tag);
             return Issue::End;
+        }
+        if E::SUBMITS_APART {
+            self.queued(tag, out);
         }
         self.i += 1;
         if self.i == self.pattern.len() {
@@ -1188,6 +1274,12 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
 
     #[inline(always)]
     fn complete(&mut self, c: Completion, t1: u64, out: &mut WorkerOutput) -> bool {
+        if E::SUBMITS_APART && self.sub_len > 0 {
+            // Submitted inside the commit or reap that returned this completion: its return is
+            // the clock read after it, unknown when the submission went in with the wait.
+            let t = if self.engine.submitted_with_wait() { NOT_APART } else { t1 };
+            self.submitted(t, out);
+        }
         let s = self.slots[c.tag as usize];
         self.put_tag(c.tag);
         if out.error.is_some() {
@@ -1207,6 +1299,13 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         let d = t1.saturating_sub(s.stamp);
         out.hist.record(s.kind, d);
         out.series.record(s.kind, d);
+        let apart = E::SUBMITS_APART && s.kind.is_data() && s.sub != NOT_APART;
+        if let (true, Some(r)) = (apart, out.split.as_deref_mut()) {
+            let (write, slat, clat) =
+                (s.kind == OpKind::Write, s.sub.saturating_sub(s.stamp), t1.saturating_sub(s.sub));
+            r.record(write, slat, clat);
+            out.series.record_split(write, slat, clat);
+        }
         match s.kind {
             OpKind::Read => {
                 out.data_ops += 1;

@@ -31,6 +31,7 @@ pub mod scale;
 pub mod sched;
 pub mod series;
 pub mod skew;
+pub mod submit;
 pub mod testbed;
 pub mod time;
 pub mod trace;

@@ -621,6 +621,16 @@ pub struct PhaseResult {
     /// figures then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_thread: Vec<ThreadResult>,
+    /// Asynchronous engines (io_uring, libaio): each data op kind's submission latency and
+    /// completion latency from the submission's return, apart (fio's `slat` and `clat`;
+    /// `latency` is their sum, fio's `lat`). Empty for synchronous engines and in records made
+    /// before fsbench timed them apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission: Vec<crate::model::submit::SplitLatency>,
+    /// fio's queue-depth distributions over its threads (`iodepth_level`, `iodepth_submit`,
+    /// `iodepth_complete`); absent in records made before fsbench counted them.
+    #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
+    pub depths: crate::model::submit::DepthCounts,
 }
 
 /// What one thread of a phase (or of a role) did, for a report per thread (fio's clones):
@@ -650,6 +660,13 @@ pub struct ThreadResult {
     /// bandwidth and IOPS samples of each clone); empty otherwise.
     #[serde(default, skip_serializing_if = "crate::model::series::ThreadWindows::is_empty")]
     pub windows: crate::model::series::ThreadWindows,
+    /// Asynchronous engines: its reads' and writes' submission and completion latency apart
+    /// ([`PhaseResult::submission`]); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission: Vec<crate::model::submit::ThreadSplit>,
+    /// Its queue-depth distributions ([`PhaseResult::depths`]).
+    #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
+    pub depths: crate::model::submit::DepthCounts,
 }
 
 /// What fio reports of one thread's latency of one op kind: a summary, not a histogram, to
@@ -713,6 +730,13 @@ pub struct RoleResult {
     /// Context switches and page faults of the role's threads.
     #[serde(default, skip_serializing_if = "RusageCounts::is_zero")]
     pub rusage: RusageCounts,
+    /// Asynchronous engines: submission and completion latency apart
+    /// ([`PhaseResult::submission`]); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission: Vec<crate::model::submit::SplitLatency>,
+    /// Its threads' queue-depth distributions ([`PhaseResult::depths`]).
+    #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
+    pub depths: crate::model::submit::DepthCounts,
 }
 
 impl RoleResult {
@@ -808,6 +832,8 @@ impl PhaseResult {
         self.skipped_ops += o.skipped_ops;
         self.files_created += o.files_created;
         self.passes = self.passes() + o.passes();
+        crate::model::submit::merge_splits(&mut self.submission, &o.submission);
+        self.depths.add(&o.depths);
         // A thread's passes are not kept apart: its figures would be one pass's.
         self.per_thread.clear();
         if !o.cache.met && self.cache.met {

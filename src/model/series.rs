@@ -88,6 +88,64 @@ pub struct PhaseSeries {
     /// when the phase ended (0: not read, or stored before fsbench read it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dirty_throttle_bytes: u64,
+    /// Engines that submit apart (io_uring, libaio): the sums per interval of the submission
+    /// and completion latencies apart ([`crate::model::submit`]); absent otherwise and in runs
+    /// stored before fsbench kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitSums>,
+}
+
+/// Sums per interval of the submission latencies (fio's `slat`) and the completion latencies
+/// from the submission's return (fio's `clat`) of the reads and the writes completed in it,
+/// ns: with `read_ops` and `write_ops`, a window's means (fio's `_slat` and `_clat` logs). A
+/// direction without ops has none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SplitSums {
+    /// Submission latencies of the reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_slat_sum_nanos: Vec<u64>,
+    /// Of the writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_slat_sum_nanos: Vec<u64>,
+    /// Completion latencies of the reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_clat_sum_nanos: Vec<u64>,
+    /// Of the writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_clat_sum_nanos: Vec<u64>,
+}
+
+impl SplitSums {
+    /// Its four arrays, in the field order.
+    fn all_mut(&mut self) -> [&mut Vec<u64>; 4] {
+        [
+            &mut self.read_slat_sum_nanos,
+            &mut self.write_slat_sum_nanos,
+            &mut self.read_clat_sum_nanos,
+            &mut self.write_clat_sum_nanos,
+        ]
+    }
+
+    /// Its four arrays, in the field order.
+    fn all(&self) -> [&Vec<u64>; 4] {
+        [
+            &self.read_slat_sum_nanos,
+            &self.write_slat_sum_nanos,
+            &self.read_clat_sum_nanos,
+            &self.write_clat_sum_nanos,
+        ]
+    }
+
+    /// Pairs of points added up (a series widened to twice its interval).
+    fn widen(&self) -> SplitSums {
+        let sum = |v: &Vec<u64>| v.chunks(2).map(|c| c.iter().sum()).collect::<Vec<u64>>();
+        SplitSums {
+            read_slat_sum_nanos: sum(&self.read_slat_sum_nanos),
+            write_slat_sum_nanos: sum(&self.write_slat_sum_nanos),
+            read_clat_sum_nanos: sum(&self.read_clat_sum_nanos),
+            write_clat_sum_nanos: sum(&self.write_clat_sum_nanos),
+        }
+    }
 }
 
 impl PhaseSeries {
@@ -128,6 +186,23 @@ impl PhaseSeries {
         let n = *ops.get(i).filter(|n| **n > 0)? as u128;
         let sum = *sums.get(i)? as u128;
         // (sum / n + 1/2), truncated, without floating point.
+        Some(((2 * sum + n) / (2 * n)) as u64)
+    }
+
+    /// The mean submission latency (`slat` true) or completion latency from the submission's
+    /// return of the reads (`write` false) or writes completed in point `i`, ns, rounded half
+    /// up as [`Self::mean_lat_nanos`]; `None` when none completed or the series keeps no such
+    /// sums (a synchronous engine's).
+    pub fn mean_split_nanos(&self, i: usize, write: bool, slat: bool) -> Option<u64> {
+        let x = self.split.as_ref()?;
+        let (sums, ops) = match (write, slat) {
+            (false, true) => (&x.read_slat_sum_nanos, &self.read_ops),
+            (true, true) => (&x.write_slat_sum_nanos, &self.write_ops),
+            (false, false) => (&x.read_clat_sum_nanos, &self.read_ops),
+            (true, false) => (&x.write_clat_sum_nanos, &self.write_ops),
+        };
+        let n = *ops.get(i).filter(|n| **n > 0)? as u128;
+        let sum = *sums.get(i)? as u128;
         Some(((2 * sum + n) / (2 * n)) as u64)
     }
 
@@ -207,6 +282,13 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
     if write_lat {
         grow(&mut out.write_lat_sum_nanos);
     }
+    if widened.iter().any(|(s, _, _)| s.split.is_some()) {
+        let mut sums = SplitSums::default();
+        for v in sums.all_mut() {
+            grow(v);
+        }
+        out.split = Some(sums);
+    }
     for (s, off, first) in &widened {
         for i in 0..s.len() {
             let j = i + off;
@@ -226,6 +308,11 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
             if write_lat {
                 out.write_lat_sum_nanos[j] += at(&s.write_lat_sum_nanos);
             }
+            if let (Some(o), Some(q)) = (out.split.as_mut(), s.split.as_ref()) {
+                for (a, b) in o.all_mut().into_iter().zip(q.all()) {
+                    a[j] += b.get(i).copied().unwrap_or(0);
+                }
+            }
             if mem && *first {
                 out.dirty_bytes[j] += at(&s.dirty_bytes);
                 out.writeback_bytes[j] += at(&s.writeback_bytes);
@@ -241,6 +328,17 @@ pub fn merge_ranks(parts: &[(&PhaseSeries, u64, bool)]) -> Option<PhaseSeries> {
             if cpu {
                 out.cpu_user_nanos[j] += at(&s.cpu_user_nanos);
                 out.cpu_sys_nanos[j] += at(&s.cpu_sys_nanos);
+            }
+        }
+    }
+    // A direction no rank kept split sums of keeps none (compact JSON).
+    if let Some(o) = out.split.as_mut() {
+        for (k, v) in o.all_mut().into_iter().enumerate() {
+            let kept = widened
+                .iter()
+                .any(|(s, _, _)| s.split.as_ref().is_some_and(|x| !x.all()[k].is_empty()));
+            if !kept {
+                v.clear();
             }
         }
     }
@@ -279,6 +377,7 @@ impl PhaseSeries {
                 cpu_user_nanos: sum(&s.cpu_user_nanos),
                 cpu_sys_nanos: sum(&s.cpu_sys_nanos),
                 dirty_throttle_bytes: s.dirty_throttle_bytes,
+                split: s.split.as_ref().map(SplitSums::widen),
             };
         }
         s

@@ -10,7 +10,10 @@
 //! 2 s each: 8000 ms, and CPU percentages of one thread's scale). A
 //! synchronous fsbench operation is timed from its call to its return, which is fio's
 //! completion latency of a synchronous engine: `clat_ns` and `lat_ns` carry it, and `slat_ns`
-//! is zero with `N` 0, as fio reports for psync.
+//! is zero with `N` 0, as fio reports for psync. An engine that submits apart (io_uring,
+//! libaio) has its submission timed apart too ([`crate::model::submit`]): `slat_ns` to the
+//! return of the call that submitted the op, `clat_ns` from there, `lat_ns` the op's whole
+//! time, as fio's (and the text's `slat`, `clat` and `lat` lines).
 //!
 //! A job of `numjobs` threads without `group_reporting` is one `jobs[]` entry (and one text
 //! block) per thread, as fio reports each clone: same name and group, each from its thread's
@@ -27,6 +30,7 @@ use crate::model::result::{
     ThreadLatency, ThreadResult,
 };
 use crate::model::series::{RateSamples, SteadyMeasures, SteadyMetric, ThreadWindows};
+use crate::model::submit::{DepthCounts, SplitLatency, ThreadSplit};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -88,6 +92,12 @@ struct Dir {
     /// fio's file-operation engines: the op is recorded as completion latency alone (fio's
     /// `lat_ns` has `N` 0 for them).
     clat_only: bool,
+    /// Engines that submit apart (io_uring, libaio): the submission latency (fio's `slat`) of
+    /// the parts that have it.
+    slat: crate::model::submit::Moments,
+    /// And their completion latency from the submission's return (fio's `clat`); the
+    /// direction's own latency is then fio's `lat`.
+    clat: Option<Box<Dir>>,
 }
 
 /// A direction's latency as fio reports it.
@@ -122,6 +132,31 @@ impl Dir {
                 }
             }
         }
+    }
+
+    /// A part's submission and completion latency apart (engines that submit apart).
+    fn add_split(&mut self, s: Option<&SplitLatency>) {
+        if let Some(s) = s {
+            self.slat.merge(&s.slat);
+            self.clat.get_or_insert_with(Box::default).add(0, 0, Some(&s.clat));
+        }
+    }
+
+    /// A thread's submission and completion latency apart.
+    fn add_thread_split(&mut self, s: Option<&ThreadSplit>) {
+        if let Some(s) = s {
+            self.slat.merge(&s.slat);
+            self.clat.get_or_insert_with(Box::default).add_thread(0, 0, Some(&s.clat));
+        }
+    }
+
+    /// Its submission latency and completion latency apart, when every op of it has them
+    /// (fio's `slat` and `clat` of an engine that submits apart); `None`: a synchronous
+    /// engine, whose one latency is fio's `clat` and `lat` both.
+    fn split(&self) -> Option<(&crate::model::submit::Moments, &Dir)> {
+        let c = self.clat.as_deref()?;
+        (self.ops > 0 && c.ops == self.ops && self.slat.count == self.ops)
+            .then_some((&self.slat, c))
     }
 
     /// One thread's figures (a clone has one timed phase: [`clones_kept`]).
@@ -218,8 +253,17 @@ impl Dir {
             "total_ios": self.ops,
             "short_ios": 0,
             "drop_ios": 0,
-            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-            "clat_ns": self.lat_json(pct.clat, list),
+            "slat_ns": match self.split() {
+                Some((m, _)) => json!({
+                    "min": m.min_nanos, "max": m.max_nanos, "mean": m.mean_nanos,
+                    "stddev": m.stddev_nanos, "N": m.count,
+                }),
+                None => json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}),
+            },
+            "clat_ns": match self.split() {
+                Some((_, c)) => c.lat_json(pct.clat, list),
+                None => self.lat_json(pct.clat, list),
+            },
             "lat_ns": if self.clat_only {
                 json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0})
             } else {
@@ -274,6 +318,9 @@ struct Job<'a> {
     plist: Option<Vec<f64>>,
     /// Its own section's options (fio's `job options`; a merged group's: its first job's).
     options: &'a [(String, String)],
+    /// Its threads' queue-depth counts (fio's `iodepth_level`, `iodepth_submit`,
+    /// `iodepth_complete`).
+    depths: DepthCounts,
 }
 
 impl Job<'_> {
@@ -294,6 +341,16 @@ struct Figures<'p> {
     sys: u64,
     rusage: RusageCounts,
     latency: Lat<'p>,
+    /// Engines that submit apart: submission and completion latency apart.
+    split: Split<'p>,
+    /// fio's queue-depth distributions.
+    depths: DepthCounts,
+}
+
+/// A phase's or role's split latencies ([`SplitLatency`]), or a thread's.
+enum Split<'p> {
+    Merged(&'p [SplitLatency]),
+    Thread(&'p [ThreadSplit]),
 }
 
 /// A phase's or role's latency histograms, or a thread's summaries.
@@ -313,6 +370,8 @@ impl<'p> Figures<'p> {
             sys: t.cpu_sys_nanos,
             rusage: t.rusage,
             latency: Lat::Thread(&t.latency),
+            split: Split::Thread(&t.submission),
+            depths: t.depths,
         }
     }
 }
@@ -373,6 +432,8 @@ impl<'a> Job<'a> {
                     sys: p.cpu_sys_nanos,
                     rusage: p.rusage,
                     latency: Lat::Merged(&p.latency),
+                    split: Split::Merged(&p.submission),
+                    depths: p.depths,
                 },
                 (None, Some(name)) => {
                     let Some(r) = p.roles.iter().find(|r| r.name == name) else {
@@ -387,6 +448,8 @@ impl<'a> Job<'a> {
                         sys: r.cpu_sys_nanos,
                         rusage: r.rusage,
                         latency: Lat::Merged(&r.latency),
+                        split: Split::Merged(&r.submission),
+                        depths: r.depths,
                     }
                 }
             };
@@ -408,8 +471,21 @@ impl<'a> Job<'a> {
                         self.sync.add_thread(0, t, lat(OpKind::Fsync).or(lat(OpKind::Fdatasync)));
                     }
                 }
+                match f.split {
+                    Split::Merged(l) => {
+                        let at = |k: OpKind| l.iter().find(|l| l.op == k);
+                        self.read.add_split(at(OpKind::Read));
+                        self.write.add_split(at(OpKind::Write));
+                    }
+                    Split::Thread(l) => {
+                        let at = |k: OpKind| l.iter().find(|l| l.op == k);
+                        self.read.add_thread_split(at(OpKind::Read));
+                        self.write.add_thread_split(at(OpKind::Write));
+                    }
+                }
             }
             wall += f.wall_nanos;
+            self.depths.add(&f.depths);
             self.thread_wall += f.thread_nanos;
             self.usr += f.usr;
             self.sys += f.sys;
@@ -764,6 +840,18 @@ fn job_json(j: &Job<'_>, facts: Value) -> Value {
         "latency_window": 0,
         "fsbench": facts,
     });
+    if !j.depths.is_empty() {
+        let d = &j.depths;
+        let keys = |names: [&str; 7], map: &[u64; 7], total: u64| -> Value {
+            let p = DepthCounts::percents(map, total);
+            Value::Object(names.iter().zip(p).map(|(k, v)| (k.to_string(), json!(v))).collect())
+        };
+        const LEVEL: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+        const COUNT: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+        v["iodepth_level"] = keys(LEVEL, &d.level, j.read.ops + j.write.ops);
+        v["iodepth_submit"] = keys(COUNT, &d.submit, d.submit.iter().sum());
+        v["iodepth_complete"] = keys(COUNT, &d.complete, d.complete.iter().sum());
+    }
     if j.unrun.is_some() {
         if let Some(o) = v.as_object_mut() {
             for k in ["latency_depth", "latency_target", "latency_percentile", "latency_window"] {
@@ -943,20 +1031,43 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             );
             if let Some(f) = d.figures(j.quantiles()) {
                 let us = |n: f64| n / 1000.0;
-                let _ = writeln!(
-                    o,
-                    "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
-                    us(f.min as f64),
-                    us(f.max as f64),
-                    us(f.mean),
-                    us(f.stddev)
-                );
-                // fsbench's clat is its lat (no submission step is timed apart): one table,
-                // under each name the job asks for, as fio names them.
+                let line = |o: &mut String, kind: &str, min: u64, max: u64, mean: f64, sd: f64| {
+                    let _ = writeln!(
+                        o,
+                        "    {kind:>4} (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
+                        us(min as f64),
+                        us(max as f64),
+                        us(mean),
+                        us(sd)
+                    );
+                };
+                // An engine that submits apart: fio's three lines, and the clat table from
+                // the completion latency; otherwise fsbench's clat is its lat (no submission
+                // step is timed apart): one table, under each name the job asks for.
+                let clat = d.split().and_then(|(m, c)| Some((m, c.figures(j.quantiles())?)));
+                match &clat {
+                    Some((m, c)) => {
+                        line(
+                            &mut o,
+                            "slat",
+                            m.min_nanos,
+                            m.max_nanos,
+                            m.mean_nanos,
+                            m.stddev_nanos,
+                        );
+                        line(&mut o, "clat", c.min, c.max, c.mean, c.stddev);
+                        line(&mut o, "lat", f.min, f.max, f.mean, f.stddev);
+                    }
+                    None => line(&mut o, "clat", f.min, f.max, f.mean, f.stddev),
+                }
                 for (on, kind) in [(j.pct.clat, "clat"), (j.pct.lat, "lat")] {
                     if !on {
                         continue;
                     }
+                    let f = match (&clat, kind) {
+                        (Some((_, c)), "clat") => c,
+                        _ => &f,
+                    };
                     let _ = writeln!(o, "    {kind} percentiles (usec):");
                     let at: Vec<(&f64, &u64)> = f.quantiles.iter().zip(&f.percentiles).collect();
                     for row in at.chunks(4) {
@@ -982,6 +1093,26 @@ pub fn fio_text(report: &Report, ctx: &FioContext) -> String {
             j.rusage.major_faults,
             j.rusage.minor_faults
         );
+        if !j.depths.is_empty() {
+            // fio's three lines of its depth distributions, one decimal.
+            let d = &j.depths;
+            let line = |names: [&str; 7], map: &[u64; 7], total: u64| -> String {
+                let p = DepthCounts::percents(map, total);
+                names
+                    .iter()
+                    .zip(p)
+                    .map(|(k, v)| format!("{k}={v:.1}%"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let level = ["1", "2", "4", "8", "16", "32", ">=64"];
+            let count = ["0", "4", "8", "16", "32", "64", ">=64"];
+            let (ops, subs, comps) =
+                (j.read.ops + j.write.ops, d.submit.iter().sum(), d.complete.iter().sum());
+            let _ = writeln!(o, "  IO depths    : {}", line(level, &d.level, ops));
+            let _ = writeln!(o, "     submit    : {}", line(count, &d.submit, subs));
+            let _ = writeln!(o, "     complete  : {}", line(count, &d.complete, comps));
+        }
         if let Some(ss) = steady_of(j) {
             let _ = writeln!(o, "{}", ss.line());
         }

@@ -15,8 +15,11 @@
 //! adds 0.5 to its running mean and truncates; here the sum over the count, in whole numbers).
 //! fio closes a latency window when an op completes after its end, and the last one, partial,
 //! when the job ends: here every window with ops in a direction has its line, the last one
-//! stamped with the phase's end. A `_slat` file is a synchronous engine's, which fio writes
-//! empty (no submission step); the translation refuses it for the others.
+//! stamped with the phase's end. A synchronous engine's `_slat` file is empty, as fio writes it
+//! (no submission step), and its `_clat` the op's whole time. An engine that submits apart
+//! (io_uring, libaio) has its submission timed apart: its `_slat` and `_clat` files carry the
+//! window's mean submission latency and completion latency from the submission's return
+//! ([`PhaseSeries::split`]), as fio's.
 
 use crate::fio::{JobLogs, LogKind};
 use crate::model::result::{PhaseResult, TestResult};
@@ -38,6 +41,14 @@ pub enum LogError {
     /// fsbench kept them), so no mean latency per window.
     #[error("fio job `{job}`: its series keeps no latency sums per window, so its latency log files were not written")]
     NoLatency {
+        /// fio's job name.
+        job: String,
+    },
+    /// An engine that submits apart did not time every op's submission apart (io_uring hands
+    /// a request to the kernel in the call that waits for it at depth 1), so no `_slat` or
+    /// `_clat` means per window.
+    #[error("fio job `{job}`: not every op's submission was timed apart (io_uring submits in the call that waits for its completion at iodepth 1), so its slat and clat log files were not written; add disable_slat=1 and disable_clat=1")]
+    NoSplit {
         /// fio's job name.
         job: String,
     },
@@ -84,6 +95,10 @@ pub fn log_files(
             if matches!(kind, LogKind::Lat | LogKind::Clat) && !has_lat_sums(series) {
                 return Err(LogError::NoLatency { job: l.job.clone() });
             }
+            let split = series.split.is_some() || !phase.submission.is_empty();
+            if split && *kind != LogKind::Lat && !split_covers(phase, series) {
+                return Err(LogError::NoSplit { job: l.job.clone() });
+            }
             out.push((name.clone(), render(series, *kind, phase.wall_nanos)));
         }
     }
@@ -106,12 +121,36 @@ fn has_lat_sums(s: &PhaseSeries) -> bool {
     covers(&s.read_ops, &s.read_lat_sum_nanos) && covers(&s.write_ops, &s.write_lat_sum_nanos)
 }
 
+/// Whether the series' submission and completion sums cover every op of the phase: the phase
+/// timed each read's and write's submission apart, and the series kept their sums.
+fn split_covers(phase: &PhaseResult, series: &PhaseSeries) -> bool {
+    use crate::model::job::OpKind;
+    let Some(x) = series.split.as_ref() else { return false };
+    let count = |op: OpKind| phase.latency.iter().find(|l| l.op == op).map_or(0, |l| l.count);
+    let split =
+        |op: OpKind| phase.submission.iter().find(|s| s.op == op).map_or(0, |s| s.slat.count);
+    let covers = |ops: &[u64], sums: &[u64]| ops.iter().skip(sums.len()).all(|n| *n == 0);
+    [OpKind::Read, OpKind::Write].iter().all(|op| count(*op) == split(*op))
+        && covers(&series.read_ops, &x.read_slat_sum_nanos)
+        && covers(&series.read_ops, &x.read_clat_sum_nanos)
+        && covers(&series.write_ops, &x.write_slat_sum_nanos)
+        && covers(&series.write_ops, &x.write_clat_sum_nanos)
+}
+
 /// One log's text: a line per window that ended by `wall_nanos` and direction with I/O (a
 /// latency log: per window and direction with I/O, the last one partial).
 pub fn render(series: &PhaseSeries, kind: LogKind, wall_nanos: u64) -> String {
     match kind {
         LogKind::Bw | LogKind::Iops => {}
-        LogKind::Lat | LogKind::Clat => return render_lat(series, wall_nanos),
+        LogKind::Lat => return render_lat(series, wall_nanos, Mean::Lat),
+        // An engine that submits apart: from the submission's return; else the op's time.
+        LogKind::Clat if series.split.is_some() => {
+            return render_lat(series, wall_nanos, Mean::Clat)
+        }
+        LogKind::Clat => return render_lat(series, wall_nanos, Mean::Lat),
+        LogKind::Slat if series.split.is_some() => {
+            return render_lat(series, wall_nanos, Mean::Slat)
+        }
         // A synchronous engine's: no submission step timed, no line (fio's is empty too).
         LogKind::Slat => return String::new(),
     }
@@ -146,12 +185,24 @@ pub fn render(series: &PhaseSeries, kind: LogKind, wall_nanos: u64) -> String {
     o
 }
 
+/// Which latency a latency log's lines are the mean of.
+#[derive(Clone, Copy)]
+enum Mean {
+    /// The op's whole time (fio's `lat`; a synchronous engine's `clat` too).
+    Lat,
+    /// Its submission (fio's `slat`).
+    Slat,
+    /// From its submission's return to its completion (fio's `clat` of an engine that submits
+    /// apart).
+    Clat,
+}
+
 /// A latency log's text: per window and direction with ops, the window's end in ms and the
 /// mean latency of its ops in ns. The last, partial window ends with the phase, and is stamped
 /// at least a ms after its start, so that stamps increase (the phase's wall time is taken from
 /// the workers' release a little after the series' origin: a phase that ends a fraction of a
 /// ms into a window would otherwise stamp it as the window before).
-fn render_lat(series: &PhaseSeries, wall_nanos: u64) -> String {
+fn render_lat(series: &PhaseSeries, wall_nanos: u64, mean: Mean) -> String {
     let mut o = String::new();
     let interval = series.interval_nanos.max(1);
     let points = series.read_ops.len().max(series.write_ops.len());
@@ -164,7 +215,12 @@ fn render_lat(series: &PhaseSeries, wall_nanos: u64) -> String {
             (wall_nanos / 1_000_000).max(start / 1_000_000 + 1)
         };
         for (ddir, write) in [(0, false), (1, true)] {
-            if let Some(mean) = series.mean_lat_nanos(i, write) {
+            let m = match mean {
+                Mean::Lat => series.mean_lat_nanos(i, write),
+                Mean::Slat => series.mean_split_nanos(i, write, true),
+                Mean::Clat => series.mean_split_nanos(i, write, false),
+            };
+            if let Some(mean) = m {
                 let _ = writeln!(o, "{ms}, {mean}, {ddir}, 0, 0");
             }
         }
@@ -243,6 +299,69 @@ mod tests {
         );
         let files = log_files(&logs, &[test(s)]).expect("files");
         assert_eq!(files, vec![("p_lat.1.log".to_string(), lat)]);
+    }
+
+    /// An engine that submits apart: its slat and clat logs are the window's mean submission
+    /// and completion latencies from their sums; refused when the phase did not time every
+    /// op's submission apart (io_uring at depth 1 keeps no split for its ops).
+    #[test]
+    fn slat_and_clat_lines_of_an_engine_that_submits_apart_are_their_own_means() {
+        use crate::model::job::OpKind;
+        use crate::model::series::SplitSums;
+        let mut s = series();
+        s.read_lat_sum_nanos = vec![100 * 150_000, 0, 101 * 200_000, 50 * 90_000];
+        s.write_lat_sum_nanos = vec![50 * 1_000_000, 25 * 2_000_000, 0, 0];
+        s.split = Some(SplitSums {
+            read_slat_sum_nanos: vec![100 * 5_000, 0, 101 * 7_000, 50 * 1_001],
+            write_slat_sum_nanos: vec![50 * 20_000 + 25, 25 * 30_000, 0, 0],
+            read_clat_sum_nanos: vec![100 * 145_000, 0, 101 * 193_000, 50 * 88_999],
+            write_clat_sum_nanos: vec![50 * 980_000 - 25, 25 * 1_970_000, 0, 0],
+        });
+        let wall = 1_900_000_000;
+        assert_eq!(
+            render(&s, LogKind::Slat, wall),
+            "500, 5000, 0, 0, 0\n500, 20001, 1, 0, 0\n1000, 30000, 1, 0, 0\n\
+             1500, 7000, 0, 0, 0\n1900, 1001, 0, 0, 0\n"
+        );
+        assert_eq!(
+            render(&s, LogKind::Clat, wall),
+            "500, 145000, 0, 0, 0\n500, 980000, 1, 0, 0\n1000, 1970000, 1, 0, 0\n\
+             1500, 193000, 0, 0, 0\n1900, 88999, 0, 0, 0\n"
+        );
+        let logs = vec![JobLogs {
+            job: "j".into(),
+            test_id: "j".into(),
+            avg_msec: 500,
+            files: vec![(LogKind::Slat, "p_slat.1.log".into())],
+            file: "t.fio".into(),
+            line: 3,
+        }];
+        // The phase's split covers its reads and writes: written.
+        let mut t = one_test(s.clone(), wall);
+        let p = &mut t.reps[0].phases[0];
+        let lat = |op: OpKind, count: u64| crate::model::result::OpLatency {
+            op,
+            count,
+            mean_nanos: 0.0,
+            min_nanos: 0,
+            p50_nanos: 0,
+            p90_nanos: 0,
+            p99_nanos: 0,
+            p999_nanos: 0,
+            max_nanos: 0,
+            histogram_b64: String::new(),
+        };
+        let split = |op: OpKind, count: u64| crate::model::submit::SplitLatency {
+            op,
+            slat: crate::model::submit::Moments { count, ..Default::default() },
+            clat: lat(op, count),
+        };
+        p.latency = vec![lat(OpKind::Read, 251), lat(OpKind::Write, 75)];
+        p.submission = vec![split(OpKind::Read, 251), split(OpKind::Write, 75)];
+        assert!(log_files(&logs, std::slice::from_ref(&t)).is_ok());
+        // Some reads submitted with their wait: refused, no mean made up.
+        t.reps[0].phases[0].submission[0].slat.count = 250;
+        assert_eq!(log_files(&logs, &[t]), Err(LogError::NoSplit { job: "j".into() }));
     }
 
     /// A test `j` whose one timed phase lasted `wall` with `series`.

@@ -214,6 +214,8 @@ fn the_terminal_and_the_html_show_one_latency_and_the_roles_figures() {
             cpu_user_nanos: 0,
             cpu_sys_nanos: 0,
             rusage: Default::default(),
+            submission: Vec::new(),
+            depths: Default::default(),
         }];
     }
     let r = build_report(vec![c], &opts(), 0, false);
@@ -388,6 +390,8 @@ fn fio_json_reports_each_job_of_a_group_and_merges_them_with_group_reporting() {
         cpu_user_nanos: 300_000_000,
         cpu_sys_nanos: 600_000_000,
         rusage: Default::default(),
+        submission: Vec::new(),
+        depths: Default::default(),
     }];
     let r = build_report(vec![c], &opts(), 0, false);
     let place = |name: &str, role: Option<&str>, threads, reporting| JobPlace {
@@ -495,6 +499,8 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         },
         latency: vec![crate::model::latency::thread_latency(op, &hist(ops, nanos))],
         windows: Default::default(),
+        submission: Vec::new(),
+        depths: Default::default(),
     };
     let mut c = config("ext4", &[100.0], 0);
     c.run.tests[0].threads = 2;
@@ -524,6 +530,8 @@ fn fio_json_reports_each_clone_from_its_threads_record_and_old_records_merged() 
         cpu_user_nanos: 0,
         cpu_sys_nanos: 0,
         rusage: crate::model::result::RusageCounts { voluntary_switches: 30, ..Default::default() },
+        submission: Vec::new(),
+        depths: Default::default(),
     }];
     p.rusage.voluntary_switches = 400;
     let old = {
@@ -707,6 +715,8 @@ fn with_writer(label: &str, mibs: &[f64], writer: f64) -> crate::model::report::
             cpu_user_nanos: 0,
             cpu_sys_nanos: 0,
             rusage: Default::default(),
+            submission: Vec::new(),
+            depths: Default::default(),
         }];
     }
     c

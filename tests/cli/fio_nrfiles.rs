@@ -217,7 +217,8 @@ fn nrfiles_write_lays_out_each_file_and_writes_them_in_turn_as_fio() {
             .map(|l| {
                 let fd = l["pwrite64(".len()..].split(',').next().unwrap_or("").to_string();
                 let head = l.rsplit_once(") = ").map_or("", |x| x.0);
-                (fd, head.rsplit(", ").next().unwrap_or("").trim().parse().unwrap())
+                let off = head.rsplit(',').next().unwrap_or("").trim().parse();
+                (fd, off.unwrap_or_else(|e| panic!("{who}: {e}: no offset in {l:?}\n{log}")))
             })
             .collect();
         assert_eq!(writes.len(), 8, "{who}: {writes:?}");

@@ -27,6 +27,7 @@ mod fio_seed;
 mod fio_sem;
 mod fio_seq;
 mod fio_share;
+mod fio_slat;
 mod fio_steady;
 mod fio_sync;
 mod fio_unaligned;

@@ -231,6 +231,7 @@ fn setup_error(e: io::Error, depth: u32) -> io::Error {
 
 impl IoEngine for Libaio {
     const SPEC: &'static EngineSpec = &crate::workload::engines::libaio::SPEC;
+    const SUBMITS_APART: bool = true;
     type Options = ();
 
     fn options(_o: &EngineOptions) {}
@@ -312,6 +313,11 @@ impl IoEngine for Libaio {
     }
 
     #[inline(always)]
+    fn unsubmitted(&self) -> usize {
+        self.pending()
+    }
+
+    #[inline(always)]
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize> {
         self.commit()?;
         let mut n = 0;
@@ -349,6 +355,14 @@ impl IoEngine for Libaio {
             self.commit()?;
         }
         Ok(n)
+    }
+}
+
+impl Libaio {
+    /// Control blocks queued and not yet taken by `io_submit` ([`IoEngine::unsubmitted`]).
+    #[inline(always)]
+    fn pending(&self) -> usize {
+        self.tail - self.head
     }
 }
 

@@ -195,6 +195,12 @@ pub trait IoEngine: Send + Sized {
     /// What the engine can do.
     const CAPS: Caps = Self::SPEC.caps;
 
+    /// Whether the engine hands queued requests to the kernel in a call of their own (io_uring,
+    /// libaio), whose return the worker times: fio's submission latency (`slat`) runs from an
+    /// op's start to it, its completion latency (`clat`) from it to the completion. A
+    /// synchronous engine does the whole op in one call and has no submission step.
+    const SUBMITS_APART: bool = false;
+
     /// The engine's own options, as it reads them (`()` for an engine without keys).
     type Options: Send + Sync;
 
@@ -235,6 +241,28 @@ pub trait IoEngine: Send + Sized {
     /// Write completions to `out`, waiting until at least `min` are available (or every
     /// in-flight request has completed); returns how many were written.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> std::io::Result<usize>;
+
+    /// Requests the worker queued that the engine has not yet handed to the kernel (engines
+    /// with [`IoEngine::SUBMITS_APART`]). Requests go to the kernel in the order they were
+    /// queued, so the worker knows which of its requests a `queue`, `commit` or `reap` call
+    /// submitted: the oldest ones, as many as this count fell. A request the engine completes
+    /// without the kernel's queue (a sync done inline, a request refused at submission) counts
+    /// as submitted by the call that completed it. Resubmissions of the engine's own (the rest
+    /// of a short transfer) are not counted. A field read: called after every call that may
+    /// submit.
+    #[inline(always)]
+    fn unsubmitted(&self) -> usize {
+        0
+    }
+
+    /// Whether the last `reap` handed the worker's queued requests to the kernel in the same
+    /// call that waited for completions (io_uring at depth 1, where the request goes in with
+    /// the wait for it): their submission's return is then not known apart from a
+    /// completion's, and the worker records no submission latency for them. Clears the mark.
+    #[inline(always)]
+    fn submitted_with_wait(&mut self) -> bool {
+        false
+    }
 
     /// Open a data file by path, with `std`'s flags (`openat(AT_FDCWD, path, flags|O_CLOEXEC,
     /// 0666)`, exactly the call `std::fs::OpenOptions::open` makes).

@@ -290,6 +290,9 @@ pub struct Uring<R: Ring = KernelRing> {
     ready: Vec<Completion>,
     /// Submit once this many are pushed (0: at each reap).
     batch_submit: usize,
+    /// A reap submitted requests in the call that waited for completions
+    /// ([`IoEngine::submitted_with_wait`]).
+    joined: bool,
     /// Wait for at least this many completions per reap.
     batch_complete: usize,
     /// Polled completions: an EOPNOTSUPP completion means the device cannot poll.
@@ -376,6 +379,7 @@ impl Pending {
 
 impl<R: Ring + Send> IoEngine for Uring<R> {
     const SPEC: &'static EngineSpec = &crate::workload::engines::uring::SPEC;
+    const SUBMITS_APART: bool = true;
     type Options = UringOpts;
 
     fn options(o: &EngineOptions) -> UringOpts {
@@ -397,6 +401,7 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
             unsubmitted: 0,
             ready: Vec::with_capacity(depth as usize),
             batch_submit: o.batch_submit as usize,
+            joined: false,
             batch_complete: o.batch_complete.max(1) as usize,
             iopoll: o.iopoll,
             fixedbufs: o.fixedbufs,
@@ -429,6 +434,19 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
             self.unsubmitted = 0;
         }
         Ok(())
+    }
+
+    /// Entries pushed since the last submission. A reap always ends with nothing unsubmitted
+    /// (its resubmissions of short transfers included), so after a `queue` these are the
+    /// worker's own requests.
+    #[inline(always)]
+    fn unsubmitted(&self) -> usize {
+        self.unsubmitted
+    }
+
+    #[inline(always)]
+    fn submitted_with_wait(&mut self) -> bool {
+        std::mem::take(&mut self.joined)
     }
 
     #[inline(always)]
@@ -467,6 +485,7 @@ impl<R: Ring + Send> IoEngine for Uring<R> {
                 return Ok(n);
             }
             // One system call: submit what is queued and wait for a completion.
+            self.joined |= self.unsubmitted > 0;
             self.ring.submit_and_wait(1)?;
             self.unsubmitted = 0;
         }

@@ -10,8 +10,9 @@
 //! - `ramp_time`: fio's time stamps count from the job's start, fsbench's series from its timed
 //!   phase;
 //! - jobs whose `log_avg_msec` differ: one run has one series interval;
-//! - `write_lat_log`'s `slat` and `clat` files with an asynchronous engine (io_uring, libaio):
-//!   fio times submission and completion apart, fsbench times each op once ([`lat_files`]).
+//! - `write_lat_log`'s `slat` and `clat` files with io_uring at iodepth 1 (the request goes to
+//!   the kernel in the call that waits for it) or fio's null engine at a depth (fsbench's does
+//!   each op at once): their submission is not timed apart ([`lat_files`]).
 //!
 //! File names follow fio 3.33's `init.c`: `PREFIX_bw.N.log`, `PREFIX_iops.N.log` and
 //! `PREFIX_lat.N.log`, `PREFIX_slat.N.log`, `PREFIX_clat.N.log`, N the job's thread number
@@ -182,8 +183,8 @@ pub fn file_name(prefix: &str, suffix: &str, number: Option<u64>) -> String {
 /// engine cannot have them. fsbench times each op once, from its start (its call, or its
 /// scheduled start under a rate) to its completion: fio's total latency (`lat`). A synchronous
 /// engine has no submission step: fio's `clat` is the same time but for the op's preparation,
-/// and its `slat` file has no line (fio 3.33 writes it empty). An asynchronous engine's
-/// submission and completion fio times apart, and fsbench does not.
+/// and its `slat` file has no line (fio 3.33 writes it empty). io_uring and libaio have their
+/// submission timed apart, as fio's, except io_uring at depth 1 (submitted with the wait).
 fn lat_files(job: &Job, line: usize) -> Result<Vec<(LogKind, &'static str)>, FioError> {
     let reduce = job.bool("gtod_reduce")?.unwrap_or(false);
     let mut kept = Vec::new();
@@ -204,8 +205,22 @@ fn lat_files(job: &Job, line: usize) -> Result<Vec<(LogKind, &'static str)>, Fio
         "null" => depth > 1,
         _ => false,
     };
-    if asynchronous && kept.iter().any(|(k, _)| *k != LogKind::Lat) {
-        return Err(job.err("write_lat_log", line, format!("with ioengine={engine}: fio times an asynchronous engine's submission (slat) and completion (clat) apart, fsbench times each op once, from its start to its completion (fio's total latency); add disable_slat=1 and disable_clat=1 to write PREFIX_lat.N.log alone, or use a synchronous engine (psync)")));
+    // io_uring and libaio have their submission timed apart, but io_uring at depth 1 without
+    // batching submits in the call that waits for the request; fsbench's null engine does not
+    // queue apart at all.
+    let batch = job.int("iodepth_batch")?.map(|(b, _)| b);
+    let apart = match engine {
+        "libaio" => true,
+        "io_uring" => depth > 1 || batch.is_some_and(|b| b >= 1),
+        _ => false,
+    };
+    if asynchronous && !apart && kept.iter().any(|(k, _)| *k != LogKind::Lat) {
+        let why = if engine == "io_uring" {
+            "fsbench's io_uring at iodepth 1 hands each request to the kernel in the io_uring_enter that waits for it, so its submission (slat) is not timed apart from its completion (clat)"
+        } else {
+            "fio times an asynchronous engine's submission (slat) and completion (clat) apart, fsbench's null engine does each op at once"
+        };
+        return Err(job.err("write_lat_log", line, format!("with ioengine={engine} at iodepth={depth}: {why}; add disable_slat=1 and disable_clat=1 to write PREFIX_lat.N.log alone, or use a synchronous engine (psync)")));
     }
     Ok(kept)
 }
@@ -326,19 +341,34 @@ mod tests {
         }
     }
 
-    /// An asynchronous engine's submission and completion latencies, which fio logs apart and
-    /// fsbench does not time apart, are refused at write_lat_log's line; its total latency
-    /// alone is written.
+    /// io_uring and libaio have their submission timed apart: all three files, as fio's. Not
+    /// io_uring at iodepth 1 without iodepth_batch (submitted in the call that waits for it)
+    /// nor fio's null engine at a depth (fsbench's does each op at once): their slat and clat
+    /// files are refused at write_lat_log's line, and their total latency alone is written.
     #[test]
-    fn an_asynchronous_engine_gets_its_total_latency_log_alone() {
-        for engine in ["io_uring", "libaio"] {
+    fn engines_that_submit_apart_get_the_three_files_and_the_others_their_lat_alone() {
+        let names = |l: Vec<JobLogs>| -> Vec<String> {
+            l[0].files.iter().map(|(_, n)| n.clone()).collect()
+        };
+        for (engine, depth) in [("libaio", 1), ("libaio", 4), ("io_uring", 4)] {
             let job = format!(
-                "[j]\n{JOB}ioengine={engine}\niodepth=4\nlog_avg_msec=100\nwrite_lat_log=x\n"
+                "[j]\n{JOB}ioengine={engine}\niodepth={depth}\nlog_avg_msec=100\nwrite_lat_log=x\n"
+            );
+            let l = logs(&job);
+            assert_eq!(names(l), ["x_lat.1.log", "x_slat.1.log", "x_clat.1.log"], "{engine}");
+        }
+        let l = logs(&format!(
+            "[j]\n{JOB}ioengine=io_uring\niodepth_batch=1\nlog_avg_msec=100\nwrite_lat_log=x\n"
+        ));
+        assert_eq!(l[0].files.len(), 3, "io_uring submitting as it queues");
+        for (engine, depth) in [("io_uring", 1), ("null", 4)] {
+            let job = format!(
+                "[j]\n{JOB}ioengine={engine}\niodepth={depth}\nlog_avg_msec=100\nwrite_lat_log=x\n"
             );
             let e = err(&job);
             assert!(
                 e.contains("t.fio:10")
-                    && e.contains(&format!("ioengine={engine}"))
+                    && e.contains(&format!("ioengine={engine} at iodepth={depth}"))
                     && e.contains("disable_slat=1 and disable_clat=1"),
                 "{e}"
             );

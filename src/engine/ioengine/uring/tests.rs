@@ -504,3 +504,36 @@ fn a_workers_ring_takes_completions_when_it_waits_as_fios_does() {
         }
     }
 }
+
+/// What the worker reads to time submission apart: the requests pushed and not yet submitted,
+/// and whether a reap submitted them in the call that waited (then their submission's return
+/// is not known apart from a completion's).
+#[test]
+fn the_engine_says_what_is_unsubmitted_and_when_a_reap_submitted_with_its_wait() {
+    let mut bufs = vec![[0u8; 512]; 4];
+    // Depth 1, fio's defaults here: the request goes in with the wait for it.
+    let mut e = engine_with(&[], false, 1, &UringOpts::default());
+    unsafe { e.queue(read(0, &mut bufs[0], 0)).unwrap() };
+    assert_eq!(e.unsubmitted(), 1);
+    let mut out = [Completion::default(); 4];
+    assert_eq!(e.reap(1, &mut out).unwrap(), 1);
+    assert_eq!(e.unsubmitted(), 0);
+    assert!(e.submitted_with_wait(), "submitted in the waiting enter");
+    assert!(!e.submitted_with_wait(), "the mark is cleared when read");
+    // Each request submitted as it is queued: nothing goes in with a wait.
+    let o = UringOpts { batch_submit: 1, ..UringOpts::default() };
+    let mut e = engine_with(&[], false, 4, &o);
+    for (k, b) in bufs.iter_mut().enumerate() {
+        unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
+        assert_eq!(e.unsubmitted(), 0, "submitted by its queue");
+    }
+    assert_eq!(e.reap(4, &mut out).unwrap(), 4);
+    assert!(!e.submitted_with_wait());
+    // A batch of 2 with 3 queued: the third waits for the reap.
+    let o = UringOpts { batch_submit: 2, ..UringOpts::default() };
+    let mut e = engine_with(&[], false, 4, &o);
+    for (k, b) in bufs.iter_mut().enumerate().take(3) {
+        unsafe { e.queue(read(k as u32, b, 0)).unwrap() };
+    }
+    assert_eq!(e.unsubmitted(), 1);
+}
