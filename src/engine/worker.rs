@@ -868,15 +868,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         if self.drop_due {
             self.drop_cache(out)?;
         }
-        if self.phase.fadvise_hint {
-            let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
-            let advice =
-                if random { rustix::fs::Advice::Random } else { rustix::fs::Advice::Sequential };
-            if let Some(file) = self.file.as_ref() {
-                rustix::fs::fadvise(file, 0, None, advice).map_err(|e| {
-                    EngineError::io("fadvise(RANDOM or SEQUENTIAL)", Some(path.into()), &e.into())
-                })?;
-            }
+        if let Some(file) = self.file.as_ref() {
+            advise(file, self.advice(), path)?;
         }
         Ok(now_ns())
     }
@@ -945,12 +938,25 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         Issue::Queued
     }
 
+    /// `fadvise_hint` (fio's): the advice for each opened file, RANDOM when the pattern has
+    /// random offsets, else SEQUENTIAL; `None` without the hint.
+    fn advice(&self) -> Option<rustix::fs::Advice> {
+        let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
+        self.phase.fadvise_hint.then_some(if random {
+            rustix::fs::Advice::Random
+        } else {
+            rustix::fs::Advice::Sequential
+        })
+    }
+
     /// Engines that submit apart: request `tag` was queued; if the call submitted requests,
     /// read the clock once and stamp them.
     #[inline(always)]
     fn queued(&mut self, tag: u32, out: &mut WorkerOutput) {
         let cap = self.sub_fifo.len();
-        self.sub_fifo[(self.sub_head + self.sub_len) % cap] = tag;
+        // A ring of at most `cap` tags: wrap by a comparison, not a division per op.
+        let at = self.sub_head + self.sub_len;
+        self.sub_fifo[if at >= cap { at - cap } else { at }] = tag;
         self.sub_len += 1;
         if self.engine.unsubmitted() < self.sub_len {
             self.submitted(now_ns(), out);
@@ -970,10 +976,24 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         for _ in 0..k {
             let tag = self.sub_fifo[self.sub_head];
             self.slots[tag as usize].sub = t;
-            self.sub_head = (self.sub_head + 1) % cap;
+            self.sub_head = if self.sub_head + 1 == cap { 0 } else { self.sub_head + 1 };
         }
         self.sub_len -= k;
     }
+}
+
+/// Give `file` at `path` the `advice` of `fadvise_hint` (nothing when `None`): once per open,
+/// never per op.
+fn advise(
+    file: &OwnedFd,
+    advice: Option<rustix::fs::Advice>,
+    path: &std::path::Path,
+) -> Result<(), EngineError> {
+    let Some(advice) = advice else {
+        return Ok(());
+    };
+    rustix::fs::fadvise(file, 0, None, advice)
+        .map_err(|e| EngineError::io("fadvise(RANDOM or SEQUENTIAL)", Some(path.into()), &e.into()))
 }
 
 /// Where a random-offset op that `random_percent` made sequential starts, and whether it
@@ -1033,15 +1053,8 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         out.hist.record(OpKind::Open, t0.saturating_sub(start_ns));
         if self.phase.fadvise_hint {
             // fio's fadvise_hint=1: after the open, outside the open's and the first op's time.
-            let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
-            let advice =
-                if random { rustix::fs::Advice::Random } else { rustix::fs::Advice::Sequential };
-            if let Err(e) = rustix::fs::fadvise(&file, 0, None, advice) {
-                out.error = Some(EngineError::io(
-                    "fadvise(RANDOM or SEQUENTIAL)",
-                    Some(self.work.path.into()),
-                    &e.into(),
-                ));
+            if let Err(e) = advise(&file, self.advice(), self.work.path) {
+                out.error = Some(e);
                 return None;
             }
             t0 = now_ns();
@@ -1396,6 +1409,7 @@ impl<E: IoEngine> FileOps<'_, E> {
     fn open_files(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
         let more = self.work.more?; // `files` is not empty only with `more`
         let mut t0 = start_ns;
+        let advice = self.advice();
         for (f, path) in self.files.iter_mut().zip(more.paths) {
             let file = match self.engine.open(path, &self.options) {
                 Ok(file) => file,
@@ -1408,18 +1422,8 @@ impl<E: IoEngine> FileOps<'_, E> {
             out.hist.record(OpKind::Open, t1.saturating_sub(t0));
             t0 = t1;
             if self.phase.fadvise_hint {
-                let random = self.pattern.iter().any(|o| o.offset == OffsetMode::Random);
-                let advice = if random {
-                    rustix::fs::Advice::Random
-                } else {
-                    rustix::fs::Advice::Sequential
-                };
-                if let Err(e) = rustix::fs::fadvise(&file, 0, None, advice) {
-                    out.error = Some(EngineError::io(
-                        "fadvise(RANDOM or SEQUENTIAL)",
-                        Some(path.clone()),
-                        &e.into(),
-                    ));
+                if let Err(e) = advise(&file, advice, path) {
+                    out.error = Some(e);
                     return None;
                 }
                 t0 = now_ns();
