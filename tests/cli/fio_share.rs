@@ -133,7 +133,7 @@ const FLOW_JOB: &str = "[global]\nfilename=flow.dat\nsize=16m\nbs=4k\ntime_based
 
 /// fio's flow control keeps the ops of the jobs of one flow in the ratio of their weights:
 /// fsbench's own op counts of the writer (the test's threads) and the reader (its role) are
-/// within 10% of 1:8. Without the flow the writer does more ops than the reader (86,050
+/// within 25% of 1:8 (within 0.1% on a quiet machine). Without the flow the writer does more ops than the reader (86,050
 /// writes to 73,729 reads in one run here), so the ratio is the flow's doing. fio 3.33 runs the
 /// same job beside it when installed; both ratios are printed (timing-dependent), and fio's is
 /// checked to be a flow's too (more than 4 reads per write).
@@ -160,7 +160,10 @@ fn flow_keeps_two_jobs_at_their_weights_as_fios() {
     let ratio = reads as f64 / writes as f64;
     eprintln!("fsbench: {writes} writes, {reads} reads: {ratio:.3} reads per write (1:8 asked)");
     assert!(writes >= 50, "enough ops to tell a ratio: {writes} writes");
-    assert!((ratio - 8.0).abs() <= 0.8, "fsbench's ratio {ratio:.3} is not within 10% of 8");
+    // 7.996 on a quiet machine, as fio's 8.00. On a loaded one a thread can end its 2 s a few
+    // hundred ms after the other, running alone then (7.04 seen once in a full suite under
+    // other builds): within 25% still tells the flow (about 0.9 without it).
+    assert!((ratio - 8.0).abs() <= 2.0, "fsbench's ratio {ratio:.3} is not within 25% of 8");
     if !have("fio") {
         skip("fio not installed (apt-get install fio): fsbench's ratio checked alone");
         return;
