@@ -154,6 +154,10 @@ pub struct Libaio {
     /// submission), handed back at the next reap: the first `nready`.
     ready: Box<[Completion]>,
     nready: usize,
+    /// Requests left queued (after an EAGAIN) went to the kernel in a `commit` or `reap`,
+    /// whose return the worker does not read apart from the wait that follows
+    /// ([`IoEngine::submitted_with_wait`]).
+    joined: bool,
 }
 
 impl Libaio {
@@ -257,6 +261,7 @@ impl IoEngine for Libaio {
             events: vec![IoEvent::default(); n].into_boxed_slice(),
             ready: vec![Completion::default(); n].into_boxed_slice(),
             nready: 0,
+            joined: false,
         })
     }
 
@@ -307,9 +312,16 @@ impl IoEngine for Libaio {
     #[inline(always)]
     fn commit(&mut self) -> io::Result<()> {
         if self.head < self.tail {
+            // Only requests an EAGAIN left queued (each goes in as it is queued otherwise).
+            self.joined = true;
             self.submit()?;
         }
         Ok(())
+    }
+
+    #[inline(always)]
+    fn submitted_with_wait(&mut self) -> bool {
+        std::mem::take(&mut self.joined)
     }
 
     #[inline(always)]

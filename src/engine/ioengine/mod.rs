@@ -255,10 +255,11 @@ pub trait IoEngine: Send + Sized {
         0
     }
 
-    /// Whether the last `reap` handed the worker's queued requests to the kernel in the same
-    /// call that waited for completions (io_uring at depth 1, where the request goes in with
-    /// the wait for it): their submission's return is then not known apart from a
-    /// completion's, and the worker records no submission latency for them. Clears the mark.
+    /// Whether the last `commit` or `reap` handed the worker's queued requests to the kernel in
+    /// a call whose return the worker reads only after the wait for completions (io_uring at
+    /// depth 1, where the request goes in with the wait for it; libaio's requests an EAGAIN
+    /// left queued): their submission's return is then not known apart from a completion's,
+    /// and the worker records no submission latency for them. Clears the mark.
     #[inline(always)]
     fn submitted_with_wait(&mut self) -> bool {
         false
