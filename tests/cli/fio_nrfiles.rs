@@ -6,26 +6,6 @@
 
 use crate::util::*;
 
-/// The strace log's calls with each `<unfinished ...>` call joined to its `<... resumed>` end
-/// (strace -f splits a call that another thread's call interrupts), in order of completion.
-fn calls(log: &str) -> Vec<String> {
-    let mut pending = std::collections::HashMap::<String, String>::new();
-    let mut out = Vec::new();
-    for l in log.lines() {
-        let (pid, rest) = l.split_once(' ').unwrap_or(("", l));
-        let rest = rest.trim_start();
-        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
-            pending.insert(pid.to_string(), head.to_string());
-        } else if rest.starts_with("<... ") {
-            let tail = rest.split_once("resumed>").map_or("", |x| x.1);
-            out.push(format!("{}{tail}", pending.remove(pid).unwrap_or_default()));
-        } else {
-            out.push(rest.to_string());
-        }
-    }
-    out
-}
-
 /// The job's 4 KiB reads, in order, as (file, offset): `file` numbers the job's files as
 /// their names sort (fio's `j.0.0` to `j.0.3`, fsbench's `tj.0.0.dat` to `tj.0.3.dat`), each
 /// read's descriptor resolved by the open that returned it last.
@@ -38,7 +18,7 @@ fn reads_of(job: &str, fio: bool, files: usize) -> Vec<(usize, u64)> {
     let log = strace_fio_job(job, fio, "openat,pread64");
     let mut fds = std::collections::HashMap::<String, String>::new();
     let mut out = Vec::new();
-    for c in calls(&log) {
+    for c in strace_calls(&log) {
         if c.starts_with("openat(") {
             let name = c.split('"').nth(1).unwrap_or("").rsplit('/').next().unwrap_or("");
             let ours = name.starts_with("j.") || name.ends_with(".dat");
@@ -208,7 +188,7 @@ fn nrfiles_write_lays_out_each_file_and_writes_them_in_turn_as_fio() {
     for fio in tools {
         let who = if fio { "fio" } else { "fsbench" };
         let log = strace_fio_job(job, fio, "openat,pwrite64,fallocate");
-        let c = calls(&log);
+        let c = strace_calls(&log);
         let laid = c.iter().filter(|l| l.starts_with("fallocate(") && l.contains(", 0, 0, 16384)"));
         assert_eq!(laid.count(), 2, "{who}: one fallocate per file");
         let writes: Vec<(String, u64)> = c

@@ -5,26 +5,12 @@
 //! Measured on this VM, both were within 1% (fsbench 2,097,010 and 1,048,505 B/s on rate=2m,1m).
 
 use crate::util::*;
-use std::process::Command;
 
 const JOB: &str = "[mix]\nrw=randrw\nbs=4k\nsize=16m\ntime_based\nruntime=2\nRATE\n";
 
 /// The JSON of `fsbench fio` (or fio) on the job file `job`, each in a directory of its own.
 fn run_job(fio: bool, job: &str) -> serde_json::Value {
-    let work = TestDir::new();
-    let file = work.write("job.fio", job);
-    let data = TestDir::new();
-    let dir = format!("--directory={}", data.path().display());
-    let o = if fio {
-        Command::new("fio").args([dir.as_str(), "--output-format=json"]).arg(&file).output()
-    } else {
-        command()
-            .args(["fio", dir.as_str(), "--output-format=json", "--no-store"])
-            .arg(&file)
-            .output()
-    }
-    .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fio_job_output(fio, job, "json");
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)))
 }
 

@@ -6,28 +6,14 @@
 //! 95% of it).
 
 use crate::util::*;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The JSON of `fsbench fio` (or fio) on the job file `job`, each in a directory of its own,
 /// and how long the command took.
 fn run_job(fio: bool, job: &str) -> (serde_json::Value, Duration) {
-    let work = TestDir::new();
-    let file = work.write("job.fio", job);
-    let data = TestDir::new();
-    let dir = format!("--directory={}", data.path().display());
     let start = Instant::now();
-    let o = if fio {
-        Command::new("fio").args([dir.as_str(), "--output-format=json"]).arg(&file).output()
-    } else {
-        command()
-            .args(["fio", dir.as_str(), "--output-format=json", "--no-store"])
-            .arg(&file)
-            .output()
-    }
-    .expect("run");
+    let o = fio_job_output(fio, job, "json");
     let took = start.elapsed();
-    assert!(o.status.success(), "{}", stderr(&o));
     let v = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
     (v, took)
@@ -35,21 +21,7 @@ fn run_job(fio: bool, job: &str) -> (serde_json::Value, Duration) {
 
 /// The normal text of `fsbench fio` (or fio) on the job file `job`.
 fn run_text(fio: bool, job: &str) -> String {
-    let work = TestDir::new();
-    let file = work.write("job.fio", job);
-    let data = TestDir::new();
-    let dir = format!("--directory={}", data.path().display());
-    let o = if fio {
-        Command::new("fio").args([dir.as_str(), "--output-format=normal"]).arg(&file).output()
-    } else {
-        command()
-            .args(["fio", dir.as_str(), "--output-format=normal", "--no-store"])
-            .arg(&file)
-            .output()
-    }
-    .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    stdout(&o)
+    stdout(&fio_job_output(fio, job, "normal"))
 }
 
 /// What a script reads of a job's steady state, at fio 3.33's paths.

@@ -5,26 +5,6 @@
 
 use crate::util::*;
 
-/// The strace log's calls with each `<unfinished ...>` call joined to its `<... resumed>` end
-/// (strace -f splits a call that another thread's call interrupts), in order of completion.
-fn calls(log: &str) -> Vec<String> {
-    let mut pending = std::collections::HashMap::<String, String>::new();
-    let mut out = Vec::new();
-    for l in log.lines() {
-        let (pid, rest) = l.split_once(' ').unwrap_or(("", l));
-        let rest = rest.trim_start();
-        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
-            pending.insert(pid.to_string(), head.to_string());
-        } else if rest.starts_with("<... ") {
-            let tail = rest.split_once("resumed>").map_or("", |x| x.1);
-            out.push(format!("{}{tail}", pending.remove(pid).unwrap_or_default()));
-        } else {
-            out.push(rest.to_string());
-        }
-    }
-    out
-}
-
 /// The first quoted path of a call.
 fn path(call: &str) -> Option<&str> {
     call.split('"').nth(1)
@@ -34,7 +14,7 @@ fn path(call: &str) -> Option<&str> {
 /// writes, the successful unlinks, and the `O_CREAT` opens of an unlinked path.
 fn counts(job: &str, fio: bool) -> (usize, usize, usize) {
     let log = strace_fio_job(job, fio, "openat,unlink,unlinkat,pwrite64");
-    let c = calls(&log);
+    let c = strace_calls(&log);
     let writes: Vec<usize> = (0..c.len())
         .filter(|&i| c[i].starts_with("pwrite64(") && c[i].ends_with("= 4096"))
         .collect();

@@ -253,3 +253,41 @@ pub fn strace_fio_job(job: &str, fio: bool, trace: &str) -> String {
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::read_to_string(&log).unwrap()
 }
+
+/// The strace log's calls with each `<unfinished ...>` call joined to its `<... resumed>` end
+/// (strace -f splits a call that another thread's call interrupts), in order of completion.
+pub fn strace_calls(log: &str) -> Vec<String> {
+    let mut pending = std::collections::HashMap::<String, String>::new();
+    let mut out = Vec::new();
+    for l in log.lines() {
+        let (pid, rest) = l.split_once(' ').unwrap_or(("", l));
+        let rest = rest.trim_start();
+        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid.to_string(), head.to_string());
+        } else if rest.starts_with("<... ") {
+            let tail = rest.split_once("resumed>").map_or("", |x| x.1);
+            out.push(format!("{}{tail}", pending.remove(pid).unwrap_or_default()));
+        } else {
+            out.push(rest.to_string());
+        }
+    }
+    out
+}
+
+/// fio 3.33 (`fio`) or `fsbench fio --no-store` on the job file `job` in `format` (`json`,
+/// `normal`), each in directories of its own; the run must succeed.
+pub fn fio_job_output(fio: bool, job: &str, format: &str) -> Output {
+    let work = TestDir::new();
+    let file = work.write("job.fio", job);
+    let data = TestDir::new();
+    let dir = format!("--directory={}", data.path().display());
+    let fmt = format!("--output-format={format}");
+    let o = if fio {
+        Command::new("fio").args([dir.as_str(), fmt.as_str()]).arg(&file).output()
+    } else {
+        command().args(["fio", dir.as_str(), fmt.as_str(), "--no-store"]).arg(&file).output()
+    }
+    .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
