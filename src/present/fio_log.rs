@@ -407,29 +407,7 @@ mod tests {
             log_files(&logs, &[]),
             Err(LogError::NoSeries { job: "j".into(), test: "j".into() })
         );
-        let phase = PhaseResult {
-            timed: true,
-            wall_nanos: 2_000_000_000,
-            series: Some(series()),
-            ..PhaseResult::default()
-        };
-        let rep = crate::model::result::RepResult {
-            complete: true,
-            phases: vec![phase],
-            ..Default::default()
-        };
-        let test = TestResult {
-            id: "j".into(),
-            name: "j".into(),
-            description: String::new(),
-            threads: 1,
-            status: crate::model::result::TestStatus::Ok,
-            reps: vec![rep],
-            complete_reps: 1,
-            figure: Default::default(),
-            summary: None,
-            warnings: Vec::new(),
-        };
+        let test = one_test(series(), 2_000_000_000);
         assert_eq!(
             log_files(&logs, std::slice::from_ref(&test)),
             Err(LogError::Interval { job: "j".into(), want_ms: 250, got_ms: 500.0 })
