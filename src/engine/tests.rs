@@ -10,7 +10,7 @@ use crate::model::result::{PhaseResult, TestStatus};
 use crate::model::scale::Scale;
 use crate::workload::engines::EngineSpec;
 use crate::workload::{self, ResolveCtx};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
 const QD16: &str = r#"
@@ -558,6 +558,72 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
     }
 }
 
+/// The null engine handing back one completion per reap, oldest first: fio's libaio on a
+/// buffered file (`io_getevents(ctx, 1, 1)`, every request done inside its submission).
+struct OneAtATime(Null);
+
+impl IoEngine for OneAtATime {
+    const SPEC: &'static EngineSpec = &test_spec("one-at-a-time");
+    type Options = ();
+    fn options(_: &crate::model::job::EngineOptions) {}
+    fn setup(depth: u32, _: &()) -> std::io::Result<Self> {
+        Ok(OneAtATime(Null::setup(depth, &())?))
+    }
+    unsafe fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.queue(io) }
+    }
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> std::io::Result<usize> {
+        self.0.reap(min, &mut out[..1])
+    }
+}
+
+/// A time-based phase drops its file's pages at the wrap with the pass's last requests still
+/// in flight, as fio's time-based job does (the queue stays full: one op issued at depth 1,
+/// the first); a phase of bytes (fio's loops) waits for them first (the queue refills from
+/// empty after each drop).
+#[test]
+fn a_time_based_phase_drops_at_the_wrap_with_requests_in_flight() {
+    for (amount, drained) in [("seconds = 0.2", false), ("bytes = \"8M\"", true)] {
+        let text = format!("[[test]]\nid = \"i\"\nname = \"i\"\nfile = {{ size = \"64K\" }}\n[[test.phase]]\nname = \"p\"\ninvalidate_each_pass = true\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ {amount} }}\n");
+        let s = suite(&text);
+        let phase = &s.tests[0].phases[0];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 64 << 10]).unwrap();
+        let stop_phase = AtomicBool::new(false);
+        let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+        let ctr = PaddedCounter::default();
+        let work = FileWork {
+            path: &path,
+            file_size: 64 << 10,
+            region_start: 0,
+            region_len: 64 << 10,
+            verify: None,
+            nofollow: false,
+            random_in_region: false,
+            more: None,
+        };
+        let mut plan = WorkerPlan {
+            phase,
+            seed: 3,
+            compress_percent: 0,
+            iodepth: 4,
+            work: Work::File(work),
+            over_time: Default::default(),
+            thread_index: 0,
+        };
+        let out = worker::run::<OneAtATime>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+        assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+        let drops = out.invalidations;
+        assert!(drops >= 10, "{amount}: {drops} drops");
+        // Ops issued with nothing in flight: the first, and after each drained drop.
+        let from_empty = out.depths.level[0];
+        let want = if drained { drops + 1 } else { 1 };
+        assert_eq!(from_empty, want, "{amount}: {drops} drops, {:?}", out.depths);
+    }
+}
+
 /// fio's jobs of one group as roles: a role with an amount of its own moves all of it on its
 /// own engine and depth (the phase waits for it, long after the foreground is done), one
 /// without is stopped with the foreground, and a role's `delay` holds its start back.
@@ -880,6 +946,11 @@ struct Batching {
 /// How long each batch's submission takes, at least.
 const BATCH_NANOS: u64 = 100_000;
 
+/// The time [`Batching`]'s submissions took in all, and their number (only the test of
+/// submission latency runs it).
+static BATCH_SPENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl IoEngine for Batching {
     const SPEC: &'static EngineSpec = &test_spec("batching");
     const SUBMITS_APART: bool = true;
@@ -897,6 +968,8 @@ impl IoEngine for Batching {
             while t.elapsed().as_nanos() < u128::from(BATCH_NANOS) {
                 std::hint::spin_loop();
             }
+            BATCH_SPENT.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            BATCHES.fetch_add(1, Ordering::Relaxed);
             self.unsubmitted = 0;
         }
         Ok(())
@@ -952,6 +1025,11 @@ fn an_engine_that_submits_apart_records_each_ops_submission_and_completion_laten
     assert_eq!((r.op, r.slat.count, r.clat.count), (OpKind::Read, 5000, 5000));
     // Every op waited at least for its batch's submission.
     assert!(r.slat.min_nanos >= BATCH_NANOS, "{:?}", r.slat);
+    // And for no earlier batch's: an op queued after a submission starts at its return (fio
+    // stamps each request as it is prepared), not at the last reap, which would put 1 to 4
+    // batches in the slat of each round's ops (a mean of 2.5 batches).
+    let batch = BATCH_SPENT.load(Ordering::Relaxed) as f64 / BATCHES.load(Ordering::Relaxed) as f64;
+    assert!(r.slat.mean_nanos < 1.5 * batch + 20_000.0, "{:?}, a batch {batch} ns", r.slat);
     // lat = slat + clat for every op, so for the means (histograms within 0.1%).
     let lat = &out.hist.summaries().into_iter().find(|l| l.op == OpKind::Read).unwrap();
     let sum = r.slat.mean_nanos + r.clat.mean_nanos;

@@ -285,8 +285,18 @@ pub(super) trait OpSource<E: IoEngine> {
     fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64>;
 
     /// Issue the next op; `inflight` requests are queued and not yet reaped, `t0` is the clock
-    /// at the last reap (the queueing time of a request queued now).
+    /// at the last reap, or at the source's latest [`OpSource::clock`] if later (the queueing
+    /// time of a request queued now).
     fn issue(&mut self, inflight: usize, t0: u64, out: &mut WorkerOutput) -> Issue;
+
+    /// The latest clock the source read while issuing (after a submission's return, a cache
+    /// drop, a reopen), 0 if none: an op issued after it in the same batch starts there, not
+    /// at the last reap, so neither the earlier submissions nor the drop are in its latency
+    /// (fio stamps each request as it is prepared).
+    #[inline(always)]
+    fn clock(&self) -> u64 {
+        0
+    }
 
     /// Account one completion reaped at `t1`. `false`: stop issuing (the op failed, or the
     /// worker is draining after a failure).
@@ -476,7 +486,10 @@ fn drive<E: IoEngine, S: OpSource<E>>(
                     }
                 }
             }
-            match src.issue(inflight, stamp, &mut out) {
+            let issued = src.issue(inflight, stamp, &mut out);
+            // No new clock read: the source's own, if it read one since the last reap.
+            t0 = t0.max(src.clock());
+            match issued {
                 Issue::Queued => {
                     inflight += 1;
                     out.depths.level[DepthCounts::level_bucket(inflight)] += 1;
@@ -702,6 +715,9 @@ pub(super) struct FileOps<'a, E: IoEngine> {
     sub_fifo: Box<[u32]>,
     sub_head: usize,
     sub_len: usize,
+    /// The latest clock read while issuing ([`OpSource::clock`]): a submission's return, the
+    /// end of a cache drop or a reopen.
+    clock: u64,
 }
 
 /// One of a worker's several files: its open file and where its ops are, kept while another
@@ -770,6 +786,7 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             sub_fifo: vec![0; if E::SUBMITS_APART { depth } else { 0 }].into(),
             sub_head: 0,
             sub_len: 0,
+            clock: 0,
             free: (0..depth as u32).rev().collect(),
             nfree: depth,
             progress,
@@ -813,9 +830,10 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         self.engine.register_buffers(&bufs)
     }
 
-    /// `invalidate_each_pass`: drop the file's cached pages after a pass, once the pass's
-    /// ops have completed (once per pass, so out of the per-op path). Returns the clock after
-    /// it: the next op starts then, so the drop is in no op's latency.
+    /// `invalidate_each_pass`: drop the file's cached pages after a pass, before the next op
+    /// (once per pass, so out of the per-op path). Returns the clock after it: the next op
+    /// starts then, so the drop is in no later op's latency (only in that of requests still
+    /// in flight, as in fio's).
     #[cold]
     #[inline(never)]
     fn drop_cache(&mut self, out: &mut WorkerOutput) -> Result<u64, EngineError> {
@@ -837,7 +855,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
             }
             out.invalidations += 1;
         }
-        Ok(now_ns())
+        self.clock = now_ns();
+        Ok(self.clock)
     }
 
     /// `unlink_each_pass` (fio's `unlink_each_loop`): after a pass, once its ops have
@@ -871,7 +890,8 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         if let Some(file) = self.file.as_ref() {
             advise(file, self.advice(), path)?;
         }
-        Ok(now_ns())
+        self.clock = now_ns();
+        Ok(self.clock)
     }
 
     /// The next free queue slot (a constant 0 for engines of depth 1).
@@ -972,6 +992,9 @@ impl<'a, E: IoEngine> FileOps<'a, E> {
         let k = self.sub_len.saturating_sub(self.engine.unsubmitted());
         if k > 0 {
             out.depths.submit[DepthCounts::count_bucket(k)] += 1;
+            if t != NOT_APART {
+                self.clock = t;
+            }
         }
         for _ in 0..k {
             let tag = self.sub_fifo[self.sub_head];
@@ -1032,6 +1055,11 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
 
     fn depth(&self) -> usize {
         self.slots.len()
+    }
+
+    #[inline(always)]
+    fn clock(&self) -> u64 {
+        self.clock
     }
 
     fn splits_latency(&self) -> bool {
@@ -1097,7 +1125,12 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             }
         }
         if self.drop_due {
-            if inflight > 0 {
+            // A time-based phase on one file drops at the wrap, with the pass's last requests
+            // still in flight (fio's `get_next_seq_offset` and `get_next_rand_block`, so the
+            // drop is in their completion latency, as in fio's); any other waits for them,
+            // as fio's loops end before the next one drops the file's pages.
+            let at_wrap = matches!(self.phase.amount, Amount::Seconds(_)) && self.files.is_empty();
+            if inflight > 0 && !at_wrap {
                 return Issue::Wait;
             }
             match self.drop_cache(out) {
@@ -1266,7 +1299,7 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
             // Several files: the next op's file, and a pass is every file done (as fio's loop
             // over a job's files ends when each is done).
             let wrapped = if self.files.is_empty() { wrapped } else { self.next_file(len as u64) };
-            // Done before the next op, once the pass's ops have completed.
+            // Done before the next op (see `issue`).
             self.drop_due = wrapped && self.phase.invalidate_each_pass;
             self.reopen_due = wrapped && self.phase.unlink_each_pass;
         }

@@ -701,8 +701,11 @@ pub struct PhaseDef {
     pub random_distribution: Option<crate::model::skew::RandomDist>,
     /// `invalidate_each_pass`: each thread drops its file's cached pages
     /// (`posix_fadvise(DONTNEED)`) each time it completes a pass over the file (a sequential
-    /// wrap, the end of a random map's pass, or a file size of random bytes), as fio does for a time-based buffered job
-    /// with `invalidate=1`. Off unless the phase sets it.
+    /// wrap, the end of a random map's pass, or a file size of random bytes), as fio does for a
+    /// time-based buffered job with `invalidate=1`. A time-based phase on one file drops at the
+    /// wrap with requests still in flight, as fio's (the drop is in their completion latency);
+    /// other phases wait for the pass's requests first, as fio's loops do. Off unless the phase
+    /// sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invalidate_each_pass: bool,
     /// `fadvise_hint`: each thread advises the kernel of its access pattern right after it
