@@ -171,7 +171,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "loops",
         kind: Kind::Count, aliases: &[], meaning: "the job's bytes (io_size, else size) this many times, a buffered file's pages dropped at each pass (invalidate); no effect with time_based, as in fio" },
     FioOption { name: "number_ios",
-        kind: Kind::Count, aliases: &[], meaning: "a cap of this many ops per thread (amount.ops, when it comes before the size; with time_based, whichever of it and runtime comes first); needs one block size" },
+        kind: Kind::Count, aliases: &[], meaning: "a cap of this many ops per thread and loop (amount.ops: number_ios times loops, when it comes before the size, as fio 3.33's exceeds_number_ios); needs one block size; no effect with time_based (noted), as in fio 3.33, whose job loop runs until the runtime" },
     FioOption { name: "time_based",
         kind: Kind::Flag, aliases: &[], meaning: "run for runtime seconds" },
     FioOption { name: "ramp_time",

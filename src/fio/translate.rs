@@ -1246,7 +1246,9 @@ fn syncs(job: &Job, rw: Dir, notes: &mut Vec<String>) -> Result<SyncSpec, FioErr
 
 /// `runtime` with `time_based`, or the bytes of `io_size` (else `size`, else the file) times
 /// `loops`, capped by `runtime` without `time_based` (whichever comes first, as fio) and by
-/// `number_ios` (as an op count, with one block size).
+/// `number_ios` times `loops` (as an op count, with one block size; fio 3.33's
+/// `exceeds_number_ios`). With `time_based`, `loops` and `number_ios` have no effect: fio's
+/// job loop runs on until the runtime.
 fn amount(
     job: &Job,
     files: &Files,
@@ -1309,22 +1311,26 @@ fn amount(
             }
         }
     };
-    if let Some((n, line)) = number_ios {
-        let Some(bs) = bs else {
-            return Err(job.err("number_ios", line, "with reads and writes of different sizes: fsbench counts ops of one size; give bs one size"));
-        };
-        match a.bytes {
-            // The size comes first: nothing to cap.
-            Some(SizeExpr::Bytes(bytes)) if bytes.div_ceil(bs) <= n => {}
-            _ => {
-                a.bytes = None;
-                a.ops = Some(n);
-                // A time-based job stops at its runtime or its op count, whichever first.
-                if time_based {
-                    a.seconds = runtime.map(|(s, _)| s);
+    match number_ios {
+        Some((n, _)) if time_based => notes.push(format!(
+            "number_ios={n} has no effect with time_based (as in fio 3.33: the job runs for runtime)"
+        )),
+        Some((n, line)) => {
+            let Some(bs) = bs else {
+                return Err(job.err("number_ios", line, "with reads and writes of different sizes: fsbench counts ops of one size; give bs one size"));
+            };
+            // fio's cap is number_ios for each loop: number_ios times loops in all.
+            let cap = n.saturating_mul(loops);
+            match a.bytes {
+                // The size comes first: nothing to cap.
+                Some(SizeExpr::Bytes(bytes)) if bytes.div_ceil(bs) <= cap => {}
+                _ => {
+                    a.bytes = None;
+                    a.ops = Some(cap);
                 }
             }
         }
+        None => {}
     }
     Ok(a)
 }

@@ -6,6 +6,7 @@ mod compare;
 mod curve;
 mod figure;
 mod fio;
+mod fio_amount;
 mod fio_bsrange;
 mod fio_direct;
 mod fio_exit;

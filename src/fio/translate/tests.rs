@@ -1030,9 +1030,17 @@ fn runtime_without_time_based_loops_and_number_ios_are_fios_amounts() {
     assert_eq!((t.phases[0].amount.ops, t.phases[0].amount.bytes.is_none()), (Some(100), true));
     let (t, _) = one("[a]\nsize=1m\nnumber_ios=1000\n");
     assert_eq!((bytes(&t.phases[0].amount), t.phases[0].amount.ops), (1 << 20, None));
-    let (t, _) = one("[a]\nsize=1m\nnumber_ios=100\nruntime=7\ntime_based\n");
+    // fio 3.33 counts number_ios once per loop: 10 ios at loops=3 are 30 (its 16 blocks a
+    // loop come later), 40 at loops=3 are the size first (48 blocks).
+    let (t, _) = one("[a]\nsize=1m\nbs=64k\nnumber_ios=10\nloops=3\n");
+    assert_eq!((t.phases[0].amount.ops, t.phases[0].amount.bytes.is_none()), (Some(30), true));
+    let (t, _) = one("[a]\nsize=1m\nbs=64k\nnumber_ios=40\nloops=3\n");
+    assert_eq!((bytes(&t.phases[0].amount), t.phases[0].amount.ops), (3 << 20, None));
+    // With time_based, fio 3.33 runs its runtime whatever number_ios says.
+    let (t, notes) = one("[a]\nsize=1m\nnumber_ios=100\nruntime=7\ntime_based\n");
     let a = &t.phases[0].amount;
-    assert_eq!((a.ops, a.seconds), (Some(100), Some(7.0)), "whichever of the two first");
+    assert_eq!((a.ops, a.seconds), (None, Some(7.0)), "the runtime alone");
+    assert!(notes.iter().any(|n| n.contains("number_ios=100 has no effect")), "{notes:?}");
     // The workload loader takes the cap: the phase ends at the first of the two.
     let ctx = crate::workload::ResolveCtx {
         scale: crate::model::scale::Scale::Paper,
