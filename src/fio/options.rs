@@ -169,7 +169,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption { name: "runtime",
         kind: Kind::Time, aliases: &["timeout"], meaning: "seconds, with time_based; without it a time cap on the size (amount.seconds beside amount.bytes: whichever comes first, as fio)" },
     FioOption { name: "loops",
-        kind: Kind::Count, aliases: &[], meaning: "the job's bytes (io_size, else size) this many times, a buffered file's pages dropped at each pass (invalidate); no effect with time_based, as in fio" },
+        kind: Kind::Count, aliases: &[], meaning: "the job's bytes (io_size, else size) this many times, a buffered file's pages dropped at each pass (invalidate); no effect with time_based, as in fio. With rw=rw (sequential reads and writes) fio 3.33 ends a loop when an op is drawn for a direction that has reached the file's end and starts both directions over; fsbench starts each direction over on its own when it reaches the end (the same bytes and op counts, checked beside fio; the lagging direction's offsets and the moments of the page drops differ)" },
     FioOption { name: "number_ios",
         kind: Kind::Count, aliases: &[], meaning: "a cap of this many ops per thread and loop (amount.ops: number_ios times loops, when it comes before the size, as fio 3.33's exceeds_number_ios); needs one block size; no effect with time_based (noted), as in fio 3.33, whose job loop runs until the runtime" },
     FioOption { name: "time_based",
