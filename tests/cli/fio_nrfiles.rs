@@ -7,7 +7,7 @@
 use crate::util::*;
 
 /// The job's 4 KiB reads, in order, as (file, offset): `file` numbers the job's files as
-/// their names sort (fio's `j.0.0` to `j.0.3`, fsbench's `tj.0.0.dat` to `tj.0.3.dat`), each
+/// their names sort (`j.0.0` to `j.0.3` in both tools: fsbench names them as fio), each
 /// read's descriptor resolved by the open that returned it last.
 fn reads(job: &str, fio: bool) -> Vec<(usize, u64)> {
     reads_of(job, fio, 4)
@@ -21,7 +21,7 @@ fn reads_of(job: &str, fio: bool, files: usize) -> Vec<(usize, u64)> {
     for c in strace_calls(&log) {
         if c.starts_with("openat(") {
             let name = c.split('"').nth(1).unwrap_or("").rsplit('/').next().unwrap_or("");
-            let ours = name.starts_with("j.") || name.ends_with(".dat");
+            let ours = name.starts_with("j.");
             if let (true, Some(fd)) = (ours, c.rsplit("= ").next()) {
                 fds.insert(fd.trim().to_string(), name.to_string());
             }
