@@ -233,7 +233,8 @@ fn opened_names(job: &str, fio: bool) -> Vec<String> {
 }
 
 /// fio's names for a job's files (`filename_format`, default `$jobname.$jobnum.$filenum`):
-/// with `nrfiles=2 numjobs=2` both tools open `j.0.0`, `j.0.1`, `j.1.0` and `j.1.1`; with
+/// with `nrfiles=2 numjobs=2` both tools open `j.0.0`, `j.0.1`, `j.1.0` and `j.1.1` (and
+/// `j.0.0`, `j.1.0` with one file per thread); with
 /// `filename_format=f.$filenum` both open `f.0` and `f.1` only, and read each file's blocks
 /// once: fio 3.33 gives the second clone no file (its names are the first's), fsbench runs the
 /// job as one thread.
@@ -245,6 +246,8 @@ fn a_jobs_files_have_the_names_fio_gives_them() {
     for fio in tools {
         let who = if fio { "fio" } else { "fsbench" };
         assert_eq!(opened_names(job, fio), ["j.0.0", "j.0.1", "j.1.0", "j.1.1"], "{who}");
+        let one = job.replace("nrfiles=2\n", "");
+        assert_eq!(opened_names(&one, fio), ["j.0.0", "j.1.0"], "{who}: one file per thread");
         assert_eq!(opened_names(&shared, fio), ["f.0", "f.1"], "{who}");
         let log = strace_fio_job(&shared, fio, "openat,pread64");
         let reads = strace_calls(&log)

@@ -293,6 +293,11 @@ mod tests {
         let t = tr("[global]\nsize=64k\nfilename_format=data.$filenum\n[w]\nrw=write\nnumjobs=2\n[r]\nstonewall\nrw=read\n").unwrap();
         assert_eq!(t.spec.tests[0].threads, 1);
         assert!(t.spec.tests[0].notes.iter().any(|n| n.contains("filename-format-clones")));
+        // Jobs at the same time on one name: as a plain filename, the role on the first's file.
+        let t =
+            tr("[global]\nsize=64k\nfilename_format=data.$filenum\n[w]\nrw=write\n[r]\nrw=read\n")
+                .unwrap();
+        assert_eq!(t.spec.tests[0].roles[0].same_file.as_deref(), Some("w"));
         // A plain filename of another job is the same file too.
         let t = tr("[global]\nsize=64k\n[w]\nrw=write\nfilename=r.0.0\n[r]\nstonewall\nrw=read\n")
             .unwrap();
