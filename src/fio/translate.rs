@@ -1,5 +1,6 @@
 //! One fio job becomes one fsbench test: `numjobs` threads, one file (shared when the job names
-//! it with `filename`, else one per thread, as fio's clones have), a timed phase of the job's
+//! it with `filename`, else one per thread, as fio's clones have, named as fio names them:
+//! [`name_format`]), a timed phase of the job's
 //! operations (after an untimed `ramp_time` phase), the amount from `size`/`io_size` or
 //! `runtime` with `time_based`.
 //!
@@ -429,6 +430,8 @@ pub fn from_parsed(
     let mut directory: Option<(String, usize)> = None;
     let mut filenames: BTreeMap<String, usize> = BTreeMap::new();
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+    // Jobs whose files' names come out the same share them, as fio's.
+    name_format::share(&mut jobs, &mut errors, &mut notes);
     let groups = run_groups(&jobs, &mut errors);
     // The files earlier jobs lay out: a later job without `size` takes its file's size.
     let mut laid = file_size::Laid::default();
@@ -653,6 +656,19 @@ fn translate_job(
         _ => b.read.min(b.write),
     });
     let files = keep!(files(job, laid, bs, engine.is_some()));
+    // fio's names of the job's files (`filename_format`); clones on the first's names do
+    // nothing in fio.
+    let file_names = keep!(name_format::template(job, &mut notes)).flatten();
+    let files = match (files, &file_names) {
+        (Some(mut f), Some(n)) => {
+            let t = &n.template;
+            f.threads = keep!(name_format::threads(job, t, (f.threads, f.nrfiles), &mut notes))
+                .unwrap_or(f.threads);
+            Some(f)
+        }
+        (f, _) => f,
+    };
+    let own_names = file_names.filter(|n| n.own).map(|n| n.template);
     let flags = keep!(open_flags(job, dir));
     let named_size = files.as_ref().and_then(|f| Some((f.named.as_deref()?, f.file_bytes)));
     let preallocate = keep!(layout::preallocate(job, dir, named_size, &mut notes));
@@ -786,6 +802,7 @@ fn translate_job(
             preallocate: preallocate.map(|p| p.name().to_string()),
             per_thread: (files.nrfiles > 1).then_some(files.nrfiles),
             service,
+            name_format: own_names,
         }),
         fileset: None,
         phases,
@@ -1688,6 +1705,7 @@ mod layout;
 mod libaio;
 mod logs;
 mod misc;
+mod name_format;
 mod nrfiles;
 mod percentage;
 mod rate;

@@ -360,7 +360,28 @@ pub struct FileSet {
     /// one file per thread: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_thread: Option<PerThread>,
+    /// The names of a data test's own files in fsbench's work directory, one per thread and
+    /// file, from this template of `{thread}` and `{file}` (fio's `filename_format` with the
+    /// job's name put in: `w.{thread}.{file}` for fio's default); `None`: fsbench's
+    /// `t<ID>.<thread>.dat` (results of older versions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_format: Option<String>,
 }
+
+impl FileSet {
+    /// The name of thread `thread`'s file `file` by [`FileSet::name_format`], if the test has
+    /// one.
+    pub fn own_name(&self, thread: u32, file: u32) -> Option<String> {
+        let f = self.name_format.as_ref()?;
+        Some(f.replace(NAME_THREAD, &thread.to_string()).replace(NAME_FILE, &file.to_string()))
+    }
+}
+
+/// The thread's number in [`FileSet::name_format`] (fio's `$jobnum`).
+pub const NAME_THREAD: &str = "{thread}";
+
+/// The file's number among its thread's in [`FileSet::name_format`] (fio's `$filenum`).
+pub const NAME_FILE: &str = "{file}";
 
 /// A data test's several files per thread (fio's `nrfiles` > 1): how many, and which of them
 /// each next op goes to. Each file is laid out as a thread's one file is, `FileSet::size`

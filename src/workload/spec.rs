@@ -517,6 +517,11 @@ pub struct FileSpec {
     /// "random:N".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
+    /// With `shared = false`: the names of the test's files in fsbench's work directory, from
+    /// `{thread}` (the thread's number) and `{file}` (the file's among the thread's), e.g.
+    /// "w.{thread}.{file}" (fio's `filename_format`); default `t<ID>.<thread>.dat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_format: Option<String>,
 }
 
 fn yes() -> bool {

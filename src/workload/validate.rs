@@ -340,6 +340,7 @@ fn resolve_files(
                 run_file: run_file(f, loc)?,
                 preallocate: preallocate(f, loc)?,
                 per_thread,
+                name_format: name_format(t, f, per_thread, loc)?,
             };
             Ok(TestFiles { kind: Kind::Data, set, raw_size })
         }
@@ -479,6 +480,47 @@ fn per_thread(
         }
     }
     Ok(Some(PerThread { files: n, service }))
+}
+
+/// `file.name_format` (fio's `filename_format`): the names of a data test's own files, one per
+/// thread and file. Each name must be a plain file name of its own: with several threads the
+/// template needs `{thread}` and with several files per thread `{file}` (fio's clones on one
+/// name would share the file, which fsbench expresses with `shared = true`), and braces other
+/// than the two words are refused so that a name reads back as written.
+fn name_format(
+    t: &TestSpec,
+    f: &FileSpec,
+    per_thread: Option<PerThread>,
+    loc: &Loc<'_>,
+) -> Result<Option<String>, WorkloadError> {
+    use crate::model::job::{NAME_FILE, NAME_THREAD};
+    let Some(text) = &f.name_format else { return Ok(None) };
+    let refuse = |why: &str| loc.err(format!("file.name_format = {text:?}: {why}"));
+    if f.shared || f.path.is_some() || f.run_file.is_some() {
+        return Err(refuse("names a test's own files, one per thread: set file.shared = false, without file.path or file.run_file"));
+    }
+    let rest = text.replace(NAME_THREAD, "").replace(NAME_FILE, "");
+    if rest.contains(['{', '}']) {
+        return Err(refuse("give `{thread}` and `{file}` as the only words in braces"));
+    }
+    if text.contains(['/', '\0']) {
+        return Err(refuse("a file name in the work directory, without `/`"));
+    }
+    // The longest name: the numbers at their widest.
+    let most = |n: u64| n.saturating_sub(1).to_string();
+    let files = per_thread.map_or(1, |p| u64::from(p.files));
+    let longest =
+        text.replace(NAME_THREAD, &most(u64::from(t.threads))).replace(NAME_FILE, &most(files));
+    if longest.is_empty() || longest == "." || longest == ".." || longest.len() > 255 {
+        return Err(refuse("each name must be a file name of 1 to 255 bytes, not `.` or `..`"));
+    }
+    if t.threads > 1 && !text.contains(NAME_THREAD) {
+        return Err(refuse("several threads would have one name: add `{thread}` (or share one file with file.shared = true)"));
+    }
+    if per_thread.is_some() && !text.contains(NAME_FILE) {
+        return Err(refuse("a thread's files would have one name: add `{file}`"));
+    }
+    Ok(Some(text.clone()))
 }
 
 /// A phase of a test with several files per thread: each op goes to the file the service
@@ -698,10 +740,16 @@ fn resolve_role(
         run_file: None,
         preallocate: preallocate(&r.file, &loc)?,
         per_thread: None,
+        name_format: None,
     };
     if r.file.per_thread.is_some_and(|n| n != 1) || r.file.service.is_some() {
         return Err(loc.err(
             "file.per_thread and file.service are a test's: a role's threads have one file each",
+        ));
+    }
+    if r.file.name_format.is_some() {
+        return Err(loc.err(
+            "file.name_format is a test's: a role's files are named by fsbench (t<ID>.role-<NAME>.<thread>.dat)",
         ));
     }
     // Without an amount of its own a role runs until the foreground is done: its amount is
@@ -1585,6 +1633,7 @@ fn resolve_fileset(
         run_file: None,
         preallocate: None,
         per_thread: None,
+        name_format: None,
     })
 }
 
@@ -2073,6 +2122,39 @@ mod fileset_tests {
             let e = load(&data(file, test, phase), Scale::Paper).unwrap_err().to_string();
             assert!(e.contains(want), "{file} {test} {phase}: {e}");
         }
+    }
+
+    /// `file.name_format`: a test's own files named by the template, each thread's file or
+    /// files a name of its own; what would give two files one name, a path or a shared file
+    /// is refused with why.
+    #[test]
+    fn own_files_are_named_by_the_template_and_checked() {
+        let data = |file: &str| {
+            format!("[[test]]\nid = \"d\"\nname = \"d\"\nthreads = 2\nfile = {{ size = \"64K\", shared = false{file} }}\n[[test.phase]]\nname = \"r\"\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ bytes = \"64K\" }}\n")
+        };
+        let s = load(&data(", per_thread = 2, name_format = \"w.{thread}.{file}\""), Scale::Paper)
+            .unwrap();
+        let f = &s.tests[0].files;
+        assert_eq!(
+            (f.own_name(1, 0).as_deref(), f.own_name(0, 1).as_deref()),
+            (Some("w.1.0"), Some("w.0.1"))
+        );
+        let s = load(&data(", name_format = \"x{thread}\""), Scale::Paper).unwrap();
+        assert_eq!(s.tests[0].files.own_name(1, 0).as_deref(), Some("x1"));
+        for (file, want) in [
+            (", name_format = \"w.{file}\"", "add `{thread}`"),
+            (", per_thread = 2, name_format = \"w.{thread}\"", "add `{file}`"),
+            (", name_format = \"d/w.{thread}\"", "without `/`"),
+            (", name_format = \"w{x}.{thread}\"", "only words in braces"),
+            (", name_format = \"\"", "1 to 255 bytes"),
+        ] {
+            let e = load(&data(file), Scale::Paper).unwrap_err().to_string();
+            assert!(e.contains(want), "{file}: {e}");
+        }
+        let shared =
+            data(", name_format = \"w.{thread}\"").replace("shared = false", "shared = true");
+        let e = load(&shared, Scale::Paper).unwrap_err().to_string();
+        assert!(e.contains("file.shared = false"), "{e}");
     }
 
     #[test]

@@ -463,7 +463,8 @@ fn an_end_fsync_write_runs_equal_passes_on_every_configuration_each_on_a_new_fil
         Written,
     }
     let mut files: std::collections::HashMap<String, State> = Default::default();
-    for l in text.lines().filter(|l| l.contains(".dat\"")) {
+    // The job's file, named as fio names it (`w.0.0`).
+    for l in text.lines().filter(|l| l.contains("w.0.0\"")) {
         let Some(path) = quoted(l) else { continue };
         let state = files.entry(path).or_insert(State::Gone);
         if (l.contains(" openat(") || l.contains(" open(")) && l.contains("O_CREAT") {

@@ -47,14 +47,15 @@ impl Testbed {
 /// One `pread64`/`pwrite64` of the strace log: (call, fd, length, offset).
 type Call = (String, u32, u64, u64);
 
-/// The data calls of the threads that opened a `.dat` file with O_DIRECT, and those opens.
+/// The data calls of the threads that opened the job's file (`d.0.0`, as fio names it) with
+/// O_DIRECT, and those opens.
 /// A call another thread interrupted is read from its `<unfinished ...>` line, which has the
 /// arguments.
 fn direct_calls(log: &Path) -> (Vec<Call>, Vec<String>) {
     let text = std::fs::read_to_string(log).unwrap();
     let pid = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();
     let opens: Vec<&str> =
-        text.lines().filter(|l| l.contains("openat(") && l.contains(".dat\"")).collect();
+        text.lines().filter(|l| l.contains("openat(") && l.contains("d.0.0\"")).collect();
     let direct: BTreeSet<String> =
         opens.iter().filter(|l| l.contains("O_DIRECT")).map(|l| pid(l)).collect();
     let mut calls = Vec::new();
@@ -154,7 +155,7 @@ fn direct_ops_of_512_bytes_and_1k_are_issued_as_fio_issues_them() {
     assert_eq!(t["status"]["state"], "failed");
     let reason = t["status"]["reason"].as_str().unwrap();
     assert!(
-        reason.contains("O_DIRECT on tb.0.dat needs sizes and offsets in multiples of 512 bytes (statx(STATX_DIOALIGN))")
+        reason.contains("O_DIRECT on b.0.0 needs sizes and offsets in multiples of 512 bytes (statx(STATX_DIOALIGN))")
             && reason.contains("read of 100 bytes: use multiples of 512"),
         "{reason}"
     );

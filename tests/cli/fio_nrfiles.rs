@@ -7,7 +7,7 @@
 use crate::util::*;
 
 /// The job's 4 KiB reads, in order, as (file, offset): `file` numbers the job's files as
-/// their names sort (fio's `j.0.0` to `j.0.3`, fsbench's `tj.0.0.dat` to `tj.0.3.dat`), each
+/// their names sort (`j.0.0` to `j.0.3` in both tools: fsbench names them as fio), each
 /// read's descriptor resolved by the open that returned it last.
 fn reads(job: &str, fio: bool) -> Vec<(usize, u64)> {
     reads_of(job, fio, 4)
@@ -21,7 +21,7 @@ fn reads_of(job: &str, fio: bool, files: usize) -> Vec<(usize, u64)> {
     for c in strace_calls(&log) {
         if c.starts_with("openat(") {
             let name = c.split('"').nth(1).unwrap_or("").rsplit('/').next().unwrap_or("");
-            let ours = name.starts_with("j.") || name.ends_with(".dat");
+            let ours = name.starts_with("j.");
             if let (true, Some(fd)) = (ours, c.rsplit("= ").next()) {
                 fds.insert(fd.trim().to_string(), name.to_string());
             }
@@ -208,5 +208,52 @@ fn nrfiles_write_lays_out_each_file_and_writes_them_in_turn_as_fio() {
             assert_eq!(w.0, fds[i % 2], "{who}: files in turn: {fds:?}");
             assert_eq!(w.1, (i as u64 / 2) * 4096, "{who}: each file in order: {writes:?}");
         }
+    }
+}
+
+/// The basenames of the job's files both tools open (the successful `openat`s in the data
+/// directory: fio's `--directory`, fsbench's work directory under it, which it reaches by
+/// `/proc/self/fd/N`), sorted, once each.
+fn opened_names(job: &str, fio: bool) -> Vec<String> {
+    let log = strace_fio_job(job, fio, "openat");
+    let mut names: Vec<String> = strace_calls(&log)
+        .iter()
+        .filter(|c| c.starts_with("openat(") && !c.contains("O_DIRECTORY") && !c.contains("= -1"))
+        .filter_map(|c| c.split('"').nth(1).map(std::path::Path::new))
+        .filter(|p| {
+            let dir = p.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+            let own = dir.strip_prefix("/proc/self/fd/").is_some_and(|n| n.parse::<u32>().is_ok());
+            dir.ends_with("/data") || own
+        })
+        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// fio's names for a job's files (`filename_format`, default `$jobname.$jobnum.$filenum`):
+/// with `nrfiles=2 numjobs=2` both tools open `j.0.0`, `j.0.1`, `j.1.0` and `j.1.1` (and
+/// `j.0.0`, `j.1.0` with one file per thread); with
+/// `filename_format=f.$filenum` both open `f.0` and `f.1` only, and read each file's blocks
+/// once: fio 3.33 gives the second clone no file (its names are the first's), fsbench runs the
+/// job as one thread.
+#[test]
+fn a_jobs_files_have_the_names_fio_gives_them() {
+    let Some(tools) = tools() else { return };
+    let job = "[j]\nbs=4k\nsize=16k\nnrfiles=2\nnumjobs=2\nioengine=psync\nrw=read\nthread\n";
+    let shared = format!("{job}filename_format=f.$filenum\n");
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        assert_eq!(opened_names(job, fio), ["j.0.0", "j.0.1", "j.1.0", "j.1.1"], "{who}");
+        let one = job.replace("nrfiles=2\n", "");
+        assert_eq!(opened_names(&one, fio), ["j.0.0", "j.1.0"], "{who}: one file per thread");
+        assert_eq!(opened_names(&shared, fio), ["f.0", "f.1"], "{who}");
+        let log = strace_fio_job(&shared, fio, "openat,pread64");
+        let reads = strace_calls(&log)
+            .iter()
+            .filter(|c| c.starts_with("pread64(") && c.ends_with("= 4096"))
+            .count();
+        assert_eq!(reads, 4, "{who}: 16 KiB over the two files, by one clone");
     }
 }

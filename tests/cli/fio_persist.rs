@@ -33,9 +33,24 @@ fn run_on(job: &std::path::Path, dir: &std::path::Path, repeat: &str) -> serde_j
 /// run; no `filename-reuse` note.
 #[test]
 fn a_later_job_reads_what_an_earlier_job_wrote_on_one_plain_file() {
+    write_then_read(WRITE_THEN_READ);
+}
+
+/// The same with the jobs' files named by one `filename_format` instead of a `filename`: both
+/// jobs' one file is `data.0`, so the read job reads the write job's (fio 3.33 too).
+#[test]
+fn a_later_job_reads_what_an_earlier_job_wrote_on_a_file_of_the_same_format() {
+    write_then_read(
+        &WRITE_THEN_READ.replace("filename=shared.dat", "filename_format=data.$filenum"),
+    );
+}
+
+/// [`a_later_job_reads_what_an_earlier_job_wrote_on_one_plain_file`] for the job file `text`
+/// (a write job `w`, a read job `r` on one file, as [`WRITE_THEN_READ`]).
+fn write_then_read(text: &str) {
     let dir = TestDir::new();
     let work = TestDir::new();
-    let job = dir.write("wr.fio", WRITE_THEN_READ);
+    let job = dir.write("wr.fio", text);
     let v = run_on(&job, work.path(), "2");
     let r = test_by_id(&v, "r");
     assert_eq!(r["status"]["state"], "ok", "{r}");
@@ -55,8 +70,7 @@ fn a_later_job_reads_what_an_earlier_job_wrote_on_one_plain_file() {
     assert!(!v.to_string().contains("filename-reuse"), "no difference note");
     assert!(work.entries().is_empty(), "left behind: {:?}", work.entries());
     // The write job's ordinary data (no verify on it): the read job's check finds it.
-    let ordinary =
-        WRITE_THEN_READ.replace("verify=crc32c\n", "").replace("do_verify=1", "verify=crc32c");
+    let ordinary = text.replace("verify=crc32c\n", "").replace("do_verify=1", "verify=crc32c");
     let job = dir.write("ordinary.fio", &ordinary);
     let v = run_on(&job, work.path(), "1");
     let r = test_by_id(&v, "r");

@@ -1,7 +1,8 @@
 //! A data test's files: one file shared by every thread (each taking its own region for
 //! sequential ops), or one per thread, or several per thread (fio's `nrfiles`, thread-major
 //! in `paths`); opened by each phase's workers and read and written at
-//! offsets through the engine's queue.
+//! offsets through the engine's queue. A thread's own files are named `t<ID>.<thread>.dat`
+//! (`t<ID>.<thread>.<file>.dat`), or by the test's `name_format` (fio's `filename_format`).
 //!
 //! The file is fsbench's own, named and removed by it in its work directory, or one the job
 //! names ([`NamedFile`], fio's `filename=/mnt/x.dat`): the user's, used where it is, laid out
@@ -78,7 +79,18 @@ impl DataFiles {
             let r = opts.share.map(|s| format!("r{}.", s.index)).unwrap_or_default();
             (0..test.threads)
                 .flat_map(|k| (0..p.files).map(move |j| (k, j)))
-                .map(|(k, j)| dir.join(format!("t{}.{r}{k}.{j}.dat", test.id)))
+                .map(|(k, j)| match test.files.own_name(k, j) {
+                    Some(name) => dir.join(format!("{r}{name}")),
+                    None => dir.join(format!("t{}.{r}{k}.{j}.dat", test.id)),
+                })
+                .collect()
+        } else if test.files.name_format.is_some() {
+            // The test's names (fio's `filename_format`); a process sharing the directory
+            // with others puts its index first, as fio's client prefix (`unique_filename`).
+            let r = opts.share.map(|s| format!("r{}.", s.index)).unwrap_or_default();
+            (0..test.threads)
+                .filter_map(|k| test.files.own_name(k, 0))
+                .map(|name| dir.join(format!("{r}{name}")))
                 .collect()
         } else if let Some(s) = opts.share {
             let i = s.index;

@@ -260,6 +260,7 @@ fn into_role(
         preallocate: None,
         per_thread: None,
         service: None,
+        name_format: None,
     });
     if file.offset.is_some() || file.offset_increment.is_some() {
         let k = if job.get("offset").is_some() { "offset" } else { "offset_increment" };
@@ -270,6 +271,10 @@ fn into_role(
     }
     if !on_shared && (file.path.is_some() || (file.shared && t.threads > 1)) {
         errs.push(job.err("filename", job.line("filename"), format!("{beside}: fsbench gives this job files of its own (one per thread, in its work directory), where fio's share the named file; remove filename, or add `stonewall` to [{}] to run it on its own", job.name)));
+    }
+    let format = job.str("filename_format").ok().flatten();
+    if file.name_format.is_some() && format.is_some_and(|f| f.0 != super::name_format::DEFAULT) {
+        errs.push(job.err("filename_format", job.line("filename_format"), format!("{beside}: fsbench names the files of a group's later job itself (one per thread, in its work directory); remove filename_format, or add `stonewall` to [{}] to run it on its own", job.name)));
     }
     let mut registerfiles = None;
     for (k, v) in t.engine_keys.iter() {
@@ -301,6 +306,8 @@ fn into_role(
             run_file: None,
             take_size: None,
             verify_writes: None,
+            // A role's files are named by fsbench (`t<ID>.role-<NAME>.<K>.dat`).
+            name_format: None,
             ..file
         },
         open: phase.open,

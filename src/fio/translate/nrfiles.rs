@@ -7,9 +7,9 @@
 //! Why a module: the count, the sizes and the refusals of what fsbench does not do with
 //! several files (a named file, regions, the verify check, a fill, a skewed or partly
 //! sequential offset law, fio's file-picking laws other than uniform) are one concern, each
-//! refused with its line and reason. fio names the files `jobname.jobnum.filenum` in
-//! `directory`; fsbench names its own in its work directory, so `filename_format` stays
-//! refused (its names would be invisible).
+//! refused with its line and reason. fio names the files by `filename_format` (default
+//! `jobname.jobnum.filenum`) in `directory`; fsbench names its own the same way in its work
+//! directory ([`super::name_format`]).
 
 use super::{Engine, Job};
 use crate::fio::FioError;
@@ -240,9 +240,9 @@ mod tests {
                 "register",
             ),
             (
-                "[j]\nsize=64k\nnrfiles=4\nfilename_format=f.$filenum\n",
-                "t.fio:4: fio option `filename_format`",
-                "jobname.jobnum.filenum",
+                "[j]\nsize=64k\nnrfiles=4\nfilename_format=f.$jobnum\n",
+                "t.fio:4: `filename_format`",
+                "add $filenum",
             ),
             ("[a]\nsize=64k\nnrfiles=4\n[b]\nsize=64k\n", "t.fio:3: `nrfiles`", "stonewall"),
             ("[a]\nsize=64k\n[b]\nsize=64k\nnrfiles=4\n", "t.fio:5: `nrfiles`", "stonewall"),

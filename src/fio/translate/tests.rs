@@ -202,8 +202,8 @@ fn unsupported_options_name_file_line_and_option() {
     let e = err("[global]\nsize=1m\n\n[job]\nrw=read\nexitall_on_error\n");
     assert!(e.starts_with("t.fio:6: fio option `exitall_on_error` is not supported"), "{e}");
     assert!(e.contains("supported: name,"), "{e}");
-    let e = err("[job]\nsize=1m\nfilename_format=f.$jobnum\n");
-    assert!(e.starts_with("t.fio:3:") && e.contains("`filename_format`"), "{e}");
+    let e = err("[job]\nsize=1m\nlog_offset=1\n");
+    assert!(e.starts_with("t.fio:3:") && e.contains("`log_offset`"), "{e}");
 }
 
 #[test]
@@ -323,6 +323,9 @@ fn every_supported_option_and_alias_is_read() {
         ("nrfiles", "nrfiles=1\n", |t, _, _| t.file.is_some()),
         ("nr_files", "nr_files=1\n", |t, _, _| t.file.is_some()),
         ("filename", "filename=data\n", |t, _, _| t.file.as_ref().is_some_and(|f| f.shared)),
+        ("filename_format", "filename_format=d.$jobnum.$filenum\n", |t, _, _| {
+            t.file.as_ref().and_then(|f| f.name_format.as_deref()) == Some("d.{thread}.{file}")
+        }),
         ("unlink", "filename=/tmp/fsbench-unit-unlink.dat\nunlink=1\n", |t, _, _| {
             t.file.as_ref().is_some_and(|f| {
                 f.path.as_deref() == Some("/tmp/fsbench-unit-unlink.dat") && f.unlink == Some(true)
