@@ -97,8 +97,10 @@ fn fsbench_fio_writes_fios_averaged_logs() {
             // A rate per second, not a count per window (100), though a window a loaded
             // machine delayed and the one that caught up may each be well off 200.
             assert!((40..=400).contains(&i[1]), "{who}: {i:?} is not a rate near 200 IOPS");
-            // 4 KiB ops: KiB/s is four times the IOPS (whole-number rounding of each aside).
-            assert!(b[1].abs_diff(4 * i[1]) <= 4, "{who}: {b:?} against {i:?}");
+            // 4 KiB ops: KiB/s is four times the IOPS (whole-number rounding of each aside;
+            // fio's timer closes its two windows apart, a few ms off on a loaded machine: 800
+            // KiB/s beside 202 IOPS was seen).
+            assert!(b[1].abs_diff(4 * i[1]) <= 4 + b[1] / 50, "{who}: {b:?} against {i:?}");
         }
         let mean = iops.iter().map(|i| i[1]).sum::<u64>() / iops.len() as u64;
         assert!((150..=250).contains(&mean), "{who}: {iops:?}: a mean of {mean} IOPS, not 200");
