@@ -111,8 +111,9 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     // is at bw_avg_time, the window of fio's bandwidth and IOPS samples (whole log windows
     // make one sample with a log: the translation checks it divides).
     argv.push("--interval".into());
-    match t.logs.first() {
-        Some(l) => argv.push(format!("{}ms", l.avg_msec)),
+    // (A per-I/O log, without log_avg_msec, is the phase's per-op records, not its series.)
+    match t.logs.iter().find_map(|l| l.avg_msec) {
+        Some(avg) => argv.push(format!("{avg}ms")),
         None => argv.push(format!("{}ms", t.sample_window_ms)),
     }
     let m = super::run::RunArgs::augment_args(clap::Command::new("run"))

@@ -32,6 +32,7 @@ use crate::workload::spec::{
     TestSpec,
 };
 use groups::{one_group, run_groups};
+pub use logs::mark_op_logs;
 pub use logs::{JobLogs, LogKind};
 pub use samples::DEFAULT_WINDOW_MS as DEFAULT_SAMPLE_WINDOW_MS;
 use std::collections::{BTreeMap, BTreeSet};

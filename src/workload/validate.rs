@@ -1027,6 +1027,7 @@ fn resolve_phase(
         load,
         max_seconds: time_cap(&p.amount),
         curve,
+        op_log: false,
     })
 }
 
