@@ -167,8 +167,9 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::of(status))
 }
 
-/// fio's averaged log files of `logs` (`write_bw_log`, `write_iops_log`), in the current
-/// directory as fio writes them (not `directory=`), each replacing a file of its name as fio's.
+/// fio's log files of `logs` (`write_bw_log`, `write_iops_log`, `write_lat_log`, averaged or
+/// per I/O), in the current directory as fio writes them (not `directory=`), each replacing a
+/// file of its name as fio's.
 fn write_logs(
     logs: &[crate::fio::JobLogs],
     report: &crate::model::report::Report,
