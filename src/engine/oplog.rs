@@ -5,8 +5,10 @@
 //! keep. The recorder is made before the start barrier, only for a phase that asks
 //! ([`crate::model::job::PhaseDef::op_log`]); a phase that does not has no recorder, and its
 //! worker pays one branch on a field that is `None`. Per recorded op: a store of six integers
-//! into the chunk in hand and a comparison; a new chunk of [`CHUNK_RECORDS`] records is
-//! allocated once per 64 Ki ops (as fio grows its log by chunks), the list of chunks is
+//! into the chunk in hand and a comparison. The chunks of [`CHUNK_RECORDS`] records (as fio
+//! grows its log by chunks) that a phase bound by bytes or ops needs are allocated before the
+//! barrier, so its loop makes no allocation at all (their pages are touched as they fill, as
+//! any buffer's); a time-based phase allocates a chunk once per 64 Ki ops. The list of chunks is
 //! reserved up front for the cap, and past [`MAX_OP_RECORDS`] an op is only counted. No lock,
 //! no formatting: the lines are written after the run (`crate::present::fio_log`).
 
@@ -15,8 +17,11 @@ use crate::model::oplog::{OpLog, OpRecord, CHUNK_RECORDS, MAX_OP_RECORDS};
 /// One worker's records, in chunks.
 #[derive(Debug)]
 pub struct OpRecorder {
-    /// Filled in order; the last is the one in hand (never empty of capacity).
+    /// Filled in order, each of `chunk` records' capacity; `cur` is the one in hand, those
+    /// after it allocated ahead and empty.
     chunks: Vec<Vec<OpRecord>>,
+    /// Index of the chunk in hand.
+    cur: usize,
     /// Records per chunk.
     chunk: usize,
     /// Records kept at most.
@@ -30,18 +35,20 @@ pub struct OpRecorder {
 }
 
 impl OpRecorder {
-    /// A recorder of [`MAX_OP_RECORDS`] at most, its first chunk allocated (before the
-    /// barrier).
-    pub fn new() -> OpRecorder {
-        OpRecorder::with(CHUNK_RECORDS, MAX_OP_RECORDS)
+    /// A recorder of [`MAX_OP_RECORDS`] at most, with the chunks for `expected` ops (at least
+    /// one; 0: not known) allocated now, before the barrier.
+    pub fn new(expected: u64) -> OpRecorder {
+        OpRecorder::with(CHUNK_RECORDS, MAX_OP_RECORDS, expected)
     }
 
-    /// A recorder of `cap` records at most in chunks of `chunk` records.
-    pub fn with(chunk: usize, cap: u64) -> OpRecorder {
+    /// A recorder of `cap` records at most in chunks of `chunk` records, the chunks for
+    /// `expected` records (at most `cap`, at least one chunk) allocated now.
+    pub fn with(chunk: usize, cap: u64, expected: u64) -> OpRecorder {
         let chunk = chunk.max(1);
         let mut chunks = Vec::with_capacity(cap.div_ceil(chunk as u64).max(1) as usize);
-        chunks.push(Vec::with_capacity(chunk));
-        OpRecorder { chunks, chunk, cap, kept: 0, dropped: 0, origin: 0 }
+        let ahead = expected.min(cap).div_ceil(chunk as u64).max(1);
+        chunks.extend((0..ahead).map(|_| Vec::with_capacity(chunk)));
+        OpRecorder { chunks, cur: 0, chunk, cap, kept: 0, dropped: 0, origin: 0 }
     }
 
     /// The worker was released at `origin` (ns): every record's time counts from it.
@@ -58,9 +65,9 @@ impl OpRecorder {
             self.dropped += 1;
             return;
         }
-        let full = self.chunks.last().is_none_or(|c| c.len() >= self.chunk);
+        let full = self.chunks.get(self.cur).is_none_or(|c| c.len() >= self.chunk);
         if full {
-            self.grow();
+            self.next_chunk();
         }
         let r = OpRecord {
             done_nanos: done.saturating_sub(self.origin),
@@ -70,29 +77,26 @@ impl OpRecorder {
             bytes,
             write,
         };
-        if let Some(c) = self.chunks.last_mut() {
+        if let Some(c) = self.chunks.get_mut(self.cur) {
             c.push(r);
             self.kept += 1;
         }
     }
 
-    /// A new chunk: once per `chunk` ops, out of the per-op path.
+    /// The next chunk, allocated ahead or now: once per `chunk` ops, out of the per-op path.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self) {
-        self.chunks.push(Vec::with_capacity(self.chunk));
+    fn next_chunk(&mut self) {
+        self.cur += 1;
+        if self.cur >= self.chunks.len() {
+            self.chunks.push(Vec::with_capacity(self.chunk));
+        }
     }
 
     /// The records, for the phase's result.
     pub fn into_log(self) -> OpLog {
         let chunks = self.chunks.into_iter().filter(|c| !c.is_empty()).collect();
         OpLog { chunks, dropped: self.dropped }
-    }
-}
-
-impl Default for OpRecorder {
-    fn default() -> Self {
-        OpRecorder::new()
     }
 }
 
@@ -106,7 +110,7 @@ mod tests {
     /// cap are counted and not kept.
     #[test]
     fn records_fill_chunks_in_order_up_to_the_cap() {
-        let mut r = OpRecorder::with(4, 10);
+        let mut r = OpRecorder::with(4, 10, 0);
         r.start(1_000);
         assert_eq!((r.chunks.len(), r.chunks[0].capacity()), (1, 4));
         let list_at = r.chunks.as_ptr();
@@ -139,11 +143,37 @@ mod tests {
             assert_eq!(rec.write, i % 3 == 0);
         }
         // Nothing recorded: no chunk, nothing dropped.
-        let log = OpRecorder::with(4, 10).into_log();
+        let log = OpRecorder::with(4, 10, 0).into_log();
         assert!(log.is_empty() && log.chunks.is_empty() && log.dropped == 0);
-        // The default recorder: 64 Ki records a chunk, its list reserved for the whole cap.
-        let r = OpRecorder::new();
-        assert_eq!(r.chunks[0].capacity(), CHUNK_RECORDS);
+        // 64 Ki records a chunk, the list reserved for the whole cap.
+        let r = OpRecorder::new(0);
+        assert_eq!((r.chunks.len(), r.chunks[0].capacity()), (1, CHUNK_RECORDS));
         assert!(r.chunks.capacity() as u64 * CHUNK_RECORDS as u64 >= MAX_OP_RECORDS);
+    }
+
+    /// The chunks a known count needs are allocated ahead (none while recording it): the
+    /// records go into them in order, each chunk where it was allocated; past the count, a
+    /// chunk is allocated as it is needed; a count past the cap allocates the cap's chunks.
+    #[test]
+    fn chunks_for_a_known_count_are_allocated_before_the_first_op() {
+        let mut r = OpRecorder::with(4, 100, 10);
+        let ahead: Vec<*const OpRecord> = r.chunks.iter().map(|c| c.as_ptr()).collect();
+        assert_eq!(ahead.len(), 3);
+        for i in 0..10 {
+            r.push(i, 1, NOT_APART, 0, 512, false);
+        }
+        assert_eq!(r.chunks.iter().map(|c| c.as_ptr()).collect::<Vec<_>>(), ahead);
+        assert_eq!(r.chunks.iter().map(Vec::len).collect::<Vec<_>>(), [4, 4, 2]);
+        for i in 10..13 {
+            r.push(i, 1, NOT_APART, 0, 512, false);
+        }
+        assert_eq!(r.chunks.iter().map(Vec::len).collect::<Vec<_>>(), [4, 4, 4, 1]);
+        let log = r.into_log();
+        assert_eq!(
+            log.iter().map(|r| r.done_nanos).collect::<Vec<_>>(),
+            (0..13).collect::<Vec<_>>()
+        );
+        assert_eq!(OpRecorder::with(4, 10, 1_000).chunks.len(), 3);
+        assert_eq!(OpRecorder::with(4, 10, 4).chunks.len(), 1);
     }
 }

@@ -285,10 +285,11 @@ pub(super) trait OpSource<E: IoEngine> {
         false
     }
 
-    /// Whether a record of each op is kept (a data file's, in a phase with a per-I/O log):
-    /// [`drive`] then makes the recorder before the barrier.
-    fn logs_ops(&self) -> bool {
-        false
+    /// Whether a record of each op is kept (a data file's, in a phase with a per-I/O log),
+    /// and of how many ops (0: not known before the phase runs): [`drive`] then makes the
+    /// recorder, with the chunks for them, before the barrier.
+    fn logs_ops(&self) -> Option<u64> {
+        None
     }
 
     /// The timed start (a data file is opened here). `start_ns` is the release from the
@@ -446,8 +447,8 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if src.splits_latency() {
         out.split = Some(Box::default());
     }
-    if src.logs_ops() {
-        out.op_log = Some(Box::default());
+    if let Some(expected) = src.logs_ops() {
+        out.op_log = Some(Box::new(OpRecorder::new(expected)));
     }
     let mut pacer = Pacer::new(ot.pace).with_flow(ot.flow);
 
@@ -1068,8 +1069,14 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         E::SUBMITS_APART
     }
 
-    fn logs_ops(&self) -> bool {
-        self.phase.op_log
+    fn logs_ops(&self) -> Option<u64> {
+        // A phase bound by bytes or ops: its count, at its smallest op.
+        let smallest = self.pattern.iter().map(|o| o.size.min()).filter(|n| *n > 0).min();
+        self.phase.op_log.then(|| match (self.phase.amount, smallest) {
+            (Amount::Bytes(b), Some(bs)) => b.div_ceil(bs),
+            (Amount::Ops(n), _) => n,
+            _ => 0,
+        })
     }
 
     fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {

@@ -489,3 +489,51 @@ fn fsbench_fio_writes_fios_per_io_slat_log_for_libaio() {
         comparable("libaio lat", our_l, fio_l);
     }
 }
+
+/// A size-bound job's per-I/O records are allocated before its timed phase: 160 Ki writes of
+/// 512 bytes (three chunks of records) with a per-I/O log, traced: the worker thread makes no
+/// memory call (mmap, munmap, mremap, brk) between its first and its last write, only the
+/// writes, and its log has a line per write.
+#[test]
+fn a_size_bound_per_io_log_allocates_nothing_while_the_job_runs() {
+    if !have("strace") {
+        skip("strace not installed: the worker's system calls not checked");
+        return;
+    }
+    let work = TestDir::new();
+    let data = TestDir::new();
+    let file = work
+        .write("job.fio", "[j]\nrw=write\nbs=512\nsize=80m\nioengine=psync\nwrite_iops_log=x\n");
+    let log = work.path().join("strace.log");
+    let mut c = Command::new("strace");
+    isolate(&mut c)
+        .args(["-f", "-qq", "-e", "trace=pwrite64,mmap,munmap,mremap,brk", "-e", "signal=none"])
+        .arg("-o")
+        .arg(&log)
+        .arg(bin())
+        .args(["fio", "--no-store", "--output-format=json"])
+        .arg(format!("--directory={}", data.path().display()))
+        .arg(&file)
+        .current_dir(work.path());
+    let o = c.output().expect("strace");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&log).expect("strace log");
+    let calls: Vec<(&str, &str)> =
+        text.lines().filter_map(|l| l.split_once(' ')).map(|(p, r)| (p, r.trim_start())).collect();
+    // The worker: the thread that wrote the data file (160 Ki writes of 512 bytes).
+    let worker = calls
+        .iter()
+        .find(|(_, c)| c.starts_with("pwrite64(") && c.contains(", 512, "))
+        .map(|(p, _)| *p)
+        .expect("the worker's writes");
+    let mine: Vec<&str> = calls.iter().filter(|(p, _)| *p == worker).map(|(_, c)| *c).collect();
+    let first = mine.iter().position(|c| c.starts_with("pwrite64(")).unwrap_or(0);
+    let last = mine.iter().rposition(|c| c.starts_with("pwrite64(")).unwrap_or(0);
+    let during = &mine[first..=last];
+    let writes = during.iter().filter(|c| c.starts_with("pwrite64(")).count();
+    assert_eq!(writes, 163_840, "the job's writes");
+    let other: Vec<&&str> = during.iter().filter(|c| !c.starts_with("pwrite64(")).collect();
+    assert!(other.is_empty(), "memory calls while the job ran: {:?}", &other[..other.len().min(5)]);
+    let lines = parse(&work.path().join("x_iops.1.log"), false);
+    assert_eq!(lines.len(), 163_840);
+}
