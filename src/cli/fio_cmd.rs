@@ -178,8 +178,14 @@ fn write_logs(
         return Ok(());
     }
     let tests = report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
-    for (name, text) in crate::present::fio_log::log_files(logs, tests)? {
-        std::fs::write(&name, text).with_context(|| format!("writing fio log file {name}"))?;
+    // A per-I/O log's lines go to its file as they are made: never one text of them all.
+    for (name, text) in crate::present::fio_log::log_outputs(logs, tests)? {
+        let write = || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&name)?);
+            text.write_to(&mut w)?;
+            std::io::Write::flush(&mut w)
+        };
+        write().with_context(|| format!("writing fio log file {name}"))?;
     }
     Ok(())
 }

@@ -94,12 +94,56 @@ impl crate::sys::classify::Classify for LogError {
     }
 }
 
+/// One log file's content: an averaged log's text (a line per window), or a per-I/O log's
+/// records, whose lines are made as they are written ([`LogText::write_to`]).
+pub enum LogText<'a> {
+    /// The whole text.
+    Text(String),
+    /// A line per record ([`write_ops`]).
+    Ops {
+        /// The phase's records.
+        log: &'a OpLog,
+        /// Which log.
+        kind: LogKind,
+        /// The request (its columns).
+        request: &'a JobLogs,
+    },
+}
+
+impl LogText<'_> {
+    /// Write the file's content to `w`.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            LogText::Text(t) => w.write_all(t.as_bytes()),
+            LogText::Ops { log, kind, request } => write_ops(log, *kind, request, w),
+        }
+    }
+
+    /// The file's content as one text.
+    pub fn text(&self) -> String {
+        match self {
+            LogText::Text(t) => t.clone(),
+            LogText::Ops { log, kind, request } => render_ops(log, *kind, request),
+        }
+    }
+}
+
 /// The log files of every request in `logs`, from `tests` (a run's results): each file's name
 /// and text, in the requests' order.
 pub fn log_files(
     logs: &[JobLogs],
     tests: &[TestResult],
 ) -> Result<Vec<(String, String)>, LogError> {
+    Ok(log_outputs(logs, tests)?.into_iter().map(|(n, t)| (n, t.text())).collect())
+}
+
+/// The log files of every request in `logs`, from `tests`: each file's name and content, in
+/// the requests' order; checked whole before any is written (a request the records cannot
+/// give fails them all, as one error).
+pub fn log_outputs<'a>(
+    logs: &'a [JobLogs],
+    tests: &'a [TestResult],
+) -> Result<Vec<(String, LogText<'a>)>, LogError> {
     let mut out = Vec::new();
     for l in logs {
         let Some(avg_msec) = l.avg_msec else {
@@ -126,7 +170,8 @@ pub fn log_files(
                 return Err(LogError::NoSplit { job: l.job.clone() });
             }
             let text = render(series, *kind, phase.wall_nanos);
-            out.push((name.clone(), if l.offset { with_offset_column(&text) } else { text }));
+            let text = if l.offset { with_offset_column(&text) } else { text };
+            out.push((name.clone(), LogText::Text(text)));
         }
     }
     Ok(out)
@@ -142,7 +187,10 @@ fn with_offset_column(text: &str) -> String {
 /// phase's records ([`render_ops`]). A log the cap cut is not written; neither are the slat
 /// and clat files of an engine that submits apart when some ops' submission was not timed
 /// apart (their lines would be missing or wrong).
-fn op_log_files(l: &JobLogs, tests: &[TestResult]) -> Result<Vec<(String, String)>, LogError> {
+fn op_log_files<'a>(
+    l: &'a JobLogs,
+    tests: &'a [TestResult],
+) -> Result<Vec<(String, LogText<'a>)>, LogError> {
     let no_records = || LogError::NoRecords { job: l.job.clone() };
     let test = tests.iter().find(|t| t.id == l.test_id).ok_or_else(no_records)?;
     let rep = test.reps.iter().rev().find(|r| r.complete).or(test.reps.last());
@@ -163,7 +211,7 @@ fn op_log_files(l: &JobLogs, tests: &[TestResult]) -> Result<Vec<(String, String
         if split && apart && !log.iter().all(|r| r.apart()) {
             return Err(LogError::NoSplit { job: l.job.clone() });
         }
-        out.push((name.clone(), render_ops(log, *kind, l)));
+        out.push((name.clone(), LogText::Ops { log, kind: *kind, request: l }));
     }
     Ok(out)
 }
@@ -182,32 +230,44 @@ fn op_log_files(l: &JobLogs, tests: &[TestResult]) -> Result<Vec<(String, String
 /// BS is the bytes the op moved, OFFSET (with `log_offset=1`) its offset, PRIO
 /// [`JobLogs::prio`].
 pub fn render_ops(log: &OpLog, kind: LogKind, l: &JobLogs) -> String {
-    let mut o = String::new();
-    let mut line = |ms: u64, value: u64, r: &OpRecord| {
-        let _ = write!(o, "{ms}, {value}, {}, {}", u8::from(r.write), r.bytes);
+    let mut o = Vec::new();
+    // Writing to memory does not fail.
+    let _ = write_ops(log, kind, l, &mut o);
+    String::from_utf8_lossy(&o).into_owned()
+}
+
+/// [`render_ops`]'s lines written to `w` as they are made (a log of millions of lines is never
+/// held as one text).
+pub fn write_ops(
+    log: &OpLog,
+    kind: LogKind,
+    l: &JobLogs,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut line = |ms: u64, value: u64, r: &OpRecord| -> std::io::Result<()> {
+        write!(w, "{ms}, {value}, {}, {}", u8::from(r.write), r.bytes)?;
         if l.offset {
-            let _ = write!(o, ", {}", r.offset);
+            write!(w, ", {}", r.offset)?;
         }
-        let _ = writeln!(o, ", {}", l.prio);
+        writeln!(w, ", {}", l.prio)
     };
     let ms = |ns: u64| ns / 1_000_000;
     match kind {
-        LogKind::Bw | LogKind::Iops if l.reduced => {}
-        LogKind::Lat => log.iter().for_each(|r| line(ms(r.done_nanos), r.lat_nanos, r)),
-        LogKind::Clat => log.iter().for_each(|r| line(ms(r.done_nanos), r.clat_nanos(), r)),
-        LogKind::Bw => log.iter().for_each(|r| {
+        LogKind::Bw | LogKind::Iops if l.reduced => Ok(()),
+        LogKind::Lat => log.iter().try_for_each(|r| line(ms(r.done_nanos), r.lat_nanos, r)),
+        LogKind::Clat => log.iter().try_for_each(|r| line(ms(r.done_nanos), r.clat_nanos(), r)),
+        LogKind::Bw => log.iter().try_for_each(|r| {
             let clat = r.clat_nanos();
             let bw = (u64::from(r.bytes) * 1_000_000).checked_div(clat).unwrap_or(0);
             line(ms(r.done_nanos), bw, r)
         }),
-        LogKind::Iops => log.iter().for_each(|r| line(ms(r.done_nanos), 1, r)),
+        LogKind::Iops => log.iter().try_for_each(|r| line(ms(r.done_nanos), 1, r)),
         LogKind::Slat => {
             let mut apart: Vec<&OpRecord> = log.iter().filter(|r| r.apart()).collect();
             apart.sort_by_key(|r| r.submitted_nanos());
-            apart.into_iter().for_each(|r| line(ms(r.submitted_nanos()), r.slat_nanos, r));
+            apart.into_iter().try_for_each(|r| line(ms(r.submitted_nanos()), r.slat_nanos, r))
         }
     }
-    o
 }
 
 /// The one timed phase of the repetition a fio run shows (the last complete one).

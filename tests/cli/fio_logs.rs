@@ -537,3 +537,39 @@ fn a_size_bound_per_io_log_allocates_nothing_while_the_job_runs() {
     let lines = parse(&work.path().join("x_iops.1.log"), false);
     assert_eq!(lines.len(), 163_840);
 }
+
+/// A time-based job's per-I/O log has no count known before it runs: its records stop at
+/// 4194304 and, when the job did more I/Os, `fsbench fio` still reports them all, writes no
+/// log (a cut log would look like a job that ended early) and exits 1 saying so. fio's null
+/// engine does several million ops in 6 s in a test build; a machine too slow for that gets
+/// its whole log, a line per I/O (said on stderr).
+#[test]
+fn a_time_based_per_io_log_past_the_cap_is_not_written_and_exits_1() {
+    let work = TestDir::new();
+    let data = TestDir::new();
+    let file = work.write(
+        "job.fio",
+        "[j]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=6\nwrite_iops_log=p\n",
+    );
+    let o = command()
+        .args(["fio", "--no-store", "--output-format=json"])
+        .arg(format!("--directory={}", data.path().display()))
+        .arg(&file)
+        .current_dir(work.path())
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
+    const CAP: u64 = 4_194_304;
+    if ios > CAP {
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let why = format!("cut at {CAP} I/Os ({} more were done", ios - CAP);
+        assert!(stderr(&o).contains(&why), "{why}: {}", stderr(&o));
+        assert_eq!(work.entries(), ["job.fio"], "no log file");
+    } else {
+        eprintln!("only {ios} I/Os in 6 s: the cap was not reached, the whole log checked");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines = parse(&work.path().join("p_iops.1.log"), false);
+        assert_eq!(lines.len() as u64, ios);
+    }
+}
