@@ -444,16 +444,17 @@ fn fsbench_fio_writes_fios_per_io_logs_of_a_mixed_job() {
     }
 }
 
-/// A direct libaio random read at iodepth 4.
-const PER_IO_ASYNC_JOB: &str = "[j]\nrw=randread\nbs=4k\nsize=256k\nioengine=libaio\n\
-iodepth=4\ndirect=1\nlog_offset=1\nwrite_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n";
+/// A direct random read at iodepth 4 with `ioengine=` to follow.
+const PER_IO_ASYNC_JOB: &str = "[j]\nrw=randread\nbs=4k\nsize=256k\n\
+iodepth=4\ndirect=1\nlog_offset=1\nwrite_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n\
+ioengine=";
 
-/// An engine that submits apart: the slat file has a line per I/O too, stamped at the
-/// submission (times increasing), each op's slat within its lat; fsbench's slat and clat add
-/// up to its lat exactly (one clock read each); the offsets of the file once each; median
-/// slat and lat comparable between the tools.
+/// The engines that submit apart (libaio, io_uring at a depth): the slat file has a line per
+/// I/O too, stamped at the submission (times increasing), each op's slat within its lat;
+/// fsbench's slat and clat add up to its lat exactly (one clock read each); the offsets of
+/// the file once each; median slat and lat comparable between the tools.
 #[test]
-fn fsbench_fio_writes_fios_per_io_slat_log_for_libaio() {
+fn fsbench_fio_writes_fios_per_io_slat_logs_for_libaio_and_io_uring() {
     let mut tools = vec![false];
     if have("fio") {
         tools.push(true);
@@ -461,10 +462,18 @@ fn fsbench_fio_writes_fios_per_io_slat_log_for_libaio() {
         skip("fio not installed (scripts/install-deps.sh): fio 3.33's per-I/O logs not compared");
     }
     let every_block: Vec<u64> = (0..64).map(|i| i * 4096).collect();
+    for engine in ["libaio", "io_uring"] {
+        let job = format!("{PER_IO_ASYNC_JOB}{engine}\n");
+        slat_logs_of(&job, engine, &tools, &every_block);
+    }
+}
+
+/// [`fsbench_fio_writes_fios_per_io_slat_logs_for_libaio_and_io_uring`] for one `engine`.
+fn slat_logs_of(job: &str, engine: &str, tools: &[bool], every_block: &[u64]) {
     let mut medians = Vec::new();
-    for fio in tools {
-        let who = if fio { "fio" } else { "fsbench" };
-        let (logs, counts) = per_io_logs(PER_IO_ASYNC_JOB, fio);
+    for &fio in tools {
+        let who = format!("{engine}: {}", if fio { "fio" } else { "fsbench" });
+        let (logs, counts) = per_io_logs(job, fio);
         assert_eq!(counts, [64, 0], "{who}");
         let (clat, lat, slat) = (&logs[1].1, &logs[3].1, &logs[4].1);
         assert_eq!(slat.len(), 64, "{who}: {slat:?}");
@@ -485,8 +494,8 @@ fn fsbench_fio_writes_fios_per_io_slat_log_for_libaio() {
         medians.push((median(slat), median(lat)));
     }
     if let [(our_s, our_l), (fio_s, fio_l)] = medians[..] {
-        comparable("libaio slat", our_s, fio_s);
-        comparable("libaio lat", our_l, fio_l);
+        comparable(&format!("{engine} slat"), our_s, fio_s);
+        comparable(&format!("{engine} lat"), our_l, fio_l);
     }
 }
 
