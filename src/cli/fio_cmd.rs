@@ -111,8 +111,9 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     // is at bw_avg_time, the window of fio's bandwidth and IOPS samples (whole log windows
     // make one sample with a log: the translation checks it divides).
     argv.push("--interval".into());
-    match t.logs.first() {
-        Some(l) => argv.push(format!("{}ms", l.avg_msec)),
+    // (A per-I/O log, without log_avg_msec, is the phase's per-op records, not its series.)
+    match t.logs.iter().find_map(|l| l.avg_msec) {
+        Some(avg) => argv.push(format!("{avg}ms")),
         None => argv.push(format!("{}ms", t.sample_window_ms)),
     }
     let m = super::run::RunArgs::augment_args(clap::Command::new("run"))
@@ -166,8 +167,9 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::of(status))
 }
 
-/// fio's averaged log files of `logs` (`write_bw_log`, `write_iops_log`), in the current
-/// directory as fio writes them (not `directory=`), each replacing a file of its name as fio's.
+/// fio's log files of `logs` (`write_bw_log`, `write_iops_log`, `write_lat_log`, averaged or
+/// per I/O), in the current directory as fio writes them (not `directory=`), each replacing a
+/// file of its name as fio's.
 fn write_logs(
     logs: &[crate::fio::JobLogs],
     report: &crate::model::report::Report,
@@ -176,8 +178,14 @@ fn write_logs(
         return Ok(());
     }
     let tests = report.configs.first().map(|c| c.run.tests.as_slice()).unwrap_or(&[]);
-    for (name, text) in crate::present::fio_log::log_files(logs, tests)? {
-        std::fs::write(&name, text).with_context(|| format!("writing fio log file {name}"))?;
+    // A per-I/O log's lines go to its file as they are made: never one text of them all.
+    for (name, text) in crate::present::fio_log::log_outputs(logs, tests)? {
+        let write = || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&name)?);
+            text.write_to(&mut w)?;
+            std::io::Write::flush(&mut w)
+        };
+        write().with_context(|| format!("writing fio log file {name}"))?;
     }
     Ok(())
 }

@@ -44,6 +44,7 @@ pub mod ioengine;
 pub mod keep;
 pub mod layout;
 pub mod min_time;
+pub mod oplog;
 pub mod pace;
 pub mod phase;
 pub mod probe;

@@ -109,7 +109,8 @@ struct PhasePass {
 impl PhasePass {
     /// The pass `run` of `phase`, after the cache precondition `check`.
     fn of(test: &TestDef, phase: &PhaseDef, mut run: PhaseRun, check: CacheCheck) -> PhasePass {
-        let pr = phase_result(test, phase, &run, check);
+        let mut pr = phase_result(test, phase, &run, check);
+        pr.op_log = results::take_op_log(&mut run.outs);
         let hist = std::mem::take(&mut run.hist);
         PhasePass { pr, hist, run }
     }

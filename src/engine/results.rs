@@ -72,9 +72,19 @@ pub fn phase_result(
         },
         submission: super::submit::SplitRecorder::of(outs.iter().map(|o| o.split.as_deref())),
         depths: depths(outs.iter()),
+        op_log: None,
     };
     super::ioengine::record(&test.engine, &test.engine_options, &mut pr);
     pr
+}
+
+/// The workers' per-op records ([`super::oplog`]), taken out of their outputs (not copied):
+/// one log, worker after worker; `None` when no worker kept one.
+pub fn take_op_log(outs: &mut [WorkerOutput]) -> Option<crate::model::oplog::OpLog> {
+    let mut logs = outs.iter_mut().filter_map(|o| o.op_log.take());
+    let mut log = logs.next()?.into_log();
+    logs.for_each(|r| log.append(r.into_log()));
+    Some(log)
 }
 
 /// The workers' queue-depth counts added up.

@@ -1047,3 +1047,88 @@ fn an_engine_that_submits_apart_records_each_ops_submission_and_completion_laten
     assert!(out.error.is_none() && out.split.is_none());
     assert_eq!(out.depths.submit, [0, 5000, 0, 0, 0, 0, 0], "{:?}", out.depths);
 }
+
+/// A phase with a per-I/O log (`op_log`) gets a record of each data op, no sync, from every
+/// worker, in the phase's result; a phase without has no recorder at all and no records.
+#[test]
+fn a_phase_with_a_per_io_log_records_each_data_op_and_no_other_phase_does() {
+    let mut s = suite(QD16);
+    s.tests[0].phases[1].op_log = true;
+    let t = &s.tests[0];
+    let dir = tempfile::tempdir().unwrap();
+    let target = Target::dir(dir.path());
+    let opts = EngineOptions::default();
+    let r = run_test(t, &target, &[], dir.path(), &opts, 0, 0..1, &NoProgress, &NoHooks);
+    assert_eq!(r.status, TestStatus::Ok, "{:?}", r.status);
+    let (read, write) = (&r.reps[0].phases[0], &r.reps[0].phases[1]);
+    assert!(read.op_log.is_none(), "{:?}", read.op_log);
+    let log = write.op_log.as_ref().expect("the write phase's records");
+    // 2 threads × 512 writes; their 12 fsyncs are not logged (fio logs reads and writes).
+    assert_eq!((log.len(), log.dropped), (1024, 0));
+    assert!(log.iter().all(|r| r.write && r.bytes == 4096 && r.offset % 4096 == 0));
+    // Each thread writes its 2 MiB region once: every block of the file once.
+    let mut offsets: Vec<u64> = log.iter().map(|r| r.offset).collect();
+    offsets.sort_unstable();
+    assert_eq!(offsets, (0..1024).map(|i| i * 4096).collect::<Vec<u64>>());
+}
+
+/// The worker's records of an engine that submits apart: one per op, in completion order,
+/// each with its submission latency (at least the batch's) within its latency; the null
+/// engine's are not apart; without `op_log` the worker has no recorder.
+#[test]
+fn the_worker_records_each_op_with_its_submission_when_asked() {
+    let s = suite(QD16);
+    let mut phase = s.tests[0].phases[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
+    let stop_phase = AtomicBool::new(false);
+    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+    let ctr = PaddedCounter::default();
+    let work = || FileWork {
+        path: &path,
+        file_size: 4 << 20,
+        region_start: 0,
+        region_len: 4 << 20,
+        verify: None,
+        nofollow: false,
+        random_in_region: false,
+        more: None,
+    };
+    let run = |phase: &crate::model::job::PhaseDef, batching: bool| {
+        let mut plan = WorkerPlan {
+            phase,
+            seed: 7,
+            compress_percent: 0,
+            iodepth: 16,
+            work: Work::File(work()),
+            over_time: Default::default(),
+            thread_index: 0,
+        };
+        let barrier = Barrier::new(1);
+        if batching {
+            worker::run::<Batching>(&mut plan, &(), &barrier, &stop, &ctr.0)
+        } else {
+            worker::run::<Null>(&mut plan, &(), &barrier, &stop, &ctr.0)
+        }
+    };
+    let out = run(&phase, true);
+    assert!(out.error.is_none() && out.op_log.is_none(), "no log asked, no recorder");
+    phase.op_log = true;
+    let mut out = run(&phase, true);
+    assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
+    let log = out.op_log.take().expect("a recorder").into_log();
+    assert_eq!((log.len(), log.dropped), (5000, 0));
+    assert!(log.iter().all(|r| !r.write && r.bytes == 4096 && r.offset < 4 << 20));
+    assert!(log.iter().all(|r| r.apart() && r.slat_nanos >= BATCH_NANOS), "every op apart");
+    assert!(log.iter().all(|r| r.slat_nanos + r.clat_nanos() == r.lat_nanos));
+    let done: Vec<u64> = log.iter().map(|r| r.done_nanos).collect();
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "completion order");
+    // Times count from the worker's release: the last op within the phase's wall time.
+    let wall = out.end.duration_since(out.start).as_nanos() as u64;
+    assert!(done[done.len() - 1] <= wall, "{} > {wall}", done[done.len() - 1]);
+    let mut out = run(&phase, false);
+    let log = out.op_log.take().expect("a recorder").into_log();
+    assert_eq!(log.len(), 5000);
+    assert!(log.iter().all(|r| !r.apart() && r.clat_nanos() == r.lat_nanos));
+}

@@ -25,6 +25,7 @@
 use super::buffer::{AlignedBuf, WritePool};
 use super::fileset::{SlotOps, SlotWork};
 use super::ioengine::{Completion, Io, IoEngine, IoKind};
+use super::oplog::OpRecorder;
 use super::pace::{DirPacer, PacePlan, Pacer, Pick};
 use super::random_map::RandomMap;
 use super::series::{SeriesPlan, SeriesRecorder};
@@ -186,6 +187,9 @@ pub struct WorkerOutput {
     /// fio's queue-depth distributions: requests by the depth at their queueing, submit calls
     /// by what they submitted, reaps by what they reaped.
     pub depths: DepthCounts,
+    /// A phase with a per-I/O log ([`PhaseDef::op_log`]), data files: a record of each data
+    /// op ([`super::oplog`]); `None` otherwise.
+    pub op_log: Option<Box<OpRecorder>>,
 }
 
 impl WorkerOutput {
@@ -222,6 +226,7 @@ impl WorkerOutput {
             windows: ThreadWindows::default(),
             split: None,
             depths: DepthCounts::default(),
+            op_log: None,
         }
     }
 }
@@ -278,6 +283,13 @@ pub(super) trait OpSource<E: IoEngine> {
     /// barrier.
     fn splits_latency(&self) -> bool {
         false
+    }
+
+    /// Whether a record of each op is kept (a data file's, in a phase with a per-I/O log),
+    /// and of how many ops (0: not known before the phase runs): [`drive`] then makes the
+    /// recorder, with the chunks for them, before the barrier.
+    fn logs_ops(&self) -> Option<u64> {
+        None
     }
 
     /// The timed start (a data file is opened here). `start_ns` is the release from the
@@ -445,6 +457,9 @@ fn drive<E: IoEngine, S: OpSource<E>>(
     if src.splits_latency() {
         out.split = Some(Box::default());
     }
+    if let Some(expected) = src.logs_ops() {
+        out.op_log = Some(Box::new(OpRecorder::new(expected)));
+    }
     let mut pacer = Pacer::new(ot.pace).with_flow(ot.flow);
 
     barrier.wait();
@@ -457,6 +472,9 @@ fn drive<E: IoEngine, S: OpSource<E>>(
         out.series.start(sp.origin, start_ns);
     }
     pacer.start(start_ns);
+    if let Some(r) = out.op_log.as_deref_mut() {
+        r.start(start_ns);
+    }
     let Some(mut t0) = src.begin(start_ns, &mut out) else {
         stop.phase.store(true, Ordering::Relaxed);
         out.end = Instant::now();
@@ -568,6 +586,19 @@ fn reap_error(name: &str, e: &std::io::Error) -> EngineError {
         return EngineError::unsupported(format!("{what}: {e}"));
     }
     EngineError::io(what, None, e)
+}
+
+/// Record a completed op `s` (`res` its result, `t1` the clock at its reap, `d` its latency,
+/// `apart` whether its submission was timed apart) in a per-I/O log: out of line, so a phase
+/// without one keeps its loop as it was; a data op only (fio logs no sync).
+#[inline(never)]
+fn log_op(r: &mut OpRecorder, s: &InFlight, res: i64, t1: u64, d: u64, apart: bool) {
+    if s.kind.is_data() {
+        let slat =
+            if apart { s.sub.saturating_sub(s.stamp) } else { crate::model::oplog::NOT_APART };
+        let bytes = u32::try_from(res).unwrap_or(u32::MAX);
+        r.push(t1, d, slat, s.off, bytes, s.kind == OpKind::Write);
+    }
 }
 
 /// How a data file is opened: read-write when the phase writes or creates, and the phase's
@@ -1066,6 +1097,16 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
         E::SUBMITS_APART
     }
 
+    fn logs_ops(&self) -> Option<u64> {
+        // A phase bound by bytes or ops: its count, at its smallest op.
+        let smallest = self.pattern.iter().map(|o| o.size.min()).filter(|n| *n > 0).min();
+        self.phase.op_log.then(|| match (self.phase.amount, smallest) {
+            (Amount::Bytes(b), Some(bs)) => b.div_ceil(bs),
+            (Amount::Ops(n), _) => n,
+            _ => 0,
+        })
+    }
+
     fn begin(&mut self, start_ns: u64, out: &mut WorkerOutput) -> Option<u64> {
         if !self.files.is_empty() {
             return self.open_files(start_ns, out);
@@ -1351,6 +1392,9 @@ impl<E: IoEngine> OpSource<E> for FileOps<'_, E> {
                 (s.kind == OpKind::Write, s.sub.saturating_sub(s.stamp), t1.saturating_sub(s.sub));
             r.record(write, slat, clat);
             out.series.record_split(write, slat, clat);
+        }
+        if let Some(r) = out.op_log.as_deref_mut() {
+            log_op(r, &s, c.res, t1, d, apart);
         }
         match s.kind {
             OpKind::Read => {

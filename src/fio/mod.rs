@@ -315,5 +315,8 @@ pub fn load(t: &Translation, ctx: &ResolveCtx) -> Result<Suite, FioError> {
     let text = t.to_toml();
     let wrap = |source| FioError::Workload { file: t.file.clone(), source };
     let spec = workload::spec::parse(&text, &origin).map_err(wrap)?;
-    workload::validate::resolve(&spec, &origin, ctx).map_err(wrap)
+    let mut suite = workload::validate::resolve(&spec, &origin, ctx).map_err(wrap)?;
+    // fio's per-I/O logs: a record per op, which no workload key asks for.
+    translate::mark_op_logs(&t.logs, &mut suite)?;
+    Ok(suite)
 }

@@ -33,6 +33,7 @@ use crate::workload::spec::{
     TestSpec,
 };
 use groups::{one_group, run_groups};
+pub use logs::mark_op_logs;
 pub use logs::{JobLogs, LogKind};
 pub use samples::DEFAULT_WINDOW_MS as DEFAULT_SAMPLE_WINDOW_MS;
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,8 +59,9 @@ pub struct Translation {
     /// The plain `filename`s (no path) of the jobs: fsbench's own files in the run directory,
     /// where fio uses `DIRECTORY/NAME` as it finds it.
     pub plain_files: Vec<String>,
-    /// fio's averaged logs (`write_bw_log`, `write_iops_log` with `log_avg_msec`) the jobs ask
-    /// for, in the file's order: `fsbench fio` writes them after the run.
+    /// fio's logs (`write_bw_log`, `write_iops_log`, `write_lat_log`; averaged with
+    /// `log_avg_msec`, else per I/O) the jobs ask for, in the file's order: `fsbench fio`
+    /// writes them after the run.
     pub logs: Vec<JobLogs>,
     /// fio's `bw_avg_time` (= `iops_avg_time`) of every job, ms: the window of the rate
     /// samples `fsbench fio` reports ([`samples`]).

@@ -767,6 +767,11 @@ pub struct PhaseDef {
     /// timed data phases only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<crate::model::curve::CurvePlan>,
+    /// Keep a record of each data op of the phase ([`crate::model::oplog`]): a timed phase of
+    /// a fio job with a per-I/O log (`write_lat_log` without `log_avg_msec`), set by
+    /// `crate::fio::load`, never by the workload language. Off: nothing is recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub op_log: bool,
 }
 
 /// Flags for `open(2)`.

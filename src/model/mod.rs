@@ -24,6 +24,7 @@ pub mod integrity;
 pub mod job;
 pub mod latency;
 pub mod memory;
+pub mod oplog;
 pub mod report;
 pub mod result;
 pub mod run;

@@ -631,6 +631,11 @@ pub struct PhaseResult {
     /// `iodepth_complete`); absent in records made before fsbench counted them.
     #[serde(default, skip_serializing_if = "crate::model::submit::DepthCounts::is_empty")]
     pub depths: crate::model::submit::DepthCounts,
+    /// A timed phase of a fio job that asked for a per-I/O log (`PhaseDef::op_log`): each
+    /// data op's record, for `fsbench fio` to write after the run. Never stored or
+    /// serialised (millions of records; what the log files are for).
+    #[serde(skip)]
+    pub op_log: Option<crate::model::oplog::OpLog>,
 }
 
 /// What one thread of a phase (or of a role) did, for a report per thread (fio's clones):

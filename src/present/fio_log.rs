@@ -1,12 +1,13 @@
-//! fio's averaged log files (`write_bw_log`, `write_iops_log`, `write_lat_log` with
-//! `log_avg_msec`), made from a job's timed-phase series ([`PhaseSeries`]) after the run:
+//! fio's log files (`write_bw_log`, `write_iops_log`, `write_lat_log`): averaged ones (with
+//! `log_avg_msec`) made from a job's timed-phase series ([`PhaseSeries`]) after the run, and
+//! per-I/O ones from its per-op records:
 //! `fsbench fio` writes them where fio would, so scripts that read fio's logs read fsbench's.
 //!
 //! fio 3.33's format (`iolog.c`, checked against its files): one line per window and direction
-//! that moved data, `TIME_MS, VALUE, DDIR, BS, OFFSET`, with TIME_MS the window's end since the
+//! that moved data, `TIME_MS, VALUE, DDIR, BS, PRIO`, with TIME_MS the window's end since the
 //! job started, VALUE the window's KiB/s (`bytes * 1000 / ms / 1024`, whole) or I/Os per second
-//! (`ios * 1000 / ms`), DDIR 0 for reads and 1 for writes, and BS and OFFSET 0 (averaged lines
-//! carry neither). A window in which a direction moved nothing has no line for it, and fio
+//! (`ios * 1000 / ms`), DDIR 0 for reads and 1 for writes, and BS and PRIO 0 (averaged lines
+//! carry neither; with `log_offset=1`, an OFFSET 0 between them). A window in which a direction moved nothing has no line for it, and fio
 //! writes no bandwidth or IOPS line for the window the job ends in: here only windows that end
 //! by the phase's end are written.
 //!
@@ -20,8 +21,12 @@
 //! (io_uring, libaio) has its submission timed apart: its `_slat` and `_clat` files carry the
 //! window's mean submission latency and completion latency from the submission's return
 //! ([`PhaseSeries::split`]), as fio's.
+//!
+//! Without `log_avg_msec`, fio's per-I/O logs: a line per op from the timed phase's records
+//! ([`crate::model::oplog`], kept only for such a job), [`render_ops`].
 
 use crate::fio::{JobLogs, LogKind};
+use crate::model::oplog::{OpLog, OpRecord};
 use crate::model::result::{PhaseResult, TestResult};
 use crate::model::series::PhaseSeries;
 use std::fmt::Write;
@@ -52,6 +57,23 @@ pub enum LogError {
         /// fio's job name.
         job: String,
     },
+    /// A per-I/O log's job has no per-op records of its timed phase in the results.
+    #[error("fio job `{job}`: no per-I/O records of its timed phase in the results, so its log files were not written")]
+    NoRecords {
+        /// fio's job name.
+        job: String,
+    },
+    /// A per-I/O log's phase did more ops than the records keep
+    /// ([`crate::model::oplog::MAX_OP_RECORDS`]): a cut log is not written.
+    #[error("fio job `{job}`: its per-I/O log was cut at {kept} I/Os ({dropped} more were done: fsbench keeps at most {kept} records in memory), so its log files were not written; give log_avg_msec=N for fio's averaged log, or a shorter runtime or smaller size")]
+    Cut {
+        /// fio's job name.
+        job: String,
+        /// Records kept.
+        kept: u64,
+        /// Ops done past them.
+        dropped: u64,
+    },
     /// The series was kept at another interval than `log_avg_msec` (widened when a phase that
     /// is not time-based outlasted the series' points).
     #[error("fio job `{job}`: its series was kept at {got_ms} ms windows, not log_avg_msec={want_ms} (the phase outlasted the series' points), so its log files were not written; make the job time_based or give a longer log_avg_msec")]
@@ -72,22 +94,70 @@ impl crate::sys::classify::Classify for LogError {
     }
 }
 
+/// One log file's content: an averaged log's text (a line per window), or a per-I/O log's
+/// records, whose lines are made as they are written ([`LogText::write_to`]).
+pub enum LogText<'a> {
+    /// The whole text.
+    Text(String),
+    /// A line per record ([`write_ops`]).
+    Ops {
+        /// The phase's records.
+        log: &'a OpLog,
+        /// Which log.
+        kind: LogKind,
+        /// The request (its columns).
+        request: &'a JobLogs,
+    },
+}
+
+impl LogText<'_> {
+    /// Write the file's content to `w`.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            LogText::Text(t) => w.write_all(t.as_bytes()),
+            LogText::Ops { log, kind, request } => write_ops(log, *kind, request, w),
+        }
+    }
+
+    /// The file's content as one text.
+    pub fn text(&self) -> String {
+        match self {
+            LogText::Text(t) => t.clone(),
+            LogText::Ops { log, kind, request } => render_ops(log, *kind, request),
+        }
+    }
+}
+
 /// The log files of every request in `logs`, from `tests` (a run's results): each file's name
 /// and text, in the requests' order.
 pub fn log_files(
     logs: &[JobLogs],
     tests: &[TestResult],
 ) -> Result<Vec<(String, String)>, LogError> {
+    Ok(log_outputs(logs, tests)?.into_iter().map(|(n, t)| (n, t.text())).collect())
+}
+
+/// The log files of every request in `logs`, from `tests`: each file's name and content, in
+/// the requests' order; checked whole before any is written (a request the records cannot
+/// give fails them all, as one error).
+pub fn log_outputs<'a>(
+    logs: &'a [JobLogs],
+    tests: &'a [TestResult],
+) -> Result<Vec<(String, LogText<'a>)>, LogError> {
     let mut out = Vec::new();
     for l in logs {
+        let Some(avg_msec) = l.avg_msec else {
+            out.extend(op_log_files(l, tests)?);
+            continue;
+        };
         let no_series = || LogError::NoSeries { job: l.job.clone(), test: l.test_id.clone() };
         let test = tests.iter().find(|t| t.id == l.test_id).ok_or_else(no_series)?;
         let phase = timed_phase(test).ok_or_else(no_series)?;
         let series = phase.series.as_ref().ok_or_else(no_series)?;
-        if series.interval_nanos != l.avg_msec * 1_000_000 {
+        if series.interval_nanos != avg_msec * 1_000_000 {
             return Err(LogError::Interval {
                 job: l.job.clone(),
-                want_ms: l.avg_msec,
+                want_ms: avg_msec,
                 got_ms: series.interval_nanos as f64 / 1e6,
             });
         }
@@ -99,10 +169,105 @@ pub fn log_files(
             if split && *kind != LogKind::Lat && !split_covers(phase, series) {
                 return Err(LogError::NoSplit { job: l.job.clone() });
             }
-            out.push((name.clone(), render(series, *kind, phase.wall_nanos)));
+            let text = render(series, *kind, phase.wall_nanos);
+            let text = if l.offset { with_offset_column(&text) } else { text };
+            out.push((name.clone(), LogText::Text(text)));
         }
     }
     Ok(out)
+}
+
+/// `log_offset=1` on averaged lines: fio 3.33 writes their offset as 0 between the size (0)
+/// and the priority (0), so each line gets one more `, 0`.
+fn with_offset_column(text: &str) -> String {
+    text.lines().map(|l| format!("{l}, 0\n")).collect()
+}
+
+/// The files of a per-I/O log (no `log_avg_msec`): one line per op, from the job's timed
+/// phase's records ([`render_ops`]). A log the cap cut is not written; neither are the slat
+/// and clat files of an engine that submits apart when some ops' submission was not timed
+/// apart (their lines would be missing or wrong).
+fn op_log_files<'a>(
+    l: &'a JobLogs,
+    tests: &'a [TestResult],
+) -> Result<Vec<(String, LogText<'a>)>, LogError> {
+    let no_records = || LogError::NoRecords { job: l.job.clone() };
+    let test = tests.iter().find(|t| t.id == l.test_id).ok_or_else(no_records)?;
+    let rep = test.reps.iter().rev().find(|r| r.complete).or(test.reps.last());
+    let mut logged = rep.into_iter().flat_map(|r| &r.phases).filter(|p| p.timed);
+    let (phase, log) =
+        logged.find_map(|p| p.op_log.as_ref().map(|log| (p, log))).ok_or_else(no_records)?;
+    if log.dropped > 0 {
+        return Err(LogError::Cut {
+            job: l.job.clone(),
+            kept: log.len() as u64,
+            dropped: log.dropped,
+        });
+    }
+    let split = !phase.submission.is_empty() || log.iter().any(|r| r.apart());
+    let mut out = Vec::new();
+    for (kind, name) in &l.files {
+        let apart = matches!(kind, LogKind::Slat | LogKind::Clat);
+        if split && apart && !log.iter().all(|r| r.apart()) {
+            return Err(LogError::NoSplit { job: l.job.clone() });
+        }
+        out.push((name.clone(), LogText::Ops { log, kind: *kind, request: l }));
+    }
+    Ok(out)
+}
+
+/// A per-I/O log's text, fio 3.33's lines (`iolog.c`'s `flush_samples`): one per data op,
+/// `TIME_MS, VALUE, DDIR, BS[, OFFSET], PRIO`, TIME_MS the op's completion since the worker's
+/// release (fio: since the job's start) and VALUE:
+/// - `Lat`: its latency in ns; `Clat`: its completion latency (from its submission's return
+///   when that was timed apart, else its whole latency, a synchronous engine's);
+/// - `Slat`: its submission latency, stamped at its submission's return and in that order
+///   (fio logs it when it submits); a synchronous engine has none and the file is empty;
+/// - `Bw`: its bytes over its completion latency, `bytes * 10^6 / clat_ns` (fio's integer
+///   division; 0 for a latency of 0); `Iops`: 1. Both empty with `gtod_reduce` (fio's
+///   `disable_bw` and its reduced clock).
+///
+/// BS is the bytes the op moved, OFFSET (with `log_offset=1`) its offset, PRIO
+/// [`JobLogs::prio`].
+pub fn render_ops(log: &OpLog, kind: LogKind, l: &JobLogs) -> String {
+    let mut o = Vec::new();
+    // Writing to memory does not fail.
+    let _ = write_ops(log, kind, l, &mut o);
+    String::from_utf8_lossy(&o).into_owned()
+}
+
+/// [`render_ops`]'s lines written to `w` as they are made (a log of millions of lines is never
+/// held as one text).
+pub fn write_ops(
+    log: &OpLog,
+    kind: LogKind,
+    l: &JobLogs,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut line = |ms: u64, value: u64, r: &OpRecord| -> std::io::Result<()> {
+        write!(w, "{ms}, {value}, {}, {}", u8::from(r.write), r.bytes)?;
+        if l.offset {
+            write!(w, ", {}", r.offset)?;
+        }
+        writeln!(w, ", {}", l.prio)
+    };
+    let ms = |ns: u64| ns / 1_000_000;
+    match kind {
+        LogKind::Bw | LogKind::Iops if l.reduced => Ok(()),
+        LogKind::Lat => log.iter().try_for_each(|r| line(ms(r.done_nanos), r.lat_nanos, r)),
+        LogKind::Clat => log.iter().try_for_each(|r| line(ms(r.done_nanos), r.clat_nanos(), r)),
+        LogKind::Bw => log.iter().try_for_each(|r| {
+            let clat = r.clat_nanos();
+            let bw = (u64::from(r.bytes) * 1_000_000).checked_div(clat).unwrap_or(0);
+            line(ms(r.done_nanos), bw, r)
+        }),
+        LogKind::Iops => log.iter().try_for_each(|r| line(ms(r.done_nanos), 1, r)),
+        LogKind::Slat => {
+            let mut apart: Vec<&OpRecord> = log.iter().filter(|r| r.apart()).collect();
+            apart.sort_by_key(|r| r.submitted_nanos());
+            apart.into_iter().try_for_each(|r| line(ms(r.submitted_nanos()), r.slat_nanos, r))
+        }
+    }
 }
 
 /// The one timed phase of the repetition a fio run shows (the last complete one).
@@ -287,7 +452,10 @@ mod tests {
         let logs = vec![JobLogs {
             job: "j".into(),
             test_id: "j".into(),
-            avg_msec: 500,
+            avg_msec: Some(500),
+            offset: false,
+            prio: 0,
+            reduced: false,
             files: vec![(LogKind::Lat, "p_lat.1.log".into())],
             file: "t.fio".into(),
             line: 3,
@@ -331,7 +499,10 @@ mod tests {
         let logs = vec![JobLogs {
             job: "j".into(),
             test_id: "j".into(),
-            avg_msec: 500,
+            avg_msec: Some(500),
+            offset: false,
+            prio: 0,
+            reduced: false,
             files: vec![(LogKind::Slat, "p_slat.1.log".into())],
             file: "t.fio".into(),
             line: 3,
@@ -362,6 +533,148 @@ mod tests {
         // Some reads submitted with their wait: refused, no mean made up.
         t.reps[0].phases[0].submission[0].slat.count = 250;
         assert_eq!(log_files(&logs, &[t]), Err(LogError::NoSplit { job: "j".into() }));
+    }
+
+    /// A per-I/O log request of job `j`, its files `files`.
+    fn per_io(files: &[(LogKind, &str)], offset: bool, prio: u8, reduced: bool) -> Vec<JobLogs> {
+        vec![JobLogs {
+            job: "j".into(),
+            test_id: "j".into(),
+            avg_msec: None,
+            offset,
+            prio,
+            reduced,
+            files: files.iter().map(|(k, n)| (*k, n.to_string())).collect(),
+            file: "t.fio".into(),
+            line: 3,
+        }]
+    }
+
+    /// A psync read at 1.5 ms, a write at 2.9 ms, each of 4 KiB; then an io_uring-like pair
+    /// whose submissions were timed apart and completed out of their submission order.
+    fn records(apart: bool) -> OpLog {
+        use crate::model::oplog::NOT_APART;
+        let slat = |n: u64| if apart { n } else { NOT_APART };
+        let r = |done, lat, s, offset, write| OpRecord {
+            done_nanos: done,
+            lat_nanos: lat,
+            slat_nanos: slat(s),
+            offset,
+            bytes: 4096,
+            write,
+        };
+        OpLog {
+            chunks: vec![
+                vec![r(1_500_000, 40_000, 1_000, 8192, false)],
+                vec![r(2_900_000, 2_000_000, 100_000, 0, true)],
+            ],
+            dropped: 0,
+        }
+    }
+
+    /// Per-I/O lines as fio 3.33 writes them: one per op in completion order, the time in ms,
+    /// the value, 0 for reads and 1 for writes, the op's bytes, its offset with log_offset,
+    /// and the priority column; lat in ns, clat the whole latency for a synchronous engine
+    /// (its slat file empty), bw as bytes × 10^6 / clat, iops 1; with gtod_reduce the bw and
+    /// iops files empty, as fio's.
+    #[test]
+    fn per_io_lines_are_fios_lines_per_op() {
+        let sync = records(false);
+        let l = &per_io(&[], false, 0, false)[0];
+        assert_eq!(
+            render_ops(&sync, LogKind::Lat, l),
+            "1, 40000, 0, 4096, 0\n2, 2000000, 1, 4096, 0\n"
+        );
+        assert_eq!(render_ops(&sync, LogKind::Clat, l), render_ops(&sync, LogKind::Lat, l));
+        assert_eq!(render_ops(&sync, LogKind::Slat, l), "");
+        // 4096 × 10^6 / 40 000 ns = 102 400; / 2 ms = 2048.
+        assert_eq!(
+            render_ops(&sync, LogKind::Bw, l),
+            "1, 102400, 0, 4096, 0\n2, 2048, 1, 4096, 0\n"
+        );
+        assert_eq!(render_ops(&sync, LogKind::Iops, l), "1, 1, 0, 4096, 0\n2, 1, 1, 4096, 0\n");
+        let l = &per_io(&[], true, 1, false)[0];
+        assert_eq!(
+            render_ops(&sync, LogKind::Iops, l),
+            "1, 1, 0, 4096, 8192, 1\n2, 1, 1, 4096, 0, 1\n"
+        );
+        let l = &per_io(&[], false, 0, true)[0];
+        assert_eq!(render_ops(&sync, LogKind::Bw, l), "");
+        assert_eq!(render_ops(&sync, LogKind::Iops, l), "");
+        assert!(!render_ops(&sync, LogKind::Lat, l).is_empty());
+    }
+
+    /// An engine that submits apart: clat is lat less slat, bw is over the clat, and the slat
+    /// lines are stamped at each submission's return, in submission order (the write, sent
+    /// at 1.0 ms, before the read, sent at 1.461 ms, though it completed after it), as fio
+    /// logs slat when it submits.
+    #[test]
+    fn per_io_slat_lines_are_stamped_and_ordered_by_submission() {
+        let split = records(true);
+        let l = &per_io(&[], false, 0, false)[0];
+        assert_eq!(
+            render_ops(&split, LogKind::Clat, l),
+            "1, 39000, 0, 4096, 0\n2, 1900000, 1, 4096, 0\n"
+        );
+        assert_eq!(
+            render_ops(&split, LogKind::Slat, l),
+            "1, 100000, 1, 4096, 0\n1, 1000, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            render_ops(&split, LogKind::Bw, l),
+            "1, 105025, 0, 4096, 0\n2, 2155, 1, 4096, 0\n"
+        );
+    }
+
+    /// The files of a per-I/O request come from the timed phase's records; none without
+    /// records; a cut log is not written (exit 1 with why); slat and clat files are refused
+    /// when some ops of an engine that submits apart were not timed apart, while the lat file
+    /// of the same records is written. An averaged log with log_offset gets fio's offset 0.
+    #[test]
+    fn per_io_files_come_from_the_records_and_a_cut_log_is_refused() {
+        let logs = per_io(
+            &[(LogKind::Lat, "p_lat.1.log"), (LogKind::Iops, "p_iops.1.log")],
+            false,
+            0,
+            false,
+        );
+        let mut t = one_test(series(), 2_000_000_000);
+        assert_eq!(
+            log_files(&logs, std::slice::from_ref(&t)),
+            Err(LogError::NoRecords { job: "j".into() })
+        );
+        t.reps[0].phases[0].op_log = Some(records(false));
+        let files = log_files(&logs, std::slice::from_ref(&t)).expect("files");
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["p_lat.1.log", "p_iops.1.log"]);
+        assert_eq!(files[0].1.lines().count(), 2);
+        // Cut: ops past the cap were not recorded.
+        if let Some(log) = t.reps[0].phases[0].op_log.as_mut() {
+            log.dropped = 5;
+        }
+        assert_eq!(
+            log_files(&logs, std::slice::from_ref(&t)),
+            Err(LogError::Cut { job: "j".into(), kept: 2, dropped: 5 })
+        );
+        // Some ops of an engine that submits apart not timed apart: no slat or clat file.
+        let mut mixed = records(true);
+        mixed.chunks[1][0].slat_nanos = crate::model::oplog::NOT_APART;
+        t.reps[0].phases[0].op_log = Some(mixed);
+        let slat = per_io(&[(LogKind::Slat, "p_slat.1.log")], false, 0, false);
+        assert_eq!(
+            log_files(&slat, std::slice::from_ref(&t)),
+            Err(LogError::NoSplit { job: "j".into() })
+        );
+        assert!(log_files(&logs, std::slice::from_ref(&t)).is_ok());
+        // Averaged with log_offset=1: `time, value, ddir, 0, 0, 0`.
+        let mut avg = per_io(&[(LogKind::Iops, "p_iops.1.log")], true, 0, false);
+        avg[0].avg_msec = Some(500);
+        let files = log_files(&avg, &[one_test(series(), 2_000_000_000)]).expect("files");
+        assert!(
+            files[0].1.starts_with("500, 200, 0, 0, 0, 0\n500, 100, 1, 0, 0, 0\n"),
+            "{}",
+            files[0].1
+        );
     }
 
     /// A test `j` whose one timed phase lasted `wall` with `series`.
@@ -398,7 +711,10 @@ mod tests {
         let logs = vec![JobLogs {
             job: "j".into(),
             test_id: "j".into(),
-            avg_msec: 250,
+            avg_msec: Some(250),
+            offset: false,
+            prio: 0,
+            reduced: false,
             files: vec![(LogKind::Iops, "p_iops.1.log".into())],
             file: "t.fio".into(),
             line: 3,
@@ -413,7 +729,7 @@ mod tests {
             Err(LogError::Interval { job: "j".into(), want_ms: 250, got_ms: 500.0 })
         );
         let mut ok = logs.clone();
-        ok[0].avg_msec = 500;
+        ok[0].avg_msec = Some(500);
         let files = log_files(&ok, std::slice::from_ref(&test)).expect("files");
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].0, "p_iops.1.log");

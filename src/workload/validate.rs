@@ -1075,6 +1075,7 @@ fn resolve_phase(
         load,
         max_seconds: time_cap(&p.amount),
         curve,
+        op_log: false,
     })
 }
 

@@ -6,6 +6,11 @@
 //! window late or not at all), and IOPS near the job's `rate_iops=200` in both (timing: a busy
 //! machine can fall short); mean latencies in ns, of the same order in both (timing again:
 //! only a broad factor is asserted, which still tells ns from µs).
+//!
+//! fio's per-I/O logs (no `log_avg_msec`): the same size-bound jobs run by both tools give the
+//! same files, a line per I/O (as many as the report's `total_ios` of each direction, op-exact),
+//! the same columns, sizes and set of offsets (`log_offset=1`; each block once, fio's random
+//! map), and latencies in ns of the same order (timing: a broad factor again).
 
 use crate::util::*;
 use std::path::Path;
@@ -16,25 +21,35 @@ const JOB: &str = "[first]\nrw=read\nbs=4k\nsize=256k\nnumjobs=2\n\
 [paced]\nstonewall\nrw=randread\nbs=4k\nsize=4m\nrate_iops=200\ntime_based\nruntime=2\n\
 log_avg_msec=500\nwrite_bw_log=pfx\nwrite_iops_log=pfx\n";
 
-/// One line of a log: time (ms), value, direction, block size, offset.
-type Line = [u64; 5];
+/// One line of a log: time (ms), value, direction, block size, then the priority, or with
+/// `log_offset=1` the offset and the priority.
+type Line = Vec<u64>;
 
-/// A log file's lines, each checked to have fio's five comma-separated whole numbers.
-fn parse(path: &Path) -> Vec<Line> {
+/// A log file's lines, each checked to have fio's comma-separated whole numbers: five, or six
+/// with `log_offset=1` (`offset`).
+fn parse(path: &Path, offset: bool) -> Vec<Line> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let columns = if offset { 6 } else { 5 };
     text.lines()
         .map(|l| {
             let v: Vec<u64> = l
                 .split(", ")
                 .map(|f| f.parse().unwrap_or_else(|_| panic!("{}: `{l}`", path.display())))
                 .collect();
-            v.try_into().unwrap_or_else(|_| panic!("{}: not 5 columns: `{l}`", path.display()))
+            assert_eq!(v.len(), columns, "{}: `{l}`", path.display());
+            v
         })
         .collect()
 }
 
 /// The log files `fsbench fio` (or fio) writes for `job`: name and lines, sorted by name.
 fn logs_of(job: &str, fio: bool) -> Vec<(String, Vec<Line>)> {
+    run_logs(job, fio).0
+}
+
+/// The log files `fsbench fio` (or fio) writes for `job` (name and lines, sorted by name), and
+/// its JSON report.
+fn run_logs(job: &str, fio: bool) -> (Vec<(String, Vec<Line>)>, serde_json::Value) {
     let work = TestDir::new();
     let file = work.write("job.fio", job);
     let data = TestDir::new();
@@ -60,14 +75,18 @@ fn logs_of(job: &str, fio: bool) -> Vec<(String, Vec<Line>)> {
         "{who}: a log in directory=: {:?}",
         data.entries()
     );
-    work.entries()
+    let offset = job.contains("log_offset=1");
+    let logs = work
+        .entries()
         .into_iter()
         .filter(|e| e != "job.fio")
         .map(|e| {
-            let lines = parse(&work.path().join(&e));
+            let lines = parse(&work.path().join(&e), offset);
             (e, lines)
         })
-        .collect()
+        .collect();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{who}: JSON: {e}"));
+    (logs, v)
 }
 
 /// The same files from both tools, fio's columns, one line per 500 ms window of reads at
@@ -220,12 +239,13 @@ fn fsbench_fio_writes_fios_slat_and_clat_logs_for_libaio() {
 }
 
 /// What fsbench cannot write is refused before any I/O, exit 2, with the job file's line: a
-/// log without log_avg_msec (fio's per-I/O log), an asynchronous engine's latency logs, and
-/// any log under `run --fio`.
+/// per-I/O log of a job that could do more I/Os than fsbench keeps records of, io_uring's
+/// latency logs at iodepth 1, and any log under `run --fio`.
 #[test]
 fn logs_fsbench_cannot_write_exit_2_with_the_line() {
     let work = TestDir::new();
-    let file = work.write("job.fio", "[j]\nrw=read\nsize=1m\nwrite_iops_log=p\n");
+    // A per-I/O log of a job whose size could pass the records fsbench keeps (8 Mi ops).
+    let file = work.write("job.fio", "[j]\nrw=read\nbs=4k\nsize=32g\nwrite_iops_log=p\n");
     let o = command()
         .args(["fio", "--no-store"])
         .arg(&file)
@@ -234,7 +254,9 @@ fn logs_fsbench_cannot_write_exit_2_with_the_line() {
         .expect("run");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("job.fio:4") && stderr(&o).contains("log_avg_msec"),
+        stderr(&o).contains("job.fio:5")
+            && stderr(&o).contains("8388608 I/Os")
+            && stderr(&o).contains("log_avg_msec"),
         "{}",
         stderr(&o)
     );
@@ -296,4 +318,269 @@ fn a_widened_series_writes_no_log_and_exits_1() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
     assert_eq!(v["jobs"][0]["read"]["total_ios"], 600, "{v}");
     assert_eq!(work.entries(), ["job.fio"], "no log file");
+}
+
+/// The per-I/O logs of `job` by one tool (`fio`): every file fio 3.33 writes (`x_` prefix;
+/// the slat file empty for a synchronous engine), each `lat`, `clat`, `bw` and `iops` file a
+/// line per I/O of the report's `total_ios` in each direction, fio's six columns with
+/// `log_offset=1` (the size 4096, the priority 0), each file's lines in one order (the same
+/// offsets line by line), times increasing from 0, latencies in ns (above 100 ns, below a
+/// second; clat within lat), iops 1 and bw the bytes over the clat (fio's formula, exact in
+/// both tools). Returns the files by name and the I/O counts (reads, writes).
+fn per_io_logs(job: &str, fio: bool) -> (Vec<(String, Vec<Line>)>, [usize; 2]) {
+    let who = if fio { "fio" } else { "fsbench" };
+    let (logs, v) = run_logs(job, fio);
+    let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["x_bw.1.log", "x_clat.1.log", "x_iops.1.log", "x_lat.1.log", "x_slat.1.log"],
+        "{who}"
+    );
+    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap_or(0) as usize;
+    let counts = [ios("read"), ios("write")];
+    let file = |name: &str| &logs.iter().find(|(n, _)| n == name).expect(name).1;
+    let (bw, clat, iops, lat) =
+        (file("x_bw.1.log"), file("x_clat.1.log"), file("x_iops.1.log"), file("x_lat.1.log"));
+    for (name, lines) in [("bw", bw), ("clat", clat), ("iops", iops), ("lat", lat)] {
+        for (ddir, want) in counts.iter().enumerate() {
+            let n = lines.iter().filter(|l| l[2] == ddir as u64).count();
+            assert_eq!(n, *want, "{who}: {name}: {n} lines of ddir {ddir}, total_ios {want}");
+        }
+        assert_eq!(lines.len(), counts[0] + counts[1], "{who}: {name}: {lines:?}");
+        assert!(lines.iter().all(|l| l[3] == 4096 && l[5] == 0), "{who}: {name}: {lines:?}");
+        assert!(lines.windows(2).all(|w| w[0][0] <= w[1][0]), "{who}: {name}: times go back");
+        assert!(lines[0][0] < 1000, "{who}: {name}: {:?} is not ms since the start", lines[0]);
+    }
+    // One order in every completion-stamped file: the same op on each line.
+    let ops = |v: &[Line]| v.iter().map(|l| (l[2], l[4])).collect::<Vec<_>>();
+    assert_eq!(ops(clat), ops(lat), "{who}");
+    assert_eq!(ops(bw), ops(lat), "{who}");
+    assert_eq!(ops(iops), ops(lat), "{who}");
+    for (((b, c), i), l) in bw.iter().zip(clat).zip(iops).zip(lat) {
+        assert!((100..1_000_000_000).contains(&l[1]), "{who}: {l:?} is not a latency in ns");
+        assert!(c[1] > 0 && c[1] <= l[1], "{who}: clat {c:?} against lat {l:?}");
+        assert_eq!(i[1], 1, "{who}: {i:?}");
+        assert_eq!(b[1], 4096 * 1_000_000 / c[1], "{who}: bw {b:?} against clat {c:?}");
+    }
+    (logs, counts)
+}
+
+/// The median of a log's values.
+fn median(lines: &[Line]) -> u64 {
+    let mut v: Vec<u64> = lines.iter().map(|l| l[1]).collect();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// The offsets of a log's lines of direction `ddir`, sorted.
+fn offsets(lines: &[Line], ddir: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = lines.iter().filter(|l| l[2] == ddir).map(|l| l[4]).collect();
+    v.sort_unstable();
+    v
+}
+
+/// Both tools' median latencies within a broad factor (a ns/µs mix-up is 1000).
+fn comparable(name: &str, ours: u64, fios: u64) {
+    let ratio = ours as f64 / fios.max(1) as f64;
+    eprintln!("{name}: median fsbench {ours} ns, fio {fios} ns");
+    assert!((0.02..=50.0).contains(&ratio), "{name}: fsbench {ours} ns, fio {fios} ns");
+}
+
+/// A psync random write of 256 KiB in 4 KiB ops with fio's per-I/O logs and offsets.
+const PER_IO_JOB: &str = "[j]\nrw=randwrite\nbs=4k\nsize=256k\nioengine=psync\nlog_offset=1\n\
+write_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n";
+
+/// fio's per-I/O logs of a size-bound psync job, from both tools: 64 writes, so 64 lines in
+/// each file (op-exact), the slat file empty (no submission step), and the 64 offsets of the
+/// file once each in both (fio's random map and fsbench's); median latencies comparable.
+#[test]
+fn fsbench_fio_writes_fios_per_io_logs() {
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's per-I/O logs not compared");
+    }
+    let every_block: Vec<u64> = (0..64).map(|i| i * 4096).collect();
+    let mut medians = Vec::new();
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let (logs, counts) = per_io_logs(PER_IO_JOB, fio);
+        assert_eq!(counts, [0, 64], "{who}");
+        let lat = &logs[3].1;
+        assert!(logs[4].1.is_empty(), "{who}: a psync job's slat log: {:?}", logs[4].1);
+        assert_eq!(offsets(lat, 1), every_block, "{who}");
+        medians.push(median(lat));
+    }
+    if let [ours, fios] = medians[..] {
+        comparable("psync randwrite lat", ours, fios);
+    }
+}
+
+/// A psync mixed random job: reads and writes in fio's default 50:50.
+const PER_IO_MIXED_JOB: &str = "[j]\nrw=randrw\nbs=4k\nsize=256k\nioengine=psync\n\
+log_offset=1\nwrite_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n";
+
+/// A mixed job's per-I/O logs: each direction's lines as many as its total_ios (op-exact), and
+/// the reads' and writes' offsets together the file's 64 blocks once each, in both tools (the
+/// split between directions is each tool's random draw, so not compared).
+#[test]
+fn fsbench_fio_writes_fios_per_io_logs_of_a_mixed_job() {
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's per-I/O logs not compared");
+    }
+    let every_block: Vec<u64> = (0..64).map(|i| i * 4096).collect();
+    for fio in tools {
+        let who = if fio { "fio" } else { "fsbench" };
+        let (logs, counts) = per_io_logs(PER_IO_MIXED_JOB, fio);
+        assert_eq!(counts[0] + counts[1], 64, "{who}");
+        assert!(counts[0] > 0 && counts[1] > 0, "{who}: {counts:?}");
+        let lat = &logs[3].1;
+        let mut both = offsets(lat, 0);
+        both.extend(offsets(lat, 1));
+        both.sort_unstable();
+        assert_eq!(both, every_block, "{who}");
+    }
+}
+
+/// A direct random read at iodepth 4 with `ioengine=` to follow.
+const PER_IO_ASYNC_JOB: &str = "[j]\nrw=randread\nbs=4k\nsize=256k\n\
+iodepth=4\ndirect=1\nlog_offset=1\nwrite_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n\
+ioengine=";
+
+/// The engines that submit apart (libaio, io_uring at a depth): the slat file has a line per
+/// I/O too, stamped at the submission (times increasing), each op's slat within its lat;
+/// fsbench's slat and clat add up to its lat exactly (one clock read each); the offsets of
+/// the file once each; median slat and lat comparable between the tools.
+#[test]
+fn fsbench_fio_writes_fios_per_io_slat_logs_for_libaio_and_io_uring() {
+    let mut tools = vec![false];
+    if have("fio") {
+        tools.push(true);
+    } else {
+        skip("fio not installed (scripts/install-deps.sh): fio 3.33's per-I/O logs not compared");
+    }
+    let every_block: Vec<u64> = (0..64).map(|i| i * 4096).collect();
+    for engine in ["libaio", "io_uring"] {
+        let job = format!("{PER_IO_ASYNC_JOB}{engine}\n");
+        slat_logs_of(&job, engine, &tools, &every_block);
+    }
+}
+
+/// [`fsbench_fio_writes_fios_per_io_slat_logs_for_libaio_and_io_uring`] for one `engine`.
+fn slat_logs_of(job: &str, engine: &str, tools: &[bool], every_block: &[u64]) {
+    let mut medians = Vec::new();
+    for &fio in tools {
+        let who = format!("{engine}: {}", if fio { "fio" } else { "fsbench" });
+        let (logs, counts) = per_io_logs(job, fio);
+        assert_eq!(counts, [64, 0], "{who}");
+        let (clat, lat, slat) = (&logs[1].1, &logs[3].1, &logs[4].1);
+        assert_eq!(slat.len(), 64, "{who}: {slat:?}");
+        assert_eq!(offsets(slat, 0), every_block, "{who}");
+        assert!(slat.windows(2).all(|w| w[0][0] <= w[1][0]), "{who}: {slat:?}");
+        // Each op's lines, by its offset (each block once).
+        let by_offset = |v: &[Line]| {
+            let mut v: Vec<(u64, u64)> = v.iter().map(|l| (l[4], l[1])).collect();
+            v.sort_unstable();
+            v
+        };
+        for ((s, c), l) in by_offset(slat).iter().zip(by_offset(clat)).zip(by_offset(lat)) {
+            assert!(s.1 > 0 && s.1 <= l.1, "{who}: slat {s:?} against lat {l:?}");
+            if !fio {
+                assert_eq!(s.1 + c.1, l.1, "{who}: slat {s:?} + clat {c:?} != lat {l:?}");
+            }
+        }
+        medians.push((median(slat), median(lat)));
+    }
+    if let [(our_s, our_l), (fio_s, fio_l)] = medians[..] {
+        comparable(&format!("{engine} slat"), our_s, fio_s);
+        comparable(&format!("{engine} lat"), our_l, fio_l);
+    }
+}
+
+/// A size-bound job's per-I/O records are allocated before its timed phase: 160 Ki writes of
+/// 512 bytes (three chunks of records) with a per-I/O log, traced: the worker thread makes no
+/// memory call (mmap, munmap, mremap, brk) between its first and its last write, only the
+/// writes, and its log has a line per write.
+#[test]
+fn a_size_bound_per_io_log_allocates_nothing_while_the_job_runs() {
+    if !have("strace") {
+        skip("strace not installed: the worker's system calls not checked");
+        return;
+    }
+    let work = TestDir::new();
+    let data = TestDir::new();
+    let file = work
+        .write("job.fio", "[j]\nrw=write\nbs=512\nsize=80m\nioengine=psync\nwrite_iops_log=x\n");
+    let log = work.path().join("strace.log");
+    let mut c = Command::new("strace");
+    isolate(&mut c)
+        .args(["-f", "-qq", "-e", "trace=pwrite64,mmap,munmap,mremap,brk", "-e", "signal=none"])
+        .arg("-o")
+        .arg(&log)
+        .arg(bin())
+        .args(["fio", "--no-store", "--output-format=json"])
+        .arg(format!("--directory={}", data.path().display()))
+        .arg(&file)
+        .current_dir(work.path());
+    let o = c.output().expect("strace");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&log).expect("strace log");
+    let calls: Vec<(&str, &str)> =
+        text.lines().filter_map(|l| l.split_once(' ')).map(|(p, r)| (p, r.trim_start())).collect();
+    // The worker: the thread that wrote the data file (160 Ki writes of 512 bytes).
+    let worker = calls
+        .iter()
+        .find(|(_, c)| c.starts_with("pwrite64(") && c.contains(", 512, "))
+        .map(|(p, _)| *p)
+        .expect("the worker's writes");
+    let mine: Vec<&str> = calls.iter().filter(|(p, _)| *p == worker).map(|(_, c)| *c).collect();
+    let first = mine.iter().position(|c| c.starts_with("pwrite64(")).unwrap_or(0);
+    let last = mine.iter().rposition(|c| c.starts_with("pwrite64(")).unwrap_or(0);
+    let during = &mine[first..=last];
+    let writes = during.iter().filter(|c| c.starts_with("pwrite64(")).count();
+    assert_eq!(writes, 163_840, "the job's writes");
+    let other: Vec<&&str> = during.iter().filter(|c| !c.starts_with("pwrite64(")).collect();
+    assert!(other.is_empty(), "memory calls while the job ran: {:?}", &other[..other.len().min(5)]);
+    let lines = parse(&work.path().join("x_iops.1.log"), false);
+    assert_eq!(lines.len(), 163_840);
+}
+
+/// A time-based job's per-I/O log has no count known before it runs: its records stop at
+/// 4194304 and, when the job did more I/Os, `fsbench fio` still reports them all, writes no
+/// log (a cut log would look like a job that ended early) and exits 1 saying so. fio's null
+/// engine does several million ops in 6 s in a test build; a machine too slow for that gets
+/// its whole log, a line per I/O (said on stderr).
+#[test]
+fn a_time_based_per_io_log_past_the_cap_is_not_written_and_exits_1() {
+    let work = TestDir::new();
+    let data = TestDir::new();
+    let file = work.write(
+        "job.fio",
+        "[j]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=6\nwrite_iops_log=p\n",
+    );
+    let o = command()
+        .args(["fio", "--no-store", "--output-format=json"])
+        .arg(format!("--directory={}", data.path().display()))
+        .arg(&file)
+        .current_dir(work.path())
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
+    const CAP: u64 = 4_194_304;
+    if ios > CAP {
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let why = format!("cut at {CAP} I/Os ({} more were done", ios - CAP);
+        assert!(stderr(&o).contains(&why), "{why}: {}", stderr(&o));
+        assert_eq!(work.entries(), ["job.fio"], "no log file");
+    } else {
+        eprintln!("only {ios} I/Os in 6 s: the cap was not reached, the whole log checked");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines = parse(&work.path().join("p_iops.1.log"), false);
+        assert_eq!(lines.len() as u64, ios);
+    }
 }

@@ -394,6 +394,7 @@ fn prefill_phase() -> PhaseDef {
         load: Default::default(),
         max_seconds: None,
         curve: None,
+        op_log: false,
         pattern: Pattern::Files(vec![MetaEntry {
             choices: vec![(
                 1,

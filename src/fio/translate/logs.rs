@@ -1,11 +1,12 @@
-//! fio's averaged logs: `write_bw_log=PREFIX`, `write_iops_log=PREFIX` and
-//! `write_lat_log=PREFIX` with `log_avg_msec=N`. fsbench already keeps a series of each timed
-//! phase (one point per interval, [`crate::model::series::PhaseSeries`]); `fsbench fio` runs
-//! with that interval set to `log_avg_msec` and writes each window's figures in fio's log
-//! format after the run ([`crate::present::fio_log`]). This module decides, at translation,
-//! which jobs get which files and refuses what the series cannot give with the option's line:
-//! - no `log_avg_msec`: fio's per-I/O log would need a record per operation in the hot loop;
-//! - `numjobs` > 1: the series is the test's, not each clone's;
+//! fio's logs: `write_bw_log=PREFIX`, `write_iops_log=PREFIX` and `write_lat_log=PREFIX`.
+//! With `log_avg_msec=N`, averaged: fsbench already keeps a series of each timed phase (one
+//! point per interval, [`crate::model::series::PhaseSeries`]); `fsbench fio` runs with that
+//! interval set to `log_avg_msec` and writes each window's figures in fio's log format after
+//! the run ([`crate::present::fio_log`]). Without it, fio's per-I/O logs: the job's timed phase
+//! keeps a record per op ([`crate::model::oplog`], marked by [`mark_op_logs`], which bounds
+//! their count), written as a line per op after the run. This module decides, at translation,
+//! which jobs get which files and refuses what fsbench cannot give with the option's line:
+//! - `numjobs` > 1: the series and records are the test's, not each clone's;
 //! - a job that runs beside others in its group: the test's series counts them together;
 //! - `ramp_time`: fio's time stamps count from the job's start, fsbench's series from its timed
 //!   phase;
@@ -22,6 +23,7 @@
 
 use super::groups::Group;
 use super::{FioError, Job};
+use crate::model::oplog::MAX_OP_RECORDS;
 use crate::model::series::MIN_INTERVAL_NANOS;
 use std::collections::BTreeMap;
 
@@ -60,8 +62,18 @@ pub struct JobLogs {
     pub job: String,
     /// The test the job runs as (alone in its group).
     pub test_id: String,
-    /// `log_avg_msec`: the window length in milliseconds.
-    pub avg_msec: u64,
+    /// `log_avg_msec`: the window length in milliseconds; `None` (no `log_avg_msec`, or 0):
+    /// fio's per-I/O log, a line per op ([`crate::model::oplog`]).
+    pub avg_msec: Option<u64>,
+    /// `log_offset=1`: each line has the op's offset after its size (0 in an averaged line),
+    /// as fio's.
+    pub offset: bool,
+    /// The last column of each line, fio 3.33's without `log_prio`: 1 when the job's I/O
+    /// priority class is real time (`prioclass=1`), else 0.
+    pub prio: u8,
+    /// `gtod_reduce=1`: fio writes a per-I/O bandwidth or IOPS log empty (it takes no clock
+    /// per op); an averaged one as without it.
+    pub reduced: bool,
     /// Each file: its kind and its name (relative to the current directory).
     pub files: Vec<(LogKind, String)>,
     /// The job file and line of the job's first `write_*_log` (for messages).
@@ -93,6 +105,16 @@ pub(super) fn plan(
                 continue;
             }
         };
+        let (offset, class, reduced) =
+            match (job.bool("log_offset"), job.int("prioclass"), job.bool("gtod_reduce")) {
+                (Ok(o), Ok(c), Ok(r)) => {
+                    (o.unwrap_or(false), c.map(|(c, _)| c), r.unwrap_or(false))
+                }
+                (o, c, r) => {
+                    errors.extend(o.err().into_iter().chain(c.err()).chain(r.err()));
+                    continue;
+                }
+            };
         let mut asked = Vec::new();
         for (key, kind, suffix) in [
             ("write_bw_log", LogKind::Bw, "bw"),
@@ -115,11 +137,13 @@ pub(super) fn plan(
         };
         match check(job, avg, i, threads, groups, first_key, line) {
             Ok(avg_msec) => {
-                if let Some(prev) = out.iter().find(|l| l.avg_msec != avg_msec) {
+                let other = |l: &&JobLogs| l.avg_msec.is_some_and(|a| Some(a) != avg_msec);
+                if let (Some(avg), Some(prev)) = (avg_msec, out.iter().find(other)) {
+                    let prev_avg = prev.avg_msec.unwrap_or_default();
                     errors.push(job.err(
                         "log_avg_msec",
                         job.line("log_avg_msec"),
-                        format!("{avg_msec} differs from job `{}`'s {}: fsbench keeps one series interval per run; give every job with a log the same log_avg_msec", prev.job, prev.avg_msec),
+                        format!("{avg} differs from job `{}`'s {prev_avg}: fsbench keeps one series interval per run; give every job with a log the same log_avg_msec", prev.job),
                     ));
                     continue;
                 }
@@ -158,6 +182,9 @@ pub(super) fn plan(
                     job: job.name.clone(),
                     test_id: test_id.clone(),
                     avg_msec,
+                    offset,
+                    prio: u8::from(class == Some(1)),
+                    reduced,
                     files,
                     file: job.file.to_string(),
                     line,
@@ -167,6 +194,46 @@ pub(super) fn plan(
         }
     }
     out
+}
+
+/// The per-I/O logs of `logs` on `suite` (the translation, validated): each such job's timed
+/// phases keep a record per op ([`crate::model::job::PhaseDef::op_log`]). A job whose timed
+/// phase is bounded by bytes or ops that could come to more than [`MAX_OP_RECORDS`] ops (its
+/// bytes over its smallest op, `size/bs` times `loops`) is refused at its log's line: the
+/// records are kept in memory until the run ends. A phase bounded by time (`time_based`), by
+/// passes over a file it finds, or filling a device has no count known before it runs: its
+/// records stop at the cap, and `fsbench fio` writes no log for it and exits 1 after its
+/// report (`crate::present::fio_log::LogError::Cut`).
+pub fn mark_op_logs(
+    logs: &[JobLogs],
+    suite: &mut crate::model::job::Suite,
+) -> Result<(), FioError> {
+    use crate::model::job::Amount;
+    for l in logs.iter().filter(|l| l.avg_msec.is_none()) {
+        let Some(test) = suite.tests.iter_mut().find(|t| t.id == l.test_id) else {
+            continue;
+        };
+        for phase in test.phases.iter_mut().filter(|p| p.timed) {
+            let smallest =
+                phase.pattern.data().iter().map(|o| o.size.min()).filter(|n| *n > 0).min();
+            let most = match (phase.amount, smallest) {
+                (Amount::Bytes(b), Some(bs)) => Some(b.div_ceil(bs)),
+                (Amount::Ops(n), _) => Some(n),
+                _ => None,
+            };
+            if let Some(n) = most.filter(|n| *n > MAX_OP_RECORDS) {
+                let option = l.files.first().map_or("write_lat_log", |f| f.0.option());
+                return Err(FioError::Value {
+                    file: l.file.clone(),
+                    line: l.line,
+                    option: option.into(),
+                    message: format!("without log_avg_msec, a line per I/O: job `{}` could do {n} I/Os, more than the {MAX_OP_RECORDS} fsbench keeps in memory for a per-I/O log (~{} MiB); give log_avg_msec=N for fio's averaged log, or a smaller size", l.job, (MAX_OP_RECORDS * std::mem::size_of::<crate::model::oplog::OpRecord>() as u64) >> 20),
+                });
+            }
+            phase.op_log = true;
+        }
+    }
+    Ok(())
 }
 
 /// fio's name of a log file: `PREFIX_bw.N.log`, or `PREFIX_bw.log` without a job number.
@@ -225,7 +292,7 @@ fn lat_files(job: &Job, line: usize) -> Result<Vec<(LogKind, &'static str)>, Fio
     Ok(kept)
 }
 
-/// The job's `log_avg_msec`, or why its log cannot be written.
+/// The job's `log_avg_msec` (`None`: a per-I/O log), or why its log cannot be written.
 fn check(
     job: &Job,
     avg: Option<u64>,
@@ -234,14 +301,10 @@ fn check(
     groups: &[Group],
     key: &str,
     line: usize,
-) -> Result<u64, FioError> {
-    let avg = match avg {
-        Some(n) if n > 0 => n,
-        _ => {
-            return Err(job.err(key, line, "needs log_avg_msec=N (N > 0): without it fio logs every I/O, which would put a record per operation in fsbench's hot loop; fsbench writes fio's averaged log (one line per window and direction)"));
-        }
-    };
-    if avg * 1_000_000 < MIN_INTERVAL_NANOS {
+) -> Result<Option<u64>, FioError> {
+    let avg = avg.filter(|n| *n > 0);
+    if avg.is_some_and(|avg| avg * 1_000_000 < MIN_INTERVAL_NANOS) {
+        let avg = avg.unwrap_or_default();
         return Err(job.err(
             "log_avg_msec",
             job.line("log_avg_msec"),
@@ -252,13 +315,13 @@ fn check(
         ));
     }
     if threads > 1 {
-        return Err(job.err(key, line, format!("with numjobs={threads}: fsbench's series is the job's, not each clone's (fio writes one file per clone); use numjobs=1")));
+        return Err(job.err(key, line, format!("with numjobs={threads}: fsbench's series and per-op records are the job's, not each clone's (fio writes one file per clone); use numjobs=1")));
     }
     if groups.iter().any(|g| g.jobs.contains(&index) && g.jobs.len() > 1) {
-        return Err(job.err(key, line, "on a job that runs at the same time as other jobs: fsbench's series counts its group's jobs together; separate it with stonewall"));
+        return Err(job.err(key, line, "on a job that runs at the same time as other jobs: fsbench's series and per-op records count its group's jobs together; separate it with stonewall"));
     }
     if job.seconds("ramp_time")?.is_some_and(|(s, _)| s > 0.0) {
-        return Err(job.err(key, line, "with ramp_time: fio's time stamps count from the job's start, fsbench's series from the end of its ramp; leave ramp_time out"));
+        return Err(job.err(key, line, "with ramp_time: fio's time stamps count from the job's start, fsbench's from the end of its ramp; leave ramp_time out"));
     }
     Ok(avg)
 }
@@ -291,7 +354,10 @@ mod tests {
         );
         let l = logs(&text);
         assert_eq!(l.len(), 2);
-        assert_eq!((l[0].job.as_str(), l[0].test_id.as_str(), l[0].avg_msec), ("b", "b", 500));
+        assert_eq!(
+            (l[0].job.as_str(), l[0].test_id.as_str(), l[0].avg_msec),
+            ("b", "b", Some(500))
+        );
         assert_eq!(
             l[0].files,
             vec![
@@ -379,13 +445,93 @@ mod tests {
         }
     }
 
+    /// Without log_avg_msec (or with 0), fio's per-I/O log: planned with no window, its
+    /// offset column (log_offset), its last column (1 for prioclass=1, real time) and
+    /// gtod_reduce kept; beside an averaged log of another job, whose window alone sets the
+    /// series interval. The same refusals as an averaged log's: numjobs, jobs beside it,
+    /// ramp_time.
+    #[test]
+    fn per_io_logs_are_planned_without_log_avg_msec() {
+        let l = logs(&format!("[a]\n{JOB}write_bw_log=p\nwrite_lat_log=p\n"));
+        assert_eq!(l[0].avg_msec, None);
+        assert_eq!((l[0].offset, l[0].prio, l[0].reduced), (false, 0, false));
+        let names: Vec<&str> = l[0].files.iter().map(|f| f.1.as_str()).collect();
+        assert_eq!(names, ["p_bw.1.log", "p_lat.1.log", "p_slat.1.log", "p_clat.1.log"]);
+        let l = logs(&format!(
+            "[a]\n{JOB}write_iops_log=p\nlog_avg_msec=0\nlog_offset=1\nprioclass=1\ngtod_reduce=1\n"
+        ));
+        assert_eq!((l[0].avg_msec, l[0].offset, l[0].prio, l[0].reduced), (None, true, 1, true));
+        let l = logs(&format!("[a]\n{JOB}write_iops_log=p\nprioclass=2\nprio=3\n"));
+        assert_eq!(l[0].prio, 0, "best effort");
+        let l = logs(&format!(
+            "[a]\n{JOB}write_iops_log=p\n[b]\nstonewall\n{JOB}write_iops_log=q\nlog_avg_msec=250\n[c]\nstonewall\n{JOB}write_iops_log=r\n"
+        ));
+        let avg: Vec<Option<u64>> = l.iter().map(|l| l.avg_msec).collect();
+        assert_eq!(avg, [None, Some(250), None]);
+        let e = err(&format!("[a]\n{JOB}numjobs=2\nwrite_iops_log=p\n"));
+        assert!(e.contains("t.fio:8") && e.contains("numjobs=2"), "{e}");
+        let e = err(&format!("[a]\n{JOB}[b]\n{JOB}write_lat_log=p\n"));
+        assert!(e.contains("t.fio:13") && e.contains("same time as other jobs"), "{e}");
+        let e = err(&format!("[a]\n{JOB}ramp_time=1\nwrite_bw_log=p\n"));
+        assert!(e.contains("t.fio:8") && e.contains("ramp_time"), "{e}");
+        // io_uring at depth 1 submits with its wait: its slat and clat are not apart.
+        let e = err(&format!("[a]\n{JOB}ioengine=io_uring\nwrite_lat_log=p\n"));
+        assert!(e.contains("t.fio:8") && e.contains("disable_slat=1"), "{e}");
+    }
+
+    /// Loading marks a per-I/O log's timed phase to keep a record per op, and nothing else
+    /// (not its untimed phases, not an averaged log's job, not a job without a log); a
+    /// size-bound job that could do more than MAX_OP_RECORDS ops is refused at its log's line,
+    /// a time-based one is not (its records stop at the cap).
+    #[test]
+    fn load_marks_per_io_phases_and_bounds_their_op_count() {
+        let ctx = crate::workload::ResolveCtx {
+            scale: crate::model::scale::Scale::Paper,
+            free_memory: 1 << 34,
+        };
+        let load = |text: &str| {
+            let t = translate(text, "t.fio", "t", &env).unwrap_or_else(|e| panic!("{e}"));
+            crate::fio::load(&t, &ctx)
+        };
+        let marks = |text: &str| -> Vec<Vec<(bool, bool)>> {
+            let suite = load(text).unwrap_or_else(|e| panic!("{e}"));
+            suite
+                .tests
+                .iter()
+                .map(|t| t.phases.iter().map(|p| (p.timed, p.op_log)).collect())
+                .collect()
+        };
+        let size = "rw=randread\nbs=4k\nsize=1m\n";
+        let m = marks(&format!(
+            "[a]\n{size}write_lat_log=p\n[b]\nstonewall\n{size}[c]\nstonewall\n{JOB}write_iops_log=q\nlog_avg_msec=100\n[d]\nstonewall\n{JOB}write_bw_log=r\n"
+        ));
+        // Every timed phase records, and no untimed one.
+        assert!(m[0].contains(&(true, true)) && m[0].iter().all(|&(t, log)| t == log), "{m:?}");
+        assert!(m[1].iter().chain(&m[2]).all(|&(_, log)| !log), "{m:?}");
+        assert_eq!(m[3].last(), Some(&(true, true)));
+        // 4 Mi ops of 4 KiB are 16 GiB: twice that is refused, at the log's line.
+        let e =
+            load("[a]\nrw=randwrite\nbs=4k\nsize=32g\nwrite_iops_log=p\n").unwrap_err().to_string();
+        assert!(
+            e.contains("t.fio:5") && e.contains("8388608 I/Os") && e.contains("4194304"),
+            "{e}"
+        );
+        // loops multiply the size: 2 × 16 GiB is too many too.
+        let e = load("[a]\nrw=randwrite\nbs=4k\nsize=16g\nloops=2\nwrite_lat_log=p\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.fio:6") && e.contains("8388608 I/Os"), "{e}");
+        // Exactly the cap, or a time-based job of any size: taken.
+        assert!(load("[a]\nrw=randwrite\nbs=4k\nsize=16g\nwrite_iops_log=p\n").is_ok());
+        assert!(load(
+            "[a]\nrw=randwrite\nbs=4k\nsize=64g\ntime_based\nruntime=5\nwrite_iops_log=p\n"
+        )
+        .is_ok());
+    }
+
     /// What the series cannot give is refused at the option's line, with why.
     #[test]
     fn logs_the_series_cannot_give_are_refused() {
-        let e = err(&format!("[a]\n{JOB}write_bw_log=p\n"));
-        assert!(e.contains("t.fio:7") && e.contains("needs log_avg_msec"), "{e}");
-        let e = err(&format!("[a]\n{JOB}write_iops_log=p\nlog_avg_msec=0\n"));
-        assert!(e.contains("t.fio:7") && e.contains("needs log_avg_msec"), "{e}");
         let e = err(&format!("[a]\n{JOB}write_iops_log=p\nlog_avg_msec=5\n"));
         assert!(e.contains("t.fio:8") && e.contains("below 10 ms"), "{e}");
         let e = err(&format!("[a]\n{JOB}numjobs=2\nwrite_iops_log=p\nlog_avg_msec=100\n"));
@@ -400,11 +546,10 @@ mod tests {
             "[a]\n{JOB}write_iops_log=p\nlog_avg_msec=100\n[b]\nstonewall\n{JOB}write_iops_log=q\nlog_avg_msec=200\n"
         ));
         assert!(e.contains("t.fio:17") && e.contains("one series interval per run"), "{e}");
-        // Still refused: the histogram log, offsets, priorities, compression.
+        // Still refused: the histogram log, priority values, compression.
         for (opt, why) in [
             ("write_hist_log=p", "histogram log"),
-            ("log_offset=1", "no offset"),
-            ("log_prio=1", "no priority"),
+            ("log_prio=1", "not the priority's value"),
             ("log_compression=1m", "plain text"),
         ] {
             let e = err(&format!("[a]\n{JOB}log_avg_msec=100\n{opt}\n"));

@@ -65,9 +65,9 @@ pub(super) fn plan(jobs: &[Job], logs: &[JobLogs], errors: &mut Vec<FioError>) -
         }
         // fio's default beside a log that does not divide it (log_avg_msec=300, 1000): the
         // samples are of the log's windows, and `fsbench fio` says so for the job.
-        let log = logs.iter().find(|l| l.avg_msec > 0 && ms % l.avg_msec != 0);
-        if let Some(l) = log.filter(|_| given) {
-            errors.push(job.err(key, line, format!("{ms} is not a multiple of log_avg_msec={} (job `{}`), which sets the run's series interval: fsbench adds whole log windows up into each sample; give a multiple of it", l.avg_msec, l.job)));
+        let log = logs.iter().find_map(|l| l.avg_msec.filter(|a| ms % a != 0).map(|a| (a, l)));
+        if let Some((avg, l)) = log.filter(|_| given) {
+            errors.push(job.err(key, line, format!("{ms} is not a multiple of log_avg_msec={avg} (job `{}`), which sets the run's series interval: fsbench adds whole log windows up into each sample; give a multiple of it", l.job)));
         }
     }
     first.map_or(DEFAULT_WINDOW_MS, |(w, _)| w)

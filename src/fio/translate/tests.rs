@@ -595,7 +595,10 @@ fn every_supported_option_and_alias_is_read() {
                 == [(LogKind::Lat, "p_lat.1.log".into()), (LogKind::Clat, "p_clat.1.log".into())]
         }),
         ("log_avg_msec", "write_iops_log=p\nlog_avg_msec=250\n", |_, _, tr| {
-            tr.logs[0].avg_msec == 250
+            tr.logs[0].avg_msec == Some(250)
+        }),
+        ("log_offset", "write_iops_log=p\nlog_offset=1\n", |_, _, tr| {
+            tr.logs[0].offset && tr.logs[0].avg_msec.is_none()
         }),
         ("bwavgtime", "bwavgtime=250\n", |_, _, tr| tr.sample_window_ms == 250),
         ("iopsavgtime", "iopsavgtime=1000\n", |_, _, tr| tr.sample_window_ms == 1000),
