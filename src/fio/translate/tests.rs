@@ -202,8 +202,8 @@ fn unsupported_options_name_file_line_and_option() {
     let e = err("[global]\nsize=1m\n\n[job]\nrw=read\nexitall_on_error\n");
     assert!(e.starts_with("t.fio:6: fio option `exitall_on_error` is not supported"), "{e}");
     assert!(e.contains("supported: name,"), "{e}");
-    let e = err("[job]\nsize=1m\nlog_offset=1\n");
-    assert!(e.starts_with("t.fio:3:") && e.contains("`log_offset`"), "{e}");
+    let e = err("[job]\nsize=1m\nlog_prio=1\n");
+    assert!(e.starts_with("t.fio:3:") && e.contains("`log_prio`"), "{e}");
 }
 
 #[test]
