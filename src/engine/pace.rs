@@ -136,6 +136,8 @@ pub struct Pacer<'a> {
     plan: PacePlan,
     /// Flow control (fio's `flow`): asked after the schedule, before each op.
     flow: Option<FlowGate<'a>>,
+    /// The flow held the next op back at least once since the last op it let through.
+    flow_held: bool,
     /// Paced at all (checked first, so the closed loop pays one predictable branch).
     pub on: bool,
     /// Next scheduled start (ns).
@@ -159,6 +161,7 @@ impl<'a> Pacer<'a> {
         Pacer {
             plan,
             flow: None,
+            flow_held: false,
             on: !plan.is_closed(),
             next: 0,
             since_think: 0,
@@ -220,10 +223,22 @@ impl<'a> Pacer<'a> {
     #[inline(always)]
     pub fn next_start(&mut self, t0: u64, inflight: usize) -> Option<u64> {
         let start = self.scheduled(t0, inflight)?;
-        match &mut self.flow {
-            None => Some(start),
-            Some(gate) => gate.admit(inflight).then_some(start),
+        let Some(gate) = &mut self.flow else {
+            return Some(start);
+        };
+        if !gate.admit(inflight) {
+            self.flow_held = true;
+            return None;
         }
+        // Held back by its flow: the op is issued now, and its latency counts from there, as
+        // fio checks its flow before it prepares (and stamps) the op; a rate's schedule
+        // (latency from the schedule) still says when it was due.
+        if std::mem::take(&mut self.flow_held)
+            && (self.plan.period_nanos == 0 || self.plan.from_issue)
+        {
+            return Some(start.max(now_ns()));
+        }
+        Some(start)
     }
 
     /// [`Self::next_start`] by the rate and think time alone.
