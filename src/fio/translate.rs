@@ -1394,6 +1394,12 @@ fn offsets_and_checks(
     for k in ["thread", "group_reporting", "clat_percentiles", "lat_percentiles"] {
         job.bool(k)?;
     }
+    // fsbench's buffers are page-aligned: fio's with mem_align at a multiple of the page.
+    if let Some((n, line)) = job.size("mem_align")? {
+        if n % 4096 != 0 {
+            return Err(job.err("mem_align", line, format!("{n}: fsbench's buffers are page-aligned; fio's would start {n} bytes past a page (give 0 or a multiple of 4096)")));
+        }
+    }
     percentile_list(job)?;
     let mut off = Vec::new();
     for k in ["gtod_reduce", "disable_lat", "disable_clat", "disable_slat"] {
