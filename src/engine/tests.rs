@@ -40,6 +40,48 @@ fn suite(text: &str) -> crate::model::job::Suite {
     workload::validate::resolve(&spec, "qd16.toml", &ctx).unwrap()
 }
 
+/// A temporary file of `size` bytes: its directory (remove it by dropping) and its path.
+fn data_file(size: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![1u8; size]).unwrap();
+    (dir, path)
+}
+
+/// One worker of engine `E`, alone (its own barrier, stop flags and progress counter), doing
+/// `phase` over the whole of `path` (`size` bytes) at `iodepth`, drawing from `seed`.
+fn run_alone<E: IoEngine<Options = ()>>(
+    phase: &crate::model::job::PhaseDef,
+    path: &std::path::Path,
+    size: u64,
+    iodepth: u32,
+    seed: u64,
+) -> worker::WorkerOutput {
+    let stop_phase = AtomicBool::new(false);
+    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
+    let ctr = PaddedCounter::default();
+    let work = FileWork {
+        path,
+        file_size: size,
+        region_start: 0,
+        region_len: size,
+        verify: None,
+        nofollow: false,
+        random_in_region: false,
+        more: None,
+    };
+    let mut plan = WorkerPlan {
+        phase,
+        seed,
+        compress_percent: 0,
+        iodepth,
+        work: Work::File(work),
+        over_time: Default::default(),
+        thread_index: 0,
+    };
+    worker::run::<E>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0)
+}
+
 fn count(p: &PhaseResult, k: OpKind) -> u64 {
     p.latency.iter().find(|l| l.op == k).map(|l| l.count).unwrap_or(0)
 }
@@ -121,33 +163,9 @@ impl IoEngine for Counting {
 fn the_worker_keeps_16_requests_in_flight_and_drains_before_a_sync() {
     let s = suite(QD16);
     let t = &s.tests[0];
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
-    let stop_phase = AtomicBool::new(false);
-    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
-    let ctr = PaddedCounter::default();
+    let (_dir, path) = data_file(4 << 20);
     for (phase, ops) in [(&t.phases[0], 5000), (&t.phases[1], 1024)] {
-        let work = FileWork {
-            path: &path,
-            file_size: 4 << 20,
-            region_start: 0,
-            region_len: 4 << 20,
-            verify: None,
-            nofollow: false,
-            random_in_region: false,
-            more: None,
-        };
-        let mut plan = WorkerPlan {
-            phase,
-            seed: 7,
-            compress_percent: 0,
-            iodepth: 16,
-            work: Work::File(work),
-            over_time: Default::default(),
-            thread_index: 0,
-        };
-        let out = worker::run::<Counting>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+        let out = run_alone::<Counting>(phase, &path, 4 << 20, 16, 7);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.data_ops, ops);
         let recorded: u64 =
@@ -446,33 +464,9 @@ fn hits_per_block(map: bool, bytes: &str) -> Vec<u32> {
     let s = suite(&text);
     let phase = &s.tests[0].phases[0];
     assert_eq!(phase.random_map, map);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
-    let stop_phase = AtomicBool::new(false);
-    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
-    let ctr = PaddedCounter::default();
-    let work = FileWork {
-        path: &path,
-        file_size: 1 << 20,
-        region_start: 0,
-        region_len: 1 << 20,
-        verify: None,
-        nofollow: false,
-        random_in_region: false,
-        more: None,
-    };
-    let mut plan = WorkerPlan {
-        phase,
-        seed: 11,
-        compress_percent: 0,
-        iodepth: 1,
-        work: Work::File(work),
-        over_time: Default::default(),
-        thread_index: 0,
-    };
+    let (_dir, path) = data_file(1 << 20);
     READ_OFFSETS.lock().unwrap().clear();
-    let out = worker::run::<Offsets>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+    let out = run_alone::<Offsets>(phase, &path, 1 << 20, 1, 11);
     assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
     let offs = std::mem::take(&mut *READ_OFFSETS.lock().unwrap());
     let mut hits = vec![0u32; 256];
@@ -527,32 +521,8 @@ fn invalidate_each_pass_drops_the_cache_once_per_pass() {
         let text = format!("[[test]]\nid = \"i\"\nname = \"i\"\n{test_keys}\nfile = {{ size = \"1M\" }}\n[[test.phase]]\nname = \"p\"\ninvalidate_each_pass = {on}\npattern = {pattern}\namount = {{ bytes = \"{bytes}\" }}\n");
         let s = suite(&text);
         let phase = &s.tests[0].phases[0];
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
-        let stop_phase = AtomicBool::new(false);
-        let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
-        let ctr = PaddedCounter::default();
-        let work = FileWork {
-            path: &path,
-            file_size: 1 << 20,
-            region_start: 0,
-            region_len: 1 << 20,
-            verify: None,
-            nofollow: false,
-            random_in_region: false,
-            more: None,
-        };
-        let mut plan = WorkerPlan {
-            phase,
-            seed: 3,
-            compress_percent: 0,
-            iodepth: 1,
-            work: Work::File(work),
-            over_time: Default::default(),
-            thread_index: 0,
-        };
-        let out = worker::run::<Null>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+        let (_dir, path) = data_file(1 << 20);
+        let out = run_alone::<Null>(phase, &path, 1 << 20, 1, 3);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         assert_eq!(out.invalidations, drops, "{on} {test_keys} {pattern} {bytes}");
     }
@@ -588,32 +558,8 @@ fn a_time_based_phase_drops_at_the_wrap_with_requests_in_flight() {
         let text = format!("[[test]]\nid = \"i\"\nname = \"i\"\nfile = {{ size = \"64K\" }}\n[[test.phase]]\nname = \"p\"\ninvalidate_each_pass = true\npattern = [{{ op = \"read\", size = \"4K\" }}]\namount = {{ {amount} }}\n");
         let s = suite(&text);
         let phase = &s.tests[0].phases[0];
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, vec![1u8; 64 << 10]).unwrap();
-        let stop_phase = AtomicBool::new(false);
-        let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
-        let ctr = PaddedCounter::default();
-        let work = FileWork {
-            path: &path,
-            file_size: 64 << 10,
-            region_start: 0,
-            region_len: 64 << 10,
-            verify: None,
-            nofollow: false,
-            random_in_region: false,
-            more: None,
-        };
-        let mut plan = WorkerPlan {
-            phase,
-            seed: 3,
-            compress_percent: 0,
-            iodepth: 4,
-            work: Work::File(work),
-            over_time: Default::default(),
-            thread_index: 0,
-        };
-        let out = worker::run::<OneAtATime>(&mut plan, &(), &Barrier::new(1), &stop, &ctr.0);
+        let (_dir, path) = data_file(64 << 10);
+        let out = run_alone::<OneAtATime>(phase, &path, 64 << 10, 4, 3);
         assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
         let drops = out.invalidations;
         assert!(drops >= 10, "{amount}: {drops} drops");
@@ -990,32 +936,8 @@ impl IoEngine for Batching {
 fn an_engine_that_submits_apart_records_each_ops_submission_and_completion_latency() {
     let s = suite(QD16);
     let phase = &s.tests[0].phases[0];
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
-    let stop_phase = AtomicBool::new(false);
-    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
-    let ctr = PaddedCounter::default();
-    let work = || FileWork {
-        path: &path,
-        file_size: 4 << 20,
-        region_start: 0,
-        region_len: 4 << 20,
-        verify: None,
-        nofollow: false,
-        random_in_region: false,
-        more: None,
-    };
-    let plan = |w| WorkerPlan {
-        phase,
-        seed: 7,
-        compress_percent: 0,
-        iodepth: 16,
-        work: Work::File(w),
-        over_time: Default::default(),
-        thread_index: 0,
-    };
-    let out = worker::run::<Batching>(&mut plan(work()), &(), &Barrier::new(1), &stop, &ctr.0);
+    let (_dir, path) = data_file(4 << 20);
+    let out = run_alone::<Batching>(phase, &path, 4 << 20, 16, 7);
     assert!(out.error.is_none(), "{:?}", out.error.map(|e| e.to_string()));
     assert_eq!(out.data_ops, 5000);
     let split = out.split.as_ref().expect("a recorder for an engine that submits apart");
@@ -1043,7 +965,7 @@ fn an_engine_that_submits_apart_records_each_ops_submission_and_completion_laten
     assert_eq!(d.submit, [0, 1250, 0, 0, 0, 0, 0], "{d:?}");
     assert_eq!(d.complete, [0, 0, 1, 312, 0, 0, 0], "{d:?}");
     // The null engine, synchronous: nothing apart; each op a submission of one.
-    let out = worker::run::<Null>(&mut plan(work()), &(), &Barrier::new(1), &stop, &ctr.0);
+    let out = run_alone::<Null>(phase, &path, 4 << 20, 16, 7);
     assert!(out.error.is_none() && out.split.is_none());
     assert_eq!(out.depths.submit, [0, 5000, 0, 0, 0, 0, 0], "{:?}", out.depths);
 }
@@ -1079,37 +1001,12 @@ fn a_phase_with_a_per_io_log_records_each_data_op_and_no_other_phase_does() {
 fn the_worker_records_each_op_with_its_submission_when_asked() {
     let s = suite(QD16);
     let mut phase = s.tests[0].phases[0].clone();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    std::fs::write(&path, vec![1u8; 4 << 20]).unwrap();
-    let stop_phase = AtomicBool::new(false);
-    let stop = StopFlags { phase: &stop_phase, signal: &AtomicBool::new(false) };
-    let ctr = PaddedCounter::default();
-    let work = || FileWork {
-        path: &path,
-        file_size: 4 << 20,
-        region_start: 0,
-        region_len: 4 << 20,
-        verify: None,
-        nofollow: false,
-        random_in_region: false,
-        more: None,
-    };
+    let (_dir, path) = data_file(4 << 20);
     let run = |phase: &crate::model::job::PhaseDef, batching: bool| {
-        let mut plan = WorkerPlan {
-            phase,
-            seed: 7,
-            compress_percent: 0,
-            iodepth: 16,
-            work: Work::File(work()),
-            over_time: Default::default(),
-            thread_index: 0,
-        };
-        let barrier = Barrier::new(1);
         if batching {
-            worker::run::<Batching>(&mut plan, &(), &barrier, &stop, &ctr.0)
+            run_alone::<Batching>(phase, &path, 4 << 20, 16, 7)
         } else {
-            worker::run::<Null>(&mut plan, &(), &barrier, &stop, &ctr.0)
+            run_alone::<Null>(phase, &path, 4 << 20, 16, 7)
         }
     };
     let out = run(&phase, true);
