@@ -449,17 +449,7 @@ mod tests {
         let late = render(&s, LogKind::Lat, 1_500_300_000);
         assert!(late.ends_with("1500, 200000, 0, 0, 0\n1501, 90001, 0, 0, 0\n"), "{late}");
         // Without the sums (a series stored before fsbench kept them) no mean is made up.
-        let logs = vec![JobLogs {
-            job: "j".into(),
-            test_id: "j".into(),
-            avg_msec: Some(500),
-            offset: false,
-            prio: 0,
-            reduced: false,
-            files: vec![(LogKind::Lat, "p_lat.1.log".into())],
-            file: "t.fio".into(),
-            line: 3,
-        }];
+        let logs = averaged(500, LogKind::Lat, "p_lat.1.log");
         let test = |series: PhaseSeries| one_test(series, wall);
         assert_eq!(
             log_files(&logs, &[test(series())]),
@@ -496,17 +486,7 @@ mod tests {
             "500, 145000, 0, 0, 0\n500, 980000, 1, 0, 0\n1000, 1970000, 1, 0, 0\n\
              1500, 193000, 0, 0, 0\n1900, 88999, 0, 0, 0\n"
         );
-        let logs = vec![JobLogs {
-            job: "j".into(),
-            test_id: "j".into(),
-            avg_msec: Some(500),
-            offset: false,
-            prio: 0,
-            reduced: false,
-            files: vec![(LogKind::Slat, "p_slat.1.log".into())],
-            file: "t.fio".into(),
-            line: 3,
-        }];
+        let logs = averaged(500, LogKind::Slat, "p_slat.1.log");
         // The phase's split covers its reads and writes: written.
         let mut t = one_test(s.clone(), wall);
         let p = &mut t.reps[0].phases[0];
@@ -537,10 +517,26 @@ mod tests {
 
     /// A per-I/O log request of job `j`, its files `files`.
     fn per_io(files: &[(LogKind, &str)], offset: bool, prio: u8, reduced: bool) -> Vec<JobLogs> {
+        logs_of(None, files, offset, prio, reduced)
+    }
+
+    /// An averaged log request of job `j` at `avg_msec`, its file `name` of `kind`.
+    fn averaged(avg_msec: u64, kind: LogKind, name: &str) -> Vec<JobLogs> {
+        logs_of(Some(avg_msec), &[(kind, name)], false, 0, false)
+    }
+
+    /// A log request of job `j` (line 3 of t.fio).
+    fn logs_of(
+        avg_msec: Option<u64>,
+        files: &[(LogKind, &str)],
+        offset: bool,
+        prio: u8,
+        reduced: bool,
+    ) -> Vec<JobLogs> {
         vec![JobLogs {
             job: "j".into(),
             test_id: "j".into(),
-            avg_msec: None,
+            avg_msec,
             offset,
             prio,
             reduced,
@@ -708,17 +704,7 @@ mod tests {
     /// window; a job without results names itself.
     #[test]
     fn a_series_at_another_interval_is_refused() {
-        let logs = vec![JobLogs {
-            job: "j".into(),
-            test_id: "j".into(),
-            avg_msec: Some(250),
-            offset: false,
-            prio: 0,
-            reduced: false,
-            files: vec![(LogKind::Iops, "p_iops.1.log".into())],
-            file: "t.fio".into(),
-            line: 3,
-        }];
+        let logs = averaged(250, LogKind::Iops, "p_iops.1.log");
         assert_eq!(
             log_files(&logs, &[]),
             Err(LogError::NoSeries { job: "j".into(), test: "j".into() })

@@ -16,6 +16,17 @@ use crate::util::*;
 use std::path::Path;
 use std::process::Command;
 
+/// `fsbench fio --no-store ARGS FILE` run in `work` (where fio writes its logs).
+fn fsbench_fio_in(work: &TestDir, args: &[&str], file: &Path) -> std::process::Output {
+    command()
+        .args(["fio", "--no-store"])
+        .args(args)
+        .arg(file)
+        .current_dir(work.path())
+        .output()
+        .expect("run")
+}
+
 /// A first job of two clones (so the logged job is fio's thread 3), then the paced one.
 const JOB: &str = "[first]\nrw=read\nbs=4k\nsize=256k\nnumjobs=2\n\
 [paced]\nstonewall\nrw=randread\nbs=4k\nsize=4m\nrate_iops=200\ntime_based\nruntime=2\n\
@@ -246,12 +257,7 @@ fn logs_fsbench_cannot_write_exit_2_with_the_line() {
     let work = TestDir::new();
     // A per-I/O log of a job whose size could pass the records fsbench keeps (8 Mi ops).
     let file = work.write("job.fio", "[j]\nrw=read\nbs=4k\nsize=32g\nwrite_iops_log=p\n");
-    let o = command()
-        .args(["fio", "--no-store"])
-        .arg(&file)
-        .current_dir(work.path())
-        .output()
-        .expect("run");
+    let o = fsbench_fio_in(&work, &[], &file);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("job.fio:5")
@@ -266,12 +272,7 @@ fn logs_fsbench_cannot_write_exit_2_with_the_line() {
         "job.fio",
         "[j]\nrw=read\nsize=1m\nioengine=io_uring\nlog_avg_msec=100\nwrite_lat_log=p\n",
     );
-    let o = command()
-        .args(["fio", "--no-store"])
-        .arg(&file)
-        .current_dir(work.path())
-        .output()
-        .expect("run");
+    let o = fsbench_fio_in(&work, &[], &file);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("job.fio:6") && stderr(&o).contains("disable_slat=1"),
@@ -306,13 +307,8 @@ fn a_widened_series_writes_no_log_and_exits_1() {
         "job.fio",
         "[j]\nrw=read\nbs=4k\nsize=2400k\nrate_iops=200\nlog_avg_msec=10\nwrite_iops_log=p\n",
     );
-    let o = command()
-        .args(["fio", "--no-store", "--output-format=json"])
-        .arg(format!("--directory={}", data.path().display()))
-        .arg(&file)
-        .current_dir(work.path())
-        .output()
-        .expect("run");
+    let dir = format!("--directory={}", data.path().display());
+    let o = fsbench_fio_in(&work, &["--output-format=json", &dir], &file);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("not log_avg_msec=10"), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
@@ -562,13 +558,8 @@ fn a_time_based_per_io_log_past_the_cap_is_not_written_and_exits_1() {
         "job.fio",
         "[j]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=6\nwrite_iops_log=p\n",
     );
-    let o = command()
-        .args(["fio", "--no-store", "--output-format=json"])
-        .arg(format!("--directory={}", data.path().display()))
-        .arg(&file)
-        .current_dir(work.path())
-        .output()
-        .expect("run");
+    let dir = format!("--directory={}", data.path().display());
+    let o = fsbench_fio_in(&work, &["--output-format=json", &dir], &file);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report, in JSON");
     let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
     const CAP: u64 = 4_194_304;
