@@ -237,7 +237,7 @@ const HELD_JOB: &str = "[global]\nfilename=fh.dat\nsize=4m\nbs=4k\ntime_based\nr
 /// before it prepares the op: the held reader's 4 KiB cached reads take microseconds in both
 /// tools (fio 3.33: 4.5 us, fsbench: 5.7 us), not the 5 ms it waited for its turn (fsbench
 /// timed them from its last completion: 3.0 ms), and the flow keeps the two at one read each
-/// (203 and 200 in both).
+/// (203 and 200 in both, on a quiet machine).
 #[test]
 fn an_op_held_by_its_flow_is_timed_from_its_release_as_fios() {
     let check = |fio: bool| {
@@ -251,9 +251,11 @@ fn an_op_held_by_its_flow_is_timed_from_its_release_as_fios() {
             (r["total_ios"].as_u64().unwrap(), r["clat_ns"]["mean"].as_f64().unwrap())
         };
         let ((fast, clat), (slow, _)) = (job("fast"), job("slow"));
-        // One pace for both (the held reader about one op ahead: a loaded machine may let the
-        // paced one fall behind its 200).
-        assert!(fast.abs_diff(slow) <= 5 && slow >= 100, "{who}: {fast} and {slow} reads");
+        // One pace for both: the held reader is about one op ahead, and may run free for a
+        // moment when the paced one ends first and leaves the flow (218 against 200 seen on a
+        // loaded machine); unheld it would make many thousands. A loaded machine may let the
+        // paced one fall behind its 200.
+        assert!(fast < 2 * slow && slow >= 100, "{who}: {fast} and {slow} reads");
         // Cached 4 KiB reads: far under the 5 ms period even on a loaded machine.
         assert!(clat < 1e6, "{who}: the held reader's clat mean is {clat} ns");
     };
